@@ -1,0 +1,38 @@
+# The README's two commands are `make demo` and `make test`; each sets up .venv first.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PLUGINS := $(patsubst %/pyproject.toml,%,$(wildcard plugins/*/pyproject.toml))
+STAMP := $(VENV)/.hlort-installed
+
+.PHONY: demo test bench lint corpus venv clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[dev,llvm]"
+	@for p in $(PLUGINS); do \
+	  echo "installing $$p"; \
+	  $(PY) -m pip install -q --no-deps -e $$p || echo "warning: plugin $$p did not install here"; \
+	done
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m hlort.demo
+
+test: $(STAMP)
+	$(PY) -m pytest tests $(foreach p,$(PLUGINS),$(wildcard $(p)/tests)) -q -p no:cacheprovider
+
+bench: $(STAMP)
+	$(PY) benchmarks/run.py
+
+lint: $(STAMP)
+	$(PY) -m ruff check core plugins tests benchmarks
+
+corpus: $(STAMP)
+	$(PY) -m hlort.cli testdata ../shared/stablehlo-testdata/testdata ../shared/stablehlo-testdata/tests/interpret --jobs 2
+
+clean:
+	rm -rf $(VENV) build *.egg-info core/*.egg-info

@@ -1,0 +1,12 @@
+"""hlort: a pluggable hardware-backend SDK for machine learning programs.
+
+The public API is re-exported here; see docs/ for the architecture and the plugin contract.
+"""
+
+from hlort import dtypes, shape  # noqa: F401
+from hlort.builder import Builder  # noqa: F401
+from hlort.errors import ErrorCode, HlortError  # noqa: F401
+from hlort.interpreter import evaluate  # noqa: F401
+from hlort.ir import Computation, Instruction, Module, Opcode, verify_module  # noqa: F401
+
+__version__ = "0.1.0"

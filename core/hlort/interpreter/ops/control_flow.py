@@ -1,0 +1,3 @@
+"""Interpreter: control_flow ops."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""Interpreter: data_movement ops."""
+
+from __future__ import annotations

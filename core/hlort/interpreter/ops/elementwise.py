@@ -1,0 +1,3 @@
+"""Interpreter: elementwise ops."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""Interpreter: indexing ops."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""Interpreter: linalg ops."""
+
+from __future__ import annotations

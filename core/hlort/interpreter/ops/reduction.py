@@ -1,0 +1,3 @@
+"""Interpreter: reduction ops."""
+
+from __future__ import annotations

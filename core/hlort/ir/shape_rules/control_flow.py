@@ -1,0 +1,3 @@
+"""Shape rules: control_flow ops."""
+
+from __future__ import annotations

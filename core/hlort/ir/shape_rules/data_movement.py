@@ -1,0 +1,3 @@
+"""Shape rules: data_movement ops."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""Shape rules: elementwise ops."""
+
+from __future__ import annotations

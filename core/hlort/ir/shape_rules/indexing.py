@@ -1,0 +1,3 @@
+"""Shape rules: indexing ops."""
+
+from __future__ import annotations

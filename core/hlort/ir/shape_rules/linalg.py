@@ -1,0 +1,3 @@
+"""Shape rules: linalg ops."""
+
+from __future__ import annotations

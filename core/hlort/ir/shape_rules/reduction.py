@@ -1,0 +1,3 @@
+"""Shape rules: reduction ops."""
+
+from __future__ import annotations

@@ -1,0 +1,118 @@
+"""The verifier: a module is well formed before any pass or backend sees it.
+
+Checks: every instruction's shape equals what its shape rule gives; called computations have the
+signatures their callers need (checked by the shape rules); names are unique; operands live in the
+same computation; the graph is acyclic; parameters are numbered 0..n-1; the entry exists.
+Errors are INVALID_ARGUMENT naming the computation and the instruction.
+"""
+
+from __future__ import annotations
+
+from hlort.errors import HlortError, InvalidArgument
+from hlort.ir.computation import Computation
+from hlort.ir.module import Module
+from hlort.ir.opcodes import Opcode
+from hlort.ir.shape_inference import infer_shape
+
+
+def verify_module(module: Module) -> None:
+    if module.entry is None:
+        raise InvalidArgument(f"module {module.name} has no entry computation")
+    if all(c is not module.entry for c in module.computations):
+        raise InvalidArgument(f"entry computation {module.entry.name} is not in module {module.name}")
+    names: dict[str, str] = {}
+    comp_names: set[str] = set()
+    for comp in module.computations:
+        if comp.name in comp_names:
+            raise InvalidArgument(f"module {module.name}: computation name {comp.name!r} is used twice")
+        comp_names.add(comp.name)
+        for instr in comp.instructions:
+            if instr.name in names:
+                raise InvalidArgument(
+                    f"instruction name {instr.name!r} is used in both {names[instr.name]} and "
+                    f"{comp.name}; names must be unique in a module"
+                )
+            names[instr.name] = comp.name
+    in_module = {id(c) for c in module.computations}
+    for comp in module.computations:
+        verify_computation(comp)
+        for callee in comp.called_computations():
+            if id(callee) not in in_module:
+                raise InvalidArgument(
+                    f"computation {comp.name} calls {callee.name}, which is not in module "
+                    f"{module.name}; add it with module.add_computation"
+                )
+    _check_no_recursion(module)
+
+
+def verify_computation(comp: Computation) -> None:
+    if comp.root is None:
+        raise InvalidArgument(f"computation {comp.name} has no ROOT instruction")
+    members = {id(i) for i in comp.instructions}
+    if id(comp.root) not in members:
+        raise InvalidArgument(f"computation {comp.name}: ROOT {comp.root.name} is not in it")
+    numbers = sorted(p.parameter_number for p in comp.parameters)
+    if numbers != list(range(len(numbers))):
+        raise InvalidArgument(
+            f"computation {comp.name}: parameters are numbered {numbers}; they must be 0..{len(numbers) - 1}"
+        )
+    for instr in comp.instructions:
+        for op in instr.operands:
+            if id(op) not in members:
+                raise InvalidArgument(
+                    f"computation {comp.name}: operand {op.name} of {instr.name} is not in the "
+                    f"same computation"
+                )
+    _check_acyclic(comp)
+    for instr in comp.instructions:
+        attrs = instr.attrs
+        if instr.opcode is Opcode.CONSTANT:
+            attrs = {**attrs, "literal": instr.literal}
+        try:
+            infer_shape(
+                instr.opcode, [o.shape for o in instr.operands], attrs, instr.shape, instr.name
+            )
+        except HlortError as err:
+            raise type(err)(f"in computation {comp.name}: {err.message}", err.code) from None
+
+
+def _check_acyclic(comp: Computation) -> None:
+    state: dict[int, int] = {}  # 1 = on stack, 2 = done
+    for start in comp.instructions:
+        if state.get(id(start)) == 2:
+            continue
+        stack = [(start, iter(start.operands))]
+        state[id(start)] = 1
+        while stack:
+            node, it = stack[-1]
+            child = next(it, None)
+            if child is None:
+                state[id(node)] = 2
+                stack.pop()
+                continue
+            s = state.get(id(child))
+            if s == 1:
+                raise InvalidArgument(
+                    f"computation {comp.name}: cycle through {child.name} and {node.name}"
+                )
+            if s is None:
+                state[id(child)] = 1
+                stack.append((child, iter(child.operands)))
+
+
+def _check_no_recursion(module: Module) -> None:
+    state: dict[int, int] = {}
+
+    def visit(comp: Computation) -> None:
+        state[id(comp)] = 1
+        for callee in comp.called_computations():
+            s = state.get(id(callee))
+            if s == 1:
+                raise InvalidArgument(f"computation {comp.name} calls itself through {callee.name}")
+            if s is None:
+                visit(callee)
+        state[id(comp)] = 2
+
+    for comp in module.computations:
+        if id(comp) not in state:
+            visit(comp)

@@ -1,0 +1,1 @@
+"""The conformance suite: a pytest plugin any backend plugin runs against itself."""

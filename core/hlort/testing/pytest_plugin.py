@@ -1,0 +1,1 @@
+"""pytest11 entry point of the conformance suite (options and fixtures)."""
