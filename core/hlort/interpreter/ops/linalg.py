@@ -1,3 +1,156 @@
-"""Interpreter: linalg ops."""
+"""Interpreter: dot, cholesky, triangular-solve, and the arithmetic contractions share.
+
+Contractions (dot, convolution) convert both operands to one wide accumulation type, multiply and
+sum there, and convert the sum to the declared result type once, as XLA does for a "preferred
+element type": f32 for f8/f16/bf16/f32, f64 when an operand or the result is f64, c64 / c128 for
+complex, and int64 for pred and integers. Integer sums wrap modulo 2^64 and the final conversion
+keeps the low bits, which is exactly arithmetic modulo 2^bits of the result type. A pred dot
+into pred is the OR of ANDs; into an integer or float type it counts the true products.
+
+Cholesky and triangular-solve compute in f64 / c128 whatever the element type and round once.
+"""
 
 from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hlort.dtypes import DType
+from hlort.interpreter.registry import evaluates
+from hlort.ir.attributes import Transpose
+from hlort.ir.opcodes import Opcode
+
+
+def accumulation_dtype(lhs: DType, rhs: DType, result: DType) -> np.dtype:
+    """The NumPy type a contraction of ``lhs`` x ``rhs`` into ``result`` sums in."""
+    types = (lhs, rhs, result)
+    if any(t.is_complex for t in types):
+        wide = any(t.name in ("c128", "f64") for t in types)
+        return np.dtype(np.complex128 if wide else np.complex64)
+    if lhs.is_pred or lhs.is_integer:
+        return np.dtype(np.int64)
+    return np.dtype(np.float64 if any(t.name == "f64" for t in types) else np.float32)
+
+
+def to_accumulation(x: np.ndarray, acc: np.dtype) -> np.ndarray:
+    """``x`` in the accumulation type; u64 wraps into int64 (same bits, same products mod 2^64)."""
+    return x.astype(acc, copy=False)
+
+
+def from_accumulation(x: np.ndarray, result: DType) -> np.ndarray:
+    """Round (floats) or wrap (integers) an accumulated array into the result type."""
+    if result.is_pred:
+        return np.asarray(x != 0, order="C")
+    with np.errstate(over="ignore", invalid="ignore"):
+        return x.astype(result.numpy, order="C")
+
+
+@evaluates(Opcode.DOT)
+def _dot(ev, instr, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    dn = instr.attrs["dot_dimension_numbers"]
+    result = instr.shape
+    lc, rc = list(dn.lhs_contracting_dims), list(dn.rhs_contracting_dims)
+    lb, rb = list(dn.lhs_batch_dims), list(dn.rhs_batch_dims)
+    lf = [d for d in range(lhs.ndim) if d not in lc and d not in lb]
+    rf = [d for d in range(rhs.ndim) if d not in rc and d not in rb]
+    batch = math.prod(lhs.shape[d] for d in lb)
+    m = math.prod(lhs.shape[d] for d in lf)
+    k = math.prod(lhs.shape[d] for d in lc)
+    n = math.prod(rhs.shape[d] for d in rf)
+    acc = accumulation_dtype(instr.operands[0].shape.dtype, instr.operands[1].shape.dtype,
+                             result.dtype)  # fmt: skip
+    a = to_accumulation(np.transpose(lhs, lb + lf + lc), acc).reshape(batch, m, k)
+    b = to_accumulation(np.transpose(rhs, rb + rc + rf), acc).reshape(batch, k, n)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.matmul(a, b)
+    return from_accumulation(out.reshape(result.dims), result.dtype)
+
+
+def _wide(dtype: DType) -> np.dtype:
+    return np.dtype(np.complex128 if dtype.is_complex else np.float64)
+
+
+def _cholesky_lower(a: np.ndarray) -> np.ndarray:
+    """Lower factor of the Hermitian matrices whose lower triangles ``a`` holds; NaN if not PD.
+
+    Column by column (a loop over n, vectorized over the batch and the rows). Only the lower
+    triangle and the real part of the diagonal are read. A matrix with a pivot that is not
+    strictly positive (or NaN) becomes all NaN, as JAX does with LAPACK's failure flag.
+    """
+    n = a.shape[-1]
+    factor = np.zeros_like(a)
+    failed = np.zeros(a.shape[:-2], dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        for j in range(n):
+            row = factor[..., j, :j]
+            pivot = a[..., j, j].real - np.sum((row * row.conj()).real, axis=-1)
+            failed |= ~(pivot > 0)
+            diag = np.sqrt(np.where(pivot > 0, pivot, np.nan))
+            factor[..., j, j] = diag
+            below = a[..., j + 1:, j] - np.einsum("...ik,...k->...i", factor[..., j + 1:, :j],
+                                                  row.conj())  # fmt: skip
+            factor[..., j + 1:, j] = below / diag[..., None]
+    factor[failed] = np.nan
+    return factor
+
+
+@evaluates(Opcode.CHOLESKY)
+def _cholesky(ev, instr, a: np.ndarray) -> np.ndarray:
+    """``lower``: a = L L^H with L lower; otherwise a = U^H U with U upper.
+
+    Only the named triangle of ``a`` is read; the other triangle of the result is zero.
+    """
+    dtype = instr.shape.dtype
+    x = a.astype(_wide(dtype))
+    if instr.attrs.get("lower", False):
+        out = _cholesky_lower(x)
+    else:
+        out = np.conj(np.swapaxes(_cholesky_lower(np.conj(np.swapaxes(x, -1, -2))), -1, -2))
+    return from_accumulation(out, dtype)
+
+
+def _substitute(t: np.ndarray, b: np.ndarray, lower: bool) -> np.ndarray:
+    """Solve t x = b for triangular ``t`` by forward (lower) or back substitution, row by row."""
+    n = t.shape[-1]
+    x = np.zeros(np.broadcast_shapes(t.shape[:-2], b.shape[:-2]) + b.shape[-2:], t.dtype)
+    rows = range(n) if lower else range(n - 1, -1, -1)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        for i in rows:
+            known = slice(0, i) if lower else slice(i + 1, n)
+            partial = np.einsum("...k,...kj->...j", t[..., i, known], x[..., known, :])
+            x[..., i, :] = (b[..., i, :] - partial) / t[..., i, i][..., None]
+    return x
+
+
+@evaluates(Opcode.TRIANGULAR_SOLVE)
+def _triangular_solve(ev, instr, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """op(a) x = b (left_side) or x op(a) = b, op = identity, transpose or adjoint.
+
+    Only the ``lower`` (or upper) triangle of ``a`` is read, and not its diagonal when
+    ``unit_diagonal``; a zero on the diagonal gives inf / NaN, as IEEE division does.
+    """
+    attrs = instr.attrs
+    left = attrs.get("left_side", False)
+    lower = attrs.get("lower", False)
+    unit = attrs.get("unit_diagonal", False)
+    transpose = attrs.get("transpose_a", Transpose.NO_TRANSPOSE)
+    dtype = instr.shape.dtype
+    wide = _wide(dtype)
+    n = a.shape[-1]
+    keep = np.tril(np.ones((n, n), bool), -1) if lower else np.triu(np.ones((n, n), bool), 1)
+    t = np.where(keep, a.astype(wide), 0).astype(wide)
+    eye = np.eye(n, dtype=bool)
+    t = np.where(eye, 1 if unit else a.astype(wide), t)
+    if transpose is not Transpose.NO_TRANSPOSE:
+        t = np.swapaxes(t, -1, -2)
+        if transpose is Transpose.ADJOINT:
+            t = np.conj(t)
+        lower = not lower
+    rhs = b.astype(wide)
+    if not left:  # x t = b  <=>  t^T x^T = b^T
+        t, rhs, lower = np.swapaxes(t, -1, -2), np.swapaxes(rhs, -1, -2), not lower
+    x = _substitute(t, rhs, lower)
+    if not left:
+        x = np.swapaxes(x, -1, -2)
+    return from_accumulation(x, dtype)
