@@ -1,0 +1,488 @@
+"""broadcast, reshape, transpose, slice, dynamic-slice, dynamic-update-slice, concatenate, pad and
+reverse: shape rules accept what XLA accepts and reject the rest; the interpreter matches NumPy,
+bit for bit, for every element type."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hlort import Builder, dtypes, evaluate, shape
+from hlort.errors import ErrorCode, HlortError
+from hlort.ir import Opcode, PadDim, SliceDim, infer_shape
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+ALL = dtypes.ALL_DTYPES
+INDEX_TYPES = ("s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64")
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+def sample(dtype, dims, seed=0) -> np.ndarray:
+    """Random values of ``dtype`` (a DType or its name), varied enough to catch misplacement."""
+    dt = dtype if isinstance(dtype, dtypes.DType) else dtypes.from_hlo_name(dtype)
+    rng = np.random.default_rng(seed)
+    dims = tuple(dims)
+    if dt.is_pred:
+        return rng.random(dims) < 0.5
+    if dt.is_integer:
+        info = np.iinfo(dt.numpy)
+        return rng.integers(max(info.min, -100), min(info.max, 100), dims, endpoint=True).astype(
+            dt.numpy
+        )
+    if dt.is_complex:
+        return (rng.standard_normal(dims) + 1j * rng.standard_normal(dims)).astype(dt.numpy)
+    return (rng.standard_normal(dims) * 4).astype(dt.numpy)
+
+
+def same(a, b) -> bool:
+    """Same dtype, same dims, same bits."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    return bool(np.array_equal(np.ascontiguousarray(a).reshape(-1).view(np.uint8),
+                               np.ascontiguousarray(b).reshape(-1).view(np.uint8)))  # fmt: skip
+
+
+def ints(values, types):
+    """Scalar index arrays: ``values[i]`` as HLO type ``types[i]`` (wrapping like C would)."""
+    return [np.array(v).astype(dtypes.from_hlo_name(t).numpy) if v >= 0 else
+            np.array(v, dtype=dtypes.from_hlo_name(t).numpy)
+            for v, t in zip(values, types, strict=True)]  # fmt: skip
+
+
+def run(make, *args):
+    """Build ``make(b, *params)`` over parameters shaped like ``args`` and evaluate it."""
+    b = Builder("t")
+    params = [b.parameter(shape.of_value(np.asarray(a))) for a in args]
+    module = b.build(make(b, *params))
+    return evaluate(module, [np.asarray(a) for a in args])
+
+
+def invalid(opcode, operands, attrs, declared=None, *fragments):
+    """The shape rule rejects these operands with INVALID_ARGUMENT naming all ``fragments``."""
+    with pytest.raises(HlortError) as err:
+        infer_shape(opcode, operands, attrs, declared)
+    assert err.value.code is ErrorCode.INVALID_ARGUMENT
+    text = str(err.value)
+    assert opcode.value in text, text
+    for f in fragments:
+        assert f in text, text
+
+
+A = shape.array
+S = shape.scalar
+
+
+# -- broadcast -------------------------------------------------------------------------------------
+def test_broadcast_shape_rule_accepts_exact_sizes():
+    out = infer_shape(Opcode.BROADCAST, [A("f32", [3])], {"dimensions": (1,)}, A("f32", [2, 3]))
+    assert out == A("f32", [2, 3])
+    out = infer_shape(Opcode.BROADCAST, [S("s8")], {"dimensions": ()}, A("s8", [0, 4]))
+    assert out == A("s8", [0, 4])
+
+
+@pytest.mark.parametrize(
+    "operand, dims, result, fragment",
+    [
+        (A("f32", [3]), (1,), A("f32", [2, 4]), "dimensions=[1]"),  # size mismatch
+        (A("f32", [1]), (1,), A("f32", [2, 3]), "sizes must be equal"),  # no implicit 1 -> N
+        (A("f32", [3]), (2,), A("f32", [2, 3]), "out of range"),
+        (A("f32", [3, 3]), (1, 1), A("f32", [3, 3]), "repeats"),
+        (A("f32", [3]), (), A("f32", [3]), "one entry per dimension"),
+        (A("f32", [3]), (0,), A("f16", [3]), "element type"),
+    ],
+)
+def test_broadcast_shape_rule_rejects(operand, dims, result, fragment):
+    invalid(Opcode.BROADCAST, [operand], {"dimensions": dims}, result, fragment, str(operand))
+
+
+def test_broadcast_needs_declared_shape():
+    invalid(Opcode.BROADCAST, [A("f32", [3])], {"dimensions": (0,)}, None, "result shape")
+
+
+@pytest.mark.parametrize("dt", ALL, ids=str)
+def test_broadcast_values_every_dtype(dt):
+    x = sample(dt, [2, 3])
+    got = run(lambda b, p: b.broadcast(p, [4, 2, 5, 3], [1, 3]), x)
+    assert same(got, np.broadcast_to(x[None, :, None, :], (4, 2, 5, 3)))
+
+
+def test_broadcast_transposing_dimensions_and_scalar():
+    x = sample("s32", [2, 3])
+    got = run(lambda b, p: b.broadcast(p, [3, 4, 2], [2, 0]), x)
+    assert same(got, np.broadcast_to(x.T[:, None, :], (3, 4, 2)))
+    got = run(lambda b, p: b.broadcast(p, [2, 0], []), np.float32(7))
+    assert same(got, np.full((2, 0), 7, np.float32))
+    got = run(lambda b, p: b.broadcast(p, [], []), np.float32(7))
+    assert same(got, np.array(7, np.float32))
+
+
+# -- reshape / transpose ---------------------------------------------------------------------------
+def test_reshape_shape_rule():
+    assert infer_shape(Opcode.RESHAPE, [A("f32", [2, 3])], {}, A("f32", [3, 1, 2])) == A(
+        "f32", [3, 1, 2]
+    )
+    assert infer_shape(Opcode.RESHAPE, [A("f32", [1, 1])], {}, S("f32")) == S("f32")
+    invalid(Opcode.RESHAPE, [A("f32", [2, 3])], {}, A("f32", [7]), "6 elements", "f32[7]")
+    invalid(Opcode.RESHAPE, [A("f32", [2, 3])], {}, A("s32", [6]), "element type")
+
+
+@pytest.mark.parametrize("dt", ALL, ids=str)
+def test_reshape_and_transpose_values_every_dtype(dt):
+    x = sample(dt, [2, 3, 4])
+    assert same(run(lambda b, p: b.reshape(p, [4, 6]), x), x.reshape(4, 6))
+    assert same(run(lambda b, p: b.transpose(p, [2, 0, 1]), x), x.transpose(2, 0, 1))
+
+
+def test_reshape_empty_and_scalar():
+    assert same(run(lambda b, p: b.reshape(p, [3, 0]), np.zeros((0, 5), np.int8)),
+                np.zeros((3, 0), np.int8))  # fmt: skip
+    assert same(run(lambda b, p: b.reshape(p, []), np.ones((1, 1), np.bool_)), np.array(True))
+
+
+def test_transpose_shape_rule():
+    out = infer_shape(Opcode.TRANSPOSE, [A("f32", [2, 3, 4])], {"dimensions": (2, 0, 1)})
+    assert out == A("f32", [4, 2, 3])
+    invalid(Opcode.TRANSPOSE, [A("f32", [2, 3])], {"dimensions": (0, 0)}, None, "repeats")
+    invalid(Opcode.TRANSPOSE, [A("f32", [2, 3])], {"dimensions": (0,)}, None, "permutation")
+    invalid(Opcode.TRANSPOSE, [A("f32", [2, 3])], {"dimensions": (0, 2)}, None, "out of range")
+
+
+# -- slice -----------------------------------------------------------------------------------------
+def test_slice_shape_rule():
+    spec = (SliceDim(1, 7, 2), SliceDim(0, 0, 1))
+    assert infer_shape(Opcode.SLICE, [A("f32", [8, 3])], {"slice": spec}) == A("f32", [3, 0])
+    for bad in [SliceDim(2, 1, 1), SliceDim(0, 9, 1), SliceDim(-1, 2, 1), SliceDim(0, 2, 0)]:
+        invalid(Opcode.SLICE, [A("f32", [8])], {"slice": (bad,)}, None, "slice entry 0",
+                "f32[8]")  # fmt: skip
+    invalid(Opcode.SLICE, [A("f32", [8])], {"slice": ()}, None, "rank 1")
+
+
+@pytest.mark.parametrize("dt", ALL, ids=str)
+def test_slice_values_every_dtype(dt):
+    x = sample(dt, [5, 6])
+    got = run(lambda b, p: b.slice(p, [1, 0], [5, 6], [3, 2]), x)
+    assert same(got, x[1:5:3, 0:6:2])
+
+
+# -- dynamic-slice / dynamic-update-slice ----------------------------------------------------------
+def test_dynamic_slice_shape_rule():
+    ops = [A("f32", [4, 5]), S("s32"), S("u8")]  # index types may differ per operand
+    out = infer_shape(Opcode.DYNAMIC_SLICE, ops, {"dynamic_slice_sizes": (2, 5)})
+    assert out == A("f32", [2, 5])
+    attrs = {"dynamic_slice_sizes": (2, 5)}
+    invalid(Opcode.DYNAMIC_SLICE, [A("f32", [4, 5]), S("s32")], attrs, None, "2 scalar start")
+    invalid(Opcode.DYNAMIC_SLICE, [A("f32", [4, 5]), S("s32"), S("f32")], attrs, None,
+            "start index 1", "integer scalar")  # fmt: skip
+    invalid(Opcode.DYNAMIC_SLICE, [A("f32", [4, 5]), S("s32"), A("s32", [1])], attrs, None,
+            "integer scalar", "s32[1]")  # fmt: skip
+    invalid(Opcode.DYNAMIC_SLICE, ops, {"dynamic_slice_sizes": (5, 5)}, None,
+            "dynamic_slice_sizes=[5, 5]", "f32[4,5]")  # fmt: skip
+    invalid(Opcode.DYNAMIC_SLICE, ops, {"dynamic_slice_sizes": (2,)}, None, "one entry")
+
+
+def dslice(x, starts, sizes, index_types):
+    def make(b, p, *idx):
+        return b.dynamic_slice(p, idx, sizes)
+
+    return run(make, x, *ints(starts, index_types))
+
+
+@pytest.mark.parametrize("dt", ALL, ids=str)
+def test_dynamic_slice_values_every_dtype(dt):
+    x = sample(dt, [4, 5])
+    assert same(dslice(x, [1, 2], [2, 3], ["s32", "s32"]), x[1:3, 2:5])
+
+
+@pytest.mark.parametrize(
+    "starts, types, expect",
+    [
+        ([-5, 1], ["s32", "s8"], (0, 1)),  # negative clamps to 0
+        ([3, 9], ["s64", "u32"], (2, 2)),  # too large clamps to dim - size
+        ([2**63 + 5, 1], ["u64", "u16"], (2, 1)),  # huge unsigned clamps high, no wrap-around
+        ([255, 0], ["u8", "u8"], (2, 0)),
+        ([-128, -1], ["s8", "s16"], (0, 0)),
+    ],
+)
+def test_dynamic_slice_clamps_start_indices(starts, types, expect):
+    x = sample("f32", [4, 5])
+    r, c = expect
+    assert same(dslice(x, starts, [2, 3], types), x[r : r + 2, c : c + 3])
+
+
+def test_dynamic_slice_full_and_empty_sizes():
+    x = sample("s16", [3, 3])
+    assert same(dslice(x, [3, 3], [3, 3], ["s64", "s64"]), x)  # spec example: clamped to 0
+    assert same(dslice(x, [7, -7], [0, 2], ["s32", "s32"]), x[0:0, 0:2])
+    assert same(run(lambda b, p: b.dynamic_slice(p, [], []), np.float32(3)), np.float32(3))
+
+
+def test_dynamic_update_slice_shape_rule():
+    ops = [A("f32", [4, 5]), A("f32", [2, 5]), S("s32"), S("u64")]
+    assert infer_shape(Opcode.DYNAMIC_UPDATE_SLICE, ops, {}) == A("f32", [4, 5])
+    invalid(Opcode.DYNAMIC_UPDATE_SLICE, [A("f32", [4, 5]), A("f32", [5, 1]), S("s32"),
+            S("s32")], {}, None, "larger", "f32[5,1]")  # fmt: skip
+    invalid(Opcode.DYNAMIC_UPDATE_SLICE, [A("f32", [4, 5]), A("f16", [1, 1]), S("s32"),
+            S("s32")], {}, None, "element type")  # fmt: skip
+    invalid(Opcode.DYNAMIC_UPDATE_SLICE, [A("f32", [4, 5]), A("f32", [1]), S("s32")], {}, None,
+            "rank")  # fmt: skip
+    invalid(Opcode.DYNAMIC_UPDATE_SLICE, [A("f32", [4, 5]), A("f32", [1, 1]), S("s32")], {},
+            None, "2 scalar start")  # fmt: skip
+    invalid(Opcode.DYNAMIC_UPDATE_SLICE, [A("f32", [4, 5]), A("f32", [1, 1]), S("s32"),
+            S("pred")], {}, None, "integer scalar")  # fmt: skip
+
+
+def dus(x, u, starts, types):
+    def make(b, p, q, *idx):
+        return b.dynamic_update_slice(p, q, idx)
+
+    return run(make, x, u, *ints(starts, types))
+
+
+@pytest.mark.parametrize("dt", ALL, ids=str)
+def test_dynamic_update_slice_values_every_dtype(dt):
+    x, u = sample(dt, [4, 5], 1), sample(dt, [2, 3], 2)
+    expect = x.copy()
+    expect[1:3, 2:5] = u
+    before = x.copy()
+    got = dus(x, u, [1, 2], ["s32", "u8"])
+    assert same(got, expect)
+    assert same(x, before), "the operand must not be modified"
+
+
+@pytest.mark.parametrize(
+    "starts, types, expect",
+    [
+        ([-1, 3], ["s64", "s64"], (0, 2)),  # spec example: clamped so the update fits
+        ([4, 4], ["s32", "s32"], (2, 2)),
+        ([2**64 - 1, 0], ["u64", "s32"], (2, 0)),
+        ([200, 1], ["u8", "s8"], (2, 1)),
+    ],
+)
+def test_dynamic_update_slice_clamps(starts, types, expect):
+    x, u = np.zeros((4, 4), np.int64), np.ones((2, 2), np.int64)
+    r, c = expect
+    want = x.copy()
+    want[r : r + 2, c : c + 2] = 1
+    assert same(dus(x, u, starts, types), want)
+
+
+def test_dynamic_update_slice_empty_update_and_scalar():
+    x = sample("f64", [3, 2])
+    assert same(dus(x, np.zeros((0, 2)), [9, 9], ["s32", "s32"]), x)
+    got = run(lambda b, p, q: b.dynamic_update_slice(p, q, []), np.float32(1), np.float32(2))
+    assert same(got, np.float32(2))
+
+
+# -- concatenate -----------------------------------------------------------------------------------
+def test_concatenate_shape_rule():
+    ops = [A("f32", [2, 3]), A("f32", [2, 0]), A("f32", [2, 4])]
+    assert infer_shape(Opcode.CONCATENATE, ops, {"dimensions": (1,)}) == A("f32", [2, 7])
+    invalid(Opcode.CONCATENATE, ops, {"dimensions": (0,)}, None, "dimension 1", "f32[2,0]")
+    invalid(Opcode.CONCATENATE, [A("f32", [2]), A("s32", [2])], {"dimensions": (0,)}, None,
+            "element type")  # fmt: skip
+    invalid(Opcode.CONCATENATE, [A("f32", [2]), A("f32", [2, 1])], {"dimensions": (0,)}, None,
+            "rank")  # fmt: skip
+    invalid(Opcode.CONCATENATE, [A("f32", [2])], {"dimensions": (1,)}, None, "out of range")
+    invalid(Opcode.CONCATENATE, [A("f32", [2])], {"dimensions": (0, 0)}, None, "exactly one")
+    invalid(Opcode.CONCATENATE, [S("f32"), S("f32")], {"dimensions": (0,)}, None, "rank 0")
+    invalid(Opcode.CONCATENATE, [], {"dimensions": (0,)}, None, "at least one")
+
+
+@pytest.mark.parametrize("dt", ALL, ids=str)
+def test_concatenate_values_every_dtype(dt):
+    xs = [sample(dt, [2, n], n) for n in (3, 0, 1)]
+    got = run(lambda b, *ps: b.concatenate(ps, 1), *xs)
+    assert same(got, np.concatenate(xs, axis=1))
+    assert same(run(lambda b, p: b.concatenate([p], 0), xs[0]), xs[0])
+
+
+# -- pad -------------------------------------------------------------------------------------------
+def test_pad_shape_rule():
+    ops = [A("f32", [5, 4]), S("f32")]
+    cfg = (PadDim(1, 1, 0), PadDim(-1, -1, 1))
+    assert infer_shape(Opcode.PAD, ops, {"padding": cfg}) == A("f32", [7, 5])
+    assert infer_shape(Opcode.PAD, [A("f32", [0]), S("f32")],
+                       {"padding": (PadDim(0, 0, 3),)}) == A("f32", [0])  # fmt: skip
+    assert infer_shape(Opcode.PAD, [A("f32", [2]), S("f32")],
+                       {"padding": (PadDim(-3, 0, 1),)}) == A("f32", [0])  # fmt: skip
+    invalid(Opcode.PAD, [A("f32", [2]), S("f32")], {"padding": (PadDim(-4, 0, 1),)}, None,
+            "negative (-1)", "f32[2]")  # fmt: skip
+    invalid(Opcode.PAD, [A("f32", [2]), S("f32")], {"padding": (PadDim(0, 0, -1),)}, None,
+            "interior")  # fmt: skip
+    invalid(Opcode.PAD, [A("f32", [2]), S("f16")], {"padding": (PadDim(0, 0, 0),)}, None,
+            "padding value")  # fmt: skip
+    invalid(Opcode.PAD, [A("f32", [2]), A("f32", [1])], {"padding": (PadDim(0, 0, 0),)}, None,
+            "padding value")  # fmt: skip
+    invalid(Opcode.PAD, [A("f32", [2]), S("f32")], {"padding": ()}, None, "rank 1")
+
+
+def pad_reference(x, value, config):
+    """Slow, obviously-correct pad: place every element, then crop negative edges."""
+    lows = [max(lo, 0) for lo, _, _ in config]
+    big = [max(lo, 0) + max(hi, 0) + n + max(n - 1, 0) * it
+           for (lo, hi, it), n in zip(config, x.shape, strict=True)]  # fmt: skip
+    out = np.full(big, value, dtype=x.dtype)
+    for idx in np.ndindex(*x.shape):
+        pos = tuple(lo + i * (it + 1) for lo, i, (_, _, it) in zip(lows, idx, config, strict=True))
+        out[pos] = x[idx]
+    crop = tuple(slice(max(-lo, 0), b - max(-hi, 0))
+                 for (lo, hi, _), b in zip(config, big, strict=True))  # fmt: skip
+    return out[crop]
+
+
+def test_pad_spec_example():
+    x = np.array([[0, 0, 0, 0], [0, 1, 2, 0], [0, 3, 4, 0], [0, 5, 6, 0], [0, 0, 0, 0]])
+    got = run(lambda b, p, v: b.pad(p, v, [(1, 1, 0), (-1, -1, 1)]), x, np.int64(-1))
+    want = np.array([[-1, -1, -1, -1, -1], [-1, 0, -1, 0, -1], [-1, 1, -1, 2, -1],
+                     [-1, 3, -1, 4, -1], [-1, 5, -1, 6, -1], [-1, 0, -1, 0, -1],
+                     [-1, -1, -1, -1, -1]])  # fmt: skip
+    assert same(got, want)
+
+
+@pytest.mark.parametrize("dt", ALL, ids=str)
+def test_pad_values_every_dtype(dt):
+    x = sample(dt, [3, 2], 1)
+    value = sample(dt, [], 2)
+    cfg = [(2, -1, 1), (-1, 3, 2)]
+    assert same(run(lambda b, p, v: b.pad(p, v, cfg), x, value), pad_reference(x, value, cfg))
+
+
+def test_pad_scalar_and_empty():
+    assert same(run(lambda b, p, v: b.pad(p, v, []), np.float32(1), np.float32(0)),
+                np.float32(1))  # fmt: skip
+    x = np.zeros((0, 2), np.int32)
+    got = run(lambda b, p, v: b.pad(p, v, [(1, 2, 5), (0, 0, 0)]), x, np.int32(9))
+    assert same(got, np.full((3, 2), 9, np.int32))
+    got = run(lambda b, p, v: b.pad(p, v, [(-2, -1, 0)]), np.arange(3, dtype=np.int8), np.int8(0))
+    assert same(got, np.zeros(0, np.int8))
+
+
+# -- reverse ---------------------------------------------------------------------------------------
+def test_reverse_shape_rule():
+    assert infer_shape(Opcode.REVERSE, [A("f32", [2, 3])], {"dimensions": (1, 0)}) == A(
+        "f32", [2, 3]
+    )
+    invalid(Opcode.REVERSE, [A("f32", [2, 3])], {"dimensions": (2,)}, None, "out of range")
+    invalid(Opcode.REVERSE, [A("f32", [2, 3])], {"dimensions": (1, 1)}, None, "repeats")
+
+
+@pytest.mark.parametrize("dt", ALL, ids=str)
+def test_reverse_values_every_dtype(dt):
+    x = sample(dt, [2, 3, 2])
+    assert same(run(lambda b, p: b.reverse(p, [0, 2]), x), x[::-1, :, ::-1])
+    assert same(run(lambda b, p: b.reverse(p, []), x), x)
+
+
+def test_results_do_not_alias_operands():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for make in (lambda b, p: b.reshape(p, [3, 2]), lambda b, p: b.slice(p, [0, 0], [2, 3]),
+                 lambda b, p: b.transpose(p, [0, 1]), lambda b, p: b.reverse(p, [])):  # fmt: skip
+        out = run(make, x)
+        assert not np.shares_memory(out, x)
+
+
+def test_float8_and_bf16_bits_survive():
+    """Data movement never converts: NaN payloads and -0 come through unchanged."""
+    raw = np.array([0x7FC1, 0x8000, 0xFF81, 0x0001], np.uint16).view(ml_dtypes.bfloat16)
+    got = run(lambda b, p: b.reverse(p, [0]), raw)
+    assert same(got, raw[::-1])
+    raw8 = np.array([0x7F, 0x80, 0x01, 0xFF], np.uint8).view(ml_dtypes.float8_e4m3fn)
+    got = run(lambda b, p, v: b.pad(p, v, [(1, 0, 1)]), raw8, raw8[1])
+    want = np.array([0x80, 0x7F, 0x80, 0x80, 0x80, 0x01, 0x80, 0xFF], np.uint8)
+    assert same(got, want.view(ml_dtypes.float8_e4m3fn))
+
+
+# -- properties against NumPy ----------------------------------------------------------------------
+dims_st = st.lists(st.integers(0, 4), min_size=0, max_size=3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), dims=dims_st)
+def test_slice_matches_numpy(data, dims):
+    x = sample("s32", dims, 3)
+    starts, limits, strides = [], [], []
+    for n in dims:
+        a = data.draw(st.integers(0, n))
+        starts.append(a)
+        limits.append(data.draw(st.integers(a, n)))
+        strides.append(data.draw(st.integers(1, 3)))
+    got = run(lambda b, p: b.slice(p, starts, limits, strides), x)
+    want = x[tuple(slice(a, z, s) for a, z, s in zip(starts, limits, strides, strict=True))]
+    assert same(got, want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), dims=dims_st)
+def test_pad_matches_reference(data, dims):
+    x = sample("f32", dims, 4)
+    cfg = []
+    for n in dims:
+        it = data.draw(st.integers(0, 2))
+        full = n + max(n - 1, 0) * it
+        lo = data.draw(st.integers(-full, 3))
+        hi = data.draw(st.integers(-(full + lo), 3))
+        cfg.append((lo, hi, it))
+    got = run(lambda b, p, v: b.pad(p, v, cfg), x, np.float32(-0.5))
+    assert same(got, pad_reference(x, np.float32(-0.5), cfg))
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), dims=dims_st)
+def test_reverse_transpose_dynamic_slice_match_numpy(data, dims):
+    x = sample("u16", dims, 5)
+    rank = len(dims)
+    rev = data.draw(st.lists(st.integers(0, max(rank - 1, 0)), unique=True, max_size=rank))
+    rev = [d for d in rev if d < rank]
+    assert same(run(lambda b, p: b.reverse(p, rev), x), np.flip(x, axis=tuple(rev)))
+    perm = data.draw(st.permutations(range(rank)))
+    assert same(run(lambda b, p: b.transpose(p, perm), x), np.transpose(x, perm))
+    sizes = [data.draw(st.integers(0, n)) for n in dims]
+    starts = [data.draw(st.integers(-3, n + 3)) for n in dims]
+    want_starts = [min(max(s, 0), n - z) for s, n, z in zip(starts, dims, sizes, strict=True)]
+    want = x[tuple(slice(s, s + z) for s, z in zip(want_starts, sizes, strict=True))]
+    assert same(dslice(x, starts, sizes, ["s32"] * rank), want)
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), dims=dims_st)
+def test_broadcast_matches_numpy(data, dims):
+    x = sample("c64", dims, 6)
+    extra = data.draw(st.lists(st.integers(0, 3), max_size=2))
+    out_rank = len(dims) + len(extra)
+    where = sorted(data.draw(st.permutations(range(out_rank)))[: len(dims)])
+    where = data.draw(st.permutations(where))  # any (unique) mapping, not only increasing
+    out_dims = [0] * out_rank
+    rest = iter(extra)
+    for r in range(out_rank):
+        out_dims[r] = dims[where.index(r)] if r in where else next(rest)
+    got = run(lambda b, p: b.broadcast(p, out_dims, where), x)
+    want = np.zeros(out_dims, x.dtype)
+    for idx in np.ndindex(*out_dims):
+        want[idx] = x[tuple(idx[w] for w in where)]
+    assert same(got, want)
+
+
+def test_module_with_every_op_verifies():
+    from hlort.ir import verify_module
+
+    b = Builder("all")
+    x = b.parameter(A("f32", [2, 3]))
+    i = b.parameter(S("s32"))
+    y = b.broadcast(x, [4, 2, 3], [1, 2])
+    y = b.reshape(y, [8, 3])
+    y = b.transpose(y, [1, 0])
+    y = b.slice(y, [0, 1], [3, 8], [1, 2])
+    y = b.dynamic_slice(y, [i, i], [2, 2])
+    y = b.dynamic_update_slice(y, b.slice(y, [0, 0], [1, 1]), [i, i])
+    y = b.concatenate([y, y], 0)
+    y = b.pad(y, b.constant(np.float32(0)), [(1, -1, 1), (0, 2, 0)])
+    module = b.build(b.reverse(y, [0, 1]))
+    verify_module(module)
+    xv = np.arange(6, dtype=np.float32).reshape(2, 3)
+    got = evaluate(module, [xv, np.int32(1)])
+    want = np.broadcast_to(xv, (4, 2, 3)).reshape(8, 3).T[0:3, 1:8:2][1:3, 1:3].copy()
+    want[1, 1] = want[0, 0]
+    want = pad_reference(np.concatenate([want, want]), np.float32(0), [(1, -1, 1), (0, 2, 0)])
+    assert same(got, want[::-1, ::-1])
