@@ -116,7 +116,7 @@ class Builder:
         dt = dtypes.from_numpy(arr.dtype)
         instr = Instruction(
             Opcode.CONSTANT, ArrayShape(dt, arr.shape), (), name=name or "constant",
-            literal=np.ascontiguousarray(arr),
+            literal=np.array(arr, order="C"),  # a copy; keeps 0-d arrays 0-d
         )  # fmt: skip
         return self._append(instr)
 
@@ -367,7 +367,7 @@ def _add_elementwise_methods() -> None:
         method.__doc__ = f"HLO ``{op.value}``."
         full = op.value.replace("-", "_")
         setattr(Builder, full, method)
-        if op in aliases:
+        if op in aliases and not hasattr(Builder, aliases[op]):  # never shadow Builder.sub
             setattr(Builder, aliases[op], method)
 
 

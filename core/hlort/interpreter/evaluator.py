@@ -46,8 +46,13 @@ class Evaluator:
             # keep side-effecting instructions even when the root does not use them
             live = {id(i) for i in order}
             extra = [i for i in comp.post_order() if id(i) not in live and i.has_side_effect]
-            if extra:
-                order = [i for i in comp.post_order() if id(i) in live or i.has_side_effect]
+            if extra:  # ... and what they use
+                while extra:
+                    node = extra.pop()
+                    if id(node) not in live:
+                        live.add(id(node))
+                        extra.extend(node.operands)
+                order = [i for i in comp.post_order() if id(i) in live]
             self._orders[id(comp)] = order
         env: dict[int, object] = {}
         for instr in order:

@@ -66,7 +66,7 @@ class Transpose(enum.Enum):
 
 
 class RngAlgorithm(enum.Enum):
-    DEFAULT = "rng_default"  # XLA's default is three-fry on CPU/GPU
+    DEFAULT = "rng_default"  # XLA's CPU and GPU compilers expand it as Philox
     THREE_FRY = "rng_three_fry"
     PHILOX = "rng_philox"
 
