@@ -1,3 +1,178 @@
-"""Interpreter: reduction ops."""
+"""Interpreter: reduce, and the reducer machinery reduce-window and select-and-scatter share.
+
+A reducer is a computation on scalars. When it is a plain add/multiply/maximum/minimum/and/or/xor
+(per output, for variadic reduce) the elements are reduced with the NumPy ufunc and the init
+value is combined once at the end. Any other reducer is applied as a vectorized tree: the reduced
+axis is split into adjacent pairs, the reducer is called once on whole arrays of left and right
+elements (left in the accumulator parameters), and the halves are reduced again until one element
+is left, which is finally combined with the init value as ``to_apply(init, rest)``. Adjacent
+pairing keeps the order of the elements, so an associative reducer gives what a sequential fold
+gives, up to floating-point rounding; XLA leaves the order unspecified.
+
+Semantics choices: floats narrower than 32 bits are reduced in float32 on the fast path and
+rounded once (XLA backends also accumulate such sums wider); an empty reduction gives the init
+value. Elements that a ``valid`` mask marks absent (reduce-window padding and base-dilation
+holes) take no part in the reduction, as in XLA's evaluator and code generators.
+"""
 
 from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from hlort.interpreter.array_calls import call_on_arrays
+from hlort.interpreter.registry import evaluates
+from hlort.ir.computation import Computation
+from hlort.ir.opcodes import Opcode
+from hlort.ir.patterns import variadic_reducer_opcodes
+
+_UFUNCS = {
+    Opcode.ADD: np.add,
+    Opcode.MULTIPLY: np.multiply,
+    Opcode.MAXIMUM: np.maximum,
+    Opcode.MINIMUM: np.minimum,
+    Opcode.AND: np.bitwise_and,
+    Opcode.OR: np.bitwise_or,
+    Opcode.XOR: np.bitwise_xor,
+}
+_BITWISE = (Opcode.AND, Opcode.OR, Opcode.XOR)
+
+
+def ufunc_for(op: Opcode, dtype: np.dtype) -> np.ufunc | None:
+    """The NumPy ufunc computing ``op`` on ``dtype`` exactly as the HLO op does, or None."""
+    if op in _BITWISE and dtype.kind not in "biu":
+        return None
+    if op in (Opcode.MAXIMUM, Opcode.MINIMUM) and dtype.kind == "c":
+        return None
+    return _UFUNCS.get(op)
+
+
+def compute_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype the fast path computes in: float32 for narrower floats, else ``dtype``."""
+    if dtype.kind in "fV" and dtype.itemsize < 4:  # f16, and ml_dtypes' bf16/f8 (kind V or f)
+        return np.dtype(np.float32)
+    return dtype
+
+
+def identity_of(op: Opcode, dtype: np.dtype) -> np.ndarray:
+    """A value ``e`` with ``op(e, x) == x`` for every ``x`` of ``dtype`` (-0.0 for a float add,
+    so that a sum of -0.0 stays -0.0)."""
+    kind = dtype.kind
+    if op is Opcode.ADD:
+        value = -0.0 if kind in "fc" else 0
+    elif op is Opcode.MULTIPLY:
+        value = 1
+    elif op in (Opcode.MAXIMUM, Opcode.MINIMUM):
+        low = op is Opcode.MAXIMUM
+        if kind == "b":
+            value = not low
+        elif kind in "iu":
+            info = np.iinfo(dtype)
+            value = info.min if low else info.max
+        else:
+            value = -np.inf if low else np.inf
+    elif op is Opcode.AND:
+        value = True if kind == "b" else np.array(-1).astype(dtype)
+    else:
+        value = 0
+    return np.array(value).astype(dtype)
+
+
+def reduce_initial(op: Opcode, dtype: np.dtype) -> dict:
+    """``initial=-0.0`` for float sums: NumPy's pairwise sum starts at +0.0 and would turn a sum
+    of negative zeros into +0.0."""
+    if op is Opcode.ADD and dtype.kind in "fc":
+        return {"initial": identity_of(op, dtype)}
+    return {}
+
+
+def _fast_reduce(op: Opcode, x: np.ndarray, init: np.ndarray,
+                 valid: np.ndarray | None) -> np.ndarray | None:  # fmt: skip
+    """ufunc-reduce the last axis of ``x``, then combine with ``init``; None if unsupported."""
+    work = compute_dtype(x.dtype)
+    ufunc = ufunc_for(op, work)
+    if ufunc is None:
+        return None
+    x = x.astype(work, copy=False)
+    if valid is not None:
+        x = np.where(valid, x, identity_of(op, work))
+    with np.errstate(all="ignore"):
+        acc = ufunc.reduce(x, axis=-1, dtype=work, **reduce_initial(op, work))
+        out = ufunc(np.asarray(init).astype(work), acc)
+    return np.asarray(out).astype(init.dtype)
+
+
+def _tree_reduce(ev, comp: Computation, arrays: list[np.ndarray], inits: list[np.ndarray],
+                 valid: np.ndarray | None) -> list[np.ndarray]:  # fmt: skip
+    batch = arrays[0].shape[:-1]
+    m = arrays[0].shape[-1]
+    values = arrays
+    with np.errstate(all="ignore"):
+        while m > 1:
+            half = m // 2
+            left = [v[..., 0 : 2 * half : 2] for v in values]
+            right = [v[..., 1 : 2 * half : 2] for v in values]
+            out = call_on_arrays(ev, comp, left + right, (*batch, half))
+            if valid is not None:
+                lv, rv = valid[..., 0 : 2 * half : 2], valid[..., 1 : 2 * half : 2]
+                out = [
+                    np.where(lv & rv, o, np.where(lv, a, b))
+                    for o, a, b in zip(out, left, right, strict=True)
+                ]
+                pair_valid = lv | rv
+            if m % 2:
+                out = [
+                    np.concatenate([o, v[..., -1:]], axis=-1)
+                    for o, v in zip(out, values, strict=True)
+                ]
+                if valid is not None:
+                    pair_valid = np.concatenate([pair_valid, valid[..., -1:]], axis=-1)
+            values = out
+            if valid is not None:
+                valid = pair_valid
+            m = half + m % 2
+        init_arrays = [np.broadcast_to(i, batch) for i in inits]
+        final = call_on_arrays(ev, comp, init_arrays + [v[..., 0] for v in values], batch)
+    if valid is not None:
+        final = [np.where(valid[..., 0], f, i) for f, i in zip(final, init_arrays, strict=True)]
+    return final
+
+
+def reduce_last_axis(ev, comp: Computation, arrays: Sequence[np.ndarray],
+                     inits: Sequence[np.ndarray],
+                     valid: np.ndarray | None = None) -> list[np.ndarray]:  # fmt: skip
+    """Reduce the last axis of each of ``arrays`` (equal shapes) with reducer ``comp``.
+
+    ``inits`` are 0-d arrays, one per input; ``valid`` (optional, bool, same shape) marks the
+    elements that take part. Returns one array per input, of the batch shape, in the init types.
+    """
+    arrays, inits = list(arrays), [np.asarray(i) for i in inits]
+    batch = arrays[0].shape[:-1]
+    if arrays[0].shape[-1] == 0 or math.prod(batch) == 0:
+        return [np.array(np.broadcast_to(i, batch)) for i in inits]
+    ops = variadic_reducer_opcodes(comp)
+    if ops is not None:
+        fast = [_fast_reduce(op, x, i, valid) for op, x, i in zip(ops, arrays, inits, strict=True)]
+        if all(f is not None for f in fast):
+            return fast
+    return [np.asarray(r, order="C") for r in _tree_reduce(ev, comp, arrays, inits, valid)]
+
+
+def as_result(instr, results: list[np.ndarray]):
+    """An array, or a tuple when the instruction's shape is a tuple."""
+    return tuple(results) if instr.shape.is_tuple else results[0]
+
+
+@evaluates(Opcode.REDUCE)
+def _reduce(ev, instr, *values):
+    n = len(values) // 2
+    arrays, inits = values[:n], values[n:]
+    dims = sorted(instr.attrs["dimensions"])
+    shape = arrays[0].shape
+    kept = [d for d in range(len(shape)) if d not in dims]
+    batch = tuple(shape[d] for d in kept)
+    m = math.prod(shape[d] for d in dims)
+    flat = [a.transpose(kept + dims).reshape((*batch, m)) for a in arrays]
+    return as_result(instr, reduce_last_axis(ev, instr.to_apply, flat, inits))

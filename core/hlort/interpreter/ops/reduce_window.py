@@ -1,0 +1,190 @@
+"""Interpreter: reduce-window and select-and-scatter.
+
+Both look at windows of a base that is first dilated (``base_dilation - 1`` holes between
+elements) and padded (negative padding crops). The windows are strided views of that base
+(``sliding_window_view``, then the window strides and window dilations as slice steps), so every
+window is reduced or searched at once with no loop over elements.
+
+XLA semantics, as in its evaluator and code generators: padding and holes are not elements. A
+reduce-window combines the init value with the real elements of a window only (a window of only
+padding gives the init value); the StableHLO spec instead reduces padding as copies of the init,
+which differs only for an init that is not the reducer's identity. Select-and-scatter never
+selects padding; a window of only padding scatters nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from hlort.interpreter.array_calls import call_on_arrays
+from hlort.interpreter.ops.reduction import (
+    as_result,
+    compute_dtype,
+    identity_of,
+    reduce_initial,
+    reduce_last_axis,
+    ufunc_for,
+)
+from hlort.interpreter.registry import evaluates
+from hlort.ir.attributes import WindowDim
+from hlort.ir.computation import Computation
+from hlort.ir.opcodes import Opcode
+from hlort.ir.patterns import binary_reducer_opcode, variadic_reducer_opcodes
+from hlort.ir.shape_rules.convolution import dilated_bound, strided_bound
+
+
+def dilate_and_pad(x: np.ndarray, window: Sequence[WindowDim], fill) -> np.ndarray:
+    """``x`` with base-dilation holes and padding, both filled with ``fill``."""
+    shape, dst, src = [], [], []
+    for d, w in zip(x.shape, window, strict=True):
+        b, lo = w.base_dilation, w.padding_low
+        size = dilated_bound(d, b) + lo + w.padding_high
+        first = max(0, -(lo // b)) if lo < 0 else 0  # first source index landing at >= 0
+        stop = min(d, -((lo - size) // b)) if size > lo else 0  # landing below `size`
+        stop = max(stop, first)
+        shape.append(size)
+        src.append(slice(first, stop))
+        dst.append(slice(lo + first * b, lo + (stop - 1) * b + 1 if stop > first else 0, b))
+    out = np.full(shape, fill, dtype=x.dtype)
+    out[tuple(dst)] = x[tuple(src)]
+    return out
+
+
+def output_dims(dims: Sequence[int], window: Sequence[WindowDim]) -> tuple[int, ...]:
+    return tuple(
+        strided_bound(dilated_bound(d, w.base_dilation) + w.padding_low + w.padding_high,
+                      dilated_bound(w.size, w.window_dilation), w.stride)  # fmt: skip
+        for d, w in zip(dims, window, strict=True)
+    )
+
+
+def windows_of(padded: np.ndarray, window: Sequence[WindowDim]) -> np.ndarray:
+    """A view of shape (output dims..., window sizes...) of an already dilated, padded base."""
+    spans = [dilated_bound(w.size, w.window_dilation) for w in window]
+    view = np.lib.stride_tricks.sliding_window_view(padded, spans)
+    steps = [slice(None, None, w.stride) for w in window]
+    steps += [slice(None, None, w.window_dilation) for w in window]
+    return view[tuple(steps)]
+
+
+def _flat_windows(padded: np.ndarray, window: Sequence[WindowDim]) -> np.ndarray:
+    """(output dims..., elements of the window in row-major order)."""
+    view = windows_of(padded, window)
+    rank = len(window)
+    return view.reshape((*view.shape[:rank], -1))
+
+
+def _needs_mask(window: Sequence[WindowDim]) -> bool:
+    return any(w.base_dilation > 1 or w.padding_low > 0 or w.padding_high > 0 for w in window)
+
+
+@evaluates(Opcode.REDUCE_WINDOW)
+def _reduce_window(ev, instr, *values):
+    n = len(values) // 2
+    arrays, inits = values[:n], values[n:]
+    window = instr.attrs["window"]
+    comp = instr.to_apply
+    out = output_dims(arrays[0].shape, window)
+    if math.prod(out) == 0:
+        return as_result(instr, [np.empty(out, dtype=i.dtype) for i in inits])
+    ops = variadic_reducer_opcodes(comp)
+    triples = list(zip(ops or (), arrays, inits, strict=False))
+    if ops is not None and all(ufunc_for(op, compute_dtype(x.dtype)) for op, x, _ in triples):
+        return as_result(instr, [_ufunc_windows(op, x, i, window) for op, x, i in triples])
+    flat = [
+        _flat_windows(dilate_and_pad(x, window, i), window)
+        for x, i in zip(arrays, inits, strict=True)
+    ]
+    valid = None
+    if _needs_mask(window):
+        mask = dilate_and_pad(np.ones(arrays[0].shape, dtype=bool), window, False)
+        valid = _flat_windows(mask, window)
+    return as_result(instr, reduce_last_axis(ev, comp, flat, inits, valid))
+
+
+def _ufunc_windows(op: Opcode, x: np.ndarray, init: np.ndarray,
+                   window: Sequence[WindowDim]) -> np.ndarray:  # fmt: skip
+    """Fast path: absent elements are the op's identity; reduce the window axes of the view."""
+    work = compute_dtype(x.dtype)
+    ufunc = ufunc_for(op, work)
+    padded = dilate_and_pad(x.astype(work, copy=False), window, identity_of(op, work))
+    view = windows_of(padded, window)
+    axes = tuple(range(len(window), 2 * len(window)))
+    with np.errstate(all="ignore"):
+        acc = ufunc.reduce(view, axis=axes, dtype=work, **reduce_initial(op, work))
+        out = ufunc(np.asarray(init).astype(work), acc)
+    return np.asarray(np.asarray(out).astype(init.dtype), order="C")
+
+
+@evaluates(Opcode.SELECT_AND_SCATTER)
+def _select_and_scatter(ev, instr, operand, source, init):
+    window = instr.attrs["window"]
+    result = np.full(operand.size, init, dtype=init.dtype)
+    if source.size == 0 or operand.size == 0:
+        return result.reshape(operand.shape)
+    selected = select_in_windows(ev, instr.attrs["select"], operand, window)
+    chosen = selected >= 0
+    scatter_combine(ev, instr.attrs["scatter"], result, selected[chosen], source[chosen])
+    return result.reshape(operand.shape)
+
+
+def select_in_windows(ev, select: Computation, operand: np.ndarray,
+                      window: Sequence[WindowDim]) -> np.ndarray:  # fmt: skip
+    """The flat operand index each window selects (-1 for a window of only padding).
+
+    Windows are walked in row-major order of their positions, all windows at once: the first
+    real element is selected, then a candidate replaces the selection unless
+    ``select(selected, candidate)`` is true (XLA: ``GE`` keeps the first maximum).
+    """
+    indices = np.arange(operand.size).reshape(operand.shape)
+    candidates = _flat_windows(dilate_and_pad(indices, window, -1), window)
+    flat_operand = operand.reshape(-1)
+    out = candidates.shape[:-1]
+    chosen = np.full(out, -1, dtype=np.int64)
+    chosen_value = np.zeros(out, dtype=operand.dtype)
+    for j in range(candidates.shape[-1]):
+        index = candidates[..., j]
+        real = index >= 0
+        value = flat_operand[np.where(real, index, 0)]
+        have = chosen >= 0
+        take = real & ~have
+        if have.any():
+            with np.errstate(all="ignore"):
+                keep = call_on_arrays(ev, select, [chosen_value, value], out)[0]
+            take |= real & have & ~keep
+        chosen = np.where(take, index, chosen)
+        chosen_value = np.where(take, value, chosen_value)
+    return chosen
+
+
+def scatter_combine(ev, scatter: Computation, result: np.ndarray, targets: np.ndarray,
+                    sources: np.ndarray) -> None:  # fmt: skip
+    """``result[t] = scatter(source, result[t])`` for each (t, source) in order, in place.
+
+    A plain add/multiply/max/min/... on a NumPy-native type uses ``ufunc.at``; otherwise the
+    updates go in rounds, round r applying every target's r-th update at once.
+    """
+    if targets.size == 0:
+        return
+    op = binary_reducer_opcode(scatter)
+    ufunc = ufunc_for(op, result.dtype) if op is not None else None
+    if ufunc is not None and result.dtype.isbuiltin == 1:
+        with np.errstate(all="ignore"):
+            ufunc.at(result, targets, sources)
+        return
+    order = np.argsort(targets, kind="stable")
+    ordered = targets[order]
+    starts = np.concatenate([[True], ordered[1:] != ordered[:-1]])
+    positions = np.arange(ordered.size)
+    group_start = np.maximum.accumulate(np.where(starts, positions, 0))
+    rank = np.empty_like(positions)
+    rank[order] = positions - group_start
+    for r in range(int(rank.max()) + 1):
+        now = rank == r
+        where = targets[now]
+        with np.errstate(all="ignore"):
+            combined = call_on_arrays(ev, scatter, [sources[now], result[where]], where.shape)[0]
+        result[where] = combined

@@ -1,0 +1,444 @@
+"""reduce-window and select-and-scatter: shape rules and interpreter results against slow,
+loop-based references that follow XLA's evaluator (padding and base-dilation holes are skipped)."""
+
+from __future__ import annotations
+
+import itertools
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hlort import dtypes
+from hlort.builder import Builder
+from hlort.errors import InvalidArgument
+from hlort.interpreter import evaluate
+from hlort.ir.attributes import WindowDim, window_from_sizes
+from hlort.ir.verifier import verify_module
+from hlort.shape import TupleShape, array, scalar
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+def _np(dtype: str) -> np.dtype:
+    return dtypes.from_hlo_name(dtype).numpy
+
+
+def out_dims(dims, window):
+    out = []
+    for d, w in zip(dims, window, strict=True):
+        base = (d - 1) * w.base_dilation + 1 if d else 0
+        padded = base + w.padding_low + w.padding_high
+        span = (w.size - 1) * w.window_dilation + 1
+        out.append(0 if padded < span else (padded - span) // w.stride + 1)
+    return tuple(out)
+
+
+def window_elements(x_shape, window, position):
+    """Operand indices of the real elements of the window at ``position``, row-major."""
+    for k in itertools.product(*(range(w.size) for w in window)):
+        index = []
+        for i, w in enumerate(window):
+            pos = position[i] * w.stride + k[i] * w.window_dilation - w.padding_low
+            if pos % w.base_dilation:
+                break
+            pos //= w.base_dilation
+            if not 0 <= pos < x_shape[i]:
+                break
+            index.append(pos)
+        else:
+            yield tuple(index)
+
+
+def reference_reduce_window(xs, inits, window, fn):
+    """XLA's evaluator, one output element at a time: acc = fn(acc, x) over real elements."""
+    dims = out_dims(xs[0].shape, window)
+    outs = [np.empty(dims, dtype=np.asarray(i).dtype) for i in inits]
+    for position in np.ndindex(*dims):
+        acc = tuple(inits)
+        for index in window_elements(xs[0].shape, window, position):
+            acc = fn(acc, tuple(x[index] for x in xs))
+        for o, a in zip(outs, acc, strict=True):
+            o[position] = a
+    return outs
+
+
+def reduce_window_module(dtype, dims, window, reducer="maximum"):
+    b = Builder("rw")
+    x = b.parameter(array(dtype, dims))
+    init = b.parameter(scalar(dtype))
+    comp = b.scalar_computation(reducer, dtype) if isinstance(reducer, str) else reducer(b)
+    module = b.build(b.reduce_window(x, init, comp, window))
+    verify_module(module)
+    return module
+
+
+def run(module, *args):
+    return evaluate(module, list(args))
+
+
+def select_max_reducer(b: Builder, dtype="f32"):
+    """max written with compare/select: not recognised, so it takes the general path."""
+    sub = b.sub("select_max")
+    p, q = sub.parameter(scalar(dtype)), sub.parameter(scalar(dtype))
+    return sub.finish(sub.select(sub.compare(p, q, "GE"), p, q))
+
+
+def sub_neg_reducer(b: Builder, dtype="s32"):
+    """add written as p - (-q): not recognised, so it takes the general path."""
+    sub = b.sub("sub_neg")
+    p, q = sub.parameter(scalar(dtype)), sub.parameter(scalar(dtype))
+    return sub.finish(sub.subtract(p, sub.negate(q)))
+
+
+# -- shape rules --------------------------------------------------------------------------------
+
+
+def test_shapes_of_pooling_windows():
+    b = Builder("s")
+    x = b.parameter(array("f32", [1, 7, 6, 3]))
+    init = b.constant(np.float32(0))
+    mx = b.scalar_computation("maximum", "f32")
+    valid = window_from_sizes([1, 3, 3, 1], [1, 2, 2, 1])
+    assert b.reduce_window(x, init, mx, valid).shape == array("f32", [1, 3, 2, 3])
+    same = window_from_sizes([1, 3, 3, 1], [1, 2, 2, 1], [(0, 0), (1, 1), (1, 1), (0, 0)])
+    assert b.reduce_window(x, init, mx, same).shape == array("f32", [1, 4, 3, 3])
+    dilated = window_from_sizes([1, 2, 2, 1], base_dilation=[1, 2, 1, 1],
+                                window_dilation=[1, 1, 3, 1])  # fmt: skip
+    assert b.reduce_window(x, init, mx, dilated).shape == array("f32", [1, 12, 3, 3])
+    cropped = window_from_sizes([1, 1, 1, 1], padding=[(0, 0), (-2, -1), (0, 0), (0, 0)])
+    assert b.reduce_window(x, init, mx, cropped).shape == array("f32", [1, 4, 6, 3])
+    too_big = window_from_sizes([1, 9, 1, 1])
+    assert b.reduce_window(x, init, mx, too_big).shape == array("f32", [1, 0, 6, 3])
+
+
+def test_shape_variadic_reduce_window_is_tuple():
+    b = Builder("s")
+    x = b.parameter(array("f32", [4, 4]))
+    i = b.parameter(array("s32", [4, 4]))
+    r = b.reduce_window([x, i], [b.constant(np.float32(0)), b.constant(np.int32(0))],
+                        argmax_reducer(b), window_from_sizes([2, 2], [2, 2]))  # fmt: skip
+    assert r.shape == TupleShape((array("f32", [2, 2]), array("s32", [2, 2])))
+
+
+@pytest.mark.parametrize(
+    "window, message",
+    [
+        (window_from_sizes([2]), "window has 1 dimension(s) but the operand has rank 2"),
+        (window_from_sizes([0, 1]), "size=0 must be positive"),
+        (window_from_sizes([1, 1], [1, 0]), "stride=0 must be positive"),
+        (window_from_sizes([1, 1], base_dilation=[0, 1]), "base_dilation=0 must be positive"),
+        (window_from_sizes([1, 1], window_dilation=[1, -1]), "window_dilation=-1"),
+        (window_from_sizes([1, 1], padding=[(-3, -3), (0, 0)]), "negative size"),
+        ((WindowDim(1, window_reversal=True), WindowDim(1)), "window_reversal"),
+    ],
+)
+def test_shape_rejects_bad_windows(window, message):
+    b = Builder("s")
+    x = b.parameter(array("f32", [4, 4]))
+    with pytest.raises(InvalidArgument) as err:
+        b.reduce_window(x, b.constant(np.float32(0)), b.scalar_computation("add", "f32"), window)
+    assert message in str(err.value)
+
+
+def test_shape_rejects_init_and_reducer_mismatches():
+    b = Builder("s")
+    x = b.parameter(array("f32", [4, 4]))
+    w = window_from_sizes([2, 2])
+    with pytest.raises(InvalidArgument, match="element type of input 0"):
+        b.reduce_window(x, b.constant(np.array(0.0)), b.scalar_computation("add", "f32"), w)
+    with pytest.raises(InvalidArgument, match=r"signature \(f32\[\], f32\[\]\) -> f32\[\]"):
+        b.reduce_window(x, b.constant(np.float32(0)), b.scalar_computation("add", "f64"), w)
+
+
+# -- reduce-window ------------------------------------------------------------------------------
+
+
+def test_stablehlo_interpreter_cases():
+    x = np.array([[1, 2], [3, 4], [5, 6]], np.int64)
+    w = window_from_sizes([2, 1], [4, 1], [(2, 1), (0, 0)], base_dilation=[2, 1],
+                          window_dilation=[3, 1])  # fmt: skip
+    got = run(reduce_window_module("s64", [3, 2], w, "add"), x, np.int64(0))
+    np.testing.assert_array_equal(got, [[0, 0], [3, 4]])
+    w = window_from_sizes([3, 1], [4, 1], [(2, 1), (0, 0)], base_dilation=[2, 1],
+                          window_dilation=[3, 1])  # fmt: skip
+    got = run(reduce_window_module("s64", [3, 2], w, "add"), x, np.int64(0))
+    np.testing.assert_array_equal(got, [[5, 6]])
+
+
+POOL_WINDOWS = {
+    "plain": window_from_sizes([2, 2], [2, 2]),
+    "padded_strided": window_from_sizes([3, 3], [2, 1], [(1, 1), (2, 0)]),
+    "base_dilated": window_from_sizes([2, 3], [1, 2], [(1, 0), (0, 2)], base_dilation=[2, 3]),
+    "window_dilated": window_from_sizes([2, 2], [1, 3], [(0, 1), (1, 1)],
+                                        window_dilation=[2, 3]),  # fmt: skip
+    "all": window_from_sizes([3, 2], [2, 2], [(2, 1), (1, -1)], base_dilation=[2, 2],
+                             window_dilation=[2, 1]),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("name", sorted(POOL_WINDOWS))
+@pytest.mark.parametrize("dtype", ["f32", "f64", "bf16", "f16", "s8", "u16", "s64"])
+def test_max_pool_matches_reference(name, dtype):
+    window = POOL_WINDOWS[name]
+    rng = np.random.default_rng(0)
+    x = rng.integers(-100, 100, size=(5, 7)).astype(_np(dtype) if dtype != "u16" else np.int64)
+    x = x.astype(_np(dtype))
+    low = np.array(-np.inf if _np(dtype).kind in "fV" else np.iinfo(_np(dtype)).min)
+    init = low.astype(_np(dtype))
+    got = run(reduce_window_module(dtype, [5, 7], window), x, init)
+    (want,) = reference_reduce_window([x], [init], window, lambda a, v: (max(a[0], v[0]),))
+    assert got.dtype == x.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", sorted(POOL_WINDOWS))
+def test_general_reducer_matches_fast_path_and_reference(name):
+    window = POOL_WINDOWS[name]
+    x = np.random.default_rng(1).integers(-100, 100, size=(5, 7)).astype(np.int32)
+    init = np.int32(3)  # not an identity: shows that padding and holes are not reduced
+    fast = run(reduce_window_module("s32", [5, 7], window, "add"), x, init)
+    general = run(reduce_window_module("s32", [5, 7], window, sub_neg_reducer), x, init)
+    (want,) = reference_reduce_window([x], [init], window, lambda a, v: (a[0] + v[0],))
+    np.testing.assert_array_equal(fast, want)
+    np.testing.assert_array_equal(general, want)
+    xf = x.astype(np.float32)
+    general_max = run(reduce_window_module("f32", [5, 7], window, select_max_reducer), xf,
+                      np.float32(-1000))  # fmt: skip
+    (want_max,) = reference_reduce_window([xf], [np.float32(-1000)], window,
+                                          lambda a, v: (max(a[0], v[0]),))  # fmt: skip
+    np.testing.assert_array_equal(general_max, want_max)
+
+
+def test_padding_only_window_gives_init():
+    w = window_from_sizes([2], [1], [(3, 0)])
+    got = run(reduce_window_module("f32", [2], w, "add"), np.array([1, 2], np.float32),
+              np.float32(10))  # fmt: skip
+    np.testing.assert_array_equal(got, [10, 10, 11, 13])
+
+
+def test_sum_pool_float_and_negative_zero():
+    x = np.array([[-0.0, -0.0], [-0.0, -0.0]], np.float32)
+    got = run(reduce_window_module("f32", [2, 2], window_from_sizes([2, 2]), "add"), x,
+              np.float32(-0.0))  # fmt: skip
+    assert got.shape == (1, 1) and np.signbit(got[0, 0])
+
+
+def test_max_pool_propagates_nan_and_keeps_inf():
+    x = np.array([1, np.nan, 3, np.inf, -np.inf, 2], np.float32)
+    got = run(reduce_window_module("f32", [6], window_from_sizes([2], [2])), x,
+              np.float32(-np.inf))  # fmt: skip
+    assert np.isnan(got[0]) and got[1] == np.inf and got[2] == 2
+
+
+def test_empty_results_and_scalar_operand():
+    x = np.zeros((3, 2), np.float32)
+    got = run(reduce_window_module("f32", [3, 2], window_from_sizes([4, 1])), x, np.float32(0))
+    assert got.shape == (0, 2)
+    got = run(reduce_window_module("f32", [0, 2], window_from_sizes([1, 1])),
+              np.zeros((0, 2), np.float32), np.float32(0))  # fmt: skip
+    assert got.shape == (0, 2)
+    got = run(reduce_window_module("f32", [], ()), np.float32(2), np.float32(5))
+    assert got.shape == () and got == 5
+    got = run(reduce_window_module("f32", [], (), "add"), np.float32(2), np.float32(5))
+    assert got == 7
+
+
+def argmax_reducer(b: Builder):
+    sub = b.sub("argmax")
+    av, ai = sub.parameter(scalar("f32")), sub.parameter(scalar("s32"))
+    xv, xi = sub.parameter(scalar("f32")), sub.parameter(scalar("s32"))
+    pick_a = sub.or_(sub.compare(av, xv, "GT"),
+                     sub.and_(sub.compare(av, xv, "EQ"), sub.compare(ai, xi, "LT")))  # fmt: skip
+    return sub.finish(sub.tuple([sub.select(pick_a, av, xv), sub.select(pick_a, ai, xi)]))
+
+
+def test_variadic_reduce_window_argmax_pool():
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, 3, size=(6, 5)).astype(np.float32)
+    idx = np.arange(30, dtype=np.int32).reshape(6, 5)
+    window = window_from_sizes([3, 2], [2, 1], [(1, 1), (0, 1)])
+    b = Builder("argmax_pool")
+    xp = b.parameter(array("f32", [6, 5]))
+    ip = b.parameter(array("s32", [6, 5]))
+    inits = [b.constant(np.float32(-np.inf)), b.constant(np.int32(-1))]
+    module = b.build(b.reduce_window([xp, ip], inits, argmax_reducer(b), window))
+    values, indices = run(module, x, idx)
+
+    def fn(acc, v):
+        if acc[0] > v[0] or (acc[0] == v[0] and acc[1] < v[1]):
+            return acc
+        return v
+
+    want_v, want_i = reference_reduce_window([x, idx], [np.float32(-np.inf), np.int32(-1)],
+                                             window, fn)  # fmt: skip
+    np.testing.assert_array_equal(values, want_v)
+    np.testing.assert_array_equal(indices, want_i)
+
+
+@st.composite
+def window_cases(draw):
+    rank = draw(st.integers(1, 2))
+    dims = [draw(st.integers(0, 5)) for _ in range(rank)]
+    window = []
+    for d in dims:
+        base = draw(st.integers(1, 3))
+        lo, hi = draw(st.integers(-2, 3)), draw(st.integers(-2, 3))
+        if (max(d - 1, 0) * base + (1 if d else 0)) + lo + hi < 0:
+            lo = hi = 0
+        window.append(WindowDim(draw(st.integers(1, 3)), draw(st.integers(1, 3)), lo, hi,
+                                draw(st.integers(1, 3)), base))  # fmt: skip
+    return dims, tuple(window), draw(st.integers(0, 2**32 - 1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(window_cases())
+def test_property_reduce_window_matches_reference(case):
+    dims, window, seed = case
+    x = np.random.default_rng(seed).integers(-9, 9, size=dims).astype(np.int32)
+    (want,) = reference_reduce_window([x], [np.int32(1)], window, lambda a, v: (a[0] + v[0],))
+    fast = run(reduce_window_module("s32", dims, window, "add"), x, np.int32(1))
+    general = run(reduce_window_module("s32", dims, window, sub_neg_reducer), x, np.int32(1))
+    np.testing.assert_array_equal(fast, want)
+    np.testing.assert_array_equal(general, want)
+
+
+# -- select-and-scatter -------------------------------------------------------------------------
+
+
+def reference_select_and_scatter(operand, source, init, window, select, scatter):
+    """XLA's evaluator: per source element, select in its window, then scatter(source, current)."""
+    result = np.full(operand.shape, init, dtype=np.asarray(init).dtype)
+    for position in np.ndindex(*source.shape):
+        chosen = None
+        for index in window_elements(operand.shape, window, position):
+            if chosen is None or not select(operand[chosen], operand[index]):
+                chosen = index
+        if chosen is not None:
+            result[chosen] = scatter(source[position], result[chosen])
+    return result
+
+
+def sas_module(dtype, operand_dims, window, direction="GE", scatter="add"):
+    b = Builder("sas")
+    operand = b.parameter(array(dtype, operand_dims))
+    source = b.parameter(array(dtype, out_dims(operand_dims, window)))
+    init = b.parameter(scalar(dtype))
+    sel = b.sub("select")
+    p, q = sel.parameter(scalar(dtype)), sel.parameter(scalar(dtype))
+    select = sel.finish(sel.compare(p, q, direction))
+    if isinstance(scatter, str):
+        scatter_comp = b.scalar_computation(scatter, dtype)
+    else:
+        scatter_comp = scatter(b, dtype)
+    module = b.build(b.select_and_scatter(operand, select, window, source, init, scatter_comp))
+    verify_module(module)
+    return module
+
+
+def test_select_and_scatter_stablehlo_case():
+    operand = np.array([[1, 5], [2, 5], [3, 6], [4, 4]], np.int64)
+    source = np.array([[5, 6], [7, 8]], np.int64)
+    window = window_from_sizes([3, 1], [2, 1], [(0, 1), (0, 0)])
+    got = run(sas_module("s64", [4, 2], window), operand, source, np.int64(0))
+    np.testing.assert_array_equal(got, [[0, 0], [0, 0], [5, 14], [7, 0]])
+
+
+SAS_WINDOWS = {
+    "pool": window_from_sizes([2, 2], [2, 2]),
+    "overlapping": window_from_sizes([3, 3], [1, 2]),
+    "padded": window_from_sizes([3, 2], [2, 2], [(1, 1), (1, 0)]),
+    "padding_only_windows": window_from_sizes([2, 2], [2, 1], [(3, 0), (0, 0)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAS_WINDOWS))
+@pytest.mark.parametrize("dtype", ["f32", "bf16", "s32", "f64"])
+@pytest.mark.parametrize("direction", ["GE", "GT", "LE"])
+def test_max_pool_gradient_matches_reference(name, dtype, direction):
+    window = SAS_WINDOWS[name]
+    rng = np.random.default_rng(3)
+    npd = _np(dtype)
+    operand = rng.integers(0, 4, size=(5, 6)).astype(npd)  # ties
+    source = rng.integers(1, 9, size=out_dims((5, 6), window)).astype(npd)
+    init = np.array(0).astype(npd)
+    got = run(sas_module(dtype, [5, 6], window, direction), operand, source, init)
+    compare = {"GE": np.greater_equal, "GT": np.greater, "LE": np.less_equal}[direction]
+    want = reference_select_and_scatter(operand, source, init, window,
+                                        lambda a, c: bool(compare(a, c)),
+                                        lambda s, cur: s + cur)  # fmt: skip
+    assert got.dtype == npd
+    np.testing.assert_array_equal(got, want)
+
+
+def _first_wins_scatter(b: Builder, dtype):
+    """scatter(source, current) = current if current != 0 else source: not commutative."""
+    sub = b.sub("first_wins")
+    s, cur = sub.parameter(scalar(dtype)), sub.parameter(scalar(dtype))
+    nonzero = sub.compare(cur, sub.constant(np.array(0).astype(_np(dtype))), "NE")
+    return sub.finish(sub.select(nonzero, cur, s))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "s32"])
+def test_general_scatter_applies_sources_in_row_major_order(dtype):
+    window = SAS_WINDOWS["overlapping"]
+    npd = _np(dtype)
+    operand = np.zeros((5, 6), npd)  # every window selects its first element
+    source = np.arange(1, 1 + np.prod(out_dims((5, 6), window))).astype(npd)
+    source = source.reshape(out_dims((5, 6), window))
+    got = run(sas_module(dtype, [5, 6], window, "GE", _first_wins_scatter), operand, source,
+              np.array(0).astype(npd))  # fmt: skip
+    want = reference_select_and_scatter(operand, source, np.array(0).astype(npd), window,
+                                        lambda a, c: a >= c,
+                                        lambda s, cur: cur if cur != 0 else s)  # fmt: skip
+    np.testing.assert_array_equal(got, want)
+    adder = run(sas_module(dtype, [5, 6], window, "GE", sub_neg_reducer), operand, source,
+                np.array(1).astype(npd))  # fmt: skip
+    plain = run(sas_module(dtype, [5, 6], window, "GE", "add"), operand, source,
+                np.array(1).astype(npd))  # fmt: skip
+    np.testing.assert_array_equal(adder, plain)
+
+
+def test_select_and_scatter_nan_operand_follows_select():
+    operand = np.array([1.0, np.nan, 3.0, 2.0], np.float32)
+    source = np.array([10.0, 20.0], np.float32)
+    window = window_from_sizes([2], [2])
+    got = run(sas_module("f32", [4], window), operand, source, np.float32(0))
+    want = reference_select_and_scatter(operand, source, np.float32(0), window,
+                                        lambda a, c: a >= c, lambda s, cur: s + cur)  # fmt: skip
+    np.testing.assert_array_equal(got, want)  # GE with NaN is false: NaN is selected
+
+
+def test_select_and_scatter_rejects_bad_signatures():
+    b = Builder("s")
+    operand = b.parameter(array("f32", [4, 4]))
+    init = b.constant(np.float32(0))
+    window = window_from_sizes([2, 2], [2, 2])
+    sel = b.sub("sel")
+    p, q = sel.parameter(scalar("f32")), sel.parameter(scalar("f32"))
+    select = sel.finish(sel.compare(p, q, "GE"))
+    add = b.scalar_computation("add", "f32")
+    with pytest.raises(InvalidArgument, match=r"window output dims \[2, 2\]"):
+        b.select_and_scatter(operand, select, window, b.parameter(array("f32", [3, 2])), init,
+                             add)  # fmt: skip
+    source = b.parameter(array("f32", [2, 2]))
+    with pytest.raises(InvalidArgument, match=r"select computation .* -> pred\[\]"):
+        b.select_and_scatter(operand, add, window, source, init, add)
+    with pytest.raises(InvalidArgument, match="scatter computation"):
+        b.select_and_scatter(operand, select, window, source, init, select)
+    with pytest.raises(InvalidArgument, match="same element type"):
+        b.select_and_scatter(operand, select, window, source, b.constant(np.int32(0)), add)
+
+
+def test_select_and_scatter_empty_source():
+    window = window_from_sizes([3], [1])
+    got = run(sas_module("f32", [2], window), np.array([1, 2], np.float32),
+              np.zeros((0,), np.float32), np.float32(4))  # fmt: skip
+    np.testing.assert_array_equal(got, [4, 4])
+
+
+def test_bf16_select_and_scatter_sums_duplicates():
+    window = window_from_sizes([2], [1])
+    operand = np.array([0, 5, 0], ml_dtypes.bfloat16)
+    source = np.array([1, 2], ml_dtypes.bfloat16)
+    got = run(sas_module("bf16", [3], window), operand, source, np.array(0, ml_dtypes.bfloat16))
+    np.testing.assert_array_equal(got.astype(np.float32), [0, 3, 0])
