@@ -2,10 +2,15 @@
 
 from hlort.ir.shape_rules import (  # noqa: F401
     control_flow,
+    conversions,
+    convolution,
+    custom_call,
     data_movement,
     elementwise,
+    fft,
     indexing,
     leaves,
     linalg,
     reduction,
+    rng,
 )

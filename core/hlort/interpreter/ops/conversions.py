@@ -1,0 +1,134 @@
+"""Interpreter: convert, bitcast-convert and reduce-precision.
+
+convert follows XLA: float -> integer truncates toward zero, saturates out-of-range values to the
+type's min/max and maps NaN to 0; anything -> pred is ``x != 0`` (NaN -> true); pred -> number
+is 0/1; integer -> integer wraps; every rounding to a float type is one round-to-nearest-even of
+the exact value (see float_rounding). complex -> real keeps the real part (StableHLO; XLA's
+shape inference accepts it and its evaluator takes the real part too).
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from hlort.interpreter.ops.float_rounding import (
+    C64,
+    F32,
+    F64,
+    NARROW_FLOATS,
+    float_from_f64,
+    float_from_int,
+)
+from hlort.interpreter.registry import evaluates
+from hlort.ir.opcodes import Opcode
+
+_E4M3FN = np.dtype(ml_dtypes.float8_e4m3fn)
+
+
+def is_float(dtype: np.dtype) -> bool:
+    return dtype.kind == "f" or dtype in NARROW_FLOATS
+
+
+def float_to_int(x: np.ndarray, to: np.dtype) -> np.ndarray:
+    """Truncate toward zero; NaN -> 0; saturate to [min, max] of ``to`` (XLA's convert)."""
+    info = np.iinfo(to)
+    with np.errstate(all="ignore"):
+        t = np.trunc(x.astype(F64))  # the upcast is exact for every float type
+        nan = np.isnan(t)
+        low = t <= float(info.min)
+        high = t >= float(info.max)  # float(2**63 - 1) is 2**63: out of range, as it should be
+        r = np.where(nan | low | high, 0.0, t).astype(to)
+    r = np.where(low, to.type(info.min), r)
+    r = np.where(high, to.type(info.max), r)
+    return np.asarray(np.where(nan, to.type(0), r), dtype=to)
+
+
+def convert_array(x: np.ndarray, to: np.dtype) -> np.ndarray:
+    """Elementwise conversion of ``x`` to the NumPy dtype ``to`` with XLA's semantics."""
+    src = x.dtype
+    if src == to:
+        return np.array(x, copy=True)
+    if to == np.bool_:
+        return np.asarray((x.astype(F32) if src in NARROW_FLOATS else x) != 0)
+    if src.kind == "c" and to.kind != "c":
+        x = np.real(x)
+        return np.array(x, copy=True) if x.dtype == to else convert_array(x, to)
+    if src == np.bool_:
+        x, src = x.astype(np.uint8), np.dtype(np.uint8)
+    if to.kind in "iu":
+        if is_float(src):
+            return float_to_int(x, to)
+        return np.asarray(x.astype(to))
+    if to.kind == "c":
+        if src.kind == "c":
+            return np.asarray(x.astype(to))
+        return np.asarray(convert_array(x, F32 if to == C64 else F64).astype(to))
+    if src.kind in "iu":
+        return float_from_int(x, to)
+    return float_from_f64(x.astype(F64), to)
+
+
+@evaluates(Opcode.CONVERT)
+def _convert(ev, instr, x):
+    with np.errstate(all="ignore"):  # overflow to inf/NaN is the intended IEEE result
+        return convert_array(x, instr.shape.dtype.numpy)
+
+
+@evaluates(Opcode.BITCAST_CONVERT)
+def _bitcast_convert(ev, instr, x):
+    """Reinterpret bytes (little-endian host order): a narrower type adds a trailing dim of the
+    width ratio, a wider one consumes it."""
+    to = instr.shape.dtype.numpy
+    xc = x if x.flags.c_contiguous else x.copy(order="C")
+    if xc.dtype.itemsize == to.itemsize:
+        return xc.view(to)
+    if xc.dtype.itemsize > to.itemsize:
+        return xc.reshape(xc.shape + (1,)).view(to)
+    return xc.view(to).reshape(xc.shape[:-1])
+
+
+def reduce_precision_bits(x: np.ndarray, exponent_bits: int, mantissa_bits: int) -> np.ndarray:
+    """XLA's reduce-precision on the bits of an IEEE-style float (f16, bf16, f32, f64, f8e5m2).
+
+    Mantissa: round to nearest even at ``mantissa_bits`` (a carry into the exponent is right).
+    Exponent: values above the reduced range become +-inf, values at or below its smallest normal
+    exponent become +-0 (XLA flushes the reduced format's subnormals). NaN stays NaN, unless there
+    are no mantissa bits to hold it, where it becomes +inf as in XLA.
+    """
+    nbits = x.dtype.itemsize * 8
+    u = np.dtype(f"u{x.dtype.itemsize}")
+    src_mantissa = int(ml_dtypes.finfo(x.dtype).nmant)
+    src_exponent = nbits - 1 - src_mantissa
+    ones = (1 << nbits) - 1
+    sign_mask = 1 << (nbits - 1)
+    exp_mask = ((1 << src_exponent) - 1) << src_mantissa
+    bits = (x if x.flags.c_contiguous else x.copy(order="C")).view(u)
+    is_nan = (bits & u.type(ones ^ sign_mask)) > u.type(exp_mask)
+    with np.errstate(all="ignore"):
+        if mantissa_bits < src_mantissa:
+            shift = src_mantissa - mantissa_bits
+            last = 1 << shift
+            bias = ((bits & u.type(last)) >> u.type(shift)) + u.type((last >> 1) - 1)
+            bits = (bits + bias) & u.type(ones ^ (last - 1))
+        if exponent_bits < src_exponent:
+            exponent_bias = (1 << (src_exponent - 1)) - 1
+            reduced_bias = (1 << (exponent_bits - 1)) - 1
+            exponent = bits & u.type(exp_mask)
+            overflow = exponent > u.type((exponent_bias + reduced_bias) << src_mantissa)
+            underflow = exponent <= u.type((exponent_bias - reduced_bias) << src_mantissa)
+            signed_zero = bits & u.type(sign_mask)
+            bits = np.where(overflow, signed_zero | u.type(exp_mask), bits)
+            bits = np.where(underflow, signed_zero, bits)
+    result = np.asarray(bits, dtype=u).view(x.dtype)
+    nan_value = x if mantissa_bits > 0 else np.array(np.inf, dtype=x.dtype)
+    return np.asarray(np.where(is_nan, nan_value, result), dtype=x.dtype)
+
+
+@evaluates(Opcode.REDUCE_PRECISION)
+def _reduce_precision(ev, instr, x):
+    e, m = instr.attrs["exponent_bits"], instr.attrs["mantissa_bits"]
+    if x.dtype == _E4M3FN:  # no inf and one NaN pattern: not IEEE-style, so work in f32
+        with np.errstate(all="ignore"):
+            return np.asarray(reduce_precision_bits(x.astype(F32), e, m).astype(x.dtype))
+    return reduce_precision_bits(x, e, m)

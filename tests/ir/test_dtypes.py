@@ -1,0 +1,56 @@
+"""Element types: names in both dialects, NumPy mapping, classification."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from hlort import dtypes
+from hlort.errors import ErrorCode, HlortError
+
+
+def test_every_type_has_three_names():
+    assert len(dtypes.ALL_DTYPES) == 17
+    for d in dtypes.ALL_DTYPES:
+        assert dtypes.from_hlo_name(d.name) is d
+        assert dtypes.from_stablehlo_name(d.stablehlo_name) is d
+        assert dtypes.from_numpy(d.numpy) is d
+
+
+@pytest.mark.parametrize(
+    "hlo,stablehlo,np_type",
+    [
+        ("pred", "i1", np.bool_),
+        ("s8", "i8", np.int8),
+        ("u64", "ui64", np.uint64),
+        ("bf16", "bf16", ml_dtypes.bfloat16),
+        ("f8e4m3fn", "f8E4M3FN", ml_dtypes.float8_e4m3fn),
+        ("f8e5m2", "f8E5M2", ml_dtypes.float8_e5m2),
+        ("c64", "complex<f32>", np.complex64),
+        ("c128", "complex<f64>", np.complex128),
+    ],
+)
+def test_spellings(hlo, stablehlo, np_type):
+    d = dtypes.from_hlo_name(hlo)
+    assert d.stablehlo_name == stablehlo
+    assert d.numpy == np.dtype(np_type)
+
+
+def test_classification_and_bits():
+    assert dtypes.PRED.bits == 1 and dtypes.PRED.is_pred
+    assert dtypes.S32.is_signed_integer and dtypes.S32.bits == 32
+    assert dtypes.U16.is_unsigned_integer and not dtypes.U16.is_signed_integer
+    assert dtypes.BF16.is_float and dtypes.BF16.itemsize == 2
+    assert dtypes.C64.is_complex and dtypes.C64.component is dtypes.F32
+    assert dtypes.C128.component is dtypes.F64
+    assert dtypes.F32.component is dtypes.F32
+    assert set(dtypes.INTEGER_DTYPES) == {dtypes.S8, dtypes.S16, dtypes.S32, dtypes.S64,
+                                          dtypes.U8, dtypes.U16, dtypes.U32, dtypes.U64}
+
+
+def test_unknown_names_are_invalid_argument():
+    for fn, bad in [(dtypes.from_hlo_name, "f33"), (dtypes.from_stablehlo_name, "si7"),
+                    (dtypes.from_numpy, np.dtype("U3"))]:
+        with pytest.raises(HlortError) as err:
+            fn(bad)
+        assert err.value.code is ErrorCode.INVALID_ARGUMENT
+        assert "f33" in str(err.value) or "si7" in str(err.value) or "U3" in str(err.value)
