@@ -8,5 +8,15 @@ from hlort.builder import Builder  # noqa: F401
 from hlort.errors import ErrorCode, HlortError  # noqa: F401
 from hlort.interpreter import evaluate  # noqa: F401
 from hlort.ir import Computation, Instruction, Module, Opcode, verify_module  # noqa: F401
+from hlort.plugin.options import CompileOptions, ExecuteOptions  # noqa: F401
+from hlort.runtime import (  # noqa: F401
+    backend,
+    backend_errors,
+    backends,
+    compile,
+    default_backend,
+    device_put,
+    devices,
+)
 
 __version__ = "0.1.0"

@@ -1,8 +1,360 @@
-"""The ``hlort`` command line."""
+"""The ``hlort`` command line (see docs/cli.md).
 
+Exit codes: 0 success, 1 internal error, 2 bad input or usage, 3 unsupported on this platform
+(UNIMPLEMENTED). Errors are one line on stderr, ``hlort: error: CODE: message``; ``--debug``
+adds the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
 import sys
+import time
+import traceback
+from collections.abc import Sequence
+
+import numpy as np
+
+from hlort.errors import ErrorCode, HlortError, InvalidArgument, Unimplemented
+
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_UNSUPPORTED = 0, 1, 2, 3
+_BAD_INPUT_CODES = {
+    ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND, ErrorCode.OUT_OF_RANGE,
+    ErrorCode.ALREADY_EXISTS, ErrorCode.FAILED_PRECONDITION, ErrorCode.DATA_LOSS,
+    ErrorCode.UNAVAILABLE, ErrorCode.PERMISSION_DENIED, ErrorCode.UNAUTHENTICATED,
+}  # fmt: skip
 
 
-def main(argv=None) -> int:
-    print("hlort: the command line is not built yet", file=sys.stderr)
-    return 3
+def exit_code_for(code: ErrorCode) -> int:
+    if code is ErrorCode.UNIMPLEMENTED:
+        return EXIT_UNSUPPORTED
+    return EXIT_BAD_INPUT if code in _BAD_INPUT_CODES else EXIT_INTERNAL
+
+
+def _error(code: str, message: str) -> None:
+    print(f"hlort: error: {code}: {' '.join(message.split())}", file=sys.stderr)
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors through :func:`main` (one line, exit 2)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise _UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+# -- devices -------------------------------------------------------------------------------------
+def cmd_devices(args: argparse.Namespace) -> int:
+    from hlort.plugin.registry import BackendStatus, default_registry
+    from hlort.runtime.selection import backend_for_client
+
+    registry = default_registry()
+    requested = registry.requested_platforms()
+    listed_failure: HlortError | None = None
+    if requested is not None:
+        names = registry.platform_order()  # exactly the listed ones, known or not
+    else:
+        names = [r.name for r in registry.records() if r.usable]
+    for name in names:
+        try:
+            registry.client(name)
+        except HlortError as err:  # recorded in the registry and printed below
+            if requested is not None and listed_failure is None:
+                listed_failure = err
+    records = registry.records()
+    started = {r.name for r in records if r.status is BackendStatus.OK}
+    default = next((n for n in registry.platform_order() if n in started), None)
+    for record in records:
+        if record.status is BackendStatus.OK and record.client is not None:
+            attrs = record.plugin.attributes() if record.plugin is not None else {}
+            version = attrs.get("version", record.client.platform_version)
+            tag = " (default)" if record.name == default else ""
+            print(f"{record.name:<16} ok{tag}: version {version}, priority {record.priority}, "
+                  f"{record.source}")  # fmt: skip
+            backend = backend_for_client(record.client)
+            for device in backend.devices():
+                extra = " ".join(f"{k}={v}" for k, v in device.attributes().items())
+                print(f"  {str(device):<22} {device.kind}{'  ' + extra if extra else ''}")
+        elif not registry.is_enabled(record.name):
+            print(f"{record.name:<16} disabled: not listed in HLORT_PLATFORMS")
+        else:
+            line = " ".join(record.reason().split())
+            print(f"{record.name:<16} {record.status.value}: {line} [{record.source}]")
+            if args.debug and record.detail:
+                print(record.detail, file=sys.stderr)
+    if listed_failure is not None:
+        raise listed_failure
+    return EXIT_OK
+
+
+# -- run -----------------------------------------------------------------------------------------
+def _backend_and_device(platform: str | None, device_id: int | None):
+    import hlort
+
+    backend = hlort.backend(platform)
+    return backend, backend.device(device_id)
+
+
+def _load(path: str):
+    from hlort.runtime.program import parse_program, read_program_file
+
+    text, fmt = read_program_file(path)
+    return parse_program(text, fmt, source_name=path), fmt
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1e3, 3)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from hlort.runtime.npz_io import read_inputs, write_outputs
+    from hlort.runtime.sample_inputs import random_inputs
+
+    if args.repeat < 1:
+        raise InvalidArgument(f"--repeat must be >= 1, got {args.repeat}")
+    start = time.perf_counter()
+    module, fmt = _load(args.module)
+    load_s = time.perf_counter() - start
+    backend, device = _backend_and_device(args.platform, args.device)
+    start = time.perf_counter()
+    exe = backend.compile(module, device)
+    compile_s = time.perf_counter() - start
+    shapes = exe.input_shapes
+    if args.inputs:
+        inputs = read_inputs(args.inputs, shapes)
+    else:
+        inputs = random_inputs(shapes, seed=0)
+    start = time.perf_counter()
+    buffers = [backend.device_put(a, device) for a in inputs]
+    for b in buffers:
+        b.block_until_ready()
+    transfer_in_s = time.perf_counter() - start
+    times: list[float] = []
+    outputs = []
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        outputs = exe.execute(buffers)
+        for out in outputs:
+            out.block_until_ready()
+        times.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    results = [out.numpy() for out in outputs]
+    transfer_out_s = time.perf_counter() - start
+    if args.output:
+        write_outputs(args.output, results)
+    report = {
+        "module": module.name,
+        "format": fmt,
+        "platform": backend.platform,
+        "device": str(device),
+        "inputs": [_describe(f"arg{i}", s) for i, s in enumerate(shapes)],
+        "inputs_source": args.inputs or "random (seed 0)",
+        "outputs": [_describe(f"out{i}", s) for i, s in enumerate(exe.output_shapes)],
+        "compile_ms": _ms(compile_s),
+        "execute_ms": [_ms(t) for t in times],
+        "execute_ms_mean": _ms(sum(times) / len(times)),
+        "execute_ms_min": _ms(min(times)),
+    }
+    if args.output:
+        report["output_file"] = args.output
+    if args.profile:
+        report["profile"] = _profile(exe, load_s, transfer_in_s, transfer_out_s)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return EXIT_OK
+    _print_run(report, results, show_values=not args.output)
+    return EXIT_OK
+
+
+def _describe(name: str, shape) -> dict:
+    return {"name": name, "shape": list(shape.dims), "dtype": shape.dtype.name}
+
+
+def _profile(exe, load_s: float, transfer_in_s: float, transfer_out_s: float) -> dict:
+    phases = {"parse": load_s, **exe.timings, "transfer_in": transfer_in_s,
+              "transfer_out": transfer_out_s}  # fmt: skip
+    profile: dict = {"phases_ms": {k: _ms(v) for k, v in phases.items() if k != "load"}}
+    for key, getter in (("cost_analysis", exe.cost_analysis),
+                        ("compiled_memory_stats", exe.compiled_memory_stats)):  # fmt: skip
+        try:
+            value = getter()
+        except HlortError:
+            continue
+        profile[key] = dict(value) if isinstance(value, dict) else vars(value)
+    return profile
+
+
+def _shape_text(d: dict) -> str:
+    return f"{d['name']} {d['dtype']}[{','.join(map(str, d['shape']))}]"
+
+
+def _print_run(report: dict, results: list[np.ndarray], show_values: bool) -> None:
+    print(f"module   {report['module']} ({report['format']}) on {report['device']}")
+    print(f"inputs   {', '.join(map(_shape_text, report['inputs'])) or '(none)'}"
+          f"  [{report['inputs_source']}]")  # fmt: skip
+    print(f"outputs  {', '.join(map(_shape_text, report['outputs'])) or '(none)'}")
+    print(f"compile  {report['compile_ms']:.3f} ms")
+    runs = len(report["execute_ms"])
+    if runs == 1:
+        print(f"execute  {report['execute_ms_mean']:.3f} ms")
+    else:
+        print(f"execute  {report['execute_ms_mean']:.3f} ms mean, "
+              f"{report['execute_ms_min']:.3f} ms min over {runs} runs")  # fmt: skip
+    if "profile" in report:
+        for phase, ms in report["profile"]["phases_ms"].items():
+            print(f"  {phase:<16} {ms:10.3f} ms")
+        for key in ("cost_analysis", "compiled_memory_stats"):
+            if key in report["profile"]:
+                items = ", ".join(f"{k}={v}" for k, v in report["profile"][key].items())
+                print(f"  {key}: {items}")
+    if "output_file" in report:
+        print(f"wrote    {report['output_file']} ({len(results)} array(s))")
+    elif show_values:
+        with np.printoptions(threshold=20, edgeitems=3, linewidth=100):
+            for i, value in enumerate(results):
+                print(f"out{i} = {np.array2string(value, separator=', ')}")
+
+
+# -- compile -------------------------------------------------------------------------------------
+def cmd_compile(args: argparse.Namespace) -> int:
+    from hlort.plugin.options import CompileOptions, DebugOptions
+
+    module, _fmt = _load(args.module)
+    backend, device = _backend_and_device(args.platform, None)
+    options = CompileOptions(debug=DebugOptions(dump_dir=args.dump_dir))
+    exe = backend.compile(module, device, options)
+    sys.stdout.write(exe.as_text().rstrip("\n") + "\n")
+    return EXIT_OK
+
+
+# -- commands other engineers implement ---------------------------------------------------------
+def _import_optional(module_name: str, feature: str):
+    import importlib
+
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        if err.name is not None and module_name.startswith(err.name):
+            raise Unimplemented(f"{feature} is not available in this installation "
+                                f"({module_name} is missing)") from None  # fmt: skip
+        raise
+
+
+def cmd_conformance(args: argparse.Namespace) -> int:
+    import hlort
+
+    hlort.backend(args.platform)  # unknown or broken platform -> exit 2 here, clearly
+    cmd = [sys.executable, "-m", "pytest", "--pyargs", "hlort.testing",
+           "--hlort-platform", args.platform, "-p", "no:cacheprovider"]  # fmt: skip
+    if args.report:
+        cmd += ["--junitxml", args.report]
+    rc = subprocess.call(cmd)
+    if rc in (4, 5):  # pytest: usage error / no tests collected
+        raise Unimplemented(
+            "the conformance suite (hlort.testing) is not available in this installation "
+            f"(pytest exit status {rc})"
+        )
+    return EXIT_OK if rc == 0 else EXIT_INTERNAL
+
+
+def cmd_new_plugin(args: argparse.Namespace) -> int:
+    module = _import_optional("hlort.plugin.new_plugin", "hlort new-plugin")
+    argv = [args.name] + (["--dest", args.dest] if args.dest else [])
+    return int(module.main(argv) or 0)
+
+
+def cmd_testdata(args: argparse.Namespace) -> int:
+    module = _import_optional("hlort.testdata_runner", "hlort testdata")
+    argv = list(args.paths)
+    if args.platform:
+        argv += ["--platform", args.platform]
+    if args.jobs is not None:
+        argv += ["--jobs", str(args.jobs)]
+    if args.report:
+        argv += ["--report", args.report]
+    return int(module.main(argv) or 0)
+
+
+# -- parser and main -----------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    common = _Parser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show tracebacks")  # fmt: skip
+    parser = _Parser(prog="hlort", description="hlort: run ML programs on pluggable backends")
+    parser.add_argument("--debug", action="store_true", default=False, help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("devices", parents=[common], help="list backends and their devices")
+    p.set_defaults(handler=cmd_devices)
+
+    p = sub.add_parser("run", parents=[common], help="run a module (HLO or StableHLO text)")
+    p.add_argument("module", metavar="MODULE")
+    p.add_argument("--inputs", metavar="IN.npz", help="arguments arg0..argN-1 (default: random)")
+    p.add_argument("--output", metavar="OUT.npz", help="write results out0..outM-1")
+    p.add_argument("--platform", metavar="P", help="backend to use (default: the default one)")
+    p.add_argument("--device", metavar="N", type=int, help="device id on that backend")
+    p.add_argument("--repeat", metavar="N", type=int, default=1, help="execute N times")
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+    p.add_argument("--profile", action="store_true", help="time every phase")
+    p.set_defaults(handler=cmd_run)
+
+    p = sub.add_parser("compile", parents=[common], help="print the optimized HLO of a module")
+    p.add_argument("module", metavar="MODULE")
+    p.add_argument("--platform", metavar="P")
+    p.add_argument("--dump-dir", metavar="D", help="write the module after each pass and "
+                   "the backend's artifacts here")  # fmt: skip
+    p.set_defaults(handler=cmd_compile)
+
+    p = sub.add_parser("conformance", parents=[common], help="run the conformance suite")
+    p.add_argument("--platform", metavar="P", required=True)
+    p.add_argument("--report", metavar="FILE", help="JUnit XML report")
+    p.set_defaults(handler=cmd_conformance)
+
+    p = sub.add_parser("new-plugin", parents=[common], help="create a plugin from the template")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--dest", metavar="DIR")
+    p.set_defaults(handler=cmd_new_plugin)
+
+    p = sub.add_parser("testdata", parents=[common], help="run StableHLO testdata files")
+    p.add_argument("paths", metavar="PATH", nargs="+")
+    p.add_argument("--platform", metavar="P")
+    p.add_argument("--jobs", metavar="N", type=int)
+    p.add_argument("--report", metavar="FILE")
+    p.set_defaults(handler=cmd_testdata)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except _UsageError as err:
+        _error(ErrorCode.INVALID_ARGUMENT.name, str(err))
+        return EXIT_BAD_INPUT
+    except SystemExit as exit_:  # --help
+        return int(exit_.code or 0) if not isinstance(exit_.code, str) else EXIT_BAD_INPUT
+    debug = bool(getattr(args, "debug", False))
+    try:
+        return int(args.handler(args) or 0)
+    except HlortError as err:
+        if debug:
+            traceback.print_exc()
+        _error(err.code.name, err.message)
+        return exit_code_for(err.code)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:  # noqa: BLE001 - a bug: one line, traceback with --debug
+        if debug:
+            traceback.print_exc()
+        hint = "" if debug else " (rerun with --debug for the traceback)"
+        _error("INTERNAL", f"{type(err).__name__}: {err}{hint}")
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""SimpleBuffer: the buffer lifecycle (ready event, holds, delete, donation) done once for all.
+
+A buffer's storage arrives asynchronously (an :class:`AsyncValue` completed by a transfer or a
+launch). Work that reads the storage takes a *hold*; ``delete()`` marks the buffer dead at once
+but frees the storage only when the last hold is released, so queued work never sees freed
+memory. Donation waits for the holds to go, then hands the storage to an execution: the buffer
+is dead from then on and the execution decides whether to free the storage or reuse it for an
+output. Any use of a dead buffer raises FAILED_PRECONDITION naming the buffer and what killed it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import weakref
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hlort.errors import FailedPrecondition, HlortError
+from hlort.plugin.api import Buffer, Device, Event, Future, unimplemented
+from hlort.plugin.base.events import AsyncValue, ready_value
+from hlort.shape import ArrayShape
+
+if TYPE_CHECKING:
+    from hlort.plugin.base.simple_device import SimpleDevice
+
+_ids = itertools.count()
+
+
+def _release_storage(device: SimpleDevice, storage: AsyncValue, nbytes: int) -> None:
+    """Free ``storage`` once it exists; safe to call from a finalizer."""
+
+    def free(error: HlortError | None) -> None:
+        try:
+            if error is None:
+                device.free(storage.result())
+        finally:
+            device.track_free(nbytes)
+
+    storage.on_ready(free)
+
+
+class SimpleBuffer(Buffer):
+    """A buffer on a :class:`SimpleDevice` whose storage is produced by ``storage``."""
+
+    def __init__(
+        self,
+        device: SimpleDevice,
+        shape: ArrayShape,
+        storage: AsyncValue,
+        name: str | None = None,
+    ):
+        self._device = device
+        self._shape = shape
+        self._storage = storage
+        self._name = name or f"buffer#{next(_ids)}"
+        self._cond = threading.Condition(threading.Lock())
+        self._holds = 0
+        self._dead_reason: str | None = None
+        nbytes = shape.nbytes
+        device.track_alloc(nbytes)
+        # Frees the storage when the buffer is garbage collected without delete().
+        self._finalizer = weakref.finalize(self, _release_storage, device, storage, nbytes)
+        self._finalizer.atexit = False  # never call into a plugin during interpreter shutdown
+
+    # -- description ---------------------------------------------------------------------------
+    @property
+    def shape(self) -> ArrayShape:
+        return self._shape
+
+    @property
+    def device(self) -> SimpleDevice:
+        return self._device
+
+    @property
+    def name(self) -> str:
+        where = f"{self._device.client.platform_name}:{self._device.id}"
+        return f"{self._name} ({self._shape} on {where})"
+
+    def ready_event(self) -> Event:
+        return self._storage
+
+    def is_deleted(self) -> bool:
+        return self._dead_reason is not None
+
+    def _dead_error(self, action: str) -> FailedPrecondition:
+        return FailedPrecondition(f"cannot {action} buffer {self.name}: it {self._dead_reason}")
+
+    # -- holds ---------------------------------------------------------------------------------
+    def acquire(self, action: str) -> AsyncValue:
+        """Take a hold for work that reads the storage; pair with :meth:`release`."""
+        with self._cond:
+            if self._dead_reason is not None:
+                raise self._dead_error(action)
+            self._holds += 1
+        return self._storage
+
+    def release(self) -> None:
+        with self._cond:
+            self._holds -= 1
+            last = self._holds == 0
+            if last:
+                self._cond.notify_all()
+        if last and self._dead_reason is not None:
+            self._finalizer()  # no-op after donation: donate() detached it
+
+    def donate(self, consumer: str) -> AsyncValue:
+        """Give the storage to ``consumer`` (an execution); the buffer is dead from now on.
+
+        Waits until work already holding the buffer (reads queued before) has released it, so
+        the consumer may write to the storage; the consumer then frees it (``device.free``,
+        ``device.track_free``) unless it keeps it as an output. Do not call from an event
+        callback: the holds may belong to work queued behind it.
+        """
+        with self._cond:
+            if self._dead_reason is not None:
+                raise self._dead_error(f"donate to {consumer}")
+            self._cond.wait_for(lambda: self._holds == 0)
+            if self._dead_reason is not None:  # deleted or donated while we waited
+                raise self._dead_error(f"donate to {consumer}")
+            self._dead_reason = (
+                f"was donated to {consumer} and can no longer be used; pass a new buffer, or "
+                f"list the argument in ExecuteOptions.non_donatable_input_indices"
+            )
+            self._finalizer.detach()
+        return self._storage
+
+    def delete(self) -> None:
+        with self._cond:
+            if self._dead_reason is not None:
+                return
+            self._dead_reason = "was deleted"
+            free_now = self._holds == 0
+        if free_now:
+            self._finalizer()
+
+    # -- data movement -------------------------------------------------------------------------
+    def to_host(self) -> Future[np.ndarray]:
+        storage = self.acquire("copy to host")
+        device, shape = self._device, self._shape
+        if device.host_memory and storage.is_ready():
+            try:
+                host = device.copy_out(storage.result(), shape)
+                return ready_value(host, f"{self._name} to host")
+            finally:
+                self.release()
+
+        def copy_out() -> np.ndarray:
+            try:
+                return device.copy_out(storage.result(), shape)
+            finally:
+                self.release()
+
+        return device.queue.enqueue(copy_out, f"copy {self._name} to host", waits_for=[storage])
+
+    def copy_to_device(self, device: Device) -> Buffer:
+        from hlort.plugin.base.simple_device import SimpleDevice
+
+        if device is self._device:
+            target = self._device
+        elif isinstance(device, SimpleDevice) and device.client is self._device.client:
+            target = device
+        else:
+            raise unimplemented(self, "Buffer.copy_to_device to another client's device")
+        host = self.to_host()
+        shape = self._shape
+        storage = target.queue.enqueue(
+            lambda: target.storage_from_host(host.result(), shape, owned=True),
+            f"copy {self._name} to {target.client.platform_name}:{target.id}",
+            waits_for=[host],
+        )
+        return SimpleBuffer(target, shape, storage)
+
+    def storage_now(self) -> Any:
+        """The storage, waiting for it; for plugin code that already holds the buffer."""
+        return self._storage.result()

@@ -1,0 +1,165 @@
+"""SimpleDevice: a device with a work queue, memory accounting and four storage hooks.
+
+A plugin subclasses it and overrides, at most, ``allocate``, ``free``, ``copy_in`` and
+``copy_out``. "Storage" is whatever the plugin uses for a buffer's memory (a device pointer, a
+handle); the base never looks inside it. The defaults keep storage in host memory as C-contiguous
+NumPy arrays, which is all a CPU-like backend needs (``host_memory = True`` lets the base adopt
+private host copies as storage and skip a copy).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from hlort.errors import ResourceExhausted
+from hlort.plugin.api import AttributeValue, Device, MemorySpace
+from hlort.plugin.base.work_queue import WorkQueue
+from hlort.plugin.capabilities import MemoryStats
+from hlort.shape import ArrayShape
+
+if TYPE_CHECKING:
+    from hlort.plugin.base.simple_client import SimpleClient
+
+
+class SimpleMemorySpace(MemorySpace):
+    """A memory space attached to a fixed list of devices."""
+
+    def __init__(self, space_id: int, kind: str, devices: Sequence[Device]):
+        self._id = space_id
+        self._kind = kind
+        self._devices = list(devices)
+
+    @property
+    def id(self) -> int:
+        return self._id
+
+    @property
+    def kind(self) -> str:
+        return self._kind
+
+    def devices(self) -> Sequence[Device]:
+        return list(self._devices)
+
+
+class SimpleDevice(Device):
+    """Owns one :class:`WorkQueue`; every transfer and launch on it runs there, in order.
+
+    ``host_memory``: storage is a C-contiguous NumPy array of the buffer's dtype and dims.
+    ``supports_zero_copy``: with host memory, the zero-copy host-buffer semantics may alias the
+    caller's array instead of copying it. ``bytes_limit`` makes allocation beyond it fail with
+    RESOURCE_EXHAUSTED.
+    """
+
+    host_memory: ClassVar[bool] = True
+    supports_zero_copy: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        client: SimpleClient,
+        device_id: int,
+        kind: str,
+        *,
+        local_hardware_id: int | None = None,
+        bytes_limit: int | None = None,
+        attributes: Mapping[str, AttributeValue] | None = None,
+        synchronous: bool = False,
+    ):
+        self.client = client
+        self._id = device_id
+        self._kind = kind
+        self._local_hardware_id = device_id if local_hardware_id is None else local_hardware_id
+        self._attributes = dict(attributes or {})
+        self.bytes_limit = bytes_limit
+        self.queue = WorkQueue(f"{client.platform_name}:{device_id}", synchronous=synchronous)
+        self._memory_space = SimpleMemorySpace(device_id, "device", [self])
+        self._stats_lock = threading.Lock()
+        self._bytes_in_use = 0
+        self._peak_bytes = 0
+        self._num_allocs = 0
+        self._largest_alloc = 0
+
+    # -- identity -----------------------------------------------------------------------------
+    @property
+    def id(self) -> int:
+        return self._id
+
+    @property
+    def kind(self) -> str:
+        return self._kind
+
+    @property
+    def local_hardware_id(self) -> int:
+        return self._local_hardware_id
+
+    def attributes(self) -> Mapping[str, AttributeValue]:
+        return dict(self._attributes)
+
+    def default_memory_space(self) -> MemorySpace:
+        return self._memory_space
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.client.platform_name}:{self.id} {self.kind}>"
+
+    # -- storage hooks (override for real device memory) --------------------------------------
+    def allocate(self, shape: ArrayShape) -> Any:
+        """New, uninitialized storage for an array of ``shape``."""
+        return np.empty(shape.dims, dtype=shape.dtype.numpy)
+
+    def free(self, storage: Any) -> None:
+        """Release storage. Called once, after every use of it finished."""
+
+    def copy_in(self, storage: Any, array: np.ndarray) -> None:
+        """Fill ``storage`` from a C-contiguous host array of the same shape and dtype."""
+        np.copyto(storage, array, casting="no")
+
+    def copy_out(self, storage: Any, shape: ArrayShape) -> np.ndarray:
+        """A new host array holding the contents of ``storage`` (never a view of it)."""
+        return np.array(storage, copy=True, order="C")
+
+    def duplicate(self, storage: Any, shape: ArrayShape) -> Any:
+        """New storage with the same contents (used when an output aliases an input)."""
+        if self.host_memory:
+            return np.array(storage, copy=True, order="C")
+        new = self.allocate(shape)
+        self.copy_in(new, self.copy_out(storage, shape))
+        return new
+
+    # -- used by the base classes --------------------------------------------------------------
+    def storage_from_host(self, array: np.ndarray, shape: ArrayShape, owned: bool) -> Any:
+        """Storage holding ``array``; ``owned`` means the array is a private copy we may adopt."""
+        if self.host_memory and owned:
+            return array
+        storage = self.allocate(shape)
+        self.copy_in(storage, np.ascontiguousarray(array))
+        return storage
+
+    def track_alloc(self, nbytes: int) -> None:
+        with self._stats_lock:
+            if self.bytes_limit is not None and self._bytes_in_use + nbytes > self.bytes_limit:
+                raise ResourceExhausted(
+                    f"{self.client.platform_name}:{self.id}: allocating {nbytes} bytes would "
+                    f"exceed the limit of {self.bytes_limit} ({self._bytes_in_use} in use); "
+                    f"delete buffers you no longer need"
+                )
+            self._bytes_in_use += nbytes
+            self._num_allocs += 1
+            self._peak_bytes = max(self._peak_bytes, self._bytes_in_use)
+            self._largest_alloc = max(self._largest_alloc, nbytes)
+
+    def track_free(self, nbytes: int) -> None:
+        with self._stats_lock:
+            self._bytes_in_use -= nbytes
+
+    def memory_stats(self) -> MemoryStats:
+        with self._stats_lock:
+            return MemoryStats(
+                bytes_in_use=self._bytes_in_use,
+                peak_bytes_in_use=self._peak_bytes,
+                num_allocs=self._num_allocs,
+                bytes_limit=self.bytes_limit,
+                largest_alloc_size=self._largest_alloc,
+            )

@@ -1,0 +1,345 @@
+"""SimpleExecutable: execute, donation, serialization and fingerprints; a plugin adds ``launch``.
+
+``execute`` validates every argument before anything runs, takes holds on (or donations of) the
+argument buffers, creates pending output buffers and enqueues one job per device on the
+device's work queue. The job waits for the inputs, calls the plugin's :meth:`launch` with their
+storage, fixes aliasing (an output that *is* an input's storage is duplicated unless the input
+was donated) and completes the outputs, or fails them all with the launch's error.
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hlort.errors import Internal, InvalidArgument, Unimplemented
+from hlort.plugin.api import Buffer, Executable
+from hlort.plugin.base.buffer import SimpleBuffer
+from hlort.plugin.base.events import AsyncValue
+from hlort.plugin.base.hlo_text import parse_hlo, print_hlo
+from hlort.plugin.base.serialization import FrameHeader, frame_executable
+from hlort.plugin.options import DEFAULT_EXECUTE_OPTIONS, CompileOptions, ExecuteOptions
+from hlort.shape import ArrayShape, Shape
+
+if TYPE_CHECKING:
+    from hlort.ir.module import Module
+    from hlort.plugin.base.simple_client import SimpleClient
+    from hlort.plugin.base.simple_device import SimpleDevice
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one copy of the program runs: a device and its replica and partition numbers."""
+
+    device: SimpleDevice
+    replica: int = 0
+    partition: int = 0
+
+
+@dataclass(frozen=True)
+class LaunchContext:
+    """What ``launch`` may need besides the device and the argument storage."""
+
+    replica: int
+    partition: int
+    launch_id: int
+    options: ExecuteOptions
+
+
+def flatten_array_shapes(shape: Shape, what: str) -> list[ArrayShape]:
+    """Leaves of ``shape`` in depth-first order; tokens are not allowed at the boundary."""
+    leaves = shape.leaf_shapes()
+    for leaf in leaves:
+        if not isinstance(leaf, ArrayShape):
+            raise Unimplemented(f"{what} of type {leaf} at the executable boundary")
+    return leaves  # type: ignore[return-value]
+
+
+class SimpleExecutable(Executable):
+    """Subclass and implement :meth:`launch`; optionally :meth:`compile` and the payload pair."""
+
+    def __init__(
+        self,
+        client: SimpleClient,
+        module: Module,
+        options: CompileOptions,
+        placements: Sequence[Placement],
+    ):
+        self.client = client
+        self.module = module
+        self.options = options
+        self.placements = list(placements)
+        entry = module.entry
+        self._parameter_shapes: list[ArrayShape] = []
+        for param in entry.parameters:
+            self._parameter_shapes += flatten_array_shapes(param.shape, f"parameter {param.name}")
+        self._output_shapes = flatten_array_shapes(entry.result_shape, "the result")
+        for index in options.donated_arguments:
+            if index >= len(self._parameter_shapes):
+                raise InvalidArgument(
+                    f"donated_arguments lists {index}, but {self.name} takes "
+                    f"{len(self._parameter_shapes)} argument(s)"
+                )
+        self._fingerprint: str | None = None
+        self.compile()
+
+    # -- hooks for the plugin ------------------------------------------------------------------
+    def compile(self) -> None:
+        """Translate ``self.module`` once (codegen); raise UNIMPLEMENTED for unsupported ops."""
+
+    @abc.abstractmethod
+    def launch(self, device: SimpleDevice, arguments: list[Any], ctx: LaunchContext) -> Sequence:
+        """Run on ``device`` (called on its work-queue thread, one launch at a time per device).
+
+        ``arguments`` is the storage of each flattened argument; return the storage of each
+        flattened output (NumPy arrays when ``device.host_memory``). Returning an argument's
+        storage is allowed: the base copies it unless that argument was donated.
+        """
+
+    def serialize_payload(self) -> bytes:
+        """What ``serialize`` stores; by default the HLO text of the module (recompiled on load)."""
+        return print_hlo(self.module).encode()
+
+    @classmethod
+    def module_from_payload(cls, payload: bytes, header: FrameHeader) -> Module:
+        """Inverse of :meth:`serialize_payload` (the client then compiles the module again)."""
+        return parse_hlo(payload.decode(), source_name=f"<serialized {header.name}>")
+
+    # -- Executable ----------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.module.name
+
+    def addressable_devices(self) -> list[SimpleDevice]:
+        return [p.device for p in self.placements]
+
+    @property
+    def num_replicas(self) -> int:
+        return self.options.num_replicas
+
+    @property
+    def num_partitions(self) -> int:
+        return self.options.num_partitions
+
+    @property
+    def parameter_shapes(self) -> list[ArrayShape]:
+        return list(self._parameter_shapes)
+
+    @property
+    def output_shapes(self) -> list[ArrayShape]:
+        return list(self._output_shapes)
+
+    @property
+    def result_shape(self) -> Shape:
+        return self.module.entry.result_shape
+
+    def donated_argument_indices(self) -> tuple[int, ...]:
+        return self.options.donated_arguments
+
+    def optimized_module(self) -> Module:
+        return self.module
+
+    def fingerprint(self) -> str:
+        if self._fingerprint is None:
+            digest = hashlib.sha256()
+            for part in (
+                self.client.platform_name,
+                self.client.platform_version,
+                json.dumps(self.options.to_dict(), sort_keys=True),
+            ):
+                digest.update(part.encode() + b"\0")
+            digest.update(self.serialize_payload())
+            self._fingerprint = digest.hexdigest()
+        return self._fingerprint
+
+    def serialize(self) -> bytes:
+        header = FrameHeader(
+            platform=self.client.platform_name,
+            platform_version=self.client.platform_version,
+            fingerprint=self.fingerprint(),
+            name=self.name,
+            metadata={"compile_options": self.options.to_dict()},
+        )
+        return frame_executable(header, self.serialize_payload())
+
+    # -- execution -----------------------------------------------------------------------------
+    def execute(
+        self,
+        arguments: Sequence[Sequence[Buffer]],
+        options: ExecuteOptions = DEFAULT_EXECUTE_OPTIONS,
+    ) -> list[list[Buffer]]:
+        if len(arguments) != len(self.placements):
+            raise InvalidArgument(
+                f"{self.name} runs on {len(self.placements)} device(s) and needs one argument "
+                f"list per device, got {len(arguments)}"
+            )
+        for placement, args in zip(self.placements, arguments, strict=True):
+            self._check_arguments(placement.device, args)
+        donate = [i for i in self.options.donated_arguments
+                  if i not in options.non_donatable_input_indices]  # fmt: skip
+        return [
+            self._execute_on(placement, list(args), donate, options)
+            for placement, args in zip(self.placements, arguments, strict=True)
+        ]
+
+    def _check_arguments(self, device: SimpleDevice, args: Sequence[Buffer]) -> None:
+        where = f"{device.client.platform_name}:{device.id}"
+        if len(args) != len(self._parameter_shapes):
+            raise InvalidArgument(
+                f"{self.name} takes {len(self._parameter_shapes)} argument(s) on {where}, "
+                f"got {len(args)}"
+            )
+        for i, (buf, shape) in enumerate(zip(args, self._parameter_shapes, strict=True)):
+            if not isinstance(buf, SimpleBuffer):
+                raise InvalidArgument(
+                    f"argument {i} of {self.name} must be a buffer of this client, got "
+                    f"{type(buf).__name__}; create it with client.buffer_from_host"
+                )
+            if buf.shape != shape:
+                raise InvalidArgument(
+                    f"argument {i} of {self.name} must be {shape}, got buffer {buf.name}"
+                )
+            if buf.device is not device:
+                raise InvalidArgument(
+                    f"argument {i} of {self.name} for {where} is on another device: {buf.name}; "
+                    f"copy it with buffer.copy_to_device"
+                )
+
+    def _execute_on(
+        self,
+        placement: Placement,
+        args: list[SimpleBuffer],
+        donate: list[int],
+        options: ExecuteOptions,
+    ) -> list[Buffer]:
+        device = placement.device
+        label = f"output of {self.name!r} on {device.client.platform_name}:{device.id}"
+        pending = [AsyncValue(label) for _ in self._output_shapes]
+        held: list[SimpleBuffer] = []
+        donated: list[tuple[SimpleBuffer, AsyncValue]] = []
+        values: list[AsyncValue] = []
+
+        def abandon(exc: BaseException) -> None:
+            for buf in held:
+                buf.release()
+            for value in pending:
+                if not value.is_ready():
+                    value.set_error(exc)
+
+        try:
+            outputs: list[Buffer] = [
+                SimpleBuffer(device, shape, value, f"{self.name}.out{k}")
+                for k, (shape, value) in enumerate(zip(self._output_shapes, pending, strict=True))
+            ]
+            for i, buf in enumerate(args):
+                if i in donate:
+                    value = buf.donate(f"execution of {self.name!r} (argument {i})")
+                    donated.append((buf, value))
+                else:
+                    value = buf.acquire(f"pass to {self.name!r} as argument {i} of")
+                    held.append(buf)
+                values.append(value)
+        except BaseException as exc:
+            abandon(exc)
+            _free_donated(device, donated, set())
+            raise
+        ctx = LaunchContext(placement.replica, placement.partition, options.launch_id, options)
+        donated_ids = {id(buf) for buf, _ in donated}
+
+        def run() -> None:
+            kept: set[int] = set()
+            try:
+                storages = [v.result() for v in values]
+                results = list(self.launch(device, storages, ctx))
+                results = self._fix_outputs(device, results, storages, args, donated_ids, kept)
+            except BaseException as exc:
+                abandon(exc)
+                raise
+            finally:
+                _free_donated(device, donated, kept)
+            for buf in held:
+                buf.release()
+            for value, storage in zip(pending, results, strict=True):
+                value.set_result(storage)
+
+        try:
+            device.queue.enqueue(run, f"launch of {self.name!r}")
+        except BaseException as exc:
+            abandon(exc)
+            _free_donated(device, donated, set())
+            raise
+        return outputs
+
+    def _fix_outputs(
+        self,
+        device: SimpleDevice,
+        results: list,
+        inputs: list,
+        args: list[SimpleBuffer],
+        donated_ids: set[int],
+        kept: set[int],
+    ) -> list:
+        if len(results) != len(self._output_shapes):
+            raise Internal(
+                f"plugin bug: launch of {self.name} returned {len(results)} output(s), expected "
+                f"{len(self._output_shapes)}"
+            )
+        donated_inputs = [id(buf) in donated_ids for buf in args]
+        fixed: list = []
+        for k, (storage, shape) in enumerate(zip(results, self._output_shapes, strict=True)):
+            if device.host_memory:
+                storage = _check_host_output(storage, shape, k, self.name)
+            overlaps = [j for j, inp in enumerate(inputs) if _aliases(device, storage, inp)]
+            if any(not donated_inputs[j] for j in overlaps) or any(
+                _aliases(device, storage, prev) for prev in fixed
+            ):
+                storage = device.duplicate(storage, shape)
+            else:
+                kept.update(id(inputs[j]) for j in overlaps)
+            fixed.append(storage)
+        return fixed
+
+
+def _aliases(device: SimpleDevice, a: Any, b: Any) -> bool:
+    """Whether two storages may be the same memory (overlap for host arrays, else identity)."""
+    if a is b:
+        return True
+    if device.host_memory and isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return bool(np.may_share_memory(a, b))
+    return False
+
+
+def _check_host_output(storage: Any, shape: ArrayShape, k: int, name: str) -> np.ndarray:
+    if (
+        not isinstance(storage, np.ndarray)
+        or storage.shape != shape.dims
+        or storage.dtype != shape.dtype.numpy
+    ):
+        got = (f"{storage.dtype}{list(storage.shape)}" if isinstance(storage, np.ndarray)
+               else type(storage).__name__)  # fmt: skip
+        raise Internal(f"plugin bug: launch of {name} gave {got} for output {k}, expected {shape}")
+    if not storage.flags.c_contiguous:
+        storage = np.ascontiguousarray(storage)
+    return storage
+
+
+def _free_donated(
+    device: SimpleDevice, donated: list[tuple[SimpleBuffer, AsyncValue]], kept: set[int]
+) -> None:
+    """Free donated storage not reused as an output; its byte count moves either way."""
+    for buf, value in donated:
+
+        def free(error, value=value, nbytes=buf.shape.nbytes) -> None:
+            try:
+                if error is None and id(value.result()) not in kept:
+                    device.free(value.result())
+            finally:
+                device.track_free(nbytes)
+
+        value.on_ready(free)

@@ -1,0 +1,195 @@
+"""The built-in ``interpreter`` platform: the reference interpreter behind the plugin API.
+
+It is always available (lowest priority, so any real backend wins the default) and doubles as
+the smallest complete example of the :mod:`hlort.plugin.base` classes: storage is host memory,
+``compile`` only checks that every op can be evaluated, and ``launch`` runs the evaluator.
+Buffers are private copies, never views of the caller's arrays (no zero-copy), and the
+serialized form is the HLO text of the module.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from hlort.errors import Unimplemented
+from hlort.interpreter.evaluator import Evaluator
+from hlort.interpreter.registry import function_for
+from hlort.ir.opcodes import Opcode
+from hlort.plugin.api import AttributeValue
+from hlort.plugin.base import (
+    LaunchContext,
+    SimpleClient,
+    SimpleDevice,
+    SimpleExecutable,
+    SimplePlugin,
+)
+from hlort.plugin.capabilities import Capabilities, CompiledMemoryStats
+from hlort.plugin.versioning import API_VERSION
+from hlort.shape import ArrayShape, Shape, Token, TokenShape, TupleShape
+
+PLATFORM = "interpreter"
+INTERPRETER_PRIORITY = -1000
+_STRUCTURAL = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT}
+
+
+def unflatten(shapes: Sequence[Shape], flat: Sequence[Any]) -> list[Any]:
+    """Rebuild (possibly tuple-shaped) parameter values from flattened leaves."""
+    it = iter(flat)
+
+    def build(shape: Shape):
+        if isinstance(shape, TupleShape):
+            return tuple(build(s) for s in shape.elements)
+        if isinstance(shape, TokenShape):
+            return Token()
+        return next(it)
+
+    return [build(s) for s in shapes]
+
+
+def flatten_value(value: Any) -> list[np.ndarray]:
+    """A result value's array leaves, depth first (tokens dropped)."""
+    if isinstance(value, tuple):
+        out: list[np.ndarray] = []
+        for v in value:
+            out += flatten_value(v)
+        return out
+    if isinstance(value, Token):
+        return []
+    return [value]
+
+
+class InterpreterDevice(SimpleDevice):
+    supports_zero_copy = False  # copies, never views of caller arrays
+
+
+class InterpreterExecutable(SimpleExecutable):
+    def compile(self) -> None:
+        missing: set[str] = set()
+        for comp in self.module.computations:
+            for instr in comp.instructions:
+                if instr.opcode is Opcode.PARAMETER:
+                    continue
+                if function_for(instr.opcode) is None:
+                    missing.add(instr.opcode.value)
+                elif instr.opcode is Opcode.CUSTOM_CALL:
+                    _check_custom_call(instr)
+        if missing:
+            raise Unimplemented(
+                f"the interpreter platform cannot run {self.name}: no interpreter function for "
+                f"{', '.join(sorted(missing))}"
+            )
+        self._entry_shapes = [p.shape for p in self.module.entry.parameters]
+        self._evaluators: dict[int, Evaluator] = {}
+
+    def launch(self, device: SimpleDevice, arguments: list, ctx: LaunchContext) -> list:
+        # Launches on one device are serialized by its work queue, so one evaluator per device
+        # (which caches instruction orders) is never used by two threads at once.
+        evaluator = self._evaluators.get(device.id)
+        if evaluator is None:
+            evaluator = Evaluator(replica_id=ctx.replica, partition_id=ctx.partition)
+            self._evaluators[device.id] = evaluator
+        result = evaluator.run(self.module, unflatten(self._entry_shapes, arguments))
+        return flatten_value(result)
+
+    def cost_analysis(self) -> Mapping[str, float]:
+        return estimate_cost(self.module)
+
+    def compiled_memory_stats(self) -> CompiledMemoryStats:
+        entry = self.module.entry
+        temp = sum(
+            _nbytes(i.shape)
+            for comp in self.module.computations
+            for i in comp.instructions
+            if i.opcode is not Opcode.PARAMETER and i is not entry.root
+        )
+        return CompiledMemoryStats(
+            argument_size_in_bytes=sum(s.nbytes for s in self.parameter_shapes),
+            output_size_in_bytes=sum(s.nbytes for s in self.output_shapes),
+            temp_size_in_bytes=temp,
+        )
+
+    def artifacts(self) -> Mapping[str, str | bytes]:
+        """The interpreter's "binary" is the module itself."""
+        return {"interpreted.hlo": self.serialize_payload().decode()}
+
+
+def _check_custom_call(instr) -> None:
+    try:
+        from hlort.custom_calls import evaluator_for
+    except ImportError:  # pragma: no cover - older cores had no registry
+        return
+    evaluator_for(instr.attrs.get("custom_call_target", ""))
+
+
+def _nbytes(shape: Shape) -> int:
+    return int(getattr(shape, "nbytes", 0))
+
+
+def estimate_cost(module) -> dict[str, float]:
+    """Rough counts: one flop per elementwise output element, 2*K per dot output element."""
+    flops = transcendentals = bytes_accessed = 0.0
+    for comp in module.computations:
+        if comp is not module.entry and comp.is_fusion_computation:
+            continue
+        for instr in comp.instructions:
+            if instr.opcode in _STRUCTURAL:
+                continue
+            shape = instr.shape
+            size = shape.size if isinstance(shape, ArrayShape) else 0
+            info = instr.opcode.info
+            if info.transcendental:
+                transcendentals += size
+            elif info.elementwise:
+                flops += size
+            elif instr.opcode is Opcode.DOT:
+                dims = instr.attrs.get("dot_dimension_numbers")
+                lhs = instr.operands[0].shape
+                contracting = getattr(dims, "lhs_contracting_dims", ()) if dims else ()
+                flops += 2.0 * size * math.prod(lhs.dims[d] for d in contracting)
+            bytes_accessed += _nbytes(shape) + sum(_nbytes(o.shape) for o in instr.operands)
+    return {
+        "flops": flops,
+        "transcendentals": transcendentals,
+        "bytes accessed": bytes_accessed,
+    }
+
+
+class InterpreterClient(SimpleClient):
+    executable_class = InterpreterExecutable
+
+    def create_devices(self) -> list[SimpleDevice]:
+        default = getattr(self.plugin, "device_count", 1)
+        count = int(self.client_options.get("device_count", default))
+        return [InterpreterDevice(self, i, "interpreter") for i in range(count)]
+
+
+class InterpreterPlugin(SimplePlugin):
+    """``InterpreterPlugin(device_count=2)`` gives a client with two interpreter devices."""
+
+    name = PLATFORM
+    api_version = API_VERSION
+    priority = INTERPRETER_PRIORITY
+    client_class = InterpreterClient
+
+    def __init__(self, device_count: int = 1):
+        self.device_count = device_count
+
+    def attributes(self) -> Mapping[str, AttributeValue]:
+        from hlort import __version__
+
+        return {"version": __version__, "vendor": "hlort", "description": "reference interpreter"}
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            serialization=True,
+            donation=True,
+            memory_stats=True,
+            cost_analysis=True,
+            compiled_memory_stats=True,
+            artifacts=True,
+            multi_device=self.device_count > 1,
+        )

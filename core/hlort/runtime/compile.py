@@ -1,0 +1,117 @@
+"""The compile entry point: load, verify, run the core pipeline, then the plugin's compile.
+
+Verification happens here, once; executables never re-verify per call. The core pass pipeline
+(``hlort.passes.run_default_pipeline``) runs when this installation has one; otherwise the
+verified module goes to the backend unchanged. The caller's module is never modified: passes
+run on a clone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from hlort.errors import Unimplemented
+from hlort.ir.module import Module
+from hlort.ir.verifier import verify_module
+from hlort.plugin import api
+from hlort.plugin.base.hlo_text import print_hlo
+from hlort.plugin.options import CompileOptions
+from hlort.runtime.executable import Executable
+from hlort.runtime.program import load_program
+
+
+def _pipeline():
+    try:
+        from hlort.passes import run_default_pipeline
+    except ImportError as err:
+        if err.name in ("hlort.passes", "hlort"):  # no pipeline in this installation
+            return None
+        raise  # the pipeline exists but is broken: say so
+    return run_default_pipeline
+
+
+def run_core_passes(module: Module, options: CompileOptions, platform: str) -> Module:
+    """The module after the core pipeline (or ``module`` itself when there is none)."""
+    pipeline = _pipeline()
+    debug = options.debug
+    if pipeline is None or not debug.run_core_passes:
+        return module
+    offered: dict[str, Any] = {
+        "options": options,
+        "dump_dir": debug.dump_dir,
+        "verify": debug.verify_passes,
+        "platform": platform,
+        "disabled_passes": debug.disabled_passes,
+    }
+    params = inspect.signature(pipeline).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        kwargs = offered
+    else:
+        kwargs = {k: v for k, v in offered.items() if k in params}
+    result = pipeline(module, **kwargs)
+    if isinstance(result, Module):
+        return result
+    if isinstance(result, tuple) and result and isinstance(result[0], Module):
+        return result[0]
+    return module
+
+
+def _device_options(options: CompileOptions, device: api.Device | None) -> CompileOptions:
+    if device is None or options.device_assignment is not None:
+        return options
+    if options.num_replicas * options.num_partitions != 1:
+        return options
+    return dataclasses.replace(options, device_assignment=((device.id,),))
+
+
+def compile_on(
+    backend,
+    program: Module | str | bytes | os.PathLike,
+    device=None,
+    options: CompileOptions | Mapping[str, Any] | None = None,
+) -> Executable:
+    """Compile ``program`` for ``backend`` (a runtime Backend), on ``device`` if given."""
+    if options is None:
+        options = CompileOptions()
+    elif isinstance(options, Mapping):
+        options = CompileOptions(**options)
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    module, _fmt = load_program(program)
+    timings["load"] = time.perf_counter() - start
+    start = time.perf_counter()
+    verify_module(module)
+    timings["verify"] = time.perf_counter() - start
+    start = time.perf_counter()
+    optimized = run_core_passes(module.clone(), options, backend.platform)
+    timings["core_passes"] = time.perf_counter() - start
+    raw_device = device.raw if device is not None else None
+    options = _device_options(options, raw_device)
+    start = time.perf_counter()
+    raw = backend.client.compile(optimized, options)
+    timings["backend_compile"] = time.perf_counter() - start
+    if options.debug.dump_dir:
+        dump_compilation(options.debug.dump_dir, optimized, raw, backend.platform)
+    return Executable(raw, backend, optimized, timings)
+
+
+def dump_compilation(dump_dir: str, module: Module, raw: api.Executable, platform: str) -> None:
+    """Write the module the backend received and the backend's artifacts into ``dump_dir``."""
+    os.makedirs(dump_dir, exist_ok=True)
+    with open(os.path.join(dump_dir, f"{module.name}.optimized.hlo"), "w") as f:
+        f.write(print_hlo(module))
+    try:
+        artifacts = raw.artifacts()
+    except Unimplemented:
+        artifacts = {}
+    for name, content in artifacts.items():
+        safe = os.path.basename(name)
+        path = os.path.join(dump_dir, f"{module.name}.{platform}.{safe}")
+        mode = "wb" if isinstance(content, bytes) else "w"
+        with open(path, mode) as f:
+            f.write(content)

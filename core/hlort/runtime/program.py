@@ -1,0 +1,106 @@
+"""Program loading: an HloModule, XLA HLO text or StableHLO text -> a (verified) HloModule.
+
+The format is told by content, since files are often named ``.txt``: text whose first
+significant line starts with ``HloModule`` is XLA HLO; text with ``module @``/``module {``,
+``func.func`` or ``stablehlo.`` ops is StableHLO. A file's suffix (``.hlo``, ``.mlir``) decides
+when present. Importers only translate; they never optimize.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from hlort.errors import InvalidArgument, NotFound, Unimplemented
+from hlort.ir.module import Module
+from hlort.plugin.base.hlo_text import parse_hlo
+
+HLO = "hlo"
+STABLEHLO = "stablehlo"
+_SUFFIXES = {".hlo": HLO, ".mlir": STABLEHLO, ".stablehlo": STABLEHLO}
+_COMMENT = re.compile(r"^\s*(//.*|#.*)?$")
+_STABLEHLO_MARKERS = (re.compile(r"(^|\s)module\s*(@|\{|attributes)"), re.compile(r"func\.func"),
+                      re.compile(r"stablehlo\."))  # fmt: skip
+
+
+def detect_format(text: str, source_name: str = "<text>") -> str:
+    """``"hlo"`` or ``"stablehlo"``; INVALID_ARGUMENT when the text is neither."""
+    for line in text.splitlines():
+        if _COMMENT.match(line):
+            continue
+        stripped = line.lstrip()
+        if stripped.startswith("HloModule"):
+            return HLO
+        break
+    if any(marker.search(text) for marker in _STABLEHLO_MARKERS):
+        return STABLEHLO
+    if re.search(r"^\s*HloModule\b", text, re.MULTILINE):
+        return HLO
+    raise InvalidArgument(
+        f"{source_name}: cannot tell the program format: expected XLA HLO text (starting with "
+        f"'HloModule') or StableHLO text ('module @...', 'func.func', 'stablehlo.' ops)"
+    )
+
+
+def parse_stablehlo(text: str, source_name: str = "<text>") -> Module:
+    try:
+        from hlort.importers.stablehlo import parse_stablehlo as importer
+    except ImportError:
+        raise Unimplemented(
+            "the StableHLO importer (hlort.importers.stablehlo.parse_stablehlo) is not available "
+            "in this installation; convert the program to HLO text"
+        ) from None
+    return importer(text, source_name=source_name)
+
+
+def parse_program(text: str, fmt: str | None = None, source_name: str = "<text>") -> Module:
+    """Parse program text of format ``fmt`` (detected when None)."""
+    fmt = fmt or detect_format(text, source_name)
+    if fmt == HLO:
+        return parse_hlo(text, source_name=source_name)
+    if fmt == STABLEHLO:
+        return parse_stablehlo(text, source_name=source_name)
+    raise InvalidArgument(f"unknown program format {fmt!r}; use {HLO!r} or {STABLEHLO!r}")
+
+
+def read_program_file(path: str | os.PathLike) -> tuple[str, str]:
+    """The text of a program file and its format (suffix, else content)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise NotFound(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise InvalidArgument(f"{path} is a directory, not a program file") from None
+    except UnicodeDecodeError:
+        raise InvalidArgument(f"{path} is not UTF-8 text; expected HLO or StableHLO text") from None
+    except OSError as err:
+        raise InvalidArgument(f"cannot read {path}: {err.strerror or err}") from None
+    fmt = _SUFFIXES.get(path.suffix.lower()) or detect_format(text, str(path))
+    return text, fmt
+
+
+def load_program(program: Module | str | bytes | os.PathLike, source_name: str | None = None):
+    """Anything ``hlort.compile`` accepts -> ``(module, format)``.
+
+    A ``str`` is program text; pass a :class:`pathlib.Path` to read a file.
+    """
+    if isinstance(program, Module):
+        return program, "module"
+    if isinstance(program, os.PathLike):
+        text, fmt = read_program_file(program)
+        return parse_program(text, fmt, source_name or os.fspath(program)), fmt
+    if isinstance(program, bytes):
+        try:
+            program = program.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidArgument("program bytes are not UTF-8 text") from None
+    if isinstance(program, str):
+        name = source_name or "<text>"
+        fmt = detect_format(program, name)
+        return parse_program(program, fmt, name), fmt
+    raise InvalidArgument(
+        f"cannot compile a {type(program).__name__}; pass an hlort Module, HLO or StableHLO text, "
+        f"or a pathlib.Path to a program file"
+    )

@@ -1,0 +1,1 @@
+"""A working test plugin, registered through a pluggy hook (see hooks.py)."""
