@@ -294,6 +294,17 @@ class Executable(abc.ABC):
         ``parameter_shapes``; anything else is INVALID_ARGUMENT before anything is launched.
         """
 
+    def execute_host(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Run synchronously on the first device with host arrays in and out (optional).
+
+        The fast path for ``exe(numpy_arrays)``: a backend whose device memory is host memory
+        (CPU) can skip buffer objects and the work-queue handoff and dispatch in microseconds.
+        Arrays are already checked against ``parameter_shapes``; the returned arrays belong to
+        the caller. Backends without such a path leave the default, and the runtime falls back
+        to buffers + ``execute``.
+        """
+        raise unimplemented(self, "Executable.execute_host")
+
     def fingerprint(self) -> str:
         """Stable identity of the compiled program (optional): same input, same fingerprint."""
         raise unimplemented(self, "Executable.fingerprint")
