@@ -1,0 +1,208 @@
+"""Control flow and structure: while, if, case, call, composite, custom_call, optimization_barrier,
+after_all, rng_bit_generator, and the ops hlort rejects as unsupported.
+
+StableHLO regions of while/if/case may use values of the enclosing block. HLO computations take
+everything as parameters, so such captured values (other than constants, which are re-created
+inside) ride along: in the loop state for while, in the branch operand for if/case.
+"""
+
+from __future__ import annotations
+
+from hlort.errors import Unimplemented
+from hlort.importers.stablehlo import mlir_ast as ast
+from hlort.importers.stablehlo.conversion_context import OpContext, converter
+from hlort.importers.stablehlo.convert_data_movement import unpack
+from hlort.importers.stablehlo.convert_module import Scope, free_values
+from hlort.ir.opcodes import Opcode
+from hlort.shape import TupleShape
+
+
+def _captured(cx: OpContext, regions) -> list[tuple[str, object]]:
+    """Non-constant values of the enclosing scopes that ``regions`` use."""
+    out = []
+    for name in free_values(regions):
+        outer = cx.scope.lookup(name)
+        if outer.opcode is not Opcode.CONSTANT:
+            out.append((name, outer))
+    return out
+
+
+def _state_computation(cx: OpContext, region: ast.Region, name: str, state_shape, n_args: int,
+                       captured, mode: str):  # fmt: skip
+    """A computation over one tuple parameter (block arguments, then captured values).
+
+    ``mode``: "cond" returns the region's i1; "body" returns the new state (results, then the
+    captured values unchanged); "branch" returns the region's results as a tuple."""
+    if len(region.blocks) != 1:
+        raise cx.unsupported(f"regions with {len(region.blocks)} blocks")
+    block = region.blocks[0]
+    if len(block.args) != n_args:
+        raise cx.invalid(f"region takes {len(block.args)} argument(s), expected {n_args}")
+    sub = cx.b.sub(name)
+    inner = Scope(cx.conv, sub, parent=cx.scope)
+    state = sub.parameter(state_shape, "state")
+    for i, (arg, _) in enumerate(block.args):
+        inner.define(arg, sub.get_tuple_element(state, i))
+    passthrough = []
+    for j, (cap, _) in enumerate(captured):
+        value = sub.get_tuple_element(state, n_args + j)
+        inner.define(cap, value)
+        passthrough.append(value)
+    results = cx.conv.convert_block(inner, block)
+    if mode == "body":
+        root = sub.tuple(results + passthrough)
+    elif mode == "branch":
+        root = sub.tuple(results)
+    else:
+        if len(results) != 1:
+            raise cx.invalid("the loop condition must return one i1 value")
+        root = results[0]
+    return sub.finish(root)
+
+
+@converter("stablehlo.while")
+def _while(cx: OpContext):
+    inits = cx.operands
+    cond_region, body_region = cx.op.regions
+    captured = _captured(cx, [cond_region, body_region])
+    init = cx.b.tuple(list(inits) + [c for _, c in captured])
+    n = len(inits)
+    cond = _state_computation(cx, cond_region, "while_cond", init.shape, n, captured, "cond")
+    body = _state_computation(cx, body_region, "while_body", init.shape, n, captured, "body")
+    loop = cx.b.while_loop(cond, body, init)
+    return [cx.b.get_tuple_element(loop, i) for i in range(n)]
+
+
+def _branches(cx: OpContext, selector, regions):
+    captured = _captured(cx, regions)
+    operand = cx.b.tuple([c for _, c in captured])
+    comps = [
+        _state_computation(cx, region, f"branch{i}", operand.shape, 0, captured, "branch")
+        for i, region in enumerate(regions)
+    ]
+    out = cx.b.conditional(selector, comps, [operand] * len(comps))
+    return [cx.b.get_tuple_element(out, i) for i in range(len(cx.op.results))]
+
+
+@converter("stablehlo.if")
+def _if(cx: OpContext):
+    return _branches(cx, cx.operand(0), cx.op.regions)
+
+
+@converter("stablehlo.case")
+def _case(cx: OpContext):
+    index = cx.operand(0)
+    if index.shape.dtype.name != "s32":
+        index = cx.b.convert(index, "s32")
+    return _branches(cx, index, cx.op.regions)
+
+
+def call_function(cx: OpContext, name: str, operands):
+    comp = cx.conv.function_computation(name)
+    out = cx.b.call(comp, operands)
+    n = len(cx.op.results)
+    if n == 0:
+        return []
+    return unpack(cx, out, n)
+
+
+@converter("func.call")
+def _call(cx: OpContext):
+    callee = cx.attr("callee")
+    name = callee.name if isinstance(callee, ast.SymbolRef) else str(callee)
+    return call_function(cx, name, cx.operands)
+
+
+@converter("stablehlo.composite")
+def _composite(cx: OpContext):
+    decomposition = cx.attr("decomposition")
+    if not isinstance(decomposition, ast.SymbolRef):
+        raise cx.invalid(f"decomposition must be a function symbol, got {decomposition!r}")
+    return call_function(cx, decomposition.name, cx.operands)
+
+
+@converter("stablehlo.custom_call")
+def _custom_call(cx: OpContext):
+    target = cx.attr("call_target_name")
+    shapes = [cx.result_shape(i) for i in range(len(cx.op.result_types))]
+    shape = shapes[0] if len(shapes) == 1 else TupleShape(tuple(shapes))
+    attrs = {"custom_call_target": target}
+    config = cx.attr("backend_config", None)
+    if isinstance(config, str) and config:
+        attrs["backend_config"] = config
+    if cx.bool("has_side_effect"):
+        attrs["has_side_effect"] = True
+    called = cx.attr("called_computations", None)
+    if called:
+        attrs["called_computations"] = tuple(
+            cx.conv.function_computation(c.name) for c in called if isinstance(c, ast.SymbolRef)
+        )
+    out = cx.b.op(Opcode.CUSTOM_CALL, cx.operands, shape, **attrs)
+    if not shapes:
+        return []
+    return unpack(cx, out, len(shapes))
+
+
+@converter("stablehlo.optimization_barrier")
+def _optimization_barrier(cx: OpContext):
+    if len(cx.operands) == 1:
+        return [cx.b.optimization_barrier(cx.operand(0))]
+    out = cx.b.optimization_barrier(cx.b.tuple(cx.operands))
+    return [cx.b.get_tuple_element(out, i) for i in range(len(cx.operands))]
+
+
+@converter("stablehlo.after_all")
+def _after_all(cx: OpContext):
+    return [cx.b.after_all(cx.operands)]
+
+
+@converter("stablehlo.create_token")
+def _create_token(cx: OpContext):
+    return [cx.b.after_all([])]
+
+
+_RNG = {"DEFAULT": "rng_default", "THREE_FRY": "rng_three_fry", "PHILOX": "rng_philox"}
+
+
+@converter("stablehlo.rng_bit_generator")
+def _rng_bit_generator(cx: OpContext):
+    algorithm = _RNG.get(cx.enum("rng_algorithm", "DEFAULT") or "DEFAULT")
+    if algorithm is None:
+        raise cx.invalid(f"unknown rng_algorithm {cx.attr('rng_algorithm')!r}")
+    out = cx.b.rng_bit_generator(cx.operand(0), cx.result_array(1), algorithm)
+    return [cx.b.get_tuple_element(out, 0), cx.b.get_tuple_element(out, 1)]
+
+
+@converter("interpreter.print")
+def _print(cx: OpContext):
+    return []
+
+
+@converter("interpreter.probe")
+def _probe(cx: OpContext):
+    """Identity; the entry block's probes are remembered for check.expect_serialized_eq."""
+    if cx.scope.is_entry:
+        cx.conv.probes[str(cx.attr("probe_id", ""))] = cx.operand(0)
+    return [cx.operand(0)]
+
+
+_UNSUPPORTED = {
+    "stablehlo.all_reduce": "collective ops (hlort runs one replica)",
+    "stablehlo.all_gather": "collective ops (hlort runs one replica)",
+    "stablehlo.all_to_all": "collective ops (hlort runs one replica)",
+    "stablehlo.reduce_scatter": "collective ops (hlort runs one replica)",
+    "stablehlo.collective_permute": "collective ops (hlort runs one replica)",
+    "stablehlo.collective_broadcast": "collective ops (hlort runs one replica)",
+    "stablehlo.collective_reduce": "collective ops (hlort runs one replica)",
+    "stablehlo.send": "host/device communication (send)",
+    "stablehlo.recv": "host/device communication (recv)",
+    "stablehlo.infeed": "infeed",
+    "stablehlo.outfeed": "outfeed",
+}
+
+
+def _unsupported(cx: OpContext):
+    raise Unimplemented(f"{cx.op.name}: {_UNSUPPORTED[cx.op.name]} is not supported by hlort")
+
+
+converter(*_UNSUPPORTED)(_unsupported)
