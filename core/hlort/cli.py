@@ -179,8 +179,12 @@ def _profile(exe, load_s: float, transfer_in_s: float, transfer_out_s: float) ->
     phases = {"parse": load_s, **exe.timings, "transfer_in": transfer_in_s,
               "transfer_out": transfer_out_s}  # fmt: skip
     profile: dict = {"phases_ms": {k: _ms(v) for k, v in phases.items() if k != "load"}}
-    for key, getter in (("cost_analysis", exe.cost_analysis),
-                        ("compiled_memory_stats", exe.compiled_memory_stats)):  # fmt: skip
+    getters = (("cost_analysis", exe.cost_analysis),
+               ("compiled_memory_stats", exe.compiled_memory_stats),
+               ("execution_profile", getattr(exe.raw, "execution_profile", None)))  # fmt: skip
+    for key, getter in getters:
+        if getter is None:  # execution_profile: optional, plugins with a device model have it
+            continue
         try:
             value = getter()
         except HlortError:
@@ -212,6 +216,8 @@ def _print_run(report: dict, results: list[np.ndarray], show_values: bool) -> No
             if key in report["profile"]:
                 items = ", ".join(f"{k}={v}" for k, v in report["profile"][key].items())
                 print(f"  {key}: {items}")
+        for k, v in report["profile"].get("execution_profile", {}).items():
+            print(f"  device {k}: {v}")
     if "output_file" in report:
         print(f"wrote    {report['output_file']} ({len(results)} array(s))")
     elif show_values:

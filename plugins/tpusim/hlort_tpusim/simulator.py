@@ -1,0 +1,529 @@
+"""Executes a tpusim program: NumPy per tile instruction for the data, the timing model for cycles.
+
+Functional state: HBM (allocations of the chip's allocator), VMEM tile slots of the running
+kernel, vector registers, scalar registers, the MXU's weights and result. Every instruction acts
+on whole tiles; a ``vloop`` (one iteration per (8,128) register of a tile, no loop-carried
+values, which the verifier checks) runs in bulk: each of its instructions once, on the whole
+tile. Temporaries are freed even when an instruction fails, so a failed launch leaves the
+chip's other buffers as they were.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from hlort import dtypes
+from hlort.errors import Internal
+from hlort.interpreter.array_calls import call_on_arrays
+from hlort.interpreter.evaluator import Evaluator
+from hlort.interpreter.registry import function_for
+from hlort.ir import attributes as A
+from hlort.ir.instruction import Instruction
+from hlort.ir.opcodes import Opcode
+from hlort.plugin.base.hlo_text import parse_hlo
+from hlort.shape import ArrayShape, Token, TokenShape, TupleShape
+from hlort_tpusim import index_maps
+from hlort_tpusim.hbm_allocator import HbmAllocation, HbmAllocator
+from hlort_tpusim.isa import Instr, InstrClass, evaluate, holds
+from hlort_tpusim.machine_config import MachineConfig
+from hlort_tpusim.profile import Profile
+from hlort_tpusim.program import Kernel, Loop, Program, Switch, While
+from hlort_tpusim.timing import TimingState
+
+_ATTR_ENUMS = {"direction": A.ComparisonDirection, "comparison_type": A.ComparisonType}
+
+
+def decode_attrs(attrs: dict | None) -> dict:
+    return {k: _ATTR_ENUMS[k](v) if k in _ATTR_ENUMS else v for k, v in (attrs or {}).items()}
+
+
+def round_to_bf16(x: np.ndarray) -> np.ndarray:
+    """Round to the nearest bf16 (ties to even), returned as float32: the MXU's input rounding."""
+    if x.dtype == ml_dtypes.bfloat16:
+        return x.astype(np.float32)
+    return x.astype(np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
+def vregs_of(shape: tuple[int, ...], dtype: np.dtype, config: MachineConfig) -> int:
+    words = math.prod(shape) * max(4, dtype.itemsize) // 4
+    return max(1, -(-words // config.vreg_elements))
+
+
+class Simulator:
+    """Runs programs on one chip (its allocator); one launch at a time."""
+
+    def __init__(self, config: MachineConfig, allocator: HbmAllocator, chip: int = 0,
+                 replica: int = 0, partition: int = 0,
+                 modules: dict[int, Any] | None = None, bulk: bool = True):  # fmt: skip
+        self.config = config
+        self.allocator = allocator
+        self.chip = chip
+        self.replica = replica
+        self.partition = partition
+        self._modules: dict[int, Any] = modules if modules is not None else {}
+        self._proxies: dict[tuple, Instruction] = {}
+        self.bulk = bulk
+        self.dry = False
+
+    # -- entry point ------------------------------------------------------------------------
+    def run(self, program: Program, args: list[HbmAllocation]) -> tuple[list, Profile]:
+        self.program = program
+        self.timing = TimingState(self.config)
+        self.ev = Evaluator(replica_id=self.replica, partition_id=self.partition)
+        self.allocs: dict[int, HbmAllocation] = {}
+        self.owned: list[int] = []
+        self.arrays: dict[int, np.ndarray] = {}
+        self.vmem: dict[str, list] = {}
+        self.decls: dict = {}
+        self.valid: dict[tuple, tuple] = {}
+        self.sregs: dict[str, int] = {}
+        self.by_kernel: dict[str, float] = {}
+        self._canon: dict[tuple, np.ndarray] = {}
+        self.mxu_w: Any = None
+        self.mxu_out: np.ndarray | None = None
+        self.mxu_valid = (0, 0)
+        for buf, alloc in zip(program.params, args, strict=True):
+            self.allocs[buf] = alloc
+        ok = False
+        try:
+            for buf, value in program.constants.items():
+                self._alloc(buf)
+                np.copyto(self.arrays[buf], value.reshape(self.arrays[buf].shape))
+            self.env: dict[str, int] = {}
+            self._run_nodes(program.body)
+            outputs = [self.allocs[b] for b in program.outputs]
+            ok = True
+        finally:
+            keep = {id(self.allocs[b]) for b in program.outputs if ok and b in self.allocs}
+            for buf in self.owned:
+                alloc = self.allocs.get(buf)
+                if alloc is not None and not alloc.freed and id(alloc) not in keep:
+                    self.allocator.free(alloc)
+        return outputs, Profile.from_timing(self.timing, self.config, self.by_kernel)
+
+    # -- memory -----------------------------------------------------------------------------
+    def _alloc(self, buf: int) -> None:
+        decl = self.program.buffers[buf]
+        alloc = self.allocator.allocate(decl.shape, f"%b{buf} {decl.label}".strip())
+        self.allocs[buf] = alloc
+        self.owned.append(buf)
+        self.arrays.pop(buf, None)
+        self.arrays[buf] = alloc.data
+
+    def array(self, buf: int) -> np.ndarray:
+        arr = self.arrays.get(buf)
+        if arr is not None:
+            return arr
+        decl = self.program.buffers[buf]
+        base = self.program.base_of(buf)
+        alloc = self.allocs.get(base)
+        if alloc is None or alloc.freed:
+            raise Internal(f"tpusim program {self.program.name} reads %b{buf} before it exists")
+        arr = alloc.view_as(decl.shape) if base != buf else alloc.data
+        if base == buf and arr.shape != decl.dims:
+            arr = alloc.view_as(decl.shape)
+        self.arrays[buf] = arr
+        return arr
+
+    def _hkey(self, buf: int) -> tuple:
+        return ("hbm", self.program.base_of(buf))
+
+    # -- control ----------------------------------------------------------------------------
+    def _run_nodes(self, nodes: list) -> None:
+        for node in nodes:
+            if isinstance(node, Instr):
+                if holds(node.when, self.env):
+                    getattr(self, "_op_" + node.op.replace(".", "_"))(node, node.args)
+            elif isinstance(node, Loop):
+                for i in range(node.count):
+                    self.env[node.var] = i
+                    self._run_nodes(node.body)
+                self.env.pop(node.var, None)
+            elif isinstance(node, Kernel):
+                self._run_kernel(node)
+            elif isinstance(node, While):
+                while True:
+                    self._run_nodes(node.cond)
+                    if not self.sregs[node.pred]:
+                        break
+                    self._run_nodes(node.body)
+            elif isinstance(node, Switch):
+                value = self.sregs[node.index]
+                if node.is_pred:
+                    branch = 0 if value else 1
+                else:
+                    n = len(node.branches)
+                    branch = value if 0 <= value < n else n - 1
+                self.timing.tick(InstrClass.SCALAR)
+                self._run_nodes(node.branches[branch])
+            else:  # pragma: no cover - the verifier rejects these
+                raise Internal(f"unknown program node {node!r}")
+
+    def _run_kernel(self, kernel: Kernel) -> None:
+        saved = self.vmem, self.decls
+        self.vmem = {v.name: [None] * v.slots for v in kernel.vmem}
+        self.decls = {v.name: v for v in kernel.vmem}
+        self._canon = {}
+        before = self.timing.end
+        try:
+            if self.bulk and kernel.bulk is not None:
+                self._bulk(kernel.bulk)
+                self.dry = True
+            self._run_nodes(kernel.body)
+        finally:
+            self.dry = False
+            self.vmem, self.decls = saved
+            self._canon = {}
+        self.by_kernel[kernel.name] = self.by_kernel.get(kernel.name, 0.0) + max(
+            0.0, self.timing.end - before
+        )
+
+    # -- memory instructions ----------------------------------------------------------------
+    def _op_hbm_alloc(self, ins: Instr, a: dict) -> None:
+        self._alloc(a["buf"])
+        self.timing.count(InstrClass.MEM)
+
+    def _op_hbm_free(self, ins: Instr, a: dict) -> None:
+        buf = a["buf"]
+        alloc = self.allocs.pop(buf)
+        self.allocator.free(alloc)
+        for key in [k for k in self.arrays if self.program.base_of(k) == buf]:
+            del self.arrays[key]
+        self.timing.count(InstrClass.MEM)
+
+    # -- DMA ------------------------------------------------------------------------------------
+    def _op_dma_in(self, ins: Instr, a: dict) -> None:
+        slot = evaluate(a["slot"], self.env)
+        access = a["access"]
+        kind = access["kind"]
+        if self.dry and kind == "block":
+            valid = self._block_valid(access)
+            self.valid[(a["dst"], slot)] = valid
+            nbytes = math.prod(valid) * self.program.buffers[a["src"]].shape.dtype.itemsize
+            self.timing.dma(nbytes, [self._hkey(a["src"])], [("vmem", a["dst"], slot)],
+                            sem=evaluate(a["sem"], self.env))  # fmt: skip
+            return
+        src = self.array(a["src"])
+        if kind == "block":
+            tile, valid = self._block_read(a["src"], src, access)
+        elif kind == "flat":
+            lo, hi = index_maps.tile_bounds(
+                {"kind": "flat", "dims": src.shape, "tile": access["tile"]},
+                [evaluate(access["index"], self.env)],
+            )[0]
+            tile = np.array(src.reshape(-1)[lo:hi])
+            valid = tile.shape
+        else:
+            index = [evaluate(e, self.env) for e in access["index"]]
+            tile = np.array(index_maps.gather(src, access["space"], access["maps"], index))
+            valid = tile.shape
+        self.vmem[a["dst"]][slot] = tile
+        self.valid[(a["dst"], slot)] = valid
+        nbytes = math.prod(valid) * src.dtype.itemsize
+        self.timing.dma(nbytes, [self._hkey(a["src"])], [("vmem", a["dst"], slot)],
+                        sem=evaluate(a["sem"], self.env))  # fmt: skip
+
+    def _block_valid(self, access: dict) -> tuple[int, int]:
+        _, rows, cols = access["view"]
+        tr, tc = access["tile"]
+        _, r, c = (evaluate(e, self.env) for e in access["index"])
+        return (max(0, min(tr, rows - r * tr)), max(0, min(tc, cols - c * tc)))
+
+    def _bulk(self, spec: dict) -> None:
+        """Compute a whole kernel at once (see Kernel.bulk); the replay then only times it."""
+        if spec["kind"] != "matmul":
+            raise Internal(f"unknown bulk kernel kind {spec['kind']!r}")
+        b, m, k, n = spec["sizes"]
+        lhs = np.transpose(self.array(spec["lhs"]), spec["lhs_perm"]).reshape(b, m, k)
+        rhs = np.transpose(self.array(spec["rhs"]), spec["rhs_perm"]).reshape(b, k, n)
+        x, w = _split(lhs, spec["precision"]), _split(rhs, spec["precision"])
+        with np.errstate(over="ignore", invalid="ignore"):
+            if spec["precision"] == "bf16x3":
+                out = x[0] @ w[0] + (x[0] @ w[1] + x[1] @ w[0])
+            else:
+                out = x[0] @ w[0]
+        dst = self.array(spec["out"])
+        dst.reshape(b, m, n)[...] = out.astype(dst.dtype)
+
+    def _block_read(self, buf: int, src: np.ndarray, access: dict) -> tuple[np.ndarray, tuple]:
+        perm = tuple(access["perm"])
+        key = (buf, perm)
+        canon = self._canon.get(key)
+        if canon is None:
+            canon = np.transpose(src, perm).reshape(access["view"])
+            self._canon[key] = canon
+        tr, tc = access["tile"]
+        b, r, c = (evaluate(e, self.env) for e in access["index"])
+        part = canon[b, r * tr:(r + 1) * tr, c * tc:(c + 1) * tc]
+        if part.shape == (tr, tc):
+            return np.array(part), part.shape
+        tile = np.zeros((tr, tc), canon.dtype)
+        tile[: part.shape[0], : part.shape[1]] = part
+        return tile, part.shape
+
+    def _op_dma_out(self, ins: Instr, a: dict) -> None:
+        slot = evaluate(a["slot"], self.env)
+        if self.dry and a["access"]["kind"] == "block":
+            nbytes = math.prod(self._block_valid(a["access"])) * \
+                self.program.buffers[a["dst"]].shape.dtype.itemsize
+            self.timing.dma(nbytes, [("vmem", a["src"], slot)], [self._hkey(a["dst"])],
+                            sem=evaluate(a["sem"], self.env), to_hbm=True)  # fmt: skip
+            return
+        dst = self.array(a["dst"])
+        tile = self.vmem[a["src"]][slot]
+        access = a["access"]
+        if access["kind"] == "block":
+            canon = dst.reshape(access["view"])
+            tr, tc = access["tile"]
+            b, r, c = (evaluate(e, self.env) for e in access["index"])
+            part = canon[b, r * tr:(r + 1) * tr, c * tc:(c + 1) * tc]
+            part[...] = tile[: part.shape[0], : part.shape[1]].astype(dst.dtype, copy=False)
+            nbytes = part.size * dst.dtype.itemsize
+        else:
+            space = {"kind": "flat", "dims": dst.shape, "tile": access["tile"]}
+            index = [evaluate(access["index"], self.env)]
+            lo, hi = index_maps.tile_bounds(space, index)[0]
+            values = np.broadcast_to(np.asarray(tile), (hi - lo,)) if np.ndim(tile) == 0 \
+                else np.asarray(tile).reshape(-1)[: hi - lo]
+            dst.reshape(-1)[lo:hi] = values.astype(dst.dtype, copy=False)
+            nbytes = (hi - lo) * dst.dtype.itemsize
+        self.timing.dma(nbytes, [("vmem", a["src"], slot)], [self._hkey(a["dst"])],
+                        sem=evaluate(a["sem"], self.env), to_hbm=True)  # fmt: skip
+
+    def _op_dma_copy(self, ins: Instr, a: dict) -> None:
+        src, dst = self.array(a["src"]), self.array(a["dst"])
+        if src.dtype == dst.dtype:
+            np.copyto(dst, src.reshape(dst.shape))
+        else:
+            dst.reshape(-1).view(np.uint8)[:] = np.ascontiguousarray(src).reshape(-1).view(np.uint8)
+        self.timing.dma(dst.nbytes, [self._hkey(a["src"])], [self._hkey(a["dst"])],
+                        to_hbm=True, hbm_bytes=2 * dst.nbytes)  # fmt: skip
+
+    def _op_dma_im2col(self, ins: Instr, a: dict) -> None:
+        from hlort_tpusim.compiler.convolution import im2col
+
+        src, dst = self.array(a["src"]), self.array(a["dst"])
+        np.copyto(dst, im2col(src, a["conv"]).astype(dst.dtype, copy=False))
+        self.timing.dma(dst.nbytes, [self._hkey(a["src"])], [self._hkey(a["dst"])],
+                        to_hbm=True, hbm_bytes=src.nbytes + dst.nbytes)  # fmt: skip
+
+    def _op_wait(self, ins: Instr, a: dict) -> None:
+        self.timing.wait([evaluate(s, self.env) for s in a["sems"]])
+
+    # -- MXU --------------------------------------------------------------------------------
+    def _op_mxu_push(self, ins: Instr, a: dict) -> None:
+        slot = evaluate(a["slot"], self.env)
+        dims = self.decls[a["src"]].dims
+        w = None if self.dry else _split(self.vmem[a["src"]][slot], a["precision"])
+        self.mxu_w = (w, self.valid[(a["src"], slot)])
+        blocks = (dims[0] // self.config.mxu_dim) * (dims[1] // self.config.mxu_dim)
+        self.timing.mxu_push(("vmem", a["src"], slot), blocks, a["precision"])
+
+    def _op_mxu_matmul(self, ins: Instr, a: dict) -> None:
+        slot = evaluate(a["slot"], self.env)
+        (w_parts, (wk, wn)) = self.mxu_w
+        if not self.dry:
+            x_parts = _split(self.vmem[a["src"]][slot], a["precision"])
+            with np.errstate(over="ignore", invalid="ignore"):
+                if a["precision"] == "bf16x3":
+                    out = x_parts[0] @ w_parts[0] + (x_parts[0] @ w_parts[1]
+                                                     + x_parts[1] @ w_parts[0])  # fmt: skip
+                else:
+                    out = x_parts[0] @ w_parts[0]
+            self.mxu_out = out
+        vr, vk = self.valid[(a["src"], slot)]
+        self.timing.mxu_matmul(("vmem", a["src"], slot), a["blocks"], a["rows"], a["precision"],
+                               float(vr) * vk * wn)  # fmt: skip
+
+    def _op_mxu_pop(self, ins: Instr, a: dict) -> None:
+        acc = evaluate(a["accumulate"], self.env)
+        dst = self.vmem[a["dst"]]
+        if not self.dry:
+            if acc and dst[0] is not None:
+                dst[0] += self.mxu_out
+            else:
+                dst[0] = np.array(self.mxu_out, dtype=np.float32)
+        self.timing.mxu_pop(("vmem", a["dst"], 0),
+                            vregs_of(self.decls[a["dst"]].dims, np.dtype(np.float32), self.config))
+
+    # -- VPU --------------------------------------------------------------------------------
+    def _op_vloop(self, ins: Instr, a: dict) -> None:
+        space = a["space"]
+        index = [evaluate(e, self.env) for e in a["index"]]
+        shape = index_maps.tile_shape(space, index) if space else None
+        regs: dict[str, np.ndarray] = {}
+        reads, writes, alu = [], [], []
+        loads = stores = 0
+        width = 4
+        if self.dry:
+            return self._dry_vloop(ins, shape)
+        with np.errstate(all="ignore"):
+            for sub in ins.body:
+                b = sub.args
+                if sub.op == "vld":
+                    slot = evaluate(b["slot"], self.env)
+                    regs[b["dst"]] = self.vmem[b["src"]][slot]
+                    reads.append(("vmem", b["src"], slot))
+                    loads += 1
+                    if shape is None:
+                        shape = regs[b["dst"]].shape
+                elif sub.op == "vst":
+                    slot = evaluate(b["slot"], self.env)
+                    value = regs[b["src"]]
+                    if shape is not None and np.shape(value) != shape:
+                        value = np.broadcast_to(value, shape)
+                    self.vmem[b["dst"]][slot] = np.ascontiguousarray(value)
+                    writes.append(("vmem", b["dst"], slot))
+                    stores += 1
+                elif sub.op == "v.op":
+                    regs[b["dst"]] = self._vector_op(sub, b, [regs[r] for r in b["srcs"]])
+                    alu.append(b["op"])
+                    width = max(width, np.dtype(regs[b["dst"]].dtype).itemsize)
+                elif sub.op == "vsplat":
+                    dt = dtypes.from_hlo_name(b["dtype"]).numpy
+                    regs[b["dst"]] = np.asarray(np.array(b["value"]).astype(dt))
+                elif sub.op == "viota":
+                    dt = dtypes.from_hlo_name(b["dtype"]).numpy
+                    regs[b["dst"]] = index_maps.iota_values(space, b["maps"], index, b["dim"], dt)
+                    alu.append("iota")
+                else:  # pragma: no cover - verifier
+                    raise Internal(f"{sub.op} is not a vector-loop instruction")
+        elements = math.prod(shape) if shape else 1
+        vregs = max(1, -(-elements * width // 4 // self.config.vreg_elements))
+        self.timing.vloop(vregs, loads, stores, alu, reads, writes)
+
+    def _dry_vloop(self, ins: Instr, shape) -> None:
+        reads, writes, alu, width = [], [], [], 4
+        for sub in ins.body:
+            b = sub.args
+            if sub.op == "vld":
+                slot = evaluate(b["slot"], self.env)
+                reads.append(("vmem", b["src"], slot))
+                shape = shape or self.decls[b["src"]].dims
+            elif sub.op == "vst":
+                writes.append(("vmem", b["dst"], evaluate(b["slot"], self.env)))
+            elif sub.op == "v.op":
+                alu.append(b["op"])
+                width = max(width, dtypes.from_hlo_name(b["dtype"]).itemsize)
+        vregs = max(1, -(-math.prod(shape or (1,)) * width // 4 // self.config.vreg_elements))
+        self.timing.vloop(vregs, len(reads), len(writes), alu, reads, writes)
+
+    def _vector_op(self, sub: Instr, b: dict, values: list) -> np.ndarray:
+        opcode = Opcode(b["op"])
+        shapes = tuple(np.shape(v) for v in values)
+        key = (id(sub), shapes)
+        proxy = self._proxies.get(key)
+        if proxy is None:
+            out_shape = np.broadcast_shapes(*shapes) if shapes else ()
+            operands = [
+                Instruction(Opcode.PARAMETER,
+                            ArrayShape(dtypes.from_hlo_name(dt), s), parameter_number=i)
+                for i, (dt, s) in enumerate(zip(b["src_dtypes"], shapes, strict=True))
+            ]  # fmt: skip
+            proxy = Instruction(opcode, ArrayShape(dtypes.from_hlo_name(b["dtype"]), out_shape),
+                                operands, decode_attrs(b.get("attrs")))  # fmt: skip
+            self._proxies[key] = proxy
+        if len({s for s in shapes}) > 1:
+            values = list(np.broadcast_arrays(*values))
+        return function_for(opcode)(self.ev, proxy, *values)
+
+    def _op_vreduce(self, ins: Instr, a: dict) -> None:
+        slot = evaluate(a["slot"], self.env)
+        reducer = self._module(a["reducer"]).entry
+        tiles = [self.vmem[s][slot] for s in a["srcs"]]
+        inits = [np.asarray(self.array(b)) for b in a["inits"]]
+        rows = tiles[0].shape[0]
+        shapes = [ArrayShape(dtypes.from_numpy(t.dtype), (rows,)) for t in tiles]
+        key = ("reduce", id(ins), rows, tiles[0].shape[1])
+        proxy = self._proxies.get(key)
+        if proxy is None:
+            ops = [Instruction(Opcode.PARAMETER, ArrayShape(dtypes.from_numpy(v.dtype), v.shape),
+                               parameter_number=i)
+                   for i, v in enumerate(tiles + inits)]  # fmt: skip
+            shape = shapes[0] if len(shapes) == 1 else TupleShape(tuple(shapes))
+            attrs = {"dimensions": (1,), "to_apply": reducer}
+            proxy = Instruction(Opcode.REDUCE, shape, ops, attrs)
+            self._proxies[key] = proxy
+        with np.errstate(all="ignore"):
+            partial = function_for(Opcode.REDUCE)(self.ev, proxy, *tiles, *inits)
+            parts = list(partial) if isinstance(partial, tuple) else [partial]
+            if evaluate(a["first"], self.env) == 0:
+                result = parts
+            else:
+                accs = [self.vmem[d][0] for d in a["dsts"]]
+                result = call_on_arrays(self.ev, reducer, accs + parts, (rows,))
+        for d, value in zip(a["dsts"], result, strict=True):
+            self.vmem[d][0] = np.array(value)
+        in_vregs = sum(vregs_of(t.shape, t.dtype, self.config) for t in tiles)
+        out_vregs = sum(vregs_of((rows,), t.dtype, self.config) for t in tiles)
+        self.timing.vreduce(in_vregs, out_vregs, [("vmem", s, slot) for s in a["srcs"]],
+                            [("vmem", d, 0) for d in a["dsts"]])  # fmt: skip
+
+    # -- scalar and host-assisted -------------------------------------------------------------
+    def _op_sld(self, ins: Instr, a: dict) -> None:
+        value = self.array(a["src"]).reshape(-1)[0]
+        self.sregs[a["dst"]] = int(value)
+        self.timing.blocking(InstrClass.SCALAR, self.config.dma_latency, [self._hkey(a["src"])],
+                             [], hbm_read=value.nbytes)  # fmt: skip
+
+    def _module(self, index: int):
+        module = self._modules.get(index)
+        if module is None:
+            module = parse_hlo(self.program.hlo_modules[index], source_name=f"<hlo#{index}>")
+            self._modules[index] = module
+        return module
+
+    def _op_hostop(self, ins: Instr, a: dict) -> None:
+        module = self._module(a["hlo"])
+        leaves = [self.array(b) for b in a["ins"]]
+        it = iter(leaves)
+
+        def build(shape):
+            if isinstance(shape, TupleShape):
+                return tuple(build(s) for s in shape.elements)
+            if isinstance(shape, TokenShape):
+                return Token()
+            return next(it)
+
+        args = [build(p.shape) for p in module.entry.parameters]
+        with np.errstate(all="ignore"):
+            result = self.ev.run(module, args)
+        flat = _flatten(result)
+        outs = [self.array(b) for b in a["outs"]]
+        if len(flat) != len(outs):
+            raise Internal(f"hostop {a.get('opcode')} gave {len(flat)} outputs, expected "
+                           f"{len(outs)}")  # fmt: skip
+        for dst, value in zip(outs, flat, strict=True):
+            np.copyto(dst, np.asarray(value).reshape(dst.shape))
+        elements = sum(x.size for x in leaves) + sum(x.size for x in outs)
+        nin = sum(x.nbytes for x in leaves)
+        nout = sum(x.nbytes for x in outs)
+        cycles = elements * self.config.scalar_cycles_per_element + \
+            (nin + nout) / self.config.hbm_bytes_per_cycle
+        self.timing.blocking(InstrClass.HOSTOP, cycles, [self._hkey(b) for b in a["ins"]],
+                             [self._hkey(b) for b in a["outs"]], nin, nout)  # fmt: skip
+
+
+def _split(x: np.ndarray, precision: str) -> list[np.ndarray]:
+    """The bf16 pieces the MXU multiplies: 1 (DEFAULT), hi+lo (HIGH); HIGHEST is exact f32."""
+    if precision == "bf16":
+        return [round_to_bf16(x)]
+    if precision == "bf16x3":
+        hi = round_to_bf16(x)
+        return [hi, round_to_bf16(x.astype(np.float32) - hi)]
+    return [x.astype(np.float32)]
+
+
+def _flatten(value) -> list:
+    if isinstance(value, tuple):
+        out = []
+        for v in value:
+            out += _flatten(v)
+        return out
+    if isinstance(value, Token):
+        return []
+    return [value]
