@@ -109,9 +109,10 @@ class Builder:
         if isinstance(value, tuple):
             raise InvalidArgument("tuple constants: build each element and use tuple()")
         arr = np.asarray(value, dtype=_dtype(dtype).numpy if dtype is not None else None)
-        if dtype is None and arr.dtype == np.float64 and not isinstance(value, np.ndarray):
+        python_value = not isinstance(value, (np.ndarray, np.generic))  # NumPy keeps its type
+        if dtype is None and python_value and arr.dtype == np.float64:
             arr = arr.astype(np.float32)
-        if dtype is None and arr.dtype == np.int64 and not isinstance(value, np.ndarray):
+        if dtype is None and python_value and arr.dtype == np.int64:
             arr = arr.astype(np.int32)
         dt = dtypes.from_numpy(arr.dtype)
         instr = Instruction(
@@ -161,7 +162,8 @@ class Builder:
 
     # -- data movement ------------------------------------------------------------------------
     def broadcast(self, x: Op, dims: Sequence[int], broadcast_dimensions: Sequence[int]) -> Op:
-        """Result of ``dims``; operand dimension i maps to result dimension broadcast_dimensions[i]."""
+        """Result of ``dims``; operand dimension i maps to result dimension
+        ``broadcast_dimensions[i]``."""
         return self.op(Opcode.BROADCAST, (x,), array(x.shape.dtype, dims),
                        dimensions=tuple(broadcast_dimensions))  # fmt: skip
 
@@ -173,7 +175,13 @@ class Builder:
 
     def slice(self, x: Op, starts, limits, strides=None) -> Op:
         strides = strides or [1] * len(starts)
-        spec = tuple(A.SliceDim(int(a), int(b), int(c)) for a, b, c in zip(starts, limits, strides))
+        if not len(starts) == len(limits) == len(strides):
+            raise InvalidArgument(
+                f"slice: starts {list(starts)}, limits {list(limits)} and strides "
+                f"{list(strides)} must have one entry per dimension of {x.shape}"
+            )
+        spec = tuple(A.SliceDim(int(a), int(b), int(c))
+                     for a, b, c in zip(starts, limits, strides, strict=True))  # fmt: skip
         return self.op(Opcode.SLICE, (x,), slice=spec)
 
     def dynamic_slice(self, x: Op, start_indices: Sequence[Op], sizes: Sequence[int]) -> Op:
@@ -195,14 +203,16 @@ class Builder:
     def gather(self, operand: Op, indices: Op, dnums: A.GatherDimensionNumbers,
                slice_sizes: Sequence[int], indices_are_sorted: bool = False) -> Op:  # fmt: skip
         return self.op(Opcode.GATHER, (operand, indices), gather_dimension_numbers=dnums,
-                       slice_sizes=tuple(slice_sizes), indices_are_sorted=indices_are_sorted)  # fmt: skip
+                       slice_sizes=tuple(slice_sizes),
+                       indices_are_sorted=indices_are_sorted)  # fmt: skip
 
     def scatter(self, operands: Sequence[Op], indices: Op, updates: Sequence[Op],
                 computation: Computation, dnums: A.ScatterDimensionNumbers,
                 indices_are_sorted: bool = False, unique_indices: bool = False) -> Op:  # fmt: skip
         return self.op(Opcode.SCATTER, (*operands, indices, *updates),
                        scatter_dimension_numbers=dnums, to_apply=self._comp(computation),
-                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)  # fmt: skip
+                       indices_are_sorted=indices_are_sorted,
+                       unique_indices=unique_indices)  # fmt: skip
 
     # -- reductions ---------------------------------------------------------------------------
     def reduce(self, operands: Sequence[Op] | Op, inits: Sequence[Op] | Op,
@@ -244,7 +254,8 @@ class Builder:
             attrs["operand_precision"] = tuple(A.Precision(p.upper()) for p in precision)
         shape = None
         if preferred is not None:
-            shape = infer_shape(Opcode.DOT, [lhs.shape, rhs.shape], attrs).with_dtype(_dtype(preferred))
+            shape = infer_shape(Opcode.DOT, [lhs.shape, rhs.shape], attrs)
+            shape = shape.with_dtype(_dtype(preferred))
         return self.op(Opcode.DOT, (lhs, rhs), shape, **attrs)
 
     def dot(self, lhs: Op, rhs: Op, precision: Sequence[str] | None = None) -> Op:
@@ -274,7 +285,8 @@ class Builder:
                          unit_diagonal: bool = False,
                          transpose_a: str | A.Transpose = "NO_TRANSPOSE") -> Op:  # fmt: skip
         return self.op(Opcode.TRIANGULAR_SOLVE, (a, b), left_side=left_side, lower=lower,
-                       unit_diagonal=unit_diagonal, transpose_a=A.Transpose(transpose_a))  # fmt: skip
+                       unit_diagonal=unit_diagonal,
+                       transpose_a=A.Transpose(transpose_a))  # fmt: skip
 
     def fft(self, x: Op, fft_type: str | A.FftType, fft_length: Sequence[int]) -> Op:
         return self.op(Opcode.FFT, (x,), fft_type=A.FftType(fft_type),
@@ -308,7 +320,8 @@ class Builder:
         return self.op(Opcode.AFTER_ALL, tuple(tokens))
 
     def custom_call(self, target: str, operands: Sequence[Op], shape: Shape,
-                    backend_config: str | None = None, has_side_effect: bool = False) -> Op:  # fmt: skip
+                    backend_config: str | None = None,
+                    has_side_effect: bool = False) -> Op:  # fmt: skip
         attrs: dict[str, Any] = {"custom_call_target": target}
         if backend_config is not None:
             attrs["backend_config"] = backend_config
@@ -356,7 +369,8 @@ def _add_elementwise_methods() -> None:
                Opcode.DIVIDE: "div", Opcode.SINE: "sin", Opcode.COSINE: "cos",
                Opcode.CLZ: "clz", Opcode.EXPM1: "expm1", Opcode.LOG1P: "log1p",
                Opcode.POWER: "pow", Opcode.MAXIMUM: "max", Opcode.MINIMUM: "min",
-               Opcode.NOT: "not_", Opcode.AND: "and_", Opcode.OR: "or_", Opcode.XOR: "xor"}  # fmt: skip
+               Opcode.NOT: "not_", Opcode.AND: "and_", Opcode.OR: "or_",
+               Opcode.XOR: "xor"}  # fmt: skip
     for op in simple:
         if op in skip:
             continue

@@ -1,7 +1,8 @@
 """Element types.
 
 One :class:`DType` object per element type, each knowing its NumPy dtype, its XLA HLO name and its
-StableHLO name. bfloat16 and the float8 types come from ml_dtypes, which NumPy treats as real dtypes.
+StableHLO name. bfloat16 and the float8 types come from ml_dtypes, which NumPy treats as real
+dtypes.
 """
 
 from __future__ import annotations

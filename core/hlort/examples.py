@@ -1,7 +1,7 @@
 """Seed programs built with the builder: the demo, the pass tests and the benchmarks share them.
 
-Each returns a verified :class:`~hlort.ir.Module` whose entry takes float arrays and a NumPy function
-computing the same thing, so callers can check results.
+Each returns a verified :class:`~hlort.ir.Module` whose entry takes float arrays and a NumPy
+function computing the same thing, so callers can check results.
 """
 
 from __future__ import annotations

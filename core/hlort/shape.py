@@ -171,7 +171,7 @@ def same_with_layout(a: Shape, b: Shape) -> bool:
         return a == b and a.layout == b.layout
     if isinstance(a, TupleShape) and isinstance(b, TupleShape):
         return len(a.elements) == len(b.elements) and all(
-            same_with_layout(x, y) for x, y in zip(a.elements, b.elements)
+            same_with_layout(x, y) for x, y in zip(a.elements, b.elements, strict=True)
         )
     return a == b
 

@@ -73,7 +73,8 @@ def test_clone_is_deep_and_equal():
     copy = m.clone()
     assert copy is not m and copy.entry is not m.entry
     assert [i.name for i in copy.entry.instructions] == [i.name for i in m.entry.instructions]
-    assert all(x is not y for x, y in zip(copy.entry.instructions, m.entry.instructions))
+    pairs = zip(copy.entry.instructions, m.entry.instructions, strict=True)
+    assert all(x is not y for x, y in pairs)
     verify_module(copy)
 
 

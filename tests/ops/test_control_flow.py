@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from hlort import Builder, evaluate, shape
 from hlort.errors import ErrorCode, HlortError
 from hlort.ir import FusionKind, Opcode, infer_shape, verify_module

@@ -7,6 +7,9 @@ import itertools
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hlort import dtypes, shape
 from hlort.builder import Builder
 from hlort.errors import InvalidArgument
@@ -15,8 +18,6 @@ from hlort.ir import verify_module
 from hlort.ir.attributes import ConvDimensionNumbers, WindowDim
 from hlort.ir.opcodes import Opcode
 from hlort.ir.shape_inference import infer_shape
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 
 def labels(n_spatial: int, inp=None, ker=None, out=None) -> ConvDimensionNumbers:

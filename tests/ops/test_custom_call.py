@@ -7,6 +7,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+
 from hlort import Builder, evaluate, shape
 from hlort.custom_call_targets import ExpectationFailed, ulp_difference
 from hlort.custom_calls import (

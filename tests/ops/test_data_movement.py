@@ -7,11 +7,12 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hlort import Builder, dtypes, evaluate, shape
 from hlort.errors import ErrorCode, HlortError
 from hlort.ir import Opcode, PadDim, SliceDim, infer_shape
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 ALL = dtypes.ALL_DTYPES
 INDEX_TYPES = ("s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64")
@@ -157,6 +158,15 @@ def test_slice_shape_rule():
         invalid(Opcode.SLICE, [A("f32", [8])], {"slice": (bad,)}, None, "slice entry 0",
                 "f32[8]")  # fmt: skip
     invalid(Opcode.SLICE, [A("f32", [8])], {"slice": ()}, None, "rank 1")
+
+
+def test_builder_slice_rejects_lists_of_different_lengths():
+    """Regression: zip() silently dropped the extra entries of a longer list."""
+    b = Builder("m")
+    x = b.parameter(A("f32", [4]))
+    with pytest.raises(HlortError) as err:
+        b.slice(x, [0, 1], [2])  # used to build x[0:2] without a word
+    assert err.value.code is ErrorCode.INVALID_ARGUMENT and "limits [2]" in err.value.message
 
 
 @pytest.mark.parametrize("dt", ALL, ids=str)

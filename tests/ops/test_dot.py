@@ -5,6 +5,9 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hlort import dtypes, shape
 from hlort.builder import Builder
 from hlort.errors import InvalidArgument
@@ -13,8 +16,6 @@ from hlort.ir import verify_module
 from hlort.ir.attributes import DotDimensionNumbers, Precision
 from hlort.ir.opcodes import Opcode
 from hlort.ir.shape_inference import infer_shape
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 DN = DotDimensionNumbers
 MATMUL = DN((1,), (0,))

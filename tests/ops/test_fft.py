@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from hlort import dtypes, shape
 from hlort.builder import Builder
 from hlort.errors import InvalidArgument

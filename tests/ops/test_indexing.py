@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hlort import Builder, dtypes, evaluate, shape
 from hlort.errors import ErrorCode, HlortError
 from hlort.ir import GatherDimensionNumbers, Opcode, infer_shape
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 A = shape.array
 

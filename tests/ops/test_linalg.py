@@ -7,6 +7,7 @@ import itertools
 import ml_dtypes
 import numpy as np
 import pytest
+
 from hlort import dtypes, shape
 from hlort.builder import Builder
 from hlort.errors import InvalidArgument

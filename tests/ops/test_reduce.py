@@ -5,6 +5,9 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hlort import dtypes
 from hlort.builder import Builder
 from hlort.errors import InvalidArgument, Unimplemented
@@ -13,8 +16,6 @@ from hlort.ir.opcodes import Opcode
 from hlort.ir.patterns import binary_reducer_opcode, variadic_reducer_opcodes
 from hlort.ir.verifier import verify_module
 from hlort.shape import TupleShape, array, scalar
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 NUMERIC = ["s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64",
            "f16", "bf16", "f32", "f64", "f8e4m3fn", "f8e5m2"]  # fmt: skip
@@ -231,6 +232,23 @@ def test_negative_zero_sums():
     assert got == 0 and np.signbit(got)
     got = run(reduce_module("f32", [2], [0]), x, np.float32(0.0))
     assert got == 0 and not np.signbit(got)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
+def test_max_min_order_signed_zeros_like_the_elementwise_ops(dtype):
+    """Regression: np.maximum.reduce kept whichever zero came first; HLO max(-0, +0) is +0."""
+    dt = _np(dtype)
+    rows = np.array([[0.0, -0.0], [-0.0, 0.0], [-0.0, -0.0], [0.0, 0.0]], dt)
+    neg_inf, pos_inf = np.array(-np.inf, dt), np.array(np.inf, dt)
+    got = run(reduce_module(dtype, [4, 2], [1], "maximum"), rows, neg_inf)
+    np.testing.assert_array_equal(np.signbit(got), [False, False, True, False])
+    got = run(reduce_module(dtype, [4, 2], [1], "minimum"), rows, pos_inf)
+    np.testing.assert_array_equal(np.signbit(got), [True, True, True, False])
+    # the init value takes part too
+    got = run(reduce_module(dtype, [2], [0], "maximum"), rows[2], np.array(0.0, dt))
+    assert got == 0 and not np.signbit(got)
+    got = run(reduce_module(dtype, [2], [0], "minimum"), rows[3], np.array(-0.0, dt))
+    assert got == 0 and np.signbit(got)
 
 
 @pytest.mark.parametrize("op, init", [("add", 7), ("maximum", -3), ("multiply", 2)])

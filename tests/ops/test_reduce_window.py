@@ -8,6 +8,9 @@ import itertools
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hlort import dtypes
 from hlort.builder import Builder
 from hlort.errors import InvalidArgument
@@ -15,8 +18,6 @@ from hlort.interpreter import evaluate
 from hlort.ir.attributes import WindowDim, window_from_sizes
 from hlort.ir.verifier import verify_module
 from hlort.shape import TupleShape, array, scalar
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 
 def _np(dtype: str) -> np.dtype:
@@ -221,6 +222,23 @@ def test_sum_pool_float_and_negative_zero():
     got = run(reduce_window_module("f32", [2, 2], window_from_sizes([2, 2]), "add"), x,
               np.float32(-0.0))  # fmt: skip
     assert got.shape == (1, 1) and np.signbit(got[0, 0])
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_max_min_pool_order_signed_zeros(dtype):
+    """Regression: the ufunc fast path kept the first zero; HLO max(-0, +0) is +0 (min: -0)."""
+    dt = _np(dtype)
+    x = np.array([0.0, -0.0, -0.0, 0.0, -0.0, -0.0], dt)
+    window = window_from_sizes([2], [2])
+    got = run(reduce_window_module(dtype, [6], window, "maximum"), x, np.array(-np.inf, dt))
+    np.testing.assert_array_equal(np.signbit(got), [False, False, True])
+    got = run(reduce_window_module(dtype, [6], window, "minimum"), x, np.array(np.inf, dt))
+    np.testing.assert_array_equal(np.signbit(got), [True, True, True])
+    source = np.array([0.0, -0.0, -0.0], dt)
+    operand = np.array([1, 0, 2, 0, 3, 0], dt)
+    got = run(sas_module(dtype, [6], window, scatter="maximum"), operand, source,
+              np.array(-0.0, dt))  # fmt: skip
+    np.testing.assert_array_equal(np.signbit(got), [False, True, True, True, True, True])
 
 
 def test_max_pool_propagates_nan_and_keeps_inf():

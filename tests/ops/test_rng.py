@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from hlort import Builder, evaluate, shape
 from hlort.errors import ErrorCode, HlortError
 from hlort.interpreter import prng

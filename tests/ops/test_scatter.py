@@ -7,12 +7,13 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hlort import Builder, dtypes, evaluate, shape
 from hlort.errors import ErrorCode, HlortError
 from hlort.ir import Opcode, ScatterDimensionNumbers, infer_shape, patterns
 from hlort.ir.computation import Computation
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 A = shape.array
 S = shape.scalar
@@ -288,6 +289,20 @@ def test_single_op_combiners(opcode, fn, dt):
     for swap in (False, True):
         got = scatter(operand, indices, updates, dn, lambda b, s=swap: binary(b, opcode, dt, s))
         assert same(got, want)
+
+
+@pytest.mark.parametrize("dt", ["f32", "f64", "bf16"])
+def test_max_min_combiners_order_signed_zeros(dt):
+    """Regression: np.maximum.at kept whichever zero it met first; HLO max(-0, +0) is +0."""
+    npd = dtypes.from_hlo_name(dt).numpy
+    operand = np.array([-0.0, 0.0, -0.0, 5.0], npd)
+    updates = np.array([0.0, -0.0, -0.0, -0.0, -0.0], npd)
+    indices = np.array([[0], [1], [2], [2], [3]], np.int32)
+    got = scatter(operand, indices, updates, ELEMENT_DN, lambda b: binary(b, Opcode.MAXIMUM, dt))
+    np.testing.assert_array_equal(np.signbit(got), [False, False, True, False])
+    assert got[3] == 5
+    got = scatter(operand, indices, updates, ELEMENT_DN, lambda b: binary(b, Opcode.MINIMUM, dt))
+    np.testing.assert_array_equal(np.signbit(got), [True, True, True, True])
 
 
 def test_bf16_add_rounds_after_every_update():

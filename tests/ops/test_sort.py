@@ -6,6 +6,9 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hlort import dtypes
 from hlort.builder import Builder
 from hlort.errors import InvalidArgument
@@ -16,8 +19,6 @@ from hlort.ir.opcodes import Opcode
 from hlort.ir.patterns import SortKey, lexicographic_comparator, simple_comparator
 from hlort.ir.verifier import verify_module
 from hlort.shape import TupleShape, array, scalar
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 ORDERED = ["pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64",
            "f16", "bf16", "f32", "f64", "f8e4m3fn", "f8e5m2"]  # fmt: skip

@@ -1,7 +1,8 @@
 """The reference evaluator: runs a module on NumPy, one registered function per op.
 
 This is the oracle every backend is tested against, so it favours clarity and XLA's exact
-semantics; it is still vectorized (whole arrays per op), so it runs real programs in reasonable time.
+semantics; it is still vectorized (whole arrays per op), so it runs real programs in reasonable
+time.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class Evaluator:
             raise InvalidArgument(
                 f"{entry.name} takes {len(params)} argument(s), got {len(args)}"
             )
-        values = [coerce_argument(a, p.shape, p.name) for a, p in zip(args, params)]
+        values = [coerce_argument(a, p.shape, p.name) for a, p in zip(args, params, strict=True)]
         return self.call(entry, values)
 
     def call(self, comp: Computation, args: Sequence) -> object:
@@ -79,7 +80,8 @@ def coerce_argument(value, shape: Shape, name: str) -> object:
     if isinstance(shape, TupleShape):
         if not isinstance(value, (tuple, list)) or len(value) != len(shape.elements):
             raise InvalidArgument(f"argument {name} must be a tuple of {len(shape.elements)}")
-        return tuple(coerce_argument(v, s, name) for v, s in zip(value, shape.elements))
+        pairs = zip(value, shape.elements, strict=True)
+        return tuple(coerce_argument(v, s, name) for v, s in pairs)
     if isinstance(shape, TokenShape):
         return Token()
     arr = np.asarray(value)
@@ -99,12 +101,14 @@ def check_value(value, shape: Shape, instr: Instruction) -> None:
             or value.dtype != shape.dtype.numpy
         ):
             got = (
-                f"{value.dtype}{list(value.shape)}" if isinstance(value, np.ndarray) else type(value)
+                f"{value.dtype}{list(value.shape)}"
+                if isinstance(value, np.ndarray)
+                else type(value)
             )
             raise Internal(f"interpreter bug: {instr.name} ({instr.opcode.value}) gave {got}, "
                            f"expected {shape}")  # fmt: skip
     elif isinstance(shape, TupleShape):
         if not isinstance(value, tuple) or len(value) != len(shape.elements):
             raise Internal(f"interpreter bug: {instr.name} should give a tuple {shape}")
-        for v, s in zip(value, shape.elements):
+        for v, s in zip(value, shape.elements, strict=True):
             check_value(v, s, instr)

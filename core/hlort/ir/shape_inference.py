@@ -107,6 +107,6 @@ def infer_shape(
 def _compatible(inferred: Shape, declared: Shape) -> bool:
     if isinstance(inferred, TupleShape) and isinstance(declared, TupleShape):
         return len(inferred.elements) == len(declared.elements) and all(
-            _compatible(a, b) for a, b in zip(inferred.elements, declared.elements)
+            _compatible(a, b) for a, b in zip(inferred.elements, declared.elements, strict=True)
         )
     return inferred == declared

@@ -19,12 +19,16 @@ def verify_module(module: Module) -> None:
     if module.entry is None:
         raise InvalidArgument(f"module {module.name} has no entry computation")
     if all(c is not module.entry for c in module.computations):
-        raise InvalidArgument(f"entry computation {module.entry.name} is not in module {module.name}")
+        raise InvalidArgument(
+            f"entry computation {module.entry.name} is not in module {module.name}"
+        )
     names: dict[str, str] = {}
     comp_names: set[str] = set()
     for comp in module.computations:
         if comp.name in comp_names:
-            raise InvalidArgument(f"module {module.name}: computation name {comp.name!r} is used twice")
+            raise InvalidArgument(
+                f"module {module.name}: computation name {comp.name!r} is used twice"
+            )
         comp_names.add(comp.name)
         for instr in comp.instructions:
             if instr.name in names:
@@ -54,7 +58,8 @@ def verify_computation(comp: Computation) -> None:
     numbers = sorted(p.parameter_number for p in comp.parameters)
     if numbers != list(range(len(numbers))):
         raise InvalidArgument(
-            f"computation {comp.name}: parameters are numbered {numbers}; they must be 0..{len(numbers) - 1}"
+            f"computation {comp.name}: parameters are numbered {numbers}; they must be "
+            f"0..{len(numbers) - 1}"
         )
     for instr in comp.instructions:
         for op in instr.operands:

@@ -35,6 +35,9 @@ def float_to_int(x: np.ndarray, to: np.dtype) -> np.ndarray:
     info = np.iinfo(to)
     with np.errstate(all="ignore"):
         t = np.trunc(x.astype(F64))  # the upcast is exact for every float type
+        if to.itemsize <= 4:  # both bounds are exact in f64: clip, then NaN -> 0
+            r = np.clip(t, float(info.min), float(info.max))
+            return np.asarray(np.where(np.isnan(r), 0.0, r).astype(to))
         nan = np.isnan(t)
         low = t <= float(info.min)
         high = t >= float(info.max)  # float(2**63 - 1) is 2**63: out of range, as it should be
@@ -66,6 +69,8 @@ def convert_array(x: np.ndarray, to: np.dtype) -> np.ndarray:
         return np.asarray(convert_array(x, F32 if to == C64 else F64).astype(to))
     if src.kind in "iu":
         return float_from_int(x, to)
+    if src == F32 or src in NARROW_FLOATS:  # exact in f32, so rounding from f32 rounds once
+        return np.asarray(x.astype(F32).astype(to))
     return float_from_f64(x.astype(F64), to)
 
 

@@ -200,8 +200,14 @@ def _remainder(ev, instr, a, b):
 
 
 def float_max(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """IEEE 754-2019 maximum (XLA's llvm.maximum): NaN wins, and max(-0, +0) is +0."""
+    """IEEE 754-2019 maximum (XLA's llvm.maximum): NaN wins, and max(-0, +0) is +0.
+
+    np.maximum returns its first operand for equal zeros; only a zero result needs the fix, so
+    the common case costs one comparison more than np.maximum.
+    """
     r = np.maximum(a, b)
+    if not np.any(r == 0):
+        return r
     zeros = (a == 0) & (b == 0)
     return np.where(zeros, np.where(np.signbit(a), b, a), r)
 
@@ -209,6 +215,8 @@ def float_max(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def float_min(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """IEEE 754-2019 minimum: NaN wins, and min(-0, +0) is -0."""
     r = np.minimum(a, b)
+    if not np.any(r == 0):
+        return r
     zeros = (a == 0) & (b == 0)
     return np.where(zeros, np.where(np.signbit(a), a, b), r)
 

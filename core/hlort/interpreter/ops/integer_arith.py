@@ -74,11 +74,14 @@ def power_int(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(acc, dtype=dt)
 
 
-def _shift_amounts(x: np.ndarray, amount: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(in range, amount clamped to [0, bits)) with the amount read as unsigned."""
+def _shift_amounts(x: np.ndarray, amount: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+    """(out of range, amount clamped to [0, bits)) with the amount read as unsigned; the mask
+    is None when every amount is in range (the common case: one NumPy shift, nothing else)."""
     u = unsigned_of(x.dtype)
     amount_u = np.asarray(amount).view(u)
     out_of_range = amount_u >= x.dtype.itemsize * 8
+    if not out_of_range.any():
+        return None, amount_u
     return out_of_range, np.where(out_of_range, u.type(0), amount_u).astype(u)
 
 
@@ -86,7 +89,9 @@ def _shift_amounts(x: np.ndarray, amount: np.ndarray) -> tuple[np.ndarray, np.nd
 def _shift_left(ev, instr, x, amount):
     u = unsigned_of(x.dtype)
     big, s = _shift_amounts(x, amount)
-    r = np.where(big, u.type(0), np.left_shift(x.view(u), s))
+    r = np.left_shift(x.view(u), s)
+    if big is not None:
+        r = np.where(big, u.type(0), r)
     return np.asarray(r, dtype=u).view(x.dtype)
 
 
@@ -94,7 +99,9 @@ def _shift_left(ev, instr, x, amount):
 def _shift_right_logical(ev, instr, x, amount):
     u = unsigned_of(x.dtype)
     big, s = _shift_amounts(x, amount)
-    r = np.where(big, u.type(0), np.right_shift(x.view(u), s))
+    r = np.right_shift(x.view(u), s)
+    if big is not None:
+        r = np.where(big, u.type(0), r)
     return np.asarray(r, dtype=u).view(x.dtype)
 
 
@@ -104,8 +111,9 @@ def _shift_right_arithmetic(ev, instr, x, amount):
     i = signed_of(x.dtype)
     big, s = _shift_amounts(x, amount)
     xs = x.view(i)
-    fill = np.where(xs < 0, i.type(-1), i.type(0))
-    r = np.where(big, fill, np.right_shift(xs, s.astype(i)))
+    r = np.right_shift(xs, s.astype(i))
+    if big is not None:
+        r = np.where(big, np.where(xs < 0, i.type(-1), i.type(0)), r)
     return np.asarray(r, dtype=i).view(x.dtype)
 
 
@@ -117,7 +125,9 @@ _H01 = np.uint64(0x0101010101010101)
 
 @evaluates(Opcode.POPCNT)
 def _popcnt(ev, instr, x):
-    """SWAR population count on the bits zero-extended to 64 (works on any NumPy version)."""
+    """np.bitwise_count (NumPy >= 2); else a SWAR count on the bits zero-extended to 64."""
+    if hasattr(np, "bitwise_count"):
+        return np.asarray(np.bitwise_count(x.view(unsigned_of(x.dtype))).astype(x.dtype))
     v = x.view(unsigned_of(x.dtype)).astype(np.uint64)
     with np.errstate(all="ignore"):
         v = v - ((v >> np.uint64(1)) & _M1)
@@ -127,18 +137,21 @@ def _popcnt(ev, instr, x):
     return np.asarray(v.astype(x.dtype))
 
 
+def _bit_length(v: np.ndarray) -> np.ndarray:
+    """Bit length of unsigned values below 2**53: frexp's exponent of the (exact) f64 value."""
+    return np.frexp(v.astype(np.float64))[1]
+
+
 @evaluates(Opcode.CLZ)
 def _clz(ev, instr, x):
-    """Binary search for the highest set bit; clz(0) is the bit width."""
+    """Bit width minus the bit length (from frexp, exact); 64-bit values in two 32-bit halves.
+    clz(0) is the bit width."""
     u = unsigned_of(x.dtype)
     width = x.dtype.itemsize * 8
-    v = np.array(x, copy=True).view(u)
-    count = np.zeros(v.shape, dtype=np.int64)
-    step = width // 2
-    while step:
-        top_clear = (v >> u.type(width - step)) == 0
-        count += np.where(top_clear, step, 0)
-        v = np.where(top_clear, v << u.type(step), v)
-        step //= 2
-    count += v == 0
-    return np.asarray(count.astype(x.dtype))
+    v = x.view(u)
+    if width <= 32:
+        count = width - _bit_length(v)
+    else:
+        high = _bit_length(v >> np.uint64(32))
+        count = np.where(high > 0, 32 - high, 64 - _bit_length(v & np.uint64(0xFFFFFFFF)))
+    return np.asarray(np.asarray(count).astype(x.dtype))

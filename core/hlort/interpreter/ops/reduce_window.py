@@ -22,10 +22,13 @@ import numpy as np
 from hlort.interpreter.array_calls import call_on_arrays
 from hlort.interpreter.ops.reduction import (
     as_result,
+    combine,
     compute_dtype,
+    fix_zero_signs,
     identity_of,
     reduce_initial,
     reduce_last_axis,
+    scatter_at,
     ufunc_for,
 )
 from hlort.interpreter.registry import evaluates
@@ -115,7 +118,8 @@ def _ufunc_windows(op: Opcode, x: np.ndarray, init: np.ndarray,
     axes = tuple(range(len(window), 2 * len(window)))
     with np.errstate(all="ignore"):
         acc = ufunc.reduce(view, axis=axes, dtype=work, **reduce_initial(op, work))
-        out = ufunc(np.asarray(init).astype(work), acc)
+        acc = fix_zero_signs(op, view, np.asarray(acc), axes)
+        out = combine(op, ufunc, np.asarray(init).astype(work), acc)
     return np.asarray(np.asarray(out).astype(init.dtype), order="C")
 
 
@@ -173,7 +177,7 @@ def scatter_combine(ev, scatter: Computation, result: np.ndarray, targets: np.nd
     ufunc = ufunc_for(op, result.dtype) if op is not None else None
     if ufunc is not None and result.dtype.isbuiltin == 1:
         with np.errstate(all="ignore"):
-            ufunc.at(result, targets, sources)
+            scatter_at(op, ufunc, result, targets, sources)
         return
     order = np.argsort(targets, kind="stable")
     ordered = targets[order]

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hlort.interpreter.array_calls import call_on_arrays
+from hlort.interpreter.ops.elementwise import float_max, float_min
 from hlort.interpreter.registry import evaluates
 from hlort.ir.computation import Computation
 from hlort.ir.opcodes import Opcode
@@ -88,6 +89,58 @@ def reduce_initial(op: Opcode, dtype: np.dtype) -> dict:
     return {}
 
 
+def _orders_zeros(op: Opcode, dtype: np.dtype) -> bool:
+    """True for float maximum / minimum, which order -0 below +0 (np.maximum does not)."""
+    return op in (Opcode.MAXIMUM, Opcode.MINIMUM) and dtype.kind in "fV"
+
+
+def combine(op: Opcode, ufunc: np.ufunc, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``op(a, b)`` with the ufunc, or with the HLO op's signed-zero rule for float max/min."""
+    if _orders_zeros(op, np.result_type(a, b)):
+        return (float_max if op is Opcode.MAXIMUM else float_min)(a, b)
+    return ufunc(a, b)
+
+
+def fix_zero_signs(op: Opcode, x: np.ndarray, acc: np.ndarray, axis) -> np.ndarray:
+    """Give the zeros of a float max/min reduction ``acc`` of ``x`` over ``axis`` the right sign.
+
+    np.maximum.reduce keeps whichever equal zero it met first; HLO's maximum is +0 when any
+    reduced element is +0 (minimum: -0 when any is -0), whatever the order.
+    """
+    if not _orders_zeros(op, acc.dtype):
+        return acc
+    zero = acc == 0
+    if not np.any(zero):
+        return acc
+    if op is Opcode.MAXIMUM:
+        pos = np.any((x == 0) & ~np.signbit(x), axis=axis)
+        signed = np.where(pos, acc.dtype.type(0.0), acc.dtype.type(-0.0))
+    else:
+        neg = np.any((x == 0) & np.signbit(x), axis=axis)
+        signed = np.where(neg, acc.dtype.type(-0.0), acc.dtype.type(0.0))
+    return np.where(zero, signed, acc)
+
+
+def scatter_at(op: Opcode, ufunc: np.ufunc, flat: np.ndarray, targets: np.ndarray,
+               values: np.ndarray) -> None:  # fmt: skip
+    """``ufunc.at(flat, targets, values)``, with float max/min zeros signed as the HLO op signs
+    them (+0 for a maximum when the target or any of its updates is +0; -0 for a minimum)."""
+    if not _orders_zeros(op, flat.dtype):
+        ufunc.at(flat, targets, values)
+        return
+    before = flat[targets]
+    ufunc.at(flat, targets, values)
+    zero = flat[targets] == 0
+    if not np.any(zero):
+        return
+    hit = targets[zero]
+    seen = np.concatenate([before[zero], np.broadcast_to(values, targets.shape)[zero]])
+    maximum = op is Opcode.MAXIMUM
+    flat[hit] = flat.dtype.type(-0.0 if maximum else 0.0)
+    wins = (seen == 0) & (np.signbit(seen) != maximum)
+    flat[np.concatenate([hit, hit])[wins]] = flat.dtype.type(0.0 if maximum else -0.0)
+
+
 def _fast_reduce(op: Opcode, x: np.ndarray, init: np.ndarray,
                  valid: np.ndarray | None) -> np.ndarray | None:  # fmt: skip
     """ufunc-reduce the last axis of ``x``, then combine with ``init``; None if unsupported."""
@@ -100,7 +153,8 @@ def _fast_reduce(op: Opcode, x: np.ndarray, init: np.ndarray,
         x = np.where(valid, x, identity_of(op, work))
     with np.errstate(all="ignore"):
         acc = ufunc.reduce(x, axis=-1, dtype=work, **reduce_initial(op, work))
-        out = ufunc(np.asarray(init).astype(work), acc)
+        acc = fix_zero_signs(op, x, np.asarray(acc), -1)
+        out = combine(op, ufunc, np.asarray(init).astype(work), acc)
     return np.asarray(out).astype(init.dtype)
 
 

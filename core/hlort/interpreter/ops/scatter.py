@@ -19,6 +19,7 @@ import numpy as np
 
 from hlort.interpreter.evaluator import Evaluator
 from hlort.interpreter.ops.indexing import index_vectors, place, window_indices
+from hlort.interpreter.ops.reduction import scatter_at
 from hlort.interpreter.registry import evaluates
 from hlort.ir import patterns
 from hlort.ir.computation import Computation
@@ -170,9 +171,10 @@ def _combine(ev, comp: Computation, flats: list[np.ndarray], targets: np.ndarray
         return
     ufuncs = _ufuncs_for(comp, flats)
     if ufuncs is not None:
+        ops = patterns.variadic_reducer_opcodes(comp)
         with np.errstate(all="ignore"):  # NaN and overflow are values here, not errors
-            for ufunc, flat, vals in zip(ufuncs, flats, values, strict=True):
-                ufunc.at(flat, targets, vals)
+            for op, ufunc, flat, vals in zip(ops, ufuncs, flats, values, strict=True):
+                scatter_at(op, ufunc, flat, targets, vals)
         return
     combiner = _Combiner(ev, comp)
     dtypes = [f.dtype for f in flats]
