@@ -1,0 +1,35 @@
+"""FusionPolicy: the knobs a backend turns to shape the kernels fusion makes for it.
+
+A plugin passes one to ``run_default_pipeline(module, policy=...)``. The defaults suit a
+backend that compiles every fusion to one loop nest (the CPU plugin): loop, input (reduce) and
+multi-output fusion on, epilogue fusion after dot off (its dot is a library call).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FusionPolicy:
+    """``loop_fusion``: elementwise ops with their broadcast/reshape/transpose/slice/iota/
+    constant/convert producers become kLoop fusions.
+    ``reduce_input_fusion``: elementwise producers fuse into reduce and reduce-window (kInput).
+    ``epilogue_fusion``: elementwise consumers fuse after a dot or convolution (kOutput).
+    ``multi_output_fusion``: fusions and reductions sharing an input or feeding one another in the
+    same iteration space merge into one fusion with a tuple root.
+    ``duplicate_cheap_producers``: a producer with several users is copied into each of them when
+    it is cheap (broadcast, iota, small constant, non-transcendental elementwise, reshape...).
+    ``max_fused_instructions`` / ``max_operands`` / ``max_outputs``: size limits of one fusion.
+    ``max_duplicated_constant_elements``: larger constants are not copied into several fusions.
+    """
+
+    loop_fusion: bool = True
+    reduce_input_fusion: bool = True
+    epilogue_fusion: bool = False
+    multi_output_fusion: bool = True
+    duplicate_cheap_producers: bool = True
+    max_fused_instructions: int = 128
+    max_operands: int = 32
+    max_outputs: int = 8
+    max_duplicated_constant_elements: int = 1024

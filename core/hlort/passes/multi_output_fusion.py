@@ -1,0 +1,233 @@
+"""Multi-output fusion: fusions over the same iteration space become one kernel with a tuple root.
+
+After instruction fusion, a big input is often still read by several kernels: the mean and the
+variance reductions of a layernorm, the max and the sum reductions of a softmax, an ``exp`` that
+both a reduction and a divide read. Two fusions (or a fusion and a plain reduce or elementwise op)
+merge when they iterate over the same space:
+
+- *producer-consumer*: the consumer reads the producer's output, and
+  loop -> loop (same shape), loop -> reduction (the loop's shape is the reduction's input),
+  reduction -> reduction (same input shape and reduced dimensions), or
+  reduction -> loop over the reduction's output shape (a reduction epilogue);
+  the producer's outputs that others still read become extra outputs;
+- *siblings*: two fusions or reductions read the same (non-scalar) input, neither depends on the
+  other, and their spaces match as above.
+
+A merge never creates a cycle: it is refused when the consumer reaches the producer through some
+other instruction. Each round merges disjoint pairs and recomputes positions; rounds repeat until
+nothing merges.
+"""
+
+from __future__ import annotations
+
+from hlort.ir.attributes import FusionKind
+from hlort.ir.computation import Computation
+from hlort.ir.instruction import Instruction
+from hlort.ir.module import Module
+from hlort.ir.opcodes import Opcode
+from hlort.passes.dce import remove_unreachable_computations
+from hlort.passes.fused_computation import fused, fused_size, merge_members
+from hlort.passes.fusion_policy import FusionPolicy
+from hlort.passes.pass_base import Pass
+from hlort.passes.side_effects import SideEffects, sequential_computations
+from hlort.passes.use_graph import UseGraph, graph_order, unique
+from hlort.shape import ArrayShape
+
+# ("loop", dims) or ("reduce", input dims, reduced dims, output dims)
+Space = tuple
+SIBLING_WINDOW = 4  # readers of one input paired with the next few readers only
+DEPENDENCE_BUDGET = 1024  # instructions a cycle check may visit before it answers "depends"
+
+
+def iteration_space(instr: Instruction, effects: SideEffects) -> Space | None:
+    """The space a fusion-like instruction iterates over, or None if it never merges."""
+    if effects.of(instr):
+        return None
+    if instr.opcode is Opcode.REDUCE and isinstance(instr.shape, ArrayShape):
+        return _reduce_space(instr)
+    if instr.opcode is not Opcode.FUSION:
+        if instr.is_elementwise and isinstance(instr.shape, ArrayShape) and (
+            instr.opcode is not Opcode.MAP
+        ):
+            return ("loop", instr.shape.dims)
+        return None
+    comp = fused(instr)
+    if instr.shape.is_tuple and comp.root.opcode is not Opcode.TUPLE:
+        return None
+    kind = instr.attrs.get("kind")
+    if kind is FusionKind.LOOP:
+        leaves = instr.shape.elements if instr.shape.is_tuple else (instr.shape,)
+        dims = {leaf.dims for leaf in leaves if isinstance(leaf, ArrayShape)}
+        return ("loop", dims.pop()) if len(dims) == 1 else None
+    if kind is FusionKind.INPUT:
+        heroes = [i for i in comp.instructions if i.opcode in (Opcode.REDUCE,
+                                                                Opcode.REDUCE_WINDOW)]  # fmt: skip
+        spaces = {_reduce_space(h) for h in heroes}
+        return spaces.pop() if len(spaces) == 1 else None  # None also without heroes
+    return None
+
+
+def _reduce_space(reduce: Instruction) -> Space | None:
+    if reduce.opcode is not Opcode.REDUCE:
+        return None
+    source = reduce.operands[0].shape
+    out = reduce.shape.elements[0] if reduce.shape.is_tuple else reduce.shape
+    return ("reduce", source.dims, tuple(sorted(reduce.attrs["dimensions"])), out.dims)
+
+
+def producer_consumer_compatible(producer: Space, consumer: Space) -> bool:
+    if producer[0] == "loop":
+        target = consumer[1]
+        return producer[1] == target
+    if consumer[0] == "reduce":
+        return producer[1:3] == consumer[1:3]
+    return consumer[1] == producer[3]  # a reduction epilogue
+
+
+def siblings_compatible(a: Space, b: Space) -> bool:
+    if a[0] == "loop" and b[0] == "loop":
+        return a[1] == b[1]
+    if a[0] == "reduce" and b[0] == "reduce":
+        return a[1:3] == b[1:3]
+    loop, reduce = (a, b) if a[0] == "loop" else (b, a)
+    return loop[1] == reduce[1]
+
+
+class MultiOutputFusion(Pass):
+    name = "multi-output-fusion"
+
+    def __init__(self, policy: FusionPolicy | None = None, max_rounds: int = 16):
+        self.policy = policy or FusionPolicy()
+        self.max_rounds = max_rounds
+
+    def run(self, module: Module) -> bool:
+        if not self.policy.multi_output_fusion:
+            return False
+        changed = False
+        effects = SideEffects()
+        for comp in sequential_computations(module):
+            for _ in range(self.max_rounds):
+                if not self._round(comp, module, effects):
+                    break
+                changed = True
+        if changed:
+            remove_unreachable_computations(module)  # the fused computations merged away
+            module.sort_computations()
+        return changed
+
+    def _round(self, comp: Computation, module: Module, effects: SideEffects) -> bool:
+        graph = UseGraph(comp, effects)
+        order = graph_order(comp)
+        position = {id(i): n for n, i in enumerate(order)}
+        spaces = {id(i): iteration_space(i, effects) for i in order}
+        touched: set[int] = set()
+        merged = False
+
+        def free(instr: Instruction) -> bool:
+            return id(instr) not in touched and spaces.get(id(instr)) is not None
+
+        for consumer in order:
+            if not free(consumer):
+                continue
+            plain_loop = consumer.opcode is not Opcode.FUSION and spaces[id(consumer)][0] == "loop"
+            for producer in self._producers(consumer):
+                if not free(producer) or not producer_consumer_compatible(
+                    spaces[id(producer)], spaces[id(consumer)]
+                ):
+                    continue
+                if plain_loop and spaces[id(producer)][0] != "reduce":
+                    continue  # a plain elementwise op joins a loop only as a producer
+                others = [o for o in consumer.operands
+                          if o is not producer and _source(o) is not producer]  # fmt: skip
+                if any(_depends(o, producer, position) for o in others):
+                    continue
+                if not self._fits([producer, consumer], graph):
+                    continue
+                fusion = merge_members(graph, module, [producer, consumer],
+                                       self.policy.max_duplicated_constant_elements)
+                touched.update((id(producer), id(consumer), id(fusion)))
+                merged = True
+                break
+        for shared in order:
+            if graph.is_removed(shared) or not _worth_sharing(shared):
+                continue
+            candidates = [u for u in graph.users(shared)
+                          if free(u) and (u.opcode is Opcode.FUSION or u.opcode is Opcode.REDUCE)]
+            merged |= self._merge_siblings(candidates, graph, module, position, spaces, touched)
+        graph.commit()
+        return merged
+
+    def _merge_siblings(self, candidates, graph, module, position, spaces, touched) -> bool:
+        """Pairs of nearby readers of one input (a window in program order keeps this linear)."""
+        merged = False
+        candidates = sorted(candidates, key=lambda c: position[id(c)])
+        for i, a in enumerate(candidates):
+            for b in candidates[i + 1:i + 1 + SIBLING_WINDOW]:
+                if id(a) in touched or id(b) in touched:
+                    continue
+                if not siblings_compatible(spaces[id(a)], spaces[id(b)]):
+                    continue
+                if _depends(a, b, position) or _depends(b, a, position):
+                    continue
+                first, second = (a, b) if position[id(a)] < position[id(b)] else (b, a)
+                if not self._fits([first, second], graph):
+                    continue
+                fusion = merge_members(graph, module, [first, second],
+                                       self.policy.max_duplicated_constant_elements)
+                touched.update((id(a), id(b), id(fusion)))
+                merged = True
+        return merged
+
+    @staticmethod
+    def _producers(consumer: Instruction) -> list[Instruction]:
+        return unique(_source(o) for o in consumer.operands)
+
+    def _fits(self, members: list[Instruction], graph: UseGraph) -> bool:
+        size = sum(fused_size(fused(m)) if m.opcode is Opcode.FUSION else 1 for m in members)
+        if size > self.policy.max_fused_instructions:
+            return False
+        ids = {id(m) for m in members}
+        operands = {id(o) for m in members for o in m.operands
+                    if id(_source(o)) not in ids}  # fmt: skip
+        outputs = sum(len(m.shape.elements) if m.shape.is_tuple else 1 for m in members)
+        return len(operands) <= self.policy.max_operands and outputs <= self.policy.max_outputs
+
+
+def _source(instr: Instruction) -> Instruction:
+    """The multi-output instruction a get-tuple-element reads, else the instruction itself."""
+    if instr.opcode is Opcode.GET_TUPLE_ELEMENT and instr.operands[0].opcode is Opcode.FUSION:
+        return instr.operands[0]
+    return instr
+
+
+def _worth_sharing(instr: Instruction) -> bool:
+    """A "big input": an array that is not a scalar and not cheap to regenerate."""
+    return (isinstance(instr.shape, ArrayShape) and instr.shape.size > 1
+            and instr.opcode not in (Opcode.CONSTANT, Opcode.BROADCAST, Opcode.IOTA))  # fmt: skip
+
+
+def _depends(start: Instruction, target: Instruction, position: dict[int, int]) -> bool:
+    """Whether ``start`` (transitively) reads ``target``, searching only between the two in
+    program order. Answers True (no merge) when unsure: on reaching an instruction made this
+    round (it has no position yet; the next round decides) or after ``DEPENDENCE_BUDGET`` steps."""
+    limit = position.get(id(target))
+    if limit is None:
+        return True
+    seen: set[int] = set()
+    stack = [start]
+    while stack:
+        node = stack.pop()
+        if node is target:
+            return True
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if len(seen) > DEPENDENCE_BUDGET:
+            return True
+        pos = position.get(id(node))
+        if pos is None:
+            return True
+        if pos <= limit:
+            continue
+        stack.extend(node.operands)
+    return False
