@@ -1,7 +1,9 @@
 """pytest fixtures shared by tests/plugin, tests/runtime and tests/cli (imported by their conftest).
 
-``fresh_registry`` (autouse there): each test starts with a new default registry and without
-HLORT_PLATFORMS. ``fake_site``: a directory that, on sys.path or PYTHONPATH, makes the fake plugin
+``fresh_registry`` (autouse there): each test starts with a new default registry that knows only
+the built-in interpreter (installed plugins such as hlort-cpu would otherwise change the default
+backend under the tests' feet) and without HLORT_PLATFORMS. Discovery of installed plugins is
+tested in subprocesses with ``fake_site``. ``fake_site``: a directory that, on sys.path or PYTHONPATH, makes the fake plugin
 distributions installed (see fake_site.py).
 """
 
@@ -12,13 +14,13 @@ from pathlib import Path
 import pytest
 from fake_site import build_fake_site
 
-from hlort.plugin.registry import reset_default_registry
+from hlort.plugin.registry import Registry, reset_default_registry
 
 
 @pytest.fixture(autouse=True)
 def fresh_registry(monkeypatch):
     monkeypatch.delenv("HLORT_PLATFORMS", raising=False)
-    registry = reset_default_registry()
+    registry = reset_default_registry(lambda: Registry(group=None))
     yield registry
     reset_default_registry()
 

@@ -43,10 +43,12 @@ def simplification_passes() -> list[Pass]:
 
 
 def default_passes(policy: FusionPolicy | None = None, before: Sequence[Pass] = (),
-                   after: Sequence[Pass] = ()) -> list[Pass]:  # fmt: skip
-    """The pipeline as a list, for callers that want to inspect or edit it."""
+                   after: Sequence[Pass] = (),
+                   disabled: Sequence[str] = ()) -> list[Pass]:  # fmt: skip
+    """The pipeline as a list, for callers that want to inspect or edit it. ``disabled`` names
+    top-level passes or groups to leave out (``"fusion"``, ``"simplify"``...)."""
     policy = policy or FusionPolicy()
-    return [
+    passes = [
         *before,
         CallInliner(),
         FixedPoint(simplification_passes(), name="simplify"),
@@ -55,16 +57,18 @@ def default_passes(policy: FusionPolicy | None = None, before: Sequence[Pass] = 
         *after,
         Scheduler(),
     ]
+    return [p for p in passes if p.name not in set(disabled)]
 
 
 def run_default_pipeline(module: Module, *, policy: FusionPolicy | None = None,
                          verify: bool = False, dump_dir: str | None = None,
-                         before: Sequence[Pass] = (),
-                         after: Sequence[Pass] = ()) -> PipelineReport:  # fmt: skip
+                         before: Sequence[Pass] = (), after: Sequence[Pass] = (),
+                         disabled: Sequence[str] = ()) -> PipelineReport:  # fmt: skip
     """Optimize ``module`` in place (callers clone first). With ``dump_dir``, the module after
     every pass and a before/after summary (:func:`write_compile_summary`) are written there."""
     original = module.clone() if dump_dir else None
-    pipeline = Pipeline(default_passes(policy, before, after), verify=verify, dump_dir=dump_dir)
+    passes = default_passes(policy, before, after, disabled)
+    pipeline = Pipeline(passes, verify=verify, dump_dir=dump_dir)
     report = pipeline.run(module)
     if dump_dir and original is not None:
         write_compile_summary(original, module, dump_dir, report)

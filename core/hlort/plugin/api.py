@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from hlort.ir.module import Module
+    from hlort.passes.pass_options import PassOptions
     from hlort.testing.profile import ConformanceProfile
 
 __all__ = [
@@ -386,6 +387,16 @@ class Client(abc.ABC):
             for space in device.memory_spaces():
                 seen.setdefault(space.id, space)
         return list(seen.values())
+
+    def pass_options(self) -> PassOptions:
+        """The fusion policy and extra passes this backend wants from the core pipeline.
+
+        The core runs its pipeline with these before ``compile``; the default is the core's
+        default policy and no extra passes. Called once per compile, so it may read options.
+        """
+        from hlort.passes.pass_options import PassOptions
+
+        return PassOptions()
 
     @abc.abstractmethod
     def compile(self, module: Module, options: CompileOptions) -> Executable:

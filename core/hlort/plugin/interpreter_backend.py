@@ -9,7 +9,6 @@ serialized form is the HLO text of the module.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,7 +28,7 @@ from hlort.plugin.base import (
 )
 from hlort.plugin.capabilities import Capabilities, CompiledMemoryStats
 from hlort.plugin.versioning import API_VERSION
-from hlort.shape import ArrayShape, Shape, Token, TokenShape, TupleShape
+from hlort.shape import Shape, Token, TokenShape, TupleShape
 
 PLATFORM = "interpreter"
 INTERPRETER_PRIORITY = -1000
@@ -130,31 +129,14 @@ def _nbytes(shape: Shape) -> int:
 
 
 def estimate_cost(module) -> dict[str, float]:
-    """Rough counts: one flop per elementwise output element, 2*K per dot output element."""
-    flops = transcendentals = bytes_accessed = 0.0
-    for comp in module.computations:
-        if comp is not module.entry and comp.is_fusion_computation:
-            continue
-        for instr in comp.instructions:
-            if instr.opcode in _STRUCTURAL:
-                continue
-            shape = instr.shape
-            size = shape.size if isinstance(shape, ArrayShape) else 0
-            info = instr.opcode.info
-            if info.transcendental:
-                transcendentals += size
-            elif info.elementwise:
-                flops += size
-            elif instr.opcode is Opcode.DOT:
-                dims = instr.attrs.get("dot_dimension_numbers")
-                lhs = instr.operands[0].shape
-                contracting = getattr(dims, "lhs_contracting_dims", ()) if dims else ()
-                flops += 2.0 * size * math.prod(lhs.dims[d] for d in contracting)
-            bytes_accessed += _nbytes(shape) + sum(_nbytes(o.shape) for o in instr.operands)
+    """PJRT-style cost keys from the core's cost analysis (fusions count external bytes only)."""
+    from hlort.passes import cost_analysis
+
+    cost = cost_analysis(module)
     return {
-        "flops": flops,
-        "transcendentals": transcendentals,
-        "bytes accessed": bytes_accessed,
+        "flops": float(cost.flops),
+        "transcendentals": float(cost.transcendentals),
+        "bytes accessed": float(cost.bytes_accessed),
     }
 
 

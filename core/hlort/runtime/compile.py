@@ -1,15 +1,14 @@
 """The compile entry point: load, verify, run the core pipeline, then the plugin's compile.
 
 Verification happens here, once; executables never re-verify per call. The core pass pipeline
-(``hlort.passes.run_default_pipeline``) runs when this installation has one; otherwise the
-verified module goes to the backend unchanged. The caller's module is never modified: passes
+(``hlort.passes.run_default_pipeline``) runs with the policy and extra passes the backend asks
+for (``Client.pass_options``). The caller's module is never modified: passes
 run on a clone.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import os
 import time
 from collections.abc import Mapping
@@ -18,6 +17,7 @@ from typing import Any
 from hlort.errors import Unimplemented
 from hlort.ir.module import Module
 from hlort.ir.verifier import verify_module
+from hlort.passes import run_default_pipeline
 from hlort.plugin import api
 from hlort.plugin.base.hlo_text import print_hlo
 from hlort.plugin.options import CompileOptions
@@ -25,39 +25,21 @@ from hlort.runtime.executable import Executable
 from hlort.runtime.program import load_program
 
 
-def _pipeline():
-    try:
-        from hlort.passes import run_default_pipeline
-    except ImportError as err:
-        if err.name in ("hlort.passes", "hlort"):  # no pipeline in this installation
-            return None
-        raise  # the pipeline exists but is broken: say so
-    return run_default_pipeline
-
-
-def run_core_passes(module: Module, options: CompileOptions, platform: str) -> Module:
-    """The module after the core pipeline (or ``module`` itself when there is none)."""
-    pipeline = _pipeline()
+def run_core_passes(module: Module, options: CompileOptions, client: api.Client) -> Module:
+    """Run the core pipeline on ``module`` in place, as ``client`` asks (policy, extra passes)."""
     debug = options.debug
-    if pipeline is None or not debug.run_core_passes:
+    if not debug.run_core_passes:
         return module
-    offered: dict[str, Any] = {
-        "options": options,
-        "dump_dir": debug.dump_dir,
-        "verify": debug.verify_passes,
-        "platform": platform,
-        "disabled_passes": debug.disabled_passes,
-    }
-    params = inspect.signature(pipeline).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        kwargs = offered
-    else:
-        kwargs = {k: v for k, v in offered.items() if k in params}
-    result = pipeline(module, **kwargs)
-    if isinstance(result, Module):
-        return result
-    if isinstance(result, tuple) and result and isinstance(result[0], Module):
-        return result[0]
+    wanted = client.pass_options()
+    run_default_pipeline(
+        module,
+        policy=wanted.policy,
+        before=wanted.before,
+        after=wanted.after,
+        disabled=debug.disabled_passes,
+        verify=debug.verify_passes,
+        dump_dir=debug.dump_dir,
+    )
     return module
 
 
@@ -88,7 +70,7 @@ def compile_on(
     verify_module(module)
     timings["verify"] = time.perf_counter() - start
     start = time.perf_counter()
-    optimized = run_core_passes(module.clone(), options, backend.platform)
+    optimized = run_core_passes(module.clone(), options, backend.client)
     timings["core_passes"] = time.perf_counter() - start
     raw_device = device.raw if device is not None else None
     options = _device_options(options, raw_device)
