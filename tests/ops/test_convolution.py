@@ -328,6 +328,32 @@ def test_nan_and_inf_propagate():
     assert got[3] == np.inf
 
 
+def test_small_convolution_sums_window_positions_outer_features_inner():
+    """Regression (corpus conv_general_dilated_float32_2_3_9_float32_12_1_3): XLA's evaluator
+    loops over window positions, and inside each over input features, adding each separately
+    rounded product to a zero f32 accumulator. Products here, in that order: BIG, 1 (lost),
+    -BIG, 1, giving 1; features outer would give 2, and BLAS differs again."""
+    big = 2.0**25
+    x = np.array([[[big, -big], [1, 1]]], np.float32)  # [batch 1, features 2, width 2]
+    k = np.ones((1, 2, 2), np.float32)  # [out 1, in 2, width 2]
+    got = run_conv(x, k, [WindowDim(2)], labels(1))
+    acc = np.float32(0)
+    for w in range(2):
+        for f in range(2):
+            acc = acc + x[0, f, w] * k[0, f, w]
+    np.testing.assert_array_equal(got, [[[acc]]])
+    assert acc == 1
+
+
+def test_small_convolution_rounds_each_product_before_adding():
+    """Products are rounded before they are added (no fused multiply-add, unlike BLAS kernels):
+    (1 + 2^-12)^2 rounds to 1 + 2^-11 and cancels exactly."""
+    x = np.tile(np.array([-(1 + 2**-11), 1 + 2**-12], np.float32), (2, 1, 4))  # [2, 1, 8]
+    k = np.tile(np.array([1, 1 + 2**-12], np.float32), (3, 1, 1))  # [3, 1, 2]
+    got = run_conv(x, k, [WindowDim(2, 2)], labels(1))
+    np.testing.assert_array_equal(got, np.zeros((2, 3, 4), np.float32))
+
+
 @st.composite
 def conv_problems(draw):
     n_spatial = draw(st.integers(1, 3))

@@ -312,6 +312,70 @@ def test_precision_does_not_change_reference_result():
     np.testing.assert_array_equal(base, high)
 
 
+# -- summation order ----------------------------------------------------------------------------
+
+
+def sequential_dot(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """XLA's evaluator order for a matmul, one element and one product at a time: acc = 0, then
+    acc += lhs[m, k] * rhs[k, n] for k = 0, 1, ...; a complex product is (ac - bd) + (ad + bc)i,
+    every operation on NumPy scalars of the part type (so each one rounds, none is fused)."""
+    m, k = lhs.shape
+    out = np.zeros((m, rhs.shape[1]), lhs.dtype)
+    for i, j in np.ndindex(out.shape):
+        if lhs.dtype.kind == "c":
+            part = lhs.real.dtype.type
+            re = im = part(0)
+            for t in range(k):
+                a, b = lhs[i, t], rhs[t, j]
+                re = re + (part(a.real) * part(b.real) - part(a.imag) * part(b.imag))
+                im = im + (part(a.real) * part(b.imag) + part(a.imag) * part(b.real))
+            out[i, j] = lhs.dtype.type(complex(re, im))
+        else:
+            acc = lhs.dtype.type(0)
+            for t in range(k):
+                acc = acc + lhs[i, t] * rhs[t, j]
+            out[i, j] = acc
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_dot_adds_whole_products_in_order(dtype):
+    """Regression (corpus dot_general_*_complex*): BLAS sums the real parts of the products
+    separately (sum ac - sum bd); XLA adds each naive product in turn. Here sum ac = 1 + 2^60
+    loses the 1, while the second product's real part is exactly 2^60 - 2^60 = 0."""
+    s = 2.0**30
+    lhs = np.array([[1, complex(s, s)]], dtype)
+    rhs = np.array([[1], [complex(s, s)]], dtype)
+    got = run_dot(lhs, rhs)
+    np.testing.assert_array_equal(got, sequential_dot(lhs, rhs))
+    assert got[0, 0] == complex(1, 2 * s * s)
+
+
+def test_small_float_dot_rounds_each_product_before_adding():
+    """Regression (corpus conv_general_dilated_float32_2_3_9_float32_12_1_3, same contraction): a
+    fused multiply-add (as in BLAS's gemm kernels) keeps the 2^-24 of the exact product
+    (1 + 2^-12)^2 that XLA's separate multiply rounds away before the sum cancels."""
+    lhs = np.array([[-(1 + 2**-11), 1 + 2**-12]] * 2, np.float32)
+    rhs = np.array([[1, 1], [1 + 2**-12, 1 + 2**-12]], np.float32)
+    got = run_dot(lhs, rhs)
+    np.testing.assert_array_equal(got, sequential_dot(lhs, rhs))
+    np.testing.assert_array_equal(got, np.zeros((2, 2), np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+def test_small_dots_match_a_sequential_loop_bitwise(dtype):
+    rng = np.random.default_rng(7)
+    lhs, rhs = rand(rng, (5, 9), dtype), rand(rng, (9, 4), dtype)
+    np.testing.assert_array_equal(run_dot(lhs, rhs), sequential_dot(lhs, rhs))
+
+
+def test_large_real_dot_still_uses_blas():
+    """Big real contractions keep np.matmul: equal to it exactly, within tolerance of the loop."""
+    rng = np.random.default_rng(8)
+    lhs, rhs = rand(rng, (3, 200), np.float32), rand(rng, (200, 2), np.float32)
+    np.testing.assert_array_equal(run_dot(lhs, rhs), lhs @ rhs)
+
+
 @st.composite
 def dot_problems(draw):
     """A random general dot: per role a few sizes, placed at random positions in each operand."""

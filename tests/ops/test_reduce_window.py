@@ -261,6 +261,81 @@ def test_empty_results_and_scalar_operand():
     assert got == 7
 
 
+# Summation order: XLA folds each window in row-major order from the init value, rounding to the
+# element type at every step. reference_reduce_window is that fold, one element at a time, on
+# NumPy scalars of the element type (a bf16 + bf16 rounds to bf16).
+
+BIG = 2.0**25  # f32 spacing is 4 at 2^25: BIG + 1 rounds back to BIG
+
+
+def _add(acc, v):
+    return (acc[0] + v[0],)
+
+
+def test_float_sum_starts_from_init():
+    """Regression (corpus reduce_window_add_float*): the init was added after the window sum;
+    here init + BIG loses the init, so the window sums to 0, not 1."""
+    x = np.array([BIG, -BIG], np.float32)
+    window = window_from_sizes([2])
+    got = run(reduce_window_module("f32", [2], window, "add"), x, np.float32(1))
+    (want,) = reference_reduce_window([x], [np.float32(1)], window, _add)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, [0])
+
+
+def test_float_sum_visits_a_2d_window_in_row_major_order():
+    """Regression (corpus reduce_window_add_float32_12_12, 3x3 windows): row-major from the init,
+    BIG absorbs each of the seven 1s and -BIG then cancels it: 0. NumPy's pairwise sum (8
+    partial sums) kept some of the 1s."""
+    x = np.array([[BIG, 1, 1], [1, 1, 1], [1, 1, -BIG]], np.float32)
+    window = window_from_sizes([3, 3])
+    got = run(reduce_window_module("f32", [3, 3], window, "add"), x, np.float32(0))
+    (want,) = reference_reduce_window([x], [np.float32(0)], window, _add)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, [[0]])
+
+
+@pytest.mark.parametrize("dtype, big", [("bf16", 256), ("f16", 2048)])
+def test_narrow_float_cumsum_rounds_every_step(dtype, big):
+    """Regression (corpus cumsum_bfloat16_8_9): summing in f32 and rounding once gave big + 4;
+    each big + 1 rounds back to big in the element type (a tie, to even)."""
+    dt = _np(dtype)
+    x = np.array([big, 1, 1, 1, 1], dt)
+    window = window_from_sizes([5], [1], [(4, 0)])  # a cumulative sum, as JAX lowers cumsum
+    got = run(reduce_window_module(dtype, [5], window, "add"), x, np.array(0, dt))
+    (want,) = reference_reduce_window([x], [np.array(0, dt)], window, _add)
+    assert got.dtype == dt
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got.astype(np.float32), [big] * 5)
+
+
+def test_float_product_folds_in_order():
+    x = np.array([3, 1 / 3, 3, 1 / 3, 3, 1 / 3, 3], np.float32)
+    window = window_from_sizes([7], [1], [(6, 0)])
+    got = run(reduce_window_module("f32", [7], window, "multiply"), x, np.float32(1 / 7))
+
+    def mul(acc, v):
+        return (acc[0] * v[0],)
+
+    (want,) = reference_reduce_window([x], [np.float32(1 / 7)], window, mul)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_general_reducer_folds_in_window_order(dtype):
+    """Regression (corpus cumlogsumexp_float16_8_9): a reducer that is not a plain op was applied
+    as a pairwise tree; XLA folds acc = f(acc, x) in order. Tree: (BIG + 1) + (-BIG + 1) = 0."""
+    dt = _np(dtype)
+    big = BIG if dtype == "f32" else 256
+    x = np.array([big, 1, -big, 1], dt)
+    window = window_from_sizes([4], [1], [(3, 0)])
+    module = reduce_window_module(dtype, [4], window, lambda b: sub_neg_reducer(b, dtype))
+    got = run(module, x, np.array(0, dt))
+    (want,) = reference_reduce_window([x], [np.array(0, dt)], window, _add)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got.astype(np.float32), [big, big, 0, 1])
+
+
 def argmax_reducer(b: Builder):
     sub = b.sub("argmax")
     av, ai = sub.parameter(scalar("f32")), sub.parameter(scalar("s32"))

@@ -3,7 +3,10 @@
 The input is brought to [batch, feature, spatial...] and the kernel to [out, in, spatial...];
 the input is dilated (base_dilation) and padded (negative padding crops), every window is taken
 as a strided view (``sliding_window_view``, then ``::stride`` over positions and ``::dilation``
-inside the window), and one batched matmul per group contracts features and window positions.
+inside the window), and one batched contraction per group sums over window positions and
+features. The contraction axis is ordered as XLA's evaluator sums it, window positions
+(row-major) outer and input features inner, so that a small contraction, which
+:func:`~hlort.interpreter.ops.linalg.contract` sums in order, rounds as XLA does.
 
 Groups follow StableHLO's definition: with ``feature_group_count`` G the input features and the
 kernel's output features are split into G consecutive blocks and block g of the output comes from
@@ -18,7 +21,12 @@ import math
 
 import numpy as np
 
-from hlort.interpreter.ops.linalg import accumulation_dtype, from_accumulation, to_accumulation
+from hlort.interpreter.ops.linalg import (
+    accumulation_dtype,
+    contract,
+    from_accumulation,
+    to_accumulation,
+)
 from hlort.interpreter.registry import evaluates
 from hlort.ir.attributes import WindowDim
 from hlort.ir.opcodes import Opcode
@@ -87,13 +95,13 @@ def _convolution(ev, instr, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     n_win = math.prod(w.size for w in window)
     nb, cg = n // batch_groups, c // groups
     og = o // (groups * batch_groups)
-    # [B, Nb, G, Cg, pos, win] -> [B, G, Nb*pos, Cg*win]
+    # [B, Nb, G, Cg, pos, win] -> [B, G, Nb*pos, win*Cg]
     p = patches.reshape(batch_groups, nb, groups, cg, n_pos, n_win)
-    p = p.transpose(0, 2, 1, 4, 3, 5).reshape(batch_groups, groups, nb * n_pos, cg * n_win)
-    # kernel [B*G*Og, Cg, win] -> [B, G, Cg*win, Og]
-    kk = k.reshape(batch_groups, groups, og, cg * n_win).transpose(0, 1, 3, 2)
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = np.matmul(p, kk)  # [B, G, Nb*pos, Og]
+    p = p.transpose(0, 2, 1, 4, 5, 3).reshape(batch_groups, groups, nb * n_pos, n_win * cg)
+    # kernel [B*G*Og, Cg, win] -> [B, G, win*Cg, Og]
+    kk = k.reshape(batch_groups, groups, og, cg, n_win).transpose(0, 1, 4, 3, 2)
+    kk = kk.reshape(batch_groups, groups, n_win * cg, og)
+    out = contract(p, kk)  # [B, G, Nb*pos, Og]
     out = out.reshape(batch_groups, groups, nb, n_pos, og).transpose(2, 0, 1, 4, 3)
     out = out.reshape((nb, o) + tuple(out_spatial))
     order = [dn.output_batch_dimension, dn.output_feature_dimension, *dn.output_spatial_dimensions]

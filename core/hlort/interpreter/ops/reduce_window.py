@@ -3,7 +3,14 @@
 Both look at windows of a base that is first dilated (``base_dilation - 1`` holes between
 elements) and padded (negative padding crops). The windows are strided views of that base
 (``sliding_window_view``, then the window strides and window dilations as slice steps), so every
-window is reduced or searched at once with no loop over elements.
+window is reduced or searched at once with no loop over elements; at most a loop over the
+positions inside the window.
+
+Order: XLA (its evaluator and CPU emitter) and the StableHLO reference fold each window in
+row-major order of its positions, starting from the init value: ``acc = f(acc, x)``, rounded to
+the element type at every step. A float add or multiply, and any other reducer (whose algebra
+is unknown), is folded that way (the corpus' bf16 / f16 cumulative sums then match bit for bit);
+exact reducers (integers, max/min, bitwise) keep the one-shot ufunc reduce.
 
 XLA semantics, as in its evaluator and code generators: padding and holes are not elements. A
 reduce-window combines the init value with the real elements of a window only (a window of only
@@ -27,7 +34,6 @@ from hlort.interpreter.ops.reduction import (
     fix_zero_signs,
     identity_of,
     reduce_initial,
-    reduce_last_axis,
     scatter_at,
     ufunc_for,
 )
@@ -97,15 +103,40 @@ def _reduce_window(ev, instr, *values):
     triples = list(zip(ops or (), arrays, inits, strict=False))
     if ops is not None and all(ufunc_for(op, compute_dtype(x.dtype)) for op, x, _ in triples):
         return as_result(instr, [_ufunc_windows(op, x, i, window) for op, x, i in triples])
-    flat = [
-        _flat_windows(dilate_and_pad(x, window, i), window)
-        for x, i in zip(arrays, inits, strict=True)
+    views = [
+        windows_of(dilate_and_pad(x, window, i), window) for x, i in zip(arrays, inits, strict=True)
     ]
     valid = None
     if _needs_mask(window):
-        mask = dilate_and_pad(np.ones(arrays[0].shape, dtype=bool), window, False)
-        valid = _flat_windows(mask, window)
-    return as_result(instr, reduce_last_axis(ev, comp, flat, inits, valid))
+        valid = windows_of(dilate_and_pad(np.ones(arrays[0].shape, bool), window, False), window)
+    return as_result(instr, _fold_computation(ev, comp, views, inits, valid, len(window)))
+
+
+def _positions(view: np.ndarray, rank: int):
+    """Index tuples selecting, in row-major order, each window position of a window view."""
+    for pos in np.ndindex(*view.shape[rank:]):
+        yield (Ellipsis, *pos)
+
+
+def _fold_computation(ev, comp: Computation, views: Sequence[np.ndarray],
+                      inits: Sequence[np.ndarray], valid: np.ndarray | None,
+                      rank: int) -> list[np.ndarray]:  # fmt: skip
+    """``acc = comp(acc, x)`` over the window positions in order, from the inits, all windows at
+    once (one call of ``comp`` per window position); absent elements leave ``acc`` as it is."""
+    out = views[0].shape[:rank]
+    accs = [np.broadcast_to(np.asarray(i), out) for i in inits]
+    with np.errstate(all="ignore"):
+        for index in _positions(views[0], rank):
+            new = call_on_arrays(ev, comp, accs + [v[index] for v in views], out)
+            if valid is not None:
+                new = [np.where(valid[index], n, a) for n, a in zip(new, accs, strict=True)]
+            accs = new
+    return [np.array(a, order="C") for a in accs]
+
+
+def _order_matters(op: Opcode, dtype: np.dtype) -> bool:
+    """A float or complex sum or product: its result depends on the order of the fold."""
+    return op in (Opcode.ADD, Opcode.MULTIPLY) and dtype.kind in "fc"
 
 
 def _ufunc_windows(op: Opcode, x: np.ndarray, init: np.ndarray,
@@ -115,12 +146,32 @@ def _ufunc_windows(op: Opcode, x: np.ndarray, init: np.ndarray,
     ufunc = ufunc_for(op, work)
     padded = dilate_and_pad(x.astype(work, copy=False), window, identity_of(op, work))
     view = windows_of(padded, window)
+    if _order_matters(op, work):
+        return _fold_ufunc(ufunc, view, init, len(window))
     axes = tuple(range(len(window), 2 * len(window)))
     with np.errstate(all="ignore"):
         acc = ufunc.reduce(view, axis=axes, dtype=work, **reduce_initial(op, work))
         acc = fix_zero_signs(op, view, np.asarray(acc), axes)
         out = combine(op, ufunc, np.asarray(init).astype(work), acc)
     return np.asarray(np.asarray(out).astype(init.dtype), order="C")
+
+
+def _fold_ufunc(ufunc: np.ufunc, view: np.ndarray, init: np.ndarray, rank: int) -> np.ndarray:
+    """Fold a float sum / product over the window positions in order, starting from ``init``.
+
+    ``view`` is in the compute type (f32 for narrow floats); each step is rounded to the element
+    type, as XLA's CPU backend does when it widens a bf16 / f16 add. That is the correctly
+    rounded narrow add: f32's 24-bit significand has at least 2p + 2 bits for these p-bit types,
+    so rounding twice equals rounding once. Padding holds the op's identity: ``acc`` unchanged.
+    """
+    rounding = view.dtype != init.dtype
+    acc = np.full(view.shape[:rank], np.asarray(init).astype(view.dtype), dtype=view.dtype)
+    with np.errstate(all="ignore"):
+        for index in _positions(view, rank):
+            ufunc(acc, view[index], out=acc)
+            if rounding:
+                acc[...] = acc.astype(init.dtype)
+        return np.asarray(acc.astype(init.dtype), order="C")
 
 
 @evaluates(Opcode.SELECT_AND_SCATTER)

@@ -7,7 +7,9 @@ axis is split into adjacent pairs, the reducer is called once on whole arrays of
 elements (left in the accumulator parameters), and the halves are reduced again until one element
 is left, which is finally combined with the init value as ``to_apply(init, rest)``. Adjacent
 pairing keeps the order of the elements, so an associative reducer gives what a sequential fold
-gives, up to floating-point rounding; XLA leaves the order unspecified.
+gives, up to floating-point rounding; XLA leaves the order of a reduce unspecified (its CPU
+backend vectorizes long rows). Reduce-window differs: XLA folds each (short) window in order
+from the init, and reduce_window.py does the same for every rounding-sensitive reducer.
 
 Semantics choices: floats narrower than 32 bits are reduced in float32 on the fast path and
 rounded once (XLA backends also accumulate such sums wider); an empty reduction gives the init
