@@ -1,0 +1,123 @@
+"""``hlort new-plugin NAME [--dest DIR]``: write a new backend plugin, renamed from the template.
+
+The template is ``plugins/template`` (distribution ``hlort-template``, package
+``hlort_template``, platform ``template``). The copy goes to ``DIR/NAME`` (DIR defaults to the
+current directory) with distribution ``hlort-NAME``, package ``hlort_NAME``, platform ``NAME``
+and classes ``<Name>Plugin``, ``<Name>Client``...; it installs with ``pip install -e DIR/NAME``
+and passes ``hlort conformance --platform NAME`` as it is.
+
+Only identifiers are renamed (package and distribution names, the platform string, class-name
+prefixes, ``HLORT_TEMPLATE_*`` variables); prose that talks about "the template" stays.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import re
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+from hlort.errors import ErrorCode, HlortError, InvalidArgument, NotFound
+
+TEMPLATE_ENV = "HLORT_PLUGIN_TEMPLATE"
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_RESERVED = {"template", "interpreter"}
+_SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", "dist",
+                               ".pytest_cache", ".ruff_cache")  # fmt: skip
+
+
+def camel(name: str) -> str:
+    """``my_chip`` -> ``MyChip`` (the class-name prefix)."""
+    return "".join(part.capitalize() for part in name.split("_") if part)
+
+
+def find_template() -> Path:
+    """The template's source directory (the one holding its pyproject.toml)."""
+    candidates = []
+    if os.environ.get(TEMPLATE_ENV):
+        candidates.append(Path(os.environ[TEMPLATE_ENV]))
+    import hlort
+
+    candidates.append(Path(hlort.__file__).resolve().parents[2] / "plugins" / "template")
+    spec = importlib.util.find_spec("hlort_template")
+    if spec is not None and spec.origin:
+        candidates.append(Path(spec.origin).resolve().parents[1])
+    for path in candidates:
+        if (path / "pyproject.toml").is_file() and (path / "hlort_template").is_dir():
+            return path
+    raise NotFound(
+        "cannot find the plugin template (plugins/template of the hlort source tree); run from "
+        f"a source checkout, or set {TEMPLATE_ENV} to the template's directory"
+    )
+
+
+def rename(text: str, name: str) -> str:
+    """The template's text with every identifier of the template renamed for ``name``."""
+    rules = [
+        (r"hlort_template", f"hlort_{name}"),
+        (r"hlort-template", f"hlort-{name}"),
+        (r"HLORT_TEMPLATE_", f"HLORT_{name.upper()}_"),
+        (r"\bTemplate(?=[A-Z][a-z])", camel(name)),
+        (r"([\"'`])template\1", rf"\g<1>{name}\g<1>"),
+        (r"(?m)^template = ", f"{name} = "),
+        (r"--platform template\b", f"--platform {name}"),
+        (r"\btemplate(?=:\d)", name),
+        (r"\btemplate-device\b", f"{name}-device"),
+    ]
+    for pattern, replacement in rules:
+        text = re.sub(pattern, replacement, text)
+    return text
+
+
+def create(name: str, dest: str | os.PathLike | None = None,
+           template: Path | None = None) -> Path:  # fmt: skip
+    """Write the renamed copy to ``dest/name`` and return its path."""
+    if not _NAME.match(name) or name in _RESERVED:
+        raise InvalidArgument(
+            f"plugin name {name!r} is not allowed: use lowercase letters, digits and '_', "
+            f"starting with a letter (it becomes the platform name), and not "
+            f"{' or '.join(sorted(_RESERVED))}"
+        )
+    source = template or find_template()
+    target = Path(dest or ".") / name
+    if target.exists():
+        raise HlortError(f"{target} already exists; choose another --dest or remove it",
+                         ErrorCode.ALREADY_EXISTS)  # fmt: skip
+    staging = target.with_name(f".{name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(source, staging, ignore=_SKIP)
+    for path in sorted(staging.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        if path.is_file():
+            try:
+                text = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                continue  # binary: copied as is
+            path.write_text(rename(text, name), encoding="utf-8")
+        new_name = rename(path.name, name)
+        if new_name != path.name:
+            path.rename(path.with_name(new_name))
+    staging.rename(target)
+    return target
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="hlort new-plugin",
+                                     description="write a new plugin from the template")
+    parser.add_argument("name", help="platform name (lowercase letters, digits, '_')")
+    parser.add_argument("--dest", metavar="DIR", default=None,
+                        help="parent directory of the new plugin (default: .)")  # fmt: skip
+    args = parser.parse_args(argv)
+    target = create(args.name, args.dest)
+    print(f"created plugin {args.name!r} in {target} (distribution hlort-{args.name}, "
+          f"package hlort_{args.name})")  # fmt: skip
+    print("next steps (see its README.md):")
+    print(f"  pip install -e {target}")
+    print(f"  hlort conformance --platform {args.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,32 @@
+"""TemplateClient: the started backend. It owns the devices and says which executable class
+compiles programs; :class:`~hlort.plugin.base.SimpleClient` provides device lookup, compile,
+deserialize and ``buffer_from_host`` with PJRT's four host-buffer semantics.
+
+Client options (``plugin.create_client({"device_count": 4})``): ``device_count`` (default 2)
+and ``arena_bytes`` per device (default 256 MiB, or ``HLORT_TEMPLATE_ARENA_BYTES``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hlort.errors import InvalidArgument
+from hlort.plugin.base import SimpleClient
+from hlort_template.device import TemplateDevice
+from hlort_template.executable import TemplateExecutable
+
+DEFAULT_DEVICE_COUNT = 2
+DEFAULT_ARENA_BYTES = 256 << 20
+
+
+class TemplateClient(SimpleClient):
+    executable_class = TemplateExecutable
+
+    def create_devices(self) -> list[TemplateDevice]:
+        count = int(self.client_options.get("device_count", DEFAULT_DEVICE_COUNT))
+        default_bytes = os.environ.get("HLORT_TEMPLATE_ARENA_BYTES", DEFAULT_ARENA_BYTES)
+        arena_bytes = int(self.client_options.get("arena_bytes", default_bytes))
+        if count < 1 or arena_bytes < 0:
+            raise InvalidArgument(f"device_count={count} must be >= 1 and "
+                                  f"arena_bytes={arena_bytes} >= 0")  # fmt: skip
+        return [TemplateDevice(self, i, arena_bytes) for i in range(count)]

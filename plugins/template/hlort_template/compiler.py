@@ -1,0 +1,88 @@
+"""The template's compiler: an optimized HLO module in, a :class:`Program` out.
+
+A real backend lowers each instruction to its hardware (LLVM IR, PTX, a command list). The
+template "lowers" each instruction of the entry computation to a :class:`Step`: which kernel
+to run, which value slots it reads and which it writes, in an order where every operand is
+computed first. Its kernels are the reference interpreter's functions, so results match
+``hlort.evaluate`` exactly; replace ``kernel_for`` with your own kernels one op at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from hlort.errors import Unimplemented
+from hlort.interpreter.registry import function_for
+from hlort.ir.instruction import Instruction
+from hlort.ir.module import Module
+from hlort.ir.opcodes import Opcode
+
+Kernel = Callable[..., object]
+
+
+def kernel_for(instr: Instruction) -> Kernel:
+    """The kernel that runs ``instr``; UNIMPLEMENTED (naming the op) when there is none."""
+    kernel = function_for(instr.opcode)
+    if kernel is None:
+        raise Unimplemented(f"the template backend has no kernel for {instr.opcode.value} "
+                            f"({instr.name})")  # fmt: skip
+    if instr.opcode is Opcode.CUSTOM_CALL:
+        from hlort.custom_calls import evaluator_for
+
+        evaluator_for(instr.attrs.get("custom_call_target", ""))  # UNIMPLEMENTED if unknown
+    return kernel
+
+
+@dataclass(frozen=True)
+class Step:
+    """Run ``kernel`` on ``instruction`` with the values in slots ``operands``; store in
+    slot ``output``."""
+
+    instruction: Instruction
+    kernel: Kernel
+    operands: tuple[int, ...]
+    output: int
+
+
+@dataclass(frozen=True)
+class Program:
+    """The executable form: the steps in order, and where parameters go and the result is."""
+
+    steps: tuple[Step, ...]
+    parameter_slots: tuple[int, ...]  # slot of entry parameter i
+    result_slot: int
+    slot_count: int
+
+    def listing(self) -> str:
+        """Human-readable program (``hlort compile --dump-dir`` writes it as program.txt)."""
+        lines = [f"params -> slots {list(self.parameter_slots)}"]
+        for step in self.steps:
+            args = ", ".join(f"%{i}" for i in step.operands)
+            lines.append(f"%{step.output} = {step.instruction.opcode.value}({args})"
+                         f"  # {step.instruction.name}: {step.instruction.shape}")  # fmt: skip
+        lines.append(f"result: %{self.result_slot}")
+        return "\n".join(lines) + "\n"
+
+
+def compile_module(module: Module) -> Program:
+    """Schedule the entry computation. Nested computations (reducers, loop bodies) are run
+    by the kernels of the instructions that call them."""
+    entry = module.entry
+    order = entry.post_order()  # operands before users; includes unused side effects
+    slots = {id(instr): k for k, instr in enumerate(order)}
+    params: dict[int, int] = {}
+    steps = []
+    for instr in order:
+        if instr.opcode is Opcode.PARAMETER:
+            params[instr.parameter_number] = slots[id(instr)]
+            continue
+        operands = tuple(slots[id(o)] for o in instr.operands)
+        steps.append(Step(instr, kernel_for(instr), operands, slots[id(instr)]))
+    for comp in module.computations:  # check nested computations' ops now, not at run time
+        if comp is not entry:
+            for instr in comp.instructions:
+                if instr.opcode is not Opcode.PARAMETER:
+                    kernel_for(instr)
+    parameter_slots = tuple(params[i] for i in range(len(params)))
+    return Program(tuple(steps), parameter_slots, slots[id(entry.root)], len(order))

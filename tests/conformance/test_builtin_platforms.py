@@ -1,0 +1,41 @@
+"""The whole suite passes on the built-in ``interpreter`` platform (through ``hlort
+conformance``) and on the ``template`` plugin (strict, with its report)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from hlort.ir.opcodes import Opcode
+from hlort.plugin.registry import default_registry
+from hlort.testing.op_case import EXEMPT
+
+
+def test_hlort_conformance_passes_on_the_interpreter(tmp_path):
+    junit = tmp_path / "interpreter.xml"
+    env = {k: v for k, v in os.environ.items() if k != "HLORT_PLATFORMS"}
+    cmd = [sys.executable, "-m", "hlort.cli", "conformance", "--platform", "interpreter",
+           "--report", str(junit)]  # fmt: skip
+    run = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert int(suite.get("tests")) > 3500
+    assert int(suite.get("failures")) == int(suite.get("errors")) == 0
+
+
+def test_the_template_passes_everything_strictly(suite):
+    if "template" not in {r.name for r in default_registry().records()}:
+        pytest.skip("hlort-template is not installed (make venv installs plugins/*)")
+    run = suite("template", "--hlort-strict")
+    assert run.returncode == 0, run.output[-3000:]
+    report = run.report
+    assert report["summary"]["fail"] == report["summary"]["error"] == 0
+    assert report["summary"]["pass"] > 3500 and report["devices"] == 2
+    ops = report["ops"]
+    assert set(ops) == {op.value for op in Opcode if op not in EXEMPT}
+    assert all(outcome == "pass" for row in ops.values() for outcome in row.values())
+    assert "| dot | " in run.markdown
