@@ -250,13 +250,7 @@ class Builder:
                     precision: Sequence[str] | None = None,
                     preferred: DType | str | None = None) -> Op:  # fmt: skip
         attrs: dict[str, Any] = {"dot_dimension_numbers": dnums}
-        if precision is not None:
-            attrs["operand_precision"] = tuple(A.Precision(p.upper()) for p in precision)
-        shape = None
-        if preferred is not None:
-            shape = infer_shape(Opcode.DOT, [lhs.shape, rhs.shape], attrs)
-            shape = shape.with_dtype(_dtype(preferred))
-        return self.op(Opcode.DOT, (lhs, rhs), shape, **attrs)
+        return self._contraction(Opcode.DOT, lhs, rhs, attrs, precision, preferred)
 
     def dot(self, lhs: Op, rhs: Op, precision: Sequence[str] | None = None) -> Op:
         """Matrix product of rank-1/2 operands, contracting lhs's last and rhs's first dim."""
@@ -270,20 +264,42 @@ class Builder:
         attrs: dict[str, Any] = dict(window=tuple(window), dim_labels=dnums,
                                      feature_group_count=feature_group_count,
                                      batch_group_count=batch_group_count)  # fmt: skip
+        return self._contraction(Opcode.CONVOLUTION, lhs, rhs, attrs, precision, preferred)
+
+    def _contraction(self, opcode: Opcode, lhs: Op, rhs: Op, attrs: dict[str, Any],
+                     precision: Sequence[str] | None,
+                     preferred: DType | str | None) -> Op:  # fmt: skip
+        """Dot or convolution with optional per-operand ``precision`` and a ``preferred`` result
+        element type (XLA's preferred_element_type) in place of the inferred one."""
         if precision is not None:
             attrs["operand_precision"] = tuple(A.Precision(p.upper()) for p in precision)
         shape = None
         if preferred is not None:
-            shape = infer_shape(Opcode.CONVOLUTION, [lhs.shape, rhs.shape], attrs)
+            shape = infer_shape(opcode, [lhs.shape, rhs.shape], attrs)
             shape = shape.with_dtype(_dtype(preferred))
-        return self.op(Opcode.CONVOLUTION, (lhs, rhs), shape, **attrs)
+        return self.op(opcode, (lhs, rhs), shape, **attrs)
 
     def cholesky(self, a: Op, lower: bool = True) -> Op:
+        """The Cholesky factor of the Hermitian positive-definite matrices in ``a``.
+
+        ``lower`` defaults to True here (L with a = L L^H, what numpy.linalg.cholesky returns),
+        while an HLO text ``cholesky`` without ``lower=`` means False (upper: a = U^H U). The
+        builder always records the attribute, so its default prints as ``lower=true``
+        and survives a round trip through text.
+        """
         return self.op(Opcode.CHOLESKY, (a,), lower=lower)
 
     def triangular_solve(self, a: Op, b: Op, left_side: bool = True, lower: bool = True,
                          unit_diagonal: bool = False,
                          transpose_a: str | A.Transpose = "NO_TRANSPOSE") -> Op:  # fmt: skip
+        """Solve op(a) x = b (``left_side``) or x op(a) = b for x, ``a`` triangular.
+
+        ``left_side`` and ``lower`` default to True here (the common left-hand, lower-triangular
+        solve), while in HLO text an absent ``left_side=`` or ``lower=`` means False; the builder
+        always records both, so its defaults print as ``left_side=true, lower=true``.
+        ``unit_diagonal`` (default False) takes the diagonal of ``a`` as ones; ``transpose_a`` is
+        NO_TRANSPOSE, TRANSPOSE or ADJOINT.
+        """
         return self.op(Opcode.TRIANGULAR_SOLVE, (a, b), left_side=left_side, lower=lower,
                        unit_diagonal=unit_diagonal,
                        transpose_a=A.Transpose(transpose_a))  # fmt: skip

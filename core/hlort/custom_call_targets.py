@@ -11,7 +11,8 @@ Each is a target real programs contain:
 - ``cu_threefry2x32`` / ``hip_threefry2x32`` (and ``_ffi`` spellings): JAX's GPU Threefry kernel,
   operands (key0, key1, count0, count1) of one u32 shape, result the two output words.
 - ``check.expect_eq``, ``check.expect_almost_eq``, ``check.expect_close``, ``check.eq``: the
-  StableHLO test-suite assertions used throughout its testdata corpus; a failed expectation raises
+  StableHLO test-suite assertions used throughout its testdata corpus, compared as the testdata
+  runner compares (:mod:`hlort.testdata.comparisons`); a failed expectation raises
   :class:`ExpectationFailed`.
 """
 
@@ -24,6 +25,7 @@ from hlort.custom_calls import register_custom_call
 from hlort.errors import ErrorCode, HlortError, Unimplemented
 from hlort.ir.shape_inference import ShapeQuery
 from hlort.shape import ArrayShape, Shape, TupleShape, scalar
+from hlort.testdata.comparisons import elements_match
 
 # StableHLO's interpreter uses these for the custom-call forms of its checks.
 ALMOST_EQ_TOLERANCE = 1e-3
@@ -137,68 +139,6 @@ def _pair_shape(result: Shape):
     return rule
 
 
-def _components(x: np.ndarray) -> list[np.ndarray]:
-    if np.iscomplexobj(x):
-        return [x.real, x.imag]
-    return [x]
-
-
-def _is_inexact(x: np.ndarray) -> bool:
-    return dtypes.from_numpy(x.dtype).is_floating_or_complex
-
-
-def _equal(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
-    """Exact equality per element; two NaNs count as equal."""
-    if not _is_inexact(actual):
-        return actual == expected
-    ok = np.ones(actual.shape, bool)
-    for a, e in zip(_components(actual), _components(expected), strict=True):
-        a, e = a.astype(np.float64), e.astype(np.float64)
-        ok &= (a == e) | (np.isnan(a) & np.isnan(e))
-    return ok
-
-
-def _almost_equal(actual: np.ndarray, expected: np.ndarray, tolerance: float) -> np.ndarray:
-    """StableHLO's areApproximatelyEqual: same sign, finite, and within ``tolerance`` absolutely."""
-    if not _is_inexact(actual):
-        return actual == expected
-    ok = np.ones(actual.shape, bool)
-    for a, e in zip(_components(actual), _components(expected), strict=True):
-        a, e = a.astype(np.float64), e.astype(np.float64)
-        with np.errstate(invalid="ignore", over="ignore"):
-            close = (
-                np.isfinite(a) & np.isfinite(e) & (np.signbit(a) == np.signbit(e))
-                & (np.abs(a - e) <= tolerance)
-            )  # fmt: skip
-        ok &= (a == e) | (np.isnan(a) & np.isnan(e)) | close
-    return ok
-
-
-def ulp_difference(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
-    """Units in the last place between floats (max over complex parts), as StableHLO counts them.
-
-    Bitwise-equal values and two NaNs are 0 apart; a non-finite value is infinitely (2**64 - 1)
-    far from anything else.
-    """
-    if np.iscomplexobj(actual):
-        parts = zip(_components(actual), _components(expected), strict=True)
-        return np.maximum.reduce([ulp_difference(a, e) for a, e in parts])
-    bits = actual.dtype.itemsize * 8
-    unsigned = np.dtype(f"uint{bits}")
-    ba = actual.view(unsigned).astype(np.uint64)
-    be = expected.view(unsigned).astype(np.uint64)
-    sign = np.uint64(1 << (bits - 1))
-    ma, me = ba & (sign - np.uint64(1)), be & (sign - np.uint64(1))
-    distance = np.where(
-        (ba & sign) != (be & sign), ma + me, np.where(ma > me, ma - me, me - ma)
-    ).astype(np.uint64)
-    fa, fe = actual.astype(np.float64), expected.astype(np.float64)
-    far = np.uint64(np.iinfo(np.uint64).max)
-    distance = np.where(np.isfinite(fa) & np.isfinite(fe), distance, far)
-    distance = np.where(np.isnan(fa) & np.isnan(fe), np.uint64(0), distance)
-    return np.where(ba == be, np.uint64(0), distance).astype(np.uint64)
-
-
 def _report(instr, ok: np.ndarray, actual: np.ndarray, expected: np.ndarray, what: str) -> None:
     if ok.all():
         return
@@ -215,30 +155,25 @@ def _report(instr, ok: np.ndarray, actual: np.ndarray, expected: np.ndarray, wha
 
 
 def _expect_eq(ev, instr, actual, expected):
-    _report(instr, np.asarray(_equal(actual, expected)), actual, expected, "(exact comparison)")
+    ok = elements_match("eq", actual, expected)
+    _report(instr, np.asarray(ok), actual, expected, "(exact comparison)")
     return ()
 
 
 def _expect_almost_eq(ev, instr, actual, expected):
-    ok = _almost_equal(actual, expected, ALMOST_EQ_TOLERANCE)
+    ok = elements_match("almost_eq", actual, expected, tolerance=ALMOST_EQ_TOLERANCE)
     _report(instr, np.asarray(ok), actual, expected, f"by more than {ALMOST_EQ_TOLERANCE}")
     return ()
 
 
 def _expect_close(ev, instr, actual, expected):
-    if _is_inexact(actual):
-        ok = ulp_difference(actual, expected) <= np.uint64(CLOSE_MAX_ULP)
-    else:
-        ok = _equal(actual, expected)
+    ok = elements_match("close", actual, expected, max_ulp=CLOSE_MAX_ULP)
     _report(instr, np.asarray(ok), actual, expected, f"by more than {CLOSE_MAX_ULP} ULP")
     return ()
 
 
 def _check_eq(ev, instr, actual, expected):
-    if _is_inexact(actual):
-        ok = _almost_equal(actual, expected, 1e-4)
-    else:
-        ok = _equal(actual, expected)
+    ok = elements_match("almost_eq", actual, expected, tolerance=1e-4)
     return np.array(bool(np.all(ok)))
 
 

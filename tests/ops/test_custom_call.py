@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hlort import Builder, evaluate, shape
-from hlort.custom_call_targets import ExpectationFailed, ulp_difference
+from hlort.custom_call_targets import ExpectationFailed
 from hlort.custom_calls import (
     lookup_custom_call,
     register_custom_call,
@@ -19,6 +19,7 @@ from hlort.custom_calls import (
 from hlort.errors import ErrorCode, HlortError
 from hlort.ir import Opcode, infer_shape, verify_module
 from hlort.shape import TupleShape, scalar
+from hlort.testdata.comparisons import ulp_difference
 
 
 def call(target, args, result, **attrs):

@@ -3,23 +3,14 @@
 import ml_dtypes
 import numpy as np
 import pytest
+from elementwise_helpers import BF16, E4M3, E5M2, INF, NAN, param, same
 
 from hlort import Builder, dtypes, evaluate, shape
 from hlort.errors import ErrorCode, HlortError
 from hlort.ir import Opcode, infer_shape
 
-BF16 = ml_dtypes.bfloat16
-E4M3 = ml_dtypes.float8_e4m3fn
-E5M2 = ml_dtypes.float8_e5m2
-NAN, INF = float("nan"), float("inf")
-
-
 # No op may leak a NumPy RuntimeWarning: IEEE special values are results, not errors.
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
-
-
-def param(b, a):
-    return b.parameter(shape.array(dtypes.from_numpy(a.dtype), a.shape))
 
 
 def convert(x, to):
@@ -35,17 +26,6 @@ def bitcast(x, to):
 def reduce_precision(x, e, m):
     b = Builder("t")
     return evaluate(b.build(b.reduce_precision(param(b, x), e, m)), [x])
-
-
-def same(got, expected):
-    expected = np.asarray(expected)
-    assert isinstance(got, np.ndarray)
-    assert got.dtype == expected.dtype and got.shape == expected.shape, (got, expected)
-    g, e = got.astype(np.complex128).ravel(), expected.astype(np.complex128).ravel()
-    for part in (np.real, np.imag):
-        gp, ep = part(g), part(e)
-        assert np.array_equal(gp, ep, equal_nan=True), (got, expected)
-        assert ((np.signbit(gp) == np.signbit(ep)) | np.isnan(ep)).all(), (got, expected)
 
 
 def sample(dtype):

@@ -6,8 +6,9 @@ wrapped to the type's width.
 
 import numpy as np
 import pytest
+from elementwise_helpers import run
 
-from hlort import Builder, dtypes, evaluate, shape
+from hlort import dtypes
 from hlort.ir import Opcode
 
 INTS = [d.numpy for d in dtypes.INTEGER_DTYPES]
@@ -17,12 +18,6 @@ UNSIGNED = [d.numpy for d in dtypes.UNSIGNED_INTEGER_DTYPES]
 
 # No op may leak a NumPy RuntimeWarning: IEEE special values are results, not errors.
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
-
-
-def run(op, *args):
-    b = Builder("t")
-    params = [b.parameter(shape.array(dtypes.from_numpy(a.dtype), a.shape)) for a in args]
-    return evaluate(b.build(b.op(op, params)), list(args))
 
 
 def wrap(value: int, dt: np.dtype) -> int:

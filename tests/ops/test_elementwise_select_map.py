@@ -1,39 +1,15 @@
 """select, clamp and map on the reference interpreter."""
 
-import ml_dtypes
 import numpy as np
 import pytest
+from elementwise_helpers import BF16, NAN, param, run, same
 
 from hlort import Builder, dtypes, evaluate, shape
 from hlort.errors import ErrorCode, HlortError
 from hlort.ir import Opcode
 
-BF16 = ml_dtypes.bfloat16
-NAN, INF = float("nan"), float("inf")
-
-
 # No op may leak a NumPy RuntimeWarning: IEEE special values are results, not errors.
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
-
-
-def param(b, a):
-    return b.parameter(shape.array(dtypes.from_numpy(a.dtype), a.shape))
-
-
-def run(fn, *args):
-    b = Builder("t")
-    return evaluate(b.build(fn(b, *[param(b, a) for a in args])), list(args))
-
-
-def same(got, expected):
-    expected = np.asarray(expected)
-    assert isinstance(got, np.ndarray)
-    assert got.dtype == expected.dtype and got.shape == expected.shape, (got, expected)
-    g, e = got.astype(np.complex128).ravel(), expected.astype(np.complex128).ravel()
-    for part in (np.real, np.imag):
-        gp, ep = part(g), part(e)
-        assert np.array_equal(gp, ep, equal_nan=True), (got, expected)
-        assert ((np.signbit(gp) == np.signbit(ep)) | np.isnan(ep)).all(), (got, expected)
 
 
 def sample(dtype, dims):

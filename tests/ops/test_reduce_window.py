@@ -16,6 +16,7 @@ from hlort.builder import Builder
 from hlort.errors import InvalidArgument
 from hlort.interpreter import evaluate
 from hlort.ir.attributes import WindowDim, window_from_sizes
+from hlort.ir.opcodes import Opcode
 from hlort.ir.verifier import verify_module
 from hlort.shape import TupleShape, array, scalar
 
@@ -489,6 +490,36 @@ def test_general_scatter_applies_sources_in_row_major_order(dtype):
     plain = run(sas_module(dtype, [5, 6], window, "GE", "add"), operand, source,
                 np.array(1).astype(npd))  # fmt: skip
     np.testing.assert_array_equal(adder, plain)
+
+
+def _disguised_scatter(opcode: str):
+    """``opcode(source, copy(current))``: the same function as the plain reducer, not recognised,
+    so select-and-scatter combines through the interpreter's own op (the general path)."""
+
+    def make(b: Builder, dtype):
+        sub = b.sub(f"disguised_{opcode}")
+        s, cur = sub.parameter(scalar(dtype)), sub.parameter(scalar(dtype))
+        return sub.finish(sub.op(Opcode(opcode), (s, sub.copy(cur))))
+
+    return make
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16", "f8e4m3fn", "f8e5m2"])
+@pytest.mark.parametrize("opcode", ["add", "multiply", "maximum", "minimum"])
+def test_ufunc_at_scatter_agrees_with_general_path_on_narrow_floats(dtype, opcode):
+    """The ``ufunc.at`` fast path folds bf16 / f16 / f8 exactly as the interpreter's ops do."""
+    window = SAS_WINDOWS["overlapping"]
+    rng = np.random.default_rng(7)
+    npd = _np(dtype)
+    operand = (rng.standard_normal((5, 6)) * 3).astype(npd)
+    source = (rng.standard_normal(out_dims((5, 6), window)) * 3).astype(npd)
+    source.flat[:2] = [np.nan, -0.0]
+    init = np.array(0.5).astype(npd)
+    fast = run(sas_module(dtype, [5, 6], window, "GE", opcode), operand, source, init)
+    slow = run(sas_module(dtype, [5, 6], window, "GE", _disguised_scatter(opcode)), operand,
+               source, init)  # fmt: skip
+    assert fast.dtype == slow.dtype == npd
+    np.testing.assert_array_equal(fast.view(np.uint8), slow.view(np.uint8))
 
 
 def test_select_and_scatter_nan_operand_follows_select():

@@ -89,6 +89,14 @@ def test_close_almost_eq_and_eq():
     assert "shape" in compare("eq", np.zeros(2), np.zeros(3))
 
 
+def test_scalar_mismatches_are_reported():
+    """0-d values keep their shape through ulp_difference, so a scalar check reports index []."""
+    assert ulp_difference(np.float32(1), np.float32(2)).shape == ()
+    problem = compare("close", np.float32(1), np.float32(2))
+    assert isinstance(problem, Mismatch) and problem.index == ()
+    assert "ULP difference 8388608" in str(problem)
+
+
 def test_mismatch_names_index_got_and_expected():
     problem = compare("eq", np.array([[1, 2], [3, 4]]), np.array([[1, 2], [3, 5]]))
     assert problem.index == (1, 1)

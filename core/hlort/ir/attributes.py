@@ -27,6 +27,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from hlort.dtypes import DType
+
 
 class ComparisonDirection(enum.Enum):
     EQ = "EQ"
@@ -44,6 +46,16 @@ class ComparisonType(enum.Enum):
     TOTALORDER = "TOTALORDER"
     SIGNED = "SIGNED"
     UNSIGNED = "UNSIGNED"
+
+
+def default_comparison_type(dtype: DType) -> ComparisonType:
+    """XLA's default comparison type of an element type, what an absent attribute means: FLOAT
+    for float and complex, SIGNED for signed integers, UNSIGNED for pred and unsigned."""
+    if dtype.is_floating_or_complex:
+        return ComparisonType.FLOAT
+    if dtype.is_signed_integer:
+        return ComparisonType.SIGNED
+    return ComparisonType.UNSIGNED
 
 
 class Precision(enum.Enum):

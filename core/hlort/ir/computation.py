@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from hlort.errors import InvalidArgument
@@ -31,7 +31,9 @@ class Computation:
     # -- building -----------------------------------------------------------------------------
     def add_instruction(self, instr: Instruction) -> Instruction:
         if instr.parent is not None and instr.parent is not self:
-            raise InvalidArgument(f"{instr.name} already belongs to computation {instr.parent.name}")
+            raise InvalidArgument(
+                f"{instr.name} already belongs to computation {instr.parent.name}"
+            )
         instr.parent = self
         if self.parent is not None:
             instr.name = self.parent.unique_name(instr.name)
@@ -109,8 +111,12 @@ class Computation:
 
     def reachable_from_root(self) -> list[Instruction]:
         """Instructions the root depends on, in post order."""
+        return self.reachable_from([self.root] if self.root is not None else [])
+
+    def reachable_from(self, roots: Iterable[Instruction]) -> list[Instruction]:
+        """``roots`` and every instruction they depend on, in post order."""
         live: set[int] = set()
-        stack = [self.root] if self.root is not None else []
+        stack = list(roots)
         while stack:
             node = stack.pop()
             if id(node) in live:
@@ -148,6 +154,29 @@ class Computation:
         from hlort.text.printer import print_computation
 
         return print_computation(self)
+
+
+def callees_first(roots: Iterable[Computation],
+                  callees: Callable[[Computation], Iterable[Computation]] | None = None,
+                  ) -> list[Computation]:  # fmt: skip
+    """``roots`` and the computations they reach through ``callees`` (default: every called
+    computation), each once and after all of its callees: a depth-first post order, roots in
+    the order given."""
+    follow = callees or Computation.called_computations
+    order: list[Computation] = []
+    seen: set[int] = set()
+
+    def visit(comp: Computation) -> None:
+        if id(comp) in seen:
+            return
+        seen.add(id(comp))
+        for callee in follow(comp):
+            visit(callee)
+        order.append(comp)
+
+    for root in roots:
+        visit(root)
+    return order
 
 
 def make_parameters(comp: Computation, shapes: Iterable[Shape], prefix: str = "p") -> list:

@@ -110,7 +110,8 @@ class Instruction:
         return copy
 
     def __repr__(self) -> str:
-        return f"<{self.name} = {self.shape} {self.opcode.value}({', '.join(o.name for o in self.operands)})>"
+        operands = ", ".join(o.name for o in self.operands)
+        return f"<{self.name} = {self.shape} {self.opcode.value}({operands})>"
 
     def to_text(self) -> str:
         """This instruction as one line of HLO text."""

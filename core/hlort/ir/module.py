@@ -6,7 +6,7 @@ import hashlib
 import re
 
 from hlort.errors import InvalidArgument, NotFound
-from hlort.ir.computation import Computation
+from hlort.ir.computation import Computation, callees_first
 from hlort.ir.instruction import Instruction
 
 _SUFFIX = re.compile(r"^(.*?)(\.\d+)?$")
@@ -79,20 +79,7 @@ class Module:
 
     def reachable_computations(self) -> list[Computation]:
         """Computations reachable from the entry, callees before callers."""
-        order: list[Computation] = []
-        seen: set[int] = set()
-
-        def visit(comp: Computation) -> None:
-            if id(comp) in seen:
-                return
-            seen.add(id(comp))
-            for callee in comp.called_computations():
-                visit(callee)
-            order.append(comp)
-
-        if self.entry is not None:
-            visit(self.entry)
-        return order
+        return callees_first([self.entry] if self.entry is not None else [])
 
     def sort_computations(self) -> None:
         """Order computations callees first, entry last; unreachable ones kept before it."""

@@ -11,8 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from hlort.dtypes import DType
-from hlort.ir.attributes import ComparisonDirection, ComparisonType
+from hlort.ir.attributes import ComparisonDirection, ComparisonType, default_comparison_type
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
@@ -141,15 +140,6 @@ class SortKey(NamedTuple):
     @property
     def descending(self) -> bool:
         return self.direction is ComparisonDirection.GT
-
-
-def default_comparison_type(dtype: DType) -> ComparisonType:
-    """XLA's default comparison type of an element type (what an absent attribute means)."""
-    if dtype.is_floating_or_complex:
-        return ComparisonType.FLOAT
-    if dtype.is_signed_integer:
-        return ComparisonType.SIGNED
-    return ComparisonType.UNSIGNED
 
 
 def comparison_type_of(compare: Instruction) -> ComparisonType:

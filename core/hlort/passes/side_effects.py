@@ -7,7 +7,7 @@ never merges it, constant folding never evaluates it. Answers are cached per com
 
 from __future__ import annotations
 
-from hlort.ir.computation import Computation
+from hlort.ir.computation import Computation, callees_first
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
@@ -47,22 +47,12 @@ def sequential_computations(module: Module) -> list[Computation]:
     Fusion computations, reducers and comparators are excluded: they are not programs of their
     own but the body of one operation.
     """
-    order: list[Computation] = []
-    seen: set[int] = set()
 
-    def visit(comp: Computation) -> None:
-        if id(comp) in seen:
-            return
-        seen.add(id(comp))
-        for instr in comp.instructions:
-            if instr.opcode in CONTROL_FLOW:
-                for callee in instr.called_computations():
-                    visit(callee)
-        order.append(comp)
+    def control_flow_callees(comp: Computation) -> list[Computation]:
+        return [callee for instr in comp.instructions if instr.opcode in CONTROL_FLOW
+                for callee in instr.called_computations()]  # fmt: skip
 
-    if module.entry is not None:
-        visit(module.entry)
-    return order
+    return callees_first([module.entry] if module.entry is not None else [], control_flow_callees)
 
 
 def unfused_computations(module: Module) -> list[Computation]:
@@ -74,14 +64,6 @@ def unfused_computations(module: Module) -> list[Computation]:
 
 def live_instructions(comp: Computation, effects: SideEffects) -> list[Instruction]:
     """Post order of what the root needs, what side effects need, and every parameter."""
-    live: set[int] = set()
-    stack: list[Instruction] = [comp.root] if comp.root is not None else []
-    stack.extend(i for i in comp.instructions
-                 if i.opcode is Opcode.PARAMETER or effects.of(i))  # fmt: skip
-    while stack:
-        node = stack.pop()
-        if id(node) in live:
-            continue
-        live.add(id(node))
-        stack.extend(node.operands)
-    return [i for i in comp.post_order() if id(i) in live]
+    roots = [comp.root] if comp.root is not None else []
+    roots += [i for i in comp.instructions if i.opcode is Opcode.PARAMETER or effects.of(i)]
+    return comp.reachable_from(roots)

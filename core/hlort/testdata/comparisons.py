@@ -1,5 +1,9 @@
 """The comparisons behind StableHLO's test assertions, vectorized over whole arrays.
 
+One implementation for both places these assertions appear: the testdata runner's ``check.*``
+ops (compared after execution, :func:`compare`) and the ``check.*`` custom-call targets the
+interpreter runs (:mod:`hlort.custom_call_targets`, through :func:`elements_match`).
+
 Semantics follow StableHLO's reference checks:
 
 - ``eq``: exact equality (NaN equals NaN here, so a NaN-producing op can be checked; +0 == -0).
@@ -16,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from hlort import dtypes
 
 _MAX_ULP = np.iinfo(np.uint64).max
 
@@ -56,33 +62,38 @@ def compare(kind: str, actual: np.ndarray, expected: np.ndarray, tolerance: floa
         return f"element type {actual.dtype} differs from the expected {expected.dtype}"
     if actual.size == 0:
         return None
-    floating = actual.dtype.kind in "fc" or _is_ml_float(actual.dtype)
-    if kind == "eq" or not floating:
-        ok = _equal(actual, expected)
-        detail = ""
-    elif kind == "almost_eq":
-        ok = _almost_equal(actual, expected, tolerance)
-        detail = f"tolerance {tolerance}"
-    elif kind == "close":
-        diff = ulp_difference(actual, expected)
-        ok = (diff >= np.uint64(min_ulp)) & (diff <= np.uint64(max_ulp))
-        first = _first_false(ok)
-        if first is None:
-            return None
-        d = int(diff[first])
-        shown = "inf" if d == _MAX_ULP else str(d)
-        return Mismatch(first, actual[first], expected[first],
-                        f"ULP difference {shown}, allowed [{min_ulp}, {max_ulp}]")  # fmt: skip
-    else:
-        raise ValueError(f"unknown check kind {kind!r}")
+    ok = elements_match(kind, actual, expected, tolerance, min_ulp, max_ulp)
     first = _first_false(ok)
     if first is None:
         return None
+    detail = ""
+    if is_floating(actual.dtype) and kind == "almost_eq":
+        detail = f"tolerance {tolerance}"
+    elif is_floating(actual.dtype) and kind == "close":
+        d = int(ulp_difference(np.asarray(actual[first]), np.asarray(expected[first])))
+        shown = "inf" if d == _MAX_ULP else str(d)
+        detail = f"ULP difference {shown}, allowed [{min_ulp}, {max_ulp}]"
     return Mismatch(first, actual[first], expected[first], detail)
 
 
-def _is_ml_float(dtype: np.dtype) -> bool:
-    return dtype.kind == "V" or dtype.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2")
+def elements_match(kind: str, actual: np.ndarray, expected: np.ndarray, tolerance: float = 1e-4,
+                   min_ulp: int = 0, max_ulp: int = 3) -> np.ndarray:  # fmt: skip
+    """Per element of ``actual`` and ``expected`` (one shape, one type): whether check ``kind``
+    (``eq``, ``almost_eq``, ``close``) holds. Integers and pred compare exactly, whatever the
+    kind."""
+    if kind == "eq" or not is_floating(actual.dtype):
+        return exactly_equal(actual, expected)
+    if kind == "almost_eq":
+        return approximately_equal(actual, expected, tolerance)
+    if kind == "close":
+        diff = ulp_difference(actual, expected)
+        return (diff >= np.uint64(min_ulp)) & (diff <= np.uint64(max_ulp))
+    raise ValueError(f"unknown check kind {kind!r}")
+
+
+def is_floating(dtype: np.dtype) -> bool:
+    """Float or complex (bfloat16 and float8 included): the types the inexact checks apply to."""
+    return dtypes.from_numpy(dtype).is_floating_or_complex
 
 
 def _first_false(ok: np.ndarray) -> tuple[int, ...] | None:
@@ -99,8 +110,9 @@ def _parts(x: np.ndarray) -> list[np.ndarray]:
     return [x]
 
 
-def _equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.dtype.kind in "biu":
+def exactly_equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per element: equal (NaN equals NaN, +0 equals -0); integers and pred compare as they are."""
+    if not is_floating(a.dtype):
         return a == b
     ok = np.ones(a.shape, bool)
     for pa, pb in zip(_parts(a), _parts(b), strict=True):
@@ -109,7 +121,8 @@ def _equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return ok
 
 
-def _almost_equal(a: np.ndarray, b: np.ndarray, tolerance: float) -> np.ndarray:
+def approximately_equal(a: np.ndarray, b: np.ndarray, tolerance: float) -> np.ndarray:
+    """Per element, for float and complex ``a``, ``b``: StableHLO's areApproximatelyEqual."""
     ok = np.ones(a.shape, bool)
     for pa, pb in zip(_parts(a), _parts(b), strict=True):
         f, g = pa.astype(np.float64), pb.astype(np.float64)
@@ -131,7 +144,8 @@ def ulp_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per-element ULP distance as uint64 (complex: the larger over real and imaginary parts)."""
     out = np.zeros(a.shape, np.uint64)
     for pa, pb in zip(_parts(a), _parts(b), strict=True):
-        out = np.maximum(out, _ulp_real(np.ascontiguousarray(pa), np.ascontiguousarray(pb)))
+        real = _ulp_real(np.ascontiguousarray(pa), np.ascontiguousarray(pb))
+        out = np.maximum(out, real.reshape(a.shape))  # ascontiguousarray makes 0-d 1-d
     return out
 
 

@@ -227,14 +227,7 @@ def _parse_comp(lex: Lexer) -> ComputationRef:
 
 def _parse_comps(lex: Lexer) -> tuple[ComputationRef, ...]:
     lex.expect("{", "'{' opening a list of computations")
-    refs = []
-    if not lex.accept("}"):
-        while True:
-            refs.append(_parse_comp(lex))
-            if lex.accept("}"):
-                break
-            lex.expect(",", "',' or '}' in the list of computations")
-    return tuple(refs)
+    return tuple(lex.items_until("}", lambda: _parse_comp(lex), "the list of computations"))
 
 
 def _parse_comp_or_comps(lex: Lexer):
@@ -263,14 +256,7 @@ _parse_precision_name = _enum_parser(A.Precision, "precision", upper=True)
 
 def _parse_precision(lex: Lexer) -> tuple[A.Precision, ...]:
     lex.expect("{", "'{' opening operand_precision")
-    out = []
-    if not lex.accept("}"):
-        while True:
-            out.append(_parse_precision_name(lex))
-            if lex.accept("}"):
-                break
-            lex.expect(",", "',' or '}' in operand_precision")
-    return tuple(out)
+    return tuple(lex.items_until("}", lambda: _parse_precision_name(lex), "operand_precision"))
 
 
 def _parse_slice(lex: Lexer) -> tuple[A.SliceDim, ...]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from hlort.ir.attributes import ComparisonType, Precision
+from hlort.ir.attributes import ComparisonType, Precision, default_comparison_type
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
@@ -114,17 +114,9 @@ def normalized_attrs(instr: Instruction) -> dict[str, Any]:
         shape = instr.operands[0].shape
         if isinstance(shape, ArrayShape) and ComparisonType(
             attrs["comparison_type"]
-        ) is default_comparison_type(shape):
+        ) is default_comparison_type(shape.dtype):
             del attrs["comparison_type"]
     return attrs
-
-
-def default_comparison_type(shape: ArrayShape) -> ComparisonType:
-    """XLA's default: FLOAT for floating types, SIGNED / UNSIGNED for integers and pred."""
-    dt = shape.dtype
-    if dt.is_floating_or_complex:
-        return ComparisonType.FLOAT
-    return ComparisonType.SIGNED if dt.is_signed_integer else ComparisonType.UNSIGNED
 
 
 def _same(va: Any, vb: Any, queue: list) -> bool:

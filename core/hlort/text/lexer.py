@@ -8,7 +8,8 @@ compiled-regex match in C; nothing walks the text character by character in Pyth
 from __future__ import annotations
 
 import re
-from typing import NoReturn
+from collections.abc import Callable
+from typing import NoReturn, TypeVar
 
 from hlort.errors import ParseError
 
@@ -41,6 +42,8 @@ _BRACE_OR_QUOTE = re.compile(r'[{}"]')
 _BARE_VALUE = re.compile(r"(?:[^\s,{}()\[\]]|\[[^\]\n]*\])+")  # [2,2]<=[4] is one value
 _NAME = re.compile(NAME_PATTERN)
 _SHAPE_START = re.compile(r"[a-z][a-z0-9]*\[")
+
+Item = TypeVar("Item")
 
 
 class Token:
@@ -119,6 +122,18 @@ class Lexer:
     def expect(self, punct: str, what: str | None = None) -> None:
         if not self.accept(punct):
             self.expected(what or repr(punct))
+
+    def items_until(self, close: str, parse_item: Callable[[], Item], what: str) -> list[Item]:
+        """``item, item, ...`` up to and including ``close`` (the opening bracket is already
+        consumed); a missing separator is reported as "',' or ``close`` in ``what``"."""
+        items: list[Item] = []
+        if self.accept(close):
+            return items
+        while True:
+            items.append(parse_item())
+            if self.accept(close):
+                return items
+            self.expect(",", f"',' or '{close}' in {what}")
 
     def peek(self) -> Token | None:
         self.skip()

@@ -77,13 +77,7 @@ def parse_program_shape(text: str) -> tuple[list[Shape], Shape]:
     """``"(f32[2]{0}, s32[])->f32[2]{0}"`` (an entry_computation_layout) -> (params, result)."""
     lex = Lexer(text, "<layout>")
     lex.expect("(")
-    params: list[Shape] = []
-    if not lex.accept(")"):
-        while True:
-            params.append(parse_shape_at(lex))
-            if lex.accept(")"):
-                break
-            lex.expect(",", "',' or ')' in a parameter list")
+    params = lex.items_until(")", lambda: parse_shape_at(lex), "a parameter list")
     lex.expect("->")
     result = parse_shape_at(lex)
     if not lex.at_end():
@@ -199,14 +193,7 @@ class _ModuleParser:
         name = lex.name("a computation name (or ENTRY)")
         declared_result = None
         if lex.accept("("):
-            if not lex.accept(")"):
-                while True:
-                    lex.name("a parameter name")
-                    lex.expect(":", "':' after the parameter name")
-                    parse_shape_at(lex)
-                    if lex.accept(")"):
-                        break
-                    lex.expect(",", "',' or ')' in the parameter list")
+            lex.items_until(")", self._declared_parameter, "the parameter list")
             lex.expect("->", "'->' before the result shape")
             declared_result = parse_shape_at(lex)
         lex.expect("{", f"'{{' opening the body of computation {name}")
@@ -243,6 +230,12 @@ class _ModuleParser:
         return comp, is_entry
 
     # -- instructions ---------------------------------------------------------------------------
+    def _declared_parameter(self) -> Shape:
+        """``name: shape`` in a computation's signature (the parameters themselves define it)."""
+        self.lex.name("a parameter name")
+        self.lex.expect(":", "':' after the parameter name")
+        return parse_shape_at(self.lex)
+
     def instruction(self, comp: Computation, scope: dict[str, Instruction]):
         lex = self.lex
         lex.skip()

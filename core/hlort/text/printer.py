@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hlort.errors import HlortError
+from hlort.ir.computation import callees_first
 from hlort.ir.opcodes import Opcode
 from hlort.shape import ArrayShape, Shape, TupleShape
 from hlort.text.attribute_syntax import OP_ATTRS, VALUE_PRINTERS
@@ -97,23 +98,8 @@ def _stale_layout(module: Module, layout: str) -> bool:
 
 def _print_order(module: Module) -> list[Computation]:
     """Module order, adjusted so every callee precedes its callers and the entry is last."""
-    order: list[Computation] = []
-    done: set[int] = set()
-
-    def visit(comp: Computation) -> None:
-        if id(comp) in done:
-            return
-        done.add(id(comp))
-        for callee in comp.called_computations():
-            visit(callee)
-        order.append(comp)
-
-    for comp in module.computations:
-        if comp is not module.entry:
-            visit(comp)
-    if module.entry is not None:
-        visit(module.entry)
-    return order
+    others = [c for c in module.computations if c is not module.entry]
+    return callees_first(others + ([module.entry] if module.entry is not None else []))
 
 
 class _Printer:

@@ -88,14 +88,7 @@ def parse_shape_at(lex: Lexer) -> Shape:
     """A shape at the cursor: an array, ``token[]`` or a (nested) tuple."""
     lex.skip()
     if lex.accept("("):
-        elements: list[Shape] = []
-        if not lex.accept(")"):
-            while True:
-                elements.append(parse_shape_at(lex))
-                if lex.accept(")"):
-                    break
-                lex.expect(",", "',' or ')' in a tuple shape")
-        return TupleShape(tuple(elements))
+        return TupleShape(tuple(lex.items_until(")", lambda: parse_shape_at(lex), "a tuple shape")))
     tok = lex.next("shape", "a shape such as f32[2,3]")
     return array_shape_from_token(lex, tok.text, tok.pos)
 

@@ -26,20 +26,18 @@ class AttributeParser:
     # -- attributes ---------------------------------------------------------------------------
     def parse_attr_dict(self) -> dict[str, Any]:
         self.expect("{")
-        out: dict[str, Any] = {}
-        while not self.at("}"):
-            tok = self.next()
-            if tok.kind == "string":
-                key = tok.text[1:-1]
-            elif tok.kind == "ident":
-                key = tok.text
-            else:
-                self.fail(f"expected an attribute name, got {self.describe(tok)}", tok)
-            out[key] = self.parse_attr_value() if self.accept("=") else True
-            if not self.accept(","):
-                break
-        self.expect("}", "to close the attribute dictionary")
-        return out
+        return dict(self.items_until("}", self._attr_entry, "to close the attribute dictionary"))
+
+    def _attr_entry(self) -> tuple[str, Any]:
+        """``name = value`` (or a bare ``name``, meaning true) in an attribute dictionary."""
+        tok = self.next()
+        if tok.kind == "string":
+            key = tok.text[1:-1]
+        elif tok.kind == "ident":
+            key = tok.text
+        else:
+            self.fail(f"expected an attribute name, got {self.describe(tok)}", tok)
+        return key, self.parse_attr_value() if self.accept("=") else True
 
     def parse_attr_value(self) -> Any:
         tok = self.peek()
@@ -72,13 +70,7 @@ class AttributeParser:
             return self.parse_dialect_attr()
         if self.at("["):
             self.next()
-            items = []
-            while not self.at("]"):
-                items.append(self.parse_attr_value())
-                if not self.accept(","):
-                    break
-            self.expect("]", "to close the list")
-            return items
+            return self.items_until("]", self.parse_attr_value, "to close the list")
         if self.at("{"):
             return self.parse_attr_dict()
         if kind == "ident":
@@ -104,22 +96,21 @@ class AttributeParser:
         self.next()
         self.expect("<")
         element = self.parse_type()
-        values: list[Any] = []
-        if self.accept(":"):
-            while not self.at(">"):
-                tok = self.next()
-                if tok.kind == "int" or tok.kind == "hex":
-                    values.append(int(tok.text, 0))
-                elif tok.kind == "float":
-                    values.append(float(tok.text))
-                elif tok.text in ("true", "false"):
-                    values.append(tok.text == "true")
-                else:
-                    self.fail(f"bad element {self.describe(tok)} in array<{element}: ...>", tok)
-                if not self.accept(","):
-                    break
-        self.expect(">", "to close array<...>")
-        return tuple(values)
+        if not self.accept(":"):
+            self.expect(">", "to close array<...>")
+            return ()
+
+        def value() -> Any:
+            tok = self.next()
+            if tok.kind == "int" or tok.kind == "hex":
+                return int(tok.text, 0)
+            if tok.kind == "float":
+                return float(tok.text)
+            if tok.text in ("true", "false"):
+                return tok.text == "true"
+            self.fail(f"bad element {self.describe(tok)} in array<{element}: ...>", tok)
+
+        return tuple(self.items_until(">", value, "to close array<...>"))
 
     def parse_dialect_attr(self) -> Any:
         """``#stablehlo<kind VALUE>``, ``#stablehlo.conv<...>``, ``#x.y<key = value, ...>``."""
@@ -138,19 +129,14 @@ class AttributeParser:
         if not (self.peek().kind == "ident" and (self.at("=", 1) or self.at(",", 1)
                                                   or self.at(">", 1))):  # fmt: skip
             return self._opaque_dialect_attr(name)  # e.g. #sdy.sharding<@mesh, [{}, {}]>
-        fields: dict[str, Any] = {}
-        while not self.at(">"):
+
+        def field() -> tuple[str, Any]:
             key = self.next()
             if key.kind != "ident":
                 self.fail(f"expected a field name in #{name}<...>, got {self.describe(key)}", key)
-            if self.accept("="):
-                fields[key.text] = self.parse_attr_value()
-            else:
-                fields[key.text] = True
-            if not self.accept(","):
-                break
-        self.expect(">", f"to close #{name}<...>")
-        return ast.StructAttr(name, fields)
+            return key.text, self.parse_attr_value() if self.accept("=") else True
+
+        return ast.StructAttr(name, dict(self.items_until(">", field, f"to close #{name}<...>")))
 
     def _opaque_dialect_attr(self, name: str) -> ast.StructAttr:
         """Skip a dialect attribute hlort does not interpret, keeping its text."""
@@ -169,15 +155,13 @@ class AttributeParser:
 
     def parse_conv_dims(self, tok: Token) -> ast.ConvDimsAttr:
         if self.accept("raw"):
-            fields: dict[str, Any] = {}
-            while not self.at(">"):
+
+            def field() -> tuple[str, Any]:
                 key = self.expect_kind("ident", "a field name").text
                 self.expect("=")
-                fields[key] = self.parse_attr_value()
-                if not self.accept(","):
-                    break
-            self.expect(">")
-            return conv_dims_from_fields(self, fields, tok)
+                return key, self.parse_attr_value()
+
+            return conv_dims_from_fields(self, dict(self.items_until(">", field)), tok)
         lists = [self.parse_conv_labels()]
         self.expect("x", "between the input and kernel dimension labels")
         lists.append(self.parse_conv_labels())
@@ -188,13 +172,7 @@ class AttributeParser:
 
     def parse_conv_labels(self) -> tuple[str, ...]:
         self.expect("[")
-        labels: list[str] = []
-        while not self.at("]"):
-            labels.append(self.next().text)
-            if not self.accept(","):
-                break
-        self.expect("]")
-        return tuple(labels)
+        return tuple(self.items_until("]", lambda: self.next().text))
 
 
 

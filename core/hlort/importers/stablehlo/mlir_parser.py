@@ -7,7 +7,8 @@ helpers here. The result is the syntax tree of :mod:`.mlir_ast`; nothing here kn
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
 
 from hlort.errors import ParseError
 from hlort.importers.stablehlo import mlir_ast as ast
@@ -15,6 +16,7 @@ from hlort.importers.stablehlo.mlir_attributes import AttributeParser
 from hlort.importers.stablehlo.mlir_lexer import EOF, SourceMap, Token, tokenize
 
 _ALIASES = {"return": "func.return", "call": "func.call"}
+Item = TypeVar("Item")
 
 
 class Parser(AttributeParser):
@@ -49,6 +51,18 @@ class Parser(AttributeParser):
         if not self.at(text):
             self.fail(f"expected '{text}'{' ' + what if what else ''}, got {self.describe()}")
         return self.next()
+
+    def items_until(self, close: str, parse_item: Callable[[], Item],
+                    what: str = "") -> list[Item]:  # fmt: skip
+        """``item, item, ...`` up to and including ``close`` (the opening bracket is already
+        consumed; a trailing comma is accepted, as MLIR's printers never write one anyway)."""
+        items: list[Item] = []
+        while not self.at(close):
+            items.append(parse_item())
+            if not self.accept(","):
+                break
+        self.expect(close, what)
+        return items
 
     def expect_kind(self, kind: str, what: str) -> Token:
         if self.peek().kind != kind:
@@ -163,13 +177,7 @@ class Parser(AttributeParser):
         if self.accept("->"):
             if self.at("("):
                 self.next()
-                while not self.at(")"):
-                    results.append(self.parse_type())
-                    if self.at("{"):
-                        self.parse_attr_dict()
-                    if not self.accept(","):
-                        break
-                self.expect(")")
+                results = self.items_until(")", self._result_type_with_attrs)
             else:
                 results.append(self.parse_type())
         attrs: dict[str, Any] = {}
@@ -180,6 +188,13 @@ class Parser(AttributeParser):
             body = self.parse_region(entry_args=args)
         self.skip_location()
         return ast.Function(name, visibility, args, results, body, self.line_col(tok)[0], attrs)
+
+    def _result_type_with_attrs(self) -> Any:
+        """A function result's type; its attribute dictionary (``{jax.result_info}``) is dropped."""
+        result_type = self.parse_type()
+        if self.at("{"):
+            self.parse_attr_dict()
+        return result_type
 
     # -- regions and blocks -------------------------------------------------------------------
     def parse_region(self, entry_args: list[tuple[str, Any]] | None = None) -> ast.Region:
@@ -207,16 +222,16 @@ class Parser(AttributeParser):
         self.next()
         args: list[tuple[str, Any]] = []
         if self.accept("("):
-            while not self.at(")"):
-                arg = self.expect_kind("value", "a block argument")
-                self.expect(":")
-                args.append((arg.text, self.parse_type()))
-                self.skip_location()
-                if not self.accept(","):
-                    break
-            self.expect(")")
+            args = self.items_until(")", self._block_argument)
         self.expect(":", "after the block header")
         return args
+
+    def _block_argument(self) -> tuple[str, Any]:
+        arg = self.expect_kind("value", "a block argument")
+        self.expect(":")
+        arg_type = self.parse_type()
+        self.skip_location()
+        return arg.text, arg_type
 
     # -- operations ---------------------------------------------------------------------------
     def parse_operation(self) -> ast.Operation:
@@ -359,12 +374,7 @@ class Parser(AttributeParser):
             return ast.OpaqueType(text)
         if self.at("("):
             self.next()
-            inputs = []
-            while not self.at(")"):
-                inputs.append(self.parse_type())
-                if not self.accept(","):
-                    break
-            self.expect(")")
+            inputs = self.items_until(")", self.parse_type)
             if self.accept("->"):
                 return ast.FunctionType(tuple(inputs), tuple(self.parse_result_types()))
             if len(inputs) == 1:
@@ -375,13 +385,7 @@ class Parser(AttributeParser):
     def parse_result_types(self) -> list[Any]:
         if self.at("(") and not self._paren_is_function_type():
             self.next()
-            out = []
-            while not self.at(")"):
-                out.append(self.parse_type())
-                if not self.accept(","):
-                    break
-            self.expect(")")
-            return out
+            return self.items_until(")", self.parse_type)
         return [self.parse_type()]
 
     def _paren_is_function_type(self) -> bool:

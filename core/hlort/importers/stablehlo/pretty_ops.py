@@ -118,13 +118,7 @@ def parse_pretty_value(p: Parser) -> Any:
     tok = p.peek()
     if p.at("["):
         p.next()
-        items = []
-        while not p.at("]"):
-            items.append(parse_pretty_value(p))
-            if not p.accept(","):
-                break
-        p.expect("]")
-        value: Any = items
+        value: Any = p.items_until("]", lambda: parse_pretty_value(p))
     elif tok.kind in ("int", "hex"):
         p.next()
         value = int(tok.text, 0)
@@ -147,15 +141,13 @@ def parse_pretty_value(p: Parser) -> Any:
 def _parse_angle_fields(p: Parser) -> dict[str, Any]:
     """``<key = value, ...>`` (the pretty form of dot algorithms)."""
     p.expect("<")
-    fields: dict[str, Any] = {}
-    while not p.at(">"):
+
+    def field() -> tuple[str, Any]:
         key = p.expect_kind("ident", "a field name").text
         p.expect("=")
-        fields[key] = parse_pretty_value(p)
-        if not p.accept(","):
-            break
-    p.expect(">")
-    return fields
+        return key, parse_pretty_value(p)
+
+    return dict(p.items_until(">", field))
 
 
 def store_keyword(op: ast.Operation, key: str, value: Any) -> None:
@@ -315,18 +307,15 @@ def parse_reduce(p: Parser, op: ast.Operation) -> None:
         op.regions = [_single_op_region(body_op, op, len(inputs))]
         return
     p.expect("reducer", "(the reduction body)")
+
+    def argument() -> tuple[str, Any]:
+        name = p.expect_kind("value", "a reducer argument").text
+        p.expect(":")
+        return name, p.parse_type()
+
     groups = []
-    while p.at("("):
-        p.next()
-        pair = []
-        while not p.at(")"):
-            name = p.expect_kind("value", "a reducer argument").text
-            p.expect(":")
-            pair.append((name, p.parse_type()))
-            if not p.accept(","):
-                break
-        p.expect(")")
-        groups.append(pair)
+    while p.accept("("):
+        groups.append(p.items_until(")", argument))
     args = [g[0] for g in groups] + [g[1] for g in groups]
     op.regions = [p.parse_region(entry_args=args)]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from hlort.dtypes import from_numpy
 from hlort.interpreter.ops.float_rounding import (
     C64,
     F32,
@@ -24,10 +25,6 @@ from hlort.interpreter.registry import evaluates
 from hlort.ir.opcodes import Opcode
 
 _E4M3FN = np.dtype(ml_dtypes.float8_e4m3fn)
-
-
-def is_float(dtype: np.dtype) -> bool:
-    return dtype.kind == "f" or dtype in NARROW_FLOATS
 
 
 def float_to_int(x: np.ndarray, to: np.dtype) -> np.ndarray:
@@ -60,7 +57,7 @@ def convert_array(x: np.ndarray, to: np.dtype) -> np.ndarray:
     if src == np.bool_:
         x, src = x.astype(np.uint8), np.dtype(np.uint8)
     if to.kind in "iu":
-        if is_float(src):
+        if from_numpy(src).is_float:
             return float_to_int(x, to)
         return np.asarray(x.astype(to))
     if to.kind == "c":

@@ -27,30 +27,17 @@ from hlort.interpreter.ops.linalg import (
     from_accumulation,
     to_accumulation,
 )
+from hlort.interpreter.ops.window_padding import dilate_and_pad
 from hlort.interpreter.registry import evaluates
 from hlort.ir.attributes import WindowDim
 from hlort.ir.opcodes import Opcode
 
+_WHOLE_AXIS = WindowDim(size=1)
+
 
 def _dilate_and_pad(x: np.ndarray, window) -> np.ndarray:
-    """Dilate and pad spatial axes 2.. of ``x``; negative padding removes elements."""
-    for i, w in enumerate(window):
-        axis = 2 + i
-        if w.base_dilation > 1 and x.shape[axis] > 1:
-            shape = list(x.shape)
-            shape[axis] = (x.shape[axis] - 1) * w.base_dilation + 1
-            dilated = np.zeros(shape, x.dtype)
-            index = [slice(None)] * x.ndim
-            index[axis] = slice(None, None, w.base_dilation)
-            dilated[tuple(index)] = x
-            x = dilated
-        pad = [(0, 0)] * x.ndim
-        pad[axis] = (max(w.padding_low, 0), max(w.padding_high, 0))
-        x = np.pad(x, pad)
-        index = [slice(None)] * x.ndim
-        index[axis] = slice(max(-w.padding_low, 0), x.shape[axis] - max(-w.padding_high, 0))
-        x = x[tuple(index)]
-    return x
+    """Dilate and pad spatial axes 2.. of ``x`` with zeros; negative padding removes elements."""
+    return dilate_and_pad(x, (_WHOLE_AXIS, _WHOLE_AXIS, *window), 0)
 
 
 def _patches(x: np.ndarray, window: tuple[WindowDim, ...]) -> np.ndarray:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hlort.dtypes import from_numpy
 from hlort.errors import Unimplemented
 from hlort.interpreter.ops.float_rounding import (
     F32,
@@ -24,10 +25,6 @@ from hlort.interpreter.ops.integer_arith import divide_int, remainder_int
 from hlort.interpreter.registry import evaluates
 from hlort.ir.attributes import ComparisonDirection, ComparisonType
 from hlort.ir.opcodes import Opcode
-
-
-def is_int(dtype: np.dtype) -> bool:
-    return dtype.kind in "iu"
 
 
 def out_dtype(instr) -> np.dtype:
@@ -67,7 +64,7 @@ def _sign(ev, instr, x):
     """-1/0/+1; floats keep the sign of zero and NaN stays NaN; complex: x/|x| (0 at 0)."""
     dt = x.dtype
     with np.errstate(all="ignore"):
-        if is_int(dt):
+        if from_numpy(dt).is_integer:
             return np.asarray(np.sign(x), dtype=dt)
         if is_complex(dt):
             w = widen(x)
@@ -182,7 +179,7 @@ def complex_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 @evaluates(Opcode.DIVIDE)
 def _divide(ev, instr, a, b):
     dt = a.dtype
-    if is_int(dt):
+    if from_numpy(dt).is_integer:
         return divide_int(a, b)
     if is_complex(dt):
         with np.errstate(all="ignore"):
@@ -194,7 +191,7 @@ def _divide(ev, instr, a, b):
 @evaluates(Opcode.REMAINDER)
 def _remainder(ev, instr, a, b):
     """C's fmod for floats (exact, sign of the dividend); integers as in integer_arith."""
-    if is_int(a.dtype):
+    if from_numpy(a.dtype).is_integer:
         return remainder_int(a, b)
     return apply_native(np.fmod, a.dtype, a, b)
 
@@ -304,7 +301,7 @@ def _select(ev, instr, pred, on_true, on_false):
 @evaluates(Opcode.CLAMP)
 def _clamp(ev, instr, low, x, high):
     """min(max(x, low), high) with NaN-propagating max/min: a NaN anywhere gives NaN."""
-    if x.dtype.kind == "f" or x.dtype in NARROW_FLOATS:
+    if from_numpy(x.dtype).is_float:
         return apply_native(lambda lo, v, hi: float_min(float_max(v, lo), hi), x.dtype,
                             low, x, high)  # fmt: skip
     return np.asarray(np.minimum(np.maximum(x, low), high), dtype=x.dtype)

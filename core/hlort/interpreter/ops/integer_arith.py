@@ -85,24 +85,24 @@ def _shift_amounts(x: np.ndarray, amount: np.ndarray) -> tuple[np.ndarray | None
     return out_of_range, np.where(out_of_range, u.type(0), amount_u).astype(u)
 
 
-@evaluates(Opcode.SHIFT_LEFT)
-def _shift_left(ev, instr, x, amount):
+def _logical_shift(shift: np.ufunc, x: np.ndarray, amount: np.ndarray) -> np.ndarray:
+    """``shift`` of the bit pattern of ``x`` as unsigned; shifting by the width or more gives 0."""
     u = unsigned_of(x.dtype)
     big, s = _shift_amounts(x, amount)
-    r = np.left_shift(x.view(u), s)
+    r = shift(x.view(u), s)
     if big is not None:
         r = np.where(big, u.type(0), r)
     return np.asarray(r, dtype=u).view(x.dtype)
+
+
+@evaluates(Opcode.SHIFT_LEFT)
+def _shift_left(ev, instr, x, amount):
+    return _logical_shift(np.left_shift, x, amount)
 
 
 @evaluates(Opcode.SHIFT_RIGHT_LOGICAL)
 def _shift_right_logical(ev, instr, x, amount):
-    u = unsigned_of(x.dtype)
-    big, s = _shift_amounts(x, amount)
-    r = np.right_shift(x.view(u), s)
-    if big is not None:
-        r = np.where(big, u.type(0), r)
-    return np.asarray(r, dtype=u).view(x.dtype)
+    return _logical_shift(np.right_shift, x, amount)
 
 
 @evaluates(Opcode.SHIFT_RIGHT_ARITHMETIC)

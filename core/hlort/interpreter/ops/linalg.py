@@ -27,6 +27,7 @@ import math
 import numpy as np
 
 from hlort.dtypes import DType
+from hlort.interpreter.ops.float_rounding import widen
 from hlort.interpreter.registry import evaluates
 from hlort.ir.attributes import Transpose
 from hlort.ir.opcodes import Opcode
@@ -121,10 +122,6 @@ def _dot(ev, instr, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     return from_accumulation(contract(a, b).reshape(result.dims), result.dtype)
 
 
-def _wide(dtype: DType) -> np.dtype:
-    return np.dtype(np.complex128 if dtype.is_complex else np.float64)
-
-
 def _cholesky_lower(a: np.ndarray) -> np.ndarray:
     """Lower factor of the Hermitian matrices whose lower triangles ``a`` holds; NaN if not PD.
 
@@ -156,7 +153,7 @@ def _cholesky(ev, instr, a: np.ndarray) -> np.ndarray:
     Only the named triangle of ``a`` is read; the other triangle of the result is zero.
     """
     dtype = instr.shape.dtype
-    x = a.astype(_wide(dtype))
+    x = widen(a)
     if instr.attrs.get("lower", False):
         out = _cholesky_lower(x)
     else:
@@ -190,18 +187,18 @@ def _triangular_solve(ev, instr, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     unit = attrs.get("unit_diagonal", False)
     transpose = attrs.get("transpose_a", Transpose.NO_TRANSPOSE)
     dtype = instr.shape.dtype
-    wide = _wide(dtype)
+    wide = widen(a)
     n = a.shape[-1]
     keep = np.tril(np.ones((n, n), bool), -1) if lower else np.triu(np.ones((n, n), bool), 1)
-    t = np.where(keep, a.astype(wide), 0).astype(wide)
+    t = np.where(keep, wide, 0).astype(wide.dtype)
     eye = np.eye(n, dtype=bool)
-    t = np.where(eye, 1 if unit else a.astype(wide), t)
+    t = np.where(eye, 1 if unit else wide, t)
     if transpose is not Transpose.NO_TRANSPOSE:
         t = np.swapaxes(t, -1, -2)
         if transpose is Transpose.ADJOINT:
             t = np.conj(t)
         lower = not lower
-    rhs = b.astype(wide)
+    rhs = widen(b)
     if not left:  # x t = b  <=>  t^T x^T = b^T
         t, rhs, lower = np.swapaxes(t, -1, -2), np.swapaxes(rhs, -1, -2), not lower
     x = _substitute(t, rhs, lower)

@@ -37,29 +37,13 @@ from hlort.interpreter.ops.reduction import (
     scatter_at,
     ufunc_for,
 )
+from hlort.interpreter.ops.window_padding import dilate_and_pad
 from hlort.interpreter.registry import evaluates
 from hlort.ir.attributes import WindowDim
 from hlort.ir.computation import Computation
 from hlort.ir.opcodes import Opcode
 from hlort.ir.patterns import binary_reducer_opcode, variadic_reducer_opcodes
 from hlort.ir.shape_rules.convolution import dilated_bound, strided_bound
-
-
-def dilate_and_pad(x: np.ndarray, window: Sequence[WindowDim], fill) -> np.ndarray:
-    """``x`` with base-dilation holes and padding, both filled with ``fill``."""
-    shape, dst, src = [], [], []
-    for d, w in zip(x.shape, window, strict=True):
-        b, lo = w.base_dilation, w.padding_low
-        size = dilated_bound(d, b) + lo + w.padding_high
-        first = max(0, -(lo // b)) if lo < 0 else 0  # first source index landing at >= 0
-        stop = min(d, -((lo - size) // b)) if size > lo else 0  # landing below `size`
-        stop = max(stop, first)
-        shape.append(size)
-        src.append(slice(first, stop))
-        dst.append(slice(lo + first * b, lo + (stop - 1) * b + 1 if stop > first else 0, b))
-    out = np.full(shape, fill, dtype=x.dtype)
-    out[tuple(dst)] = x[tuple(src)]
-    return out
 
 
 def output_dims(dims: Sequence[int], window: Sequence[WindowDim]) -> tuple[int, ...]:
@@ -219,14 +203,14 @@ def scatter_combine(ev, scatter: Computation, result: np.ndarray, targets: np.nd
                     sources: np.ndarray) -> None:  # fmt: skip
     """``result[t] = scatter(source, result[t])`` for each (t, source) in order, in place.
 
-    A plain add/multiply/max/min/... on a NumPy-native type uses ``ufunc.at``; otherwise the
+    A plain add/multiply/max/min/... uses ``ufunc.at`` (see :func:`ufunc_for`); otherwise the
     updates go in rounds, round r applying every target's r-th update at once.
     """
     if targets.size == 0:
         return
     op = binary_reducer_opcode(scatter)
     ufunc = ufunc_for(op, result.dtype) if op is not None else None
-    if ufunc is not None and result.dtype.isbuiltin == 1:
+    if ufunc is not None:
         with np.errstate(all="ignore"):
             scatter_at(op, ufunc, result, targets, sources)
         return

@@ -24,8 +24,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hlort.dtypes import from_numpy
 from hlort.interpreter.array_calls import call_on_arrays
 from hlort.interpreter.ops.elementwise import float_max, float_min
+from hlort.interpreter.ops.float_rounding import F32, NARROW_FLOATS
 from hlort.interpreter.registry import evaluates
 from hlort.ir.computation import Computation
 from hlort.ir.opcodes import Opcode
@@ -44,7 +46,14 @@ _BITWISE = (Opcode.AND, Opcode.OR, Opcode.XOR)
 
 
 def ufunc_for(op: Opcode, dtype: np.dtype) -> np.ufunc | None:
-    """The NumPy ufunc computing ``op`` on ``dtype`` exactly as the HLO op does, or None."""
+    """The NumPy ufunc computing ``op`` on ``dtype`` exactly as the HLO op does, or None.
+
+    The one table behind every fast path of reduce, reduce-window, scatter and
+    select-and-scatter, for ``ufunc.reduce`` and ``ufunc.at`` alike: ml_dtypes gives bfloat16
+    and the float8 types real ufunc loops (computed in f32, rounded once), so ``.at`` folds them
+    in order exactly as the interpreter's own ops do. Zeros of float max/min still need
+    :func:`combine`, :func:`fix_zero_signs` or :func:`scatter_at`.
+    """
     if op in _BITWISE and dtype.kind not in "biu":
         return None
     if op in (Opcode.MAXIMUM, Opcode.MINIMUM) and dtype.kind == "c":
@@ -54,8 +63,8 @@ def ufunc_for(op: Opcode, dtype: np.dtype) -> np.ufunc | None:
 
 def compute_dtype(dtype: np.dtype) -> np.dtype:
     """The dtype the fast path computes in: float32 for narrower floats, else ``dtype``."""
-    if dtype.kind in "fV" and dtype.itemsize < 4:  # f16, and ml_dtypes' bf16/f8 (kind V or f)
-        return np.dtype(np.float32)
+    if dtype in NARROW_FLOATS:
+        return F32
     return dtype
 
 
@@ -93,7 +102,7 @@ def reduce_initial(op: Opcode, dtype: np.dtype) -> dict:
 
 def _orders_zeros(op: Opcode, dtype: np.dtype) -> bool:
     """True for float maximum / minimum, which order -0 below +0 (np.maximum does not)."""
-    return op in (Opcode.MAXIMUM, Opcode.MINIMUM) and dtype.kind in "fV"
+    return op in (Opcode.MAXIMUM, Opcode.MINIMUM) and from_numpy(dtype).is_float
 
 
 def combine(op: Opcode, ufunc: np.ufunc, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 
 from hlort.interpreter.evaluator import Evaluator
 from hlort.interpreter.ops.indexing import index_vectors, place, window_indices
-from hlort.interpreter.ops.reduction import scatter_at
+from hlort.interpreter.ops.reduction import scatter_at, ufunc_for
 from hlort.interpreter.registry import evaluates
 from hlort.ir import patterns
 from hlort.ir.computation import Computation
@@ -73,29 +73,12 @@ class ScatterPlan:
         return (rows if self.all_kept else rows[self.keep]).reshape(-1)
 
 
-_UFUNCS = {Opcode.ADD: np.add, Opcode.MULTIPLY: np.multiply, Opcode.MAXIMUM: np.maximum,
-           Opcode.MINIMUM: np.minimum}  # fmt: skip
-_LOGICAL = {Opcode.AND: np.logical_and, Opcode.OR: np.logical_or, Opcode.XOR: np.logical_xor}
-_BITWISE = {Opcode.AND: np.bitwise_and, Opcode.OR: np.bitwise_or, Opcode.XOR: np.bitwise_xor}
-
-
-def _ufunc_for(op: Opcode, dtype: np.dtype):
-    """The NumPy ufunc computing ``op`` on ``dtype`` exactly as the interpreter does, or None."""
-    if op in _UFUNCS:
-        return _UFUNCS[op]
-    if dtype == np.bool_:
-        return _LOGICAL.get(op)
-    if np.issubdtype(dtype, np.integer):
-        return _BITWISE.get(op)
-    return None
-
-
 def _ufuncs_for(comp: Computation, flats: list[np.ndarray]) -> list | None:
     """One ufunc per output when output i is ``op_i(current_i, update_i)``, else None."""
     ops = patterns.variadic_reducer_opcodes(comp)
     if ops is None:
         return None
-    ufuncs = [_ufunc_for(op, f.dtype) for op, f in zip(ops, flats, strict=True)]
+    ufuncs = [ufunc_for(op, f.dtype) for op, f in zip(ops, flats, strict=True)]
     return None if any(u is None for u in ufuncs) else ufuncs
 
 

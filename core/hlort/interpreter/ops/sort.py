@@ -25,23 +25,14 @@ import functools
 
 import numpy as np
 
+from hlort.dtypes import from_numpy
 from hlort.interpreter.array_calls import call_on_arrays
+from hlort.interpreter.ops.elementwise import total_order_key
 from hlort.interpreter.registry import evaluates
 from hlort.ir.attributes import ComparisonType
 from hlort.ir.computation import Computation
 from hlort.ir.opcodes import Opcode
 from hlort.ir.patterns import SortKey, lexicographic_comparator
-
-
-def total_order_bits(x: np.ndarray) -> np.ndarray:
-    """Unsigned integers ordering like the floats ``x`` under XLA's TOTALORDER."""
-    bits = x.view(np.dtype(f"u{x.dtype.itemsize}"))
-    sign = np.array(1 << (8 * x.dtype.itemsize - 1)).astype(bits.dtype)
-    return np.where(bits & sign, ~bits, bits | sign)
-
-
-def _is_float(dtype: np.dtype) -> bool:
-    return dtype.kind == "f" or dtype.kind == "V"  # ml_dtypes' bf16 and f8 types are kind V
 
 
 def canonicalize_floats(x: np.ndarray) -> np.ndarray:
@@ -55,12 +46,12 @@ def order_key(x: np.ndarray, comparison_type: ComparisonType,
     """An array that np.lexsort orders as ``compare(a, b, LT, comparison_type)`` (of the
     canonicalized values when ``canonical``), or None when the pairing of comparison type and
     element type is not one the fast path knows."""
-    if _is_float(x.dtype):
+    if from_numpy(x.dtype).is_float:
         if comparison_type is ComparisonType.FLOAT or canonical:
             x = canonicalize_floats(x)
         elif comparison_type is not ComparisonType.TOTALORDER:
             return None
-        return total_order_bits(x)
+        return total_order_key(x)
     if canonical:
         return None
     if x.dtype.kind == "i" and comparison_type is ComparisonType.SIGNED:
@@ -151,8 +142,8 @@ def _topk(ev, instr, x):
     """
     k = instr.attrs["k"]
     largest = instr.attrs.get("largest", True)
-    if _is_float(x.dtype):
-        key = total_order_bits(x)
+    if from_numpy(x.dtype).is_float:
+        key = total_order_key(x)
     else:
         key = x.astype(np.uint8) if x.dtype.kind == "b" else x
     if largest:

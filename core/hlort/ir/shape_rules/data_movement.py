@@ -8,32 +8,11 @@ scalar start index per dimension.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from hlort.ir.attributes import PadDim, SliceDim
 from hlort.ir.opcodes import Opcode
 from hlort.ir.shape_inference import ShapeQuery, shape_rule
+from hlort.ir.shape_rules.dimension_lists import check_dimension_list, integer_tuple
 from hlort.shape import ArrayShape, Shape
-
-
-def check_dimension_list(q: ShapeQuery, dims: Sequence[int], rank: int, what: str, of: str,
-                         sorted_: bool = False) -> tuple[int, ...]:  # fmt: skip
-    """``dims`` as a tuple of ints, each in [0, rank), unique (and ascending if ``sorted_``).
-
-    ``of`` names the array whose dimensions these are, for the error message.
-    """
-    try:
-        dims = tuple(int(d) for d in dims)
-    except (TypeError, ValueError):
-        q.fail(f"{what}={dims!r} must be a sequence of integers")
-    for d in dims:
-        if not 0 <= d < rank:
-            q.fail(f"{what}={list(dims)} has dimension {d}, out of range for {of} of rank {rank}")
-    if len(set(dims)) != len(dims):
-        q.fail(f"{what}={list(dims)} repeats a dimension of {of}")
-    if sorted_ and list(dims) != sorted(dims):
-        q.fail(f"{what}={list(dims)} must be in ascending order")
-    return dims
 
 
 def scalar_integer_operand(q: ShapeQuery, index: int, what: str) -> ArrayShape:
@@ -50,7 +29,7 @@ def _broadcast(q: ShapeQuery) -> Shape:
     result = q.need_declared_array()
     if result.dtype != operand.dtype:
         q.fail(f"result {result} must have the element type of operand {operand}")
-    dims = q.attr("dimensions")
+    dims = integer_tuple(q, q.attr("dimensions"), "dimensions")
     if len(dims) != operand.rank:
         q.fail(f"dimensions={list(dims)} must have one entry per dimension of operand {operand}")
     of = f"result {result} of operand {operand}"
@@ -80,7 +59,7 @@ def _reshape(q: ShapeQuery) -> Shape:
 @shape_rule(Opcode.TRANSPOSE)
 def _transpose(q: ShapeQuery) -> Shape:
     operand = q.array(0)
-    perm = q.attr("dimensions")
+    perm = integer_tuple(q, q.attr("dimensions"), "dimensions")
     if len(perm) != operand.rank:
         q.fail(f"dimensions={list(perm)} must be a permutation of the {operand.rank} "
                f"dimensions of {operand}")  # fmt: skip
@@ -92,6 +71,8 @@ def _transpose(q: ShapeQuery) -> Shape:
 def _slice(q: ShapeQuery) -> Shape:
     operand = q.array(0)
     spec = q.attr("slice")
+    if not isinstance(spec, (tuple, list)):
+        q.fail(f"slice must be a tuple of SliceDim, got {spec!r}")
     if len(spec) != operand.rank:
         q.fail(f"slice has {len(spec)} entries; operand {operand} has rank {operand.rank}")
     dims = []
@@ -118,7 +99,7 @@ def _dynamic_slice(q: ShapeQuery) -> Shape:
                f"{len(q.operands) - 1}")  # fmt: skip
     for i in range(operand.rank):
         scalar_integer_operand(q, 1 + i, f"start index {i}")
-    sizes = tuple(q.attr("dynamic_slice_sizes"))
+    sizes = integer_tuple(q, q.attr("dynamic_slice_sizes"), "dynamic_slice_sizes")
     if len(sizes) != operand.rank:
         q.fail(f"dynamic_slice_sizes={list(sizes)} must have one entry per dimension of {operand}")
     for i, (size, dim) in enumerate(zip(sizes, operand.dims, strict=True)):
@@ -154,7 +135,7 @@ def _concatenate(q: ShapeQuery) -> Shape:
         q.fail("needs at least one operand")
     shapes = [q.array(i) for i in range(len(q.operands))]
     first = shapes[0]
-    dims = tuple(q.attr("dimensions"))
+    dims = integer_tuple(q, q.attr("dimensions"), "dimensions")
     if len(dims) != 1:
         q.fail(f"dimensions={list(dims)} must hold exactly one dimension")
     (dim,) = check_dimension_list(q, dims, first.rank, "dimensions", f"operand 0 {first}")
@@ -178,6 +159,8 @@ def _pad(q: ShapeQuery) -> Shape:
     if value.dims or value.dtype != operand.dtype:
         q.fail(f"padding value {value} must be a scalar of the element type of {operand}")
     config = q.attr("padding")
+    if not isinstance(config, (tuple, list)):
+        q.fail(f"padding must be a tuple of PadDim, got {config!r}")
     if len(config) != operand.rank:
         q.fail(f"padding has {len(config)} entries; operand {operand} has rank {operand.rank}")
     dims = []

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from hlort import dtypes
 from hlort.dtypes import DType
-from hlort.ir.attributes import ComparisonDirection, ComparisonType
+from hlort.ir.attributes import ComparisonDirection, ComparisonType, default_comparison_type
 from hlort.ir.computation import Computation
 from hlort.ir.opcodes import Opcode
 from hlort.ir.shape_inference import ShapeQuery, shape_rule
+from hlort.ir.shape_rules.dimension_lists import integer_tuple
 from hlort.shape import ArrayShape, Shape
 
 # Element-type families, by DType.kind.
@@ -127,13 +128,6 @@ def _binary(q: ShapeQuery) -> Shape:
     return lhs
 
 
-def default_comparison_type(dtype: DType) -> ComparisonType:
-    """XLA's default: FLOAT for float and complex, SIGNED for signed, UNSIGNED for pred/unsigned."""
-    if dtype.kind in ("float", "complex"):
-        return ComparisonType.FLOAT
-    return ComparisonType.SIGNED if dtype.kind == "sint" else ComparisonType.UNSIGNED
-
-
 def _allowed_comparison_types(dtype: DType) -> tuple[ComparisonType, ...]:
     if dtype.is_float:
         return (ComparisonType.FLOAT, ComparisonType.TOTALORDER)
@@ -211,7 +205,7 @@ def _map(q: ShapeQuery) -> Shape:
     dims = shapes[0].dims
     if any(s.dims != dims for s in shapes):
         q.fail("operands must have the same dims, got " + ", ".join(str(s) for s in shapes))
-    dimensions = tuple(q.attr("dimensions", tuple(range(len(dims)))))
+    dimensions = integer_tuple(q, q.attr("dimensions", tuple(range(len(dims)))), "dimensions")
     if dimensions != tuple(range(len(dims))):
         q.fail(f"dimensions={list(dimensions)}: map applies to all dimensions in order, "
                f"{list(range(len(dims)))} for rank {len(dims)}")  # fmt: skip

@@ -13,6 +13,7 @@ from hlort import dtypes
 from hlort.ir.attributes import FftType
 from hlort.ir.opcodes import Opcode
 from hlort.ir.shape_inference import ShapeQuery, shape_rule
+from hlort.ir.shape_rules.dimension_lists import integer_tuple
 from hlort.shape import ArrayShape, Shape
 
 _COMPLEX_OF = {"f32": dtypes.C64, "f64": dtypes.C128}
@@ -29,11 +30,7 @@ def _fft(q: ShapeQuery) -> Shape:
     kind = q.attr("fft_type")
     if not isinstance(kind, FftType):
         q.fail(f"fft_type={kind!r} must be one of FFT, IFFT, RFFT, IRFFT")
-    raw = q.attr("fft_length")
-    try:
-        length = tuple(int(n) for n in raw)
-    except (TypeError, ValueError):
-        q.fail(f"fft_length={raw!r} must be a sequence of integers")
+    length = integer_tuple(q, q.attr("fft_length"), "fft_length")
     if not 1 <= len(length) <= 3:
         q.fail(f"fft_length={list(length)} must have 1 to 3 entries, got {len(length)}")
     if any(n < 0 for n in length):

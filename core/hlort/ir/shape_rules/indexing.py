@@ -11,7 +11,7 @@ from hlort.ir.attributes import GatherDimensionNumbers, ScatterDimensionNumbers
 from hlort.ir.computation import Computation
 from hlort.ir.opcodes import Opcode
 from hlort.ir.shape_inference import ShapeQuery, shape_rule
-from hlort.ir.shape_rules.data_movement import check_dimension_list
+from hlort.ir.shape_rules.dimension_lists import check_dimension_list, integer_tuple
 from hlort.shape import ArrayShape, Shape, TupleShape, scalar
 
 
@@ -42,6 +42,35 @@ def _check_batching(q: ShapeQuery, operand: ArrayShape, indices: ArrayShape,
                    "must have the same size")  # fmt: skip
 
 
+def _check_index_mapping(q: ShapeQuery, dn, names: tuple[str, str, str, str],
+                         operand: ArrayShape, indices: ArrayShape,
+                         vector: int) -> tuple[tuple[int, ...], tuple[int, ...]]:  # fmt: skip
+    """The operand side of gather/scatter indexing; ``names`` are the dimension-number fields
+    playing each role: the dims an index points at (collapsed / inserted), the operand batching
+    dims, the map from index-vector entries to operand dims, the indices batching dims.
+
+    Returns (point dims, operand batching dims).
+    """
+    point_name, batching_name, map_name, indices_batching_name = names
+    of = f"operand {operand}"
+    point = check_dimension_list(q, getattr(dn, point_name), operand.rank, point_name, of,
+                                 ascending=True)  # fmt: skip
+    batching = check_dimension_list(q, getattr(dn, batching_name), operand.rank, batching_name,
+                                    of, ascending=True)  # fmt: skip
+    index_map = check_dimension_list(q, getattr(dn, map_name), operand.rank, map_name, of)
+    if set(point) & set(batching):
+        q.fail(f"{point_name}={list(point)} and {batching_name}={list(batching)} must be "
+               "disjoint")  # fmt: skip
+    if set(index_map) & set(batching):
+        q.fail(f"{map_name}={list(index_map)} must not contain {batching_name}={list(batching)}")
+    if len(index_map) != vector:
+        q.fail(f"{map_name}={list(index_map)} must have {vector} entries: the size of "
+               f"index_vector_dim={dn.index_vector_dim} of indices {indices}")  # fmt: skip
+    _check_batching(q, operand, indices, batching, getattr(dn, indices_batching_name),
+                    dn.index_vector_dim, (batching_name, indices_batching_name))  # fmt: skip
+    return point, batching
+
+
 @shape_rule(Opcode.GATHER)
 def _gather(q: ShapeQuery) -> Shape:
     operand, indices = q.array(0), q.array(1)
@@ -50,31 +79,17 @@ def _gather(q: ShapeQuery) -> Shape:
     dn = q.attr("gather_dimension_numbers")
     if not isinstance(dn, GatherDimensionNumbers):
         q.fail(f"gather_dimension_numbers must be GatherDimensionNumbers, got {dn!r}")
-    sizes = tuple(int(s) for s in q.attr("slice_sizes"))
+    sizes = integer_tuple(q, q.attr("slice_sizes"), "slice_sizes")
     ivd = dn.index_vector_dim
     vector = _index_vector_size(q, indices, ivd)
     batch_sizes = [d for i, d in enumerate(indices.dims) if i != ivd]
-    rank = len(batch_sizes) + len(dn.offset_dims)
+    rank = len(batch_sizes) + len(integer_tuple(q, dn.offset_dims, "offset_dims"))
     offset = check_dimension_list(q, dn.offset_dims, rank, "offset_dims",
                                   f"the result of gathering from {operand} with {indices}",
-                                  sorted_=True)  # fmt: skip
-    of = f"operand {operand}"
-    collapsed = check_dimension_list(q, dn.collapsed_slice_dims, operand.rank,
-                                     "collapsed_slice_dims", of, sorted_=True)  # fmt: skip
-    batching = check_dimension_list(q, dn.operand_batching_dims, operand.rank,
-                                    "operand_batching_dims", of, sorted_=True)  # fmt: skip
-    start_map = check_dimension_list(q, dn.start_index_map, operand.rank, "start_index_map", of)
-    if set(collapsed) & set(batching):
-        q.fail(f"collapsed_slice_dims={list(collapsed)} and operand_batching_dims="
-               f"{list(batching)} must be disjoint")  # fmt: skip
-    if set(start_map) & set(batching):
-        q.fail(f"start_index_map={list(start_map)} must not contain operand_batching_dims="
-               f"{list(batching)}")  # fmt: skip
-    if len(start_map) != vector:
-        q.fail(f"start_index_map={list(start_map)} must have {vector} entries: the size of "
-               f"index_vector_dim={ivd} of indices {indices}")  # fmt: skip
-    _check_batching(q, operand, indices, batching, dn.start_indices_batching_dims, ivd,
-                    ("operand_batching_dims", "start_indices_batching_dims"))  # fmt: skip
+                                  ascending=True)  # fmt: skip
+    collapsed, batching = _check_index_mapping(
+        q, dn, ("collapsed_slice_dims", "operand_batching_dims", "start_index_map",
+                "start_indices_batching_dims"), operand, indices, vector)  # fmt: skip
     if len(sizes) != operand.rank:
         q.fail(f"slice_sizes={list(sizes)} must have one entry per dimension of {operand}")
     for i, (s, d) in enumerate(zip(sizes, operand.dims, strict=True)):
@@ -139,27 +154,12 @@ def _scatter(q: ShapeQuery) -> Shape:
         q.fail(f"scatter_dimension_numbers must be ScatterDimensionNumbers, got {dn!r}")
     ivd = dn.index_vector_dim
     vector = _index_vector_size(q, indices, ivd)
-    of = f"operand {operand}"
     window_dims = check_dimension_list(q, dn.update_window_dims, update.rank,
                                        "update_window_dims", f"updates {update}",
-                                       sorted_=True)  # fmt: skip
-    inserted = check_dimension_list(q, dn.inserted_window_dims, operand.rank,
-                                    "inserted_window_dims", of, sorted_=True)  # fmt: skip
-    batching = check_dimension_list(q, dn.input_batching_dims, operand.rank,
-                                    "input_batching_dims", of, sorted_=True)  # fmt: skip
-    to_operand = check_dimension_list(q, dn.scatter_dims_to_operand_dims, operand.rank,
-                                      "scatter_dims_to_operand_dims", of)  # fmt: skip
-    if set(inserted) & set(batching):
-        q.fail(f"inserted_window_dims={list(inserted)} and input_batching_dims={list(batching)} "
-               "must be disjoint")  # fmt: skip
-    if set(to_operand) & set(batching):
-        q.fail(f"scatter_dims_to_operand_dims={list(to_operand)} must not contain "
-               f"input_batching_dims={list(batching)}")  # fmt: skip
-    if len(to_operand) != vector:
-        q.fail(f"scatter_dims_to_operand_dims={list(to_operand)} must have {vector} entries: the "
-               f"size of index_vector_dim={ivd} of indices {indices}")  # fmt: skip
-    _check_batching(q, operand, indices, batching, dn.scatter_indices_batching_dims, ivd,
-                    ("input_batching_dims", "scatter_indices_batching_dims"))  # fmt: skip
+                                       ascending=True)  # fmt: skip
+    inserted, batching = _check_index_mapping(
+        q, dn, ("inserted_window_dims", "input_batching_dims", "scatter_dims_to_operand_dims",
+                "scatter_indices_batching_dims"), operand, indices, vector)  # fmt: skip
     if len(window_dims) + len(inserted) + len(batching) != operand.rank:
         q.fail(f"update_window_dims={list(window_dims)}, inserted_window_dims={list(inserted)} "
                f"and input_batching_dims={list(batching)} must together have rank({operand}) "

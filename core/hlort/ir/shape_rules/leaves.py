@@ -33,8 +33,8 @@ def _iota(q: ShapeQuery) -> Shape:
     dim = q.attr("iota_dimension")
     if shape.rank == 0:
         q.fail("iota needs a result of rank >= 1")
-    if not 0 <= dim < shape.rank:
-        q.fail(f"iota_dimension={dim} out of range for rank {shape.rank}")
+    if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim < shape.rank:
+        q.fail(f"iota_dimension={dim!r} out of range for rank {shape.rank}")
     if shape.dtype.is_pred:
         q.fail("iota of pred is not allowed; use an integer or float type")
     return shape

@@ -25,6 +25,7 @@ from hlort.dtypes import DType
 from hlort.ir.attributes import DotDimensionNumbers, Precision, Transpose
 from hlort.ir.opcodes import Opcode
 from hlort.ir.shape_inference import ShapeQuery, shape_rule
+from hlort.ir.shape_rules.dimension_lists import integer_tuple
 from hlort.shape import ArrayShape, Shape
 
 
@@ -101,14 +102,6 @@ def check_operand_precision(q: ShapeQuery) -> None:
         )
 
 
-def _dims_tuple(q: ShapeQuery, name: str, value) -> tuple[int, ...]:
-    try:
-        dims = tuple(int(d) for d in value)
-    except (TypeError, ValueError):
-        q.fail(f"dot_dimension_numbers.{name}={value!r} must be a sequence of integers")
-    return dims
-
-
 def _check_side(q: ShapeQuery, side: str, shape: ArrayShape, contracting: Sequence[int],
                 batch: Sequence[int]) -> None:  # fmt: skip
     for name, dims in (("contracting", contracting), ("batch", batch)):
@@ -126,6 +119,9 @@ def _check_side(q: ShapeQuery, side: str, shape: ArrayShape, contracting: Sequen
         )
 
 
+_DOT = "dot_dimension_numbers"
+
+
 @shape_rule(Opcode.DOT)
 def _dot(q: ShapeQuery) -> Shape:
     lhs, rhs = q.array(0), q.array(1)
@@ -133,10 +129,10 @@ def _dot(q: ShapeQuery) -> Shape:
     if not isinstance(dn, DotDimensionNumbers):
         q.fail(f"dot_dimension_numbers must be a DotDimensionNumbers, got {dn!r}")
     check_operand_precision(q)
-    lc = _dims_tuple(q, "lhs_contracting_dims", dn.lhs_contracting_dims)
-    rc = _dims_tuple(q, "rhs_contracting_dims", dn.rhs_contracting_dims)
-    lb = _dims_tuple(q, "lhs_batch_dims", dn.lhs_batch_dims)
-    rb = _dims_tuple(q, "rhs_batch_dims", dn.rhs_batch_dims)
+    lc = integer_tuple(q, dn.lhs_contracting_dims, f"{_DOT}.lhs_contracting_dims")
+    rc = integer_tuple(q, dn.rhs_contracting_dims, f"{_DOT}.rhs_contracting_dims")
+    lb = integer_tuple(q, dn.lhs_batch_dims, f"{_DOT}.lhs_batch_dims")
+    rb = integer_tuple(q, dn.rhs_batch_dims, f"{_DOT}.rhs_batch_dims")
     _check_side(q, "lhs", lhs, lc, lb)
     _check_side(q, "rhs", rhs, rc, rb)
     if len(lc) != len(rc):

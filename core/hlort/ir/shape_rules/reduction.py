@@ -16,6 +16,7 @@ from hlort.ir.computation import Computation
 from hlort.ir.opcodes import Opcode
 from hlort.ir.shape_inference import ShapeQuery, shape_rule
 from hlort.ir.shape_rules.convolution import dilated_bound, strided_bound
+from hlort.ir.shape_rules.dimension_lists import check_dimension_list
 from hlort.shape import ArrayShape, Shape, TupleShape, scalar
 
 
@@ -48,21 +49,6 @@ def check_called(q: ShapeQuery, key: str, params: Sequence[Shape],
             f"but it has {_signature(actual_params, actual)}"
         )
     return comp
-
-
-def check_dimensions(q: ShapeQuery, dims, rank: int, what: str = "dimensions") -> tuple[int, ...]:
-    """Distinct dimension numbers in [0, rank)."""
-    if not isinstance(dims, (tuple, list)) or not all(
-        isinstance(d, int) and not isinstance(d, bool) for d in dims
-    ):
-        q.fail(f"{what} must be a list of integers, got {dims!r}")
-    dims = tuple(dims)
-    for d in dims:
-        if not 0 <= d < rank:
-            q.fail(f"{what}={list(dims)}: dimension {d} is out of range for rank {rank}")
-    if len(set(dims)) != len(dims):
-        q.fail(f"{what}={list(dims)} repeats a dimension")
-    return dims
 
 
 def _split_inputs_and_inits(q: ShapeQuery) -> tuple[list[ArrayShape], list[ArrayShape]]:
@@ -99,7 +85,8 @@ def _result(dtypes_: list, dims: Sequence[int], as_tuple: bool) -> Shape:
 @shape_rule(Opcode.REDUCE)
 def _reduce(q: ShapeQuery) -> Shape:
     inputs, inits = _split_inputs_and_inits(q)
-    dims = check_dimensions(q, q.attr("dimensions"), inputs[0].rank)
+    dims = check_dimension_list(q, q.attr("dimensions"), inputs[0].rank, "dimensions",
+                                f"input 0 {inputs[0]}")  # fmt: skip
     as_tuple = _check_reducer(q, inputs, inits)
     kept = [d for i, d in enumerate(inputs[0].dims) if i not in dims]
     return _result([i.dtype for i in inits], kept, as_tuple)
@@ -163,7 +150,8 @@ def _sort(q: ShapeQuery) -> Shape:
     for i, x in enumerate(arrays[1:], 1):
         if x.dims != arrays[0].dims:
             q.fail(f"operand {i} {x} must have the dims of operand 0 {arrays[0]}")
-    dims = check_dimensions(q, q.attr("dimensions"), arrays[0].rank)
+    dims = check_dimension_list(q, q.attr("dimensions"), arrays[0].rank, "dimensions",
+                                f"operand 0 {arrays[0]}")  # fmt: skip
     if len(dims) != 1:
         q.fail(f"dimensions={list(dims)} must name exactly one dimension to sort along")
     stable = q.attrs.get("is_stable", False)
