@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -17,9 +18,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hlort.errors import ErrorCode, HlortError, InvalidArgument, Unimplemented
+from hlort.errors import ErrorCode, HlortError, Internal, InvalidArgument, Unimplemented
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_UNSUPPORTED = 0, 1, 2, 3
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a Unix tool killed by a closed pipe
 _BAD_INPUT_CODES = {
     ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND, ErrorCode.OUT_OF_RANGE,
     ErrorCode.ALREADY_EXISTS, ErrorCode.FAILED_PRECONDITION, ErrorCode.DATA_LOSS,
@@ -112,11 +114,13 @@ def _ms(seconds: float) -> float:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from hlort.runtime.npz_io import read_inputs, write_outputs
+    from hlort.runtime.npz_io import check_output_path, read_inputs, write_outputs
     from hlort.runtime.sample_inputs import random_inputs
 
     if args.repeat < 1:
         raise InvalidArgument(f"--repeat must be >= 1, got {args.repeat}")
+    if args.output:
+        check_output_path(args.output)  # before any work, not after it
     start = time.perf_counter()
     module, fmt = _load(args.module)
     load_s = time.perf_counter() - start
@@ -251,21 +255,61 @@ def _import_optional(module_name: str, feature: str):
         raise
 
 
+def _check_conformance_profile(backend) -> None:
+    """A profile entry that matches nothing stops the suite; say so in one line, up front."""
+    from hlort.testing.profile import ConformanceProfile
+
+    try:
+        profile = backend.plugin.conformance_profile() if backend.plugin is not None else None
+    except Exception:  # noqa: BLE001 - the suite reports a broken profile in full
+        return
+    problems = profile.problems() if isinstance(profile, ConformanceProfile) else []
+    if problems:
+        raise InvalidArgument(
+            f"the conformance profile of {backend.platform!r} has entries that match nothing: "
+            f"{'; '.join(problems)}; fix or remove them in its conformance_profile()"
+        )
+
+
 def cmd_conformance(args: argparse.Namespace) -> int:
+    import importlib.util
+
     import hlort
 
-    hlort.backend(args.platform)  # unknown or broken platform -> exit 2 here, clearly
+    backend = hlort.backend(args.platform)  # unknown or broken platform -> exit 2 here, clearly
+    for module, fix in (("pytest", "pip install pytest"),
+                        ("hlort.testing.pytest_plugin", "reinstall hlort")):  # fmt: skip
+        if importlib.util.find_spec(module) is None:
+            raise Unimplemented(f"the conformance suite needs {module}, which this "
+                                f"installation lacks; fix: {fix}")  # fmt: skip
+    _check_conformance_profile(backend)
+    # -c devnull: the suite runs the same whatever pytest configuration the current directory
+    # has; no:hypothesispytest saves hypothesis's ~2 s of start-up (the suite does not use it).
     cmd = [sys.executable, "-m", "pytest", "--pyargs", "hlort.testing",
-           "--hlort-platform", args.platform, "-p", "no:cacheprovider"]  # fmt: skip
+           "--hlort-platform", args.platform, "-c", os.devnull, "--rootdir", os.getcwd(),
+           "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]  # fmt: skip
+    if args.quick:
+        cmd.append("--hlort-quick")
+    if args.strict:
+        cmd.append("--hlort-strict")
     if args.report:
-        cmd += ["--junitxml", args.report]
+        cmd += ["--hlort-report", args.report]
+    if args.junit_xml:
+        cmd += ["--junitxml", args.junit_xml]
     rc = subprocess.call(cmd)
-    if rc in (4, 5):  # pytest: usage error / no tests collected
-        raise Unimplemented(
-            "the conformance suite (hlort.testing) is not available in this installation "
-            f"(pytest exit status {rc})"
-        )
-    return EXIT_OK if rc == 0 else EXIT_INTERNAL
+    if rc == 0:
+        return EXIT_OK
+    if rc == 1:  # some tests failed: pytest has printed them
+        return EXIT_INTERNAL
+    if rc == 2:  # interrupted
+        return 130
+    if rc == 4:  # usage error: pytest has printed it (e.g. the platform cannot start there)
+        raise InvalidArgument(f"the conformance suite could not start on {args.platform!r} "
+                              f"(pytest usage error, printed above)")  # fmt: skip
+    if rc == 5:  # no tests collected
+        raise Unimplemented("the conformance suite (hlort.testing) is not available in this "
+                            "installation: pytest collected no tests from it")  # fmt: skip
+    raise Internal(f"pytest stopped with exit status {rc} running the conformance suite")
 
 
 def cmd_new_plugin(args: argparse.Namespace) -> int:
@@ -318,7 +362,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("conformance", parents=[common], help="run the conformance suite")
     p.add_argument("--platform", metavar="P", required=True)
-    p.add_argument("--report", metavar="FILE", help="JUnit XML report")
+    p.add_argument("--report", metavar="FILE", help="write the suite's report to FILE.json and "
+                   "FILE.md (every test; the op x element-type table)")  # fmt: skip
+    p.add_argument("--junit-xml", metavar="FILE", help="also write a JUnit XML report")
+    p.add_argument("--quick", action="store_true", help="a sample of the op cases (--hlort-quick)")
+    p.add_argument("--strict", action="store_true",
+                   help="fail when an expected failure passes (--hlort-strict)")  # fmt: skip
     p.set_defaults(handler=cmd_conformance)
 
     p = sub.add_parser("new-plugin", parents=[common], help="create a plugin from the template")
@@ -354,6 +403,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exit_code_for(err.code)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `hlort devices | head -1`: the reader left; say nothing more
+        try:  # point stdout at devnull, so the flush at exit does not complain either
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (AttributeError, OSError, ValueError):
+            pass  # stdout is not a real file (tests, embedding)
+        return EXIT_BROKEN_PIPE
     except Exception as err:  # noqa: BLE001 - a bug: one line, traceback with --debug
         if debug:
             traceback.print_exc()

@@ -1,6 +1,7 @@
 """`hlort run` and `hlort compile`, in process: outputs, NPZ with raw bits, exit codes."""
 
 import json
+import os
 import sys
 import types
 
@@ -231,15 +232,117 @@ def test_missing_optional_commands_exit_3(capsys, monkeypatch):
 def test_conformance_runs_pytest_on_the_suite(capsys, monkeypatch):
     seen = []
     monkeypatch.setattr(cli.subprocess, "call", lambda cmd: seen.append(cmd) or 0)
-    code, _, _ = run(capsys, "conformance", "--platform", "interpreter", "--report", "r.xml")
+    code, _, _ = run(capsys, "conformance", "--platform", "interpreter", "--report", "out/r",
+                     "--junit-xml", "r.xml", "--quick", "--strict")  # fmt: skip
     assert code == 0
     cmd = seen[0]
     assert cmd[1:5] == ["-m", "pytest", "--pyargs", "hlort.testing"]
     assert cmd[cmd.index("--hlort-platform") + 1] == "interpreter"
+    assert cmd[cmd.index("--hlort-report") + 1] == "out/r"  # the suite's JSON + Markdown
     assert cmd[cmd.index("--junitxml") + 1] == "r.xml"
+    assert "--hlort-quick" in cmd and "--hlort-strict" in cmd
+    assert "no:hypothesispytest" in cmd  # ~2 s of start-up the suite does not need
+    assert cmd[cmd.index("-c") + 1] == os.devnull  # the cwd's pytest configuration is ignored
+    run(capsys, "conformance", "--platform", "interpreter")
+    assert not {"--hlort-report", "--junitxml", "--hlort-quick", "--hlort-strict"} & set(seen[1])
     monkeypatch.setattr(cli.subprocess, "call", lambda cmd: 1)
     assert run(capsys, "conformance", "--platform", "interpreter")[0] == 1
     monkeypatch.setattr(cli.subprocess, "call", lambda cmd: 5)
     assert run(capsys, "conformance", "--platform", "interpreter")[0] == 3
+    monkeypatch.setattr(cli.subprocess, "call", lambda cmd: 4)  # used to say "not available"
+    code, _, err = run(capsys, "conformance", "--platform", "interpreter")
+    assert code == 2
+    one_line_error(err, "INVALID_ARGUMENT")
+    assert "could not start" in err
     code, _, err = run(capsys, "conformance", "--platform", "nosuch")
     assert code == 2 and "NOT_FOUND" in err
+
+
+SCALAR = """HloModule sc
+
+ENTRY main {
+  x = bf16[] parameter(0)
+  n = s32[] parameter(1)
+  ROOT r = (bf16[], s32[]) tuple(x, n)
+}
+"""
+
+
+def test_scalar_parameters_and_results(capsys, tmp_path):
+    path = tmp_path / "sc.hlo"
+    path.write_text(SCALAR)
+    code, out, err = run(capsys, "run", path)  # random scalars used to come out as shape (1,)
+    assert code == 0, err
+    x = np.array(2.5, ml_dtypes.bfloat16)
+    np.savez(tmp_path / "in.npz", arg0=x.view(np.uint16), arg1=np.array(7, np.int32))
+    code, out, err = run(capsys, "run", path, "--inputs", tmp_path / "in.npz",
+                         "--output", tmp_path / "out.npz")  # fmt: skip
+    assert code == 0, err
+    with np.load(tmp_path / "out.npz") as z:
+        assert z["out0"].shape == () and z["out0"].view(ml_dtypes.bfloat16) == x
+        assert z["out1"].shape == () and z["out1"] == 7
+
+
+def test_an_unwritable_output_exits_2_before_any_work(capsys, tmp_path, add_file, monkeypatch):
+    monkeypatch.setattr(cli, "_load", lambda path: pytest.fail("loaded before checking --output"))
+    code, _, err = run(capsys, "run", add_file, "--output", tmp_path / "no" / "out.npz")
+    assert code == 2
+    one_line_error(err, "INVALID_ARGUMENT")
+    assert "does not exist" in err
+
+
+def test_conformance_with_a_profile_that_matches_nothing_exits_2(capsys, monkeypatch):
+    from hlort.plugin.interpreter_backend import InterpreterPlugin
+    from hlort.testing import ConformanceProfile
+
+    typo = ConformanceProfile(unsupported={"op:dott": "no dot"})
+    monkeypatch.setattr(InterpreterPlugin, "conformance_profile", lambda self: typo)
+    monkeypatch.setattr(cli.subprocess, "call", lambda cmd: pytest.fail("the suite started"))
+    code, _, err = run(capsys, "conformance", "--platform", "interpreter")
+    assert code == 2
+    one_line_error(err, "INVALID_ARGUMENT")
+    assert "op:dott" in err and "conformance_profile()" in err
+
+
+def test_a_closed_pipe_is_not_an_internal_error(capsys, add_file, monkeypatch):
+    def closed(*args, **kwargs):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(cli, "_print_run", closed)  # `hlort run ... | head -1`
+    code, _, err = run(capsys, "run", add_file)
+    assert code == cli.EXIT_BROKEN_PIPE == 141
+    assert err == ""
+
+
+def test_a_closed_pipe_in_a_real_process_exits_quietly(tmp_path, add_file):
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "HLORT_PLATFORMS"}
+    proc = subprocess.Popen([sys.executable, "-m", "hlort.cli", "run", str(add_file),
+                             "--platform", "interpreter", "--repeat", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)  # fmt: skip
+    proc.stdout.close()  # the reader is gone before hlort prints anything
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert "Traceback" not in err and "INTERNAL" not in err and "Exception ignored" not in err
+
+
+def test_a_dump_dir_that_is_a_file_exits_2(capsys, tmp_path, add_file):
+    (tmp_path / "taken").write_text("")
+    code, _, err = run(capsys, "compile", add_file, "--dump-dir", tmp_path / "taken")
+    assert code == 2  # was INTERNAL: FileExistsError, after the passes had run
+    one_line_error(err, "INVALID_ARGUMENT")
+    assert "not a directory" in err
+
+
+def test_conformance_without_pytest_exits_3(capsys, monkeypatch):
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "pytest" else find_spec(name, *a))
+    monkeypatch.setattr(cli.subprocess, "call", lambda cmd: pytest.fail("pytest started"))
+    code, _, err = run(capsys, "conformance", "--platform", "interpreter")
+    assert code == 3
+    one_line_error(err, "UNIMPLEMENTED")
+    assert "pytest" in err

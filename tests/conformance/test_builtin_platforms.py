@@ -3,6 +3,7 @@ conformance``) and on the ``template`` plugin (strict, with its report)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,13 +17,16 @@ from hlort.testing.op_case import EXEMPT
 
 
 def test_hlort_conformance_passes_on_the_interpreter(tmp_path):
-    junit = tmp_path / "interpreter.xml"
     env = {k: v for k, v in os.environ.items() if k != "HLORT_PLATFORMS"}
     cmd = [sys.executable, "-m", "hlort.cli", "conformance", "--platform", "interpreter",
-           "--report", str(junit)]  # fmt: skip
+           "--report", "out/interpreter", "--junit-xml", "interpreter.xml"]  # fmt: skip
     run = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
-    suite = ET.parse(junit).getroot().find("testsuite")
+    report = json.loads((tmp_path / "out" / "interpreter.json").read_text())
+    assert report["platform"] == "interpreter" and report["summary"]["pass"] > 3500
+    assert report["summary"]["fail"] == report["summary"]["error"] == 0
+    assert "| dot | " in (tmp_path / "out" / "interpreter.md").read_text()
+    suite = ET.parse(tmp_path / "interpreter.xml").getroot().find("testsuite")
     assert int(suite.get("tests")) > 3500
     assert int(suite.get("failures")) == int(suite.get("errors")) == 0
 

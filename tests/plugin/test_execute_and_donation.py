@@ -53,7 +53,8 @@ def test_execute_returns_pending_outputs_that_complete(client):
     [
         (lambda c: [[put(c, [1, 2, 3])]], "takes 2 argument"),
         (lambda c: [[put(c, [1, 2]), put(c, [1, 2, 3])]], "argument 0 .* must be f32\\[3\\]"),
-        (lambda c: [[put(c, [1, 2, 3]), put(c, [1, 2, 3], device=1)]], "on another device"),
+        (lambda c: [[put(c, [1, 2, 3]), put(c, [1, 2, 3], device=1)]],
+         r"on another device.*copy it to interpreter:0 first \(hlort: buffer\.copy_to\(device\)"),
         (lambda c: [[put(c, [1, 2, 3]), np.ones(3, np.float32)]], "must be a buffer"),
         (lambda c: [[put(c, [1, 2, 3]), put(c, [1, 2, 3])]] * 2, "one argument list per device"),
     ],
@@ -257,3 +258,22 @@ def test_donation_waits_for_work_already_reading_the_buffer(client):
     np.testing.assert_array_equal(read.to_host().result(10), [2, 3, 4])
     np.testing.assert_array_equal(done[0][0][0].to_host().result(10), [2, 3, 4])
     assert x.is_deleted()
+
+
+def test_use_after_delete_messages_say_what_was_attempted_and_the_fix(client):
+    exe = client.compile(add_module("f"), CompileOptions())
+    x, y = put(client, [1, 2, 3]), put(client, [1, 1, 1])
+    x.delete()
+    other = client.devices()[1]
+    attempts = [
+        (lambda: exe.execute([[x, y]]), "cannot pass as argument 0 to 'f': buffer "),
+        (lambda: x.to_host(), "cannot copy to host: buffer "),
+        (lambda: x.copy_to_device(other), f"cannot copy to {client.platform_name}:1: buffer "),
+    ]
+    for attempt, start in attempts:
+        with pytest.raises(HlortError) as info:
+            attempt()
+        message = info.value.message
+        assert info.value.code is ErrorCode.FAILED_PRECONDITION
+        assert message.startswith(start + x.name), message
+        assert "was deleted" in message and "transfer the data again" in message

@@ -151,6 +151,14 @@ def test_unknown_backend_lists_the_known_ones():
     assert info.value.code is ErrorCode.NOT_FOUND
 
 
+def test_unknown_backend_does_not_offer_unavailable_ones():
+    absent = make_plugin("absent", probe=ProbeResult.unavailable("no card", fix="add one"))
+    with pytest.raises(HlortError) as info:
+        registry(absent, make_plugin("fast")).client("tpu")
+    assert "available platforms: " in info.value.message
+    assert "fast" in info.value.message and "absent" not in info.value.message
+
+
 def test_client_platform_name_must_match_the_plugin():
     class Liar(SimplePlugin):
         name, api_version, client_class = "liar", (1, 0), OneDeviceClient

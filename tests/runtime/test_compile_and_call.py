@@ -189,3 +189,53 @@ def test_multi_device_executables_use_execute_sharded():
     outs = exe.execute_sharded([[], []])
     assert [int(np.asarray(o[0])) for o in outs] == [0, 1]
     assert [str(o[0].device) for o in outs] == ["interp2:0", "interp2:1"]
+
+
+@pytest.mark.parametrize(
+    "options, match",
+    [
+        ({"donated_argumets": (0,)}, r"unknown compile option\(s\) \['donated_argumets'\]"),
+        ({"debug": {"dump_dri": "/tmp"}}, r"unknown debug option\(s\) \['dump_dri'\]"),
+        ({"donated_arguments": "x"}, "bad compile options"),
+        (7, "must be a CompileOptions or a dict"),
+    ],
+)
+def test_bad_options_are_invalid_arguments_not_type_errors(options, match):
+    with pytest.raises(HlortError, match=match) as info:
+        hlort.compile(scale_module(), options=options)
+    assert info.value.code is ErrorCode.INVALID_ARGUMENT
+
+
+def test_options_mapping_accepts_lists_as_json_gives_them():
+    exe = hlort.compile(SUM_AND_PRODUCT, options={"donated_arguments": [0]})
+    assert exe.raw.donated_argument_indices() == (0,)
+
+
+@pytest.mark.parametrize("how", ["delete", "donate"])
+def test_waiting_for_a_dead_buffer_is_failed_precondition(how):
+    buf = hlort.device_put(np.ones(3, np.float32))
+    if how == "delete":
+        buf.delete()
+    else:
+        exe = hlort.compile(SUM_AND_PRODUCT, options={"donated_arguments": [0]})
+        exe(buf, hlort.device_put(np.ones(3, np.float32)))
+    assert buf.is_deleted()
+    for use in (buf.block_until_ready, buf.on_device_size_in_bytes, buf.numpy):
+        with pytest.raises(HlortError) as info:
+            use()
+        assert info.value.code is ErrorCode.FAILED_PRECONDITION
+        assert buf.raw.name in info.value.message
+
+
+def test_a_plugin_compile_bug_becomes_internal(monkeypatch):
+    backend = hlort.backend("interpreter")
+
+    def broken(module, options):
+        raise KeyError("slot 7")
+
+    monkeypatch.setattr(backend.client, "compile", broken)
+    with pytest.raises(HlortError) as info:
+        backend.compile(scale_module())
+    assert info.value.code is ErrorCode.INTERNAL
+    assert "interpreter plugin's compile raised KeyError" in info.value.message
+    assert isinstance(info.value.__cause__, KeyError)

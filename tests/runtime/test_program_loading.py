@@ -103,3 +103,18 @@ def test_stablehlo_text_is_imported():
 def test_other_objects_are_rejected():
     with pytest.raises(HlortError, match="cannot compile a int"):
         load_program(3)
+
+
+@pytest.mark.parametrize("name", ["prog.mlir", "model.hlo", "dump.txt"])
+def test_a_file_name_given_as_text_says_to_pass_a_path(name):
+    with pytest.raises(HlortError, match=r"pathlib\.Path") as info:
+        load_program(name)
+    assert info.value.code is ErrorCode.INVALID_ARGUMENT and name in info.value.message
+
+
+def test_an_existing_file_name_without_a_program_suffix_too(tmp_path, monkeypatch):
+    (tmp_path / "prog").write_text(HLO)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(HlortError, match=r"pathlib\.Path\('prog'\)"):
+        load_program("prog")
+    assert load_program(Path("prog"))[1] == "hlo"

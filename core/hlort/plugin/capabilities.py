@@ -37,7 +37,8 @@ class Capabilities:
 
     ``dtypes``/``opcodes``: HLO names (``"bf16"``, ``"dot"``) the backend handles, or None for
     all of them. The booleans say whether the matching optional API methods are implemented.
-    ``extra`` holds vendor facts (``{"max_threads": 8}``) shown by ``hlort devices``.
+    ``extra`` holds vendor facts (``{"max_threads": 8}``) for tools that read capabilities;
+    ``hlort devices`` shows ``Plugin.attributes()`` and ``Device.attributes()`` instead.
     """
 
     dtypes: frozenset[str] | None = None

@@ -34,23 +34,39 @@ def camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_") if part)
 
 
+def _is_template(path: Path) -> bool:
+    return (path / "pyproject.toml").is_file() and (path / "hlort_template").is_dir()
+
+
 def find_template() -> Path:
-    """The template's source directory (the one holding its pyproject.toml)."""
-    candidates = []
-    if os.environ.get(TEMPLATE_ENV):
-        candidates.append(Path(os.environ[TEMPLATE_ENV]))
+    """The template's source directory (the one holding its pyproject.toml).
+
+    ``HLORT_PLUGIN_TEMPLATE`` wins when set (and must then be right); otherwise the source
+    checkout hlort runs from, then an editable install of ``hlort-template``.
+    """
+    explicit = os.environ.get(TEMPLATE_ENV)
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not _is_template(path):
+            raise NotFound(
+                f"{TEMPLATE_ENV}={explicit} is not the plugin template: it must be a directory "
+                f"holding pyproject.toml and hlort_template/ (plugins/template of the hlort "
+                f"source tree); fix the path or unset {TEMPLATE_ENV}"
+            )
+        return path
     import hlort
 
-    candidates.append(Path(hlort.__file__).resolve().parents[2] / "plugins" / "template")
+    candidates = [Path(hlort.__file__).resolve().parents[2] / "plugins" / "template"]
     spec = importlib.util.find_spec("hlort_template")
     if spec is not None and spec.origin:
         candidates.append(Path(spec.origin).resolve().parents[1])
     for path in candidates:
-        if (path / "pyproject.toml").is_file() and (path / "hlort_template").is_dir():
+        if _is_template(path):
             return path
     raise NotFound(
-        "cannot find the plugin template (plugins/template of the hlort source tree); run from "
-        f"a source checkout, or set {TEMPLATE_ENV} to the template's directory"
+        "cannot find the plugin template (plugins/template of the hlort source tree): this hlort "
+        f"is not installed from a source checkout; set {TEMPLATE_ENV} to the template's "
+        "directory in a checkout of hlort"
     )
 
 
@@ -80,6 +96,15 @@ def create(name: str, dest: str | os.PathLike | None = None,
             f"plugin name {name!r} is not allowed: use lowercase letters, digits and '_', "
             f"starting with a letter (it becomes the platform name), and not "
             f"{' or '.join(sorted(_RESERVED))}"
+        )
+    existing = importlib.util.find_spec(f"hlort_{name}")
+    if existing is not None:
+        where = existing.origin or ", ".join(existing.submodule_search_locations or [])
+        raise HlortError(
+            f"a package hlort_{name} is already installed ({where}); installing a new plugin "
+            f"named {name!r} (distribution hlort-{name}) would replace it: choose another name, "
+            f"or uninstall it first (pip uninstall hlort-{name})",
+            ErrorCode.ALREADY_EXISTS,
         )
     source = template or find_template()
     target = Path(dest or ".") / name

@@ -283,7 +283,7 @@ class Registry:
         with self._lock:
             record = self._records.get(name)
             if record is None:
-                known = ", ".join(r.name for r in self.records() if r.plugin is not None)
+                known = ", ".join(r.name for r in self.records() if r.usable)
                 hint = (
                     f"; fix: install the plugin for {name!r} or remove it from {PLATFORMS_ENV}"
                     if requested and name in requested

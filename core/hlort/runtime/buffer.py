@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hlort.errors import FailedPrecondition
 from hlort.plugin import api
 from hlort.runtime.device import Device
 from hlort.shape import ArrayShape
@@ -42,14 +43,24 @@ class Buffer:
     def nbytes(self) -> int:
         return self.raw.shape.nbytes
 
+    def _check_alive(self, action: str) -> None:
+        if self.raw.is_deleted():
+            raise FailedPrecondition(
+                f"cannot {action} buffer {self.raw.name}: it was deleted or donated to an "
+                f"execution and can no longer be used; transfer the data again (hlort.device_put)"
+            )
+
     def on_device_size_in_bytes(self) -> int:
+        self._check_alive("get the size of")
         return self.raw.on_device_size_in_bytes()
 
     def is_ready(self) -> bool:
         return self.raw.ready_event().is_ready()
 
     def block_until_ready(self, timeout: float | None = None) -> Buffer:
-        """Wait for the producing work; raises its error if it failed."""
+        """Wait for the producing work; raises its error if it failed, FAILED_PRECONDITION
+        if the buffer was deleted or donated (as JAX's ``block_until_ready`` does)."""
+        self._check_alive("wait for")
         self.raw.ready_event().wait(timeout)
         return self
 

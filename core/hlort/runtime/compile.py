@@ -14,13 +14,13 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from hlort.errors import Unimplemented
+from hlort.errors import HlortError, Internal, InvalidArgument, Unimplemented
 from hlort.ir.module import Module
 from hlort.ir.verifier import verify_module
 from hlort.passes import run_default_pipeline
 from hlort.plugin import api
 from hlort.plugin.base.hlo_text import print_hlo
-from hlort.plugin.options import CompileOptions
+from hlort.plugin.options import CompileOptions, DebugOptions
 from hlort.runtime.executable import Executable
 from hlort.runtime.program import load_program
 
@@ -51,6 +51,23 @@ def _device_options(options: CompileOptions, device: api.Device | None) -> Compi
     return dataclasses.replace(options, device_assignment=((device.id,),))
 
 
+def options_from_mapping(options: Mapping[str, Any]) -> CompileOptions:
+    """``{"donated_arguments": (0,), "debug": {...}}`` -> CompileOptions; INVALID_ARGUMENT
+    naming the known fields for an unknown one (a typo must not be ignored)."""
+    debug = options.get("debug")
+    if isinstance(debug, Mapping):
+        known = {f.name for f in dataclasses.fields(DebugOptions)}
+        unknown = sorted(set(debug) - known)
+        if unknown:
+            raise InvalidArgument(f"unknown debug option(s) {unknown}; known: {sorted(known)}")
+    try:
+        return CompileOptions.from_dict(options)
+    except HlortError:
+        raise
+    except (TypeError, ValueError) as err:
+        raise InvalidArgument(f"bad compile options {dict(options)!r}: {err}") from None
+
+
 def compile_on(
     backend,
     program: Module | str | bytes | os.PathLike,
@@ -61,7 +78,14 @@ def compile_on(
     if options is None:
         options = CompileOptions()
     elif isinstance(options, Mapping):
-        options = CompileOptions(**options)
+        options = options_from_mapping(options)
+    elif not isinstance(options, CompileOptions):
+        raise InvalidArgument(
+            f"options must be a CompileOptions or a dict of its fields, got "
+            f"{type(options).__name__}"
+        )
+    if options.debug.dump_dir:
+        _prepare_dump_dir(options.debug.dump_dir)
     timings: dict[str, float] = {}
     start = time.perf_counter()
     module, _fmt = load_program(program)
@@ -75,11 +99,34 @@ def compile_on(
     raw_device = device.raw if device is not None else None
     options = _device_options(options, raw_device)
     start = time.perf_counter()
-    raw = backend.client.compile(optimized, options)
+    try:
+        raw = backend.client.compile(optimized, options)
+    except HlortError:
+        raise
+    except Exception as err:  # the plugin API's contract: only HlortError crosses it
+        raise Internal(
+            f"the {backend.platform} plugin's compile raised {type(err).__name__}: {err} (a bug "
+            f"in the plugin: report it to its maintainers, with the module)"
+        ) from err
     timings["backend_compile"] = time.perf_counter() - start
     if options.debug.dump_dir:
         dump_compilation(options.debug.dump_dir, optimized, raw, backend.platform)
     return Executable(raw, backend, optimized, timings)
+
+
+def _prepare_dump_dir(dump_dir: str) -> None:
+    """Create the dump directory up front; INVALID_ARGUMENT (not a crash after the passes ran)
+    when it cannot be."""
+    try:
+        os.makedirs(dump_dir, exist_ok=True)
+    except FileExistsError:
+        raise InvalidArgument(
+            f"dump directory {dump_dir} exists and is not a directory; choose another path"
+        ) from None
+    except OSError as err:
+        raise InvalidArgument(
+            f"cannot create dump directory {dump_dir}: {err.strerror or err}"
+        ) from None
 
 
 def dump_compilation(dump_dir: str, module: Module, raw: api.Executable, platform: str) -> None:

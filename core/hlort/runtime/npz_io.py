@@ -3,6 +3,7 @@
 Inputs are ``arg0..argN-1`` and outputs ``out0..outM-1``. NPZ cannot carry bfloat16 or float8
 (ml_dtypes types), so such arrays travel as unsigned integers of the same width holding the raw
 bits: read ``uint16`` for a ``bf16`` parameter, write ``uint8`` for an ``f8e4m3fn`` result.
+(A bfloat16 array given to ``np.savez`` as is comes back as void ``|V2``, the same bits: accepted.)
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import zipfile
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -30,15 +32,26 @@ def raw_bits_dtype(dtype: DType) -> np.dtype:
 def to_storable(array: np.ndarray) -> np.ndarray:
     """``array``, or its raw bits as unsigned integers when NPZ cannot store its dtype."""
     if array.dtype.type.__module__.split(".")[0] == "ml_dtypes":
-        return np.ascontiguousarray(array).view(np.dtype(f"uint{array.dtype.itemsize * 8}"))
+        # order="C", not np.ascontiguousarray: that one turns a scalar (0-d) into shape (1,)
+        bits = np.dtype(f"uint{array.dtype.itemsize * 8}")
+        return np.asarray(array, order="C").view(bits)
     return array
+
+
+def _is_raw_bits(stored: np.dtype, want: np.dtype) -> bool:
+    """Unsigned integers of the width, or the void type ``np.savez`` writes for an ml_dtypes
+    array saved as is (``|V2`` for bf16): both hold exactly the raw bits."""
+    if (stored.kind == "u" and stored.isnative) or (stored.kind == "V" and stored.fields is None):
+        return stored.itemsize == want.itemsize
+    return False
 
 
 def from_storable(array: np.ndarray, shape: ArrayShape, label: str) -> np.ndarray:
     """Check ``array`` against ``shape`` (accepting raw bits for ml_dtypes types)."""
     want = shape.dtype.numpy
-    if needs_raw_bits(shape.dtype) and array.dtype == raw_bits_dtype(shape.dtype):
-        array = np.ascontiguousarray(array).view(want)
+    given = array.dtype
+    if needs_raw_bits(shape.dtype) and _is_raw_bits(array.dtype, want):
+        array = np.asarray(array, order="C").view(want)  # keeps 0-d arrays 0-d
     if array.shape != shape.dims or array.dtype != want:
         how = (
             f" (store {shape.dtype} as {raw_bits_dtype(shape.dtype)} raw bits)"
@@ -47,7 +60,7 @@ def from_storable(array: np.ndarray, shape: ArrayShape, label: str) -> np.ndarra
         )
         raise InvalidArgument(
             f"{label} must be {shape} (numpy {raw_bits_dtype(shape.dtype) if how else want}"
-            f"{list(shape.dims)}){how}, got {array.dtype}{list(array.shape)}"
+            f"{list(shape.dims)}){how}, got {given}{list(array.shape)}"
         )
     return array
 
@@ -58,8 +71,15 @@ def read_inputs(path: str | os.PathLike, shapes: Sequence[ArrayShape]) -> list[n
         archive = np.load(path, allow_pickle=False)
     except FileNotFoundError:
         raise NotFound(f"no such file: {path}") from None
-    except (OSError, ValueError, zipfile.BadZipFile) as err:
-        raise InvalidArgument(f"{path} is not a readable .npz file: {err}") from None
+    except IsADirectoryError:
+        raise InvalidArgument(f"{path} is a directory, not an .npz file") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        # np.load takes anything that is neither a zip nor a .npy file for a pickle
+        what = "neither an .npz (zip) nor an .npy file" if "pickled" in str(err) else str(err)
+        raise InvalidArgument(
+            f"{path} is not a readable .npz file ({what}); write inputs with "
+            f"np.savez(path, arg0=..., arg1=...)"
+        ) from None
     if not isinstance(archive, np.lib.npyio.NpzFile):
         raise InvalidArgument(f"{path} holds a single array; save inputs with np.savez(arg0=...)")
     with archive:
@@ -82,12 +102,32 @@ def read_inputs(path: str | os.PathLike, shapes: Sequence[ArrayShape]) -> list[n
         for name, shape in zip(wanted, shapes, strict=True):
             try:
                 array = archive[name]
-            except ValueError as err:  # object arrays need pickle
-                raise InvalidArgument(f"{path}: {name} cannot be read: {err}") from None
+            except ValueError as err:  # object arrays need pickle; float8 saved as is
+                how = (f"; store {shape.dtype} as {raw_bits_dtype(shape.dtype)} raw bits "
+                       f"(x.view(np.{raw_bits_dtype(shape.dtype)}))"
+                       if needs_raw_bits(shape.dtype) else "")  # fmt: skip
+                raise InvalidArgument(f"{path}: {name} cannot be read: {err}{how}") from None
             out.append(from_storable(array, shape, f"{path}: {name}"))
         return out
 
 
+def check_output_path(path: str | os.PathLike) -> None:
+    """INVALID_ARGUMENT unless ``path`` can be an output file (checked before any work)."""
+    target = Path(path)
+    parent = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise InvalidArgument(f"output file {path} is a directory; give a file name (OUT.npz)")
+    if not parent.is_dir():
+        raise InvalidArgument(f"output file {path}: directory {parent} does not exist; create "
+                              f"it first or write elsewhere")  # fmt: skip
+
+
 def write_outputs(path: str | os.PathLike, arrays: Sequence[np.ndarray]) -> None:
     """Save ``out0..outM-1`` to ``path`` (ml_dtypes arrays as raw bits)."""
-    np.savez(path, **{f"out{i}": to_storable(np.asarray(a)) for i, a in enumerate(arrays)})
+    check_output_path(path)
+    named = {f"out{i}": to_storable(np.asarray(a)) for i, a in enumerate(arrays)}
+    try:
+        with open(path, "wb") as f:  # a file object: np.savez would append .npz to a name
+            np.savez(f, **named)
+    except OSError as err:
+        raise InvalidArgument(f"cannot write {path}: {err.strerror or err}") from None

@@ -81,6 +81,14 @@ def read_program_file(path: str | os.PathLike) -> tuple[str, str]:
     return text, fmt
 
 
+def _looks_like_a_path(text: str) -> bool:
+    """One line, no program syntax, and an existing file or a program suffix."""
+    stripped = text.strip()
+    if not stripped or "\n" in stripped or any(c in stripped for c in "{}()="):
+        return False
+    return Path(stripped).suffix.lower() in (*_SUFFIXES, ".txt") or os.path.isfile(stripped)
+
+
 def load_program(program: Module | str | bytes | os.PathLike, source_name: str | None = None):
     """Anything ``hlort.compile`` accepts -> ``(module, format)``.
 
@@ -98,6 +106,11 @@ def load_program(program: Module | str | bytes | os.PathLike, source_name: str |
             raise InvalidArgument("program bytes are not UTF-8 text") from None
     if isinstance(program, str):
         name = source_name or "<text>"
+        if _looks_like_a_path(program):
+            raise InvalidArgument(
+                f"{program!r} looks like a file name, but a str is program text; to compile a "
+                f"file pass pathlib.Path({program!r})"
+            )
         fmt = detect_format(program, name)
         return parse_program(program, fmt, name), fmt
     raise InvalidArgument(

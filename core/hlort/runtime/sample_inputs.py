@@ -31,4 +31,5 @@ def random_array(shape: ArrayShape, rng: np.random.Generator) -> np.ndarray:
 
 def random_inputs(shapes: Sequence[ArrayShape], seed: int = 0) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
-    return [np.ascontiguousarray(random_array(s, rng)) for s in shapes]
+    # order="C", not np.ascontiguousarray: that one turns a scalar (0-d) into shape (1,)
+    return [np.asarray(random_array(s, rng), order="C") for s in shapes]

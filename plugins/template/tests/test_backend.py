@@ -58,3 +58,15 @@ def test_running_out_of_device_memory_is_resource_exhausted(client):
     with pytest.raises(HlortError) as info:
         client.buffer_from_host(np.zeros(1 << 19, np.float32), device)  # 2 MiB > 1 MiB
     assert info.value.code is ErrorCode.RESOURCE_EXHAUSTED
+
+
+@pytest.mark.parametrize("options, env, what", [
+    ({"device_count": "two"}, None, "device_count='two'"),
+    ({}, "lots", "HLORT_TEMPLATE_ARENA_BYTES='lots'"),
+])  # fmt: skip
+def test_bad_client_options_name_the_option(monkeypatch, options, env, what):
+    if env is not None:
+        monkeypatch.setenv("HLORT_TEMPLATE_ARENA_BYTES", env)
+    with pytest.raises(HlortError) as info:
+        TemplatePlugin().create_client(options)
+    assert info.value.code is ErrorCode.INVALID_ARGUMENT and what in info.value.message

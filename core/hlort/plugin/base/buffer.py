@@ -85,7 +85,9 @@ class SimpleBuffer(Buffer):
         return self._dead_reason is not None
 
     def _dead_error(self, action: str) -> FailedPrecondition:
-        return FailedPrecondition(f"cannot {action} buffer {self.name}: it {self._dead_reason}")
+        """``action`` says what was attempted (``"copy to host"``, ``"pass to 'f' as argument
+        0"``); the message names the buffer, what happened to it and the fix."""
+        return FailedPrecondition(f"cannot {action}: buffer {self.name} {self._dead_reason}")
 
     # -- holds ---------------------------------------------------------------------------------
     def acquire(self, action: str) -> AsyncValue:
@@ -130,7 +132,10 @@ class SimpleBuffer(Buffer):
         with self._cond:
             if self._dead_reason is not None:
                 return
-            self._dead_reason = "was deleted"
+            self._dead_reason = (
+                "was deleted and can no longer be used; transfer the data again "
+                "(buffer_from_host / hlort.device_put)"
+            )
             free_now = self._holds == 0
         if free_now:
             self._finalizer()
@@ -163,6 +168,8 @@ class SimpleBuffer(Buffer):
             target = device
         else:
             raise unimplemented(self, "Buffer.copy_to_device to another client's device")
+        if self._dead_reason is not None:  # else to_host would say "cannot copy to host"
+            raise self._dead_error(f"copy to {target.client.platform_name}:{target.id}")
         host = self.to_host()
         shape = self._shape
         storage = target.queue.enqueue(

@@ -134,7 +134,7 @@ class SimpleDevice(Device):
         if self.host_memory and owned:
             return array
         storage = self.allocate(shape)
-        self.copy_in(storage, np.ascontiguousarray(array))
+        self.copy_in(storage, np.asarray(array, order="C"))  # 0-d stays 0-d
         return storage
 
     def track_alloc(self, nbytes: int) -> None:

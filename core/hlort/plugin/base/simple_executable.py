@@ -208,7 +208,8 @@ class SimpleExecutable(Executable):
             if buf.device is not device:
                 raise InvalidArgument(
                     f"argument {i} of {self.name} for {where} is on another device: {buf.name}; "
-                    f"copy it with buffer.copy_to_device"
+                    f"copy it to {where} first (hlort: buffer.copy_to(device); plugin API: "
+                    f"Buffer.copy_to_device)"
                 )
 
     def _execute_on(
@@ -242,7 +243,7 @@ class SimpleExecutable(Executable):
                     value = buf.donate(f"execution of {self.name!r} (argument {i})")
                     donated.append((buf, value))
                 else:
-                    value = buf.acquire(f"pass to {self.name!r} as argument {i} of")
+                    value = buf.acquire(f"pass as argument {i} to {self.name!r}")
                     held.append(buf)
                 values.append(value)
         except BaseException as exc:
