@@ -73,13 +73,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if exit_.code == 0 else 2
     problem = platform_problem(args.platform)
     if problem:
-        print(f"hlort testdata: {problem}", file=sys.stderr)
+        print(f"hlort: error: INVALID_ARGUMENT: {problem}", file=sys.stderr)
         return 2
     try:
         summary = run_testdata(args.paths, args.platform, args.jobs, args.report, args.timeout,
                                args.root, args.verbose)  # fmt: skip
     except FileNotFoundError as err:
-        print(f"hlort testdata: no such file or directory: {err}", file=sys.stderr)
+        print(f"hlort: error: INVALID_ARGUMENT: no such file or directory: {err}; "
+              f"give .mlir files or directories of them", file=sys.stderr)
         return 2
     print(summary.to_text(failures=0 if args.verbose else 50), end="")
     return 0 if summary.ok else 1
