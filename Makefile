@@ -23,7 +23,7 @@ demo: $(STAMP)
 	$(PY) -m hlort.demo
 
 test: $(STAMP)
-	$(PY) -m pytest tests $(foreach p,$(PLUGINS),$(wildcard $(p)/tests)) -q -p no:cacheprovider
+	$(PY) -m pytest tests $(foreach p,$(PLUGINS),$(wildcard $(p)/tests)) -p no:cacheprovider
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
