@@ -1,0 +1,1 @@
+"""Code generators shared by backend plugins (``hlort.codegen.llvm``)."""

@@ -1,0 +1,58 @@
+"""Compiling kernel modules to callable kernels, and running them on NumPy arrays.
+
+``compile_kernel_module`` turns a :class:`KernelModule` into object code and loads it;
+:class:`CompiledKernel` wraps one entry point as a ctypes function (ctypes releases the GIL
+during the call, so threads run kernels truly in parallel).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from hlort.codegen.llvm.jit import jit_engine
+from hlort.codegen.llvm.kernel_builder import KernelInfo, KernelModule
+
+KERNEL_CFUNC = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64,
+                                ctypes.c_int64)  # fmt: skip
+
+
+@dataclass
+class CompiledKernel:
+    info: KernelInfo
+    address: int
+
+    def __post_init__(self) -> None:
+        self.fn = KERNEL_CFUNC(self.address)
+        n = self.info.num_inputs + len(self.info.output_shapes)
+        self.pointer_array_type = ctypes.c_void_p * n
+
+    def pointers(self, arrays: Sequence[np.ndarray]):
+        return self.pointer_array_type(*[a.ctypes.data for a in arrays])
+
+    def run_range(self, pointers, begin: int, end: int) -> None:
+        self.fn(pointers, begin, end)
+
+    def __call__(self, *inputs: np.ndarray) -> list[np.ndarray]:
+        """Run on whole arrays (tests, one thread); returns fresh outputs."""
+        outs = [np.empty(s.dims, s.dtype.numpy) for s in self.info.output_shapes]
+        arrays = [np.ascontiguousarray(a) for a in inputs] + outs
+        if self.info.extent:
+            self.fn(self.pointers(arrays), 0, self.info.extent)
+        return outs
+
+
+def compile_kernel_module(km: KernelModule) -> tuple[bytes, dict[str, CompiledKernel]]:
+    """Optimize, emit object code, load it; returns (object code, kernels by name)."""
+    engine = jit_engine()
+    obj = engine.compile_ir(km.ir_text())
+    return obj, load_kernels(obj, km.kernels)
+
+
+def load_kernels(obj: bytes, infos: Sequence[KernelInfo]) -> dict[str, CompiledKernel]:
+    engine = jit_engine()
+    addresses = engine.load_object(obj, [k.name for k in infos])
+    return {k.name: CompiledKernel(k, addresses[k.name]) for k in infos}

@@ -1,0 +1,551 @@
+"""Elemental IR: one emitter per elementwise opcode, on register values of single elements.
+
+``emit_elementwise(ctx, instr, values)`` returns the value of ``instr`` given its operands'
+values. Semantics are XLA's, matching the reference interpreter bit for bit where it is exact:
+NaN-propagating maximum/minimum with -0 < +0, both rounding modes, integer division by zero
+(x / 0 = -1, x % 0 = x, INT_MIN / -1 = INT_MIN), shifts whose amounts are read as unsigned and
+shift everything out when >= the bit width, saturating float -> int conversion with NaN -> 0,
+and TOTALORDER comparisons. No fast-math flags are set, so NaN and infinity behave as IEEE says.
+Narrow floats (f16, bf16) are computed in f32 and rounded after every op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import llvmlite.ir as ir
+
+from hlort import dtypes
+from hlort.codegen.llvm import float_math as fm
+from hlort.codegen.llvm.ir_context import IrContext
+from hlort.codegen.llvm.llvm_types import F32, F64, I1, I64, round_to, value_type
+from hlort.dtypes import DType
+from hlort.errors import Unimplemented
+from hlort.ir.attributes import ComparisonDirection, ComparisonType
+from hlort.ir.instruction import Instruction
+from hlort.ir.opcodes import Opcode
+from hlort.ir.patterns import comparison_type_of
+
+Emitter = Callable[[IrContext, Instruction, list[ir.Value]], ir.Value]
+_EMITTERS: dict[Opcode, Emitter] = {}
+
+
+def emits(*opcodes: Opcode):
+    def register(fn: Emitter) -> Emitter:
+        for op in opcodes:
+            _EMITTERS[op] = fn
+        return fn
+
+    return register
+
+
+def can_emit(instr: Instruction) -> bool:
+    """Whether ``instr`` has an elemental emitter for its opcode and element types."""
+    from hlort.codegen.llvm.llvm_types import is_compiled_dtype
+
+    if instr.opcode not in _EMITTERS:
+        return False
+    shapes = [instr.shape] + [o.shape for o in instr.operands]
+    if not all(s.is_array and is_compiled_dtype(s.dtype) for s in shapes):
+        return False
+    if instr.opcode is Opcode.BITCAST_CONVERT:
+        return instr.shape.dtype.bits == instr.operands[0].shape.dtype.bits
+    if instr.opcode is Opcode.CONVERT:
+        src, dst = instr.operands[0].shape.dtype, instr.shape.dtype
+        if dst in (dtypes.F16, dtypes.BF16) and src.is_integer and src.bits == 64:
+            return False  # would round twice; the interpreter rounds once
+    return True
+
+
+def emit_elementwise(ctx: IrContext, instr: Instruction, values: list[ir.Value]) -> ir.Value:
+    fn = _EMITTERS.get(instr.opcode)
+    if fn is None:
+        raise Unimplemented(f"no elemental emitter for {instr.opcode.value} ({instr.name})")
+    result = fn(ctx, instr, values)
+    return round_to(ctx.b, instr.shape.dtype, result)
+
+
+def _dt(instr: Instruction, i: int | None = None) -> DType:
+    return (instr.shape if i is None else instr.operands[i].shape).dtype
+
+
+def _is_float(dtype: DType) -> bool:
+    return dtype.is_float
+
+
+# -- unary ----------------------------------------------------------------------------------------
+@emits(Opcode.ABS)
+def _abs(ctx, instr, v):
+    x = v[0]
+    dt = _dt(instr, 0)
+    if _is_float(dt):
+        return ctx.fabs(x)
+    if dt.is_signed_integer:
+        b = ctx.b
+        return b.select(b.icmp_signed("<", x, ir.Constant(x.type, 0)), b.neg(x), x)
+    return x
+
+
+@emits(Opcode.NEGATE)
+def _negate(ctx, instr, v):
+    return ctx.b.fneg(v[0]) if _is_float(_dt(instr, 0)) else ctx.b.neg(v[0])
+
+
+@emits(Opcode.SIGN)
+def _sign(ctx, instr, v):
+    b, x, dt = ctx.b, v[0], _dt(instr, 0)
+    if _is_float(dt):
+        t = x.type
+        mag = b.uitofp(b.fcmp_ordered("!=", x, ctx.f(t, 0.0)), t)
+        return b.select(ctx.is_nan(x), x, ctx.copysign(mag, x))
+    zero = ir.Constant(x.type, 0)
+    if dt.is_signed_integer:
+        pos = b.zext(b.icmp_signed(">", x, zero), x.type)
+        neg = b.zext(b.icmp_signed("<", x, zero), x.type)
+        return b.sub(pos, neg)
+    return b.zext(b.icmp_unsigned("!=", x, zero), x.type)
+
+
+@emits(Opcode.NOT)
+def _not(ctx, instr, v):
+    return ctx.b.not_(v[0])
+
+
+@emits(Opcode.IS_FINITE)
+def _is_finite(ctx, instr, v):
+    x = v[0]
+    return ctx.b.fcmp_ordered("<", ctx.fabs(x), ctx.f(x.type, fm.INF))
+
+
+@emits(Opcode.COPY, Opcode.REAL, Opcode.OPTIMIZATION_BARRIER)
+def _identity(ctx, instr, v):
+    return v[0]
+
+
+@emits(Opcode.IMAG)
+def _imag(ctx, instr, v):
+    return ir.Constant(v[0].type, 0.0 if _is_float(_dt(instr, 0)) else 0)
+
+
+_ROUNDING = {Opcode.FLOOR: "floor", Opcode.CEIL: "ceil", Opcode.ROUND_NEAREST_AFZ: "round",
+             Opcode.ROUND_NEAREST_EVEN: "roundeven"}  # fmt: skip
+
+
+@emits(*_ROUNDING)
+def _rounding(ctx, instr, v):
+    if not _is_float(_dt(instr, 0)):
+        return v[0]
+    return ctx.intrinsic(_ROUNDING[instr.opcode], v[0])
+
+
+@emits(Opcode.POPCNT)
+def _popcnt(ctx, instr, v):
+    return ctx.intrinsic("ctpop", v[0])
+
+
+@emits(Opcode.CLZ)
+def _clz(ctx, instr, v):
+    return ctx.intrinsic("ctlz", v[0], ir.Constant(I1, 0), extra_types=(I1,))
+
+
+_TRANSCENDENTAL = {
+    Opcode.EXP: fm.exp, Opcode.EXPM1: fm.expm1, Opcode.LOG: fm.log, Opcode.LOG1P: fm.log1p,
+    Opcode.LOGISTIC: fm.logistic, Opcode.SQRT: fm.sqrt, Opcode.RSQRT: fm.rsqrt,
+    Opcode.CBRT: fm.cbrt, Opcode.TANH: fm.tanh, Opcode.SINE: fm.sin, Opcode.COSINE: fm.cos,
+    Opcode.TAN: fm.tan, Opcode.ERF: fm.erf,
+}  # fmt: skip
+
+
+@emits(*_TRANSCENDENTAL)
+def _transcendental(ctx, instr, v):
+    if not _is_float(_dt(instr, 0)):
+        raise Unimplemented(f"{instr.opcode.value} of {_dt(instr, 0)}")
+    return _TRANSCENDENTAL[instr.opcode](ctx, v[0])
+
+
+# -- conversions ----------------------------------------------------------------------------------
+def convert_value(ctx: IrContext, x: ir.Value, src: DType, dst: DType) -> ir.Value:
+    """XLA's convert on one register value (see the interpreter's conversions module)."""
+    b = ctx.b
+    if src is dst:
+        return x
+    vt = value_type(dst)
+    if dst.is_pred:
+        if _is_float(src):
+            return b.fcmp_unordered("!=", x, ctx.f(x.type, 0.0))
+        return b.icmp_unsigned("!=", x, ir.Constant(x.type, 0))
+    if src.is_pred:
+        return b.uitofp(x, vt) if _is_float(dst) else b.zext(x, vt)
+    if dst.is_integer:
+        if _is_float(src):
+            name = "fptosi.sat" if dst.is_signed_integer else "fptoui.sat"
+            fn = ctx.function(f"llvm.{name}.i{dst.bits}.{_fsuffix(x.type)}", vt, [x.type])
+            return b.call(fn, [x])
+        if dst.bits < src.bits:
+            return b.trunc(x, vt)
+        if dst.bits > src.bits:
+            return b.sext(x, vt) if src.is_signed_integer else b.zext(x, vt)
+        return x
+    # to a float
+    if src.is_integer:
+        if dst is dtypes.F16:
+            h = b.sitofp(x, ir.HalfType()) if src.is_signed_integer else b.uitofp(x, ir.HalfType())
+            return b.fpext(h, F32)
+        if dst is dtypes.BF16:
+            d = b.sitofp(x, F64) if src.is_signed_integer else b.uitofp(x, F64)
+            return _f64_to_narrow(ctx, d, dst)
+        return b.sitofp(x, vt) if src.is_signed_integer else b.uitofp(x, vt)
+    if src is dtypes.F64:
+        if dst in (dtypes.F16, dtypes.BF16):
+            return _f64_to_narrow(ctx, x, dst)
+        return b.fptrunc(x, F32)
+    # src is f32 or narrow (held as f32)
+    if dst is dtypes.F64:
+        return b.fpext(x, F64)
+    return round_to(b, dst, x)
+
+
+def _fsuffix(t: ir.Type) -> str:
+    return "f64" if isinstance(t, ir.DoubleType) else "f32"
+
+
+def _f64_to_narrow(ctx: IrContext, x: ir.Value, dst: DType) -> ir.Value:
+    """f64 -> f16/bf16 rounded once: via f32 rounded to odd, then to nearest even."""
+    b = ctx.b
+    f = b.fptrunc(x, F32)
+    back = b.fpext(f, F64)
+    inexact = b.fcmp_ordered("!=", back, x)
+    bits = b.bitcast(f, ir.IntType(32))
+    even = b.icmp_unsigned("==", b.and_(bits, ir.Constant(ir.IntType(32), 1)),
+                           ir.Constant(ir.IntType(32), 0))  # fmt: skip
+    # step the magnitude toward x: +1 on the bits when |back| < |x|, else -1
+    toward_larger = b.fcmp_ordered("<", ctx.fabs(back), ctx.fabs(x))
+    step = b.select(toward_larger, ir.Constant(ir.IntType(32), 1), ir.Constant(ir.IntType(32), -1))
+    odd = b.bitcast(b.add(bits, step), F32)
+    is_inf = b.fcmp_ordered("==", ctx.fabs(f), ctx.f(F32, fm.INF))
+    finite_x = b.fcmp_ordered("<", ctx.fabs(x), ctx.f(F64, fm.INF))
+    largest = ctx.copysign(ctx.f(F32, 3.4028234663852886e38), f)
+    f = b.select(b.and_(b.and_(inexact, even), b.not_(is_inf)), odd, f)
+    f = b.select(b.and_(is_inf, finite_x), largest, f)
+    return round_to(b, dst, f)
+
+
+@emits(Opcode.CONVERT)
+def _convert(ctx, instr, v):
+    return convert_value(ctx, v[0], _dt(instr, 0), _dt(instr))
+
+
+def to_bits(ctx: IrContext, x: ir.Value, dt: DType) -> ir.Value:
+    """The storage bits of a float register value as an integer of the type's width."""
+    b = ctx.b
+    if dt is dtypes.F16:
+        return b.bitcast(b.fptrunc(x, ir.HalfType()), ir.IntType(16))
+    if dt is dtypes.BF16:
+        return b.trunc(b.lshr(b.bitcast(x, ir.IntType(32)), ir.Constant(ir.IntType(32), 16)),
+                       ir.IntType(16))  # fmt: skip
+    if dt.is_pred:
+        return b.zext(x, ir.IntType(8))
+    if _is_float(dt):
+        return b.bitcast(x, ir.IntType(dt.bits))
+    return x
+
+
+def from_bits(ctx: IrContext, bits: ir.Value, dt: DType) -> ir.Value:
+    b = ctx.b
+    if dt is dtypes.F16:
+        return b.fpext(b.bitcast(bits, ir.HalfType()), F32)
+    if dt is dtypes.BF16:
+        return b.bitcast(b.shl(b.zext(bits, ir.IntType(32)), ir.Constant(ir.IntType(32), 16)), F32)
+    if dt.is_pred:
+        return b.icmp_unsigned("!=", bits, ir.Constant(bits.type, 0))
+    if _is_float(dt):
+        return b.bitcast(bits, value_type(dt))
+    return bits
+
+
+@emits(Opcode.BITCAST_CONVERT)
+def _bitcast_convert(ctx, instr, v):
+    return from_bits(ctx, to_bits(ctx, v[0], _dt(instr, 0)), _dt(instr))
+
+
+@emits(Opcode.REDUCE_PRECISION)
+def _reduce_precision(ctx, instr, v):
+    """XLA's bit algorithm (the interpreter's reduce_precision_bits) on the storage bits."""
+    import ml_dtypes
+
+    b, x, dt = ctx.b, v[0], _dt(instr, 0)
+    e_bits, m_bits = instr.attrs["exponent_bits"], instr.attrs["mantissa_bits"]
+    nbits = dt.bits
+    it = ir.IntType(nbits)
+    src_m = int(ml_dtypes.finfo(dt.numpy).nmant)
+    src_e = nbits - 1 - src_m
+    ones = (1 << nbits) - 1
+    sign_mask = 1 << (nbits - 1)
+    exp_mask = ((1 << src_e) - 1) << src_m
+    c = lambda n: ir.Constant(it, n & ones)  # noqa: E731
+    bits = to_bits(ctx, x, dt)
+    is_nan = b.icmp_unsigned(">", b.and_(bits, c(ones ^ sign_mask)), c(exp_mask))
+    if m_bits < src_m:
+        shift = src_m - m_bits
+        last = 1 << shift
+        bias = b.add(b.lshr(b.and_(bits, c(last)), c(shift)), c((last >> 1) - 1))
+        bits = b.and_(b.add(bits, bias), c(ones ^ (last - 1)))
+    if e_bits < src_e:
+        ebias = (1 << (src_e - 1)) - 1
+        rbias = (1 << (e_bits - 1)) - 1
+        exponent = b.and_(bits, c(exp_mask))
+        overflow = b.icmp_unsigned(">", exponent, c((ebias + rbias) << src_m))
+        underflow = b.icmp_unsigned("<=", exponent, c((ebias - rbias) << src_m))
+        signed_zero = b.and_(bits, c(sign_mask))
+        bits = b.select(overflow, b.or_(signed_zero, c(exp_mask)), bits)
+        bits = b.select(underflow, signed_zero, bits)
+    result = from_bits(ctx, bits, dt)
+    nan_value = x if m_bits > 0 else ctx.f(x.type, fm.INF)
+    return b.select(is_nan, nan_value, result)
+
+
+# -- binary arithmetic ----------------------------------------------------------------------------
+@emits(Opcode.ADD)
+def _add(ctx, instr, v):
+    dt = _dt(instr, 0)
+    if dt.is_pred:
+        return ctx.b.or_(*v)
+    return ctx.b.fadd(*v) if _is_float(dt) else ctx.b.add(*v)
+
+
+@emits(Opcode.SUBTRACT)
+def _subtract(ctx, instr, v):
+    dt = _dt(instr, 0)
+    if dt.is_pred:
+        return ctx.b.xor(*v)
+    return ctx.b.fsub(*v) if _is_float(dt) else ctx.b.sub(*v)
+
+
+@emits(Opcode.MULTIPLY)
+def _multiply(ctx, instr, v):
+    dt = _dt(instr, 0)
+    if dt.is_pred:
+        return ctx.b.and_(*v)
+    return ctx.b.fmul(*v) if _is_float(dt) else ctx.b.mul(*v)
+
+
+def _int_min(dt: DType, t: ir.IntType) -> ir.Constant:
+    return ir.Constant(t, 1 << (dt.bits - 1))
+
+
+@emits(Opcode.DIVIDE)
+def _divide(ctx, instr, v):
+    b, (x, y), dt = ctx.b, v, _dt(instr, 0)
+    if _is_float(dt):
+        return b.fdiv(x, y)
+    t = x.type
+    zero, one, all_ones = ir.Constant(t, 0), ir.Constant(t, 1), ir.Constant(t, -1)
+    is_zero = b.icmp_unsigned("==", y, zero)
+    if dt.is_pred:
+        return x  # x / true = x; x / false = -1 (true) in XLA's all-bits-set rule
+    if dt.is_unsigned_integer:
+        q = b.udiv(x, b.select(is_zero, one, y))
+        return b.select(is_zero, all_ones, q)
+    overflow = b.and_(b.icmp_signed("==", x, _int_min(dt, t)), b.icmp_signed("==", y, all_ones))
+    q = b.sdiv(x, b.select(b.or_(is_zero, overflow), one, y))
+    q = b.select(overflow, _int_min(dt, t), q)
+    return b.select(is_zero, all_ones, q)
+
+
+@emits(Opcode.REMAINDER)
+def _remainder(ctx, instr, v):
+    b, (x, y), dt = ctx.b, v, _dt(instr, 0)
+    if _is_float(dt):
+        return b.frem(x, y)
+    t = x.type
+    zero, one = ir.Constant(t, 0), ir.Constant(t, 1)
+    is_zero = b.icmp_unsigned("==", y, zero)
+    if dt.is_unsigned_integer or dt.is_pred:
+        return b.select(is_zero, x, b.urem(x, b.select(is_zero, one, y)))
+    overflow = b.and_(b.icmp_signed("==", x, _int_min(dt, t)),
+                      b.icmp_signed("==", y, ir.Constant(t, -1)))  # fmt: skip
+    r = b.srem(x, b.select(b.or_(is_zero, overflow), one, y))
+    return b.select(is_zero, x, r)
+
+
+@emits(Opcode.POWER)
+def _power(ctx, instr, v):
+    (x, y), dt = v, _dt(instr, 0)
+    if _is_float(dt):
+        return fm.power(ctx, x, y)
+    return ctx.b.call(_int_power_function(ctx, x.type, dt.is_signed_integer), [x, y])
+
+
+def _int_power_function(ctx: IrContext, t: ir.IntType, signed: bool) -> ir.Function:
+    """``x ** e`` by square-and-multiply in a loop over the exponent's bits, as a helper.
+
+    A loop keeps the IR small: an unrolled 64-step chain sends LLVM's optimizer into a very
+    long compile. Wraps like XLA; for signed e < 0 the result is 1 when x == 1, else 0.
+    """
+    name = f"hlort_ipow_{'s' if signed else 'u'}{t.width}"
+    existing = ctx.module.globals.get(name)
+    if existing is not None:
+        return existing
+    fn = ir.Function(ctx.module, ir.FunctionType(t, [t, t]), name)
+    fn.linkage = "internal"
+    x, e = fn.args
+    entry, loop, done = (fn.append_basic_block(n) for n in ("entry", "loop", "done"))
+    b = ir.IRBuilder(entry)
+    one, zero = ir.Constant(t, 1), ir.Constant(t, 0)
+    b.cbranch(b.icmp_unsigned("!=", e, zero), loop, done)
+    b.position_at_end(loop)
+    acc = b.phi(t)
+    base = b.phi(t)
+    exp = b.phi(t)
+    acc.add_incoming(one, entry)
+    base.add_incoming(x, entry)
+    exp.add_incoming(e, entry)
+    new_acc = b.select(b.trunc(exp, I1), b.mul(acc, base), acc)
+    new_base = b.mul(base, base)
+    new_exp = b.lshr(exp, one)
+    acc.add_incoming(new_acc, loop)
+    base.add_incoming(new_base, loop)
+    exp.add_incoming(new_exp, loop)
+    b.cbranch(b.icmp_unsigned("!=", new_exp, zero), loop, done)
+    b.position_at_end(done)
+    result = b.phi(t)
+    result.add_incoming(one, entry)
+    result.add_incoming(new_acc, loop)
+    out = result
+    if signed:
+        neg = b.icmp_signed("<", e, zero)
+        out = b.select(neg, b.select(b.icmp_signed("==", x, one), one, zero), result)
+    b.ret(out)
+    return fn
+
+
+def _minmax(ctx, instr, v, is_max: bool):
+    b, (x, y), dt = ctx.b, v, _dt(instr, 0)
+    if _is_float(dt):
+        return ctx.intrinsic("maximum" if is_max else "minimum", x, y)
+    if dt.is_pred:
+        return b.or_(x, y) if is_max else b.and_(x, y)
+    cmp = b.icmp_signed if dt.is_signed_integer else b.icmp_unsigned
+    return b.select(cmp(">" if is_max else "<", x, y), x, y)
+
+
+@emits(Opcode.MAXIMUM)
+def _maximum(ctx, instr, v):
+    return _minmax(ctx, instr, v, True)
+
+
+@emits(Opcode.MINIMUM)
+def _minimum(ctx, instr, v):
+    return _minmax(ctx, instr, v, False)
+
+
+@emits(Opcode.ATAN2)
+def _atan2(ctx, instr, v):
+    return fm.atan2(ctx, v[0], v[1])
+
+
+@emits(Opcode.AND)
+def _and(ctx, instr, v):
+    return ctx.b.and_(*v)
+
+
+@emits(Opcode.OR)
+def _or(ctx, instr, v):
+    return ctx.b.or_(*v)
+
+
+@emits(Opcode.XOR)
+def _xor(ctx, instr, v):
+    return ctx.b.xor(*v)
+
+
+def _shift(ctx, instr, v, kind: str):
+    b, (x, amount) = ctx.b, v
+    t = x.type
+    big = b.icmp_unsigned(">=", amount, ir.Constant(t, t.width))
+    safe = b.select(big, ir.Constant(t, 0), amount)
+    if kind == "shl":
+        return b.select(big, ir.Constant(t, 0), b.shl(x, safe))
+    if kind == "lshr":
+        return b.select(big, ir.Constant(t, 0), b.lshr(x, safe))
+    fill = b.ashr(x, ir.Constant(t, t.width - 1))
+    return b.select(big, fill, b.ashr(x, safe))
+
+
+@emits(Opcode.SHIFT_LEFT)
+def _shl(ctx, instr, v):
+    return _shift(ctx, instr, v, "shl")
+
+
+@emits(Opcode.SHIFT_RIGHT_LOGICAL)
+def _lshr(ctx, instr, v):
+    return _shift(ctx, instr, v, "lshr")
+
+
+@emits(Opcode.SHIFT_RIGHT_ARITHMETIC)
+def _ashr(ctx, instr, v):
+    return _shift(ctx, instr, v, "ashr")
+
+
+# -- comparison and selection ---------------------------------------------------------------------
+_SYMBOL = {ComparisonDirection.EQ: "==", ComparisonDirection.NE: "!=",
+           ComparisonDirection.LT: "<", ComparisonDirection.LE: "<=",
+           ComparisonDirection.GT: ">", ComparisonDirection.GE: ">="}  # fmt: skip
+
+
+def total_order_key(ctx: IrContext, x: ir.Value, dt: DType) -> ir.Value:
+    """Signed integer keys ordering floats -NaN < -inf < ... < -0 < +0 < ... < +NaN."""
+    b = ctx.b
+    bits = to_bits(ctx, x, dt)
+    t = bits.type
+    magnitude = ir.Constant(t, (1 << (t.width - 1)) - 1)
+    return b.xor(bits, b.and_(b.ashr(bits, ir.Constant(t, t.width - 1)), magnitude))
+
+
+def compare_values(ctx: IrContext, x: ir.Value, y: ir.Value, dt: DType,
+                   direction: ComparisonDirection, ctype: ComparisonType) -> ir.Value:  # fmt: skip
+    b = ctx.b
+    sym = _SYMBOL[direction]
+    if ctype is ComparisonType.TOTALORDER and _is_float(dt):
+        return b.icmp_signed(sym, total_order_key(ctx, x, dt), total_order_key(ctx, y, dt))
+    if _is_float(dt):
+        if direction is ComparisonDirection.NE:
+            return b.fcmp_unordered("!=", x, y)
+        return b.fcmp_ordered(sym, x, y)
+    if dt.is_signed_integer and ctype is not ComparisonType.UNSIGNED:
+        return b.icmp_signed(sym, x, y)
+    return b.icmp_unsigned(sym, x, y)
+
+
+@emits(Opcode.COMPARE)
+def _compare(ctx, instr, v):
+    direction = ComparisonDirection(getattr(instr.attrs["direction"], "value",
+                                            instr.attrs["direction"]))  # fmt: skip
+    return compare_values(ctx, v[0], v[1], _dt(instr, 0), direction, comparison_type_of(instr))
+
+
+@emits(Opcode.SELECT)
+def _select(ctx, instr, v):
+    return ctx.b.select(v[0], v[1], v[2])
+
+
+@emits(Opcode.CLAMP)
+def _clamp(ctx, instr, v):
+    lo, x, hi = v
+    fake = _FakeInstr(instr)
+    return _minmax(ctx, fake, [_minmax(ctx, fake, [x, lo], True), hi], False)
+
+
+class _FakeInstr:
+    """Presents clamp's operand type to the min/max emitters."""
+
+    def __init__(self, clamp: Instruction):
+        self.operands = [clamp.operands[1]]
+        self.shape = clamp.shape
+
+
+def scalar_type(dtype: DType) -> ir.Type:
+    return value_type(dtype)
+
+
+__all__ = ["emit_elementwise", "can_emit", "convert_value", "compare_values", "I64", "F64"]

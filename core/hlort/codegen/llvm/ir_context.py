@@ -1,0 +1,96 @@
+"""The state every emitter function shares: the IR builder, the module and its declarations.
+
+Kept tiny on purpose: elemental, math and loop emitters all take an :class:`IrContext` so they
+can declare intrinsics once per module and build constants of the right type.
+"""
+
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from hlort.codegen.llvm.llvm_types import F32, F64, I1, I32, I64
+
+
+def _suffix(t: ir.Type) -> str:
+    if isinstance(t, ir.FloatType):
+        return "f32"
+    if isinstance(t, ir.DoubleType):
+        return "f64"
+    if isinstance(t, ir.HalfType):
+        return "f16"
+    if isinstance(t, ir.IntType):
+        return f"i{t.width}"
+    raise TypeError(t)
+
+
+class IrContext:
+    def __init__(self, module: ir.Module, builder: ir.IRBuilder):
+        self.module = module
+        self.b = builder
+
+    # -- declarations --------------------------------------------------------------------------
+    def function(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
+        existing = self.module.globals.get(name)
+        if existing is not None:
+            return existing
+        return ir.Function(self.module, ir.FunctionType(ret, args), name)
+
+    def intrinsic(self, name: str, value: ir.Value, *more: ir.Value, ret: ir.Type | None = None,
+                  extra_types: tuple[ir.Type, ...] = ()) -> ir.Value:  # fmt: skip
+        """Call ``llvm.<name>.<type>`` on same-typed operands (plus ``extra_types`` args)."""
+        t = value.type
+        args = [value, *more]
+        types = [t] * (1 + len(more) - len(extra_types)) + list(extra_types)
+        fn = self.function(f"llvm.{name}.{_suffix(t)}", ret or t, types)
+        return self.b.call(fn, args)
+
+    def libm(self, name: str, *args: ir.Value) -> ir.Value:
+        """A scalar call into the C math library (used only for f64 functions without an IR
+        polynomial here); MCJIT resolves the symbol in this process."""
+        t = args[0].type
+        fn = self.function(name, t, [t] * len(args))
+        return self.b.call(fn, list(args))
+
+    # -- constants and small helpers ------------------------------------------------------------
+    @staticmethod
+    def const(t: ir.Type, value) -> ir.Constant:
+        if isinstance(t, ir.IntType):
+            return ir.Constant(t, int(value) & ((1 << t.width) - 1))
+        return ir.Constant(t, float(value))
+
+    def f(self, t: ir.Type, value: float) -> ir.Constant:
+        return ir.Constant(t, float(value))
+
+    def fma(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
+        return self.intrinsic("fma", a, b, c)
+
+    def horner(self, x: ir.Value, coefficients) -> ir.Value:
+        """Polynomial, highest degree first, by fused multiply-adds."""
+        acc = self.f(x.type, coefficients[0])
+        for c in coefficients[1:]:
+            acc = self.fma(acc, x, self.f(x.type, c))
+        return acc
+
+    def fabs(self, x: ir.Value) -> ir.Value:
+        return self.intrinsic("fabs", x)
+
+    def copysign(self, mag: ir.Value, sign: ir.Value) -> ir.Value:
+        return self.intrinsic("copysign", mag, sign)
+
+    def is_nan(self, x: ir.Value) -> ir.Value:
+        return self.b.fcmp_unordered("uno", x, x)
+
+    def select(self, cond: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
+        return self.b.select(cond, a, b)
+
+    def int_type_of(self, t: ir.Type) -> ir.IntType:
+        return I64 if isinstance(t, ir.DoubleType) else I32
+
+    def bits(self, x: ir.Value) -> ir.Value:
+        return self.b.bitcast(x, self.int_type_of(x.type))
+
+    def from_bits(self, x: ir.Value, t: ir.Type) -> ir.Value:
+        return self.b.bitcast(x, t)
+
+
+__all__ = ["IrContext", "F32", "F64", "I1", "I32", "I64"]

@@ -1,0 +1,122 @@
+"""The JIT: host target machine, LLVM's new pass manager at O3, MCJIT, and object code.
+
+One :class:`JitEngine` per process owns an MCJIT execution engine for the host (its triple, CPU
+name and every feature the CPU reports, AVX-512 included). ``compile_ir`` optimizes a module of
+kernels, emits host object code and loads it; ``load_object`` loads object code a cache stored
+earlier, skipping LLVM entirely. Symbols must be unique per process, so callers prefix kernel
+names with a content hash. llvmlite is imported here, lazily, never by ``import hlort``.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+_LOCK = threading.Lock()
+_ENGINE: JitEngine | None = None
+
+
+@dataclass(frozen=True)
+class HostTarget:
+    triple: str
+    cpu: str
+    features: str
+
+    @property
+    def key(self) -> str:
+        """What a cache entry depends on: the same object code runs only on the same target."""
+        import llvmlite
+
+        return f"{self.triple}|{self.cpu}|{self.features}|llvmlite-{llvmlite.__version__}"
+
+    @property
+    def vector_bits(self) -> int:
+        if "+avx512f" in self.features:
+            return 512
+        if "+avx2" in self.features or "+avx" in self.features:
+            return 256
+        return 128
+
+
+class JitEngine:
+    """Optimizes and loads LLVM modules into this process; thread-safe."""
+
+    def __init__(self, opt_level: int = 3):
+        import llvmlite.binding as llvm
+
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        self.llvm = llvm
+        triple = llvm.get_process_triple()
+        cpu = llvm.get_host_cpu_name()
+        features = llvm.get_host_cpu_features().flatten()
+        self.target = HostTarget(triple, cpu, features)
+        target = llvm.Target.from_triple(triple)
+        self.machine = target.create_target_machine(
+            cpu=cpu, features=features, opt=opt_level, reloc="default", codemodel="jitdefault",
+            jit=True,
+        )  # fmt: skip
+        self.opt_level = opt_level
+        self._lock = threading.Lock()
+        backing = llvm.parse_assembly("")
+        backing.triple = triple
+        self.engine = llvm.create_mcjit_compiler(backing, self.machine)
+        self._objects: list = []  # keep object files alive while their code may run
+
+    def optimize(self, module) -> None:
+        """O3 with loop and SLP vectorization (the new pass manager's default pipeline)."""
+        llvm = self.llvm
+        pto = llvm.create_pipeline_tuning_options(speed_level=self.opt_level)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pto.loop_unrolling = True
+        pto.loop_interleaving = True
+        pb = llvm.create_pass_builder(self.machine, pto)
+        mpm = pb.getModulePassManager()
+        mpm.run(module, pb)
+
+    def compile_ir(self, ir_text: str) -> bytes:
+        """Parse, verify, optimize and emit object code for ``ir_text``; returns the object."""
+        llvm = self.llvm
+        module = llvm.parse_assembly(ir_text)
+        module.triple = self.target.triple
+        module.data_layout = str(self.machine.target_data)
+        module.verify()
+        self.optimize(module)
+        return self.machine.emit_object(module)
+
+    def optimized_ir(self, ir_text: str) -> str:
+        """The optimized IR text (for artifacts and tests that check vectorization)."""
+        module = self.llvm.parse_assembly(ir_text)
+        module.triple = self.target.triple
+        module.data_layout = str(self.machine.target_data)
+        self.optimize(module)
+        return str(module)
+
+    def load_object(self, obj: bytes, symbols: list[str]) -> dict[str, int]:
+        """Load object code and return the address of each symbol."""
+        llvm = self.llvm
+        with self._lock:
+            ref = llvm.ObjectFileRef.from_data(obj)
+            self.engine.add_object_file(ref)
+            self._objects.append(ref)
+            self.engine.finalize_object()
+            out = {}
+            for name in symbols:
+                addr = self.engine.get_function_address(name)
+                if not addr:
+                    from hlort.errors import Internal
+
+                    raise Internal(f"JIT: symbol {name} not found after loading object code")
+                out[name] = addr
+            return out
+
+
+def jit_engine() -> JitEngine:
+    """The process-wide engine (created on first use)."""
+    global _ENGINE
+    if _ENGINE is None:
+        with _LOCK:
+            if _ENGINE is None:
+                _ENGINE = JitEngine()
+    return _ENGINE

@@ -1,0 +1,261 @@
+"""Kernels for fused computations: ``void name(ptr* buffers, i64 begin, i64 end)`` each.
+
+``buffers`` holds the fused computation's parameters in order, then its outputs (the leaves of
+the root's shape). ``[begin, end)`` is a range of outer iterations out of ``KernelInfo.extent``;
+the runtime splits that range across threads, so kernels never share an output element.
+
+Loop fusion (any root made of elementwise and data-movement ops): a flat loop over linear
+element indices in blocks when no op needs per-dimension indices, else a nest whose innermost
+loop runs along the last, contiguous dimension. Input fusion (a reduce root, or a tuple of reduces
+of the same shape and dimensions, variadic ones included): "row" form when the last input dimension
+is reduced (accumulators in registers; plain add/multiply/max/min/bitwise reducers are marked
+reassociable so the vectorizer keeps partial accumulators, which is the only reassociation done);
+"column" form otherwise (accumulators in the output, the inner loop running along the kept
+contiguous dimension).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import llvmlite.ir as ir
+
+from hlort import dtypes
+from hlort.codegen.llvm.fused_emitter import (
+    FusedEmitter,
+    needs_multi,
+    supports_instruction,
+    supports_scalar_computation,
+)
+from hlort.codegen.llvm.index import Index, delinearize, i64, linearize
+from hlort.codegen.llvm.ir_context import IrContext
+from hlort.codegen.llvm.llvm_types import (
+    I64,
+    PTR,
+    VOID,
+    constant,
+    load_element,
+    store_element,
+)
+from hlort.codegen.llvm.loops import emit_loop, emit_nest
+from hlort.codegen.llvm.row_fusion import apply_reducer, emit_row_fusion, plan_row_fusion
+from hlort.errors import Unimplemented
+from hlort.ir.computation import Computation
+from hlort.ir.instruction import Instruction
+from hlort.ir.opcodes import Opcode
+from hlort.shape import ArrayShape
+
+FLAT_BLOCK = 8192  # elements per outer iteration of a flat loop
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    name: str
+    kind: str  # "loop" | "row_reduce" | "column_reduce"
+    num_inputs: int
+    output_shapes: tuple[ArrayShape, ...]
+    extent: int
+    elements_per_iteration: int
+
+    @property
+    def parallel(self) -> bool:
+        return self.extent > 1
+
+
+def root_outputs(comp: Computation) -> list[Instruction]:
+    root = comp.root
+    return list(root.operands) if root.opcode is Opcode.TUPLE else [root]
+
+
+def _reduces(comp: Computation) -> list[Instruction] | None:
+    outs = root_outputs(comp)
+    if not all(o.opcode is Opcode.REDUCE for o in outs):
+        return None
+    first = outs[0]
+    n = len(first.operands) // 2
+    key = (first.operands[0].shape.dims, tuple(sorted(first.attrs["dimensions"])))
+    for r in outs:
+        k = len(r.operands) // 2
+        if (r.operands[0].shape.dims, tuple(sorted(r.attrs["dimensions"]))) != key:
+            return None
+        if any(o.shape.dims != key[0] for o in r.operands[:k]):
+            return None
+    del n
+    return outs
+
+
+def classify(comp: Computation) -> str | None:
+    """"loop", "row", "column" or None (not compilable as one kernel here)."""
+    if any(i.opcode is Opcode.REDUCE for i in comp.instructions):
+        if plan_row_fusion(comp) is not None:
+            return "row"
+        reduces = _reduces(comp)
+        if reduces is None:
+            return None
+        for r in reduces:
+            if not supports_scalar_computation(r.attrs["to_apply"]) or _is_narrow(r):
+                return None
+            if any(not o.shape.is_array for o in r.operands):
+                return None
+        body = [i for i in comp.instructions if i.opcode is not Opcode.TUPLE or i is not comp.root]
+        others = [i for i in body if i not in reduces]
+        return "column" if all(supports_instruction(i) for i in others) else None
+    body = [i for i in comp.instructions if i.opcode is not Opcode.TUPLE or i is not comp.root]
+    if comp.root.opcode is Opcode.TUPLE:
+        outs = root_outputs(comp)
+        if any(not o.shape.is_array or o.shape.dims != outs[0].shape.dims for o in outs):
+            return None
+    elif not comp.root.shape.is_array:
+        return None
+    return "loop" if all(supports_instruction(i) for i in body) else None
+
+
+def _is_narrow(r: Instruction) -> bool:
+    return any(o.shape.dtype in (dtypes.F16, dtypes.BF16) for o in r.operands)
+
+
+class KernelModule:
+    """Collects kernels into one LLVM module (optimized and compiled together)."""
+
+    def __init__(self, name: str = "kernels"):
+        self.module = ir.Module(name)
+        self.kernels: list[KernelInfo] = []
+
+    def ir_text(self) -> str:
+        return str(self.module)
+
+    def add(self, name: str, comp: Computation) -> KernelInfo:
+        kind = classify(comp)
+        if kind is None:
+            raise Unimplemented(f"computation {comp.name} cannot be compiled as one kernel")
+        if kind == "row":
+            info = self._row(name, comp)
+        elif kind == "column":
+            info = self._column(name, comp)
+        else:
+            info = self._loop(name, comp)
+        self.kernels.append(info)
+        return info
+
+    # -- common prologue -------------------------------------------------------------------------
+    def _function(self, name: str, comp: Computation, n_out: int):
+        fn = ir.Function(self.module, ir.FunctionType(VOID, [PTR, I64, I64]), name)
+        fn.attributes.add("nounwind")
+        bufs, begin, end = fn.args
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        n_in = len(comp.parameters)
+        ptrs = [b.load(b.gep(bufs, [i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
+                for k in range(n_in + n_out)]  # fmt: skip
+        ctx = IrContext(self.module, b)
+        return fn, b, ctx, ptrs[:n_in], ptrs[n_in:], begin, end
+
+    # -- loop fusion -----------------------------------------------------------------------------
+    def _loop(self, name: str, comp: Computation) -> KernelInfo:
+        outs = root_outputs(comp)
+        shapes = tuple(o.shape for o in outs)
+        dims = shapes[0].dims
+        total = math.prod(dims)
+        fn, b, ctx, params, out_ptrs, begin, end = self._function(name, comp, len(outs))
+        emitter = FusedEmitter(ctx, comp, params)
+
+        def store_all(index: Index) -> None:
+            emitter.reset()
+            values = [emitter.value(o, index) for o in outs]
+            for o, v, ptr in zip(outs, values, out_ptrs, strict=True):
+                store_element(b, o.shape.dtype, v, ptr, index.linear)
+
+        flat = len(dims) <= 1 or not needs_multi(comp)
+        if flat:
+            block = FLAT_BLOCK
+            extent = max(1, -(-total // block)) if total else 0
+
+            def outer(o: ir.Value) -> None:
+                start = b.mul(o, i64(block))
+                stop = b.add(start, i64(block))
+                stop = b.select(b.icmp_signed("<", stop, i64(total)), stop, i64(total))
+                emit_loop(b, start, stop, lambda j: store_all(Index(b, dims, linear=j)), "inner")
+
+            per_iter = block
+        else:
+            inner_n = dims[-1]
+            outer_dims = dims[:-1]
+            extent = math.prod(outer_dims) if inner_n else 0
+
+            def outer(o: ir.Value) -> None:
+                outer_multi = delinearize(b, o, outer_dims)
+                base = b.mul(o, i64(inner_n))
+
+                def inner(j: ir.Value) -> None:
+                    store_all(Index(b, dims, multi=outer_multi + [j], linear=b.add(base, j)))
+
+                emit_loop(b, i64(0), i64(inner_n), inner, "inner")
+
+            per_iter = inner_n
+        emit_loop(b, begin, end, outer, "outer")
+        b.ret_void()
+        return KernelInfo(name, "loop", len(params), shapes, extent, per_iter)
+
+    # -- input fusion (reductions) ---------------------------------------------------------------
+    def _row(self, name: str, comp: Computation) -> KernelInfo:
+        plan = plan_row_fusion(comp)
+        outs = plan.outputs
+        shapes = tuple(leaf for o in outs for leaf in o.shape.leaf_shapes())
+        fn, b, ctx, params, out_ptrs, begin, end = self._function(name, comp, len(shapes))
+        extent, per_row = emit_row_fusion(fn, b, ctx, comp, plan, params, out_ptrs, begin, end)
+        b.ret_void()
+        return KernelInfo(name, "row_reduce", len(params), shapes, extent, max(per_row, 1))
+
+    def _column(self, name: str, comp: Computation) -> KernelInfo:
+        reduces = _reduces(comp)
+        out_shapes: list[ArrayShape] = []
+        for r in reduces:
+            out_shapes += r.shape.leaf_shapes()
+        in_dims = reduces[0].operands[0].shape.dims
+        reduced = sorted(reduces[0].attrs["dimensions"])
+        kept = [d for d in range(len(in_dims)) if d not in reduced]
+        out_dims = tuple(in_dims[d] for d in kept)
+        fn, b, ctx, params, out_ptrs, begin, end = self._function(name, comp, len(out_shapes))
+        emitter = FusedEmitter(ctx, comp, params)
+        slots: list[tuple[Instruction, int]] = []
+        for r in reduces:
+            slots += [(r, k) for k in range(len(r.operands) // 2)]
+
+        def outer(_o: ir.Value) -> None:
+            emitter.reset()
+            scalar = Index.scalar(b)
+            init_values = [emitter.value(r.operands[len(r.operands) // 2 + k], scalar)
+                           for r, k in slots]  # fmt: skip
+
+            def init_body(k: ir.Value) -> None:
+                for v, ptr, shape in zip(init_values, out_ptrs, out_shapes, strict=True):
+                    store_element(b, shape.dtype, v, ptr, k)
+
+            emit_loop(b, i64(0), i64(math.prod(out_dims)), init_body, "init")
+
+            def nest_body(values: list[ir.Value]) -> None:
+                emitter.reset()
+                index = Index(b, in_dims, multi=values)
+                k = linearize(b, [values[d] for d in kept], out_dims)
+                accs = [load_element(b, s.dtype, ptr, k)
+                        for ptr, s in zip(out_ptrs, out_shapes, strict=True)]  # fmt: skip
+                new: list[ir.Value] = []
+                pos = 0
+                for r in reduces:
+                    n = len(r.operands) // 2
+                    vals = [emitter.value(r.operands[j], index) for j in range(n)]
+                    new += apply_reducer(ctx, r, accs[pos : pos + n], vals)
+                    pos += n
+                for v, ptr, s in zip(new, out_ptrs, out_shapes, strict=True):
+                    store_element(b, s.dtype, v, ptr, k)
+
+            emit_nest(b, list(in_dims), nest_body, "col")
+
+        emit_loop(b, begin, end, outer, "outer")
+        b.ret_void()
+        return KernelInfo(name, "column_reduce", len(params), tuple(out_shapes), 1,
+                          max(math.prod(in_dims), 1))
+
+
+def scalar_constant(dtype, value) -> ir.Constant:
+    return constant(dtype, value)

@@ -1,0 +1,128 @@
+"""Element types in LLVM: how each hlort type is stored in memory and held in registers.
+
+Storage types are the bytes NumPy uses (pred is one byte). Register ("value") types are what the
+elemental emitter computes with: pred is i1, integers are iN (signedness lives in the DType),
+f32/f64 are float/double, and f16/bf16 are held as f32, exactly as XLA upcasts them; each op on a
+narrow type rounds its f32 result back through the narrow type, so a fused chain rounds after
+every op like the interpreter does. float8 and complex types are not compiled (the backend falls
+back to the interpreter for them).
+"""
+
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from hlort import dtypes
+from hlort.dtypes import DType
+from hlort.errors import Unimplemented
+
+I1 = ir.IntType(1)
+I8 = ir.IntType(8)
+I16 = ir.IntType(16)
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+F32 = ir.FloatType()
+F64 = ir.DoubleType()
+HALF = ir.HalfType()
+PTR = ir.PointerType()
+VOID = ir.VoidType()
+
+NARROW = (dtypes.F16, dtypes.BF16)
+COMPILED_DTYPES = frozenset(
+    d.name for d in dtypes.ALL_DTYPES if not d.is_complex and d not in (
+        dtypes.F8E4M3FN, dtypes.F8E5M2)
+)  # fmt: skip
+
+
+def is_compiled_dtype(dtype: DType) -> bool:
+    return dtype.name in COMPILED_DTYPES
+
+
+def _check(dtype: DType) -> None:
+    if not is_compiled_dtype(dtype):
+        raise Unimplemented(f"the LLVM emitter does not compile element type {dtype}")
+
+
+def value_type(dtype: DType) -> ir.Type:
+    """The register type of ``dtype`` (f32 for f16/bf16)."""
+    _check(dtype)
+    if dtype.is_pred:
+        return I1
+    if dtype.is_integer:
+        return ir.IntType(dtype.bits)
+    if dtype is dtypes.F64:
+        return F64
+    return F32
+
+
+def storage_type(dtype: DType) -> ir.Type:
+    """The in-memory element type."""
+    _check(dtype)
+    if dtype.is_pred:
+        return I8
+    if dtype.is_integer:
+        return ir.IntType(dtype.bits)
+    return {dtypes.F16: HALF, dtypes.BF16: I16, dtypes.F32: F32, dtypes.F64: F64}[dtype]
+
+
+def load_element(b: ir.IRBuilder, dtype: DType, base: ir.Value, index: ir.Value) -> ir.Value:
+    """Load element ``index`` of an array of ``dtype`` at ``base`` as a register value."""
+    st = storage_type(dtype)
+    raw = b.load(b.gep(base, [index], inbounds=True, source_etype=st), typ=st)
+    return from_storage(b, dtype, raw)
+
+
+def store_element(b: ir.IRBuilder, dtype: DType, value: ir.Value, base: ir.Value,
+                  index: ir.Value) -> None:  # fmt: skip
+    st = storage_type(dtype)
+    b.store(to_storage(b, dtype, value), b.gep(base, [index], inbounds=True, source_etype=st))
+
+
+def from_storage(b: ir.IRBuilder, dtype: DType, raw: ir.Value) -> ir.Value:
+    if dtype.is_pred:
+        return b.icmp_unsigned("!=", raw, ir.Constant(I8, 0))
+    if dtype is dtypes.F16:
+        return b.fpext(raw, F32)
+    if dtype is dtypes.BF16:
+        return b.bitcast(b.shl(b.zext(raw, I32), ir.Constant(I32, 16)), F32)
+    return raw
+
+
+def to_storage(b: ir.IRBuilder, dtype: DType, value: ir.Value) -> ir.Value:
+    if dtype.is_pred:
+        return b.zext(value, I8)
+    if dtype is dtypes.F16:
+        return b.fptrunc(value, HALF)
+    if dtype is dtypes.BF16:
+        return bf16_bits(b, value)
+    return value
+
+
+def bf16_bits(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    """f32 -> bf16 bits, rounding to nearest even; NaN stays a (quiet) NaN of the same sign."""
+    bits = b.bitcast(value, I32)
+    lsb = b.and_(b.lshr(bits, ir.Constant(I32, 16)), ir.Constant(I32, 1))
+    rounded = b.lshr(b.add(bits, b.add(lsb, ir.Constant(I32, 0x7FFF))), ir.Constant(I32, 16))
+    quiet = b.or_(b.lshr(bits, ir.Constant(I32, 16)), ir.Constant(I32, 0x40))
+    is_nan = b.fcmp_unordered("uno", value, value)
+    return b.trunc(b.select(is_nan, quiet, rounded), I16)
+
+
+def round_to(b: ir.IRBuilder, dtype: DType, value: ir.Value) -> ir.Value:
+    """An f32 value rounded to ``dtype`` and held as f32 again (identity for f32/f64/ints)."""
+    if dtype is dtypes.F16 or dtype is dtypes.BF16:
+        return from_storage(b, dtype, to_storage(b, dtype, value))
+    return value
+
+
+def constant(dtype: DType, value) -> ir.Constant:
+    """A register constant of ``dtype`` (NumPy scalar or Python number)."""
+    import numpy as np
+
+    vt = value_type(dtype)
+    if dtype.is_pred:
+        return ir.Constant(I1, int(bool(value)))
+    if dtype.is_integer:
+        return ir.Constant(vt, int(np.asarray(value).astype(dtype.numpy)) & ((1 << dtype.bits) - 1))
+    v = float(np.asarray(value).astype(dtype.numpy).astype(np.float64))
+    return ir.Constant(vt, v)

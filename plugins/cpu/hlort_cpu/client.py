@@ -1,0 +1,22 @@
+"""CpuClient: one host device; compile goes through the CPU compiler."""
+
+from __future__ import annotations
+
+import os
+
+from hlort.plugin.base import SimpleClient, SimpleDevice
+from hlort_cpu.executable import CpuExecutable
+
+
+class CpuClient(SimpleClient):
+    executable_class = CpuExecutable
+
+    def create_devices(self) -> list[SimpleDevice]:
+        from hlort.codegen.llvm import jit_engine
+
+        target = jit_engine().target
+        attrs = {"cpu": target.cpu, "cores": os.cpu_count() or 1,
+                 "vector_bits": target.vector_bits}  # fmt: skip
+        # synchronous: launches run on the caller's thread (no queue hop per call)
+        return [SimpleDevice(self, 0, f"cpu ({target.cpu})", attributes=attrs,
+                             synchronous=True)]  # fmt: skip

@@ -1,0 +1,100 @@
+"""The compile cache: object code of an executable's kernels, in memory and on disk.
+
+Keyed by the optimized module's fingerprint, this plugin's version, llvmlite's version and the
+host target (triple, CPU, features), so a cached object never runs on a CPU it was not built for.
+On disk it lives under the user cache directory (``$XDG_CACHE_HOME/hlort/cpu`` or
+``~/.cache/hlort/cpu``); ``HLORT_CACHE_DIR`` moves it and ``HLORT_CACHE=0`` turns caching off.
+Each entry stores a SHA-256 of its payload: a corrupted or truncated entry is detected, deleted
+and recompiled, never loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+import threading
+
+_MAGIC = b"HLORTCPU1"
+_memory: dict[str, tuple[bytes, list]] = {}
+_lock = threading.Lock()
+
+
+def enabled() -> bool:
+    return os.environ.get("HLORT_CACHE", "1") != "0"
+
+
+def cache_dir() -> str:
+    explicit = os.environ.get("HLORT_CACHE_DIR")
+    if explicit:
+        return os.path.join(explicit, "cpu")
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "hlort", "cpu")
+
+
+def cache_key(fingerprint: str, plugin_version: str, target_key: str) -> str:
+    return hashlib.sha256(f"{fingerprint}|{plugin_version}|{target_key}".encode()).hexdigest()
+
+
+def lookup(key: str):
+    """(object code, kernel infos) or None."""
+    if not enabled():
+        return None
+    with _lock:
+        hit = _memory.get(key)
+    if hit is not None:
+        return hit
+    path = os.path.join(cache_dir(), key[:2], key)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    entry = _decode(data)
+    if entry is None:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+        return None
+    with _lock:
+        _memory[key] = entry
+    return entry
+
+
+def store(key: str, obj: bytes, infos: list) -> None:
+    if not enabled():
+        return
+    with _lock:
+        _memory[key] = (obj, infos)
+    payload = pickle.dumps((obj, infos), protocol=pickle.HIGHEST_PROTOCOL)
+    data = _MAGIC + hashlib.sha256(payload).digest() + payload
+    directory = os.path.join(cache_dir(), key[:2])
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, os.path.join(directory, key))
+    except OSError:
+        pass  # a read-only cache directory only costs recompilation
+
+
+def _decode(data: bytes):
+    head = len(_MAGIC) + 32
+    if len(data) < head or not data.startswith(_MAGIC):
+        return None
+    digest, payload = data[len(_MAGIC) : head], data[head:]
+    if hashlib.sha256(payload).digest() != digest:
+        return None
+    try:
+        obj, infos = pickle.loads(payload)
+    except Exception:
+        return None
+    return obj, infos
+
+
+def clear_memory() -> None:
+    with _lock:
+        _memory.clear()

@@ -1,0 +1,210 @@
+"""The CPU compiler: turn an optimized module into a Program of thunks.
+
+Every fusion the emitter supports, and every standalone elementwise, data-movement or reduce
+instruction, becomes one LLVM kernel (all kernels of a module are optimized and compiled
+together, once, then cached). Dots run as NumPy matmul on the operands (BLAS). Anything else, and
+any fusion the emitter cannot compile yet, runs as a FALLBACK thunk on the reference
+interpreter's function for that op: every program runs from day one, and ``Program.stats()``
+says exactly what was compiled and what fell back.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+import numpy as np
+
+from hlort.codegen.llvm import KernelModule, classify, jit_engine, load_kernels
+from hlort.errors import Unimplemented
+from hlort.interpreter.evaluator import Evaluator
+from hlort.interpreter.registry import function_for
+from hlort.ir.computation import Computation
+from hlort.ir.instruction import Instruction
+from hlort.ir.module import Module
+from hlort.ir.opcodes import Opcode
+from hlort.shape import Token, TokenShape, TupleShape
+from hlort_cpu import compile_cache
+from hlort_cpu.plugin import PLUGIN_VERSION
+from hlort_cpu.thunks import (
+    FallbackThunk,
+    FusionFallbackThunk,
+    KernelThunk,
+    Program,
+    dot_thunk,
+)
+
+_STRUCTURAL = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT}
+
+
+def wrap_instruction(instr: Instruction) -> Computation:
+    """A computation holding just ``instr`` on fresh parameters (a one-op "fusion")."""
+    comp = Computation(f"wrapped_{instr.name}")
+    params = []
+    for i, operand in enumerate(instr.operands):
+        params.append(comp.add_instruction(Instruction(
+            Opcode.PARAMETER, operand.shape, (), name=f"p{i}", parameter_number=i)))  # fmt: skip
+    clone = instr.clone_with(operands=params)
+    comp.add_instruction(clone)
+    comp.set_root(clone)
+    return comp
+
+
+def _kernel_candidate(instr: Instruction) -> Computation | None:
+    if instr.opcode in _STRUCTURAL:
+        return None
+    if instr.opcode is Opcode.FUSION:
+        comp = instr.attrs["calls"]
+    elif instr.is_elementwise or instr.opcode in (
+        Opcode.BROADCAST, Opcode.RESHAPE, Opcode.TRANSPOSE, Opcode.SLICE, Opcode.PAD,
+        Opcode.CONCATENATE, Opcode.REVERSE, Opcode.IOTA, Opcode.DYNAMIC_SLICE,
+        Opcode.DYNAMIC_UPDATE_SLICE, Opcode.REDUCE, Opcode.BITCAST_CONVERT,
+    ):  # fmt: skip
+        if not all(o.shape.is_array for o in instr.operands) or not instr.shape.leaf_shapes():
+            return None
+        comp = wrap_instruction(instr)
+    else:
+        return None
+    try:
+        return comp if classify(comp) is not None else None
+    except Unimplemented:
+        return None
+
+
+def _order(comp: Computation) -> list[Instruction]:
+    order = comp.reachable_from_root()
+    live = {id(i) for i in order}
+    order = [p for p in comp.parameters if id(p) not in live] + order
+    live |= {id(p) for p in comp.parameters}
+    extra = [i for i in comp.post_order() if id(i) not in live and i.has_side_effect]
+    if not extra:
+        return order
+    while extra:
+        node = extra.pop()
+        if id(node) not in live:
+            live.add(id(node))
+            extra.extend(node.operands)
+    return [i for i in comp.post_order() if id(i) in live]
+
+
+def compile_program(module: Module) -> Program:
+    start = time.perf_counter()
+    entry = module.entry
+    order = _order(entry)
+    candidates = [(instr, _kernel_candidate(instr)) for instr in order]
+    to_compile = [(instr, comp) for instr, comp in candidates if comp is not None]
+    engine = jit_engine()
+    key = compile_cache.cache_key(module.fingerprint(), PLUGIN_VERSION, engine.target.key)
+    names = [f"hk{key[:16]}_{k}" for k in range(len(to_compile))]
+    ir_text = None
+    cached = compile_cache.lookup(key) if to_compile else None
+    cache_hit = cached is not None
+    if to_compile and cached is None:
+        km = KernelModule(f"{module.name}_kernels")
+        for name, (_, comp) in zip(names, to_compile, strict=True):
+            km.add(name, comp)
+        ir_text = km.ir_text()
+        obj = engine.compile_ir(ir_text)
+        infos = list(km.kernels)
+        compile_cache.store(key, obj, infos)
+        cached = (obj, infos)
+    kernels = {}
+    if cached is not None:
+        kernels = _loaded_kernels(key, cached)
+    by_instr = {id(instr): kernels[name] for name, (instr, _) in zip(names, to_compile,
+                                                                     strict=True)}  # fmt: skip
+    program = _build(module, order, by_instr)
+    program.ir_text = ir_text
+    program.cache_hit = cache_hit
+    program.compile_seconds = time.perf_counter() - start
+    return program
+
+
+_loaded: dict[str, dict] = {}
+
+
+def _loaded_kernels(key: str, cached) -> dict:
+    """Load object code once per process (symbols are unique per cache key)."""
+    kernels = _loaded.get(key)
+    if kernels is None:
+        obj, infos = cached
+        kernels = load_kernels(obj, infos)
+        _loaded[key] = kernels
+    return kernels
+
+
+def _build(module: Module, order: list[Instruction], kernels: dict) -> Program:
+    entry = module.entry
+    slot = {id(instr): k for k, instr in enumerate(order)}
+    steps = []
+    constants: list[tuple[int, object]] = []
+    compiled: Counter = Counter()
+    fallback: Counter = Counter()
+    evaluator = Evaluator(check_shapes=False)
+    for instr in order:
+        op = instr.opcode
+        out = slot[id(instr)]
+        ins = [slot[id(o)] for o in instr.operands]
+        if op is Opcode.PARAMETER:
+            continue
+        if op is Opcode.CONSTANT:
+            constants.append((out, instr.literal))
+            continue
+        if op is Opcode.TUPLE:
+            steps.append(_tuple_step(out, ins))
+            continue
+        if op is Opcode.GET_TUPLE_ELEMENT:
+            steps.append(_gte_step(out, ins[0], instr.attrs["index"]))
+            continue
+        kernel = kernels.get(id(instr))
+        if kernel is not None:
+            steps.append(KernelThunk(kernel, ins, out, isinstance(instr.shape, TupleShape)))
+            compiled[_label(instr)] += 1
+            continue
+        if op is Opcode.DOT:
+            thunk = dot_thunk(instr, ins, out)
+            if thunk is not None:
+                steps.append(thunk)
+                compiled["dot (BLAS)"] += 1
+                continue
+        if op is Opcode.FUSION:
+            steps.append(FusionFallbackThunk(evaluator, instr.attrs["calls"], ins, out))
+            fallback[_label(instr)] += 1
+            continue
+        if op is Opcode.CUSTOM_CALL:
+            from hlort.custom_calls import evaluator_for
+
+            evaluator_for(instr.attrs.get("custom_call_target", ""))  # UNIMPLEMENTED if unknown
+        fn = function_for(op)
+        if fn is None:
+            raise Unimplemented(f"cpu: no kernel and no interpreter function for {op.value} "
+                                f"({instr.name})")  # fmt: skip
+        steps.append(FallbackThunk(evaluator, fn, instr, ins, out))
+        fallback[op.value] += 1
+    params = [(slot[id(p)], p.shape) for p in entry.parameters if id(p) in slot]
+    return Program(steps, len(order), params, slot[id(entry.root)], constants,
+                   dict(compiled), dict(fallback), evaluator)  # fmt: skip
+
+
+def _label(instr: Instruction) -> str:
+    if instr.opcode is not Opcode.FUSION:
+        return instr.opcode.value
+    kind = instr.attrs.get("kind")
+    return f"fusion({getattr(kind, 'value', kind)})"
+
+
+def _tuple_step(out: int, ins: list[int]):
+    def step(env):
+        env[out] = tuple(env[i] for i in ins)
+
+    return step
+
+
+def _gte_step(out: int, src: int, index: int):
+    def step(env):
+        env[out] = env[src][index]
+
+    return step
+
+
+__all__ = ["compile_program", "Program", "np", "Token", "TokenShape"]

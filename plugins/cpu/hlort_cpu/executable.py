@@ -1,0 +1,44 @@
+"""CpuExecutable: compile the module into a thunk program once; launch runs it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from hlort.plugin.base import LaunchContext, SimpleDevice, SimpleExecutable
+from hlort_cpu.compiler import compile_program
+
+
+class CpuExecutable(SimpleExecutable):
+    def compile(self) -> None:
+        self.program = compile_program(self.module)
+
+    def launch(self, device: SimpleDevice, arguments: list, ctx: LaunchContext) -> list:
+        return self.program.run(arguments, ctx.replica, ctx.partition)
+
+    def execute_host(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """NumPy in, NumPy out on the calling thread: no buffers, no queue handoff.
+
+        CPU device memory is host memory, so the program runs on the caller's arrays directly;
+        an output that may share memory with an input or a constant is copied so the caller
+        owns every result.
+        """
+        outputs = self.program.run(list(arrays))
+        shared = [*arrays, *(value for _, value in self.program.constants)]
+        return [
+            out.copy() if any(np.may_share_memory(out, a) for a in shared) else out
+            for out in outputs
+        ]
+
+    def cost_analysis(self) -> Mapping[str, float]:
+        from hlort.plugin.interpreter_backend import estimate_cost
+
+        return estimate_cost(self.module)
+
+    def artifacts(self) -> Mapping[str, str | bytes]:
+        return self.program.artifacts()
+
+    def stats(self) -> dict[str, object]:
+        """Compiled vs interpreted instructions (see Program.stats)."""
+        return self.program.stats()

@@ -1,0 +1,44 @@
+"""The ``cpu`` plugin: entry point of group ``hlort.plugins``; cheap to import and probe."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from hlort.plugin.api import AttributeValue, ProbeResult
+from hlort.plugin.base import SimplePlugin
+from hlort.plugin.capabilities import Capabilities
+from hlort.plugin.versioning import API_VERSION
+
+PLUGIN_VERSION = "0.1.0"
+
+
+class CpuPlugin(SimplePlugin):
+    name = "cpu"
+    api_version = API_VERSION
+    priority = 100  # the default on a machine without accelerators
+
+    @property
+    def client_class(self):  # imported lazily: llvmlite loads only when a client starts
+        from hlort_cpu.client import CpuClient
+
+        return CpuClient
+
+    def probe(self) -> ProbeResult:
+        if importlib.util.find_spec("llvmlite") is None:
+            return ProbeResult.unavailable("llvmlite is not installed",
+                                           "pip install 'hlort[llvm]'")  # fmt: skip
+        return ProbeResult.ok()
+
+    def attributes(self) -> Mapping[str, AttributeValue]:
+        return {"version": PLUGIN_VERSION, "vendor": "hlort", "cores": os.cpu_count() or 1,
+                "description": "LLVM-compiled fused kernels on the host CPU"}  # fmt: skip
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(serialization=True, donation=True, memory_stats=True,
+                            cost_analysis=True, artifacts=True, zero_copy=True)  # fmt: skip
+
+    def create_client(self, options: Mapping[str, Any] | None = None):
+        return self.client_class(self, options)

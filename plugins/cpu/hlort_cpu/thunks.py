@@ -1,0 +1,167 @@
+"""Thunks: the steps of a compiled program, and the Program that runs them.
+
+A Program is a flat list of callables over a slot environment, built once at compile time, so a
+call does no per-op Python work beyond invoking each step. Kernel thunks allocate their outputs,
+pass pointers to the kernel and split large kernels across cores.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hlort.ir.instruction import Instruction
+from hlort.shape import Token, TokenShape, TupleShape
+from hlort_cpu.thread_pool import chunks, run_chunks
+
+
+class KernelThunk:
+    """Run one compiled kernel; outputs are fresh arrays (a tuple for a tuple-shaped fusion)."""
+
+    def __init__(self, kernel, ins: list[int], out: int, is_tuple: bool):
+        self.kernel = kernel
+        self.ins = ins
+        self.out = out
+        self.is_tuple = is_tuple
+        info = kernel.info
+        self.shapes = [(s.dims, s.dtype.numpy) for s in info.output_shapes]
+        self.ranges = chunks(info.extent, info.elements_per_iteration)
+        self.fn = kernel.fn
+        self.ptr_type = kernel.pointer_array_type
+        self.empty = info.extent == 0
+
+    def __call__(self, env) -> None:
+        outs = [np.empty(d, t) for d, t in self.shapes]
+        arrays = [env[i] for i in self.ins]
+        for k, a in enumerate(arrays):
+            if not a.flags.c_contiguous:
+                arrays[k] = np.ascontiguousarray(a)
+        if not self.empty:
+            ptrs = self.ptr_type(*[a.ctypes.data for a in arrays], *[o.ctypes.data for o in outs])
+            run_chunks(self.fn, ptrs, self.ranges)
+        env[self.out] = tuple(outs) if self.is_tuple else outs[0]
+
+
+class DotThunk:
+    """dot_general as NumPy matmul (BLAS) on [batch, m, k] x [batch, k, n] views."""
+
+    def __init__(self, instr: Instruction, ins: list[int], out: int):
+        dn = instr.attrs["dot_dimension_numbers"]
+        lhs, rhs = (o.shape for o in instr.operands)
+        lc, rc = list(dn.lhs_contracting_dims), list(dn.rhs_contracting_dims)
+        lb, rb = list(dn.lhs_batch_dims), list(dn.rhs_batch_dims)
+        lf = [d for d in range(lhs.rank) if d not in lc and d not in lb]
+        rf = [d for d in range(rhs.rank) if d not in rc and d not in rb]
+        batch = math.prod(lhs.dims[d] for d in lb)
+        m = math.prod(lhs.dims[d] for d in lf)
+        k = math.prod(lhs.dims[d] for d in lc)
+        n = math.prod(rhs.dims[d] for d in rf)
+        self.lperm, self.rperm = lb + lf + lc, rb + rc + rf
+        self.lshape, self.rshape = (batch, m, k), (batch, k, n)
+        self.out_dims = instr.shape.dims
+        self.dtype = instr.shape.dtype.numpy
+        self.ins, self.out = ins, out
+
+    def __call__(self, env) -> None:
+        a = np.transpose(env[self.ins[0]], self.lperm).reshape(self.lshape)
+        b = np.transpose(env[self.ins[1]], self.rperm).reshape(self.rshape)
+        result = np.empty(self.lshape[:2] + (self.rshape[2],), self.dtype)
+        np.matmul(a, b, out=result)
+        env[self.out] = result.reshape(self.out_dims)
+
+
+def dot_thunk(instr: Instruction, ins: list[int], out: int) -> DotThunk | None:
+    """A BLAS thunk for float dots whose operands and result share f32 or f64, else None."""
+    types = {instr.shape.dtype.name} | {o.shape.dtype.name for o in instr.operands}
+    if types not in ({"f32"}, {"f64"}):
+        return None
+    return DotThunk(instr, ins, out)
+
+
+class FallbackThunk:
+    """FALLBACK: one op on the reference interpreter (counted in Program.stats())."""
+
+    def __init__(self, evaluator, fn, instr: Instruction, ins: list[int], out: int):
+        self.evaluator, self.fn, self.instr, self.ins, self.out = evaluator, fn, instr, ins, out
+
+    def __call__(self, env) -> None:
+        env[self.out] = self.fn(self.evaluator, self.instr, *[env[i] for i in self.ins])
+
+
+class FusionFallbackThunk:
+    """FALLBACK: a fusion the emitter cannot compile yet, run by the interpreter."""
+
+    def __init__(self, evaluator, comp, ins: list[int], out: int):
+        self.evaluator, self.comp, self.ins, self.out = evaluator, comp, ins, out
+
+    def __call__(self, env) -> None:
+        env[self.out] = self.evaluator.call(self.comp, [env[i] for i in self.ins])
+
+
+class Program:
+    def __init__(self, steps, n_slots, params, root, constants, compiled, fallback, evaluator):
+        self.steps = steps
+        self.n_slots = n_slots
+        self.params = params
+        self.root = root
+        self.constants = constants
+        self.compiled = compiled
+        self.fallback = fallback
+        self.evaluator = evaluator
+        self.ir_text: str | None = None
+        self.cache_hit = False
+        self.compile_seconds = 0.0
+        self._simple_params = all(not isinstance(s, (TupleShape, TokenShape)) for _, s in params)
+
+    def run(self, arguments: list, replica: int = 0, partition: int = 0) -> list:
+        env: list = [None] * self.n_slots
+        for k, value in self.constants:
+            env[k] = value
+        if self._simple_params:
+            for (k, _), value in zip(self.params, arguments, strict=True):
+                env[k] = value
+        else:
+            it = iter(arguments)
+            for k, shape in self.params:
+                env[k] = _take(shape, it)
+        if replica or partition:
+            self.evaluator.replica_id, self.evaluator.partition_id = replica, partition
+        for step in self.steps:
+            step(env)
+        return _flatten(env[self.root])
+
+    def stats(self) -> dict[str, object]:
+        return {
+            "compiled": dict(self.compiled),
+            "fallback": dict(self.fallback),
+            "compiled_count": sum(self.compiled.values()),
+            "fallback_count": sum(self.fallback.values()),
+            "cache_hit": self.cache_hit,
+            "compile_seconds": self.compile_seconds,
+        }
+
+    def artifacts(self) -> dict[str, str]:
+        out = {"stats.txt": "\n".join(f"{k}: {v}" for k, v in self.stats().items()) + "\n"}
+        if self.ir_text is not None:
+            out["kernels.ll"] = self.ir_text
+        return out
+
+
+def _take(shape, it):
+    if isinstance(shape, TupleShape):
+        return tuple(_take(s, it) for s in shape.elements)
+    if isinstance(shape, TokenShape):
+        return Token()
+    return next(it)
+
+
+def _flatten(value) -> list:
+    if isinstance(value, tuple):
+        out: list = []
+        for v in value:
+            out += _flatten(v)
+        return out
+    if isinstance(value, Token):
+        return []
+    return [value]

@@ -1,0 +1,106 @@
+"""The cpu plugin end to end: discovery, compile through the core pipeline, results vs the
+interpreter, compiled-vs-fallback stats, the compile cache, threads, and fallbacks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("llvmlite")
+
+import hlort  # noqa: E402
+from hlort import Builder, examples, shape  # noqa: E402
+
+RNG = np.random.default_rng(3)
+
+
+def _args(module):
+    return [RNG.standard_normal(p.shape.dims).astype(p.shape.dtype.numpy)
+            for p in module.entry.parameters]  # fmt: skip
+
+
+@pytest.fixture(scope="module", autouse=True)
+def private_cache(tmp_path_factory):
+    import os
+
+    old = os.environ.get("HLORT_CACHE_DIR")
+    os.environ["HLORT_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if old is None:
+        os.environ.pop("HLORT_CACHE_DIR", None)
+    else:
+        os.environ["HLORT_CACHE_DIR"] = old
+
+
+def test_cpu_backend_is_discovered():
+    assert "cpu" in hlort.backends()
+
+
+@pytest.mark.parametrize("make", [
+    lambda: examples.reduce_sum_fma(1 << 17),
+    lambda: examples.softmax_relu_matmul(64, 32, 48),
+    lambda: examples.layernorm(64, 128),
+], ids=["reduce_sum_fma", "softmax_relu_matmul", "layernorm"])  # fmt: skip
+def test_examples_compile_fully_and_match(make):
+    module, reference = make()
+    exe = hlort.compile(module, "cpu:0")
+    args = _args(module)
+    np.testing.assert_allclose(exe(*args), reference(*args), rtol=1e-4, atol=1e-4)
+    stats = exe.raw.stats()
+    assert stats["fallback_count"] == 0, stats
+    assert stats["compiled_count"] >= 1
+
+
+def test_unsupported_ops_fall_back_and_are_counted():
+    b = Builder("sorting")
+    x = b.parameter(shape.array("f32", [5, 7]))
+    s = b.sort(x, b.comparator(["f32"]), 1)
+    module = b.build(b.exp(s))
+    exe = hlort.compile(module, "cpu:0")
+    a = _args(module)[0]
+    np.testing.assert_allclose(exe(a), np.exp(np.sort(a, axis=1)), rtol=1e-6)
+    stats = exe.raw.stats()
+    assert stats["fallback"].get("sort") == 1
+    assert stats["compiled_count"] >= 1
+
+
+def test_large_kernel_splits_across_threads_and_matches():
+    n = 1 << 20
+    b = Builder("big")
+    x = b.parameter(shape.array("f32", [n]))
+    module = b.build(b.tanh(b.multiply(x, x)))
+    exe = hlort.compile(module, "cpu:0")
+    a = _args(module)[0]
+    np.testing.assert_allclose(exe(a), np.tanh(a * a), rtol=3e-7, atol=1e-7)
+
+
+def test_compile_cache_hits_and_rejects_corruption(tmp_path, monkeypatch):
+    import os
+
+    from hlort_cpu import compile_cache
+
+    monkeypatch.setenv("HLORT_CACHE_DIR", str(tmp_path))
+    module, reference = examples.layernorm(16, 32)
+    args = _args(module)
+    first = hlort.compile(module, "cpu:0")
+    assert not first.raw.stats()["cache_hit"]
+    compile_cache.clear_memory()
+    second = hlort.compile(module, "cpu:0")
+    assert second.raw.stats()["cache_hit"]
+    np.testing.assert_allclose(second(*args), reference(*args), rtol=1e-4, atol=1e-5)
+    for root, _, files in os.walk(tmp_path):
+        for name in files:
+            with open(os.path.join(root, name), "r+b") as f:
+                f.seek(60)
+                f.write(b"\x00garbage")
+    compile_cache.clear_memory()
+    third = hlort.compile(module, "cpu:0")
+    assert not third.raw.stats()["cache_hit"]
+    np.testing.assert_allclose(third(*args), reference(*args), rtol=1e-4, atol=1e-5)
+
+
+def test_cache_can_be_disabled(monkeypatch):
+    from hlort_cpu import compile_cache
+
+    monkeypatch.setenv("HLORT_CACHE", "0")
+    assert compile_cache.lookup("0" * 64) is None
