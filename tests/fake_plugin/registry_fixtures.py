@@ -3,8 +3,8 @@
 ``fresh_registry`` (autouse there): each test starts with a new default registry that knows only
 the built-in interpreter (installed plugins such as hlort-cpu would otherwise change the default
 backend under the tests' feet) and without HLORT_PLATFORMS. Discovery of installed plugins is
-tested in subprocesses with ``fake_site``. ``fake_site``: a directory that, on sys.path or PYTHONPATH, makes the fake plugin
-distributions installed (see fake_site.py).
+tested in subprocesses with ``fake_site``: a directory that, on sys.path or PYTHONPATH, makes
+the fake plugin distributions installed (see fake_site.py).
 """
 
 from __future__ import annotations
