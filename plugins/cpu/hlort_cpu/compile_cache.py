@@ -1,7 +1,9 @@
 """The compile cache: object code of an executable's kernels, in memory and on disk.
 
-Keyed by the optimized module's fingerprint, this plugin's version, llvmlite's version and the
-host target (triple, CPU, features), so a cached object never runs on a CPU it was not built for.
+Keyed by the optimized module's fingerprint, this plugin's version, a digest of the code generator's
+own source (``hlort.codegen.llvm`` and this package, so editing the emitter never reuses stale
+object code), llvmlite's version and the host target (triple, CPU, features), so a cached object
+never runs on a CPU it was not built for.
 On disk it lives under the user cache directory (``$XDG_CACHE_HOME/hlort/cpu`` or
 ``~/.cache/hlort/cpu``); ``HLORT_CACHE_DIR`` moves it and ``HLORT_CACHE=0`` turns caching off.
 Each entry stores a SHA-256 of its payload: a corrupted or truncated entry is detected, deleted
@@ -33,8 +35,32 @@ def cache_dir() -> str:
     return os.path.join(base, "hlort", "cpu")
 
 
+_code_digest: str | None = None
+
+
+def code_digest() -> str:
+    """SHA-256 over the source files of the emitter and this plugin (computed once)."""
+    global _code_digest
+    if _code_digest is None:
+        import hlort.codegen.llvm as emitter
+
+        h = hashlib.sha256()
+        for directory in (os.path.dirname(emitter.__file__), os.path.dirname(__file__)):
+            for name in sorted(os.listdir(directory)):
+                if name.endswith(".py"):
+                    h.update(name.encode())
+                    try:
+                        with open(os.path.join(directory, name), "rb") as f:
+                            h.update(f.read())
+                    except OSError:
+                        h.update(b"?")
+        _code_digest = h.hexdigest()
+    return _code_digest
+
+
 def cache_key(fingerprint: str, plugin_version: str, target_key: str) -> str:
-    return hashlib.sha256(f"{fingerprint}|{plugin_version}|{target_key}".encode()).hexdigest()
+    text = f"{fingerprint}|{plugin_version}|{code_digest()}|{target_key}"
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def lookup(key: str):

@@ -104,3 +104,14 @@ def test_cache_can_be_disabled(monkeypatch):
 
     monkeypatch.setenv("HLORT_CACHE", "0")
     assert compile_cache.lookup("0" * 64) is None
+
+
+def test_cache_key_depends_on_emitter_source(monkeypatch):
+    """Editing the emitter (without bumping PLUGIN_VERSION) must not reuse stale object code."""
+    from hlort_cpu import compile_cache
+
+    digest = compile_cache.code_digest()
+    assert len(digest) == 64 and compile_cache.code_digest() == digest
+    before = compile_cache.cache_key("fp", "0.1.0", "target")
+    monkeypatch.setattr(compile_cache, "_code_digest", "edited-emitter")
+    assert compile_cache.cache_key("fp", "0.1.0", "target") != before
