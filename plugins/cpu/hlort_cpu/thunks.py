@@ -30,6 +30,7 @@ class KernelThunk:
         self.fn = kernel.fn
         self.ptr_type = kernel.pointer_array_type
         self.empty = info.extent == 0
+        self.split = info.split  # split full reduce: scratch partials, then combine
 
     def __call__(self, env) -> None:
         outs = [np.empty(d, t) for d, t in self.shapes]
@@ -38,8 +39,12 @@ class KernelThunk:
             if not a.flags.c_contiguous:
                 arrays[k] = np.ascontiguousarray(a)
         if not self.empty:
-            ptrs = self.ptr_type(*[a.ctypes.data for a in arrays], *[o.ctypes.data for o in outs])
+            extra = [np.empty(self.ranges[-1][1], outs[0].dtype)] if self.split else []
+            ptrs = self.ptr_type(*[a.ctypes.data for a in arrays], *[o.ctypes.data for o in outs],
+                                 *[e.ctypes.data for e in extra])  # fmt: skip
             run_chunks(self.fn, ptrs, self.ranges)
+            if self.split:
+                self.fn(ptrs, self.ranges[-1][1], self.ranges[-1][1] + 1)
         env[self.out] = tuple(outs) if self.is_tuple else outs[0]
 
 

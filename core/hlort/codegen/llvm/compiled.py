@@ -27,7 +27,7 @@ class CompiledKernel:
 
     def __post_init__(self) -> None:
         self.fn = KERNEL_CFUNC(self.address)
-        n = self.info.num_inputs + len(self.info.output_shapes)
+        n = self.info.num_inputs + len(self.info.output_shapes) + int(self.info.split)
         self.pointer_array_type = ctypes.c_void_p * n
 
     def pointers(self, arrays: Sequence[np.ndarray]):
@@ -40,8 +40,12 @@ class CompiledKernel:
         """Run on whole arrays (tests, one thread); returns fresh outputs."""
         outs = [np.empty(s.dims, s.dtype.numpy) for s in self.info.output_shapes]
         arrays = [np.ascontiguousarray(a) for a in inputs] + outs
+        if self.info.split:
+            arrays.append(np.empty(self.info.extent, outs[0].dtype))
         if self.info.extent:
             self.fn(self.pointers(arrays), 0, self.info.extent)
+        if self.info.split:
+            self.fn(self.pointers(arrays), self.info.extent, self.info.extent + 1)
         return outs
 
 

@@ -6,12 +6,14 @@ the runtime splits that range across threads, so kernels never share an output e
 
 Loop fusion (any root made of elementwise and data-movement ops): a flat loop over linear
 element indices in blocks when no op needs per-dimension indices, else a nest whose innermost
-loop runs along the last, contiguous dimension. Input fusion (a reduce root, or a tuple of reduces
-of the same shape and dimensions, variadic ones included): "row" form when the last input dimension
-is reduced (accumulators in registers; plain add/multiply/max/min/bitwise reducers are marked
-reassociable so the vectorizer keeps partial accumulators, which is the only reassociation done);
-"column" form otherwise (accumulators in the output, the inner loop running along the kept
-contiguous dimension).
+loop runs along the last, contiguous dimension; when a transpose moves some operand's contiguous
+dimension away from the last one, the nest runs over TILE x TILE tiles instead. Input fusion (a
+reduce root, or a tuple of reduces of the same shape and dimensions, variadic ones included):
+"row" form when the last input dimension is reduced (accumulators in registers; plain
+add/multiply/max/min/bitwise reducers are marked reassociable so the vectorizer keeps partial
+accumulators); "column" form otherwise (accumulators in the output, the inner loop running along
+the kept contiguous dimension). Large full reductions are split into per-chunk partials
+(split_reduce.py); those and the vectorizer's partials are the only reassociation done.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from hlort.codegen.llvm.llvm_types import (
 )
 from hlort.codegen.llvm.loops import emit_loop, emit_nest
 from hlort.codegen.llvm.row_fusion import apply_reducer, emit_row_fusion, plan_row_fusion
+from hlort.codegen.llvm.split_reduce import SPLIT_CHUNK, emit_split_reduce, split_reduce
 from hlort.errors import Unimplemented
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
@@ -47,6 +50,7 @@ from hlort.ir.opcodes import Opcode
 from hlort.shape import ArrayShape
 
 FLAT_BLOCK = 8192  # elements per outer iteration of a flat loop
+TILE = 64  # side of the square tiles of a transposing loop fusion
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,7 @@ class KernelInfo:
     output_shapes: tuple[ArrayShape, ...]
     extent: int
     elements_per_iteration: int
+    split: bool = False  # partials in a scratch buffer of ``extent``; iteration extent combines
 
     @property
     def parallel(self) -> bool:
@@ -166,7 +171,10 @@ class KernelModule:
                 store_element(b, o.shape.dtype, v, ptr, index.linear)
 
         flat = len(dims) <= 1 or not needs_multi(comp)
-        if flat:
+        tile_dim = None if flat else transposed_dim(comp)
+        if tile_dim is not None:
+            extent, per_iter, outer = _tiled_outer(b, dims, tile_dim, store_all)
+        elif flat:
             block = FLAT_BLOCK
             extent = max(1, -(-total // block)) if total else 0
 
@@ -198,6 +206,14 @@ class KernelModule:
 
     # -- input fusion (reductions) ---------------------------------------------------------------
     def _row(self, name: str, comp: Computation) -> KernelInfo:
+        r = split_reduce(comp)
+        if r is not None:
+            shape = r.shape
+            fn, b, ctx, params, ptrs, begin, end = self._function(name, comp, 2)
+            parts = emit_split_reduce(b, ctx, comp, r, params, ptrs[0], ptrs[1], begin, end)
+            b.ret_void()
+            return KernelInfo(name, "row_reduce", len(params), (shape,), parts, SPLIT_CHUNK,
+                              split=True)  # fmt: skip
         plan = plan_row_fusion(comp)
         outs = plan.outputs
         shapes = tuple(leaf for o in outs for leaf in o.shape.leaf_shapes())
@@ -255,6 +271,60 @@ class KernelModule:
         b.ret_void()
         return KernelInfo(name, "column_reduce", len(params), tuple(out_shapes), 1,
                           max(math.prod(in_dims), 1))
+
+
+def transposed_dim(comp: Computation) -> int | None:
+    """Output dim that walks some operand's contiguous dim, when a transpose moves it off last.
+
+    A row of the output then reads a column of that operand (one cache line per element), so
+    the loop is tiled over this dim and the last one instead of running row by row.
+    """
+    dims = comp.root.shape.dims if comp.root.shape.is_array else root_outputs(comp)[0].shape.dims
+    rank = len(dims)
+    for instr in comp.instructions:
+        if instr.opcode is not Opcode.TRANSPOSE or instr.shape.dims != dims:
+            continue
+        a = list(instr.attrs["dimensions"]).index(rank - 1)
+        if a != rank - 1 and dims[a] > 1 and dims[-1] > 1:
+            return a
+    return None
+
+
+def _tiled_outer(b: ir.IRBuilder, dims: tuple[int, ...], a: int, store_all):
+    """Outer iterations over TILE x TILE tiles of output dims (a, last); others stay outer.
+
+    Inside a tile both the written rows and the read columns stay in L1, so reads and writes
+    are mostly contiguous. Returns (extent, elements per iteration, outer body).
+    """
+    rank = len(dims)
+    rest = [k for k in range(rank - 1) if k != a]
+    grid = [dims[k] for k in rest] + [-(-dims[a] // TILE), -(-dims[-1] // TILE)]
+    extent = math.prod(grid) if math.prod(dims) else 0
+
+    def outer(o: ir.Value) -> None:
+        pos = delinearize(b, o, tuple(grid))
+        a0 = b.mul(pos[-2], i64(TILE))
+        j0 = b.mul(pos[-1], i64(TILE))
+        a1 = _min(b, b.add(a0, i64(TILE)), dims[a])
+        j1 = _min(b, b.add(j0, i64(TILE)), dims[-1])
+
+        def row(i: ir.Value) -> None:
+            def inner(j: ir.Value) -> None:
+                multi: list[ir.Value] = [i64(0)] * rank
+                for k, v in zip(rest, pos[:-2], strict=True):
+                    multi[k] = v
+                multi[a], multi[-1] = i, j
+                store_all(Index(b, dims, multi=multi))
+
+            emit_loop(b, j0, j1, inner, "tile_j")
+
+        emit_loop(b, a0, a1, row, "tile_i")
+
+    return extent, TILE * TILE, outer
+
+
+def _min(b: ir.IRBuilder, v: ir.Value, n: int) -> ir.Value:
+    return b.select(b.icmp_signed("<", v, i64(n)), v, i64(n))
 
 
 def scalar_constant(dtype, value) -> ir.Constant:
