@@ -26,6 +26,7 @@ test: $(STAMP)
 	$(PY) -m pytest tests $(foreach p,$(PLUGINS),$(wildcard $(p)/tests)) -p no:cacheprovider
 
 bench: $(STAMP)
+	$(PY) -m pip install -q -e ".[bench]" || echo "jax does not install here: comparing with NumPy only"
 	$(PY) benchmarks/run.py
 
 lint: $(STAMP)
