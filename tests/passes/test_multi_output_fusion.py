@@ -61,6 +61,31 @@ def test_softmax_like_chain_becomes_one_kernel_plus_divide(h):
     assert h.count(module, Opcode.EXP) == 0  # exp lives inside the multi-output fusion
 
 
+def test_row_epilogue_joins_the_reduction_when_asked(h):
+    """With row_epilogue_fusion, softmax is one kernel: the divide reads rows the reduces read."""
+    def softmax():
+        b = Builder("softmax")
+        x = b.parameter(shape.array("f32", [8, 32]))
+        m = _reduce(b, x, "maximum", -np.inf)
+        e = b.exp(b.subtract(x, b.broadcast(m, [8, 32], [0])))
+        s = _reduce(b, e, "add", 0.0)
+        return b.build(b.divide(e, b.broadcast(s, [8, 32], [0])))
+
+    fs = fuse(h, softmax(), FusionPolicy(row_epilogue_fusion=True))
+    assert len(fs) == 1 and fs[0].attrs["kind"] is FusionKind.INPUT
+    assert fs[0].attrs["calls"].root.opcode is Opcode.DIVIDE
+    assert not fs[0].shape.is_tuple  # the exp is recomputed per row, never written out
+
+
+def test_row_epilogue_needs_trailing_reduced_dims(h):
+    b = Builder("columns")
+    x = b.parameter(shape.array("f32", [8, 32]))
+    s = _reduce(b, x, "add", 0.0, dims=(0,))
+    module = b.build(b.multiply(x, b.broadcast(s, [8, 32], [1])))
+    fuse(h, module, FusionPolicy(row_epilogue_fusion=True))
+    assert h.count(module, Opcode.REDUCE) == 1  # a column reduction stays apart
+
+
 def test_reduction_epilogue_joins_the_reduction(h):
     b = Builder("epilogue")
     x = b.parameter(shape.array("f32", [8, 32]))

@@ -18,6 +18,9 @@ class FusionPolicy:
     ``epilogue_fusion``: elementwise consumers fuse after a dot or convolution (kOutput).
     ``multi_output_fusion``: fusions and reductions sharing an input or feeding one another in the
     same iteration space merge into one fusion with a tuple root.
+    ``row_epilogue_fusion``: a loop over a row reduction's *input* shape that reads the reduction
+    (softmax's divide after its max and sum) joins the reduction's fusion, so a row is read from
+    cache, not memory, by every pass over it; only for backends that emit such fusions per row.
     ``duplicate_cheap_producers``: a producer with several users is copied into each of them when
     it is cheap (broadcast, iota, small constant, non-transcendental elementwise, reshape...).
     ``max_fused_instructions`` / ``max_operands`` / ``max_outputs``: size limits of one fusion.
@@ -28,6 +31,7 @@ class FusionPolicy:
     reduce_input_fusion: bool = True
     epilogue_fusion: bool = False
     multi_output_fusion: bool = True
+    row_epilogue_fusion: bool = False
     duplicate_cheap_producers: bool = True
     max_fused_instructions: int = 128
     max_operands: int = 32

@@ -8,7 +8,8 @@ merge when they iterate over the same space:
 - *producer-consumer*: the consumer reads the producer's output, and
   loop -> loop (same shape), loop -> reduction (the loop's shape is the reduction's input),
   reduction -> reduction (same input shape and reduced dimensions), or
-  reduction -> loop over the reduction's output shape (a reduction epilogue);
+  reduction -> loop over the reduction's output shape (a reduction epilogue), and, when the
+  policy asks for row epilogues, reduction over trailing dimensions -> loop over its input shape;
   the producer's outputs that others still read become extra outputs;
 - *siblings*: two fusions or reductions read the same (non-scalar) input, neither depends on the
   other, and their spaces match as above.
@@ -75,13 +76,21 @@ def _reduce_space(reduce: Instruction) -> Space | None:
     return ("reduce", source.dims, tuple(sorted(reduce.attrs["dimensions"])), out.dims)
 
 
-def producer_consumer_compatible(producer: Space, consumer: Space) -> bool:
+def producer_consumer_compatible(producer: Space, consumer: Space, row_epilogue: bool = False
+                                  ) -> bool:  # fmt: skip
     if producer[0] == "loop":
         target = consumer[1]
         return producer[1] == target
     if consumer[0] == "reduce":
         return producer[1:3] == consumer[1:3]
+    if row_epilogue and consumer[1] == producer[1] and _trailing(producer):
+        return True  # a row epilogue: the loop runs over the rows the reduction reads
     return consumer[1] == producer[3]  # a reduction epilogue
+
+
+def _trailing(space: Space) -> bool:
+    rank, reduced = len(space[1]), space[2]
+    return bool(reduced) and tuple(reduced) == tuple(range(rank - len(reduced), rank))
 
 
 def siblings_compatible(a: Space, b: Space) -> bool:
@@ -132,7 +141,7 @@ class MultiOutputFusion(Pass):
             plain_loop = consumer.opcode is not Opcode.FUSION and spaces[id(consumer)][0] == "loop"
             for producer in self._producers(consumer):
                 if not free(producer) or not producer_consumer_compatible(
-                    spaces[id(producer)], spaces[id(consumer)]
+                    spaces[id(producer)], spaces[id(consumer)], self.policy.row_epilogue_fusion
                 ):
                     continue
                 if plain_loop and spaces[id(producer)][0] != "reduce":

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import os
 
+from hlort.passes.fusion_policy import FusionPolicy
+from hlort.passes.pass_options import PassOptions
 from hlort.plugin.base import SimpleClient, SimpleDevice
 from hlort_cpu.executable import CpuExecutable
 
 
 class CpuClient(SimpleClient):
     executable_class = CpuExecutable
+
+    def pass_options(self) -> PassOptions:
+        """Row epilogues join their reductions: the row fusion emitter keeps a row in cache."""
+        return PassOptions(policy=FusionPolicy(row_epilogue_fusion=True))
 
     def create_devices(self) -> list[SimpleDevice]:
         from hlort.codegen.llvm import jit_engine

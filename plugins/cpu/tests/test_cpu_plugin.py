@@ -51,6 +51,14 @@ def test_examples_compile_fully_and_match(make):
     assert stats["compiled_count"] >= 1
 
 
+def test_softmax_relu_matmul_is_a_matmul_plus_one_fused_pass():
+    module, reference = examples.softmax_relu_matmul(64, 32, 48)
+    exe = hlort.compile(module, "cpu:0")
+    args = _args(module)
+    np.testing.assert_allclose(exe(*args), reference(*args), rtol=1e-5, atol=1e-6)
+    assert exe.raw.stats()["compiled"] == {"dot (BLAS)": 1, "fusion(kInput)": 1}
+
+
 def test_unsupported_ops_fall_back_and_are_counted():
     b = Builder("sorting")
     x = b.parameter(shape.array("f32", [5, 7]))
