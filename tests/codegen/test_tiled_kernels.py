@@ -82,6 +82,32 @@ def test_transpose_matches_interpreter_bitwise(kernels, name):
     assert same_bits(got, reference(module, *args)), name
 
 
+def test_plain_transposes_run_as_register_blocks(kernels):
+    """transpose(param) moving the contiguous dim -> the "transpose" kernel; fused -> tiled loop."""
+    for name, kernel in kernels.items():
+        want = "transpose" if name in TILED and not name.startswith("fused") else "loop"
+        assert kernel.info.kind == want, name
+
+
+@pytest.mark.parametrize("dims,perm,dtype", [
+    ([1024, 1100], [1, 0], "f32"),  # 4.4 MiB: streaming stores when the output is aligned
+    ([600, 1000], [1, 0], "f64"),
+    ([3, 700, 520], [0, 2, 1], "s32"),
+    ([520, 3, 700], [2, 1, 0], "f32"),
+])  # fmt: skip
+def test_big_transposes_stream_and_match(dims, perm, dtype):
+    module = m_transpose(dims, perm, dtype)
+    (kernel,) = compile_modules({"t": module}).values()
+    (x,) = _args(module)
+    want = np.transpose(x, perm)
+    for offset in (0, 1):  # an aligned output takes the streaming path, a misaligned one not
+        raw = np.empty(want.size + 64, want.dtype)
+        start = (-raw.ctypes.data % 64) // want.itemsize + offset
+        out = raw[start:start + want.size].reshape(want.shape)
+        kernel.run_range(kernel.pointers([x, out]), 0, kernel.info.extent)
+        assert same_bits(out, want), offset
+
+
 @pytest.mark.parametrize("name", ["odd", "rank3_201", "fused_f32"])
 def test_tiles_split_across_ranges(kernels, name):
     """Threads get disjoint ranges of tiles; any split must give the same bits."""

@@ -13,6 +13,7 @@ import numpy as np
 
 from hlort.ir.instruction import Instruction
 from hlort.shape import Token, TokenShape, TupleShape
+from hlort_cpu.host_pool import host_pool
 from hlort_cpu.thread_pool import chunks, run_chunks
 
 
@@ -25,7 +26,8 @@ class KernelThunk:
         self.out = out
         self.is_tuple = is_tuple
         info = kernel.info
-        self.shapes = [(s.dims, s.dtype.numpy) for s in info.output_shapes]
+        self.shapes = [(tuple(s.dims), np.dtype(s.dtype.numpy)) for s in info.output_shapes]
+        self.pool = host_pool()
         self.ranges = chunks(info.extent, info.elements_per_iteration)
         self.fn = kernel.fn
         self.ptr_type = kernel.pointer_array_type
@@ -33,7 +35,7 @@ class KernelThunk:
         self.split = info.split  # split full reduce: scratch partials, then combine
 
     def __call__(self, env) -> None:
-        outs = [np.empty(d, t) for d, t in self.shapes]
+        outs = [self.pool.empty(d, t) for d, t in self.shapes]
         arrays = [env[i] for i in self.ins]
         for k, a in enumerate(arrays):
             if not a.flags.c_contiguous:

@@ -40,9 +40,11 @@ from hlort.codegen.llvm.llvm_types import (
     load_element,
     store_element,
 )
-from hlort.codegen.llvm.loops import emit_loop, emit_nest
+from hlort.codegen.llvm.loops import INTERLEAVE, emit_loop, emit_nest
 from hlort.codegen.llvm.row_fusion import apply_reducer, emit_row_fusion, plan_row_fusion
 from hlort.codegen.llvm.split_reduce import SPLIT_CHUNK, emit_split_reduce, split_reduce
+from hlort.codegen.llvm.transpose_kernel import TILE as TRANSPOSE_TILE
+from hlort.codegen.llvm.transpose_kernel import emit_transpose, plan_transpose
 from hlort.errors import Unimplemented
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
@@ -91,7 +93,9 @@ def _reduces(comp: Computation) -> list[Instruction] | None:
 
 
 def classify(comp: Computation) -> str | None:
-    """"loop", "row", "column" or None (not compilable as one kernel here)."""
+    """"loop", "row", "column", "transpose" or None (not compilable as one kernel here)."""
+    if plan_transpose(comp) is not None:
+        return "transpose"
     if any(i.opcode is Opcode.REDUCE for i in comp.instructions):
         if plan_row_fusion(comp) is not None:
             return "row"
@@ -138,6 +142,8 @@ class KernelModule:
             info = self._row(name, comp)
         elif kind == "column":
             info = self._column(name, comp)
+        elif kind == "transpose":
+            info = self._transpose(name, comp)
         else:
             info = self._loop(name, comp)
         self.kernels.append(info)
@@ -154,6 +160,14 @@ class KernelModule:
                 for k in range(n_in + n_out)]  # fmt: skip
         ctx = IrContext(self.module, b)
         return fn, b, ctx, ptrs[:n_in], ptrs[n_in:], begin, end
+
+    # -- transposes of the contiguous dimension (transpose_kernel.py) ----------------------------
+    def _transpose(self, name: str, comp: Computation) -> KernelInfo:
+        fn, b, ctx, params, outs, begin, end = self._function(name, comp, 1)
+        extent = emit_transpose(b, plan_transpose(comp), params[0], outs[0], begin, end)
+        b.ret_void()
+        return KernelInfo(name, "transpose", 1, (comp.root.shape,), extent,
+                          TRANSPOSE_TILE * TRANSPOSE_TILE)  # fmt: skip
 
     # -- loop fusion -----------------------------------------------------------------------------
     def _loop(self, name: str, comp: Computation) -> KernelInfo:
@@ -182,7 +196,8 @@ class KernelModule:
                 start = b.mul(o, i64(block))
                 stop = b.add(start, i64(block))
                 stop = b.select(b.icmp_signed("<", stop, i64(total)), stop, i64(total))
-                emit_loop(b, start, stop, lambda j: store_all(Index(b, dims, linear=j)), "inner")
+                emit_loop(b, start, stop, lambda j: store_all(Index(b, dims, linear=j)), "inner",
+                          INTERLEAVE)  # fmt: skip
 
             per_iter = block
         else:
@@ -197,7 +212,7 @@ class KernelModule:
                 def inner(j: ir.Value) -> None:
                     store_all(Index(b, dims, multi=outer_multi + [j], linear=b.add(base, j)))
 
-                emit_loop(b, i64(0), i64(inner_n), inner, "inner")
+                emit_loop(b, i64(0), i64(inner_n), inner, "inner", INTERLEAVE)
 
             per_iter = inner_n
         emit_loop(b, begin, end, outer, "outer")
@@ -265,7 +280,7 @@ class KernelModule:
                 for v, ptr, s in zip(new, out_ptrs, out_shapes, strict=True):
                     store_element(b, s.dtype, v, ptr, k)
 
-            emit_nest(b, list(in_dims), nest_body, "col")
+            emit_nest(b, list(in_dims), nest_body, "col", INTERLEAVE)
 
         emit_loop(b, begin, end, outer, "outer")
         b.ret_void()
