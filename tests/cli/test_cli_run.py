@@ -91,7 +91,9 @@ def test_run_json_and_repeat_and_profile(capsys, add_file):
     assert report["format"] == "hlo" and len(report["execute_ms"]) == 3
     assert report["inputs"][0] == {"name": "arg0", "shape": [3], "dtype": "bf16"}
     assert [o["name"] for o in report["outputs"]] == ["out0", "out1"]
-    assert "backend_compile" in report["profile"]["phases_ms"]
+    phases = report["profile"]["phases_ms"]
+    # compiled here, or loaded from the persistent cache when an earlier test compiled it
+    assert "backend_compile" in phases or "cache_load" in phases
     assert report["profile"]["cost_analysis"]["flops"] > 0
 
 

@@ -77,6 +77,8 @@ def test_wrong_argument_count_shape_and_dtype_are_invalid_arguments():
 def test_compile_verifies_once_and_calls_never_recompile(monkeypatch):
     import hlort.runtime.compile as compile_module
 
+    monkeypatch.setenv("HLORT_CACHE", "0")  # a persistent-cache hit would skip verification
+
     counts = {"verify": 0, "compile": 0}
     real_verify = compile_module.verify_module
 

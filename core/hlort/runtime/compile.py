@@ -3,7 +3,8 @@
 Verification happens here, once; executables never re-verify per call. The core pass pipeline
 (``hlort.passes.run_default_pipeline``) runs with the policy and extra passes the backend asks
 for (``Client.pass_options``). The caller's module is never modified: passes
-run on a clone.
+run on a clone. A module compiled before (in any process) comes from the persistent executable
+cache (executable_cache.py) without verification, passes or codegen.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from hlort.plugin import api
 from hlort.plugin.base.hlo_text import print_hlo
 from hlort.plugin.options import CompileOptions, DebugOptions
 from hlort.runtime.executable import Executable
+from hlort.runtime.executable_cache import ExecutableCache
 from hlort.runtime.program import load_program
 
 
@@ -90,14 +92,20 @@ def compile_on(
     start = time.perf_counter()
     module, _fmt = load_program(program)
     timings["load"] = time.perf_counter() - start
+    raw_device = device.raw if device is not None else None
+    options = _device_options(options, raw_device)
+    start = time.perf_counter()
+    cache = ExecutableCache.for_compile(backend, module, options)
+    cached = cache.load() if cache is not None else None
+    if cached is not None:
+        timings["cache_load"] = time.perf_counter() - start
+        return Executable(cached, backend, None, timings)
     start = time.perf_counter()
     verify_module(module)
     timings["verify"] = time.perf_counter() - start
     start = time.perf_counter()
     optimized = run_core_passes(module.clone(), options, backend.client)
     timings["core_passes"] = time.perf_counter() - start
-    raw_device = device.raw if device is not None else None
-    options = _device_options(options, raw_device)
     start = time.perf_counter()
     try:
         raw = backend.client.compile(optimized, options)
@@ -109,6 +117,8 @@ def compile_on(
             f"in the plugin: report it to its maintainers, with the module)"
         ) from err
     timings["backend_compile"] = time.perf_counter() - start
+    if cache is not None:
+        cache.store(raw)
     if options.debug.dump_dir:
         dump_compilation(options.debug.dump_dir, optimized, raw, backend.platform)
     return Executable(raw, backend, optimized, timings)

@@ -18,21 +18,19 @@ import pickle
 import tempfile
 import threading
 
+from hlort.runtime.executable_cache import cache_enabled, cache_root
+
 _MAGIC = b"HLORTCPU1"
 _memory: dict[str, tuple[bytes, list]] = {}
 _lock = threading.Lock()
 
 
 def enabled() -> bool:
-    return os.environ.get("HLORT_CACHE", "1") != "0"
+    return cache_enabled()
 
 
 def cache_dir() -> str:
-    explicit = os.environ.get("HLORT_CACHE_DIR")
-    if explicit:
-        return os.path.join(explicit, "cpu")
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "hlort", "cpu")
+    return os.path.join(cache_root(), "cpu")
 
 
 _code_digest: str | None = None

@@ -1,0 +1,130 @@
+"""The persistent executable cache: a second process skips verification, passes and codegen.
+
+Like JAX's persistent compilation cache. The key covers everything the compiled program depends
+on: the input module's fingerprint, the compile options, the backend (platform, platform version,
+plugin version and attributes), the pass options it asks for, and the core's own source (files
+of ``hlort.passes``, ``hlort.ir`` and ``hlort.text``, by size and modification time, so an edited
+pass never serves a stale program). The value is the executable's own serialization
+(``Executable.serialize``), restored with ``Client.deserialize_executable``; the plugin's caches
+then make that cheap (the cpu plugin reloads its object code from disk).
+
+Only for backends whose capabilities include serialization, and never when the compile dumps
+its passes (``debug.dump_dir``: the dump is the point). Entries are framed with a checksum; an
+entry that fails to load for any reason is deleted and the module compiled again.
+``HLORT_CACHE_DIR`` moves the cache (default: ``$XDG_CACHE_HOME/hlort`` or ``~/.cache/hlort``),
+``HLORT_CACHE=0`` turns it off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+
+from hlort.errors import HlortError
+from hlort.ir.module import Module
+from hlort.plugin import api
+from hlort.plugin.options import CompileOptions
+
+_source_digest: str | None = None
+
+
+def cache_enabled() -> bool:
+    return os.environ.get("HLORT_CACHE", "1") != "0"
+
+
+def cache_root() -> str:
+    """The directory every hlort cache lives under (plugins add their own subdirectory)."""
+    explicit = os.environ.get("HLORT_CACHE_DIR")
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "hlort")
+
+
+def _core_source_digest() -> str:
+    """Size and mtime of the core files that shape an optimized module (computed once)."""
+    global _source_digest
+    if _source_digest is None:
+        import hlort
+
+        root = os.path.dirname(hlort.__file__)
+        h = hashlib.sha256(getattr(hlort, "__version__", "").encode())
+        for package in ("passes", "ir", "text"):
+            directory = os.path.join(root, package)
+            for dirpath, _dirs, files in sorted(os.walk(directory)):
+                for name in sorted(files):
+                    if name.endswith(".py"):
+                        st = os.stat(os.path.join(dirpath, name))
+                        h.update(f"{package}/{name}:{st.st_size}:{st.st_mtime_ns};".encode())
+        _source_digest = h.hexdigest()
+    return _source_digest
+
+
+class ExecutableCache:
+    """One compile's view of the cache: ``load()`` before compiling, ``store()`` after."""
+
+    def __init__(self, key: str, backend):
+        self.key = key
+        self.backend = backend
+        self.path = os.path.join(cache_root(), "executables", key[:2], key)
+
+    @classmethod
+    def for_compile(cls, backend, module: Module, options: CompileOptions):
+        """The cache for this compile, or None when caching does not apply."""
+        if not cache_enabled() or options.debug.dump_dir:
+            return None
+        try:
+            if not backend.capabilities().serialization:
+                return None
+            plugin = backend.plugin
+            attributes = dict(plugin.attributes()) if plugin is not None else {}
+            wanted = backend.client.pass_options()
+        except HlortError:
+            return None
+        parts = [
+            module.fingerprint(),
+            json.dumps(options.to_dict(), sort_keys=True, default=str),
+            backend.platform,
+            backend.platform_version,
+            json.dumps(attributes, sort_keys=True, default=str),
+            repr(wanted.policy),
+            repr([type(p).__name__ for p in (*wanted.before, *wanted.after)]),
+            _core_source_digest(),
+        ]
+        key = hashlib.sha256("\0".join(parts).encode()).hexdigest()
+        return cls(key, backend)
+
+    def load(self) -> api.Executable | None:
+        try:
+            with open(self.path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return None
+        try:
+            return self.backend.client.deserialize_executable(data)
+        except Exception:  # corrupted, truncated or from an incompatible plugin: recompile
+            self._remove()
+            return None
+
+    def store(self, executable: api.Executable) -> None:
+        try:
+            data = executable.serialize()
+        except HlortError:
+            return
+        directory = os.path.dirname(self.path)
+        try:
+            os.makedirs(directory, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=directory)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # a read-only cache directory only costs recompilation
+
+    def _remove(self) -> None:
+        try:
+            os.remove(self.path)
+        except OSError:
+            pass
