@@ -56,6 +56,32 @@ def tiny_dispatch_us() -> float:
     return direct, via_runtime
 
 
+def _geomean(values: list[float]) -> float:
+    return float(np.exp(np.mean(np.log(values)))) if values else float("nan")
+
+
+def _summary(rows: list[dict]) -> dict:
+    """The issue's headline numbers: JAX ratio, compile times, warm-cache loads."""
+    from warm_cache import measure
+
+    out: dict = {"lines": []}
+    jax_rows = [r for r in rows if r["jax_s"]]
+    if jax_rows:
+        g = _geomean([r["hlort_s"] / r["jax_s"] for r in jax_rows])
+        out["geomean_hlort_over_jax"] = g
+        out["lines"].append(f"geomean hlort/jax time: {g:.2f} (below 1 = faster than jax)")
+        c = statistics.median(r["compile_ms"] for r in jax_rows)
+        j = statistics.median(r["jax_compile_ms"] for r in jax_rows)
+        out["median_compile_ms"], out["median_jax_compile_ms"] = c, j
+        out["lines"].append(f"median compile: hlort {c:.1f} ms, jax {j:.1f} ms")
+    warm = measure(quick=False)
+    out["warm_cache_load_ms"] = warm
+    out["lines"].append(f"second process, warm cache: median load "
+                        f"{statistics.median(warm.values()):.2f} ms, worst "
+                        f"{max(warm.values()):.2f} ms ({max(warm, key=warm.get)})")  # fmt: skip
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
@@ -115,12 +141,15 @@ def main() -> int:
           f"({tiny_runtime:.1f} us through hlort.Executable)")
     ratios = [r["numpy_over_hlort"] for r in rows]
     print(f"geomean numpy/hlort: {float(np.exp(np.mean(np.log(ratios)))):.2f}")
+    summary = _summary(rows)
+    for line in summary["lines"]:
+        print(line)
     os.makedirs(os.path.join(os.path.dirname(__file__), "results"), exist_ok=True)
     path = os.path.join(os.path.dirname(__file__), "results",
                         time.strftime("bench-%Y%m%d-%H%M%S.json"))  # fmt: skip
     with open(path, "w") as f:
-        json.dump({"bandwidth_bytes_per_s": bw, "tiny_dispatch_us": tiny, "rows": rows}, f,
-                  indent=2)  # fmt: skip
+        json.dump({"bandwidth_bytes_per_s": bw, "tiny_dispatch_us": tiny, "rows": rows,
+                   "summary": summary}, f, indent=2)  # fmt: skip
     print(f"saved {path}")
     return 0
 
