@@ -166,6 +166,13 @@ def of_value(value) -> Shape:
     return ArrayShape(dtypes.from_numpy(arr.dtype), arr.shape)
 
 
+def major_to_minor(shape: ArrayShape) -> tuple[int, ...]:
+    """Dimensions from most to least significant in memory (no layout: row-major)."""
+    if shape.layout is None:
+        return tuple(range(shape.rank))
+    return tuple(reversed(shape.layout))
+
+
 def same_with_layout(a: Shape, b: Shape) -> bool:
     if isinstance(a, ArrayShape) and isinstance(b, ArrayShape):
         return a == b and a.layout == b.layout

@@ -142,6 +142,29 @@ def test_reshape_empty_and_scalar():
     assert same(run(lambda b, p: b.reshape(p, []), np.ones((1, 1), np.bool_)), np.array(True))
 
 
+def test_bitcast_shape_rule():
+    result = shape.array("f32", [3, 2], layout=(0, 1))
+    assert infer_shape(Opcode.BITCAST, [A("f32", [2, 3])], {}, result) == result
+    invalid(Opcode.BITCAST, [A("f32", [2, 3])], {}, A("f32", [7]), "6 elements", "f32[7]")
+    invalid(Opcode.BITCAST, [A("f32", [2, 3])], {}, A("s32", [6]), "bitcast-convert")
+
+
+@pytest.mark.parametrize("dt", ALL, ids=str)
+@pytest.mark.parametrize("source,result,perm", [
+    ((1, 0), (0, 1), (1, 0)),  # row-major [2,3] read as column-major [3,2]: the transpose
+    ((0, 1), (1, 0), (1, 0)),  # column-major [2,3] read as row-major [3,2]: the transpose
+    ((0, 1), (0, 1), None),    # both column-major: a reshape of the column-major order
+])  # fmt: skip
+def test_bitcast_reads_memory_order_every_dtype(dt, source, result, perm):
+    x = sample(dt, [2, 3])
+    b = Builder("bitcast")
+    p = b.parameter(shape.array(dt, [2, 3], layout=source))
+    out = b.op(Opcode.BITCAST, (p,), shape.array(dt, [3, 2], layout=result))
+    got = evaluate(b.build(out), [x])
+    want = x.T if perm else x.T.reshape(-1).reshape(2, 3).T
+    assert same(got, want)
+
+
 def test_transpose_shape_rule():
     out = infer_shape(Opcode.TRANSPOSE, [A("f32", [2, 3, 4])], {"dimensions": (2, 0, 1)})
     assert out == A("f32", [4, 2, 3])

@@ -400,3 +400,22 @@ def test_rules_keep_results_on_random_inputs(h):
     assert h.run_passes(module, SIMPLIFY)
     assert module.entry.root is module.entry.parameters[0]
     h.check_same_results(before, module, seeds=range(8))
+
+
+# -- bitcast ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("source,result,ops", [
+    ("f32[2,3]{1,0}", "f32[6]{0}", {Opcode.RESHAPE}),
+    ("f32[2,3]{1,0}", "f32[3,2]{0,1}", {Opcode.RESHAPE, Opcode.TRANSPOSE}),
+    ("f32[2,3]{0,1}", "f32[6]{0}", {Opcode.RESHAPE, Opcode.TRANSPOSE}),
+    ("f32[2,3,4]{0,2,1}", "f32[4,6]{0,1}", {Opcode.RESHAPE, Opcode.TRANSPOSE}),
+])  # fmt: skip
+def test_bitcast_becomes_logical_transposes_and_reshape(h, source, result, ops):
+    module = simplify(h, f"""
+HloModule m
+ENTRY %main (x: {source.split('{')[0]}) -> {result.split('{')[0]} {{
+  %x = {source} parameter(0)
+  ROOT %b = {result} bitcast({source} %x)
+}}
+""")
+    found = {i.opcode for i in module.entry.instructions} - {Opcode.PARAMETER}
+    assert Opcode.BITCAST not in found and found <= ops

@@ -137,8 +137,8 @@ def test_bad_attributes(line, message):
 
 
 def test_unsupported_xla_op_is_unimplemented():
-    text = body("%p = f32[4] parameter(0)", "ROOT %b = f32[2,2] bitcast(%p)")
-    with pytest.raises(Unimplemented, match="bad.hlo:5:22: XLA op 'bitcast' is not supported"):
+    text = body("%p = f32[4] parameter(0)", "ROOT %b = f32[4] all-reduce(%p)")
+    with pytest.raises(Unimplemented, match="bad.hlo:5:20: XLA op 'all-reduce' is not supported"):
         parse_module(text, source_name="bad.hlo")
 
 

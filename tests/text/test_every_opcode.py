@@ -113,6 +113,11 @@ def _broadcast(b):
     return b.broadcast(b.parameter(shape.array("f32", [3])), [2, 3], [1])
 
 
+@case("bitcast", O.BITCAST)
+def _bitcast(b):
+    return b.op(O.BITCAST, (b.parameter(F32_23),), shape.array("f32", [3, 2], layout=(0, 1)))
+
+
 @case("reshape", O.RESHAPE)
 def _reshape(b):
     return b.reshape(b.parameter(F32_23), [3, 2])

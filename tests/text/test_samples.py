@@ -284,3 +284,13 @@ def test_tiled_layouts_and_raw_module_attributes():
     assert "input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {}, may-alias) }" in header
     assert "entry_computation_layout={(f32[8,8]{1,0:T(8,128)}," in header  # kept: still right
     assert "statistics={visualizing_index=1,stat-index-1=0.5}" in printed
+
+
+def test_layout_bitcasts_reinterpret_memory_order():
+    """XLA's bitcast reads the operand's bytes (in its layout) in the result's layout: a
+    row-major [2,3] seen as a column-major [3,2] is its transpose."""
+    module = load("layout_bitcasts", verify=True)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    transposed, flat = evaluate(module, [x])
+    np.testing.assert_array_equal(transposed, x.T)
+    np.testing.assert_array_equal(flat, x.reshape(6))

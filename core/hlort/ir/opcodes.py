@@ -73,6 +73,7 @@ class Opcode(enum.Enum):
     # data movement
     BROADCAST = "broadcast"
     RESHAPE = "reshape"
+    BITCAST = "bitcast"
     TRANSPOSE = "transpose"
     SLICE = "slice"
     DYNAMIC_SLICE = "dynamic-slice"
@@ -202,6 +203,7 @@ OP_INFO: dict[Opcode, OpInfo] = {
     Opcode.CLAMP: OpInfo(3, elementwise=True),
     Opcode.BROADCAST: OpInfo(1),
     Opcode.RESHAPE: OpInfo(1),
+    Opcode.BITCAST: OpInfo(1),
     Opcode.TRANSPOSE: OpInfo(1),
     Opcode.SLICE: OpInfo(1),
     Opcode.DYNAMIC_SLICE: OpInfo(None),

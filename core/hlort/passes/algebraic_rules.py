@@ -18,6 +18,7 @@ from hlort.ir.attributes import SliceDim
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.passes.rewriter import Rewriter, as_float, is_float_zero, splat
+from hlort.shape import ArrayShape, major_to_minor
 
 Rule = Callable[[Instruction, Rewriter], "Instruction | None"]
 
@@ -161,6 +162,23 @@ def _reshape(instr: Instruction, rw: Rewriter) -> Instruction | None:
     return None
 
 
+def _bitcast(instr: Instruction, rw: Rewriter) -> Instruction | None:
+    """XLA's layout-level reshape as logical ops: transpose to the operand's memory order,
+    reshape, transpose from the result's memory order (identity transposes left out)."""
+    x = instr.operands[0]
+    source, result = x.shape, instr.shape
+    if not isinstance(source, ArrayShape) or not isinstance(result, ArrayShape):
+        return None
+    into, outof = major_to_minor(source), major_to_minor(result)
+    y = x if into == tuple(range(source.rank)) else rw.make(Opcode.TRANSPOSE, [x],
+                                                           dimensions=into)  # fmt: skip
+    laid_out = ArrayShape(result.dtype, tuple(result.dims[d] for d in outof))
+    y = rw.make(Opcode.RESHAPE, [y], laid_out)
+    if outof != tuple(range(result.rank)):
+        y = rw.make(Opcode.TRANSPOSE, [y], dimensions=tuple(int(d) for d in np.argsort(outof)))
+    return y
+
+
 def _transpose(instr: Instruction, rw: Rewriter) -> Instruction | None:
     x = instr.operands[0]
     perm = tuple(instr.attrs["dimensions"])
@@ -256,6 +274,7 @@ RULES: dict[Opcode, tuple[Rule, ...]] = {
     Opcode.SELECT: (_select,),
     Opcode.CONVERT: (_convert,),
     Opcode.RESHAPE: (_reshape,),
+    Opcode.BITCAST: (_bitcast,),
     Opcode.TRANSPOSE: (_transpose,),
     Opcode.BROADCAST: (_broadcast,),
     Opcode.SLICE: (_slice,),

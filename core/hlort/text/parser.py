@@ -34,7 +34,7 @@ from hlort.text.shapes import array_shape_from_token, parse_shape_at
 
 # XLA ops outside hlort's op table: reported as UNIMPLEMENTED, not as syntax errors.
 XLA_ONLY_OPS = frozenset({
-    "bitcast", "all-reduce", "all-reduce-start", "all-reduce-done", "all-gather",
+    "all-reduce", "all-reduce-start", "all-reduce-done", "all-gather",
     "all-gather-start", "all-gather-done", "all-to-all", "ragged-all-to-all", "reduce-scatter",
     "collective-permute", "collective-permute-start", "collective-permute-done",
     "collective-broadcast", "send", "send-done", "recv", "recv-done", "infeed", "outfeed",
@@ -43,8 +43,7 @@ XLA_ONLY_OPS = frozenset({
     "get-dimension-size", "stochastic-convert", "batch-norm-training", "batch-norm-inference",
     "batch-norm-grad", "trace", "composite",
 })  # fmt: skip
-_HINTS = {"bitcast": "; XLA adds bitcasts when it assigns layouts: give hlort the module as "
-                      "lowered (jax's .lower().as_text(dialect='hlo')), before XLA optimizes it"}
+_HINTS = {"rng": "; lower random numbers with rng-bit-generator (jax does)"}
 _CONFIG_KEYS = {"replica_count": "num_replicas", "num_replicas": "num_replicas",
                 "num_partitions": "num_partitions"}  # fmt: skip
 _COMPUTATION_ATTR = re.compile(r",\s*[A-Za-z_][\w\-]*\s*=")

@@ -1,4 +1,4 @@
-"""Interpreter: broadcast, reshape, transpose, slice, dynamic-slice, dynamic-update-slice,
+"""Interpreter: broadcast, reshape, bitcast, transpose, slice, dynamic-slice, dynamic-update-slice,
 concatenate, pad, reverse.
 
 Results are fresh arrays (never views of an operand), so no later in-place update can alias an
@@ -11,6 +11,7 @@ import numpy as np
 
 from hlort.interpreter.registry import evaluates
 from hlort.ir.opcodes import Opcode
+from hlort.shape import major_to_minor
 
 
 def clamped_start(index: np.ndarray, dim: int, size: int) -> int:
@@ -35,6 +36,16 @@ def _broadcast(ev, instr, x):
 @evaluates(Opcode.RESHAPE)
 def _reshape(ev, instr, x):
     return np.array(x.reshape(instr.shape.dims))
+
+
+@evaluates(Opcode.BITCAST)
+def _bitcast(ev, instr, x):
+    """Reinterpret the operand's physical order (its layout) as the result's physical order."""
+    source, result = instr.operands[0].shape, instr.shape
+    physical = np.transpose(x, major_to_minor(source)).reshape(-1)
+    order = major_to_minor(result)
+    laid_out = physical.reshape([result.dims[d] for d in order])
+    return np.array(np.transpose(laid_out, np.argsort(order)))
 
 
 @evaluates(Opcode.TRANSPOSE)

@@ -56,6 +56,20 @@ def _reshape(q: ShapeQuery) -> Shape:
     return result
 
 
+@shape_rule(Opcode.BITCAST)
+def _bitcast(q: ShapeQuery) -> Shape:
+    """XLA's layout-level reshape: the operand's bytes, in its layout, read in the result's."""
+    operand = q.array(0)
+    result = q.need_declared_array()
+    if result.dtype != operand.dtype:
+        q.fail(f"bitcast result {result} must have the element type of operand {operand} (use "
+               "bitcast-convert to change the element type)")  # fmt: skip
+    if result.size != operand.size:
+        q.fail(f"cannot bitcast {operand} ({operand.size} elements) to {result} "
+               f"({result.size} elements)")  # fmt: skip
+    return result
+
+
 @shape_rule(Opcode.TRANSPOSE)
 def _transpose(q: ShapeQuery) -> Shape:
     operand = q.array(0)
