@@ -40,6 +40,18 @@ def reshape(op: Opcode, dt: DType) -> list[CaseSpec]:
     ]
 
 
+@generates(Opcode.BITCAST)
+def bitcast(op: Opcode, dt: DType) -> list[CaseSpec]:
+    def cast(dims, result, layout):
+        return lambda b: b.op(Opcode.BITCAST, (param(b, dt, dims),), array(dt, result, layout))
+
+    return [
+        CaseSpec("column_major", cast((2, 3), (3, 2), (0, 1))),  # the transpose
+        CaseSpec("flatten", cast((2, 3, 4), (24,), (0,))),
+        CaseSpec("permuted", cast((2, 3, 4), (4, 6), (0, 1))),
+    ]
+
+
 @generates(Opcode.TRANSPOSE)
 def transpose(op: Opcode, dt: DType) -> list[CaseSpec]:
     return [

@@ -101,8 +101,9 @@ EXEMPT: dict[Opcode, str] = {
 """Opcodes without cases of their own, and why."""
 
 _BITS_OPS = {
-    Opcode.BROADCAST, Opcode.RESHAPE, Opcode.TRANSPOSE, Opcode.SLICE, Opcode.DYNAMIC_SLICE,
-    Opcode.DYNAMIC_UPDATE_SLICE, Opcode.CONCATENATE, Opcode.PAD, Opcode.REVERSE, Opcode.GATHER,
+    Opcode.BROADCAST, Opcode.RESHAPE, Opcode.BITCAST, Opcode.TRANSPOSE, Opcode.SLICE,
+    Opcode.DYNAMIC_SLICE, Opcode.DYNAMIC_UPDATE_SLICE, Opcode.CONCATENATE, Opcode.PAD,
+    Opcode.REVERSE, Opcode.GATHER,
     Opcode.COPY, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT, Opcode.OPTIMIZATION_BARRIER,
     Opcode.CONSTANT, Opcode.IOTA, Opcode.SELECT, Opcode.BITCAST_CONVERT, Opcode.SORT,
     Opcode.TOPK, Opcode.CUSTOM_CALL, Opcode.AFTER_ALL, Opcode.RNG_BIT_GENERATOR,
