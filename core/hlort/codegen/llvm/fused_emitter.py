@@ -3,10 +3,11 @@
 This is XLA's "elemental IR emitter" with its index maps: ``value(instr, index)`` emits the IR
 computing one element of ``instr`` by pulling the elements of its operands it needs. Elementwise
 ops use the same index for their operands; broadcast, reshape, transpose, slice, reverse, pad,
-concatenate, dynamic-slice, dynamic-update-slice and iota map the index; parameters load from the
-kernel's buffers; constants are immediates or global arrays. Loads are never out of bounds: pad
-and concatenate clamp the index they load with and then select. Values are memoized per
-(instruction, index object), so a producer used twice at one index is computed once.
+concatenate, dynamic-slice, dynamic-update-slice, gather (gather.py) and iota map the index;
+parameters load from the kernel's buffers; constants are immediates or global arrays. Loads are
+never out of bounds: pad and concatenate clamp the index they load with and then select. Values
+are memoized per (instruction, index object), so a producer used twice at one index is computed
+once.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import llvmlite.ir as ir
 import numpy as np
 
 from hlort.codegen.llvm.elemental import can_emit, convert_value, emit_elementwise
+from hlort.codegen.llvm.gather import emit_gather
 from hlort.codegen.llvm.index import Index, i64
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import (
@@ -35,6 +37,7 @@ from hlort.ir.opcodes import Opcode
 NEEDS_MULTI = frozenset({
     Opcode.BROADCAST, Opcode.TRANSPOSE, Opcode.SLICE, Opcode.REVERSE, Opcode.PAD,
     Opcode.CONCATENATE, Opcode.DYNAMIC_SLICE, Opcode.DYNAMIC_UPDATE_SLICE, Opcode.IOTA,
+    Opcode.GATHER,
 })  # fmt: skip
 INDEX_MAPPED = NEEDS_MULTI | {Opcode.RESHAPE, Opcode.BITCAST_CONVERT}
 
@@ -275,6 +278,9 @@ class FusedEmitter:
                                      instr.attrs["dynamic_slice_sizes"])  # fmt: skip
         multi = [b.add(m, s) for m, s in zip(index.multi, starts, strict=True)]
         return self.value(operand, Index(b, operand.shape.dims, multi=multi))
+
+    def _gather(self, instr, index):
+        return emit_gather(self, instr, index)
 
     def _dynamic_update_slice(self, instr, index):
         b = self.b

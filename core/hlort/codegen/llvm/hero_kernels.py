@@ -1,0 +1,77 @@
+"""Kernels shaped by their root op (XLA's "hero"): reduce-window, scatter, select-and-scatter.
+
+Their loops follow the hero rather than the output elements one by one: a reduce-window folds a
+window per output element, a scatter copies its operand and then walks its updates, a
+select-and-scatter searches windows and scatters into the positions it selects. Elementwise and
+index-mapped producers of a reduce-window (the fusion pass makes such kInput fusions) are
+evaluated per window position by the FusedEmitter. ``KernelModule`` asks :func:`classify_hero`
+first and builds these with :func:`emit_hero_kernel`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from hlort.codegen.llvm.fused_emitter import supports_instruction, supports_scalar_computation
+from hlort.codegen.llvm.hero_launch import HeroLaunch
+from hlort.codegen.llvm.llvm_types import is_compiled_dtype
+from hlort.codegen.llvm.reduce_window_kernel import emit_reduce_window
+from hlort.codegen.llvm.scatter_kernel import emit_scatter
+from hlort.codegen.llvm.select_and_scatter_kernel import emit_select_and_scatter
+from hlort.ir.computation import Computation
+from hlort.ir.instruction import Instruction
+from hlort.ir.opcodes import Opcode
+
+if TYPE_CHECKING:
+    from hlort.codegen.llvm.kernel_builder import KernelModule
+
+HERO_KINDS = {
+    Opcode.REDUCE_WINDOW: "reduce_window",
+    Opcode.SCATTER: "scatter",
+    Opcode.SELECT_AND_SCATTER: "select_and_scatter",
+}
+_COMPUTATIONS = {
+    Opcode.REDUCE_WINDOW: ("to_apply",),
+    Opcode.SCATTER: ("to_apply",),
+    Opcode.SELECT_AND_SCATTER: ("select", "scatter"),
+}
+
+
+def classify_hero(comp: Computation) -> str | None:
+    """The hero kind when ``comp``'s root is a hero this emitter compiles, else None."""
+    root = comp.root
+    kind = HERO_KINDS.get(root.opcode)
+    if kind is None:
+        return None
+    if not root.shape.leaf_shapes() or any(
+            not is_compiled_dtype(s.dtype) for s in root.shape.leaf_shapes()):  # fmt: skip
+        return None
+    if any(not o.shape.is_array or not is_compiled_dtype(o.shape.dtype) for o in root.operands):
+        return None
+    if not all(supports_scalar_computation(root.attrs[k]) for k in _COMPUTATIONS[root.opcode]):
+        return None
+    if root.opcode is Opcode.SCATTER:
+        indices = root.operands[(len(root.operands) - 1) // 2]
+        if not indices.shape.dtype.is_integer:
+            return None
+    if root.opcode in (Opcode.REDUCE_WINDOW, Opcode.SELECT_AND_SCATTER) and any(
+            w.window_reversal for w in root.attrs["window"]):  # fmt: skip
+        return None
+    producers = [i for i in comp.instructions if i is not root]
+    return kind if all(_producer_ok(i) for i in producers) else None
+
+
+def _producer_ok(instr: Instruction) -> bool:
+    return instr.opcode not in HERO_KINDS and supports_instruction(instr)
+
+
+def emit_hero_kernel(km: KernelModule, name: str, comp: Computation, kind: str) -> HeroLaunch:
+    return _EMITTERS[kind](km, name, comp)
+
+
+_EMITTERS: dict[str, Callable[..., HeroLaunch]] = {
+    "reduce_window": emit_reduce_window,
+    "scatter": emit_scatter,
+    "select_and_scatter": emit_select_and_scatter,
+}
