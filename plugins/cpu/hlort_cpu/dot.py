@@ -1,0 +1,150 @@
+"""DotThunk: dot_general of every element type as one (batched) matmul, planned at compile time.
+
+Each operand is brought to a [batch, rows, cols] matrix (lhs [batch, m, k], rhs [batch, k, n]).
+At compile time :func:`plan_matrix_view` works out whether that matrix is a strided view of the
+C-ordered operand that BLAS can take as it is (row-major or transposed, the way ``np.matmul``
+passes ``trans`` flags to gemm): then a call builds the view and copies nothing. Otherwise (a free
+dimension between two contracting ones, say) one C-ordered copy is made, fused with the
+conversion to the compute type when there is one. The result is written by the matmul straight
+into a fresh array of the output's shape (batch, lhs free, rhs free are its dimensions in order),
+or converted from the compute type once (see :mod:`hlort_cpu.contraction_arithmetic`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from hlort.ir.instruction import Instruction
+from hlort_cpu.contraction_arithmetic import ContractionArithmetic, plan_arithmetic
+
+
+def _merged(dims: Sequence[int], strides: Sequence[int]) -> tuple[int, int] | None:
+    """(size, stride) of consecutive view dimensions merged into one, or None when the elements
+    are not evenly spaced. A group of size 1 reports stride 0 (the caller picks one)."""
+    kept = [(d, s) for d, s in zip(dims, strides, strict=True) if d != 1]
+    size = math.prod(dims)
+    if not kept or size == 0:
+        return size, 0
+    for (_, outer), (inner_dim, inner) in zip(kept, kept[1:], strict=False):
+        if outer != inner * inner_dim:
+            return None
+    return size, kept[-1][1]
+
+
+@dataclass(frozen=True)
+class MatrixView:
+    """``shape``/``strides`` (in elements) of the [batch, rows, cols] view, or None: copy."""
+
+    perm: tuple[int, ...]
+    shape: tuple[int, ...]
+    strides: tuple[int, ...] | None
+
+
+def _blas_ready(rows: tuple[int, int], cols: tuple[int, int]) -> bool:
+    """NumPy's matmul hands a matrix to gemm when one stride is 1 and the other spans a row."""
+    (r, rs), (c, cs) = rows, cols
+    return (cs == 1 and rs >= max(c, 1)) or (rs == 1 and cs >= max(r, 1))
+
+
+def plan_matrix_view(dims: Sequence[int], groups: Sequence[Sequence[int]],
+                     keep_batch: bool) -> MatrixView:  # fmt: skip
+    """How the C-ordered array of ``dims`` becomes the matrix whose axes are the merged
+    ``groups`` (batch, rows, cols): a BLAS-ready strided view when there is one, else a copy."""
+    perm = tuple(d for g in groups for d in g)
+    c_strides = [math.prod(dims[d + 1:]) for d in range(len(dims))]
+    merged = [_merged([dims[d] for d in g], [c_strides[d] for d in g]) for g in groups]
+    sizes = tuple(math.prod(dims[d] for d in g) for g in groups)
+    shape = sizes if keep_batch else sizes[1:]
+    if any(m is None for m in merged):
+        return MatrixView(perm, shape, None)
+    (batch, bs), rows, cols = merged
+    r, c = rows[0], cols[0]
+    rs = rows[1] if r != 1 else max(c, 1)  # a size-1 axis may take any stride: pick a valid one
+    cs = cols[1] if c != 1 else 1
+    if not _blas_ready((r, rs), (c, cs)):
+        return MatrixView(perm, shape, None)
+    strides = (bs, rs, cs) if keep_batch else (rs, cs)
+    return MatrixView(perm, shape, strides)
+
+
+class MatrixOperand:
+    """Per call: the operand as its planned matrix in the compute type (a view when planned)."""
+
+    def __init__(self, view: MatrixView, dims: Sequence[int], compute: np.dtype,
+                 source: np.dtype):  # fmt: skip
+        self.perm, self.shape = view.perm, view.shape
+        self.compute = compute
+        self.cast = compute != source
+        self.byte_strides = None
+        if view.strides is not None:
+            self.byte_strides = tuple(s * compute.itemsize for s in view.strides)
+        c_strides = tuple(math.prod(view.shape[d + 1:]) for d in range(len(view.shape)))
+        self.as_is = view.strides == c_strides and view.shape == tuple(dims)
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        if self.as_is and not self.cast and x.flags.c_contiguous:
+            return x  # already the C-ordered matrix
+        if self.byte_strides is None:
+            return x.transpose(self.perm).astype(self.compute, order="C").reshape(self.shape)
+        if self.cast:
+            x = x.astype(self.compute, order="C")
+        elif not x.flags.c_contiguous:
+            x = np.ascontiguousarray(x)
+        return np.ndarray(self.shape, self.compute, x, 0, self.byte_strides)
+
+
+class DotThunk:
+    """dot_general as ``np.matmul`` on [batch, m, k] x [batch, k, n] (batch dropped when absent)."""
+
+    def __init__(self, instr: Instruction, ins: list[int], out: int):
+        dn = instr.attrs["dot_dimension_numbers"]
+        lhs, rhs = (o.shape for o in instr.operands)
+        lc, rc = list(dn.lhs_contracting_dims), list(dn.rhs_contracting_dims)
+        lb, rb = list(dn.lhs_batch_dims), list(dn.rhs_batch_dims)
+        lf = [d for d in range(lhs.rank) if d not in lc and d not in lb]
+        rf = [d for d in range(rhs.rank) if d not in rc and d not in rb]
+        k = math.prod(lhs.dims[d] for d in lc)
+        result = instr.shape
+        self.arithmetic: ContractionArithmetic = plan_arithmetic(
+            lhs.dtype, rhs.dtype, result.dtype, k, result.size)
+        compute = self.arithmetic.compute
+        keep_batch = bool(lb)
+        self.lhs = MatrixOperand(plan_matrix_view(lhs.dims, (lb, lf, lc), keep_batch),
+                                 lhs.dims, compute, lhs.dtype.numpy)  # fmt: skip
+        self.rhs = MatrixOperand(plan_matrix_view(rhs.dims, (rb, rc, rf), keep_batch),
+                                 rhs.dims, compute, rhs.dtype.numpy)  # fmt: skip
+        self.product_shape = (*self.lhs.shape[:-1], self.rhs.shape[-1])
+        self.out_dims = result.dims
+        self.reshape_result = self.product_shape != result.dims
+        self.result_dtype = result.dtype.numpy
+        self.empty = result.size == 0 or k == 0
+        self.ins, self.out = ins, out
+
+    @property
+    def label(self) -> str:
+        return f"dot ({self.arithmetic.label})"
+
+    def __call__(self, env) -> None:
+        if self.empty:  # no products: every sum is zero (false for pred)
+            env[self.out] = np.zeros(self.out_dims, self.result_dtype)
+            return
+        a = self.lhs(env[self.ins[0]])
+        b = self.rhs(env[self.ins[1]])
+        with np.errstate(over="ignore", invalid="ignore"):
+            if not self.arithmetic.needs_finish:
+                result = np.empty(self.product_shape, self.result_dtype)
+                self.arithmetic.matmul(a, b, out=result)
+            else:
+                result = self.arithmetic.finish(self.arithmetic.matmul(a, b))
+        env[self.out] = result.reshape(self.out_dims) if self.reshape_result else result
+
+
+def dot_thunk(instr: Instruction, ins: list[int], out: int) -> DotThunk | None:
+    """A thunk for any array dot (every element type the shape rules accept); None otherwise."""
+    if not instr.shape.is_array or not all(o.shape.is_array for o in instr.operands):
+        return None
+    return DotThunk(instr, ins, out)
