@@ -2,7 +2,9 @@
 
 Every fusion the emitter supports, and every standalone elementwise, data-movement or reduce
 instruction, becomes one LLVM kernel (all kernels of a module are optimized and compiled
-together, once, then cached). Dots run as NumPy matmul on the operands (BLAS). Anything else, and
+together, once, then cached). Dots run as NumPy matmul on the operands (BLAS). While,
+conditional and call run programs compiled the same way from the computations they call
+(control_flow.py; small all-kernel loops as one native driver, native_while.py). Anything else, and
 any fusion the emitter cannot compile yet, runs as a FALLBACK thunk on the reference
 interpreter's function for that op: every program runs from day one, and ``Program.stats()``
 says exactly what was compiled and what fell back.
@@ -11,11 +13,11 @@ says exactly what was compiled and what fell back.
 from __future__ import annotations
 
 import time
-from collections import Counter
 
 import numpy as np
 
-from hlort.codegen.llvm import KernelModule, classify, jit_engine, load_kernels
+from hlort.codegen.llvm import KernelModule, classify, jit_engine
+from hlort.codegen.llvm.while_driver import emit_while_driver, load_entry_points
 from hlort.errors import Unimplemented
 from hlort.interpreter.evaluator import Evaluator
 from hlort.interpreter.registry import function_for
@@ -25,13 +27,16 @@ from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
 from hlort.shape import Token, TokenShape, TupleShape
 from hlort_cpu import compile_cache
+from hlort_cpu.control_flow import CONTROL_FLOW_OPS, ProgramSet, program_orders
+from hlort_cpu.convolution import convolution_thunk
+from hlort_cpu.dot import dot_thunk
+from hlort_cpu.native_while import plan_native_whiles
 from hlort_cpu.plugin import PLUGIN_VERSION
 from hlort_cpu.thunks import (
     FallbackThunk,
     FusionFallbackThunk,
     KernelThunk,
     Program,
-    dot_thunk,
 )
 
 _STRUCTURAL = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT}
@@ -58,7 +63,9 @@ def _kernel_candidate(instr: Instruction) -> Computation | None:
     elif instr.is_elementwise or instr.opcode in (
         Opcode.BROADCAST, Opcode.RESHAPE, Opcode.TRANSPOSE, Opcode.SLICE, Opcode.PAD,
         Opcode.CONCATENATE, Opcode.REVERSE, Opcode.IOTA, Opcode.DYNAMIC_SLICE,
-        Opcode.DYNAMIC_UPDATE_SLICE, Opcode.REDUCE, Opcode.BITCAST_CONVERT,
+        Opcode.DYNAMIC_UPDATE_SLICE, Opcode.REDUCE, Opcode.BITCAST_CONVERT, Opcode.GATHER,
+        Opcode.SCATTER, Opcode.REDUCE_WINDOW, Opcode.SELECT_AND_SCATTER,
+        Opcode.SORT, Opcode.TOPK, Opcode.RNG_BIT_GENERATOR,
     ):  # fmt: skip
         if not all(o.shape.is_array for o in instr.operands) or not instr.shape.leaf_shapes():
             return None
@@ -89,9 +96,9 @@ def _order(comp: Computation) -> list[Instruction]:
 
 def compile_program(module: Module) -> Program:
     start = time.perf_counter()
-    entry = module.entry
-    order = _order(entry)
-    candidates = [(instr, _kernel_candidate(instr)) for instr in order]
+    orders = program_orders(module.entry, _order)  # the entry and what its control flow calls
+    candidates = [(instr, _kernel_candidate(instr))
+                  for _, order in orders.values() for instr in order]  # fmt: skip
     to_compile = [(instr, comp) for instr, comp in candidates if comp is not None]
     engine = jit_engine()
     key = compile_cache.cache_key(module.fingerprint(), PLUGIN_VERSION, engine.target.key)
@@ -99,21 +106,30 @@ def compile_program(module: Module) -> Program:
     ir_text = None
     cached = compile_cache.lookup(key) if to_compile else None
     cache_hit = cached is not None
+    natives: dict = {}
     if to_compile and cached is None:
         km = KernelModule(f"{module.name}_kernels")
         for name, (_, comp) in zip(names, to_compile, strict=True):
             km.add(name, comp)
+        natives = plan_native_whiles(orders, names, to_compile, km.kernels, f"hk{key[:16]}")
+        drivers = [emit_while_driver(km.module, native.plan) for native in natives.values()]
         ir_text = km.ir_text()
         obj = engine.compile_ir(ir_text)
-        infos = list(km.kernels)
+        infos = [*km.kernels, *drivers]
         compile_cache.store(key, obj, infos)
         cached = (obj, infos)
+    elif cached is not None:
+        natives = plan_native_whiles(orders, names, to_compile, cached[1], f"hk{key[:16]}")
     kernels = {}
     if cached is not None:
         kernels = _loaded_kernels(key, cached)
     by_instr = {id(instr): kernels[name] for name, (instr, _) in zip(names, to_compile,
                                                                      strict=True)}  # fmt: skip
-    program = _build(module, order, by_instr)
+    drivers_by_while = {k: (n, kernels[n.plan.name]) for k, n in natives.items()}
+    programs = ProgramSet(orders, by_instr, drivers_by_while, Evaluator(check_shapes=False),
+                          _build, _label)  # fmt: skip
+    program = programs.program(module.entry)
+    program.constant_arrays = programs.constant_arrays()
     program.ir_text = ir_text
     program.cache_hit = cache_hit
     program.compile_seconds = time.perf_counter() - start
@@ -128,19 +144,18 @@ def _loaded_kernels(key: str, cached) -> dict:
     kernels = _loaded.get(key)
     if kernels is None:
         obj, infos = cached
-        kernels = load_kernels(obj, infos)
+        kernels = load_entry_points(obj, infos)
         _loaded[key] = kernels
     return kernels
 
 
-def _build(module: Module, order: list[Instruction], kernels: dict) -> Program:
-    entry = module.entry
+def _build(comp: Computation, order: list[Instruction], programs: ProgramSet) -> Program:
+    """The program of one computation (the entry or one that control flow calls)."""
+    kernels, evaluator = programs.kernels, programs.evaluator
+    compiled, fallback = programs.compiled, programs.fallback
     slot = {id(instr): k for k, instr in enumerate(order)}
     steps = []
     constants: list[tuple[int, object]] = []
-    compiled: Counter = Counter()
-    fallback: Counter = Counter()
-    evaluator = Evaluator(check_shapes=False)
     for instr in order:
         op = instr.opcode
         out = slot[id(instr)]
@@ -156,16 +171,20 @@ def _build(module: Module, order: list[Instruction], kernels: dict) -> Program:
         if op is Opcode.GET_TUPLE_ELEMENT:
             steps.append(_gte_step(out, ins[0], instr.attrs["index"]))
             continue
+        if op in CONTROL_FLOW_OPS:
+            steps.append(programs.control_flow_thunk(instr, ins, out))
+            continue
         kernel = kernels.get(id(instr))
         if kernel is not None:
             steps.append(KernelThunk(kernel, ins, out, isinstance(instr.shape, TupleShape)))
             compiled[_label(instr)] += 1
             continue
-        if op is Opcode.DOT:
-            thunk = dot_thunk(instr, ins, out)
+        if op in (Opcode.DOT, Opcode.CONVOLUTION):
+            make = dot_thunk if op is Opcode.DOT else convolution_thunk
+            thunk = make(instr, ins, out)
             if thunk is not None:
                 steps.append(thunk)
-                compiled["dot (BLAS)"] += 1
+                compiled[thunk.label] += 1
                 continue
         if op is Opcode.FUSION:
             steps.append(FusionFallbackThunk(evaluator, instr.attrs["calls"], ins, out))
@@ -181,9 +200,9 @@ def _build(module: Module, order: list[Instruction], kernels: dict) -> Program:
                                 f"({instr.name})")  # fmt: skip
         steps.append(FallbackThunk(evaluator, fn, instr, ins, out))
         fallback[op.value] += 1
-    params = [(slot[id(p)], p.shape) for p in entry.parameters if id(p) in slot]
-    return Program(steps, len(order), params, slot[id(entry.root)], constants,
-                   dict(compiled), dict(fallback), evaluator)  # fmt: skip
+    params = [(slot[id(p)], p.shape) for p in comp.parameters if id(p) in slot]
+    return Program(steps, len(order), params, slot[id(comp.root)], constants,
+                   compiled, fallback, evaluator)  # fmt: skip
 
 
 def _label(instr: Instruction) -> str:

@@ -25,7 +25,7 @@ class CpuExecutable(SimpleExecutable):
         owns every result.
         """
         outputs = self.program.run(list(arrays))
-        shared = [*arrays, *(value for _, value in self.program.constants)]
+        shared = [*arrays, *self.program.constant_arrays]
         return [
             out.copy() if any(np.may_share_memory(out, a) for a in shared) else out
             for out in outputs

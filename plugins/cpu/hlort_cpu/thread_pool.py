@@ -42,11 +42,14 @@ def chunks(extent: int, elements_per_iteration: int) -> list[tuple[int, int]]:
 
 
 def run_chunks(fn, pointers, ranges: list[tuple[int, int]]) -> None:
-    """Run ``fn(pointers, begin, end)`` for every range; the caller's thread takes the first."""
+    """Run ``fn(pointers, begin, end)`` for every range; the caller's thread takes the first.
+    ``pointers`` may be a list with one pointer table per range (per-chunk scratch)."""
+    tables = pointers if isinstance(pointers, list) else [pointers] * len(ranges)
     if len(ranges) == 1:
-        fn(pointers, *ranges[0])
+        fn(tables[0], *ranges[0])
         return
-    futures = [_pool().submit(fn, pointers, b, e) for b, e in ranges[1:]]
-    fn(pointers, *ranges[0])
+    futures = [_pool().submit(fn, t, b, e)
+               for t, (b, e) in zip(tables[1:], ranges[1:], strict=True)]  # fmt: skip
+    fn(tables[0], *ranges[0])
     for f in futures:
         f.result()

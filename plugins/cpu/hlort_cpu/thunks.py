@@ -7,12 +7,11 @@ pass pointers to the kernel and split large kernels across cores.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from hlort.ir.instruction import Instruction
 from hlort.shape import Token, TokenShape, TupleShape
+from hlort_cpu.chunk_scratch import chunk_scratch
 from hlort_cpu.host_pool import host_pool
 from hlort_cpu.thread_pool import chunks, run_chunks
 
@@ -33,6 +32,7 @@ class KernelThunk:
         self.ptr_type = kernel.pointer_array_type
         self.empty = info.extent == 0
         self.split = info.split  # split full reduce: scratch partials, then combine
+        self.scratch_bytes = info.scratch_bytes  # sort: a scratch region per chunk, last
 
     def __call__(self, env) -> None:
         outs = [self.pool.empty(d, t) for d, t in self.shapes]
@@ -44,46 +44,12 @@ class KernelThunk:
             extra = [np.empty(self.ranges[-1][1], outs[0].dtype)] if self.split else []
             ptrs = self.ptr_type(*[a.ctypes.data for a in arrays], *[o.ctypes.data for o in outs],
                                  *[e.ctypes.data for e in extra])  # fmt: skip
+            if self.scratch_bytes:
+                ptrs, _keep = chunk_scratch(self.ptr_type, ptrs, self.ranges, self.scratch_bytes)
             run_chunks(self.fn, ptrs, self.ranges)
             if self.split:
                 self.fn(ptrs, self.ranges[-1][1], self.ranges[-1][1] + 1)
         env[self.out] = tuple(outs) if self.is_tuple else outs[0]
-
-
-class DotThunk:
-    """dot_general as NumPy matmul (BLAS) on [batch, m, k] x [batch, k, n] views."""
-
-    def __init__(self, instr: Instruction, ins: list[int], out: int):
-        dn = instr.attrs["dot_dimension_numbers"]
-        lhs, rhs = (o.shape for o in instr.operands)
-        lc, rc = list(dn.lhs_contracting_dims), list(dn.rhs_contracting_dims)
-        lb, rb = list(dn.lhs_batch_dims), list(dn.rhs_batch_dims)
-        lf = [d for d in range(lhs.rank) if d not in lc and d not in lb]
-        rf = [d for d in range(rhs.rank) if d not in rc and d not in rb]
-        batch = math.prod(lhs.dims[d] for d in lb)
-        m = math.prod(lhs.dims[d] for d in lf)
-        k = math.prod(lhs.dims[d] for d in lc)
-        n = math.prod(rhs.dims[d] for d in rf)
-        self.lperm, self.rperm = lb + lf + lc, rb + rc + rf
-        self.lshape, self.rshape = (batch, m, k), (batch, k, n)
-        self.out_dims = instr.shape.dims
-        self.dtype = instr.shape.dtype.numpy
-        self.ins, self.out = ins, out
-
-    def __call__(self, env) -> None:
-        a = np.transpose(env[self.ins[0]], self.lperm).reshape(self.lshape)
-        b = np.transpose(env[self.ins[1]], self.rperm).reshape(self.rshape)
-        result = np.empty(self.lshape[:2] + (self.rshape[2],), self.dtype)
-        np.matmul(a, b, out=result)
-        env[self.out] = result.reshape(self.out_dims)
-
-
-def dot_thunk(instr: Instruction, ins: list[int], out: int) -> DotThunk | None:
-    """A BLAS thunk for float dots whose operands and result share f32 or f64, else None."""
-    types = {instr.shape.dtype.name} | {o.shape.dtype.name for o in instr.operands}
-    if types not in ({"f32"}, {"f64"}):
-        return None
-    return DotThunk(instr, ins, out)
 
 
 class FallbackThunk:
@@ -120,6 +86,20 @@ class Program:
         self.cache_hit = False
         self.compile_seconds = 0.0
         self._simple_params = all(not isinstance(s, (TupleShape, TokenShape)) for _, s in params)
+        # constants of this and every nested program: an output may be one of them
+        self.constant_arrays = [value for _, value in constants]
+
+    def call(self, values) -> object:
+        """Run as a called computation (loop body, branch): one value per parameter, tuples
+        as they are; returns the root's value unflattened."""
+        env: list = [None] * self.n_slots
+        for k, value in self.constants:
+            env[k] = value
+        for (k, _), value in zip(self.params, values, strict=True):
+            env[k] = value
+        for step in self.steps:
+            step(env)
+        return env[self.root]
 
     def run(self, arguments: list, replica: int = 0, partition: int = 0) -> list:
         env: list = [None] * self.n_slots

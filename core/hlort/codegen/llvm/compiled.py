@@ -28,6 +28,7 @@ class CompiledKernel:
     def __post_init__(self) -> None:
         self.fn = KERNEL_CFUNC(self.address)
         n = self.info.num_inputs + len(self.info.output_shapes) + int(self.info.split)
+        n += int(self.info.scratch_bytes > 0)
         self.pointer_array_type = ctypes.c_void_p * n
 
     def pointers(self, arrays: Sequence[np.ndarray]):
@@ -42,6 +43,8 @@ class CompiledKernel:
         arrays = [np.ascontiguousarray(a) for a in inputs] + outs
         if self.info.split:
             arrays.append(np.empty(self.info.extent, outs[0].dtype))
+        if self.info.scratch_bytes:
+            arrays.append(np.empty(self.info.scratch_bytes, np.uint8))
         if self.info.extent:
             self.fn(self.pointers(arrays), 0, self.info.extent)
         if self.info.split:

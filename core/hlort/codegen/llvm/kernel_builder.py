@@ -30,6 +30,7 @@ from hlort.codegen.llvm.fused_emitter import (
     supports_instruction,
     supports_scalar_computation,
 )
+from hlort.codegen.llvm.hero_kernels import classify_hero, emit_hero_kernel
 from hlort.codegen.llvm.index import Index, delinearize, i64, linearize
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import (
@@ -41,6 +42,7 @@ from hlort.codegen.llvm.llvm_types import (
     store_element,
 )
 from hlort.codegen.llvm.loops import INTERLEAVE, emit_loop, emit_nest
+from hlort.codegen.llvm.op_kernels import classify_op_kernel, emit_op_kernel
 from hlort.codegen.llvm.row_fusion import apply_reducer, emit_row_fusion, plan_row_fusion
 from hlort.codegen.llvm.split_reduce import SPLIT_CHUNK, emit_split_reduce, split_reduce
 from hlort.codegen.llvm.transpose_kernel import TILE as TRANSPOSE_TILE
@@ -58,12 +60,14 @@ TILE = 64  # side of the square tiles of a transposing loop fusion
 @dataclass(frozen=True)
 class KernelInfo:
     name: str
-    kind: str  # "loop" | "row_reduce" | "column_reduce"
+    kind: str  # "loop" | "row_reduce" | "column_reduce" | a hero kind (hero_kernels.py)
     num_inputs: int
     output_shapes: tuple[ArrayShape, ...]
     extent: int
     elements_per_iteration: int
-    split: bool = False  # partials in a scratch buffer of ``extent``; iteration extent combines
+    split: bool = False  # [0, extent) in parallel, then iteration extent alone (a scratch
+    # buffer of ``extent`` elements follows the outputs: split reduces' partials)
+    scratch_bytes: int = 0  # > 0: a scratch buffer this long, last, for each thread's range
 
     @property
     def parallel(self) -> bool:
@@ -93,9 +97,15 @@ def _reduces(comp: Computation) -> list[Instruction] | None:
 
 
 def classify(comp: Computation) -> str | None:
-    """"loop", "row", "column", "transpose" or None (not compilable as one kernel here)."""
+    """"loop", "row", "column", a hero kind (hero_kernels.py) or None (not compilable here)."""
     if plan_transpose(comp) is not None:
         return "transpose"
+    hero = classify_hero(comp)
+    if hero is not None:
+        return hero
+    op_kind = classify_op_kernel(comp)  # sort, top-k, rng-bit-generator
+    if op_kind is not None:
+        return op_kind
     if any(i.opcode is Opcode.REDUCE for i in comp.instructions):
         if plan_row_fusion(comp) is not None:
             return "row"
@@ -144,6 +154,11 @@ class KernelModule:
             info = self._column(name, comp)
         elif kind == "transpose":
             info = self._transpose(name, comp)
+        elif kind in ("sort", "rng"):
+            info = emit_op_kernel(self.module, name, comp, kind)
+        elif kind != "loop":  # reduce-window, scatter, select-and-scatter
+            launch = emit_hero_kernel(self, name, comp, kind)
+            info = KernelInfo(name, kind, len(comp.parameters), *launch)
         else:
             info = self._loop(name, comp)
         self.kernels.append(info)

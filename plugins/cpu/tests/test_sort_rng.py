@@ -1,0 +1,375 @@
+"""Compiled sort, top-k and rng-bit-generator on cpu, bit for bit against the interpreter.
+
+Every case asserts that the op ran as a compiled kernel (no FALLBACK) and that every output bit
+(NaN payloads, the sign of zero) equals ``hlort.evaluate``'s. Inputs put NaN, +-inf, -0.0 and
+many duplicates (ties) into every row, so stability and NaN placement are exercised.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("llvmlite")
+
+import hlort  # noqa: E402
+from hlort import Builder, dtypes, shape  # noqa: E402
+
+ALL_TYPES = ["pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32",
+             "f64"]  # fmt: skip
+FLOATS = ["f16", "bf16", "f32", "f64"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def private_cache(tmp_path_factory):
+    import os
+
+    old = os.environ.get("HLORT_CACHE_DIR")
+    os.environ["HLORT_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if old is None:
+        os.environ.pop("HLORT_CACHE_DIR", None)
+    else:
+        os.environ["HLORT_CACHE_DIR"] = old
+
+
+def _values(dt_name: str, dims, seed: int) -> np.ndarray:
+    """Random values with edge values and many ties, of element type ``dt_name``."""
+    rng = np.random.default_rng(seed)
+    dt = dtypes.from_hlo_name(dt_name)
+    size = int(np.prod(dims))
+    if dt.is_pred:
+        return rng.integers(0, 2, size).astype(bool).reshape(dims)
+    if dt.is_integer:
+        info = np.iinfo(dt.numpy)
+        edges = np.array([info.min, info.max, 0, 1, info.max - 1], dtype=dt.numpy)
+        wide = rng.integers(info.min, info.max, size, dtype=dt.numpy, endpoint=True)
+        small = rng.integers(0, 4, size).astype(dt.numpy)  # ties
+        x = np.where(rng.random(size) < 0.5, wide, small)
+    else:
+        edges = np.array([np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0]).astype(dt.numpy)
+        x = np.where(rng.random(size) < 0.5, rng.standard_normal(size) * 100,
+                     rng.integers(-2, 3, size)).astype(dt.numpy)  # fmt: skip
+        x[rng.random(size) < 0.05] = np.nan
+        if dt.numpy.itemsize >= 2:  # NaNs with payloads and signs
+            raw = x.view(f"u{dt.numpy.itemsize}")
+            nan_bits = np.array(-np.nan, dt.numpy).view(raw.dtype) | raw.dtype.type(3)
+            raw[rng.random(size) < 0.03] = nan_bits
+    k = min(size, len(edges))
+    x[rng.permutation(size)[:k]] = edges[:k]
+    return x.reshape(dims)
+
+
+def _bits(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x)
+    if x.dtype == bool:
+        return x.view(np.uint8)
+    return x.view(f"u{x.dtype.itemsize}") if x.dtype.itemsize in (1, 2, 4, 8) else x
+
+
+def _flat(value) -> list:
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in _flat(v)]
+    return [np.asarray(value)]
+
+
+def _check(module, args, op: str, more_args=()):
+    """Compile once; for ``args`` and each of ``more_args``, every output bit must equal the
+    interpreter's; every ``op`` must be compiled (no FALLBACK at all). Returns the first run's
+    outputs."""
+    exe = hlort.compile(module, "cpu")
+    first = None
+    for arguments in [args, *more_args]:
+        got, want = _flat(exe(*arguments)), _flat(hlort.evaluate(module, arguments))
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_array_equal(_bits(g), _bits(w))
+        first = got if first is None else first
+    stats = exe.raw.stats()
+    assert stats["fallback_count"] == 0, stats
+    count = sum(1 for i in module.entry.instructions if i.opcode.value == op)
+    assert stats["compiled"].get(op, 0) == count >= 1, stats
+    return first
+
+
+# -- comparators ---------------------------------------------------------------------------------
+def _order_type(dt_name: str) -> str:
+    dt = dtypes.from_hlo_name(dt_name)
+    return "TOTALORDER" if dt.is_float else "SIGNED" if dt.is_signed_integer else "UNSIGNED"
+
+
+def _canonical(sub: Builder, p, dt_name: str):
+    """JAX's _canonicalize_float_for_sort: -0.0 -> +0.0, every NaN -> +NaN."""
+    zero = sub.constant(0.0, dt_name)
+    nan = sub.constant(np.nan, dt_name)
+    no_zero = sub.select(sub.compare(p, zero, "EQ"), zero, p)
+    return sub.select(sub.compare(p, p, "NE"), nan, no_zero)
+
+
+def jax_comparator(b: Builder, types: list[str], num_keys: int = 1, descending=False):
+    """What jax.lax.sort emits: or(lt0, and(eq0, lt1 ...)) on canonicalized float keys."""
+    sub = b.sub("jax_compare")
+    params = []
+    for i, t in enumerate(types):
+        params.append((sub.parameter(shape.array(t, []), f"lhs{i}"),
+                       sub.parameter(shape.array(t, []), f"rhs{i}")))  # fmt: skip
+    result = None
+    for k in reversed(range(num_keys)):
+        x, y = params[k]
+        t = types[k]
+        if dtypes.from_hlo_name(t).is_float:
+            x, y = _canonical(sub, x, t), _canonical(sub, y, t)
+        ctype = _order_type(t)
+        lt = sub.compare(y, x, "LT", ctype) if descending else sub.compare(x, y, "LT", ctype)
+        if result is None:
+            result = lt
+        else:
+            result = sub.or_(lt, sub.and_(sub.compare(x, y, "EQ", ctype), result))
+    return sub.finish(result)
+
+
+def s32_trick_comparator(b: Builder, t: str = "f32", payload: str | None = None):
+    """Older JAX: floats bitcast to ints, negative ones flipped, compared as signed ints."""
+    it = {"f32": "s32", "f64": "s64", "f16": "s16", "bf16": "s16"}[t]
+    bits = dtypes.from_hlo_name(it).bits
+    sub = b.sub("s32_trick")
+    keys = []
+    for side in ("lhs", "rhs"):
+        p = sub.parameter(shape.array(t, []), side)
+        i = sub.bitcast_convert(p, it)
+        flipped = sub.xor(i, sub.constant((1 << (bits - 1)) - 1, it))
+        keys.append(sub.select(sub.compare(i, sub.constant(0, it), "LT"), flipped, i))
+    if payload is not None:
+        sub.parameter(shape.array(payload, []), "lhs_payload")
+        sub.parameter(shape.array(payload, []), "rhs_payload")
+    return sub.finish(sub.compare(keys[0], keys[1], "LT"))
+
+
+def float_not_ge_comparator(b: Builder, t: str):
+    """not(a >= b): NaN is "less" than everything and everything "less" than NaN, no strict
+    weak order; only the interpreter's exact network gives its answer."""
+    sub = b.sub("not_ge")
+    x = sub.parameter(shape.array(t, []), "lhs")
+    y = sub.parameter(shape.array(t, []), "rhs")
+    return sub.finish(sub.not_(sub.compare(x, y, "GE")))
+
+
+def _sort_module(types, dims, dim, comparator_of, stable=True):
+    b = Builder("sort")
+    xs = [b.parameter(shape.array(t, dims)) for t in types]
+    return b.build(b.sort(xs, comparator_of(b), dim, is_stable=stable))
+
+
+# -- sort ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("t", ALL_TYPES)
+def test_sort_every_type_plain_comparators(t):
+    """Rows of 1, 7, 40 (insertion sort) and 300 (radix sort), ascending and descending under
+    the type's total order, and ascending under the default comparison type (FLOAT for floats:
+    -0.0 ties +0.0 and NaNs tie above +inf, which only the interpreter's key rule decides)."""
+    b = Builder("sorts")
+    results, args = [], []
+    for n in (1, 7, 40, 300):
+        for direction, ctype in (("LT", _order_type(t)), ("GT", _order_type(t)), ("LT", None)):
+            x = b.parameter(shape.array(t, (3, n)))
+            results.append(b.sort(x, b.comparator([t], direction, ctype), 1, is_stable=True))
+            args.append(_values(t, (3, n), n + len(args)))
+    _check(b.build(b.tuple(results)), args, "sort")
+
+
+@pytest.mark.parametrize("t", FLOATS + ["s32", "u16"])
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("n", [50, 1000], ids=lambda n: f"n{n}")  # insertion sort, radix sort
+def test_sort_jax_comparator_with_nan_inf_and_zeros(t, descending, n):
+    dims = (2, n)
+    module = _sort_module([t], dims, 1, lambda b: jax_comparator(b, [t], descending=descending))
+    x = _values(t, dims, 11)
+    (got,) = _check(module, [x], "sort")
+    if dtypes.from_hlo_name(t).is_float and not descending:
+        tail = np.asarray(got[0], np.float64)
+        assert np.isnan(tail[-1]) and not np.isnan(tail[0])
+
+
+@pytest.mark.parametrize("t", ["f32", "f64", "f16", "bf16"])
+def test_sort_s32_trick_comparator_runs_the_network(t):
+    """Not a pattern the interpreter's fast path knows: the exact network, ties kept stable."""
+    module = _sort_module([t, "s32"], (3, 100), 1, lambda b: s32_trick_comparator(b, t, "s32"))
+    iota = np.broadcast_to(np.arange(100, dtype=np.int32), (3, 100)).copy()
+    _, perm = _check(module, [_values(t, (3, 100), 2), iota], "sort")
+    assert all(sorted(row) == list(range(100)) for row in perm.tolist())
+
+
+@pytest.mark.parametrize("t", ["f32", "f16"])
+def test_sort_comparator_without_strict_weak_order_matches_interpreter(t):
+    module = _sort_module([t], (5, 77), 1, lambda b: float_not_ge_comparator(b, t))
+    _check(module, [_values(t, (5, 77), 3)], "sort")
+
+
+def test_sort_non_strict_comparator_le_matches_interpreter():
+    module = _sort_module(["s32", "s32"], (2, 150), 1,
+                          lambda b: b.comparator(["s32", "s32"], "LE"))  # fmt: skip
+    _check(module, [_values("s32", (2, 150), 4), _values("s32", (2, 150), 5)], "sort")
+
+
+@pytest.mark.parametrize("key", ["f32", "s8", "u64", "bf16", "pred"])
+@pytest.mark.parametrize("n", [33, 4096], ids=lambda n: f"n{n}")
+def test_argsort_key_value_is_stable(key, n):
+    """Sort (key, iota): the permutation keeps equal keys in their original order."""
+    b = Builder("argsort")
+    x = b.parameter(shape.array(key, (n,)))
+    idx = b.iota(shape.array("s32", (n,)), 0)
+    module = b.build(b.sort([x, idx], jax_comparator(b, [key, "s32"]), 0, is_stable=True))
+    keys, perm = _check(module, [_values(key, (n,), n)], "sort")
+    assert sorted(perm.tolist()) == list(range(n))
+
+
+@pytest.mark.parametrize("types", [["f64", "s64"], ["s16", "f32", "u8"], ["u32", "u32"],
+                                   ["u8", "f32", "f64", "f16"]],
+                         ids=lambda t: "-".join(t))  # fmt: skip
+def test_sort_two_keys_and_a_payload(types):
+    dims = (3, 500)
+    module = _sort_module(types, dims, 1, lambda b: jax_comparator(b, types, num_keys=2))
+    args = [_values(t, dims, 7 + i) for i, t in enumerate(types)]
+    for a in args[:2]:
+        if a.dtype != bool:
+            a[...] = a % 3 if a.dtype.kind in "iu" else np.round(a / 100)
+    _check(module, args, "sort")
+
+
+@pytest.mark.parametrize("dims, dim", [
+    ((6, 5), 0), ((6, 5), 1), ((4, 3, 5), 0), ((4, 3, 5), 1), ((4, 3, 5), 2),
+    ((2, 300, 3), 1), ((0, 4), 1), ((4, 0), 1), ((4, 0), 0), ((1, 9), 0), ((9, 1), 1),
+    ((1,), 0), ((1, 1, 1), 2),
+])  # fmt: skip
+def test_sort_along_any_dimension_and_degenerate_shapes(dims, dim):
+    types = ["f32", "s32"]
+    module = _sort_module(types, dims, dim, lambda b: jax_comparator(b, types))
+    _check(module, [_values("f32", dims, 1), _values("s32", dims, 2)], "sort")
+    module = _sort_module(["f16"], dims, dim, lambda b: s32_trick_comparator(b, "f16"))
+    _check(module, [_values("f16", dims, 3)], "sort")
+
+
+def test_plan_strategies():
+    """The JAX comparators take the radix path; unrecognised exact ones the network; an exp
+    comparator and complex operands have no plan (FALLBACK)."""
+    from hlort.codegen.llvm.sort_plan import plan_sort
+
+    def plan(types, comparator_of, dims=(4, 8)):
+        return plan_sort(_sort_module(types, dims, 1, comparator_of).entry.root)
+
+    assert plan(["f32"], lambda b: jax_comparator(b, ["f32"])).strategy == "radix"
+    two = plan(["bf16", "s32"], lambda b: jax_comparator(b, ["bf16", "s32"], 2))
+    assert two.strategy == "radix" and [k.operand for k in two.keys] == [0, 1]
+    assert plan(["f32", "s32"], lambda b: s32_trick_comparator(b, "f32", "s32")).strategy == \
+        "network"  # fmt: skip
+    sub_exp = lambda b: _exp_comparator(b)  # noqa: E731
+    assert plan(["f32"], sub_exp) is None
+    assert plan(["c64"], lambda b: b.comparator(["c64"], "EQ")) is None
+
+
+def _exp_comparator(b: Builder):
+    sub = b.sub("exp_less")
+    p, q = sub.parameter(shape.array("f32", []), "p"), sub.parameter(shape.array("f32", []), "q")
+    return sub.finish(sub.compare(sub.exp(p), sub.exp(q), "LT"))
+
+
+def test_sort_large_rows_radix_and_threads():
+    dims = (8, 20000)
+    module = _sort_module(["f32"], dims, 1, lambda b: jax_comparator(b, ["f32"]))
+    _check(module, [_values("f32", dims, 9)], "sort")
+    module = _sort_module(["f32"], (1 << 17,), 0, lambda b: jax_comparator(b, ["f32"]))
+    _check(module, [_values("f32", (1 << 17,), 10)], "sort")
+
+
+def test_sort_with_transcendental_comparator_stays_on_fallback():
+    """exp may round differently from NumPy's; the order could change, so it is not compiled."""
+    b = Builder("exp_sort")
+    x = b.parameter(shape.array("f32", (3, 8)))
+    module = b.build(b.sort(x, _exp_comparator(b), 1))
+    exe = hlort.compile(module, "cpu")
+    a = _values("f32", (3, 8), 0)
+    np.testing.assert_array_equal(_bits(exe(a)), _bits(hlort.evaluate(module, [a])))
+    assert exe.raw.stats()["fallback"] == {"sort": 1}
+
+
+# -- top-k ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("t", ALL_TYPES)
+def test_top_k_every_type(t):
+    """k of 0, up to 16 (a sorted buffer of the best while scanning) and more (a full sort),
+    largest and smallest; ties keep the lower index first."""
+    b = Builder("topk")
+    results, args = [], []
+    for n, k in ((8, 3), (200, 16), (200, 17), (200, 200), (5000, 40), (5, 0), (1, 1)):
+        for largest in (True, False):
+            x = b.parameter(shape.array(t, (3, n)))
+            results.append(b.top_k(x, k, largest=largest))
+            args.append(_values(t, (3, n), n + k + len(args)))
+    _check(b.build(b.tuple(results)), args, "topk")
+
+
+def test_top_k_rank1_and_rank3():
+    for dims, k in (((50,), 4), ((2, 3, 70), 20)):
+        b = Builder("topk")
+        module = b.build(b.top_k(b.parameter(shape.array("f32", dims)), k))
+        _check(module, [_values("f32", dims, 8)], "topk")
+
+
+# -- rng-bit-generator -----------------------------------------------------------------------------
+RNG_SHAPES = [(), (0,), (1,), (7,), (4, 5), (3, 5), (7, 3), (5, 1, 3), (5, 3, 7), (3, 0, 2),
+              (2, 9000), (4097,), (9001,)]
+
+
+@pytest.mark.parametrize("algorithm, size", [("rng_three_fry", 2), ("rng_philox", 2),
+                                             ("rng_philox", 3), ("rng_default", 3)])  # fmt: skip
+@pytest.mark.parametrize("t", ["u8", "f16", "s32", "f64"])  # every width; bits are raw
+def test_rng_bit_generator_is_bit_exact(algorithm, size, t):
+    """Every shape at once (one op each, chained through the state), for three states: random,
+    all ones (the counter wraps and carries into the high word) and a fixed one."""
+    b = Builder("rng")
+    state = b.parameter(shape.array("u64", (size,)))
+    outputs = []
+    for dims in RNG_SHAPES:
+        pair = b.rng_bit_generator(state, shape.array(t, dims), algorithm)
+        state = b.get_tuple_element(pair, 0)
+        outputs.append(b.get_tuple_element(pair, 1))
+    module = b.build(b.tuple([state, *outputs]))
+    seeds = [np.random.default_rng(size).integers(0, 2**64, size, dtype=np.uint64),
+             np.full(size, 2**64 - 1, np.uint64),
+             np.array([0x0123456789ABCDEF, 2**64 - 3, 7][:size], np.uint64)]  # fmt: skip
+    _check(module, [seeds[0]], "rng-bit-generator", [[s] for s in seeds[1:]])
+
+
+def test_rng_bit_generator_large_output_in_parallel_blocks():
+    for algorithm in ("rng_three_fry", "rng_philox"):
+        for t in ("u32", "u64"):
+            b = Builder("rng")
+            state = b.parameter(shape.array("u64", (2,)))
+            module = b.build(b.rng_bit_generator(state, shape.array(t, (301, 1025)), algorithm))
+            _check(module, [np.array([42, 2**64 - 5000], np.uint64)], "rng-bit-generator")
+
+
+# -- inside a native while loop (the driver passes the kernels' scratch from its arena) ----------
+def test_sort_and_rng_in_a_native_while_loop():
+    b = Builder("loop")
+    vec, key = shape.array("f32", [4, 300]), shape.array("u64", [2])
+    state = shape.tuple_of(shape.scalar("s32"), shape.scalar("s32"), vec, key)
+    c = b.sub("cond")
+    p = c.parameter(state)
+    cond = c.finish(c.compare(c.get_tuple_element(p, 0), c.get_tuple_element(p, 1), "LT"))
+    bb = b.sub("body")
+    p = bb.parameter(state)
+    i, n, x, s = (bb.get_tuple_element(p, k) for k in range(4))
+    pair = bb.rng_bit_generator(s, shape.array("u32", [4, 300]), "rng_three_fry")
+    noisy = bb.add(x, bb.convert(bb.get_tuple_element(pair, 1), "f32"))
+    y = bb.sort(noisy, jax_comparator(bb, ["f32"], descending=True), 1, is_stable=True)
+    one = bb.constant(np.int32(1))
+    body = bb.finish(bb.tuple([bb.add(i, one), n, y, bb.get_tuple_element(pair, 0)]))
+    n0, x0, s0 = b.parameter(shape.scalar("s32")), b.parameter(vec), b.parameter(key)
+    module = b.build(b.while_loop(cond, body, b.tuple([b.constant(np.int32(0)), n0, x0, s0])))
+    args = [np.int32(5), _values("f32", (4, 300), 1), np.array([3, 2**64 - 2], np.uint64)]
+    exe = hlort.compile(module, "cpu")
+    for g, w in zip(_flat(exe(*args)), _flat(hlort.evaluate(module, args)), strict=True):
+        np.testing.assert_array_equal(_bits(g), _bits(w))
+    stats = exe.raw.stats()
+    assert stats["fallback_count"] == 0, stats
+    assert stats["compiled"].get("while (native)") == 1, stats
