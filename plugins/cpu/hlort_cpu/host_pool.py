@@ -66,7 +66,9 @@ class HostPool:
             address = memory.ctypes.data
             raw = (memory, address + -address % ALIGN)
             self.misses += 1
-        return np.asarray(_Block(raw, self, nbytes, tuple(shape), dtype.str))
+        # bytes viewed as ``dtype``: the typestr of bf16/float8 ('<V2', '<f1') does not name them
+        block = np.asarray(_Block(raw, self, nbytes, (nbytes,), "|u1"))
+        return block.view(dtype).reshape(tuple(shape))
 
     def _give_back(self, nbytes: int, raw: tuple[np.ndarray, int]) -> None:
         if self.idle_bytes + nbytes > self.limit:
