@@ -156,6 +156,12 @@ def _build(comp: Computation, order: list[Instruction], programs: ProgramSet) ->
     slot = {id(instr): k for k, instr in enumerate(order)}
     steps = []
     constants: list[tuple[int, object]] = []
+    step_inputs: list[list[int]] = []  # the slots each step reads
+
+    def add(step) -> None:
+        steps.append(step)
+        step_inputs.append(ins)
+
     for instr in order:
         op = instr.opcode
         out = slot[id(instr)]
@@ -166,28 +172,28 @@ def _build(comp: Computation, order: list[Instruction], programs: ProgramSet) ->
             constants.append((out, instr.literal))
             continue
         if op is Opcode.TUPLE:
-            steps.append(_tuple_step(out, ins))
+            add(_tuple_step(out, ins))
             continue
         if op is Opcode.GET_TUPLE_ELEMENT:
-            steps.append(_gte_step(out, ins[0], instr.attrs["index"]))
+            add(_gte_step(out, ins[0], instr.attrs["index"]))
             continue
         if op in CONTROL_FLOW_OPS:
-            steps.append(programs.control_flow_thunk(instr, ins, out))
+            add(programs.control_flow_thunk(instr, ins, out))
             continue
         kernel = kernels.get(id(instr))
         if kernel is not None:
-            steps.append(KernelThunk(kernel, ins, out, isinstance(instr.shape, TupleShape)))
+            add(KernelThunk(kernel, ins, out, isinstance(instr.shape, TupleShape)))
             compiled[_label(instr)] += 1
             continue
         if op in (Opcode.DOT, Opcode.CONVOLUTION):
             make = dot_thunk if op is Opcode.DOT else convolution_thunk
             thunk = make(instr, ins, out)
             if thunk is not None:
-                steps.append(thunk)
+                add(thunk)
                 compiled[thunk.label] += 1
                 continue
         if op is Opcode.FUSION:
-            steps.append(FusionFallbackThunk(evaluator, instr.attrs["calls"], ins, out))
+            add(FusionFallbackThunk(evaluator, instr.attrs["calls"], ins, out))
             fallback[_label(instr)] += 1
             continue
         if op is Opcode.CUSTOM_CALL:
@@ -198,11 +204,28 @@ def _build(comp: Computation, order: list[Instruction], programs: ProgramSet) ->
         if fn is None:
             raise Unimplemented(f"cpu: no kernel and no interpreter function for {op.value} "
                                 f"({instr.name})")  # fmt: skip
-        steps.append(FallbackThunk(evaluator, fn, instr, ins, out))
+        add(FallbackThunk(evaluator, fn, instr, ins, out))
         fallback[op.value] += 1
     params = [(slot[id(p)], p.shape) for p in comp.parameters if id(p) in slot]
-    return Program(steps, len(order), params, slot[id(comp.root)], constants,
-                   compiled, fallback, evaluator)  # fmt: skip
+    root = slot[id(comp.root)]
+    releases = _releases(step_inputs, root)
+    return Program(steps, len(order), params, root, constants, compiled, fallback, evaluator,
+                   releases=releases)  # fmt: skip
+
+
+def _releases(step_inputs: list[list[int]], root: int) -> list[tuple[int, ...]]:
+    """For each step, the slots it reads for the last time: the program drops them right
+    after, so a dead value's memory goes back to the pool for later steps of the same call
+    (the memory high-water mark follows liveness, as the core's buffer assignment plans)."""
+    last: dict[int, int] = {}
+    for k, ins in enumerate(step_inputs):
+        for i in ins:
+            last[i] = k
+    out: list[list[int]] = [[] for _ in step_inputs]
+    for i, k in last.items():
+        if i != root:
+            out[k].append(i)
+    return [tuple(sorted(r)) for r in out]
 
 
 def _label(instr: Instruction) -> str:

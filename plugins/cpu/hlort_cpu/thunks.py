@@ -105,8 +105,11 @@ class FusionFallbackThunk:
 
 
 class Program:
-    def __init__(self, steps, n_slots, params, root, constants, compiled, fallback, evaluator):
+    def __init__(self, steps, n_slots, params, root, constants, compiled, fallback, evaluator,
+                 releases=None):  # fmt: skip
         self.steps = steps
+        # (step, slots read for the last time by it): dropped right after, so memory is reused
+        self.schedule = list(zip(steps, releases or [()] * len(steps), strict=True))
         self.n_slots = n_slots
         self.params = params
         self.root = root
@@ -129,9 +132,14 @@ class Program:
             env[k] = value
         for (k, _), value in zip(self.params, values, strict=True):
             env[k] = value
-        for step in self.steps:
-            step(env)
+        self._steps(env)
         return env[self.root]
+
+    def _steps(self, env: list) -> None:
+        for step, dead in self.schedule:
+            step(env)
+            for k in dead:
+                env[k] = None
 
     def run(self, arguments: list, replica: int = 0, partition: int = 0) -> list:
         env: list = [None] * self.n_slots
@@ -146,8 +154,7 @@ class Program:
                 env[k] = _take(shape, it)
         if replica or partition:
             self.evaluator.replica_id, self.evaluator.partition_id = replica, partition
-        for step in self.steps:
-            step(env)
+        self._steps(env)
         return _flatten(env[self.root])
 
     def stats(self) -> dict[str, object]:
