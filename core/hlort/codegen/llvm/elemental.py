@@ -17,8 +17,15 @@ import llvmlite.ir as ir
 
 from hlort import dtypes
 from hlort.codegen.llvm import float_math as fm
+from hlort.codegen.llvm.complex_values import (
+    can_emit_complex,
+    convert_complex,
+    emit_complex,
+    involves_complex,
+)
+from hlort.codegen.llvm.float8 import f32_to_float8, float8_can_emit, float8_to_f32, is_float8
 from hlort.codegen.llvm.ir_context import IrContext
-from hlort.codegen.llvm.llvm_types import F32, F64, I1, I64, round_to, value_type
+from hlort.codegen.llvm.llvm_types import F32, F64, I1, I64, NARROW, round_to, value_type
 from hlort.dtypes import DType
 from hlort.errors import Unimplemented
 from hlort.ir.attributes import ComparisonDirection, ComparisonType
@@ -43,21 +50,27 @@ def can_emit(instr: Instruction) -> bool:
     """Whether ``instr`` has an elemental emitter for its opcode and element types."""
     from hlort.codegen.llvm.llvm_types import is_compiled_dtype
 
+    if involves_complex(instr):
+        return can_emit_complex(instr)
     if instr.opcode not in _EMITTERS:
         return False
     shapes = [instr.shape] + [o.shape for o in instr.operands]
     if not all(s.is_array and is_compiled_dtype(s.dtype) for s in shapes):
         return False
+    if not float8_can_emit(instr):
+        return False
     if instr.opcode is Opcode.BITCAST_CONVERT:
         return instr.shape.dtype.bits == instr.operands[0].shape.dtype.bits
     if instr.opcode is Opcode.CONVERT:
         src, dst = instr.operands[0].shape.dtype, instr.shape.dtype
-        if dst in (dtypes.F16, dtypes.BF16) and src.is_integer and src.bits == 64:
+        if dst in NARROW and src.is_integer and src.bits == 64:
             return False  # would round twice; the interpreter rounds once
     return True
 
 
 def emit_elementwise(ctx: IrContext, instr: Instruction, values: list[ir.Value]) -> ir.Value:
+    if involves_complex(instr):
+        return emit_complex(ctx, instr, values)
     fn = _EMITTERS.get(instr.opcode)
     if fn is None:
         raise Unimplemented(f"no elemental emitter for {instr.opcode.value} ({instr.name})")
@@ -169,6 +182,8 @@ def convert_value(ctx: IrContext, x: ir.Value, src: DType, dst: DType) -> ir.Val
     b = ctx.b
     if src is dst:
         return x
+    if src.is_complex or dst.is_complex:
+        return convert_complex(ctx, x, src, dst)
     vt = value_type(dst)
     if dst.is_pred:
         if _is_float(src):
@@ -191,12 +206,12 @@ def convert_value(ctx: IrContext, x: ir.Value, src: DType, dst: DType) -> ir.Val
         if dst is dtypes.F16:
             h = b.sitofp(x, ir.HalfType()) if src.is_signed_integer else b.uitofp(x, ir.HalfType())
             return b.fpext(h, F32)
-        if dst is dtypes.BF16:
+        if dst in NARROW:  # bf16, float8: exact in f64, then rounded once
             d = b.sitofp(x, F64) if src.is_signed_integer else b.uitofp(x, F64)
             return _f64_to_narrow(ctx, d, dst)
         return b.sitofp(x, vt) if src.is_signed_integer else b.uitofp(x, vt)
     if src is dtypes.F64:
-        if dst in (dtypes.F16, dtypes.BF16):
+        if dst in NARROW:
             return _f64_to_narrow(ctx, x, dst)
         return b.fptrunc(x, F32)
     # src is f32 or narrow (held as f32)
@@ -245,6 +260,8 @@ def to_bits(ctx: IrContext, x: ir.Value, dt: DType) -> ir.Value:
                        ir.IntType(16))  # fmt: skip
     if dt.is_pred:
         return b.zext(x, ir.IntType(8))
+    if is_float8(dt):
+        return f32_to_float8(b, dt, x)
     if _is_float(dt):
         return b.bitcast(x, ir.IntType(dt.bits))
     return x
@@ -258,6 +275,8 @@ def from_bits(ctx: IrContext, bits: ir.Value, dt: DType) -> ir.Value:
         return b.bitcast(b.shl(b.zext(bits, ir.IntType(32)), ir.Constant(ir.IntType(32), 16)), F32)
     if dt.is_pred:
         return b.icmp_unsigned("!=", bits, ir.Constant(bits.type, 0))
+    if is_float8(dt):
+        return float8_to_f32(b, dt, bits)
     if _is_float(dt):
         return b.bitcast(bits, value_type(dt))
     return bits
@@ -274,6 +293,8 @@ def _reduce_precision(ctx, instr, v):
     import ml_dtypes
 
     b, x, dt = ctx.b, v[0], _dt(instr, 0)
+    if dt is dtypes.F8E4M3FN:  # not IEEE-style: in f32, as the interpreter (then rounded)
+        dt = dtypes.F32
     e_bits, m_bits = instr.attrs["exponent_bits"], instr.attrs["mantissa_bits"]
     nbits = dt.bits
     it = ir.IntType(nbits)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 import numpy as np
 
+from hlort.codegen.llvm.complex_values import complex_elements, is_element_dtype
 from hlort.codegen.llvm.elemental import can_emit, convert_value, emit_elementwise
 from hlort.codegen.llvm.gather import emit_gather
 from hlort.codegen.llvm.index import Index, i64
@@ -22,7 +23,6 @@ from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import (
     I64,
     constant,
-    is_compiled_dtype,
     load_element,
     storage_type,
     value_type,
@@ -45,9 +45,9 @@ INDEX_MAPPED = NEEDS_MULTI | {Opcode.RESHAPE, Opcode.BITCAST_CONVERT}
 def supports_instruction(instr: Instruction) -> bool:
     """Whether the generator can produce elements of ``instr`` inside a fused loop."""
     op = instr.opcode
-    if not instr.shape.is_array or not is_compiled_dtype(instr.shape.dtype):
+    if not instr.shape.is_array or not is_element_dtype(instr.shape.dtype):
         return False
-    if any(not o.shape.is_array or not is_compiled_dtype(o.shape.dtype) for o in instr.operands):
+    if any(not o.shape.is_array or not is_element_dtype(o.shape.dtype) for o in instr.operands):
         return False
     if op in (Opcode.PARAMETER, Opcode.CONSTANT) or op in INDEX_MAPPED - {Opcode.BITCAST_CONVERT}:
         return True
@@ -146,12 +146,14 @@ class FusedEmitter:
         dt = instr.shape.dtype
         st = storage_type(dt)
         flat = np.ascontiguousarray(literal).reshape(-1)
-        if dt.is_pred or dt.is_integer:
+        if dt.is_complex:
+            elems = complex_elements(dt, flat)
+        elif dt.is_pred or dt.is_integer:
             raw = flat.astype(dt.numpy).view(f"u{max(dt.itemsize, 1)}") if not dt.is_pred else \
                 flat.astype(np.uint8)  # fmt: skip
             elems = [ir.Constant(st, int(v)) for v in raw]
-        elif isinstance(st, ir.IntType):  # bf16 stored as its bits
-            elems = [ir.Constant(st, int(v)) for v in flat.view(np.uint16)]
+        elif isinstance(st, ir.IntType):  # bf16 and float8 stored as their bits
+            elems = [ir.Constant(st, int(v)) for v in flat.view(f"u{dt.itemsize}")]
         else:
             elems = [ir.Constant(st, float(v)) for v in flat.astype(np.float64)]
         arr_t = ir.ArrayType(st, len(elems))
@@ -340,7 +342,7 @@ def supports_scalar_computation(comp: Computation) -> bool:
         if instr.opcode in (Opcode.PARAMETER, Opcode.CONSTANT):
             if not instr.shape.is_array or instr.shape.rank != 0:
                 return False
-            if not is_compiled_dtype(instr.shape.dtype):
+            if not is_element_dtype(instr.shape.dtype):
                 return False
             continue
         if instr.opcode is Opcode.TUPLE and instr is comp.root:

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
-from hlort import dtypes
 from hlort.codegen.llvm.fused_emitter import (
     FusedEmitter,
     needs_multi,
@@ -35,6 +34,7 @@ from hlort.codegen.llvm.index import Index, delinearize, i64, linearize
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import (
     I64,
+    NARROW,
     PTR,
     VOID,
     constant,
@@ -131,7 +131,7 @@ def classify(comp: Computation) -> str | None:
 
 
 def _is_narrow(r: Instruction) -> bool:
-    return any(o.shape.dtype in (dtypes.F16, dtypes.BF16) for o in r.operands)
+    return any(o.shape.dtype in NARROW for o in r.operands)
 
 
 class KernelModule:

@@ -4,8 +4,9 @@ Storage types are the bytes NumPy uses (pred is one byte). Register ("value") ty
 elemental emitter computes with: pred is i1, integers are iN (signedness lives in the DType),
 f32/f64 are float/double, and f16/bf16 are held as f32, exactly as XLA upcasts them; each op on a
 narrow type rounds its f32 result back through the narrow type, so a fused chain rounds after
-every op like the interpreter does. float8 and complex types are not compiled (the backend falls
-back to the interpreter for them).
+every op like the interpreter does. float8 types are stored as bytes and held as f32 the same
+way (float8.py). c64/c128 are a struct of two parts in memory and in registers
+(complex_values.py); ``is_compiled_dtype`` leaves them out: only the elemental emitter takes them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from hlort import dtypes
+from hlort.codegen.llvm.float8 import f32_to_float8, float8_to_f32, is_float8
 from hlort.dtypes import DType
 from hlort.errors import Unimplemented
 
@@ -27,11 +29,8 @@ HALF = ir.HalfType()
 PTR = ir.PointerType()
 VOID = ir.VoidType()
 
-NARROW = (dtypes.F16, dtypes.BF16)
-COMPILED_DTYPES = frozenset(
-    d.name for d in dtypes.ALL_DTYPES if not d.is_complex and d not in (
-        dtypes.F8E4M3FN, dtypes.F8E5M2)
-)  # fmt: skip
+NARROW = (dtypes.F16, dtypes.BF16, dtypes.F8E4M3FN, dtypes.F8E5M2)  # held as f32 (float8.py)
+COMPILED_DTYPES = frozenset(d.name for d in dtypes.ALL_DTYPES if not d.is_complex)
 
 
 def is_compiled_dtype(dtype: DType) -> bool:
@@ -39,13 +38,17 @@ def is_compiled_dtype(dtype: DType) -> bool:
 
 
 def _check(dtype: DType) -> None:
-    if not is_compiled_dtype(dtype):
+    if not is_compiled_dtype(dtype) and not dtype.is_complex:  # complex: complex_values.py
         raise Unimplemented(f"the LLVM emitter does not compile element type {dtype}")
 
 
 def value_type(dtype: DType) -> ir.Type:
     """The register type of ``dtype`` (f32 for f16/bf16)."""
     _check(dtype)
+    if dtype.is_complex:
+        from hlort.codegen.llvm.complex_values import complex_type
+
+        return complex_type(dtype)
     if dtype.is_pred:
         return I1
     if dtype.is_integer:
@@ -58,10 +61,14 @@ def value_type(dtype: DType) -> ir.Type:
 def storage_type(dtype: DType) -> ir.Type:
     """The in-memory element type."""
     _check(dtype)
+    if dtype.is_complex:
+        return value_type(dtype)
     if dtype.is_pred:
         return I8
     if dtype.is_integer:
         return ir.IntType(dtype.bits)
+    if is_float8(dtype):
+        return I8
     return {dtypes.F16: HALF, dtypes.BF16: I16, dtypes.F32: F32, dtypes.F64: F64}[dtype]
 
 
@@ -85,6 +92,8 @@ def from_storage(b: ir.IRBuilder, dtype: DType, raw: ir.Value) -> ir.Value:
         return b.fpext(raw, F32)
     if dtype is dtypes.BF16:
         return b.bitcast(b.shl(b.zext(raw, I32), ir.Constant(I32, 16)), F32)
+    if is_float8(dtype):
+        return float8_to_f32(b, dtype, raw)
     return raw
 
 
@@ -95,6 +104,8 @@ def to_storage(b: ir.IRBuilder, dtype: DType, value: ir.Value) -> ir.Value:
         return b.fptrunc(value, HALF)
     if dtype is dtypes.BF16:
         return bf16_bits(b, value)
+    if is_float8(dtype):
+        return f32_to_float8(b, dtype, value)
     return value
 
 
@@ -110,7 +121,7 @@ def bf16_bits(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
 
 def round_to(b: ir.IRBuilder, dtype: DType, value: ir.Value) -> ir.Value:
     """An f32 value rounded to ``dtype`` and held as f32 again (identity for f32/f64/ints)."""
-    if dtype is dtypes.F16 or dtype is dtypes.BF16:
+    if dtype in NARROW:
         return from_storage(b, dtype, to_storage(b, dtype, value))
     return value
 
@@ -119,6 +130,10 @@ def constant(dtype: DType, value) -> ir.Constant:
     """A register constant of ``dtype`` (NumPy scalar or Python number)."""
     import numpy as np
 
+    if dtype.is_complex:
+        from hlort.codegen.llvm.complex_values import complex_constant
+
+        return complex_constant(dtype, value)
     vt = value_type(dtype)
     if dtype.is_pred:
         return ir.Constant(I1, int(bool(value)))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
+from hlort.codegen.llvm.complex_values import add_reassociable
 from hlort.codegen.llvm.fused_emitter import (
     FusedEmitter,
     emit_scalar_computation,
@@ -24,9 +25,8 @@ from hlort.codegen.llvm.fused_emitter import (
 )
 from hlort.codegen.llvm.index import Index, delinearize, i64
 from hlort.codegen.llvm.ir_context import IrContext
-from hlort.codegen.llvm.llvm_types import store_element, value_type
+from hlort.codegen.llvm.llvm_types import NARROW, store_element, value_type
 from hlort.codegen.llvm.loops import INTERLEAVE, emit_loop
-from hlort.dtypes import BF16, F16
 from hlort.errors import Unimplemented
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
@@ -72,7 +72,7 @@ def plan_row_fusion(comp: Computation) -> RowPlan | None:
             return None
         if not supports_scalar_computation(r.attrs["to_apply"]):
             return None
-        narrow = any(o.shape.dtype in (F16, BF16) for o in r.operands)
+        narrow = any(o.shape.dtype in NARROW for o in r.operands)
         if narrow and variadic_reducer_opcodes(r.attrs["to_apply"]) is None:
             return None
     dependent = _reduce_dependent(comp)
@@ -143,6 +143,8 @@ def apply_reducer(ctx: IrContext, r: Instruction, accs: list[ir.Value],
                 out.append(b.fadd(acc, v, flags=("reassoc",)))
             elif dt.is_float and op is Opcode.MULTIPLY:
                 out.append(b.fmul(acc, v, flags=("reassoc",)))
+            elif dt.is_complex and op is Opcode.ADD:
+                out.append(add_reassociable(b, acc, v))
             elif dt.is_float and op in (Opcode.MAXIMUM, Opcode.MINIMUM):
                 out.append(ctx.intrinsic("maximum" if op is Opcode.MAXIMUM else "minimum", acc, v))
             else:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
+from hlort.codegen.llvm.float8 import float8_nan_bits
 from hlort.codegen.llvm.index import i64
 from hlort.codegen.llvm.llvm_types import I1, I8, I64
 from hlort.codegen.llvm.sort_plan import KeyField
@@ -115,10 +116,13 @@ def radix_key(b: ir.IRBuilder, key: KeyField, raw: ir.Value) -> ir.Value:
 def _canonical_float_bits(b: ir.IRBuilder, dt, bits: ir.Value) -> ir.Value:
     t = bits.type
     width = t.width
-    mantissa = {16: 10 if dt.name == "f16" else 7, 32: 23, 64: 52}[width]
     magnitude = b.and_(bits, ir.Constant(t, (1 << (width - 1)) - 1))
-    infinity = ((1 << (width - 1 - mantissa)) - 1) << mantissa
-    quiet_nan = infinity | (1 << (mantissa - 1))
+    if width == 8:
+        infinity, quiet_nan = float8_nan_bits(dt)
+    else:
+        mantissa = {16: 10 if dt.name == "f16" else 7, 32: 23, 64: 52}[width]
+        infinity = ((1 << (width - 1 - mantissa)) - 1) << mantissa
+        quiet_nan = infinity | (1 << (mantissa - 1))
     is_zero = b.icmp_unsigned("==", magnitude, ir.Constant(t, 0))
     is_nan = b.icmp_unsigned(">", magnitude, ir.Constant(t, infinity))
     bits = b.select(is_zero, ir.Constant(t, 0), bits)

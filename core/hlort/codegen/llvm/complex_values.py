@@ -1,0 +1,256 @@
+"""Complex elements (c64, c128) in the elemental emitter, with the interpreter's semantics.
+
+Storage is NumPy's: two f32 (c64) or two f64 (c128), real part first. The register value is the
+same literal struct ``{float, float}`` / ``{double, double}``: loads and stores are plain struct
+loads (alignment 4 / 8, as NumPy's), and every op takes the parts apart with ``extractvalue``,
+which LLVM's instcombine turns into scalar loads of the parts the loop vectorizer can widen.
+
+Semantics (core/hlort/interpreter/ops): add, subtract, negate and compare EQ/NE work on the
+parts; multiply is the naive ``(ac - bd) + (ad + bc)i`` without fused multiply-adds (XLA's
+elemental emitter); divide is XLA's algorithm as the interpreter's ``complex_divide`` writes it,
+computed in f64 for c64 and rounded once per part; abs of c64 is ``sqrt(re^2 + im^2)`` in f64
+(exact squares, one rounding of the sum, so it rounds to the same f32 as any faithful f64 hypot)
+with an infinite part giving +inf. Reducers made of these ops compile too (row, column and split
+reduces); a complex add reducer is reassociable like a real float sum. Not compiled here, so
+they stay on the counted interpreter fallback: abs of c128 (NumPy's result depends on the CPU's
+SIMD path), sign, transcendentals, power, TOTALORDER comparisons, bitcast-convert, and complex
+sort, scatter, reduce-window and select-and-scatter (``is_compiled_dtype`` excludes complex).
+"""
+
+from __future__ import annotations
+
+import llvmlite.ir as ir
+import numpy as np
+
+from hlort import dtypes
+from hlort.codegen.llvm.ir_context import IrContext
+from hlort.codegen.llvm.llvm_types import F32, F64
+from hlort.dtypes import DType
+from hlort.errors import Unimplemented
+from hlort.ir.attributes import ComparisonDirection, ComparisonType
+from hlort.ir.instruction import Instruction
+from hlort.ir.opcodes import Opcode
+from hlort.ir.patterns import comparison_type_of
+
+INF = float("inf")
+C64_TYPE = ir.LiteralStructType([F32, F32])
+C128_TYPE = ir.LiteralStructType([F64, F64])
+
+
+def complex_type(dtype: DType) -> ir.LiteralStructType:
+    """The register (and storage) type of a complex element."""
+    return C128_TYPE if dtype is dtypes.C128 else C64_TYPE
+
+
+def part_dtype(dtype: DType) -> DType:
+    """The real type of each part: f32 for c64, f64 for c128."""
+    return dtypes.F64 if dtype is dtypes.C128 else dtypes.F32
+
+
+def is_element_dtype(dtype: DType) -> bool:
+    """Element types the fused emitter handles: the compiled real types, c64 and c128."""
+    from hlort.codegen.llvm.llvm_types import is_compiled_dtype
+
+    return dtype.is_complex or is_compiled_dtype(dtype)
+
+
+def involves_complex(instr: Instruction) -> bool:
+    shapes = [instr.shape] + [o.shape for o in instr.operands]
+    return any(s.is_array and s.dtype.is_complex for s in shapes)
+
+
+def complex_constant(dtype: DType, value) -> ir.Constant:
+    z = complex(np.asarray(value).astype(dtype.numpy))
+    t = F64 if dtype is dtypes.C128 else F32
+    return ir.Constant(complex_type(dtype), [ir.Constant(t, z.real), ir.Constant(t, z.imag)])
+
+
+def complex_elements(dtype: DType, flat: np.ndarray) -> list[ir.Constant]:
+    """Constants for a global array of complex elements (one per element of ``flat``)."""
+    return [complex_constant(dtype, v) for v in flat.astype(dtype.numpy)]
+
+
+def parts(b: ir.IRBuilder, z: ir.Value) -> tuple[ir.Value, ir.Value]:
+    return b.extract_value(z, 0), b.extract_value(z, 1)
+
+
+def make(b: ir.IRBuilder, re: ir.Value, im: ir.Value) -> ir.Value:
+    t = ir.LiteralStructType([re.type, im.type])
+    return b.insert_value(b.insert_value(ir.Constant(t, ir.Undefined), re, 0), im, 1)
+
+
+# -- what compiles ------------------------------------------------------------------------------
+_PARTWISE = frozenset({Opcode.ADD, Opcode.SUBTRACT, Opcode.MULTIPLY, Opcode.DIVIDE,
+                       Opcode.NEGATE, Opcode.COPY, Opcode.OPTIMIZATION_BARRIER, Opcode.REAL,
+                       Opcode.IMAG, Opcode.COMPLEX, Opcode.CONVERT, Opcode.SELECT})  # fmt: skip
+
+
+def can_emit_complex(instr: Instruction) -> bool:
+    """Whether an elementwise ``instr`` touching complex values compiles (the rest falls back)."""
+    from hlort.codegen.llvm.llvm_types import is_compiled_dtype
+
+    shapes = [instr.shape] + [o.shape for o in instr.operands]
+    if not all(s.is_array and (s.dtype.is_complex or is_compiled_dtype(s.dtype)) for s in shapes):
+        return False
+    op = instr.opcode
+    if op in _PARTWISE:
+        return True
+    if op is Opcode.ABS:
+        return instr.operands[0].shape.dtype is dtypes.C64
+    if op is Opcode.COMPARE:
+        direction = _direction(instr)
+        return (direction in (ComparisonDirection.EQ, ComparisonDirection.NE)
+                and comparison_type_of(instr) is not ComparisonType.TOTALORDER)  # fmt: skip
+    return False
+
+
+def _direction(instr: Instruction) -> ComparisonDirection:
+    d = instr.attrs["direction"]
+    return ComparisonDirection(getattr(d, "value", d))
+
+
+# -- emission -----------------------------------------------------------------------------------
+def emit_complex(ctx: IrContext, instr: Instruction, values: list[ir.Value]) -> ir.Value:
+    """The value of an elementwise ``instr`` with a complex operand or result."""
+    b, op = ctx.b, instr.opcode
+    if op in (Opcode.COPY, Opcode.OPTIMIZATION_BARRIER):
+        return values[0]
+    if op is Opcode.COMPLEX:
+        return make(b, values[0], values[1])
+    if op is Opcode.REAL:
+        return parts(b, values[0])[0]
+    if op is Opcode.IMAG:
+        return parts(b, values[0])[1]
+    if op is Opcode.CONVERT:
+        return convert_complex(ctx, values[0], instr.operands[0].shape.dtype, instr.shape.dtype)
+    if op is Opcode.SELECT:
+        (tr, ti), (fr, fi) = parts(b, values[1]), parts(b, values[2])
+        return make(b, b.select(values[0], tr, fr), b.select(values[0], ti, fi))
+    if op is Opcode.COMPARE:
+        return _compare(ctx, _direction(instr), values[0], values[1])
+    if op is Opcode.ABS:
+        return _abs_c64(ctx, values[0])
+    if op is Opcode.NEGATE:
+        re, im = parts(b, values[0])
+        return make(b, b.fneg(re), b.fneg(im))
+    (ar, ai), (br, bi) = parts(b, values[0]), parts(b, values[1])
+    if op is Opcode.ADD:
+        return make(b, b.fadd(ar, br), b.fadd(ai, bi))
+    if op is Opcode.SUBTRACT:
+        return make(b, b.fsub(ar, br), b.fsub(ai, bi))
+    if op is Opcode.MULTIPLY:
+        return make(b, b.fsub(b.fmul(ar, br), b.fmul(ai, bi)),
+                    b.fadd(b.fmul(ar, bi), b.fmul(ai, br)))  # fmt: skip
+    if op is Opcode.DIVIDE:
+        return _divide(ctx, instr.shape.dtype, ar, ai, br, bi)
+    raise Unimplemented(f"no complex emitter for {op.value} ({instr.name})")
+
+
+def add_reassociable(b: ir.IRBuilder, acc: ir.Value, v: ir.Value) -> ir.Value:
+    """A complex sum step whose part additions may be reassociated (a reduce's partial sums,
+    as for real float sums in row_fusion.apply_reducer)."""
+    (xr, xi), (yr, yi) = parts(b, acc), parts(b, v)
+    return make(b, b.fadd(xr, yr, flags=("reassoc",)), b.fadd(xi, yi, flags=("reassoc",)))
+
+
+def _compare(ctx: IrContext, direction: ComparisonDirection, x: ir.Value,
+             y: ir.Value) -> ir.Value:  # fmt: skip
+    b = ctx.b
+    (xr, xi), (yr, yi) = parts(b, x), parts(b, y)
+    equal = b.and_(b.fcmp_ordered("==", xr, yr), b.fcmp_ordered("==", xi, yi))
+    return equal if direction is ComparisonDirection.EQ else b.not_(equal)
+
+
+def convert_complex(ctx: IrContext, x: ir.Value, src: DType, dst: DType) -> ir.Value:
+    """XLA's convert with a complex side (the interpreter's ``convert_array``).
+
+    real -> complex converts to the part type and adds +0i; complex -> complex rounds each part;
+    complex -> pred is ``x != 0`` (either part nonzero or NaN); complex -> other real types
+    convert the real part.
+    """
+    from hlort.codegen.llvm.elemental import convert_value
+
+    b = ctx.b
+    if src is dst:
+        return x
+    if not src.is_complex:
+        part = part_dtype(dst)
+        re = convert_value(ctx, x, src, part)
+        return make(b, re, ir.Constant(re.type, 0.0))
+    re, im = parts(b, x)
+    if dst.is_complex:
+        part = part_dtype(dst)
+        return make(b, convert_value(ctx, re, part_dtype(src), part),
+                    convert_value(ctx, im, part_dtype(src), part))  # fmt: skip
+    if dst.is_pred:
+        zero = ctx.f(re.type, 0.0)
+        return b.or_(b.fcmp_unordered("!=", re, zero), b.fcmp_unordered("!=", im, zero))
+    return convert_value(ctx, re, part_dtype(src), dst)
+
+
+def _is_inf(ctx: IrContext, x: ir.Value) -> ir.Value:
+    return ctx.b.fcmp_ordered("==", ctx.fabs(x), ctx.f(x.type, INF))
+
+
+def _is_finite(ctx: IrContext, x: ir.Value) -> ir.Value:
+    return ctx.b.fcmp_ordered("<", ctx.fabs(x), ctx.f(x.type, INF))
+
+
+def _abs_c64(ctx: IrContext, z: ir.Value) -> ir.Value:
+    """|z| of a c64: the squares of f32 parts are exact in f64, so one rounding of the sum and
+    a correctly rounded sqrt land on the f32 that NumPy's f64 hypot rounds to."""
+    b = ctx.b
+    re, im = (b.fpext(p, F64) for p in parts(b, z))
+    root = ctx.intrinsic("sqrt", b.fadd(b.fmul(re, re), b.fmul(im, im)))
+    either_inf = b.or_(_is_inf(ctx, re), _is_inf(ctx, im))
+    return b.fptrunc(b.select(either_inf, ctx.f(F64, INF), root), F32)
+
+
+def _divide(ctx: IrContext, dtype: DType, ar: ir.Value, ai: ir.Value, br: ir.Value,
+            bi: ir.Value) -> ir.Value:  # fmt: skip
+    """XLA's complex division, step for step as the interpreter's ``complex_divide`` (Smith's
+    algorithm and its fixes for a zero or infinite denominator or an infinite numerator), in
+    f64 for both c64 and c128, each part rounded once at the end."""
+    b = ctx.b
+    narrow = dtype is dtypes.C64
+    if narrow:
+        ar, ai, br, bi = (b.fpext(v, F64) for v in (ar, ai, br, bi))
+    f = lambda v: ctx.f(F64, v)  # noqa: E731
+    mul, add, sub, div, sel = b.fmul, b.fadd, b.fsub, b.fdiv, b.select
+    r_over_i, i_over_r = div(br, bi), div(bi, br)
+    r_denom, i_denom = add(bi, mul(r_over_i, br)), add(br, mul(i_over_r, bi))
+    r_small = b.fcmp_ordered("<", ctx.fabs(br), ctx.fabs(bi))
+    cr = sel(r_small, div(add(mul(r_over_i, ar), ai), r_denom),
+             div(add(mul(i_over_r, ai), ar), i_denom))  # fmt: skip
+    ci = sel(r_small, div(sub(mul(r_over_i, ai), ar), r_denom),
+             div(sub(ai, mul(i_over_r, ar)), i_denom))  # fmt: skip
+    not_nan = lambda v: b.fcmp_ordered("ord", v, v)  # noqa: E731
+    zero_denom = b.and_(b.and_(b.fcmp_ordered("==", br, f(0.0)), b.fcmp_ordered("==", bi, f(0.0))),
+                        b.or_(not_nan(ar), not_nan(ai)))  # fmt: skip
+    s = ctx.copysign(f(INF), br)
+    zr, zi = mul(s, ar), mul(s, ai)
+    a_r_inf, a_i_inf = _is_inf(ctx, ar), _is_inf(ctx, ai)
+    inf_num = b.and_(b.or_(a_r_inf, a_i_inf), b.and_(_is_finite(ctx, br), _is_finite(ctx, bi)))
+    ar1 = ctx.copysign(sel(a_r_inf, f(1.0), f(0.0)), ar)
+    ai1 = ctx.copysign(sel(a_i_inf, f(1.0), f(0.0)), ai)
+    nr = mul(f(INF), add(mul(ar1, br), mul(ai1, bi)))
+    ni = mul(f(INF), sub(mul(ai1, br), mul(ar1, bi)))
+    b_r_inf, b_i_inf = _is_inf(ctx, br), _is_inf(ctx, bi)
+    inf_den = b.and_(b.or_(b_r_inf, b_i_inf), b.and_(_is_finite(ctx, ar), _is_finite(ctx, ai)))
+    br1 = ctx.copysign(sel(b_r_inf, f(1.0), f(0.0)), br)
+    bi1 = ctx.copysign(sel(b_i_inf, f(1.0), f(0.0)), bi)
+    dr = mul(f(0.0), add(mul(ar, br1), mul(ai, bi1)))
+    di = mul(f(0.0), sub(mul(ai, br1), mul(ar, bi1)))
+    both_nan = b.and_(b.fcmp_unordered("uno", cr, cr), b.fcmp_unordered("uno", ci, ci))
+    rr, ri = cr, ci
+    for cond, xr, xi in ((inf_den, dr, di), (inf_num, nr, ni), (zero_denom, zr, zi)):
+        take = b.and_(both_nan, cond)  # the first matching condition wins: applied last
+        rr, ri = sel(take, xr, rr), sel(take, xi, ri)
+    if narrow:
+        rr, ri = b.fptrunc(rr, F32), b.fptrunc(ri, F32)
+    return make(b, rr, ri)
+
+
+__all__ = ["complex_type", "can_emit_complex", "emit_complex", "involves_complex",
+           "complex_constant", "complex_elements", "convert_complex", "is_element_dtype",
+           "add_reassociable"]
