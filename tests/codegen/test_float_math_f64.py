@@ -185,7 +185,9 @@ def test_trig_hard_arguments_are_correctly_rounded():
         assert d.max() <= 1, f"{op.value}({x[worst]!r}) off by {d[worst]} ulp"
 
 
-@pytest.mark.parametrize("op", UNARY + BINARY, ids=lambda o: o.value)
+# f64 pow is libm's for now (float_math.power says why): not vectorized.
+@pytest.mark.parametrize("op", [o for o in UNARY + BINARY if o is not Opcode.POWER],
+                         ids=lambda o: o.value)
 def test_loop_is_vectorized_without_libm_calls(op):
     """The optimized loop uses full-width double vectors and calls only LLVM intrinsics."""
     km = KernelModule()

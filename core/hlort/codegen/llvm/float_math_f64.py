@@ -227,6 +227,8 @@ def _odd_integer(ctx: IrContext, y: ir.Value) -> tuple[ir.Value, ir.Value]:
 
 
 def pow_f64(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
+    """Not wired into ``float_math.power`` yet: inlined into large fusions it makes LLVM's loop
+    vectorizer run for minutes (see that docstring); accurate (<= 0.62 ulp) when it is used."""
     b = ctx.b
     zero, one = const(0.0), const(1.0)
     ax = ctx.fabs(x)
