@@ -41,7 +41,7 @@ from hlort.codegen.llvm.llvm_types import (
     load_element,
     store_element,
 )
-from hlort.codegen.llvm.loops import INTERLEAVE, emit_loop, emit_nest
+from hlort.codegen.llvm.loops import emit_loop, emit_nest, interleave_for
 from hlort.codegen.llvm.op_kernels import classify_op_kernel, emit_op_kernel
 from hlort.codegen.llvm.row_fusion import apply_reducer, emit_row_fusion, plan_row_fusion
 from hlort.codegen.llvm.split_reduce import SPLIT_CHUNK, emit_split_reduce, split_reduce
@@ -212,7 +212,7 @@ class KernelModule:
                 stop = b.add(start, i64(block))
                 stop = b.select(b.icmp_signed("<", stop, i64(total)), stop, i64(total))
                 emit_loop(b, start, stop, lambda j: store_all(Index(b, dims, linear=j)), "inner",
-                          INTERLEAVE)  # fmt: skip
+                          interleave_for(min(total, block)))  # fmt: skip
 
             per_iter = block
         else:
@@ -227,7 +227,7 @@ class KernelModule:
                 def inner(j: ir.Value) -> None:
                     store_all(Index(b, dims, multi=outer_multi + [j], linear=b.add(base, j)))
 
-                emit_loop(b, i64(0), i64(inner_n), inner, "inner", INTERLEAVE)
+                emit_loop(b, i64(0), i64(inner_n), inner, "inner", interleave_for(inner_n))
 
             per_iter = inner_n
         emit_loop(b, begin, end, outer, "outer")
@@ -295,7 +295,8 @@ class KernelModule:
                 for v, ptr, s in zip(new, out_ptrs, out_shapes, strict=True):
                     store_element(b, s.dtype, v, ptr, k)
 
-            emit_nest(b, list(in_dims), nest_body, "col", INTERLEAVE)
+            emit_nest(b, list(in_dims), nest_body, "col",
+                      interleave_for(in_dims[-1] if in_dims else 0))  # fmt: skip
 
         emit_loop(b, begin, end, outer, "outer")
         b.ret_void()

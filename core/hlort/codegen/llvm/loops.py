@@ -15,6 +15,13 @@ import llvmlite.ir as ir
 from hlort.codegen.llvm.llvm_types import I64
 
 INTERLEAVE = 4
+MIN_INTERLEAVED_TRIPS = 256  # below this the hint buys nothing; on a 1-trip loop with a big
+# body LLVM's vectorizer ran for minutes (a scalar bf16 cbrt)
+
+
+def interleave_for(trips: int) -> int:
+    """The interleave hint for a loop of ``trips`` iterations known at compile time."""
+    return INTERLEAVE if trips >= MIN_INTERLEAVED_TRIPS else 0
 
 
 def emit_loop(b: ir.IRBuilder, start: ir.Value, stop: ir.Value,

@@ -26,7 +26,7 @@ from hlort.codegen.llvm.fused_emitter import (
 from hlort.codegen.llvm.index import Index, delinearize, i64
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import NARROW, store_element, value_type
-from hlort.codegen.llvm.loops import INTERLEAVE, emit_loop
+from hlort.codegen.llvm.loops import emit_loop, interleave_for
 from hlort.errors import Unimplemented
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
@@ -185,7 +185,7 @@ def emit_row_fusion(fn: ir.Function, b: ir.IRBuilder, ctx: IrContext, comp: Comp
                 em.reset()
                 step(element_index([r]))
 
-            emit_loop(b, i64(0), i64(row_size), body, "row", INTERLEAVE)
+            emit_loop(b, i64(0), i64(row_size), body, "row", interleave_for(row_size))
             em.reset()
 
         for r in plan.reduces:

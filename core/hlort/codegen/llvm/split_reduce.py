@@ -19,7 +19,7 @@ from hlort.codegen.llvm.fused_emitter import FusedEmitter
 from hlort.codegen.llvm.index import Index, i64
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import load_element, store_element, value_type
-from hlort.codegen.llvm.loops import INTERLEAVE, emit_loop
+from hlort.codegen.llvm.loops import emit_loop, interleave_for
 from hlort.codegen.llvm.row_fusion import apply_reducer, plan_row_fusion
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
@@ -100,7 +100,7 @@ def emit_split_reduce(b: ir.IRBuilder, ctx: IrContext, comp: Computation, r: Ins
             v = em.value(operand, Index(b, dims, linear=i))
             b.store(apply_reducer(ctx, r, [b.load(acc, typ=vt)], [v])[0], acc)
 
-        emit_loop(b, start, stop, step, "chunk", INTERLEAVE)
+        emit_loop(b, start, stop, step, "chunk", interleave_for(min(n, SPLIT_CHUNK)))
         store_element(b, dt, b.load(acc, typ=vt), scratch, k)
         b.branch(done)
         b.position_at_end(combine)
