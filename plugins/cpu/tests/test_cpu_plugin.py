@@ -125,3 +125,22 @@ def test_cache_key_depends_on_emitter_source(monkeypatch):
     before = compile_cache.cache_key("fp", "0.1.0", "target")
     monkeypatch.setattr(compile_cache, "_code_digest", "edited-emitter")
     assert compile_cache.cache_key("fp", "0.1.0", "target") != before
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16", "f32", "f64"])
+def test_scalar_transcendentals_compile(dtype):
+    """One-element loops with big bodies: an interleave hint on them once made LLVM's
+    vectorizer run for minutes (scalar bf16 cbrt); each must compile and match."""
+    from hlort.ir import Opcode
+
+    b = Builder("scalars")
+    x = b.parameter(shape.array(dtype, []))
+    outs = [b.op(op, (x,)) for op in (Opcode.CBRT, Opcode.TANH, Opcode.SINE, Opcode.EXP,
+                                      Opcode.LOG, Opcode.ERF)]  # fmt: skip
+    module = b.build(b.tuple(outs))
+    exe = hlort.compile(module, "cpu:0")
+    v = np.array(0.75, shape.array(dtype, []).dtype.numpy)
+    rtol = {"bf16": 8e-3, "f16": 1e-3, "f32": 4e-7, "f64": 1e-15}[dtype]  # ~2-4 ulp
+    for got, want in zip(exe(v), hlort.evaluate(module, [v]), strict=True):
+        np.testing.assert_allclose(np.float64(got), np.float64(want), rtol=rtol)
+    assert exe.raw.stats()["fallback_count"] == 0
