@@ -14,18 +14,17 @@ from __future__ import annotations
 import math
 import warnings
 
-import ml_dtypes
 import numpy as np
 import pytest
 
 pytest.importorskip("llvmlite")
 hypothesis = pytest.importorskip("hypothesis")
+from contraction_tolerance import assert_matches_reference  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import hlort  # noqa: E402
 from hlort import Builder, dtypes, shape  # noqa: E402
-from hlort.interpreter.ops.linalg import accumulation_dtype  # noqa: E402
 from hlort.ir.attributes import WindowDim  # noqa: E402
 from hlort.testing.values import random_values  # noqa: E402
 from hlort.text.attribute_syntax import dim_labels_from_text  # noqa: E402
@@ -77,36 +76,6 @@ class Conv:
                 for t, dims in zip(self.types, (self.lhs_dims, self.rhs_dims), strict=True)]
 
 
-def _wide(x: np.ndarray) -> np.ndarray:
-    return x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)
-
-
-def assert_matches_reference(module, args, got, k: int) -> None:
-    """The tolerance of the module docstring (bitwise for integers, pred and short complex)."""
-    ref = np.asarray(hlort.evaluate(module, args))
-    got = np.asarray(got)
-    assert got.shape == ref.shape and got.dtype == ref.dtype, (got.dtype, ref.dtype)
-    result = dtypes.from_numpy(ref.dtype)
-    root = module.entry.root
-    acc = accumulation_dtype(root.operands[0].shape.dtype, root.operands[1].shape.dtype, result)
-    if acc.kind == "i" or (result.is_complex and k <= 64):  # exact integer sums; XLA's order
-        bits = lambda x: np.ascontiguousarray(x).reshape(-1).view(np.uint8)  # noqa: E731
-        np.testing.assert_array_equal(bits(got), bits(ref))
-        return
-    magnitude = np.abs(_wide(np.asarray(hlort.evaluate(module, [np.abs(a).astype(a.dtype)
-                                                                for a in args]))))  # fmt: skip
-    info = ml_dtypes.finfo(result.component.numpy)
-    tol = 2 * (k + 2) * float(np.finfo(acc).eps) * magnitude + float(info.eps) * np.abs(_wide(ref))
-    tol += float(info.smallest_subnormal)
-    parts = [(got.real, ref.real), (got.imag, ref.imag)] if result.is_complex else [(got, ref)]
-    for g, r in parts:
-        g, r = g.astype(np.float64), r.astype(np.float64)
-        np.testing.assert_array_equal(np.isnan(g), np.isnan(r))
-        infinite = np.isinf(r)
-        np.testing.assert_array_equal(g[infinite], r[infinite])
-        finite = np.isfinite(r)
-        excess = np.abs(g[finite] - r[finite]) - tol[finite]
-        assert not np.any(excess > 0), f"max excess {excess.max()} over the stated tolerance"
 
 
 def _run_compiled(module, args):
