@@ -23,19 +23,6 @@ NP = {"c64": np.complex64, "c128": np.complex128}
 PART = {"c64": np.float32, "c128": np.float64}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def private_cache(tmp_path_factory):
-    import os
-
-    old = os.environ.get("HLORT_CACHE_DIR")
-    os.environ["HLORT_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
-    yield
-    if old is None:
-        os.environ.pop("HLORT_CACHE_DIR", None)
-    else:
-        os.environ["HLORT_CACHE_DIR"] = old
-
-
 def special_parts(dt: str) -> np.ndarray:
     ft = PART[dt]
     info = np.finfo(ft)

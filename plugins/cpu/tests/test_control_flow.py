@@ -24,19 +24,6 @@ COMPILED_DTYPES = ["pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64",
 NO_INLINING = {"debug": {"disabled_passes": ["call-inlining"]}}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def private_cache(tmp_path_factory):
-    import os
-
-    old = os.environ.get("HLORT_CACHE_DIR")
-    os.environ["HLORT_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
-    yield
-    if old is None:
-        os.environ.pop("HLORT_CACHE_DIR", None)
-    else:
-        os.environ["HLORT_CACHE_DIR"] = old
-
-
 def assert_same(actual, expected) -> None:
     """Same structure, dtypes, shapes and values; -0.0 differs from 0.0; NaN matches NaN."""
     if isinstance(expected, (tuple, list)):

@@ -31,13 +31,6 @@ from hlort.text.attribute_syntax import dim_labels_from_text  # noqa: E402
 from hlort_cpu.convolution import ConvolutionThunk  # noqa: E402
 
 
-@pytest.fixture(scope="module", autouse=True)
-def private_cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HLORT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-        yield
-
-
 class Conv:
     """One convolution: logical sizes, laid out by ``labels`` (XLA's ``b01f_01io->b01f``)."""
 

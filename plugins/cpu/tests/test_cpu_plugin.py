@@ -19,19 +19,6 @@ def _args(module):
             for p in module.entry.parameters]  # fmt: skip
 
 
-@pytest.fixture(scope="module", autouse=True)
-def private_cache(tmp_path_factory):
-    import os
-
-    old = os.environ.get("HLORT_CACHE_DIR")
-    os.environ["HLORT_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
-    yield
-    if old is None:
-        os.environ.pop("HLORT_CACHE_DIR", None)
-    else:
-        os.environ["HLORT_CACHE_DIR"] = old
-
-
 def test_cpu_backend_is_discovered():
     assert "cpu" in hlort.backends()
 

@@ -30,13 +30,6 @@ from hlort.testing.values import random_values  # noqa: E402
 from hlort_cpu.dot import DotThunk, MatrixOperand, plan_matrix_view  # noqa: E402
 
 
-@pytest.fixture(scope="module", autouse=True)
-def private_cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HLORT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-        yield
-
-
 def _dot_module(lhs_type, lhs_dims, rhs_type, rhs_dims, dn, preferred=None):
     b = Builder("dot")
     x = b.parameter(shape.array(lhs_type, lhs_dims))

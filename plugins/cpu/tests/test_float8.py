@@ -35,13 +35,6 @@ ALL_PATTERNS = np.arange(256, dtype=np.uint8)
 E5M2_PAYLOAD_NANS = np.array([0x7D, 0x7F, 0xFD, 0xFF], dtype=np.uint8)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def private_cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HLORT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-        yield
-
-
 def _bits(a) -> np.ndarray:
     a = np.ascontiguousarray(np.asarray(a))
     return a.view(np.uint8) if a.dtype == np.bool_ else a.view(f"u{a.dtype.itemsize}")

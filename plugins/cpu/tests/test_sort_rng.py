@@ -20,19 +20,6 @@ ALL_TYPES = ["pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16"
 FLOATS = ["f16", "bf16", "f32", "f64"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def private_cache(tmp_path_factory):
-    import os
-
-    old = os.environ.get("HLORT_CACHE_DIR")
-    os.environ["HLORT_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
-    yield
-    if old is None:
-        os.environ.pop("HLORT_CACHE_DIR", None)
-    else:
-        os.environ["HLORT_CACHE_DIR"] = old
-
-
 def _values(dt_name: str, dims, seed: int) -> np.ndarray:
     """Random values with edge values and many ties, of element type ``dt_name``."""
     rng = np.random.default_rng(seed)
