@@ -26,6 +26,7 @@ from hlort.errors import HlortError
 from hlort.ir.module import Module
 from hlort.plugin import api
 from hlort.plugin.options import CompileOptions
+from hlort.runtime.source_digest import source_digest
 
 _source_digest: str | None = None
 
@@ -43,22 +44,15 @@ def cache_root() -> str:
     return os.path.join(base, "hlort")
 
 
-def _core_source_digest() -> str:
+def core_source_digest() -> str:
     """Size and mtime of the core files that shape an optimized module (computed once)."""
     global _source_digest
     if _source_digest is None:
         import hlort
 
         root = os.path.dirname(hlort.__file__)
-        h = hashlib.sha256(getattr(hlort, "__version__", "").encode())
-        for package in ("passes", "ir", "text"):
-            directory = os.path.join(root, package)
-            for dirpath, _dirs, files in sorted(os.walk(directory)):
-                for name in sorted(files):
-                    if name.endswith(".py"):
-                        st = os.stat(os.path.join(dirpath, name))
-                        h.update(f"{package}/{name}:{st.st_size}:{st.st_mtime_ns};".encode())
-        _source_digest = h.hexdigest()
+        packages = [os.path.join(root, package) for package in ("passes", "ir", "text")]
+        _source_digest = source_digest(*packages, salt=getattr(hlort, "__version__", ""))
     return _source_digest
 
 
@@ -91,7 +85,7 @@ class ExecutableCache:
             json.dumps(attributes, sort_keys=True, default=str),
             repr(wanted.policy),
             repr([type(p).__name__ for p in (*wanted.before, *wanted.after)]),
-            _core_source_digest(),
+            core_source_digest(),
         ]
         key = hashlib.sha256("\0".join(parts).encode()).hexdigest()
         return cls(key, backend)

@@ -20,6 +20,7 @@ from typing import Any
 from hlort.errors import HlortError
 from hlort.ir import attributes as A
 from hlort.ir.opcodes import Opcode
+from hlort.text.lazy_pattern import LazyPattern
 from hlort.text.lexer import Lexer, escape
 
 
@@ -196,8 +197,8 @@ ABSENT_EQUIVALENTS: dict[Opcode, dict[str, Any]] = {
 
 
 # -- value parsers ----------------------------------------------------------------------------
-_DIMS_RE = re.compile(r"\{\s*(-?\d+(?:\s*,\s*-?\d+)*)?\s*\}")
-_SLICE_RE = re.compile(r"\[\s*(-?\d+)\s*:\s*(-?\d+)\s*(?::\s*(-?\d+)\s*)?\]")
+_DIMS_RE = LazyPattern(r"\{\s*(-?\d+(?:\s*,\s*-?\d+)*)?\s*\}")
+_SLICE_RE = LazyPattern(r"\[\s*(-?\d+)\s*:\s*(-?\d+)\s*(?::\s*(-?\d+)\s*)?\]")
 
 
 def _parse_dims(lex: Lexer) -> tuple[int, ...]:
@@ -325,7 +326,7 @@ def _parse_window(lex: Lexer) -> tuple[A.WindowDim, ...]:
     )
 
 
-_INT = re.compile(r"-?\d+")
+_INT = LazyPattern(r"-?\d+")
 
 
 def _window_ints(lex: Lexer, fields: dict[str, list[str]], key: str, default: int, n: int,

@@ -12,8 +12,9 @@ from collections.abc import Callable
 from typing import NoReturn, TypeVar
 
 from hlort.errors import ParseError
+from hlort.text.lazy_pattern import LazyPattern
 
-_SKIP = re.compile(r"(?:\s+|/\*.*?\*/|//[^\n]*)*", re.S)
+_SKIP = LazyPattern(r"(?:\s+|/\*.*?\*/|//[^\n]*)*", re.S)
 _MAY_SKIP = frozenset(" \t\n\r\f\v/")  # "" is not in it: nothing to skip at the end
 
 ARRAY_SHAPE_PATTERN = r"[a-z][a-z0-9]*\[[^\]\n]*\](?:\{[^{}=%\"\n]*\})?"  # f32[2]{0:T(8)}
@@ -22,7 +23,7 @@ NAME_PATTERN = (
 )
 
 # One token; the group name is the kind. Order matters: the longer, more specific forms first.
-_TOKEN = re.compile(
+_TOKEN = LazyPattern(
     rf"""
     (?P<shape>{ARRAY_SHAPE_PATTERN})
    |(?P<dim_labels>[0-9a-z?]+_[0-9a-z?]+->[0-9a-z?]+)
@@ -36,12 +37,12 @@ _TOKEN = re.compile(
     """,
     re.X,
 )
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
-_FLAT_BRACES = re.compile(r'\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
-_BRACE_OR_QUOTE = re.compile(r'[{}"]')
-_BARE_VALUE = re.compile(r"(?:[^\s,{}()\[\]]|\[[^\]\n]*\])+")  # [2,2]<=[4] is one value
-_NAME = re.compile(NAME_PATTERN)
-_SHAPE_START = re.compile(r"[a-z][a-z0-9]*\[")
+_STRING = LazyPattern(r'"(?:[^"\\]|\\.)*"', re.S)
+_FLAT_BRACES = LazyPattern(r'\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
+_BRACE_OR_QUOTE = LazyPattern(r'[{}"]')
+_BARE_VALUE = LazyPattern(r"(?:[^\s,{}()\[\]]|\[[^\]\n]*\])+")  # [2,2]<=[4] is one value
+_NAME = LazyPattern(NAME_PATTERN)
+_SHAPE_START = LazyPattern(r"[a-z][a-z0-9]*\[")
 
 Item = TypeVar("Item")
 
@@ -253,7 +254,7 @@ class Lexer:
 
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\", "?": "?",
                    "a": "\a", "b": "\b", "f": "\f", "v": "\v"}  # fmt: skip
-_ESCAPE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|(.))", re.S)
+_ESCAPE = LazyPattern(r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|(.))", re.S)
 
 
 def unescape(body: str) -> str:

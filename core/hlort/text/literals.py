@@ -21,18 +21,19 @@ import numpy as np
 
 from hlort.dtypes import DType
 from hlort.shape import ArrayShape, Shape, TupleShape
+from hlort.text.lazy_pattern import LazyPattern
 from hlort.text.lexer import Lexer
 
-_SCALAR = re.compile(
+_SCALAR = LazyPattern(
     r"[-+]?(?:nan(?:\(0x[0-9a-fA-F]+\))?|inf|true|false|0[xX][0-9a-fA-F.]+(?:[pP][-+]?\d+)?"
     r"|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
 )
-_ELEMENT = re.compile(r"[^\s,]+")
-_PAIR = re.compile(rf"\(\s*({_SCALAR.pattern})\s*,\s*({_SCALAR.pattern})\s*\)")
-_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_ELEMENT = LazyPattern(r"[^\s,]+")
+_PAIR = LazyPattern(rf"\(\s*({_SCALAR.pattern})\s*,\s*({_SCALAR.pattern})\s*\)")
+_COMMENT = LazyPattern(r"/\*.*?\*/", re.S)
 _BLANK_BRACES = str.maketrans("{}", "  ")
 _BLANK_PARENS = str.maketrans("()", "  ")
-_NAN = re.compile(r"([-+]?)nan(?:\((0x[0-9a-fA-F]+)\))?$")
+_NAN = LazyPattern(r"([-+]?)nan(?:\((0x[0-9a-fA-F]+)\))?$")
 
 
 # -- parsing --------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from hlort.text.attribute_syntax import (
     ComputationRef,
     spec_for,
 )
+from hlort.text.lazy_pattern import LazyPattern
 from hlort.text.lexer import ARRAY_SHAPE_PATTERN, NAME_PATTERN, Lexer
 from hlort.text.literals import parse_literal
 from hlort.text.shapes import array_shape_from_token, parse_shape_at
@@ -46,12 +47,12 @@ XLA_ONLY_OPS = frozenset({
 _HINTS = {"rng": "; lower random numbers with rng-bit-generator (jax does)"}
 _CONFIG_KEYS = {"replica_count": "num_replicas", "num_replicas": "num_replicas",
                 "num_partitions": "num_partitions"}  # fmt: skip
-_COMPUTATION_ATTR = re.compile(r",\s*[A-Za-z_][\w\-]*\s*=")
+_COMPUTATION_ATTR = LazyPattern(r",\s*[A-Za-z_][\w\-]*\s*=")
 # Fast paths for the common forms; anything else falls back to the token-by-token parser.
-_HEAD = re.compile(
+_HEAD = LazyPattern(
     rf"(ROOT\s+)?({NAME_PATTERN})\s*=\s*({ARRAY_SHAPE_PATTERN})\s+([a-z][a-z0-9\-]*)\("
 )
-_OPERAND = re.compile(rf"\s*(?:({ARRAY_SHAPE_PATTERN})\s+)?({NAME_PATTERN})\s*([,)])")
+_OPERAND = LazyPattern(rf"\s*(?:({ARRAY_SHAPE_PATTERN})\s+)?({NAME_PATTERN})\s*([,)])")
 
 
 def parse_module(text: str, source_name: str = "<text>", verify: bool = True) -> Module:

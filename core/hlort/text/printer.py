@@ -63,8 +63,8 @@ def _header(module: Module, include_metadata: bool = True) -> str:
         attrs = {k: v for k, v in attrs.items() if k in _SEMANTIC_HEADER_KEYS}
     if module.entry is not None and module.entry.root is not None:
         layout = attrs.get("entry_computation_layout")
-        if layout is None or _stale_layout(module, layout):
-            fresh = entry_computation_layout(module)
+        fresh = entry_computation_layout(module)
+        if layout != fresh and (layout is None or _stale_layout(module, layout)):
             if layout is None:
                 items = list(attrs.items())
                 at = 1 if items and items[0][0] == "is_scheduled" else 0

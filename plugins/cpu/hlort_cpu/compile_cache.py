@@ -4,6 +4,10 @@ Keyed by the optimized module's fingerprint, this plugin's version, a digest of 
 own source (``hlort.codegen.llvm`` and this package, so editing the emitter never reuses stale
 object code), llvmlite's version and the host target (triple, CPU, features), so a cached object
 never runs on a CPU it was not built for.
+It also keeps, on disk only, the module parsed from a serialized executable's HLO text, keyed by
+that text: a process loading from the warm executable cache then skips the text parser. The
+serialized form itself stays text, safe to load from anywhere; the pickled modules live beside
+the object code this plugin runs anyway, so the cache directory is trusted exactly as before.
 On disk it lives under the user cache directory (``$XDG_CACHE_HOME/hlort/cpu`` or
 ``~/.cache/hlort/cpu``); ``HLORT_CACHE_DIR`` moves it and ``HLORT_CACHE=0`` turns caching off.
 Each entry stores a SHA-256 of its payload: a corrupted or truncated entry is detected, deleted
@@ -19,9 +23,10 @@ import tempfile
 import threading
 
 from hlort.runtime.executable_cache import cache_enabled, cache_root
+from hlort.runtime.source_digest import source_digest
 
 _MAGIC = b"HLORTCPU1"
-_memory: dict[str, tuple[bytes, list]] = {}
+_memory: dict[str, object] = {}
 _lock = threading.Lock()
 
 
@@ -37,22 +42,12 @@ _code_digest: str | None = None
 
 
 def code_digest() -> str:
-    """SHA-256 over the source files of the emitter and this plugin (computed once)."""
+    """Digest of the emitter's and this plugin's source files (computed once)."""
     global _code_digest
     if _code_digest is None:
         import hlort.codegen.llvm as emitter
 
-        h = hashlib.sha256()
-        for directory in (os.path.dirname(emitter.__file__), os.path.dirname(__file__)):
-            for name in sorted(os.listdir(directory)):
-                if name.endswith(".py"):
-                    h.update(name.encode())
-                    try:
-                        with open(os.path.join(directory, name), "rb") as f:
-                            h.update(f.read())
-                    except OSError:
-                        h.update(b"?")
-        _code_digest = h.hexdigest()
+        _code_digest = source_digest(os.path.dirname(emitter.__file__), os.path.dirname(__file__))
     return _code_digest
 
 
@@ -63,12 +58,39 @@ def cache_key(fingerprint: str, plugin_version: str, target_key: str) -> str:
 
 def lookup(key: str):
     """(object code, kernel infos) or None."""
+    return _lookup(key)
+
+
+def store(key: str, obj: bytes, infos: list) -> None:
+    _store(key, (obj, infos))
+
+
+def module_key(hlo_text: bytes, plugin_version: str) -> str:
+    """The key of a parsed serialized module: its text, this plugin and the core's IR code."""
+    from hlort.runtime.executable_cache import core_source_digest
+
+    h = hashlib.sha256(hlo_text)
+    h.update(f"|module|{plugin_version}|{core_source_digest()}".encode())
+    return h.hexdigest()
+
+
+def lookup_module(key: str):
+    """A module parsed earlier from serialized HLO text (a fresh object each time), or None."""
+    return _lookup(key, remember=False)
+
+
+def store_module(key: str, module) -> None:
+    _store(key, module, remember=False)
+
+
+def _lookup(key: str, remember: bool = True):
     if not enabled():
         return None
-    with _lock:
-        hit = _memory.get(key)
-    if hit is not None:
-        return hit
+    if remember:
+        with _lock:
+            hit = _memory.get(key)
+        if hit is not None:
+            return hit
     path = os.path.join(cache_dir(), key[:2], key)
     try:
         with open(path, "rb") as f:
@@ -82,17 +104,19 @@ def lookup(key: str):
         except OSError:
             pass
         return None
-    with _lock:
-        _memory[key] = entry
+    if remember:
+        with _lock:
+            _memory[key] = entry
     return entry
 
 
-def store(key: str, obj: bytes, infos: list) -> None:
+def _store(key: str, entry, remember: bool = True) -> None:
     if not enabled():
         return
-    with _lock:
-        _memory[key] = (obj, infos)
-    payload = pickle.dumps((obj, infos), protocol=pickle.HIGHEST_PROTOCOL)
+    if remember:
+        with _lock:
+            _memory[key] = entry
+    payload = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
     data = _MAGIC + hashlib.sha256(payload).digest() + payload
     directory = os.path.join(cache_dir(), key[:2])
     try:
@@ -113,10 +137,9 @@ def _decode(data: bytes):
     if hashlib.sha256(payload).digest() != digest:
         return None
     try:
-        obj, infos = pickle.loads(payload)
+        return pickle.loads(payload)
     except Exception:
         return None
-    return obj, infos
 
 
 def clear_memory() -> None:

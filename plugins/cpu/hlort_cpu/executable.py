@@ -7,12 +7,25 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from hlort.plugin.base import LaunchContext, SimpleDevice, SimpleExecutable
+from hlort_cpu import compile_cache
 from hlort_cpu.compiler import compile_program
+from hlort_cpu.plugin import PLUGIN_VERSION
 
 
 class CpuExecutable(SimpleExecutable):
     def compile(self) -> None:
         self.program = compile_program(self.module)
+
+    @classmethod
+    def module_from_payload(cls, payload: bytes, header):
+        """The serialized HLO text's module; parsed once, then taken from the compile cache
+        (the parser and its first-use setup cost a new process milliseconds)."""
+        key = compile_cache.module_key(payload, PLUGIN_VERSION)
+        module = compile_cache.lookup_module(key)
+        if module is None:
+            module = super().module_from_payload(payload, header)
+            compile_cache.store_module(key, module)
+        return module
 
     def launch(self, device: SimpleDevice, arguments: list, ctx: LaunchContext) -> list:
         return self.program.run(arguments, ctx.replica, ctx.partition)

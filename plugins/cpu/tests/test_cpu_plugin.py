@@ -114,6 +114,37 @@ def test_cache_key_depends_on_emitter_source(monkeypatch):
     assert compile_cache.cache_key("fp", "0.1.0", "target") != before
 
 
+def test_deserializing_parses_the_hlo_text_once(tmp_path, monkeypatch):
+    """A warm process loads serialized executables without the text parser: the module parsed
+    the first time comes back from the plugin's cache; a damaged entry is parsed again."""
+    import os
+
+    from hlort.plugin.base import simple_executable
+    from hlort_cpu import compile_cache
+
+    monkeypatch.setenv("HLORT_CACHE_DIR", str(tmp_path))
+    parses = []
+    real = simple_executable.parse_hlo
+    monkeypatch.setattr(simple_executable, "parse_hlo",
+                        lambda *a, **k: parses.append(1) or real(*a, **k))  # fmt: skip
+    module, _ = examples.layernorm(8, 16)
+    args = _args(module)
+    exe = hlort.compile(module, "cpu:0")
+    data, backend = exe.serialize(), hlort.backend("cpu")
+    for _ in range(2):
+        again = backend.deserialize(data)
+        np.testing.assert_array_equal(again(*args), exe(*args))
+    assert len(parses) == 1
+    for root, _, files in os.walk(tmp_path / "cpu"):
+        for name in files:
+            with open(os.path.join(root, name), "r+b") as f:
+                f.seek(48)
+                f.write(b"\x00damaged")
+    compile_cache.clear_memory()
+    np.testing.assert_array_equal(backend.deserialize(data)(*args), exe(*args))
+    assert len(parses) == 2
+
+
 @pytest.mark.parametrize("dtype", ["bf16", "f16", "f32", "f64"])
 def test_scalar_transcendentals_compile(dtype):
     """One-element loops with big bodies: an interleave hint on them once made LLVM's

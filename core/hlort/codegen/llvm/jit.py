@@ -63,6 +63,9 @@ class JitEngine:
         backing = llvm.parse_assembly("")
         backing.triple = triple
         self.engine = llvm.create_mcjit_compiler(backing, self.machine)
+        # MCJIT's first finalize generates code for the (empty) backing module, ~2 ms: do it
+        # while the engine starts, not inside the first executable a process loads.
+        self.engine.finalize_object()
         self._objects: list = []  # keep object files alive while their code may run
 
     def optimize(self, module) -> None:
