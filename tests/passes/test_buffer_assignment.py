@@ -45,6 +45,38 @@ def test_elementwise_chain_runs_in_place():
     assert result.buffer(x).offset is None and result.buffer(x).kind == "parameter"
 
 
+def test_in_place_off_gives_every_value_its_own_block_while_its_operand_lives():
+    """A backend whose kernels vectorize only on distinct pointers turns in-place reuse off:
+    an op never writes over the operand it reads, but dead blocks are still reused."""
+    b = Builder("chain")
+    x = b.parameter(shape.array("f32", [256]))
+    e = b.exp(x)
+    a = b.abs(e)
+    n = b.negate(a)
+    c = b.cosine(n)
+    module = b.build(c)
+    result = assign_buffers(module, in_place=False)
+    check_no_overlap(result)
+    for producer, consumer in ((e, a), (a, n), (n, c)):
+        assert result.buffer(producer).offset != result.buffer(consumer).offset
+    assert result.buffer(e).offset == result.buffer(n).offset  # e is dead once a exists
+    assert result.arena_size == 2048
+
+
+def test_values_kept_out_of_the_arena_and_a_given_schedule():
+    b = Builder("external")
+    x = b.parameter(shape.array("f32", [64]))
+    e = b.exp(x)
+    d = b.dot(b.reshape(e, [8, 8]), b.reshape(e, [8, 8]))
+    module = b.build(b.tanh(d))
+    order = module.entry.post_order()
+    result = assign_buffers(module, schedule=order, arena_values=lambda i: i is not d)
+    check_no_overlap(result)
+    assert result.buffer(d).kind == "external" and result.buffer(d).offset is None
+    assert result.buffer(e).offset is not None
+    assert result.schedule == order
+
+
 def test_reuse_of_freed_buffers():
     b = Builder("reuse")
     x = b.parameter(shape.array("f32", [256]))

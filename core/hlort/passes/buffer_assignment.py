@@ -16,13 +16,16 @@ Over the schedule (``computation.instructions`` once the module is scheduled, el
   fits (or extend the arena), then the buffers read for the last time are freed and coalesced.
 
 Buffers whose live ranges overlap (interfere) never overlap in the arena. Backends lay out their
-device arena from ``arena_size`` and the per-instruction slices.
+device arena from ``arena_size`` and the per-instruction slices. A backend passes the order it
+runs instructions in (``schedule``), may turn in-place reuse off (``in_place=False``: its kernels
+vectorize only when no output overlaps an input) and may keep some values out of the arena
+(``arena_values``: values it allocates itself get kind "external", offset None).
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from hlort.ir.attributes import FusionKind
@@ -39,7 +42,7 @@ Index = tuple[int, ...]
 class LogicalBuffer:
     id: int
     size: int
-    kind: str  # "temp", "output", "parameter", "constant"
+    kind: str  # "temp", "output", "parameter", "constant", "external" (backend-allocated)
     defined_by: Instruction
     index: Index
     start: int
@@ -118,12 +121,19 @@ def _leaves(shape: Shape, prefix: Index = ()) -> list[tuple[Index, ArrayShape]]:
 
 
 def assign_buffers(module: Module, donated: Sequence[int] = (), alignment: int = 64,
-                   computation: Computation | None = None) -> BufferAssignment:  # fmt: skip
+                   computation: Computation | None = None,
+                   schedule: Sequence[Instruction] | None = None, in_place: bool = True,
+                   arena_values: Callable[[Instruction], bool] | None = None,
+                   ) -> BufferAssignment:  # fmt: skip
     """Assign the buffers of ``computation`` (default: the entry); see the module docstring."""
     comp = computation or module.entry
-    scheduled = module.attributes.get("is_scheduled") == "true"
-    schedule = list(comp.instructions) if scheduled else comp.post_order()
-    return _Assigner(comp, schedule, set(donated), alignment).run()
+    if schedule is None:
+        scheduled = module.attributes.get("is_scheduled") == "true"
+        schedule = list(comp.instructions) if scheduled else comp.post_order()
+    assigner = _Assigner(comp, list(schedule), set(donated), alignment)
+    assigner.in_place = in_place
+    assigner.arena_values = arena_values
+    return assigner.run()
 
 
 class _Assigner:
@@ -139,6 +149,8 @@ class _Assigner:
         self.values: dict[tuple[int, Index], LogicalBuffer] = {}
         self.buffers: list[LogicalBuffer] = []
         self.output_aliases: dict[Index, int] = {}
+        self.in_place = True
+        self.arena_values: Callable[[Instruction], bool] | None = None
 
     def run(self) -> BufferAssignment:
         self._liveness()
@@ -192,6 +204,8 @@ class _Assigner:
                     buf.end = self.end
             elif op is Opcode.CONSTANT:
                 buf = self._new(instr, index, leaf, "constant", pos)
+            elif self.arena_values is not None and not self.arena_values(instr):
+                buf = self._new(instr, index, leaf, "external", pos)
             else:
                 buf = (self._in_place(instr, index, leaf, pos)
                        or self._donated_for_output(instr, index, leaf, pos)
@@ -210,7 +224,7 @@ class _Assigner:
 
     def _in_place(self, instr: Instruction, index: Index, leaf: ArrayShape,
                   pos: int) -> LogicalBuffer | None:  # fmt: skip
-        if index != ():
+        if index != () or not self.in_place:
             return None
         for n in _shareable_operands(instr):
             operand = instr.operands[n]

@@ -27,6 +27,7 @@ from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
 from hlort.shape import Token, TokenShape, TupleShape
 from hlort_cpu import compile_cache
+from hlort_cpu.arena import plan_arena
 from hlort_cpu.control_flow import CONTROL_FLOW_OPS, ProgramSet, program_orders
 from hlort_cpu.convolution import convolution_thunk
 from hlort_cpu.dot import dot_thunk
@@ -40,6 +41,9 @@ from hlort_cpu.thunks import (
 )
 
 _STRUCTURAL = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT}
+# Native thunks whose results are always fresh arrays, never views of an input: their inputs
+# may live in the program's arena (arena.py).
+_FRESH_RESULTS = {Opcode.DOT, Opcode.CONVOLUTION}
 
 
 def wrap_instruction(instr: Instruction) -> Computation:
@@ -130,6 +134,8 @@ def compile_program(module: Module) -> Program:
                           _build, _label)  # fmt: skip
     program = programs.program(module.entry)
     program.constant_arrays = programs.constant_arrays()
+    program.temp_bytes = sum(p.arena.size for p in programs.built() if p.arena is not None)
+    program.code_bytes = len(cached[0]) if cached is not None else 0
     program.ir_text = ir_text
     program.cache_hit = cache_hit
     program.compile_seconds = time.perf_counter() - start
@@ -157,6 +163,7 @@ def _build(comp: Computation, order: list[Instruction], programs: ProgramSet) ->
     steps = []
     constants: list[tuple[int, object]] = []
     step_inputs: list[list[int]] = []  # the slots each step reads
+    step_kinds: dict[int, str] = {}  # which values may live in the arena (arena.py)
 
     def add(step) -> None:
         steps.append(step)
@@ -184,6 +191,7 @@ def _build(comp: Computation, order: list[Instruction], programs: ProgramSet) ->
         if kernel is not None:
             add(KernelThunk(kernel, ins, out, isinstance(instr.shape, TupleShape)))
             compiled[_label(instr)] += 1
+            step_kinds[id(instr)] = "kernel"
             continue
         if op in (Opcode.DOT, Opcode.CONVOLUTION):
             make = dot_thunk if op is Opcode.DOT else convolution_thunk
@@ -191,6 +199,8 @@ def _build(comp: Computation, order: list[Instruction], programs: ProgramSet) ->
             if thunk is not None:
                 add(thunk)
                 compiled[thunk.label] += 1
+                if op in _FRESH_RESULTS:
+                    step_kinds[id(instr)] = "reader"
                 continue
         if op is Opcode.FUSION:
             add(FusionFallbackThunk(evaluator, instr.attrs["calls"], ins, out))
@@ -210,7 +220,7 @@ def _build(comp: Computation, order: list[Instruction], programs: ProgramSet) ->
     root = slot[id(comp.root)]
     releases = _releases(step_inputs, root)
     return Program(steps, len(order), params, root, constants, compiled, fallback, evaluator,
-                   releases=releases)  # fmt: skip
+                   releases=releases, arena=plan_arena(comp, order, slot, step_kinds))  # fmt: skip
 
 
 def _releases(step_inputs: list[list[int]], root: int) -> list[tuple[int, ...]]:

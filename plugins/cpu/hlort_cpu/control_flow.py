@@ -66,6 +66,10 @@ class ProgramSet:
             self._programs[id(comp)] = program
         return program
 
+    def built(self) -> list[Program]:
+        """Every program built so far (the entry's and those of the computations it calls)."""
+        return list(self._programs.values())
+
     def constant_arrays(self) -> list:
         """The constants of every program built so far (an output may be one of them)."""
         return [c for p in self._programs.values() for _, c in p.constants]

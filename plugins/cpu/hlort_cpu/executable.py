@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from hlort.plugin.base import LaunchContext, SimpleDevice, SimpleExecutable
+from hlort.plugin.capabilities import CompiledMemoryStats
 from hlort_cpu import compile_cache
 from hlort_cpu.compiler import compile_program
 from hlort_cpu.plugin import PLUGIN_VERSION
@@ -48,6 +49,15 @@ class CpuExecutable(SimpleExecutable):
         from hlort.plugin.interpreter_backend import estimate_cost
 
         return estimate_cost(self.module)
+
+    def compiled_memory_stats(self) -> CompiledMemoryStats:
+        """Temporaries are the programs' arenas (buffer assignment's peak, arena.py)."""
+        return CompiledMemoryStats(
+            argument_size_in_bytes=sum(s.nbytes for s in self.parameter_shapes),
+            output_size_in_bytes=sum(s.nbytes for s in self.output_shapes),
+            temp_size_in_bytes=self.program.temp_bytes,
+            generated_code_size_in_bytes=self.program.code_bytes,
+        )
 
     def artifacts(self) -> Mapping[str, str | bytes]:
         return self.program.artifacts()

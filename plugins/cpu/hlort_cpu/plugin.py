@@ -38,7 +38,8 @@ class CpuPlugin(SimplePlugin):
 
     def capabilities(self) -> Capabilities:
         return Capabilities(serialization=True, donation=True, memory_stats=True,
-                            cost_analysis=True, artifacts=True, zero_copy=True)  # fmt: skip
+                            compiled_memory_stats=True, cost_analysis=True, artifacts=True,
+                            zero_copy=True)  # fmt: skip
 
     def create_client(self, options: Mapping[str, Any] | None = None):
         return self.client_class(self, options)

@@ -15,6 +15,7 @@ import numpy as np
 
 from hlort.ir.instruction import Instruction
 from hlort.shape import Token, TokenShape, TupleShape
+from hlort_cpu.arena import ArenaPlan
 from hlort_cpu.chunk_scratch import chunk_scratch
 from hlort_cpu.host_pool import POOL_MIN_BYTES, host_pool
 from hlort_cpu.thread_pool import chunks, run_chunks
@@ -32,7 +33,8 @@ def address(a: np.ndarray) -> int:
 
 
 class KernelThunk:
-    """Run one compiled kernel; outputs are fresh arrays (a tuple for a tuple-shaped fusion)."""
+    """Run one compiled kernel. Its output is the arena view the program put in its slot, else
+    a fresh array (a tuple of them for a tuple-shaped fusion)."""
 
     def __init__(self, kernel, ins: list[int], out: int, is_tuple: bool):
         self.kernel = kernel
@@ -59,15 +61,16 @@ class KernelThunk:
             self.pool.empty, dims, dtype)  # fmt: skip
 
     def __call__(self, env) -> None:
+        given = env[self.out]  # an arena view, or None
         if self.simple:
             arrays = [env[i] for i in self.ins]
             if all(a.flags.c_contiguous for a in arrays):
-                out = self.new_output()
+                out = self.new_output() if given is None else given
                 self.fn(self.ptr_type(*[address(a) for a in arrays], address(out)),
                         self.begin, self.end)  # fmt: skip
                 env[self.out] = out
                 return
-        outs = [self.pool.empty(d, t) for d, t in self.shapes]
+        outs = [self.pool.empty(d, t) for d, t in self.shapes] if given is None else [given]
         arrays = [env[i] for i in self.ins]
         for k, a in enumerate(arrays):
             if not a.flags.c_contiguous:
@@ -106,8 +109,9 @@ class FusionFallbackThunk:
 
 class Program:
     def __init__(self, steps, n_slots, params, root, constants, compiled, fallback, evaluator,
-                 releases=None):  # fmt: skip
+                 releases=None, arena: ArenaPlan | None = None):  # fmt: skip
         self.steps = steps
+        self.arena = arena  # where temporaries live (arena.py); None: no temporary qualifies
         # (step, slots read for the last time by it): dropped right after, so memory is reused
         self.schedule = list(zip(steps, releases or [()] * len(steps), strict=True))
         self.n_slots = n_slots
@@ -120,6 +124,8 @@ class Program:
         self.ir_text: str | None = None
         self.cache_hit = False
         self.compile_seconds = 0.0
+        self.temp_bytes = 0  # arenas of this program and the programs it calls (compiler.py)
+        self.code_bytes = 0  # object code of the module's kernels
         self._simple_params = all(not isinstance(s, (TupleShape, TokenShape)) for _, s in params)
         # constants of this and every nested program: an output may be one of them
         self.constant_arrays = [value for _, value in constants]
@@ -136,10 +142,23 @@ class Program:
         return env[self.root]
 
     def _steps(self, env: list) -> None:
-        for step, dead in self.schedule:
-            step(env)
-            for k in dead:
-                env[k] = None
+        arena = self.arena
+        if arena is None:
+            for step, dead in self.schedule:
+                step(env)
+                for k in dead:
+                    env[k] = None
+            return
+        views = arena.take()
+        for k, view in views:
+            env[k] = view
+        try:
+            for step, dead in self.schedule:
+                step(env)
+                for k in dead:
+                    env[k] = None
+        finally:
+            arena.give(views)
 
     def run(self, arguments: list, replica: int = 0, partition: int = 0) -> list:
         env: list = [None] * self.n_slots

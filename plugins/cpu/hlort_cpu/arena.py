@@ -1,0 +1,108 @@
+"""The arena of a program's temporaries, laid out by the core's buffer assignment.
+
+Kernel results that die inside a call (temporaries) live at static offsets in one block of
+memory per program. Buffer assignment gives values that are never live at the same time the
+same offsets, so the block is as large as the peak of live temporaries, not their sum. The
+program keeps the block, and the array views into it, between calls: a call neither allocates
+nor page-faults for its temporaries. A concurrent call of the same program takes a second block.
+
+What may live there: a non-tuple result of a kernel thunk, not part of the program's result
+(outputs belong to the caller; they come from the host pool), whose every reader is a thunk
+that never hands back a view of its input (kernels, dot, convolution). Any other reader (a
+tuple, control flow, a fallback) could pass a view of the block beyond the value's last read,
+where buffer assignment already gave its bytes to another value. Buffer assignment runs with
+in-place reuse off: an output overlapping its input sends LLVM's vectorized loops to their
+scalar fallback (the runtime alias checks fail).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from hlort.ir.computation import Computation
+from hlort.ir.instruction import Instruction
+from hlort.ir.opcodes import Opcode
+from hlort.passes.buffer_assignment import assign_buffers
+
+ALIGN = 64
+
+
+class ArenaPlan:
+    """Slots of a program that live in its arena: (slot, dims, dtype, byte offset)."""
+
+    def __init__(self, size: int, placements: list[tuple[int, tuple[int, ...], np.dtype, int]]):
+        self.size = size
+        self.placements = placements
+        self._idle: list[list[tuple[int, np.ndarray]]] = []
+
+    def take(self) -> list[tuple[int, np.ndarray]]:
+        """(slot, array view) for every placement, in a block no running call is using."""
+        try:
+            return self._idle.pop()
+        except IndexError:
+            return self._new_block()
+
+    def give(self, views: list[tuple[int, np.ndarray]]) -> None:
+        """Keep one idle block for the next call; a concurrent call's extra block is freed."""
+        if not self._idle:
+            self._idle.append(views)
+
+    def _new_block(self) -> list[tuple[int, np.ndarray]]:
+        raw = np.empty(self.size + ALIGN, np.uint8)
+        start = -raw.ctypes.data % ALIGN
+        block = raw[start : start + self.size]
+        return [(slot, np.ndarray(dims, dtype, block, offset))
+                for slot, dims, dtype, offset in self.placements]  # fmt: skip
+
+
+def plan_arena(comp: Computation, order: list[Instruction], slot: dict[int, int],
+               step_kinds: dict[int, str]) -> ArenaPlan | None:  # fmt: skip
+    """The arena of ``comp``'s program, or None when no value qualifies. ``step_kinds`` maps
+    an instruction to its step's kind: "kernel" (writes into the output it is given), "reader"
+    (reads its inputs, returns fresh arrays: dot, convolution); absent for any other step."""
+    escaping = _part_of_result(comp.root)
+
+    def eligible(instr: Instruction) -> bool:
+        if step_kinds.get(id(instr)) != "kernel" or not instr.shape.is_array:
+            return False
+        if id(instr) in escaping or not users[id(instr)]:
+            return False
+        return all(step_kinds.get(id(u)) in ("kernel", "reader") for u in users[id(instr)])
+
+    users: dict[int, list[Instruction]] = {id(i): [] for i in order}
+    for instr in order:
+        for operand in dict.fromkeys(instr.operands):
+            if id(operand) in users:
+                users[id(operand)].append(instr)
+    chosen = [i for i in order if eligible(i)]
+    if not chosen:
+        return None
+    chosen_ids = {id(i) for i in chosen}
+    assignment = assign_buffers(comp.parent, computation=comp, schedule=order, in_place=False,
+                                arena_values=_member(chosen_ids), alignment=ALIGN)  # fmt: skip
+    placements = []
+    for instr in chosen:
+        buf = assignment.buffer(instr)
+        placements.append((slot[id(instr)], tuple(instr.shape.dims),
+                           np.dtype(instr.shape.dtype.numpy), buf.offset))  # fmt: skip
+    return ArenaPlan(assignment.arena_size, placements)
+
+
+def _member(ids: set[int]) -> Callable[[Instruction], bool]:
+    return lambda instr: id(instr) in ids
+
+
+def _part_of_result(root: Instruction) -> set[int]:
+    """Instructions whose value (or a leaf of it) is part of the root's value."""
+    found: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in found:
+            continue
+        found.add(id(node))
+        if node.opcode in (Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT):
+            stack.extend(node.operands)
+    return found
