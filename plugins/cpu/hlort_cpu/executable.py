@@ -17,6 +17,16 @@ class CpuExecutable(SimpleExecutable):
     def compile(self) -> None:
         self.program = compile_program(self.module)
 
+    def serialize_payload(self) -> bytes:
+        """The module's HLO text; the module itself goes to the compile cache under that text,
+        so even the first process to load the executable skips the parser."""
+        payload = super().serialize_payload()
+        if not getattr(self, "_module_cached", False):
+            compile_cache.store_module(compile_cache.module_key(payload, PLUGIN_VERSION),
+                                       self.module)  # fmt: skip
+            self._module_cached = True
+        return payload
+
     @classmethod
     def module_from_payload(cls, payload: bytes, header):
         """The serialized HLO text's module; parsed once, then taken from the compile cache

@@ -115,8 +115,8 @@ def test_cache_key_depends_on_emitter_source(monkeypatch):
 
 
 def test_deserializing_parses_the_hlo_text_once(tmp_path, monkeypatch):
-    """A warm process loads serialized executables without the text parser: the module parsed
-    the first time comes back from the plugin's cache; a damaged entry is parsed again."""
+    """A warm process loads serialized executables without the text parser: serializing leaves
+    the module in the plugin's cache; a damaged entry is parsed again."""
     import os
 
     from hlort.plugin.base import simple_executable
@@ -134,7 +134,7 @@ def test_deserializing_parses_the_hlo_text_once(tmp_path, monkeypatch):
     for _ in range(2):
         again = backend.deserialize(data)
         np.testing.assert_array_equal(again(*args), exe(*args))
-    assert len(parses) == 1
+    assert len(parses) == 0  # serialize() left the module in the cache
     for root, _, files in os.walk(tmp_path / "cpu"):
         for name in files:
             with open(os.path.join(root, name), "r+b") as f:
@@ -142,7 +142,7 @@ def test_deserializing_parses_the_hlo_text_once(tmp_path, monkeypatch):
                 f.write(b"\x00damaged")
     compile_cache.clear_memory()
     np.testing.assert_array_equal(backend.deserialize(data)(*args), exe(*args))
-    assert len(parses) == 2
+    assert len(parses) == 1
 
 
 @pytest.mark.parametrize("dtype", ["bf16", "f16", "f32", "f64"])
