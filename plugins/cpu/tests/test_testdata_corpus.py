@@ -1,15 +1,19 @@
 """The StableHLO testdata corpus on cpu: one file per op, with constant folding disabled so the
 compiled kernels (not the compile-time interpreter) compute the results. Skipped when the corpus
-is not checked out (``HLORT_TESTDATA`` or /work/shared/stablehlo-testdata/testdata)."""
+is not checked out (``$HLORT_STABLEHLO_TESTDATA``, else ``<repo>/../shared/stablehlo-testdata``, as
+tests/testdata/corpus_sample.py looks for it)."""
 
 from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 
 import pytest
 
-CORPUS = os.environ.get("HLORT_TESTDATA", "/work/shared/stablehlo-testdata/testdata")
+_SHARED = Path(__file__).resolve().parents[3].parent / "shared"
+_ROOT = os.environ.get("HLORT_STABLEHLO_TESTDATA") or str(_SHARED / "stablehlo-testdata")
+CORPUS = os.path.join(_ROOT, "testdata")
 _TYPE = re.compile(r"_(bfloat16|complex|float|int|uint|bool|shape|dtypes|dim|lhs|rhs|operand).*")
 
 
