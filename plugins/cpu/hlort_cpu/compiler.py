@@ -2,12 +2,14 @@
 
 Every fusion the emitter supports, and every standalone elementwise, data-movement or reduce
 instruction, becomes one LLVM kernel (all kernels of a module are optimized and compiled
-together, once, then cached). Dots run as NumPy matmul on the operands (BLAS). While,
-conditional and call run programs compiled the same way from the computations they call
-(control_flow.py; small all-kernel loops as one native driver, native_while.py). Anything else, and
-any fusion the emitter cannot compile yet, runs as a FALLBACK thunk on the reference
-interpreter's function for that op: every program runs from day one, and ``Program.stats()``
-says exactly what was compiled and what fell back.
+together, once, then cached). Dots and convolutions run as NumPy matmul on the operands (BLAS),
+fft on pocketfft (numpy.fft), cholesky on LAPACK (numpy.linalg), triangular-solve on a compiled
+substitution kernel, and custom calls as custom_call.py says (the shipped targets natively, a
+user's target as its own Python function). While, conditional and call run programs compiled
+the same way from the computations they call (control_flow.py; small all-kernel loops as one
+native driver, native_while.py). Anything else, and any fusion the emitter cannot compile yet,
+runs as a FALLBACK thunk on the reference interpreter's function for that op: every program runs
+from day one, and ``Program.stats()`` says exactly what was compiled and what fell back.
 """
 
 from __future__ import annotations
@@ -28,9 +30,12 @@ from hlort.ir.opcodes import Opcode
 from hlort.shape import Token, TokenShape, TupleShape
 from hlort_cpu import compile_cache
 from hlort_cpu.arena import plan_arena
+from hlort_cpu.cholesky import cholesky_thunk
 from hlort_cpu.control_flow import CONTROL_FLOW_OPS, ProgramSet, program_orders
 from hlort_cpu.convolution import convolution_thunk
+from hlort_cpu.custom_call import custom_call_thunk
 from hlort_cpu.dot import dot_thunk
+from hlort_cpu.fft import fft_thunk
 from hlort_cpu.native_while import plan_native_whiles
 from hlort_cpu.plugin import PLUGIN_VERSION
 from hlort_cpu.thunks import (
@@ -39,11 +44,20 @@ from hlort_cpu.thunks import (
     KernelThunk,
     Program,
 )
+from hlort_cpu.triangular_solve import triangular_solve_thunk
 
 _STRUCTURAL = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT}
 # Native thunks whose results are always fresh arrays, never views of an input: their inputs
-# may live in the program's arena (arena.py).
-_FRESH_RESULTS = {Opcode.DOT, Opcode.CONVOLUTION}
+# may live in the program's arena (arena.py). Not custom-call: an alias hands back its input.
+_FRESH_RESULTS = {Opcode.DOT, Opcode.CONVOLUTION, Opcode.FFT, Opcode.CHOLESKY,
+                  Opcode.TRIANGULAR_SOLVE}  # fmt: skip
+_NATIVE = {  # op -> thunk factory (None when it cannot take that instruction)
+    Opcode.DOT: dot_thunk,
+    Opcode.CONVOLUTION: convolution_thunk,
+    Opcode.FFT: fft_thunk,
+    Opcode.CHOLESKY: cholesky_thunk,
+    Opcode.TRIANGULAR_SOLVE: triangular_solve_thunk,
+}
 
 
 def wrap_instruction(instr: Instruction) -> Computation:
@@ -193,9 +207,10 @@ def _build(comp: Computation, order: list[Instruction], programs: ProgramSet) ->
             compiled[_label(instr)] += 1
             step_kinds[id(instr)] = "kernel"
             continue
-        if op in (Opcode.DOT, Opcode.CONVOLUTION):
-            make = dot_thunk if op is Opcode.DOT else convolution_thunk
-            thunk = make(instr, ins, out)
+        make = _NATIVE.get(op)
+        if make is not None or op is Opcode.CUSTOM_CALL:
+            thunk = (make(instr, ins, out) if make is not None
+                     else custom_call_thunk(instr, ins, out, evaluator))  # fmt: skip
             if thunk is not None:
                 add(thunk)
                 compiled[thunk.label] += 1
@@ -206,10 +221,6 @@ def _build(comp: Computation, order: list[Instruction], programs: ProgramSet) ->
             add(FusionFallbackThunk(evaluator, instr.attrs["calls"], ins, out))
             fallback[_label(instr)] += 1
             continue
-        if op is Opcode.CUSTOM_CALL:
-            from hlort.custom_calls import evaluator_for
-
-            evaluator_for(instr.attrs.get("custom_call_target", ""))  # UNIMPLEMENTED if unknown
         fn = function_for(op)
         if fn is None:
             raise Unimplemented(f"cpu: no kernel and no interpreter function for {op.value} "

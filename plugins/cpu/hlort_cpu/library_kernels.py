@@ -1,0 +1,62 @@
+"""Library kernels: shape-generic LLVM kernels compiled once per process, like XLA's CPU runtime
+functions (``__xla_cpu_runtime_*``), rather than once per module.
+
+A module's own kernels are specialized to its shapes and compiled with it (``compiler.py``).
+These take their sizes at run time, so one object serves every program: the triangular-solve
+substitutions (f64 / c128, forward / back; ``hlort.codegen.llvm.triangular_solve_kernel``) and
+the elementwise Threefry-2x32 of JAX's threefry custom calls
+(``hlort.codegen.llvm.threefry_kernel``). All are built into one LLVM module on first use,
+kept in the compile cache (memory and disk, keyed like a module's kernels by the emitter's
+source digest, this plugin's version and the host target) and loaded once.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import llvmlite.ir as ir
+
+from hlort.codegen.llvm import jit_engine
+from hlort.codegen.llvm.compiled import KERNEL_CFUNC
+from hlort.codegen.llvm.threefry_kernel import emit_threefry_elementwise
+from hlort.codegen.llvm.triangular_solve_kernel import emit_triangular_substitution
+from hlort_cpu import compile_cache
+from hlort_cpu.plugin import PLUGIN_VERSION
+
+_LOCK = threading.Lock()
+_KERNELS: dict[str, object] = {}
+
+
+def substitution_name(is_complex: bool, lower: bool) -> str:
+    return f"substitution_{'c128' if is_complex else 'f64'}_{'forward' if lower else 'back'}"
+
+
+SUBSTITUTIONS = {substitution_name(c, lo): (c, lo) for c in (False, True) for lo in (True, False)}
+NAMES = ("threefry2x32", *SUBSTITUTIONS)
+
+
+def library_kernel(name: str):
+    """The ctypes function ``void (ptr* buffers, i64 begin, i64 end)`` of kernel ``name``."""
+    if not _KERNELS:
+        with _LOCK:
+            if not _KERNELS:
+                _KERNELS.update(_load())
+    return _KERNELS[name]
+
+
+def _load() -> dict[str, object]:
+    engine = jit_engine()
+    key = compile_cache.cache_key("library-kernels", PLUGIN_VERSION, engine.target.key)
+    symbols = {name: f"hl{key[:16]}_{name}" for name in NAMES}
+    cached = compile_cache.lookup(key)
+    if cached is None:
+        module = ir.Module("hlort_cpu_library")
+        emit_threefry_elementwise(module, symbols["threefry2x32"])
+        for name, (is_complex, lower) in SUBSTITUTIONS.items():
+            emit_triangular_substitution(module, symbols[name], is_complex, lower)
+        obj = engine.compile_ir(str(module))
+        compile_cache.store(key, obj, sorted(symbols.values()))
+    else:
+        obj = cached[0]
+    addresses = engine.load_object(obj, list(symbols.values()))
+    return {name: KERNEL_CFUNC(addresses[symbol]) for name, symbol in symbols.items()}
