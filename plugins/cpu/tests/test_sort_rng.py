@@ -14,6 +14,7 @@ pytest.importorskip("llvmlite")
 
 import hlort  # noqa: E402
 from hlort import Builder, dtypes, shape  # noqa: E402
+from hlort.ir.opcodes import Opcode  # noqa: E402
 
 ALL_TYPES = ["pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32",
              "f64"]  # fmt: skip
@@ -237,8 +238,8 @@ def test_sort_along_any_dimension_and_degenerate_shapes(dims, dim):
 
 
 def test_plan_strategies():
-    """The JAX comparators take the radix path; unrecognised exact ones the network; an exp
-    comparator and complex operands have no plan (FALLBACK)."""
+    """The JAX comparators take the radix path; unrecognised exact ones the network, complex
+    operands too; an exp comparator has no plan (FALLBACK)."""
     from hlort.codegen.llvm.sort_plan import plan_sort
 
     def plan(types, comparator_of, dims=(4, 8)):
@@ -251,7 +252,16 @@ def test_plan_strategies():
         "network"  # fmt: skip
     sub_exp = lambda b: _exp_comparator(b)  # noqa: E731
     assert plan(["f32"], sub_exp) is None
-    assert plan(["c64"], lambda b: b.comparator(["c64"], "EQ")) is None
+    assert plan(["c64"], lambda b: b.comparator(["c64"], "EQ")).strategy == "network"
+    assert plan(["f32", "c128"], lambda b: jax_comparator(b, ["f32", "c128"])).strategy == \
+        "radix"  # fmt: skip
+    assert plan(["c128"], _complex_sqrt_comparator) is None  # NumPy's csqrt: not reproduced
+
+
+def _complex_sqrt_comparator(b: Builder):
+    sub = b.sub("sqrt_less")
+    p, q = sub.parameter(shape.array("c128", []), "p"), sub.parameter(shape.array("c128", []), "q")
+    return sub.finish(sub.compare(sub.real(sub.sqrt(p)), sub.real(sub.sqrt(q)), "LT"))
 
 
 def _exp_comparator(b: Builder):
@@ -266,6 +276,90 @@ def test_sort_large_rows_radix_and_threads():
     _check(module, [_values("f32", dims, 9)], "sort")
     module = _sort_module(["f32"], (1 << 17,), 0, lambda b: jax_comparator(b, ["f32"]))
     _check(module, [_values("f32", (1 << 17,), 10)], "sort")
+
+
+# -- complex operands and exactly rounded comparator ops ---------------------------------------
+def _complex_values(t: str, dims, seed: int) -> np.ndarray:
+    """Complex values whose parts have NaN, +-inf, -0.0 and many ties (equal real parts)."""
+    part = "f32" if t == "c64" else "f64"
+    re, im = _values(part, dims, seed), _values(part, dims, seed + 1)
+    z = np.empty(dims, dtypes.from_hlo_name(t).numpy)
+    z.real, z.imag = re, im
+    return z
+
+
+def jax_complex_comparator(b: Builder, t: str, payload: str | None = None):
+    """What jax.lax.sort emits for a complex key: its real, then its imaginary part, each
+    canonicalized (-0.0 -> +0.0, NaN -> +NaN) and compared with LT."""
+    part = "f32" if t == "c64" else "f64"
+    sub = b.sub("complex_lt")
+    x, y = sub.parameter(shape.array(t, []), "lhs"), sub.parameter(shape.array(t, []), "rhs")
+    if payload is not None:
+        sub.parameter(shape.array(payload, []), "lhs_payload")
+        sub.parameter(shape.array(payload, []), "rhs_payload")
+    xr, yr = _canonical(sub, sub.real(x), part), _canonical(sub, sub.real(y), part)
+    xi, yi = _canonical(sub, sub.imag(x), part), _canonical(sub, sub.imag(y), part)
+    lt = sub.or_(sub.compare(xr, yr, "LT"), sub.and_(sub.compare(xr, yr, "EQ"),
+                                                      sub.compare(xi, yi, "LT")))  # fmt: skip
+    return sub.finish(lt)
+
+
+@pytest.mark.parametrize("t", ["c64", "c128"])
+@pytest.mark.parametrize("dims, dim", [((3, 40), 1), ((300, 2), 0), ((0, 4), 1), ((1,), 0)])
+def test_sort_complex_keys_with_jax_comparator(t, dims, dim):
+    """Complex keys sort on the exact network (real, then imaginary part); an s32 payload
+    rides along; every bit of both outputs equals the interpreter's."""
+    module = _sort_module([t, "s32"], dims, dim, lambda b: jax_complex_comparator(b, t, "s32"))
+    z = _complex_values(t, dims, 21)
+    z.real[..., ::3] = 1.0  # ties on the real part
+    iota = np.broadcast_to(np.arange(dims[dim], dtype=np.int32).reshape(
+        [-1 if d == dim else 1 for d in range(len(dims))]), dims).copy()  # fmt: skip
+    _check(module, [z, iota], "sort")
+
+
+@pytest.mark.parametrize("payload", ["c64", "c128"])
+@pytest.mark.parametrize("n", [30, 500], ids=lambda n: f"n{n}")  # insertion sort, radix sort
+def test_sort_real_keys_with_complex_payloads(payload, n):
+    """A complex payload rides in the radix records (c64: its 8 bytes) or is gathered by
+    position afterwards (c128, wider than a record word)."""
+    types = ["f32", payload]
+    module = _sort_module(types, (3, n), 1, lambda b: jax_comparator(b, types))
+    _check(module, [_values("f32", (3, n), 5), _complex_values(payload, (3, n), 6)], "sort")
+
+
+def test_sort_complex_under_an_equality_comparator():
+    """NE on complex values is not an order at all; the network still gives the interpreter's
+    permutation."""
+    module = _sort_module(["c64"], (4, 33), 1, lambda b: b.comparator(["c64"], "NE"))
+    _check(module, [_complex_values("c64", (4, 33), 8)], "sort")
+
+
+def _unary_key_comparator(b: Builder, t: str, op: str):
+    """compare(op(lhs), op(rhs), LT) with op one of the exactly rounded ops."""
+    sub = b.sub(f"{op}_less")
+    keys = []
+    for side in ("lhs", "rhs"):
+        p = sub.parameter(shape.array(t, []), side)
+        if op == "remainder":
+            divisor = sub.constant(np.array(1.5, dtypes.from_hlo_name(t).numpy))
+            keys.append(sub.remainder(p, divisor))
+        elif op == "reduce-precision":
+            keys.append(sub.op(Opcode.REDUCE_PRECISION, (p,), exponent_bits=4, mantissa_bits=2))
+        else:
+            keys.append(getattr(sub, op)(p))
+    return sub.finish(sub.compare(keys[0], keys[1], "LT"))
+
+
+@pytest.mark.parametrize("t", FLOATS)
+@pytest.mark.parametrize("op", ["sqrt", "rsqrt", "remainder", "reduce-precision"])
+def test_sort_with_correctly_rounded_comparator_ops_compiles(t, op):
+    """sqrt is correctly rounded on both sides, rsqrt is ``1 / sqrt`` in f64 rounded once on
+    both, fmod and reduce-precision are exact: the network reproduces the interpreter's order,
+    ties (equal keys of different inputs, e.g. x mod 1.5) included."""
+    module = _sort_module([t], (3, 70), 1, lambda b: _unary_key_comparator(b, t, op))
+    x = _values(t, (3, 70), 13)
+    x[1] = np.abs(x[1])  # sqrt and rsqrt of positive values: no NaN ties there
+    _check(module, [x], "sort")
 
 
 def test_sort_with_transcendental_comparator_stays_on_fallback():

@@ -23,9 +23,16 @@ from hlort.codegen.llvm.complex_values import (
     emit_complex,
     involves_complex,
 )
-from hlort.codegen.llvm.float8 import f32_to_float8, float8_can_emit, float8_to_f32, is_float8
+from hlort.codegen.llvm.float8 import (
+    canonical_float8_nan,
+    f32_to_float8,
+    float8_to_f32,
+    is_float8,
+    keeps_nan_payload,
+)
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import F32, F64, I1, I64, NARROW, round_to, value_type
+from hlort.codegen.llvm.wide_int_rounding import int64_to_f64_sticky
 from hlort.dtypes import DType
 from hlort.errors import Unimplemented
 from hlort.ir.attributes import ComparisonDirection, ComparisonType
@@ -57,14 +64,8 @@ def can_emit(instr: Instruction) -> bool:
     shapes = [instr.shape] + [o.shape for o in instr.operands]
     if not all(s.is_array and is_compiled_dtype(s.dtype) for s in shapes):
         return False
-    if not float8_can_emit(instr):
-        return False
     if instr.opcode is Opcode.BITCAST_CONVERT:
         return instr.shape.dtype.bits == instr.operands[0].shape.dtype.bits
-    if instr.opcode is Opcode.CONVERT:
-        src, dst = instr.operands[0].shape.dtype, instr.shape.dtype
-        if dst in NARROW and src.is_integer and src.bits == 64:
-            return False  # would round twice; the interpreter rounds once
     return True
 
 
@@ -75,7 +76,7 @@ def emit_elementwise(ctx: IrContext, instr: Instruction, values: list[ir.Value])
     if fn is None:
         raise Unimplemented(f"no elemental emitter for {instr.opcode.value} ({instr.name})")
     result = fn(ctx, instr, values)
-    return round_to(ctx.b, instr.shape.dtype, result)
+    return round_to(ctx.b, instr.shape.dtype, result, keeps_nan_payload(instr))
 
 
 def _dt(instr: Instruction, i: int | None = None) -> DType:
@@ -184,6 +185,8 @@ def convert_value(ctx: IrContext, x: ir.Value, src: DType, dst: DType) -> ir.Val
         return x
     if src.is_complex or dst.is_complex:
         return convert_complex(ctx, x, src, dst)
+    if is_float8(src):
+        x = canonical_float8_nan(b, src, x)
     vt = value_type(dst)
     if dst.is_pred:
         if _is_float(src):
@@ -203,6 +206,8 @@ def convert_value(ctx: IrContext, x: ir.Value, src: DType, dst: DType) -> ir.Val
         return x
     # to a float
     if src.is_integer:
+        if dst in NARROW and src.bits == 64:  # rounded once, as the interpreter rounds
+            return _f64_to_narrow(ctx, int64_to_f64_sticky(ctx, x, src.is_signed_integer), dst)
         if dst is dtypes.F16:
             h = b.sitofp(x, ir.HalfType()) if src.is_signed_integer else b.uitofp(x, ir.HalfType())
             return b.fpext(h, F32)
@@ -261,7 +266,7 @@ def to_bits(ctx: IrContext, x: ir.Value, dt: DType) -> ir.Value:
     if dt.is_pred:
         return b.zext(x, ir.IntType(8))
     if is_float8(dt):
-        return f32_to_float8(b, dt, x)
+        return f32_to_float8(b, dt, x, keep_nan_payload=True)
     if _is_float(dt):
         return b.bitcast(x, ir.IntType(dt.bits))
     return x

@@ -6,8 +6,8 @@ and rounds once). The conversions here are branch-free bit manipulation, so loop
 vectorize:
 
 * float8 -> f32 is exact. Normal numbers re-bias the exponent with one integer add; subnormals
-  are ``mantissa * 2**(1 - bias - m)`` (exact in f32). NaN becomes the canonical quiet f32 NaN
-  of the same sign and e5m2's infinities become f32 infinities, as ml_dtypes converts them.
+  are ``mantissa * 2**(1 - bias - m)`` (exact in f32). e5m2's infinities become f32
+  infinities; NaN becomes a quiet f32 NaN of the same sign (below).
 * f32 -> float8 rounds to nearest even. Normal results round the re-biased bits at the dropped
   mantissa bits (a carry into the exponent is right); subnormal results add the magic constant
   ``2**23 * q`` (q = the smallest subnormal) in f32, whose rounding is exactly RNE at q.
@@ -15,25 +15,29 @@ vectorize:
   f8E4M3FN, which has no infinities, and +-inf for f8E5M2. Every NaN becomes the canonical
   NaN of its sign (0x7F for e4m3fn, 0x7E for e5m2), as ml_dtypes produces it.
 
-Registers hold canonical NaNs, as ml_dtypes' own conversions do, so an f8E5M2 NaN with another
-payload (0x7D, 0x7F, 0xFD, 0xFF) loses it in a register: the ops that would show the payload
-(bitcast-convert, TOTALORDER compare, reduce-precision) stay on the interpreter for f8E5M2, and
-such a NaN copied through a fused loop (select, slice, concatenate...) comes out as the
-canonical NaN of its sign. Kernels that move raw bytes (transpose, sort) keep it.
+NaN payloads. f8E5M2 has three NaNs per sign (mantissa 01, 10, 11); ml_dtypes' conversions and
+arithmetic make the canonical one (10), but data movement, select, copy, bitcast-convert,
+reduce-precision and TOTALORDER compares keep or show the others. So a register keeps the
+payload: an f8E5M2 NaN loads as the quiet f32 NaN ``0x7FC00000 | field << 20`` of its sign,
+with field 0 for the canonical mantissa 10 (the f32 NaN any arithmetic makes turns into it)
+and the mantissa itself for 01 and 11; a store writes the payload back
+(``keep_nan_payload``). Arithmetic propagates an operand's NaN payload in f32, so every op's
+result is canonicalized by ``round_f32_to_float8`` (the default), except the ops in
+:func:`keeps_nan_payload`, whose results the interpreter leaves as they are.
 """
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 import llvmlite.ir as ir
+import numpy as np
 
 from hlort import dtypes
 from hlort.dtypes import DType
-from hlort.ir.attributes import ComparisonType
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
-from hlort.ir.patterns import comparison_type_of
 
 _I8 = ir.IntType(8)
 _I32 = ir.IntType(32)
@@ -89,14 +93,20 @@ def float8_to_f32(b: ir.IRBuilder, dtype: DType, raw: ir.Value) -> ir.Value:
     if fmt.has_inf:
         special = b.icmp_unsigned(">=", magnitude, _c(fmt.exponent_all_ones))
         is_inf = b.icmp_unsigned("==", magnitude, _c(fmt.exponent_all_ones))
-        result = b.select(special, b.select(is_inf, _c(_F32_INF), _c(_F32_NAN)), result)
+        payload = b.and_(magnitude, _c((1 << m) - 1))  # 01 -> 01, 10 -> 00, 11 -> 11
+        field = b.and_(payload, b.or_(b.shl(payload, _c(1)), _c(1)))
+        nan = b.or_(b.shl(field, _c(22 - m)), _c(_F32_NAN))
+        result = b.select(special, b.select(is_inf, _c(_F32_INF), nan), result)
     else:
         result = b.select(b.icmp_unsigned("==", magnitude, _c(fmt.nan)), _c(_F32_NAN), result)
     return b.bitcast(b.or_(result, sign), _F32)
 
 
-def f32_to_float8(b: ir.IRBuilder, dtype: DType, value: ir.Value) -> ir.Value:
-    """f32 -> float8 bits (i8), rounded to nearest even exactly as ml_dtypes rounds."""
+def f32_to_float8(b: ir.IRBuilder, dtype: DType, value: ir.Value,
+                  keep_nan_payload: bool = False) -> ir.Value:  # fmt: skip
+    """f32 -> float8 bits (i8), rounded to nearest even exactly as ml_dtypes rounds. NaN gives
+    the canonical NaN of its sign, or with ``keep_nan_payload`` the f8E5M2 NaN whose payload
+    the register holds (see the module docstring)."""
     fmt = FORMATS[dtype.name]
     m = fmt.mantissa_bits
     shift = 23 - m
@@ -117,14 +127,45 @@ def f32_to_float8(b: ir.IRBuilder, dtype: DType, value: ir.Value) -> ir.Value:
     is_small = b.icmp_unsigned("<", magnitude, _c((128 - fmt.bias) << 23))
     result = b.select(is_small, subnormal, normal)
     is_nan = b.icmp_unsigned(">", magnitude, _c(_F32_INF))
-    result = b.select(is_nan, _c(fmt.nan), result)
+    nan: ir.Value = _c(fmt.nan)
+    if keep_nan_payload and fmt.has_inf:
+        field = b.and_(b.lshr(magnitude, _c(22 - m)), _c((1 << m) - 1))
+        canonical = b.icmp_unsigned("==", field, _c(0))
+        payload = b.select(canonical, _c(fmt.nan & ((1 << m) - 1)), field)
+        nan = b.or_(payload, _c(fmt.exponent_all_ones))
+    result = b.select(is_nan, nan, result)
     return b.trunc(b.or_(result, sign), _I8)
 
 
-def round_f32_to_float8(b: ir.IRBuilder, dtype: DType, value: ir.Value) -> ir.Value:
-    """An f32 value rounded to ``dtype`` and held as f32 again."""
-    return float8_to_f32(b, dtype, f32_to_float8(b, dtype, value))
+def round_f32_to_float8(b: ir.IRBuilder, dtype: DType, value: ir.Value,
+                        keep_nan_payload: bool = False) -> ir.Value:  # fmt: skip
+    """An f32 value rounded to ``dtype`` and held as f32 again; NaN canonical unless asked."""
+    return float8_to_f32(b, dtype, f32_to_float8(b, dtype, value, keep_nan_payload))
 
+
+def canonical_float8_nan(b: ir.IRBuilder, dtype: DType, value: ir.Value) -> ir.Value:
+    """A float8 register value with its NaN made the canonical f32 NaN of its sign, as
+    ml_dtypes converts any float8 NaN to another type."""
+    if not FORMATS[dtype.name].has_inf:
+        return value
+    bits = b.bitcast(value, _I32)
+    canonical = b.or_(b.and_(bits, _c(0x80000000)), _c(_F32_NAN))
+    is_nan = b.icmp_unsigned(">", b.and_(bits, _c(0x7FFFFFFF)), _c(_F32_INF))
+    return b.bitcast(b.select(is_nan, canonical, bits), _F32)
+
+
+def float8_register_constant(dtype: DType, value) -> float:
+    """The f32 register value of a float8 constant, NaN payload included (as a Python float)."""
+    raw = int(np.asarray(value).astype(dtype.numpy).reshape(-1)[0:1].view(np.uint8)[0])
+    fmt = FORMATS[dtype.name]
+    m = fmt.mantissa_bits
+    magnitude = raw & 0x7F
+    if not fmt.has_inf or magnitude <= fmt.exponent_all_ones:
+        return float(np.asarray(value).astype(dtype.numpy).astype(np.float32))
+    payload = magnitude & ((1 << m) - 1)
+    field = payload & ((payload << 1) | 1)
+    bits = (raw & 0x80) << 24 | _F32_NAN | field << (22 - m)
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
 
 
 def float8_nan_bits(dtype: DType) -> tuple[int, int]:
@@ -133,14 +174,11 @@ def float8_nan_bits(dtype: DType) -> tuple[int, int]:
     return (fmt.exponent_all_ones if fmt.has_inf else fmt.max_finite), fmt.nan
 
 
-def float8_can_emit(instr: Instruction) -> bool:
-    """False for the ops that would show an f8E5M2 NaN's payload (bitcast-convert, TOTALORDER
-    compare, reduce-precision): registers hold canonical NaNs, so those stay on the interpreter."""
-    types = [instr.shape] + [o.shape for o in instr.operands]
-    if not any(getattr(s, "dtype", None) is dtypes.F8E5M2 for s in types):
+def keeps_nan_payload(instr: Instruction) -> bool:
+    """Whether the interpreter's result of elementwise ``instr`` keeps an operand's NaN as it
+    is (data movement in effect): then the emitter must not canonicalize an f8E5M2 NaN."""
+    op = instr.opcode
+    if op in (Opcode.SELECT, Opcode.COPY, Opcode.OPTIMIZATION_BARRIER, Opcode.REAL,
+              Opcode.BITCAST_CONVERT, Opcode.REDUCE_PRECISION):  # fmt: skip
         return True
-    if instr.opcode in (Opcode.BITCAST_CONVERT, Opcode.REDUCE_PRECISION):
-        return False
-    if instr.opcode is Opcode.COMPARE:
-        return comparison_type_of(instr) is not ComparisonType.TOTALORDER
-    return True
+    return op is Opcode.CONVERT and instr.operands[0].shape.dtype is instr.shape.dtype

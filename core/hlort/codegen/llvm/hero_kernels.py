@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from hlort.codegen.llvm.complex_values import is_element_dtype
 from hlort.codegen.llvm.fused_emitter import supports_instruction, supports_scalar_computation
 from hlort.codegen.llvm.hero_launch import HeroLaunch
-from hlort.codegen.llvm.llvm_types import is_compiled_dtype
 from hlort.codegen.llvm.reduce_window_kernel import emit_reduce_window
 from hlort.codegen.llvm.scatter_kernel import emit_scatter
 from hlort.codegen.llvm.select_and_scatter_kernel import emit_select_and_scatter
@@ -45,9 +45,9 @@ def classify_hero(comp: Computation) -> str | None:
     if kind is None:
         return None
     if not root.shape.leaf_shapes() or any(
-            not is_compiled_dtype(s.dtype) for s in root.shape.leaf_shapes()):  # fmt: skip
+            not is_element_dtype(s.dtype) for s in root.shape.leaf_shapes()):  # fmt: skip
         return None
-    if any(not o.shape.is_array or not is_compiled_dtype(o.shape.dtype) for o in root.operands):
+    if any(not o.shape.is_array or not is_element_dtype(o.shape.dtype) for o in root.operands):
         return None
     if not all(supports_scalar_computation(root.attrs[k]) for k in _COMPUTATIONS[root.opcode]):
         return None

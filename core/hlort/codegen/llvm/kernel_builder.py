@@ -11,9 +11,10 @@ dimension away from the last one, the nest runs over TILE x TILE tiles instead. 
 reduce root, or a tuple of reduces of the same shape and dimensions, variadic ones included):
 "row" form when the last input dimension is reduced (accumulators in registers; plain
 add/multiply/max/min/bitwise reducers are marked reassociable so the vectorizer keeps partial
-accumulators); "column" form otherwise (accumulators in the output, the inner loop running along
-the kept contiguous dimension). Large full reductions are split into per-chunk partials
-(split_reduce.py); those and the vectorizer's partials are the only reassociation done.
+accumulators); "column" form otherwise (accumulators in the output, or in an f32 scratch array
+for f16/bf16/float8, the inner loop running along the kept contiguous dimension). Large full
+reductions are split into per-chunk partials (split_reduce.py); those and the vectorizer's
+partials are the only reassociation done.
 """
 
 from __future__ import annotations
@@ -33,12 +34,14 @@ from hlort.codegen.llvm.hero_kernels import classify_hero, emit_hero_kernel
 from hlort.codegen.llvm.index import Index, delinearize, i64, linearize
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import (
+    F32,
     I64,
     NARROW,
     PTR,
     VOID,
     constant,
     load_element,
+    round_to,
     store_element,
 )
 from hlort.codegen.llvm.loops import emit_loop, emit_nest, interleave_for
@@ -51,6 +54,7 @@ from hlort.errors import Unimplemented
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
+from hlort.ir.patterns import variadic_reducer_opcodes
 from hlort.shape import ArrayShape
 
 FLAT_BLOCK = 8192  # elements per outer iteration of a flat loop
@@ -113,8 +117,10 @@ def classify(comp: Computation) -> str | None:
         if reduces is None:
             return None
         for r in reduces:
-            if not supports_scalar_computation(r.attrs["to_apply"]) or _is_narrow(r):
+            if not supports_scalar_computation(r.attrs["to_apply"]):
                 return None
+            if _is_narrow(r) and variadic_reducer_opcodes(r.attrs["to_apply"]) is None:
+                return None  # the interpreter folds other narrow reducers in a tree
             if any(not o.shape.is_array for o in r.operands):
                 return None
         body = [i for i in comp.instructions if i.opcode is not Opcode.TUPLE or i is not comp.root]
@@ -253,6 +259,9 @@ class KernelModule:
         return KernelInfo(name, "row_reduce", len(params), shapes, extent, max(per_row, 1))
 
     def _column(self, name: str, comp: Computation) -> KernelInfo:
+        """Accumulators in the outputs, or for f16/bf16/float8 in an f32 scratch array that
+        is rounded into the output once at the end (the interpreter sums narrow floats in
+        f32 and rounds once)."""
         reduces = _reduces(comp)
         out_shapes: list[ArrayShape] = []
         for r in reduces:
@@ -261,11 +270,37 @@ class KernelModule:
         reduced = sorted(reduces[0].attrs["dimensions"])
         kept = [d for d in range(len(in_dims)) if d not in reduced]
         out_dims = tuple(in_dims[d] for d in kept)
+        count = math.prod(out_dims)
         fn, b, ctx, params, out_ptrs, begin, end = self._function(name, comp, len(out_shapes))
+        narrow = [s.dtype in NARROW for s in out_shapes]
+        if any(narrow):
+            scratch = b.load(b.gep(fn.args[0], [i64(len(params) + len(out_shapes))],
+                                   inbounds=True, source_etype=PTR), typ=PTR)  # fmt: skip
+        accs_at = []  # (pointer, dtype of what it holds) per accumulator
+        for k, (ptr, s) in enumerate(zip(out_ptrs, out_shapes, strict=True)):
+            if narrow[k]:
+                offset = i64(sum(narrow[:k]) * count)
+                accs_at.append((b.gep(scratch, [offset], inbounds=True, source_etype=F32),
+                                None))  # fmt: skip
+            else:
+                accs_at.append((ptr, s.dtype))
         emitter = FusedEmitter(ctx, comp, params)
         slots: list[tuple[Instruction, int]] = []
         for r in reduces:
             slots += [(r, k) for k in range(len(r.operands) // 2)]
+
+        def load_acc(at, k: ir.Value) -> ir.Value:
+            ptr, dt = at
+            if dt is None:
+                return b.load(b.gep(ptr, [k], inbounds=True, source_etype=F32), typ=F32)
+            return load_element(b, dt, ptr, k)
+
+        def store_acc(at, v: ir.Value, k: ir.Value) -> None:
+            ptr, dt = at
+            if dt is None:
+                b.store(v, b.gep(ptr, [k], inbounds=True, source_etype=F32))
+            else:
+                store_element(b, dt, v, ptr, k)
 
         def outer(_o: ir.Value) -> None:
             emitter.reset()
@@ -274,17 +309,16 @@ class KernelModule:
                            for r, k in slots]  # fmt: skip
 
             def init_body(k: ir.Value) -> None:
-                for v, ptr, shape in zip(init_values, out_ptrs, out_shapes, strict=True):
-                    store_element(b, shape.dtype, v, ptr, k)
+                for v, at in zip(init_values, accs_at, strict=True):
+                    store_acc(at, v, k)
 
-            emit_loop(b, i64(0), i64(math.prod(out_dims)), init_body, "init")
+            emit_loop(b, i64(0), i64(count), init_body, "init")
 
             def nest_body(values: list[ir.Value]) -> None:
                 emitter.reset()
                 index = Index(b, in_dims, multi=values)
                 k = linearize(b, [values[d] for d in kept], out_dims)
-                accs = [load_element(b, s.dtype, ptr, k)
-                        for ptr, s in zip(out_ptrs, out_shapes, strict=True)]  # fmt: skip
+                accs = [load_acc(at, k) for at in accs_at]
                 new: list[ir.Value] = []
                 pos = 0
                 for r in reduces:
@@ -292,16 +326,25 @@ class KernelModule:
                     vals = [emitter.value(r.operands[j], index) for j in range(n)]
                     new += apply_reducer(ctx, r, accs[pos : pos + n], vals)
                     pos += n
-                for v, ptr, s in zip(new, out_ptrs, out_shapes, strict=True):
-                    store_element(b, s.dtype, v, ptr, k)
+                for v, at in zip(new, accs_at, strict=True):
+                    store_acc(at, v, k)
 
             emit_nest(b, list(in_dims), nest_body, "col",
                       interleave_for(in_dims[-1] if in_dims else 0))  # fmt: skip
 
+            def round_body(k: ir.Value) -> None:
+                for at, ptr, s in zip(accs_at, out_ptrs, out_shapes, strict=True):
+                    if at[1] is None:
+                        store_element(b, s.dtype, round_to(b, s.dtype, load_acc(at, k)), ptr, k)
+
+            if any(narrow):
+                emit_loop(b, i64(0), i64(count), round_body, "round")
+
         emit_loop(b, begin, end, outer, "outer")
         b.ret_void()
         return KernelInfo(name, "column_reduce", len(params), tuple(out_shapes), 1,
-                          max(math.prod(in_dims), 1))
+                          max(math.prod(in_dims), 1),
+                          scratch_bytes=4 * max(count, 1) * sum(narrow))  # fmt: skip
 
 
 def transposed_dim(comp: Computation) -> int | None:

@@ -5,8 +5,9 @@ elemental emitter computes with: pred is i1, integers are iN (signedness lives i
 f32/f64 are float/double, and f16/bf16 are held as f32, exactly as XLA upcasts them; each op on a
 narrow type rounds its f32 result back through the narrow type, so a fused chain rounds after
 every op like the interpreter does. float8 types are stored as bytes and held as f32 the same
-way (float8.py). c64/c128 are a struct of two parts in memory and in registers
-(complex_values.py); ``is_compiled_dtype`` leaves them out: only the elemental emitter takes them.
+way (float8.py; an f8E5M2 NaN keeps its payload in the register). c64/c128 are a struct of two
+parts in memory and in registers (complex_values.py); ``is_compiled_dtype`` leaves them out: only
+the elemental emitter and the kernels that move or combine elements take them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,13 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from hlort import dtypes
-from hlort.codegen.llvm.float8 import f32_to_float8, float8_to_f32, is_float8
+from hlort.codegen.llvm.float8 import (
+    f32_to_float8,
+    float8_register_constant,
+    float8_to_f32,
+    is_float8,
+    round_f32_to_float8,
+)
 from hlort.dtypes import DType
 from hlort.errors import Unimplemented
 
@@ -105,7 +112,7 @@ def to_storage(b: ir.IRBuilder, dtype: DType, value: ir.Value) -> ir.Value:
     if dtype is dtypes.BF16:
         return bf16_bits(b, value)
     if is_float8(dtype):
-        return f32_to_float8(b, dtype, value)
+        return f32_to_float8(b, dtype, value, keep_nan_payload=True)
     return value
 
 
@@ -119,8 +126,12 @@ def bf16_bits(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
     return b.trunc(b.select(is_nan, quiet, rounded), I16)
 
 
-def round_to(b: ir.IRBuilder, dtype: DType, value: ir.Value) -> ir.Value:
-    """An f32 value rounded to ``dtype`` and held as f32 again (identity for f32/f64/ints)."""
+def round_to(b: ir.IRBuilder, dtype: DType, value: ir.Value,
+             keep_nan_payload: bool = False) -> ir.Value:  # fmt: skip
+    """An f32 value rounded to ``dtype`` and held as f32 again (identity for f32/f64/ints).
+    A float8 NaN becomes canonical unless ``keep_nan_payload`` (float8.py)."""
+    if is_float8(dtype):
+        return round_f32_to_float8(b, dtype, value, keep_nan_payload)
     if dtype in NARROW:
         return from_storage(b, dtype, to_storage(b, dtype, value))
     return value
@@ -139,5 +150,7 @@ def constant(dtype: DType, value) -> ir.Constant:
         return ir.Constant(I1, int(bool(value)))
     if dtype.is_integer:
         return ir.Constant(vt, int(np.asarray(value).astype(dtype.numpy)) & ((1 << dtype.bits) - 1))
+    if is_float8(dtype):
+        return ir.Constant(vt, float8_register_constant(dtype, value))
     v = float(np.asarray(value).astype(dtype.numpy).astype(np.float64))
     return ir.Constant(vt, v)

@@ -25,7 +25,7 @@ from hlort.codegen.llvm.fused_emitter import (
 )
 from hlort.codegen.llvm.index import Index, delinearize, i64
 from hlort.codegen.llvm.ir_context import IrContext
-from hlort.codegen.llvm.llvm_types import NARROW, store_element, value_type
+from hlort.codegen.llvm.llvm_types import NARROW, round_to, store_element, value_type
 from hlort.codegen.llvm.loops import emit_loop, interleave_for
 from hlort.errors import Unimplemented
 from hlort.ir.computation import Computation
@@ -202,8 +202,10 @@ def emit_row_fusion(fn: ir.Function, b: ir.IRBuilder, ctx: IrContext, comp: Comp
                     b.store(v, a)
 
             run_inner(step)
-            em.row_values[id(r)] = [b.load(a, typ=t) for a, t in
-                                    zip(allocas[id(r)], slots[id(r)], strict=True)]  # fmt: skip
+            # narrow floats accumulate in f32 and round once, as the interpreter's reduce does
+            em.row_values[id(r)] = [round_to(b, x.shape.dtype, b.load(a, typ=t)) for a, t, x in
+                                    zip(allocas[id(r)], slots[id(r)], r.operands[:n],
+                                        strict=True)]  # fmt: skip
         row_index = Index(b, kept, multi=kept_multi, linear=o)
         element_outs = []
         for k, out in enumerate(plan.outputs):

@@ -105,10 +105,17 @@ class SortKernel:
 
     def _copy_raw(self, dt, src: ir.Value, src_index: ir.Value, dst: ir.Value,
                   dst_index: ir.Value) -> None:  # fmt: skip
-        t = ir.IntType(dt.itemsize * 8)
+        """Copy one element's bits; elements wider than 8 bytes (c128) as 8-byte words."""
         b = self.b
-        value = b.load(b.gep(src, [src_index], inbounds=True, source_etype=t), typ=t)
-        b.store(value, b.gep(dst, [dst_index], inbounds=True, source_etype=t))
+        words = max(1, dt.itemsize // 8)
+        t = ir.IntType(dt.itemsize * 8 // words)
+        for w in range(words):
+            s, d = src_index, dst_index
+            if words > 1:
+                s = b.add(b.mul(s, i64(words)), i64(w))
+                d = b.add(b.mul(d, i64(words)), i64(w))
+            value = b.load(b.gep(src, [s], inbounds=True, source_etype=t), typ=t)
+            b.store(value, b.gep(dst, [d], inbounds=True, source_etype=t))
 
     def _gather(self, count: int, position_of) -> None:
         """Output element j of the row = operand element ``position_of(j)``, bits copied."""

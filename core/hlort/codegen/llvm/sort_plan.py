@@ -11,11 +11,17 @@ follows the interpreter's own choice of algorithm:
   same with one key: TOTALORDER for floats, reversed when ``largest``.
 - ``"network"``: any other comparator runs the interpreter's Batcher odd-even merge network
   with its tie rule, one compare-exchange at a time, so even a comparator that is not a strict
-  weak order (NaN under FLOAT compares) gives the interpreter's permutation. Only comparators
-  made of exactly rounded ops qualify (a transcendental could round differently and reorder).
+  weak order (NaN under FLOAT compares) gives the interpreter's permutation. Operands of any
+  element type qualify, complex included (JAX's complex comparators compare ``real`` and
+  ``imag`` parts), as do comparators made of ops whose compiled result is the interpreter's
+  bit for bit: exact ones and the correctly rounded ``sqrt`` and ``rsqrt`` (both sides compute
+  ``1 / sqrt`` in f64 and round once to the operand type).
 
-Anything else (float8 or complex operands, inexact comparators) is not planned and stays on the
-interpreter FALLBACK.
+Not planned, so on the interpreter FALLBACK: comparators with a transcendental (exp, log, tanh,
+sin, pow, atan2, cbrt, erf, ...). The interpreter computes those with NumPy's f64 functions,
+which are not correctly rounded and differ between machines (SVML on AVX-512 CPUs, libm
+elsewhere); a compiled approximation may round some value differently, which changes which
+elements tie and so the permutation.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hlort.codegen.llvm.complex_values import involves_complex, is_element_dtype
 from hlort.codegen.llvm.elemental import can_emit
 from hlort.codegen.llvm.llvm_types import is_compiled_dtype
 from hlort.dtypes import DType
@@ -41,7 +48,14 @@ EXACT_COMPARATOR_OPS = frozenset({
     Opcode.ADD, Opcode.SUBTRACT, Opcode.MULTIPLY, Opcode.DIVIDE, Opcode.MAXIMUM, Opcode.MINIMUM,
     Opcode.SHIFT_LEFT, Opcode.SHIFT_RIGHT_LOGICAL, Opcode.SHIFT_RIGHT_ARITHMETIC, Opcode.CLAMP,
     Opcode.SIGN, Opcode.IS_FINITE, Opcode.COPY, Opcode.FLOOR, Opcode.CEIL, Opcode.POPCNT,
-    Opcode.ROUND_NEAREST_AFZ, Opcode.ROUND_NEAREST_EVEN, Opcode.CLZ,
+    Opcode.ROUND_NEAREST_AFZ, Opcode.ROUND_NEAREST_EVEN, Opcode.CLZ, Opcode.REMAINDER,
+    Opcode.REDUCE_PRECISION, Opcode.SQRT, Opcode.RSQRT, Opcode.REAL, Opcode.IMAG, Opcode.COMPLEX,
+})  # fmt: skip
+# ... of those, the ones that touch complex values exactly (no c128 abs, no transcendentals).
+EXACT_COMPLEX_OPS = frozenset({
+    Opcode.PARAMETER, Opcode.CONSTANT, Opcode.COMPARE, Opcode.SELECT, Opcode.CONVERT,
+    Opcode.NEGATE, Opcode.ADD, Opcode.SUBTRACT, Opcode.MULTIPLY, Opcode.DIVIDE, Opcode.COPY,
+    Opcode.REAL, Opcode.IMAG, Opcode.COMPLEX,
 })  # fmt: skip
 
 
@@ -110,12 +124,15 @@ def exact_comparator(comp: Computation) -> bool:
     if root is None or not root.shape.is_array or root.shape.rank or not root.shape.dtype.is_pred:
         return False
     for instr in comp.instructions:
-        if not instr.shape.is_array or instr.shape.rank or not is_compiled_dtype(instr.shape.dtype):
+        shape = instr.shape
+        if not shape.is_array or shape.rank or not is_element_dtype(shape.dtype):
             return False
         op = instr.opcode
         if op in (Opcode.BROADCAST, Opcode.RESHAPE) and instr.operands[0].shape.rank == 0:
             continue
         if op not in EXACT_COMPARATOR_OPS:
+            return False
+        if op not in EXACT_COMPLEX_OPS and involves_complex(instr):
             return False
         if op not in (Opcode.PARAMETER, Opcode.CONSTANT) and not can_emit(instr):
             return False
@@ -141,7 +158,7 @@ def plan_sort(instr: Instruction) -> SortPlan | None:
     if instr.opcode is not Opcode.SORT:
         return None
     shapes = [o.shape for o in instr.operands]
-    if any(not s.is_array or not is_compiled_dtype(s.dtype) or s.rank == 0 for s in shapes):
+    if any(not s.is_array or not is_element_dtype(s.dtype) or s.rank == 0 for s in shapes):
         return None
     dtypes_ = tuple(s.dtype for s in shapes)
     comp = instr.attrs["to_apply"]

@@ -39,11 +39,13 @@ class RecordLayout:
     @classmethod
     def for_row(cls, keys: tuple[KeyField, ...], n: int, dtypes_=(),
                 position: bool = True) -> RecordLayout:  # fmt: skip
-        """The layout for rows of ``n``; ``position`` forces a position payload (top-k)."""
+        """The layout for rows of ``n``; ``position`` forces a position payload (top-k, and
+        operands wider than one word: c128)."""
         index_bits = 32 if n <= 1 << 32 else 64
         values = tuple((k, max(8, dt.bits)) for k, dt in enumerate(dtypes_))
         key_bits = sum(k.bits for k in keys)
         value_bits = sum(bits for _, bits in values)
+        position = position or any(bits > 64 for _, bits in values)
         if not position and _words(key_bits + value_bits) <= _words(key_bits + index_bits):
             return cls(keys, 0, values)
         return cls(keys, index_bits)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import ml_dtypes
 import numpy as np
 
 from hlort.dtypes import from_numpy
@@ -43,6 +44,7 @@ _UFUNCS = {
     Opcode.XOR: np.bitwise_xor,
 }
 _BITWISE = (Opcode.AND, Opcode.OR, Opcode.XOR)
+_F8E5M2 = np.dtype(ml_dtypes.float8_e5m2)
 
 
 def ufunc_for(op: Opcode, dtype: np.dtype) -> np.ufunc | None:
@@ -52,9 +54,18 @@ def ufunc_for(op: Opcode, dtype: np.dtype) -> np.ufunc | None:
     select-and-scatter, for ``ufunc.reduce`` and ``ufunc.at`` alike: ml_dtypes gives bfloat16
     and the float8 types real ufunc loops (computed in f32, rounded once), so ``.at`` folds them
     in order exactly as the interpreter's own ops do. Zeros of float max/min still need
-    :func:`combine`, :func:`fix_zero_signs` or :func:`scatter_at`.
+    :func:`combine`, :func:`fix_zero_signs` or :func:`scatter_at`. No complex product: NumPy's
+    SIMD loop for it rounds differently on some CPUs (it does on AVX-512 ones), while the
+    multiply op (and XLA) computes ``(ac - bd) + (ad + bc)i`` from four rounded products, so
+    the reducer itself is applied.
+    No f8E5M2 max/min either: ml_dtypes' loops return a NaN operand as it is, payload and all,
+    where the maximum op (computing in f32) makes the canonical NaN.
     """
     if op in _BITWISE and dtype.kind not in "biu":
+        return None
+    if op is Opcode.MULTIPLY and dtype.kind == "c":
+        return None
+    if op in (Opcode.MAXIMUM, Opcode.MINIMUM) and dtype == _F8E5M2:
         return None
     if op in (Opcode.MAXIMUM, Opcode.MINIMUM) and dtype.kind == "c":
         return None
@@ -70,10 +81,10 @@ def compute_dtype(dtype: np.dtype) -> np.dtype:
 
 def identity_of(op: Opcode, dtype: np.dtype) -> np.ndarray:
     """A value ``e`` with ``op(e, x) == x`` for every ``x`` of ``dtype`` (-0.0 for a float add,
-    so that a sum of -0.0 stays -0.0)."""
+    -0.0 - 0.0i for a complex one, so that a sum of -0.0 stays -0.0)."""
     kind = dtype.kind
     if op is Opcode.ADD:
-        value = -0.0 if kind in "fc" else 0
+        value = complex(-0.0, -0.0) if kind == "c" else -0.0 if kind == "f" else 0
     elif op is Opcode.MULTIPLY:
         value = 1
     elif op in (Opcode.MAXIMUM, Opcode.MINIMUM):
