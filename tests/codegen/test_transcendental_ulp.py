@@ -5,7 +5,8 @@ plus normal-distributed values and hand-picked edges; the reference is the inter
 in f64, rounded). The bounds are the ones float_math's docstring states. For the f64 functions of
 float_math_f64.py the largest distance measured on these samples is 1 ulp (ours are < 0.85 ulp
 from the exact value, NumPy's SVML/glibc results <= 1 ulp on random inputs); the bound 2 leaves
-room for the oracle's own error on another host's NumPy build.
+room for the oracle's own error on another host's NumPy build. f64 pow (pow_f64.py, < 0.51 ulp
+from the exact value) is held to 1.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ F64_BOUNDS = {Opcode.EXP: 4, Opcode.LOG: 4, Opcode.EXPM1: 4, Opcode.LOG1P: 4,
               Opcode.LOGISTIC: 4, Opcode.ERF: 4, Opcode.TANH: 2, Opcode.SINE: 2,
               Opcode.COSINE: 2, Opcode.TAN: 2, Opcode.CBRT: 2}  # fmt: skip
 BINARY_F32 = {Opcode.POWER: 1, Opcode.ATAN2: 1}
-BINARY_F64 = {Opcode.POWER: 2, Opcode.ATAN2: 2}
+BINARY_F64 = {Opcode.POWER: 1, Opcode.ATAN2: 2}
 
 
 def _samples(dtype) -> np.ndarray:

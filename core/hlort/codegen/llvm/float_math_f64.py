@@ -1,4 +1,4 @@
-"""f64 tanh, sin, cos, tan, atan2, pow and cbrt as straight-line, vectorizable LLVM IR.
+"""f64 tanh, sin, cos, tan, atan2 and cbrt as straight-line, vectorizable LLVM IR.
 
 float_math.py dispatches here for f64 (the f32 forms evaluate in f64 with simpler code). Each
 function is branch-free (special cases are selects) and nearly correctly rounded: the parts
@@ -13,18 +13,15 @@ that would lose bits are carried as double-doubles (double_double.py) and rounde
   (breakpoints 7/16, 11/16: atan(1/2) + atan((2t-1)/(2+t)), pi/4 + atan((t-1)/(t+1))) and a
   degree-23 odd minimax polynomial, then pi/2 - a and pi - a in double-double; C99's signed
   zeros, infinities and NaN.
-* pow: log|x| as a double-double (2 atanh(f / (2 + f)) with the leading series terms in
-  double-double), times y in double-double, then exp of the double-double product; C99 Annex F
-  special cases (pow(x, +-0) = pow(1, y) = 1 even for NaN, signed zeros and infinities, odd
-  integer exponents, negative bases with non-integer exponents give NaN).
 * cbrt: exponent split into 3q + r, a degree-4 minimax seed on [1, 2), one Halley step and one
   Newton step whose residual x - y**3 is exact, so perfect cubes come out exact.
 
 Minimax coefficients are relative-error Remez fits computed offline with mpmath
 (tests/codegen/make_minimax_f64.py regenerates them); Taylor and atanh series coefficients are
 exact rationals. Measured against mpmath (300-4000 bits, ~40k inputs each, the hard cases of
-test_float_math_f64 included) the largest errors are 0.50 (cbrt), 0.56 (atan2), 0.62 (pow),
-0.66 (tanh), 0.75 (sin), 0.75 (cos) and 0.83 (tan) ulp.
+test_float_math_f64 included) the largest errors are 0.50 (cbrt), 0.56 (atan2), 0.66 (tanh),
+0.75 (sin), 0.75 (cos) and 0.83 (tan) ulp. f64 pow lives in pow_f64.py (table-driven, outlined);
+_exp_dd here serves tanh and, with _log_dd, the complex functions.
 """
 
 from __future__ import annotations
@@ -41,7 +38,6 @@ from hlort.codegen.llvm.float_math import (
     _LN2_LO,
     _keep_nan,
     _pow2,
-    _scale,
     _split_mantissa,
 )
 from hlort.codegen.llvm.ir_context import IrContext
@@ -211,49 +207,6 @@ def tanh_f64(ctx: IrContext, x: ir.Value) -> ir.Value:
     large = ctx.copysign(b.fadd(th, b.fsub(tl, ql)), x)
     r = b.select(b.fcmp_ordered("<", ax, const(_TANH_POLY_LIMIT)), small, large)
     return _keep_nan(ctx, x, r)
-
-
-# -- pow -----------------------------------------------------------------------------------------
-_EXP_ARG_LIMIT = 1100.0  # |y log x| beyond this over/underflows whatever the rounding
-
-
-def _odd_integer(ctx: IrContext, y: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """(is_integer, is_odd_integer) for y (false for +-inf and NaN)."""
-    b = ctx.b
-    finite = b.fcmp_ordered("<", ctx.fabs(y), const(INF))
-    is_int = b.and_(finite, b.fcmp_ordered("==", ctx.intrinsic("floor", y), y))
-    half = b.fmul(y, const(0.5))
-    return is_int, b.and_(is_int, b.fcmp_ordered("!=", ctx.intrinsic("floor", half), half))
-
-
-def pow_f64(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
-    """Not wired into ``float_math.power`` yet: inlined into large fusions it makes LLVM's loop
-    vectorizer run for minutes (see that docstring); accurate (<= 0.62 ulp) when it is used."""
-    b = ctx.b
-    zero, one = const(0.0), const(1.0)
-    ax = ctx.fabs(x)
-    x_finite_nonzero = b.and_(b.fcmp_ordered("<", ax, const(INF)), b.fcmp_ordered(">", ax, zero))
-    lh, ll = _log_dd(ctx, b.select(x_finite_nonzero, ax, one))
-    ph = b.fmul(y, lh)
-    pl = ctx.fma(y, ll, ctx.fma(y, lh, b.fneg(ph)))
-    in_range = b.fcmp_ordered("<", ctx.fabs(ph), const(_EXP_ARG_LIMIT))
-    ph = b.select(in_range, ph, ctx.copysign(const(_EXP_ARG_LIMIT), ph))
-    pl = b.select(in_range, pl, zero)
-    (eh, _), n = _exp_dd(ctx, ph, pl)
-    r = _scale(ctx, eh, n)
-    is_int, is_odd = _odd_integer(ctx, y)
-    x_negative = b.icmp_signed("<", b.bitcast(x, I64), ir.Constant(I64, 0))
-    # x = +-0, x = +-inf or y = +-inf: the magnitude is +inf or +0.
-    edge = b.or_(b.not_(x_finite_nonzero), b.fcmp_ordered("==", ctx.fabs(y), const(INF)))
-    grows = b.xor(b.fcmp_ordered(">", ax, one), b.fcmp_ordered("<", y, zero))
-    r = b.select(edge, b.select(grows, const(INF), zero), r)
-    r = b.select(b.and_(x_negative, is_odd), b.fneg(r), r)
-    finite_negative = b.and_(b.fcmp_ordered("<", x, zero), b.fcmp_ordered(">", x, const(-INF)))
-    y_finite = b.fcmp_ordered("<", ctx.fabs(y), const(INF))
-    r = b.select(b.and_(finite_negative, b.and_(y_finite, b.not_(is_int))), const(NAN), r)
-    r = b.select(b.and_(b.fcmp_ordered("==", ax, one), b.not_(y_finite)), one, r)  # (-1)**inf
-    r = b.select(b.or_(ctx.is_nan(x), ctx.is_nan(y)), const(NAN), r)
-    return b.select(b.or_(b.fcmp_ordered("==", y, zero), b.fcmp_ordered("==", x, one)), one, r)
 
 
 # -- atan2 ---------------------------------------------------------------------------------------

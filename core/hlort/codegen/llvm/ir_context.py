@@ -12,6 +12,8 @@ from hlort.codegen.llvm.llvm_types import F32, F64, I1, I32, I64
 
 
 def _suffix(t: ir.Type) -> str:
+    if isinstance(t, ir.VectorType):
+        return f"v{t.count}{_suffix(t.element)}"
     if isinstance(t, ir.FloatType):
         return "f32"
     if isinstance(t, ir.DoubleType):
@@ -54,12 +56,15 @@ class IrContext:
     # -- constants and small helpers ------------------------------------------------------------
     @staticmethod
     def const(t: ir.Type, value) -> ir.Constant:
+        """A scalar constant, or a splat for a vector type (vector-typed function bodies)."""
+        if isinstance(t, ir.VectorType):
+            return ir.Constant(t, [IrContext.const(t.element, value)] * t.count)
         if isinstance(t, ir.IntType):
             return ir.Constant(t, int(value) & ((1 << t.width) - 1))
         return ir.Constant(t, float(value))
 
     def f(self, t: ir.Type, value: float) -> ir.Constant:
-        return ir.Constant(t, float(value))
+        return self.const(t, float(value))
 
     def fma(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
         return self.intrinsic("fma", a, b, c)
@@ -83,7 +88,9 @@ class IrContext:
     def select(self, cond: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
         return self.b.select(cond, a, b)
 
-    def int_type_of(self, t: ir.Type) -> ir.IntType:
+    def int_type_of(self, t: ir.Type) -> ir.Type:
+        if isinstance(t, ir.VectorType):
+            return ir.VectorType(self.int_type_of(t.element), t.count)
         return I64 if isinstance(t, ir.DoubleType) else I32
 
     def bits(self, x: ir.Value) -> ir.Value:
