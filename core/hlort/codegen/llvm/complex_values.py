@@ -11,10 +11,12 @@ elemental emitter); divide is XLA's algorithm as the interpreter's ``complex_div
 computed in f64 for c64 and rounded once per part; abs of c64 is ``sqrt(re^2 + im^2)`` in f64
 (exact squares, one rounding of the sum, so it rounds to the same f32 as any faithful f64 hypot)
 with an infinite part giving +inf. Reducers made of these ops compile too (row, column and split
-reduces); a complex add reducer is reassociable like a real float sum. Not compiled here, so
-they stay on the counted interpreter fallback: abs of c128 (NumPy's result depends on the CPU's
-SIMD path), sign, transcendentals, power, TOTALORDER comparisons, bitcast-convert, and complex
-sort, scatter, reduce-window and select-and-scatter (``is_compiled_dtype`` excludes complex).
+reduces); a complex add reducer is reassociable like a real float sum. abs of c128, sign, the
+transcendentals, power and atan2 are complex_math_ops.py's (computed in f64, within the bounds
+it states rather than bit for bit). Not compiled, so on the counted interpreter fallback:
+TOTALORDER comparisons and bitcast-convert. Sort, scatter, reduce-window and select-and-scatter
+of complex elements compile (``sort_plan.py``, ``hero_kernels.py``), with comparators, combiners
+and selects made of the ops above.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import llvmlite.ir as ir
 import numpy as np
 
 from hlort import dtypes
+from hlort.codegen.llvm.complex_math_ops import OPCODES as MATH_OPCODES
+from hlort.codegen.llvm.complex_math_ops import can_emit_math, emit_math
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import F32, F64
 from hlort.dtypes import DType
@@ -95,8 +99,10 @@ def can_emit_complex(instr: Instruction) -> bool:
     op = instr.opcode
     if op in _PARTWISE:
         return True
-    if op is Opcode.ABS:
-        return instr.operands[0].shape.dtype is dtypes.C64
+    if op is Opcode.ABS and instr.operands[0].shape.dtype is dtypes.C64:
+        return True
+    if can_emit_math(instr):
+        return True
     if op is Opcode.COMPARE:
         direction = _direction(instr)
         return (direction in (ComparisonDirection.EQ, ComparisonDirection.NE)
@@ -128,8 +134,10 @@ def emit_complex(ctx: IrContext, instr: Instruction, values: list[ir.Value]) -> 
         return make(b, b.select(values[0], tr, fr), b.select(values[0], ti, fi))
     if op is Opcode.COMPARE:
         return _compare(ctx, _direction(instr), values[0], values[1])
-    if op is Opcode.ABS:
+    if op is Opcode.ABS and instr.operands[0].shape.dtype is dtypes.C64:
         return _abs_c64(ctx, values[0])
+    if op in MATH_OPCODES:
+        return emit_math(ctx, instr, values)
     if op is Opcode.NEGATE:
         re, im = parts(b, values[0])
         return make(b, b.fneg(re), b.fneg(im))

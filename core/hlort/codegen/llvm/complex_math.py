@@ -1,0 +1,398 @@
+"""Complex elementary functions (C99 Annex G, glibc's choices) as straight-line f64 LLVM IR.
+
+A complex value here is a pair ``(re, im)`` of f64 register values; complex_math_ops.py widens
+c64 parts to f64 before calling these and rounds each result part once (the interpreter computes
+c64 in c128 and rounds, so c64 results are nearly correctly rounded). Everything is built from
+the vectorizable real functions of float_math / float_math_f64 (no libm call): every function is
+branch-free, the finite-input formula runs on sanitized operands and the Annex G values for
+infinite and NaN parts (as glibc, hence NumPy, gives them) are selected over it.
+
+* exp: e^x (cos y, sin y) with e^x = (e_hi + e_lo) 2^n from float_math_f64's double-double exp,
+  the part products scaled by 2^n in two exact steps, so e^x may overflow while e^x cos y does
+  not (x up to ~1454), and underflow rounds once.
+* log: re = log|z| = (log(s_hi) + s_lo / s_hi) / 2 + k ln 2, where s = x^2 + y^2 is a
+  double-double of the parts scaled by 2^-k (k even, the larger part brought into [1, 4), so no
+  square over- or underflows) and log(s_hi) float_math_f64's double-double log: |z| ~ 1 keeps
+  its relative accuracy down to |x^2 + y^2 - 1| ~ 2^-100; im = atan2(y, x).
+* sqrt: Algorithm 312 (glibc's) on the same scaled parts: t = sqrt((|x| + |z|) / 2) with |z|
+  from the double-double s and one Newton step, scaled back by 2^(k/2), the other part
+  |y| / 2t from the unscaled y (no intermediate underflow).
+* sinh, cosh (for sin, cos): sinh x = S 2^n, cosh x = C 2^n with n = 0 below |x| = 20 (odd Taylor
+  series below 1, (e - 1/e) / 2 with e a double-double above) and e^|x| / 2 beyond, so
+  cosh x cos y stays finite past cosh's overflow; sin z = -i sinh(iz), cos z = cosh(iz).
+* tanh (for tan): (sinh x cosh x + i sin y cos y) / (sinh^2 x + cos^2 y) for |x| <= 20, else
+  +-1 + i 4 sin y cos y e^(-2|x|); tan z = -i tanh(iz).
+* abs: NumPy's own formula, max * sqrt(fma(r, r, 1)) with r = min / max (its SIMD loop; bit for
+  bit where NumPy's loop uses a fused multiply-add, <= 1 ulp elsewhere).
+"""
+
+from __future__ import annotations
+
+import math
+
+import llvmlite.ir as ir
+
+from hlort.codegen.llvm import double_double as dd
+from hlort.codegen.llvm import float_math as fm
+from hlort.codegen.llvm import float_math_f64 as f64
+from hlort.codegen.llvm.double_double import const
+from hlort.codegen.llvm.ir_context import IrContext
+from hlort.codegen.llvm.llvm_types import F64, I64
+
+INF = math.inf
+NAN = math.nan
+Pair = tuple[ir.Value, ir.Value]
+ExpSplit = tuple[dd.DD, ir.Value]  # exp(x) = (hi + lo) * 2**n
+
+_EXP_LIMIT = 1460.0  # e^1460 * 2^-1074 overflows
+_SINH_COSH_SPLIT = 20.0  # above, e^-|x| is below 2^-57 of e^|x|: sinh, cosh = e^|x| / 2
+_SINH_TAYLOR = tuple(1.0 / math.factorial(2 * k + 1) for k in range(10, 0, -1))  # 1/21! .. 1/3!
+_TANH_SPLIT = 20.0  # above, tanh's real part rounds to +-1 and its imaginary part is exp-scaled
+_EPS = 2.0**-52
+
+
+# -- small helpers --------------------------------------------------------------------------------
+def is_inf(ctx: IrContext, x: ir.Value) -> ir.Value:
+    return ctx.b.fcmp_ordered("==", ctx.fabs(x), const(INF))
+
+
+def is_finite(ctx: IrContext, x: ir.Value) -> ir.Value:
+    return ctx.b.fcmp_ordered("<", ctx.fabs(x), const(INF))
+
+
+def is_zero(ctx: IrContext, x: ir.Value) -> ir.Value:
+    return ctx.b.fcmp_ordered("==", x, const(0.0))
+
+
+def select_pair(ctx: IrContext, cond: ir.Value, a: Pair, b: Pair) -> Pair:
+    return ctx.b.select(cond, a[0], b[0]), ctx.b.select(cond, a[1], b[1])
+
+
+def with_specials(ctx: IrContext, value: Pair, cases: list[tuple[ir.Value, Pair]]) -> Pair:
+    """``value`` overridden by the first case whose condition holds."""
+    for cond, special in reversed(cases):
+        value = select_pair(ctx, cond, special, value)
+    return value
+
+
+def finite_or_zero(ctx: IrContext, x: ir.Value) -> ir.Value:
+    """x where finite, else 0: the finite formula never sees inf or NaN (specials replace it)."""
+    return ctx.b.select(is_finite(ctx, x), x, const(0.0))
+
+
+def clamp_abs(ctx: IrContext, x: ir.Value, limit: float) -> ir.Value:
+    """x with its magnitude clamped to ``limit``, sign kept."""
+    big = ctx.b.fcmp_ordered(">", ctx.fabs(x), const(limit))
+    return ctx.b.select(big, ctx.copysign(const(limit), x), x)
+
+
+def exp_split(ctx: IrContext, x: ir.Value) -> ExpSplit:
+    """exp(x) = (hi + lo) * 2**n for finite x, clamped to [-800, 1460]: below, every product
+    v exp(x) with |v| <= 4 underflows to zero; above, every one with v != 0 overflows.
+    (float_math_f64._exp_dd's reduction stays exact there: n * ln2_hi has < 44 bits.)"""
+    b = ctx.b
+    x = b.select(b.fcmp_ordered("<", x, const(-800.0)), const(-800.0), x)
+    x = b.select(b.fcmp_ordered(">", x, const(_EXP_LIMIT)), const(_EXP_LIMIT), x)
+    return f64._exp_dd(ctx, x, const(0.0))
+
+
+def mul_pow2(ctx: IrContext, v: ir.Value, m: dd.DD, n: ir.Value) -> ir.Value:
+    """v * (m.hi + m.lo) * 2^n rounded once, for finite v and m (m.hi in [1/4, 4] when n != 0)
+    and an integral f64 n: a tiny v is scaled up first and the power of two is applied in two
+    exact steps, so subnormal and overflowing results round once; a zero product keeps the sign
+    of v * m.hi. n beyond [-2044, 2046] is clamped, which changes no result."""
+    b = ctx.b
+    tiny = b.fcmp_ordered("<", ctx.fabs(v), const(2.0**-900))
+    vs = b.select(tiny, b.fmul(v, const(2.0**200)), v)
+    n = b.fsub(n, b.select(tiny, const(200.0), const(0.0)))
+    n = b.select(b.fcmp_ordered(">", n, const(2046.0)), const(2046.0), n)
+    n = b.select(b.fcmp_ordered("<", n, const(-2044.0)), const(-2044.0), n)
+    y = ctx.fma(vs, m[0], b.fmul(vs, m[1]))
+    ni = b.fptosi(n, I64)
+    up = b.icmp_signed(">=", ni, ir.Constant(I64, 0))
+    half = b.ashr(ni, ir.Constant(I64, 1))
+    floor = ir.Constant(I64, -1022)
+    last_down = b.select(b.icmp_signed(">", ni, floor), ni, floor)
+    last = b.select(up, b.sub(ni, half), last_down)
+    first = b.sub(ni, last)
+    r = b.fmul(b.fmul(y, fm._pow2(ctx, first, F64)), fm._pow2(ctx, last, F64))
+    return b.select(is_zero(ctx, y), b.fmul(vs, m[0]), r)
+
+
+def times_exp(ctx: IrContext, v: ir.Value, e: ExpSplit) -> ir.Value:
+    """v * exp(x) rounded once, for any finite v."""
+    return mul_pow2(ctx, v, e[0], e[1])
+
+
+def sin_cos(ctx: IrContext, y: ir.Value) -> Pair:
+    """(sin y, cos y); the two share one argument reduction after LLVM's CSE."""
+    return f64.sin_f64(ctx, y), f64.cos_f64(ctx, y)
+
+
+# -- |z| and log|z| -------------------------------------------------------------------------------
+def numpy_abs(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
+    """NumPy's complex absolute value (its SIMD loop): an infinite part gives inf, else a NaN
+    part NaN, else max * sqrt(fma(r, r, 1)) with r = min / max (0 when max is 0)."""
+    b = ctx.b
+    ax, ay = ctx.fabs(x), ctx.fabs(y)
+    larger = b.select(b.fcmp_ordered(">", ax, ay), ax, ay)
+    smaller = b.select(b.fcmp_ordered(">", ax, ay), ay, ax)
+    ratio = b.fdiv(smaller, larger)
+    ratio = b.select(is_zero(ctx, larger), const(0.0), ratio)
+    r = b.fmul(ctx.intrinsic("sqrt", ctx.fma(ratio, ratio, const(1.0))), larger)
+    r = b.select(b.or_(ctx.is_nan(x), ctx.is_nan(y)), const(NAN), r)
+    return b.select(b.or_(is_inf(ctx, x), is_inf(ctx, y)), const(INF), r)
+
+
+def scaled_parts(ctx: IrContext, x: ir.Value, y: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """(x 2^-k, y 2^-k, k) for finite x, y, with k an even integer (as f64, |k| <= 1674) that
+    puts max(|x|, |y|) 2^-k in [1, 4): squares and their rounding errors stay normal."""
+    b = ctx.b
+    ax, ay = ctx.fabs(x), ctx.fabs(y)
+    larger = b.select(b.fcmp_ordered(">", ax, ay), ax, ay)
+    tiny = b.fcmp_ordered("<", larger, const(2.0**-1000))
+    pre = b.select(tiny, const(2.0**600), const(1.0))
+    bits = b.bitcast(b.fmul(larger, pre), I64)
+    e = b.sub(b.and_(b.lshr(bits, ir.Constant(I64, 52)), ir.Constant(I64, 0x7FF)),
+              ir.Constant(I64, 1023))  # fmt: skip
+    e = b.select(b.icmp_signed("<", e, ir.Constant(I64, -1022)), ir.Constant(I64, -1022), e)
+    e = b.select(b.icmp_signed(">", e, ir.Constant(I64, 1022)), ir.Constant(I64, 1022), e)
+    e = b.and_(e, ir.Constant(I64, -2))
+    f = fm._pow2(ctx, b.neg(e), F64)
+    k = b.fsub(b.sitofp(e, F64), b.select(tiny, const(600.0), const(0.0)))
+    return b.fmul(b.fmul(x, pre), f), b.fmul(b.fmul(y, pre), f), k
+
+
+def pow2_half(ctx: IrContext, k: ir.Value) -> ir.Value:
+    """2^(k/2) for an even k from scaled_parts (a normal double)."""
+    return fm._pow2(ctx, ctx.b.fptosi(ctx.b.fmul(k, const(0.5)), I64), F64)
+
+
+def sum_of_squares(ctx: IrContext, x: ir.Value, y: ir.Value) -> dd.DD:
+    """x^2 + y^2 as a normalized double-double, to ~2^-106 relative (x, y scaled)."""
+    b = ctx.b
+    p, p_err = dd.two_prod(ctx, x, x)
+    q, q_err = dd.two_prod(ctx, y, y)
+    s, s_err = dd.two_sum(ctx, p, q)
+    return dd.fast_two_sum(ctx, s, b.fadd(s_err, b.fadd(p_err, q_err)))
+
+
+def _sqrt_dd(ctx: IrContext, s: dd.DD) -> ir.Value:
+    """sqrt(s.hi + s.lo) with one Newton correction (s > 0): within ~0.5 ulp."""
+    b = ctx.b
+    h = ctx.intrinsic("sqrt", s[0])
+    residual = b.fadd(ctx.fma(b.fneg(h), h, s[0]), s[1])
+    return b.fadd(h, b.fdiv(residual, b.fmul(const(2.0), h)))
+
+
+def log_abs(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
+    """log|x + iy| for finite parts, not both zero."""
+    b = ctx.b
+    xs, ys, k = scaled_parts(ctx, x, y)
+    s_hi, s_lo = sum_of_squares(ctx, xs, ys)
+    l_hi, l_lo = f64._log_dd(ctx, s_hi)
+    l_lo = b.fadd(l_lo, b.fdiv(s_lo, s_hi))
+    hi, err = dd.two_sum(ctx, b.fmul(const(0.5), l_hi), b.fmul(k, const(fm._LN2_HI)))
+    return b.fadd(hi, b.fadd(err, ctx.fma(const(0.5), l_lo, b.fmul(k, const(fm._LN2_LO)))))
+
+
+# -- exp, log, sqrt -------------------------------------------------------------------------------
+def cexp(ctx: IrContext, z: Pair) -> Pair:
+    b = ctx.b
+    x, y = z
+    e = exp_split(ctx, finite_or_zero(ctx, x))
+    s, c = sin_cos(ctx, finite_or_zero(ctx, y))
+    value = (times_exp(ctx, c, e), times_exp(ctx, s, e))
+    x_fin, y_fin = is_finite(ctx, x), is_finite(ctx, y)
+    y_zero = is_zero(ctx, y)
+    pos_inf = b.fcmp_ordered("==", x, const(INF))
+    neg_inf = b.fcmp_ordered("==", x, const(-INF))
+    nan2 = (const(NAN), const(NAN))
+    return with_specials(ctx, value, [
+        (b.and_(x_fin, b.not_(y_fin)), nan2),
+        (b.and_(pos_inf, y_zero), (x, y)),
+        (b.and_(pos_inf, y_fin), (ctx.copysign(const(INF), c), ctx.copysign(const(INF), s))),
+        (pos_inf, (const(INF), const(NAN))),
+        (b.and_(neg_inf, y_zero), (const(0.0), y)),
+        (b.and_(neg_inf, y_fin), (ctx.copysign(const(0.0), c), ctx.copysign(const(0.0), s))),
+        (neg_inf, (const(0.0), ctx.copysign(const(0.0), y))),
+        (b.and_(ctx.is_nan(x), y_zero), (x, y)),
+        (ctx.is_nan(x), nan2),
+    ])  # fmt: skip
+
+
+def clog(ctx: IrContext, z: Pair) -> Pair:
+    b = ctx.b
+    x, y = z
+    regular = b.and_(is_finite(ctx, x), is_finite(ctx, y))
+    both_zero = b.and_(is_zero(ctx, x), is_zero(ctx, y))
+    safe = b.and_(regular, b.not_(both_zero))
+    re = log_abs(ctx, b.select(safe, x, const(1.0)), b.select(safe, y, const(0.0)))
+    re = b.select(both_zero, const(-INF), re)
+    any_nan = b.or_(ctx.is_nan(x), ctx.is_nan(y))
+    any_inf = b.or_(is_inf(ctx, x), is_inf(ctx, y))
+    re = b.select(any_nan, const(NAN), re)
+    re = b.select(any_inf, const(INF), re)
+    return re, f64.atan2_f64(ctx, y, x)
+
+
+def csqrt(ctx: IrContext, z: Pair) -> Pair:
+    b = ctx.b
+    x, y = z
+    regular = b.and_(is_finite(ctx, x), is_finite(ctx, y))
+    both_zero = b.and_(is_zero(ctx, x), is_zero(ctx, y))
+    safe = b.and_(regular, b.not_(both_zero))
+    xs, ys, k = scaled_parts(ctx, b.select(safe, x, const(1.0)), b.select(safe, y, const(0.0)))
+    modulus = _sqrt_dd(ctx, sum_of_squares(ctx, xs, ys))
+    t = b.fmul(ctx.intrinsic("sqrt", b.fmul(const(0.5), b.fadd(modulus, ctx.fabs(xs)))),
+               pow2_half(ctx, k))  # fmt: skip
+    u = ctx.fabs(b.fmul(const(0.5), b.fdiv(b.select(safe, y, const(0.0)), t)))
+    positive = b.fcmp_ordered(">", xs, const(0.0))
+    re = b.select(b.or_(positive, is_zero(ctx, xs)), t, u)
+    im = b.select(positive, u, t)
+    value = (re, ctx.copysign(im, y))
+    nan2 = (const(NAN), const(NAN))
+    y_nan = ctx.is_nan(y)
+    neg_inf = b.fcmp_ordered("==", x, const(-INF))
+    pos_inf = b.fcmp_ordered("==", x, const(INF))
+    return with_specials(ctx, value, [
+        (both_zero, (const(0.0), y)),
+        (is_inf(ctx, y), (const(INF), y)),
+        (ctx.is_nan(x), nan2),
+        (b.and_(neg_inf, y_nan), (const(NAN), ctx.copysign(const(INF), y))),
+        (neg_inf, (const(0.0), ctx.copysign(const(INF), y))),
+        (b.and_(pos_inf, y_nan), (x, const(NAN))),
+        (pos_inf, (x, ctx.copysign(const(0.0), y))),
+        (y_nan, nan2),
+    ])  # fmt: skip
+
+
+# -- hyperbolic and circular functions ------------------------------------------------------------
+def sinh_cosh(ctx: IrContext, x: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """(S, C, n) with sinh x = S 2^n and cosh x = C 2^n, for finite x; n = 0 below |x| = 20."""
+    b = ctx.b
+    a = ctx.fabs(x)
+    (e_hi, e_lo), n = exp_split(ctx, a)
+    scale = fm._pow2(ctx, b.fptosi(b.select(b.fcmp_ordered("<", a, const(_SINH_COSH_SPLIT)), n,
+                                            const(0.0)), I64), F64)  # fmt: skip
+    big_e, big_e_lo = b.fmul(e_hi, scale), b.fmul(e_lo, scale)  # e^|x| exactly scaled
+    inv = b.fdiv(const(1.0), big_e)
+    inv_lo = b.fmul(inv, b.fsub(ctx.fma(b.fneg(inv), big_e, const(1.0)), b.fmul(big_e_lo, inv)))
+    c_hi, c_err = dd.two_sum(ctx, big_e, inv)
+    cosh = b.fmul(const(0.5), b.fadd(c_hi, b.fadd(c_err, b.fadd(big_e_lo, inv_lo))))
+    s_hi, s_err = dd.two_sum(ctx, big_e, b.fneg(inv))
+    sinh = b.fmul(const(0.5), b.fadd(s_hi, b.fadd(s_err, b.fsub(big_e_lo, inv_lo))))
+    a2 = b.fmul(a, a)
+    series = ctx.fma(b.fmul(a, a2), ctx.horner(a2, _SINH_TAYLOR), a)
+    sinh = b.select(b.fcmp_ordered("<", a, const(1.0)), series, sinh)
+    small = b.fcmp_ordered("<", a, const(_SINH_COSH_SPLIT))
+    half_e = b.fmul(const(0.5), e_hi)
+    c = b.select(small, cosh, half_e)
+    s = ctx.copysign(b.select(small, sinh, half_e), x)
+    return s, c, b.select(small, const(0.0), n)
+
+
+def _hyperbolic(ctx: IrContext, z: Pair, odd: bool) -> tuple[Pair, Pair]:
+    """sinh (odd) or cosh of z, finite parts: (S cos y, C sin y) or (C cos y, S sin y) scaled by
+    2^n; and (sin y, cos y) for the special cases."""
+    x, y = finite_or_zero(ctx, z[0]), finite_or_zero(ctx, z[1])
+    s_x, c_x, n = sinh_cosh(ctx, x)
+    sin_y, cos_y = sin_cos(ctx, y)
+    first, second = (s_x, c_x) if odd else (c_x, s_x)
+    zero = const(0.0)
+    value = mul_pow2(ctx, cos_y, (first, zero), n), mul_pow2(ctx, sin_y, (second, zero), n)
+    return value, (sin_y, cos_y)
+
+
+def csinh(ctx: IrContext, z: Pair) -> Pair:
+    b = ctx.b
+    x, y = z
+    value, (sin_y, cos_y) = _hyperbolic(ctx, z, odd=True)
+    x_fin, y_fin, x_inf = is_finite(ctx, x), is_finite(ctx, y), is_inf(ctx, x)
+    y_zero = is_zero(ctx, y)
+    inf_re = ctx.copysign(const(INF), cos_y)
+    inf_re = b.select(b.fcmp_ordered("<", x, const(0.0)), b.fneg(inf_re), inf_re)
+    nan2 = (const(NAN), const(NAN))
+    return with_specials(ctx, value, [
+        (b.and_(b.and_(x_fin, b.not_(y_fin)), is_zero(ctx, x)), (x, b.fsub(y, y))),
+        (b.and_(x_fin, b.not_(y_fin)), nan2),
+        (b.and_(x_inf, y_zero), (x, y)),
+        (b.and_(x_inf, y_fin), (inf_re, ctx.copysign(const(INF), sin_y))),
+        (x_inf, (const(INF), b.fsub(y, y))),
+        (b.and_(ctx.is_nan(x), y_zero), (const(NAN), y)),
+        (ctx.is_nan(x), nan2),
+    ])  # fmt: skip
+
+
+def ccosh(ctx: IrContext, z: Pair) -> Pair:
+    b = ctx.b
+    x, y = z
+    value, (sin_y, cos_y) = _hyperbolic(ctx, z, odd=False)
+    x_fin, y_fin, x_inf = is_finite(ctx, x), is_finite(ctx, y), is_inf(ctx, x)
+    y_zero = is_zero(ctx, y)
+    sign_x = ctx.copysign(const(1.0), x)
+    inf_im = b.fmul(ctx.copysign(const(INF), sin_y), sign_x)
+    return with_specials(ctx, value, [
+        (b.and_(b.and_(x_fin, b.not_(y_fin)), is_zero(ctx, x)), (b.fsub(y, y), const(0.0))),
+        (b.and_(x_fin, b.not_(y_fin)), (b.fsub(y, y), const(NAN))),
+        (b.and_(x_inf, y_zero), (const(INF), b.fmul(y, sign_x))),
+        (b.and_(x_inf, y_fin), (ctx.copysign(const(INF), cos_y), inf_im)),
+        (x_inf, (const(INF), b.fsub(y, y))),
+        (b.and_(ctx.is_nan(x), y_zero), (const(NAN), y)),
+        (ctx.is_nan(x), (const(NAN), const(NAN))),
+    ])  # fmt: skip
+
+
+def ctanh(ctx: IrContext, z: Pair) -> Pair:
+    b = ctx.b
+    x, y = z
+    xf, yf = finite_or_zero(ctx, x), finite_or_zero(ctx, y)
+    a = ctx.fabs(xf)
+    s_x, c_x, _ = sinh_cosh(ctx, clamp_abs(ctx, xf, _TANH_SPLIT))
+    sin_y, cos_y = sin_cos(ctx, yf)
+    cos2 = b.fmul(cos_y, cos_y)
+    keep_sinh = b.fcmp_ordered(">", ctx.fabs(s_x), b.fmul(ctx.fabs(cos_y), const(_EPS)))
+    den = b.select(keep_sinh, b.fadd(cos2, b.fmul(s_x, s_x)), cos2)
+    near = (b.fdiv(b.fmul(s_x, c_x), den), b.fdiv(b.fmul(sin_y, cos_y), den))
+    e = exp_split(ctx, b.fmul(const(-2.0), a))
+    four_sin_cos = b.fmul(b.fmul(const(4.0), sin_y), cos_y)
+    far = (ctx.copysign(const(1.0), xf), times_exp(ctx, four_sin_cos, e))
+    value = select_pair(ctx, b.fcmp_ordered(">", a, const(_TANH_SPLIT)), far, near)
+    y_fin = is_finite(ctx, y)
+    big_y = b.and_(y_fin, b.fcmp_ordered(">", ctx.fabs(y), const(1.0)))
+    inf_im = b.select(big_y, ctx.copysign(const(0.0), b.fmul(sin_y, cos_y)),
+                      ctx.copysign(const(0.0), y))  # fmt: skip
+    y_zero = is_zero(ctx, y)
+    other_re = b.select(y_zero, x, b.select(is_zero(ctx, x), x, const(NAN)))
+    return with_specials(ctx, value, [
+        (is_inf(ctx, x), (ctx.copysign(const(1.0), x), inf_im)),
+        (b.not_(b.and_(is_finite(ctx, x), y_fin)), (other_re, b.select(y_zero, y, const(NAN)))),
+    ])  # fmt: skip
+
+
+def rotate_in(z: Pair, ctx: IrContext) -> Pair:
+    """i z = (-y, x)."""
+    return ctx.b.fneg(z[1]), z[0]
+
+
+def csin(ctx: IrContext, z: Pair) -> Pair:
+    """-i sinh(iz), with glibc's +inf imaginary part for an infinite or NaN real part when the
+    imaginary part is infinite."""
+    b = ctx.b
+    re, im = csinh(ctx, rotate_in(z, ctx))
+    value = (im, b.fneg(re))
+    odd_case = b.and_(b.not_(is_finite(ctx, z[0])), is_inf(ctx, z[1]))
+    return select_pair(ctx, odd_case, (const(NAN), const(INF)), value)
+
+
+def ccos(ctx: IrContext, z: Pair) -> Pair:
+    return ccosh(ctx, rotate_in(z, ctx))
+
+
+def ctan(ctx: IrContext, z: Pair) -> Pair:
+    re, im = ctanh(ctx, rotate_in(z, ctx))
+    return im, ctx.b.fneg(re)
+
+
+__all__ = ["cexp", "clog", "csqrt", "csinh", "ccosh", "ctanh", "csin", "ccos", "ctan",
+           "numpy_abs", "log_abs", "sum_of_squares", "select_pair", "with_specials"]  # fmt: skip
