@@ -24,6 +24,10 @@ class DType:
     numpy: np.dtype
     kind: str  # "pred", "sint", "uint", "float", "complex"
 
+    def __reduce__(self):
+        """Unpickle to the module-level constant: code compares dtypes by identity."""
+        return (from_hlo_name, (self.name,))
+
     @property
     def bits(self) -> int:
         return 1 if self.kind == "pred" else self.numpy.itemsize * 8

@@ -54,3 +54,11 @@ def test_unknown_names_are_invalid_argument():
             fn(bad)
         assert err.value.code is ErrorCode.INVALID_ARGUMENT
         assert "f33" in str(err.value) or "si7" in str(err.value) or "U3" in str(err.value)
+
+
+def test_pickling_gives_back_the_constant():
+    """Code compares dtypes by identity; a module read back from a cache must keep that."""
+    import pickle
+
+    for dt in dtypes.ALL_DTYPES:
+        assert pickle.loads(pickle.dumps(dt)) is dt

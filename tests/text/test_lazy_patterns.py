@@ -40,3 +40,12 @@ def test_lazy_pattern_behaves_as_compiled():
     assert lazy.sub("x", "caab") == "cx"
     assert lazy.groups == 2  # attributes of the compiled pattern pass through
     assert [m.group() for m in lazy.finditer("a ab")] == ["a", "ab"]
+
+
+def test_lazy_pattern_copies_and_pickles():
+    import copy
+    import pickle
+
+    lazy = LazyPattern(r"x+")
+    assert copy.copy(lazy).match("xx").group() == "xx"
+    assert pickle.loads(pickle.dumps(lazy)).pattern == r"x+"

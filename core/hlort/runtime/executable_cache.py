@@ -3,10 +3,11 @@
 Like JAX's persistent compilation cache. The key covers everything the compiled program depends
 on: the input module's fingerprint, the compile options, the backend (platform, platform version,
 plugin version and attributes), the pass options it asks for, and the core's own source (files
-of ``hlort.passes``, ``hlort.ir`` and ``hlort.text``, by size and modification time, so an edited
-pass never serves a stale program). The value is the executable's own serialization
-(``Executable.serialize``), restored with ``Client.deserialize_executable``; the plugin's caches
-then make that cheap (the cpu plugin reloads its object code from disk).
+of ``hlort.passes``, ``hlort.ir``, ``hlort.text``, ``shape.py`` and ``dtypes.py``, by path, size
+and modification time, so an edited pass never serves a stale program). The value is the
+executable's own serialization (``Executable.serialize``), restored with
+``Client.deserialize_executable``; the plugin's caches then make that cheap (the cpu plugin
+reloads its object code and the parsed module from disk).
 
 Only for backends whose capabilities include serialization, and never when the compile dumps
 its passes (``debug.dump_dir``: the dump is the point). Entries are framed with a checksum; an
@@ -51,8 +52,10 @@ def core_source_digest() -> str:
         import hlort
 
         root = os.path.dirname(hlort.__file__)
-        packages = [os.path.join(root, package) for package in ("passes", "ir", "text")]
-        _source_digest = source_digest(*packages, salt=getattr(hlort, "__version__", ""))
+        # what an optimized module is made of and by (a cached module is a pickle of these)
+        parts = ("passes", "ir", "text", "shape.py", "dtypes.py")
+        _source_digest = source_digest(*(os.path.join(root, part) for part in parts),
+                                       salt=getattr(hlort, "__version__", ""))  # fmt: skip
     return _source_digest
 
 

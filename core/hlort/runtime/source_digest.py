@@ -1,8 +1,9 @@
-"""A digest of Python source trees, for cache keys that must change when the code does.
+"""A digest of Python sources, for cache keys that must change when the code does.
 
-Size and modification time of every ``.py`` file (not its bytes): a process computes it once,
-and reading the sources would cost milliseconds on the warm-cache path. Any edit rewrites the
-file and so changes its mtime.
+Path, size and modification time of every ``.py`` file (not its bytes): a process computes it
+once, and reading the sources would cost milliseconds on the warm-cache path. Any edit rewrites
+its file and so changes the mtime; a different install (a new venv, a Nix store path) changes
+the paths. What it cannot see is a same-size edit whose mtime was set back, at the same path.
 """
 
 from __future__ import annotations
@@ -11,10 +12,14 @@ import hashlib
 import os
 
 
-def source_digest(*directories: str, salt: str = "") -> str:
-    """SHA-256 over (relative path, size, mtime) of the ``.py`` files under ``directories``."""
+def source_digest(*paths: str, salt: str = "") -> str:
+    """SHA-256 over (path, size, mtime) of the ``.py`` files at or under ``paths``."""
     h = hashlib.sha256(salt.encode())
-    for root in directories:
+    for root in paths:
+        root = os.path.realpath(root)
+        if os.path.isfile(root):
+            _add(h, root, os.stat(root))
+            continue
         pending = [root]
         while pending:
             directory = pending.pop()
@@ -24,11 +29,13 @@ def source_digest(*directories: str, salt: str = "") -> str:
                 h.update(f"{directory}:?;".encode())
                 continue
             for entry in entries:
-                if entry.is_dir():
+                if entry.is_dir(follow_symlinks=False):
                     if entry.name != "__pycache__":
                         pending.append(entry.path)
                 elif entry.name.endswith(".py"):
-                    st = entry.stat()
-                    rel = entry.path[len(root) :]
-                    h.update(f"{rel}:{st.st_size}:{st.st_mtime_ns};".encode())
+                    _add(h, entry.path, entry.stat())
     return h.hexdigest()
+
+
+def _add(h, path: str, st: os.stat_result) -> None:
+    h.update(f"{path}:{st.st_size}:{st.st_mtime_ns};".encode())

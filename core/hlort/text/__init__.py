@@ -18,6 +18,10 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
 def __getattr__(name: str):
     module = _EXPORTS.get(name)
     if module is None:

@@ -22,6 +22,8 @@ class LazyPattern:
     def __getattr__(self, name: str):
         # First use: compile, then bind the compiled methods on the instance so later calls
         # go straight to them (no __getattr__ on the parser's hot paths).
+        if name.startswith("__") or name in ("pattern", "flags"):
+            raise AttributeError(name)  # copy/pickle probe an instance before __init__ ran
         compiled = re.compile(self.pattern, self.flags)
         for method in _METHODS:
             setattr(self, method, getattr(compiled, method))

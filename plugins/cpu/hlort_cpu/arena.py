@@ -2,13 +2,16 @@
 
 Kernel results that die inside a call (temporaries) live at static offsets in one block of
 memory per program. Buffer assignment gives values that are never live at the same time the
-same offsets, so the block is as large as the peak of live temporaries, not their sum. The
-program keeps the block, and the array views into it, between calls: a call neither allocates
-nor page-faults for its temporaries. A concurrent call of the same program takes a second block.
+same offsets, so the block is as large as the peak of live temporaries, not their sum. A small
+block (under the host pool's threshold) is kept between calls with its array views, so a call
+does no allocation for its temporaries; a few are kept for concurrent calls. A large block comes
+from the host pool each call (no page faults: the pool keeps it warm, and its idle memory stays
+under the pool's cap, so cached executables do not pin big blocks).
 
 What may live there: a non-tuple result of a kernel thunk, not part of the program's result
 (outputs belong to the caller; they come from the host pool), whose every reader is a thunk
-that never hands back a view of its input (kernels, dot, convolution). Any other reader (a
+that never hands back a view of its input (kernels, and the native thunks compiler.py lists in
+_FRESH_RESULTS: dot, convolution, fft, cholesky, triangular-solve). Any other reader (a
 tuple, control flow, a fallback) could pass a view of the block beyond the value's last read,
 where buffer assignment already gave its bytes to another value. Buffer assignment runs with
 in-place reuse off: an output overlapping its input sends LLVM's vectorized loops to their
@@ -25,8 +28,10 @@ from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.passes.buffer_assignment import assign_buffers
+from hlort_cpu.host_pool import POOL_MIN_BYTES, host_pool
 
 ALIGN = 64
+KEPT_BLOCKS = 4  # idle small blocks a program keeps (concurrent calls beyond take new ones)
 
 
 class ArenaPlan:
@@ -35,24 +40,32 @@ class ArenaPlan:
     def __init__(self, size: int, placements: list[tuple[int, tuple[int, ...], np.dtype, int]]):
         self.size = size
         self.placements = placements
+        self.keeps_blocks = size < POOL_MIN_BYTES
         self._idle: list[list[tuple[int, np.ndarray]]] = []
 
     def take(self) -> list[tuple[int, np.ndarray]]:
         """(slot, array view) for every placement, in a block no running call is using."""
-        try:
-            return self._idle.pop()
-        except IndexError:
-            return self._new_block()
+        if self.keeps_blocks:
+            try:
+                return self._idle.pop()
+            except IndexError:
+                pass
+        return self._views(self._new_block())
 
     def give(self, views: list[tuple[int, np.ndarray]]) -> None:
-        """Keep one idle block for the next call; a concurrent call's extra block is freed."""
-        if not self._idle:
+        """A small block waits for the next call; a large one goes back to the pool when its
+        views die."""
+        if self.keeps_blocks and len(self._idle) < KEPT_BLOCKS:
             self._idle.append(views)
 
-    def _new_block(self) -> list[tuple[int, np.ndarray]]:
+    def _new_block(self) -> np.ndarray:
+        if not self.keeps_blocks:
+            return host_pool().empty((self.size,), np.dtype(np.uint8))  # 64-byte aligned
         raw = np.empty(self.size + ALIGN, np.uint8)
         start = -raw.ctypes.data % ALIGN
-        block = raw[start : start + self.size]
+        return raw[start : start + self.size]
+
+    def _views(self, block: np.ndarray) -> list[tuple[int, np.ndarray]]:
         return [(slot, np.ndarray(dims, dtype, block, offset))
                 for slot, dims, dtype, offset in self.placements]  # fmt: skip
 

@@ -1,9 +1,9 @@
 """The compile cache: object code of an executable's kernels, in memory and on disk.
 
-Keyed by the optimized module's fingerprint, this plugin's version, a digest of the code generator's
-own source (``hlort.codegen.llvm`` and this package, so editing the emitter never reuses stale
-object code), llvmlite's version and the host target (triple, CPU, features), so a cached object
-never runs on a CPU it was not built for.
+Keyed by the optimized module's fingerprint, this plugin's version, a digest of the code
+generator's own source (``hlort.codegen.llvm`` and this package, by path, size and mtime, so an
+edited emitter does not reuse stale object code), llvmlite's version and the host target
+(triple, CPU, features), so a cached object never runs on a CPU it was not built for.
 It also keeps, on disk only, the module parsed from a serialized executable's HLO text, keyed by
 that text: a process loading from the warm executable cache then skips the text parser. The
 serialized form itself stays text, safe to load from anywhere; the pickled modules live beside
@@ -42,7 +42,8 @@ _code_digest: str | None = None
 
 
 def code_digest() -> str:
-    """Digest of the emitter's and this plugin's source files (computed once)."""
+    """Digest of the emitter's and this plugin's source files (computed once; see
+    hlort.runtime.source_digest for what it notices)."""
     global _code_digest
     if _code_digest is None:
         import hlort.codegen.llvm as emitter
@@ -116,7 +117,10 @@ def _store(key: str, entry, remember: bool = True) -> None:
     if remember:
         with _lock:
             _memory[key] = entry
-    payload = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        payload = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # e.g. RecursionError on a very deep graph: caching is best effort
+        return
     data = _MAGIC + hashlib.sha256(payload).digest() + payload
     directory = os.path.join(cache_dir(), key[:2])
     try:

@@ -205,7 +205,8 @@ def _build(comp: Computation, order: list[Instruction], programs: ProgramSet) ->
         if kernel is not None:
             add(KernelThunk(kernel, ins, out, isinstance(instr.shape, TupleShape)))
             compiled[_label(instr)] += 1
-            step_kinds[id(instr)] = "kernel"
+            if len(kernel.info.output_shapes) == 1:  # the arena gives one output buffer
+                step_kinds[id(instr)] = "kernel"
             continue
         make = _NATIVE.get(op)
         if make is not None or op is Opcode.CUSTOM_CALL:

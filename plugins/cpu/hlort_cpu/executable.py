@@ -17,15 +17,15 @@ class CpuExecutable(SimpleExecutable):
     def compile(self) -> None:
         self.program = compile_program(self.module)
 
-    def serialize_payload(self) -> bytes:
-        """The module's HLO text; the module itself goes to the compile cache under that text,
+    def serialize(self) -> bytes:
+        """The framed HLO text; the module itself goes to the compile cache under that text,
         so even the first process to load the executable skips the parser."""
-        payload = super().serialize_payload()
+        data = super().serialize()
         if not getattr(self, "_module_cached", False):
-            compile_cache.store_module(compile_cache.module_key(payload, PLUGIN_VERSION),
-                                       self.module)  # fmt: skip
+            key = compile_cache.module_key(self.serialize_payload(), PLUGIN_VERSION)
+            compile_cache.store_module(key, self.module)
             self._module_cached = True
-        return payload
+        return data
 
     @classmethod
     def module_from_payload(cls, payload: bytes, header):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 PARALLEL_MIN_ELEMENTS = 1 << 16
 _POOL: ThreadPoolExecutor | None = None
@@ -50,6 +50,11 @@ def run_chunks(fn, pointers, ranges: list[tuple[int, int]]) -> None:
         return
     futures = [_pool().submit(fn, t, b, e)
                for t, (b, e) in zip(tables[1:], ranges[1:], strict=True)]  # fmt: skip
-    fn(tables[0], *ranges[0])
+    try:
+        fn(tables[0], *ranges[0])
+    finally:
+        # every chunk has finished before anything is raised: the memory they write may be
+        # reused as soon as this returns (a program's arena goes back for the next call)
+        wait(futures)
     for f in futures:
         f.result()

@@ -162,3 +162,46 @@ def test_scalar_transcendentals_compile(dtype):
     for got, want in zip(exe(v), hlort.evaluate(module, [v]), strict=True):
         np.testing.assert_allclose(np.float64(got), np.float64(want), rtol=rtol)
     assert exe.raw.stats()["fallback_count"] == 0
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16", "f8e5m2", "c64"])
+def test_a_cached_module_compiles_without_its_object_code(tmp_path, monkeypatch, dtype):
+    """The module cached by serialize() is compiled again when its object code is gone (an
+    emitter edit, another CPU): unpickled dtypes must be the module's constants (the emitter
+    compares them by identity)."""
+    import shutil
+
+    from hlort.ir.module import Module
+    from hlort_cpu import compile_cache
+
+    monkeypatch.setenv("HLORT_CACHE_DIR", str(tmp_path))
+    b = Builder("narrow")
+    x = b.parameter(shape.array(dtype, [64]))
+    module = b.build(b.add(b.exp(x), x))
+    v = (RNG.standard_normal(64) * 0.5).astype(shape.array(dtype, [1]).dtype.numpy)
+    exe = hlort.compile(module, "cpu:0")
+    data = exe.serialize()
+    for entry in (tmp_path / "cpu").rglob("*"):
+        if entry.is_file() and not isinstance(compile_cache.lookup_module(entry.name), Module):
+            entry.unlink()  # object code gone, the module entry kept
+    shutil.rmtree(tmp_path / "executables", ignore_errors=True)
+    compile_cache.clear_memory()
+    again = hlort.backend("cpu").deserialize(data)
+    assert not again.raw.stats()["cache_hit"]
+    np.testing.assert_array_equal(again(v), exe(v))
+
+
+def test_caching_is_best_effort_when_a_module_cannot_be_pickled(tmp_path, monkeypatch):
+    from hlort_cpu import compile_cache
+
+    monkeypatch.setenv("HLORT_CACHE_DIR", str(tmp_path))
+
+    def deep(*args, **kwargs):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(compile_cache.pickle, "dumps", deep)
+    module, reference = examples.layernorm(8, 16)
+    args = _args(module)
+    exe = hlort.compile(module, "cpu:0")
+    exe.serialize()
+    np.testing.assert_allclose(exe(*args), reference(*args), rtol=1e-4, atol=1e-5)

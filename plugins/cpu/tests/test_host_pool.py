@@ -71,3 +71,22 @@ def test_repeated_calls_reuse_outputs_and_results_stay_intact():
     assert first.dtype == ml_dtypes.bfloat16
     np.testing.assert_array_equal(first.astype(np.float32), (data + data).astype(np.float32))
     np.testing.assert_array_equal(first.astype(np.float32), second.astype(np.float32))
+
+
+def test_a_failing_chunk_waits_for_the_others():
+    """run_chunks raises only once every chunk finished: their memory may be reused at once."""
+    import time
+
+    from hlort_cpu.thread_pool import run_chunks
+
+    done = []
+
+    def chunk(_, begin, end):
+        if begin == 0:
+            raise ValueError("first chunk failed")
+        time.sleep(0.05)
+        done.append(begin)
+
+    with pytest.raises(ValueError):
+        run_chunks(chunk, None, [(0, 1), (1, 2)])
+    assert done == [1]
