@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 from hlort.errors import InvalidArgument, NotFound
@@ -134,11 +133,11 @@ class Module:
         return print_module(self, **options)
 
     def fingerprint(self) -> str:
-        """SHA-256 of the canonical text (no metadata): equal programs, equal fingerprints."""
-        from hlort.text.printer import print_module
+        """SHA-256 of a canonical walk of the program (hlort.ir.fingerprint): equal programs,
+        equal fingerprints; names and metadata do not count."""
+        from hlort.ir.fingerprint import module_fingerprint
 
-        text = print_module(self, include_metadata=False)
-        return hashlib.sha256(text.encode()).hexdigest()
+        return module_fingerprint(self)
 
     def __repr__(self) -> str:
         return f"<Module {self.name}: {len(self.computations)} computations>"

@@ -20,6 +20,7 @@ from hlort.plugin import api
 from hlort.plugin.options import CompileOptions, HostBufferSemantics
 from hlort.runtime.buffer import Buffer
 from hlort.runtime.device import Device
+from hlort.runtime.executable_cache import cache_enabled, core_source_digest
 
 
 class Backend:
@@ -28,6 +29,8 @@ class Backend:
         self.plugin = plugin
         self._devices: dict[int, Device] = {}
         self._lock = threading.Lock()
+        if cache_enabled():
+            core_source_digest()  # once per process, at start-up rather than in the first compile
 
     @property
     def platform(self) -> str:

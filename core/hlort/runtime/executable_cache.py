@@ -1,10 +1,11 @@
 """The persistent executable cache: a second process skips verification, passes and codegen.
 
 Like JAX's persistent compilation cache. The key covers everything the compiled program depends
-on: the input module's fingerprint, the compile options, the backend (platform, platform version,
-plugin version and attributes), the pass options it asks for, and the core's own source (files
-of ``hlort.passes``, ``hlort.ir``, ``hlort.text``, ``shape.py`` and ``dtypes.py``, by path, size
-and modification time, so an edited pass never serves a stale program). The value is the
+on: the input module's fingerprint and name, the compile options, the backend (platform,
+platform version, plugin version and attributes), the pass options it asks for, and the core's
+own source (files of ``hlort.passes``, ``hlort.ir``, ``hlort.text``, ``shape.py`` and
+``dtypes.py``, by path, size and modification time, so an edited pass never serves a stale
+program). The value is the
 executable's own serialization (``Executable.serialize``), restored with
 ``Client.deserialize_executable``; the plugin's caches then make that cheap (the cpu plugin
 reloads its object code and the parsed module from disk).
@@ -82,6 +83,7 @@ class ExecutableCache:
             return None
         parts = [
             module.fingerprint(),
+            module.name,  # not in the fingerprint, but the executable carries it
             json.dumps(options.to_dict(), sort_keys=True, default=str),
             backend.platform,
             backend.platform_version,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from hlort.errors import HlortError
 from hlort.ir.computation import callees_first
+from hlort.ir.fingerprint import SEMANTIC_HEADER_KEYS
 from hlort.ir.opcodes import Opcode
 from hlort.shape import ArrayShape, Shape, TupleShape
 from hlort.text.attribute_syntax import OP_ATTRS, VALUE_PRINTERS
@@ -54,7 +55,7 @@ def entry_computation_layout(module: Module) -> str:
 
 
 # Header attributes that change what a program computes; the only ones kept without metadata.
-_SEMANTIC_HEADER_KEYS = ("entry_computation_layout", "input_output_alias", "buffer_donor")
+_SEMANTIC_HEADER_KEYS = SEMANTIC_HEADER_KEYS
 
 
 def _header(module: Module, include_metadata: bool = True) -> str:

@@ -7,6 +7,7 @@ import os
 from hlort.passes.fusion_policy import FusionPolicy
 from hlort.passes.pass_options import PassOptions
 from hlort.plugin.base import SimpleClient, SimpleDevice
+from hlort_cpu import compile_cache
 from hlort_cpu.executable import CpuExecutable
 
 
@@ -21,6 +22,8 @@ class CpuClient(SimpleClient):
         from hlort.codegen.llvm import jit_engine
 
         target = jit_engine().target
+        if compile_cache.enabled():
+            compile_cache.code_digest()  # once per process, with the JIT, not in the first compile
         attrs = {"cpu": target.cpu, "cores": os.cpu_count() or 1,
                  "vector_bits": target.vector_bits}  # fmt: skip
         # synchronous: launches run on the caller's thread (no queue hop per call)
