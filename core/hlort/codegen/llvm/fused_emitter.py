@@ -89,6 +89,11 @@ class FusedEmitter:
         """Forget memoized values (call when leaving the block they were emitted in)."""
         self._cache.clear()
 
+    def provide(self, instr: Instruction, index: Index, value: ir.Value) -> None:
+        """Use ``value`` as ``instr``'s element at ``index`` (a reduction's result, computed
+        elsewhere, that an epilogue reads; valid until the next reset)."""
+        self._cache[(id(instr), id(index))] = (index, value)
+
     def value(self, instr: Instruction, index: Index) -> ir.Value:
         key = (id(instr), id(index))
         hit = self._cache.get(key)

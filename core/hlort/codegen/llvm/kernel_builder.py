@@ -11,8 +11,9 @@ dimension away from the last one, the nest runs over TILE x TILE tiles instead. 
 reduce root, or a tuple of reduces of the same shape and dimensions, variadic ones included):
 "row" form when the last input dimension is reduced (accumulators in registers; plain
 add/multiply/max/min/bitwise reducers are marked reassociable so the vectorizer keeps partial
-accumulators); "column" form otherwise (accumulators in the output, or in an f32 scratch array
-for f16/bf16/float8, the inner loop running along the kept contiguous dimension). Large full
+accumulators); "column" form otherwise (column_reduce.py: accumulators in memory, the inner loop
+running along the kept contiguous dimension, with an elementwise epilogue when multi-output
+fusion merged one after the reductions). Large full
 reductions are split into per-chunk partials (split_reduce.py); those and the vectorizer's
 partials are the only reassociation done.
 """
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
+from hlort.codegen.llvm.column_reduce import emit_column, plan_column
 from hlort.codegen.llvm.fused_emitter import (
     FusedEmitter,
     needs_multi,
@@ -31,22 +33,19 @@ from hlort.codegen.llvm.fused_emitter import (
     supports_scalar_computation,
 )
 from hlort.codegen.llvm.hero_kernels import classify_hero, emit_hero_kernel
-from hlort.codegen.llvm.index import Index, delinearize, i64, linearize
+from hlort.codegen.llvm.index import Index, delinearize, i64
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import (
-    F32,
     I64,
     NARROW,
     PTR,
     VOID,
     constant,
-    load_element,
-    round_to,
     store_element,
 )
-from hlort.codegen.llvm.loops import emit_loop, emit_nest, interleave_for
+from hlort.codegen.llvm.loops import emit_loop, interleave_for
 from hlort.codegen.llvm.op_kernels import classify_op_kernel, emit_op_kernel
-from hlort.codegen.llvm.row_fusion import apply_reducer, emit_row_fusion, plan_row_fusion
+from hlort.codegen.llvm.row_fusion import emit_row_fusion, plan_row_fusion
 from hlort.codegen.llvm.split_reduce import SPLIT_CHUNK, emit_split_reduce, split_reduce
 from hlort.codegen.llvm.transpose_kernel import TILE as TRANSPOSE_TILE
 from hlort.codegen.llvm.transpose_kernel import emit_transpose, plan_transpose
@@ -83,23 +82,6 @@ def root_outputs(comp: Computation) -> list[Instruction]:
     return list(root.operands) if root.opcode is Opcode.TUPLE else [root]
 
 
-def _reduces(comp: Computation) -> list[Instruction] | None:
-    outs = root_outputs(comp)
-    if not all(o.opcode is Opcode.REDUCE for o in outs):
-        return None
-    first = outs[0]
-    n = len(first.operands) // 2
-    key = (first.operands[0].shape.dims, tuple(sorted(first.attrs["dimensions"])))
-    for r in outs:
-        k = len(r.operands) // 2
-        if (r.operands[0].shape.dims, tuple(sorted(r.attrs["dimensions"]))) != key:
-            return None
-        if any(o.shape.dims != key[0] for o in r.operands[:k]):
-            return None
-    del n
-    return outs
-
-
 def classify(comp: Computation) -> str | None:
     """"loop", "row", "column", a hero kind (hero_kernels.py) or None (not compilable here)."""
     if plan_transpose(comp) is not None:
@@ -113,9 +95,10 @@ def classify(comp: Computation) -> str | None:
     if any(i.opcode is Opcode.REDUCE for i in comp.instructions):
         if plan_row_fusion(comp) is not None:
             return "row"
-        reduces = _reduces(comp)
-        if reduces is None:
+        plan = plan_column(comp, root_outputs(comp))
+        if plan is None:
             return None
+        reduces = plan.reduces
         for r in reduces:
             if not supports_scalar_computation(r.attrs["to_apply"]):
                 return None
@@ -259,92 +242,13 @@ class KernelModule:
         return KernelInfo(name, "row_reduce", len(params), shapes, extent, max(per_row, 1))
 
     def _column(self, name: str, comp: Computation) -> KernelInfo:
-        """Accumulators in the outputs, or for f16/bf16/float8 in an f32 scratch array that
-        is rounded into the output once at the end (the interpreter sums narrow floats in
-        f32 and rounds once)."""
-        reduces = _reduces(comp)
-        out_shapes: list[ArrayShape] = []
-        for r in reduces:
-            out_shapes += r.shape.leaf_shapes()
-        in_dims = reduces[0].operands[0].shape.dims
-        reduced = sorted(reduces[0].attrs["dimensions"])
-        kept = [d for d in range(len(in_dims)) if d not in reduced]
-        out_dims = tuple(in_dims[d] for d in kept)
-        count = math.prod(out_dims)
-        fn, b, ctx, params, out_ptrs, begin, end = self._function(name, comp, len(out_shapes))
-        narrow = [s.dtype in NARROW for s in out_shapes]
-        if any(narrow):
-            scratch = b.load(b.gep(fn.args[0], [i64(len(params) + len(out_shapes))],
-                                   inbounds=True, source_etype=PTR), typ=PTR)  # fmt: skip
-        accs_at = []  # (pointer, dtype of what it holds) per accumulator
-        for k, (ptr, s) in enumerate(zip(out_ptrs, out_shapes, strict=True)):
-            if narrow[k]:
-                offset = i64(sum(narrow[:k]) * count)
-                accs_at.append((b.gep(scratch, [offset], inbounds=True, source_etype=F32),
-                                None))  # fmt: skip
-            else:
-                accs_at.append((ptr, s.dtype))
-        emitter = FusedEmitter(ctx, comp, params)
-        slots: list[tuple[Instruction, int]] = []
-        for r in reduces:
-            slots += [(r, k) for k in range(len(r.operands) // 2)]
-
-        def load_acc(at, k: ir.Value) -> ir.Value:
-            ptr, dt = at
-            if dt is None:
-                return b.load(b.gep(ptr, [k], inbounds=True, source_etype=F32), typ=F32)
-            return load_element(b, dt, ptr, k)
-
-        def store_acc(at, v: ir.Value, k: ir.Value) -> None:
-            ptr, dt = at
-            if dt is None:
-                b.store(v, b.gep(ptr, [k], inbounds=True, source_etype=F32))
-            else:
-                store_element(b, dt, v, ptr, k)
-
-        def outer(_o: ir.Value) -> None:
-            emitter.reset()
-            scalar = Index.scalar(b)
-            init_values = [emitter.value(r.operands[len(r.operands) // 2 + k], scalar)
-                           for r, k in slots]  # fmt: skip
-
-            def init_body(k: ir.Value) -> None:
-                for v, at in zip(init_values, accs_at, strict=True):
-                    store_acc(at, v, k)
-
-            emit_loop(b, i64(0), i64(count), init_body, "init")
-
-            def nest_body(values: list[ir.Value]) -> None:
-                emitter.reset()
-                index = Index(b, in_dims, multi=values)
-                k = linearize(b, [values[d] for d in kept], out_dims)
-                accs = [load_acc(at, k) for at in accs_at]
-                new: list[ir.Value] = []
-                pos = 0
-                for r in reduces:
-                    n = len(r.operands) // 2
-                    vals = [emitter.value(r.operands[j], index) for j in range(n)]
-                    new += apply_reducer(ctx, r, accs[pos : pos + n], vals)
-                    pos += n
-                for v, at in zip(new, accs_at, strict=True):
-                    store_acc(at, v, k)
-
-            emit_nest(b, list(in_dims), nest_body, "col",
-                      interleave_for(in_dims[-1] if in_dims else 0))  # fmt: skip
-
-            def round_body(k: ir.Value) -> None:
-                for at, ptr, s in zip(accs_at, out_ptrs, out_shapes, strict=True):
-                    if at[1] is None:
-                        store_element(b, s.dtype, round_to(b, s.dtype, load_acc(at, k)), ptr, k)
-
-            if any(narrow):
-                emit_loop(b, i64(0), i64(count), round_body, "round")
-
-        emit_loop(b, begin, end, outer, "outer")
+        plan = plan_column(comp, root_outputs(comp))
+        shapes = tuple(plan.output_shapes)
+        fn, b, ctx, params, out_ptrs, begin, end = self._function(name, comp, len(shapes))
+        scratch = emit_column(fn, b, ctx, comp, plan, params, out_ptrs, begin, end)
         b.ret_void()
-        return KernelInfo(name, "column_reduce", len(params), tuple(out_shapes), 1,
-                          max(math.prod(in_dims), 1),
-                          scratch_bytes=4 * max(count, 1) * sum(narrow))  # fmt: skip
+        return KernelInfo(name, "column_reduce", len(params), shapes, 1,
+                          max(math.prod(plan.in_dims), 1), scratch_bytes=scratch)  # fmt: skip
 
 
 def transposed_dim(comp: Computation) -> int | None:

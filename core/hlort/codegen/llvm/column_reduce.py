@@ -1,0 +1,208 @@
+"""Column-form reductions: kernels for reductions whose last input dimension is kept.
+
+Accumulators live in memory, one per output element: set to the init values, updated in one
+pass over the input in its own order (the innermost loop runs along the contiguous dimension,
+updating the accumulators of consecutive output elements, which vectorizes), then written out.
+They are the outputs themselves, or a scratch array (``KernelInfo.scratch_bytes``, passed after
+the outputs) when the results need a last step: f16/bf16/float8 sums accumulate in f32 and round
+once, as the interpreter does; and an *epilogue*, elementwise code over the reduction results
+that multi-output fusion merges after a reduction (``sum / n``, ``exp(max)``, the reduction
+itself as a second output), runs in a final loop over the output elements.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import llvmlite.ir as ir
+
+from hlort.codegen.llvm.fused_emitter import FusedEmitter, supports_instruction
+from hlort.codegen.llvm.index import Index, i64, linearize
+from hlort.codegen.llvm.ir_context import IrContext
+from hlort.codegen.llvm.llvm_types import (
+    F32,
+    I8,
+    NARROW,
+    PTR,
+    load_element,
+    round_to,
+    store_element,
+)
+from hlort.codegen.llvm.loops import emit_loop, emit_nest, interleave_for
+from hlort.codegen.llvm.row_fusion import apply_reducer
+from hlort.ir.computation import Computation
+from hlort.ir.instruction import Instruction
+from hlort.ir.opcodes import Opcode
+from hlort.shape import ArrayShape
+
+SCRATCH_ALIGN = 16
+
+
+@dataclass
+class ColumnPlan:
+    reduces: list[Instruction]  # all over the same input dims and reduced dimensions
+    outputs: list[Instruction]  # the root's outputs
+    epilogue: bool  # outputs are computed from the reductions, not the reductions themselves
+    in_dims: tuple[int, ...]
+    kept: list[int]
+    out_dims: tuple[int, ...]
+
+    @property
+    def output_shapes(self) -> list[ArrayShape]:
+        if self.epilogue:
+            return [o.shape for o in self.outputs]
+        return [leaf for r in self.reduces for leaf in r.shape.leaf_shapes()]
+
+
+def plan_column(comp: Computation, outputs: list[Instruction]) -> ColumnPlan | None:
+    """The plan of a column-form kernel for ``comp`` (root outputs ``outputs``), or None."""
+    reduces = [i for i in comp.instructions if i.opcode is Opcode.REDUCE]
+    if not reduces:
+        return None
+    first = reduces[0]
+    in_dims = first.operands[0].shape.dims
+    dims = tuple(sorted(first.attrs["dimensions"]))
+    for r in reduces:
+        n = len(r.operands) // 2
+        if tuple(sorted(r.attrs["dimensions"])) != dims:
+            return None
+        if any(o.shape.dims != in_dims for o in r.operands[:n]):
+            return None
+    kept = [d for d in range(len(in_dims)) if d not in dims]
+    out_dims = tuple(in_dims[d] for d in kept)
+    plain = {id(o) for o in outputs} == {id(r) for r in reduces} and len(outputs) == len(reduces)
+    if plain:
+        return ColumnPlan(reduces, outputs, False, in_dims, kept, out_dims)
+    if any(not r.shape.is_array for r in reduces):
+        return None  # a variadic reduction's epilogue would read through get-tuple-element
+    after = _downstream(comp, reduces)
+    for instr in comp.instructions:
+        if id(instr) not in after or (instr is comp.root and instr.opcode is Opcode.TUPLE):
+            continue
+        if instr.opcode is Opcode.REDUCE:
+            return None  # a reduction of a reduction's result
+        if not (instr.is_elementwise and instr.shape.dims == out_dims
+                and supports_instruction(instr)):  # fmt: skip
+            return None
+    if any(not o.shape.is_array or o.shape.dims != out_dims for o in outputs):
+        return None
+    return ColumnPlan(reduces, outputs, True, in_dims, kept, out_dims)
+
+
+def _downstream(comp: Computation, reduces: list[Instruction]) -> set[int]:
+    """Ids of the instructions that read a reduction's result, directly or not."""
+    found = {id(r) for r in reduces}
+    out: set[int] = set()
+    for instr in comp.post_order():
+        if any(id(o) in found or id(o) in out for o in instr.operands):
+            out.add(id(instr))
+    return out
+
+
+def scratch_layout(plan: ColumnPlan) -> tuple[list[int | None], int]:
+    """Byte offset of each accumulator in the scratch array (None: in the output), and its size."""
+    count = max(math.prod(plan.out_dims), 1)
+    offsets: list[int | None] = []
+    total = 0
+    shapes = [leaf for r in plan.reduces for leaf in r.shape.leaf_shapes()]
+    for s in shapes:
+        narrow = s.dtype in NARROW
+        if not (plan.epilogue or narrow):
+            offsets.append(None)
+            continue
+        offsets.append(total)
+        size = count * (4 if narrow else s.dtype.itemsize)
+        total += -(-size // SCRATCH_ALIGN) * SCRATCH_ALIGN
+    return offsets, total
+
+
+def emit_column(fn: ir.Function, b: ir.IRBuilder, ctx: IrContext, comp: Computation,
+                plan: ColumnPlan, params: list[ir.Value], out_ptrs: list[ir.Value],
+                begin: ir.Value, end: ir.Value) -> int:  # fmt: skip
+    """Emit the kernel body (one outer iteration); returns the scratch bytes it needs."""
+    reduces, in_dims, kept, out_dims = plan.reduces, plan.in_dims, plan.kept, plan.out_dims
+    count = math.prod(out_dims)
+    acc_shapes = [leaf for r in reduces for leaf in r.shape.leaf_shapes()]
+    offsets, scratch_bytes = scratch_layout(plan)
+    scratch = None
+    if scratch_bytes:
+        slot = len(params) + len(plan.output_shapes)
+        scratch = b.load(b.gep(fn.args[0], [i64(slot)], inbounds=True, source_etype=PTR),
+                         typ=PTR)  # fmt: skip
+    # (pointer, dtype of the elements there; None: f32 accumulators of a narrow type)
+    accs_at: list[tuple[ir.Value, object]] = []
+    for k, (offset, s) in enumerate(zip(offsets, acc_shapes, strict=True)):
+        if offset is None:
+            accs_at.append((out_ptrs[k], s.dtype))
+            continue
+        at = b.gep(scratch, [i64(offset)], inbounds=True, source_etype=I8)
+        accs_at.append((at, None if s.dtype in NARROW else s.dtype))
+    emitter = FusedEmitter(ctx, comp, params)
+    slots = [(r, k) for r in reduces for k in range(len(r.operands) // 2)]
+
+    def load_acc(at, k: ir.Value) -> ir.Value:
+        ptr, dt = at
+        if dt is None:
+            return b.load(b.gep(ptr, [k], inbounds=True, source_etype=F32), typ=F32)
+        return load_element(b, dt, ptr, k)
+
+    def store_acc(at, v: ir.Value, k: ir.Value) -> None:
+        ptr, dt = at
+        if dt is None:
+            b.store(v, b.gep(ptr, [k], inbounds=True, source_etype=F32))
+        else:
+            store_element(b, dt, v, ptr, k)
+
+    def outer(_o: ir.Value) -> None:
+        emitter.reset()
+        scalar = Index.scalar(b)
+        init_values = [emitter.value(r.operands[len(r.operands) // 2 + k], scalar)
+                       for r, k in slots]  # fmt: skip
+
+        def init_body(k: ir.Value) -> None:
+            for v, at in zip(init_values, accs_at, strict=True):
+                store_acc(at, v, k)
+
+        emit_loop(b, i64(0), i64(count), init_body, "init")
+
+        def nest_body(values: list[ir.Value]) -> None:
+            emitter.reset()
+            index = Index(b, in_dims, multi=values)
+            k = linearize(b, [values[d] for d in kept], out_dims)
+            accs = [load_acc(at, k) for at in accs_at]
+            new: list[ir.Value] = []
+            pos = 0
+            for r in reduces:
+                n = len(r.operands) // 2
+                vals = [emitter.value(r.operands[j], index) for j in range(n)]
+                new += apply_reducer(ctx, r, accs[pos : pos + n], vals)
+                pos += n
+            for v, at in zip(new, accs_at, strict=True):
+                store_acc(at, v, k)
+
+        emit_nest(b, list(in_dims), nest_body, "col",
+                  interleave_for(in_dims[-1] if in_dims else 0))  # fmt: skip
+        if scratch_bytes:
+            emit_loop(b, i64(0), i64(count), finish_body, "finish")
+
+    def finish_body(k: ir.Value) -> None:
+        """Round narrow accumulators; with an epilogue, compute every output from them."""
+        emitter.reset()
+        index = Index(b, out_dims, linear=k)
+        results = []
+        for at, s in zip(accs_at, acc_shapes, strict=True):
+            v = load_acc(at, k)
+            results.append(round_to(b, s.dtype, v) if at[1] is None else v)
+        if not plan.epilogue:
+            for (at, _), v, ptr, s in zip(accs_at, results, out_ptrs, acc_shapes, strict=True):
+                if at is not ptr:
+                    store_element(b, s.dtype, v, ptr, k)
+            return
+        for r, v in zip(reduces, results, strict=True):
+            emitter.provide(r, index, v)
+        for o, ptr in zip(plan.outputs, out_ptrs, strict=True):
+            store_element(b, o.shape.dtype, emitter.value(o, index), ptr, k)
+
+    emit_loop(b, begin, end, outer, "outer")
+    return scratch_bytes
