@@ -45,6 +45,7 @@ from hlort_cpu.thunks import (
     Program,
 )
 from hlort_cpu.triangular_solve import triangular_solve_thunk
+from hlort_cpu.view_thunks import VIEW_OPS, view_thunk
 
 _STRUCTURAL = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT}
 # Native thunks whose results are always fresh arrays, never views of an input: their inputs
@@ -208,6 +209,12 @@ def _build(comp: Computation, order: list[Instruction], programs: ProgramSet) ->
             if len(kernel.info.output_shapes) == 1:  # the arena gives one output buffer
                 step_kinds[id(instr)] = "kernel"
             continue
+        if op in VIEW_OPS:
+            thunk = view_thunk(instr, ins, out, evaluator)
+            if thunk is not None:
+                add(thunk)
+                compiled[thunk.label] += 1
+                continue
         make = _NATIVE.get(op)
         if make is not None or op is Opcode.CUSTOM_CALL:
             thunk = (make(instr, ins, out) if make is not None

@@ -171,8 +171,9 @@ class Program:
             it = iter(arguments)
             for k, shape in self.params:
                 env[k] = _take(shape, it)
-        if replica or partition:
-            self.evaluator.replica_id, self.evaluator.partition_id = replica, partition
+        ev = self.evaluator
+        if ev.replica_id != replica or ev.partition_id != partition:
+            ev.replica_id, ev.partition_id = replica, partition
         self._steps(env)
         return _flatten(env[self.root])
 
