@@ -80,6 +80,7 @@ class FusedEmitter:
         self.params = params
         self._cache: dict[tuple[int, int], tuple[Index, ir.Value]] = {}
         self._globals: dict[int, ir.GlobalVariable] = {}
+        self._scalars: dict[tuple[int, int], ir.Value] = {}  # (function, parameter) -> value
 
     @property
     def b(self) -> ir.IRBuilder:
@@ -109,6 +110,8 @@ class FusedEmitter:
         b = self.b
         if op is Opcode.PARAMETER:
             ptr = self.params[instr.parameter_number]
+            if instr.shape.rank == 0:
+                return self._scalar_parameter(instr, ptr)
             return load_element(b, instr.shape.dtype, ptr, index.linear)
         if op is Opcode.CONSTANT:
             return self._constant(instr, index)
@@ -125,6 +128,20 @@ class FusedEmitter:
             values = [self.value(o, self._same(o, index)) for o in instr.operands]
             return emit_elementwise(self.ctx, instr, values)
         raise Unimplemented(f"fused loop cannot generate {op.value} ({instr.name})")
+
+    def _scalar_parameter(self, instr: Instruction, ptr: ir.Value) -> ir.Value:
+        """A scalar parameter is loaded once, in the function's entry block: everything computed
+        from it alone is then visibly loop-invariant and LLVM hoists it out of the loops (a
+        pow or atan2 of broadcast scalars is computed once per call, not per element, and the
+        vectorizer never analyses it: its uniformity walk is exponential on such chains)."""
+        b = self.b
+        key = (id(b.function), id(instr))
+        value = self._scalars.get(key)
+        if value is None:
+            with b.goto_entry_block():  # before its terminator, if it has one; then back
+                value = load_element(b, instr.shape.dtype, ptr, i64(0))
+            self._scalars[key] = value
+        return value
 
     def _same(self, operand: Instruction, index: Index) -> Index:
         """Index for an elementwise operand: the same, or the scalar index for a rank-0 one."""
