@@ -95,3 +95,29 @@ def test_enum_attributes_count_by_member():
     assert compare.attrs["direction"] is ComparisonDirection.LT
     compare.attrs["direction"] = ComparisonDirection.LE
     assert a.fingerprint() != b.fingerprint()
+
+
+def test_a_computation_called_twice_differs_from_two_equal_copies():
+    """Backends number kernels per computation (the cpu object cache does), so sharing counts."""
+    from hlort.text import parse_module
+
+    def text(second: str) -> str:
+        return f"""HloModule m
+f {{
+  p = f32[4] parameter(0)
+  ROOT d = f32[4] add(p, p)
+}}
+f2 {{
+  p = f32[4] parameter(0)
+  ROOT d = f32[4] add(p, p)
+}}
+ENTRY e {{
+  x = f32[4] parameter(0)
+  a = f32[4] call(x), to_apply=f
+  ROOT b = f32[4] call(a), to_apply={second}
+}}
+"""
+
+    shared, copies = parse_module(text("f")), parse_module(text("f2"))
+    assert shared.fingerprint() != copies.fingerprint()
+    assert shared.fingerprint() == parse_module(text("f")).fingerprint()

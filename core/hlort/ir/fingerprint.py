@@ -5,11 +5,14 @@ its fingerprint. The walk hashes, for every instruction of the entry computation
 computation it calls: the opcode, the shape (a missing layout counts as the default one), the
 operands by position in the computation's post order, the parameter number, every attribute
 (values by content: enums by name, dimension-number dataclasses field by field, called
-computations by their own digest) and the literal's bytes; then the module's replica and
-partition counts and the header attributes that change what it computes (input/output
-aliasing, buffer donors). Names, metadata and other ``extra_attrs``, unique ids and
-the instruction order a schedule chose are left out. No text is printed, so a process loading a
-cached executable never imports the text package for it.
+computations by their own digest and by which computation they are: one called twice differs
+from two equal copies) and the literal's bytes; then the module's replica and partition counts
+and the header attributes that change what it computes (input/output aliasing, buffer donors).
+Names, metadata and other ``extra_attrs`` and unique ids are left out. The instruction order
+counts (the walk follows it): backends may number their kernels in that order, as the cpu
+plugin's object cache does, so equal fingerprints must mean equal structure, not only equal
+results. No text is printed, so a process loading a cached executable never imports the text
+package for it.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ def module_fingerprint(module: Module) -> str:
 class _Walker:
     def __init__(self) -> None:
         self.digests: dict[int, str] = {}
+        self.numbers: dict[int, int] = {}  # computation -> order of first reference
 
     def computation(self, comp: Computation) -> str:
         digest = self.digests.get(id(comp))
@@ -86,7 +90,8 @@ class _Walker:
         if isinstance(v, float):
             return "f" + struct.pack("<d", v).hex()  # exact: -0.0 and NaN payloads included
         if isinstance(v, Computation):
-            return "comp:" + self.computation(v)
+            number = self.numbers.setdefault(id(v), len(self.numbers))
+            return f"comp{number}:{self.computation(v)}"
         if isinstance(v, enum.Enum):
             return f"{type(v).__name__}.{v.name}"
         if isinstance(v, DType):
@@ -94,7 +99,8 @@ class _Walker:
         if isinstance(v, Shape):
             return "shape:" + shape_key(v)
         if isinstance(v, (tuple, list)):
-            return "(" + ",".join(self.value(x) for x in v) + ")"
+            kind = "" if type(v) in (tuple, list) else type(v).__name__  # a NamedTuple's type
+            return kind + "(" + ",".join(self.value(x) for x in v) + ")"
         if isinstance(v, dict):
             return "{" + ",".join(f"{self.value(k)}:{self.value(v[k])}" for k in sorted(v)) + "}"
         if dataclasses.is_dataclass(v):

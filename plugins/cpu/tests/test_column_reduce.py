@@ -78,3 +78,45 @@ def test_two_reductions_one_epilogue():
     exe = hlort.compile(module, "cpu:0")
     assert exe.raw.stats()["compiled"] == {"fusion(kInput)": 1}
     _check(module, [RNG.standard_normal((256, 48)).astype(np.float32)], exact=False)
+
+
+def test_reductions_come_out_in_the_root_order():
+    """A fusion (as XLA dumps it) whose root lists its reductions in another order than they
+    are defined, with different element types."""
+    from hlort.plugin.options import CompileOptions, DebugOptions
+
+    text = """HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] add(a, b)
+}
+mx {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT r = s32[] maximum(a, b)
+}
+fc {
+  x = f32[8,4] parameter(0)
+  y = s32[8,4] parameter(1)
+  z = f32[] constant(0)
+  low = s32[] constant(-100)
+  r1 = f32[4] reduce(x, z), dimensions={0}, to_apply=add
+  r2 = s32[4] reduce(y, low), dimensions={0}, to_apply=mx
+  ROOT t = (s32[4], f32[4]) tuple(r2, r1)
+}
+ENTRY e {
+  x = f32[8,4] parameter(0)
+  y = s32[8,4] parameter(1)
+  ROOT f = (s32[4], f32[4]) fusion(x, y), kind=kInput, calls=fc
+}
+"""
+    options = CompileOptions(debug=DebugOptions(run_core_passes=False))
+    exe = hlort.compile(text, "cpu:0", options=options)
+    assert exe.raw.stats()["fallback_count"] == 0
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    y = (np.arange(32, dtype=np.int32).reshape(8, 4) * 3) % 17
+    got = exe(x, y)
+    assert got[0].dtype == np.int32 and got[1].dtype == np.float32
+    np.testing.assert_array_equal(got[0], y.max(axis=0))
+    np.testing.assert_array_equal(got[1], x.sum(axis=0))

@@ -72,8 +72,8 @@ def plan_column(comp: Computation, outputs: list[Instruction]) -> ColumnPlan | N
     kept = [d for d in range(len(in_dims)) if d not in dims]
     out_dims = tuple(in_dims[d] for d in kept)
     plain = {id(o) for o in outputs} == {id(r) for r in reduces} and len(outputs) == len(reduces)
-    if plain:
-        return ColumnPlan(reduces, outputs, False, in_dims, kept, out_dims)
+    if plain:  # the kernel's outputs are the reductions, in the root's order
+        return ColumnPlan(list(outputs), outputs, False, in_dims, kept, out_dims)
     if any(not r.shape.is_array for r in reduces):
         return None  # a variadic reduction's epilogue would read through get-tuple-element
     after = _downstream(comp, reduces)
