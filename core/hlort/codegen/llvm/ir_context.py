@@ -46,12 +46,20 @@ class IrContext:
         fn = self.function(f"llvm.{name}.{_suffix(t)}", ret or t, types)
         return self.b.call(fn, args)
 
-    def libm(self, name: str, *args: ir.Value) -> ir.Value:
-        """A scalar call into the C math library (used only for f64 functions without an IR
-        polynomial here); MCJIT resolves the symbol in this process."""
-        t = args[0].type
-        fn = self.function(name, t, [t] * len(args))
-        return self.b.call(fn, list(args))
+    def constant_table(self, name: str, t: ir.Type, values) -> ir.GlobalVariable:
+        """An internal, 64-byte aligned constant array ``name`` of ``t`` (defined once per
+        module): the lookup tables of the f64 math functions."""
+        existing = self.module.globals.get(name)
+        if existing is not None:
+            return existing
+        values = list(values)
+        ty = ir.ArrayType(t, len(values))
+        table = ir.GlobalVariable(self.module, ty, name)
+        table.global_constant = True
+        table.linkage = "internal"
+        table.align = 64
+        table.initializer = ir.Constant(ty, [ir.Constant(t, v) for v in values])
+        return table
 
     # -- constants and small helpers ------------------------------------------------------------
     @staticmethod

@@ -85,17 +85,7 @@ def two_over_pi_rows() -> tuple[float, ...]:
 
 
 def _table(ctx: IrContext) -> ir.GlobalVariable:
-    existing = ctx.module.globals.get(TABLE_NAME)
-    if existing is not None:
-        return existing
-    rows = two_over_pi_rows()
-    ty = ir.ArrayType(F64, len(rows))
-    table = ir.GlobalVariable(ctx.module, ty, TABLE_NAME)
-    table.global_constant = True
-    table.linkage = "internal"
-    table.align = 64
-    table.initializer = ir.Constant(ty, [ir.Constant(F64, v) for v in rows])
-    return table
+    return ctx.constant_table(TABLE_NAME, F64, two_over_pi_rows())
 
 
 def _round(ctx: IrContext, x: ir.Value) -> ir.Value:

@@ -54,17 +54,7 @@ def _float_type(it: ir.Type) -> ir.Type:
 
 # -- tables ---------------------------------------------------------------------------------------
 def _table(ctx: IrContext, name: str, t: ir.Type, rows) -> ir.GlobalVariable:
-    existing = ctx.module.globals.get(name)
-    if existing is not None:
-        return existing
-    values = [v for row in rows for v in row]
-    ty = ir.ArrayType(t, len(values))
-    table = ir.GlobalVariable(ctx.module, ty, name)
-    table.global_constant = True
-    table.linkage = "internal"
-    table.align = 64
-    table.initializer = ir.Constant(ty, [ir.Constant(t, v) for v in values])
-    return table
+    return ctx.constant_table(name, t, (v for row in rows for v in row))
 
 
 def _gather(ctx: IrContext, table: ir.GlobalVariable, index: ir.Value) -> ir.Value:
