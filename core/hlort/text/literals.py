@@ -19,6 +19,7 @@ import re
 import ml_dtypes
 import numpy as np
 
+from hlort import limits
 from hlort.dtypes import DType
 from hlort.shape import ArrayShape, Shape, TupleShape
 from hlort.text.lazy_pattern import LazyPattern
@@ -53,6 +54,10 @@ def parse_literal(lex: Lexer, shape: Shape):
     lex.skip()
     if not shape.dims:
         return _parse_scalar_at(lex, shape.dtype)
+    if shape.nbytes > limits.max_constant_bytes():
+        lex.error(f"constant of shape {shape} stands for {shape.nbytes:,} bytes, over the "
+                  f"{limits.max_constant_bytes():,}-byte limit for one constant; pass the data "
+                  "as a parameter, or raise HLORT_MAX_CONSTANT_BYTES")
     pos = lex.pos
     if lex.text.startswith("{...}", pos):
         lex.pos += 5

@@ -8,7 +8,7 @@ cached by their text: a module repeats the same few shapes thousands of times.
 
 from __future__ import annotations
 
-from hlort import dtypes
+from hlort import dtypes, limits
 from hlort.errors import Unimplemented
 from hlort.shape import TOKEN, ArrayShape, Shape, TupleShape
 from hlort.text.lexer import Lexer
@@ -84,11 +84,17 @@ def _unimplemented(lex: Lexer, message: str, pos: int):
     raise Unimplemented(f"{lex.source_name}:{line}:{col}: {message}")
 
 
-def parse_shape_at(lex: Lexer) -> Shape:
-    """A shape at the cursor: an array, ``token[]`` or a (nested) tuple."""
+def parse_shape_at(lex: Lexer, depth: int = 0) -> Shape:
+    """A shape at the cursor: an array, ``token[]`` or a (nested) tuple, at most
+    :func:`hlort.limits.max_nesting` tuples deep (deeper text is refused, not recursed into)."""
     lex.skip()
-    if lex.accept("("):
-        return TupleShape(tuple(lex.items_until(")", lambda: parse_shape_at(lex), "a tuple shape")))
+    if lex.text.startswith("(", lex.pos):
+        if depth >= limits.max_nesting():
+            lex.error(f"tuple shape nested more than {limits.max_nesting()} deep; flatten the "
+                      "tuple, or raise HLORT_MAX_NESTING")
+        lex.pos += 1
+        items = lex.items_until(")", lambda: parse_shape_at(lex, depth + 1), "a tuple shape")
+        return TupleShape(tuple(items))
     tok = lex.next("shape", "a shape such as f32[2,3]")
     return array_shape_from_token(lex, tok.text, tok.pos)
 

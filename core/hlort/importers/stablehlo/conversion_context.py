@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 Converter = Callable[["OpContext"], Sequence[Instruction]]
 CONVERTERS: dict[str, Converter] = {}
+MAX_INT_LIST = 1 << 16  # integer-list attributes (dimensions, sizes) are about as long as a rank
 
 
 def converter(*names: str) -> Callable[[Converter], Converter]:
@@ -169,6 +170,8 @@ def as_ints(value: Any, fail: Callable[[str], Exception]) -> tuple[int, ...]:
     if isinstance(value, ast.DenseAttr):
         if value.value is None:
             raise fail("literal of an unsupported type")
+        if value.value.size > MAX_INT_LIST:
+            raise fail(f"{value.value.size:,} integers where a short list is expected")
         return tuple(int(v) for v in value.value.reshape(-1))
     if isinstance(value, (list, tuple)):
         out: list[int] = []

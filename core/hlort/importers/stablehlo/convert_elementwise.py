@@ -12,6 +12,7 @@ from hlort import dtypes
 from hlort.dtypes import DType
 from hlort.importers.stablehlo import mlir_ast as ast
 from hlort.importers.stablehlo.conversion_context import OpContext, converter
+from hlort.importers.stablehlo.dense_literals import is_lazy_splat
 from hlort.importers.stablehlo.quantization import dequantize, quant_of, quantize
 from hlort.importers.stablehlo.types import to_shape
 from hlort.ir.opcodes import Opcode
@@ -66,6 +67,9 @@ def _constant(cx: OpContext):
     if dense.value is None:
         to_shape(dense.type)  # names the unsupported type
         raise cx.unsupported(f"literal of type {dense.type}")
+    if is_lazy_splat(dense.value):  # one value, broadcast: never materialized here
+        scalar = cx.b.constant(np.array(dense.value[(0,) * dense.value.ndim]))
+        return [cx.b.broadcast(scalar, dense.value.shape, ())]
     return [cx.b.constant(dense.value)]
 
 

@@ -14,10 +14,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+from hlort import limits
 from hlort.dtypes import DType
 from hlort.importers.stablehlo.mlir_ast import ScalarType, TensorType
 from hlort.importers.stablehlo.types import element_dtype
 
+LAZY_SPLAT_ELEMENTS = 1024  # the constant folder's size bound: bigger splats stay broadcasts
 _ELEMENT_RE = re.compile(r"[^\s,\[\]()]+")
 _TRUE = {"true": True, "false": False, "1": True, "0": False}
 
@@ -34,6 +36,11 @@ def decode_dense(body: str, t, fail: Callable[[str], Exception]) -> np.ndarray |
         return None
     dims = t.dims
     size = math.prod(dims)
+    nbytes = size * dt.itemsize
+    if nbytes > limits.max_constant_bytes():
+        raise fail(f"dense literal of {t} stands for {nbytes:,} bytes, over the "
+                   f"{limits.max_constant_bytes():,}-byte limit for one constant; pass the data "
+                   "as a parameter, or raise HLORT_MAX_CONSTANT_BYTES")
     text = body.strip()
     if text.startswith('"'):
         return _decode_blob(text, dt, dims, size, fail)
@@ -45,10 +52,25 @@ def decode_dense(body: str, t, fail: Callable[[str], Exception]) -> np.ndarray |
     per_element = 2 if dt.is_complex else 1
     flat = _convert_tokens(tokens, dt, fail)
     if len(tokens) == per_element and not text.startswith("["):
-        return np.full(dims, flat[0], dt.numpy)
+        return splat(flat[0], dims, dt)
     if len(flat) != size:
         raise fail(f"dense literal has {len(flat)} element(s), but {t} needs {size}")
     return flat.reshape(dims)
+
+
+def splat(value, dims: tuple[int, ...], dt: DType) -> np.ndarray:
+    """``value`` repeated over ``dims``: a small array, or above LAZY_SPLAT_ELEMENTS a read-only
+    zero-stride view of one element, so that a splat stays one value until something needs the
+    array (the importer turns it into a broadcast of a scalar constant)."""
+    one = np.array(value, dt.numpy)
+    if math.prod(dims) <= LAZY_SPLAT_ELEMENTS:
+        return np.full(dims, one, dt.numpy)
+    return np.broadcast_to(one, dims)
+
+
+def is_lazy_splat(value: np.ndarray) -> bool:
+    """Whether ``value`` is a splat kept as one element (see :func:`splat`)."""
+    return value.size > LAZY_SPLAT_ELEMENTS and not any(value.strides)
 
 
 def _decode_blob(text: str, dt: DType, dims, size: int, fail) -> np.ndarray:
@@ -64,7 +86,7 @@ def _decode_blob(text: str, dt: DType, dims, size: int, fail) -> np.ndarray:
         if len(raw) == size:
             return (raw != 0).reshape(dims)
         if len(raw) == 1 and raw[0] in (0x00, 0x01, 0xFF):  # a splat (else bit-packed)
-            return np.full(dims, bool(raw[0]), np.bool_)
+            return splat(bool(raw[0]), dims, dt)
         if len(raw) == (size + 7) // 8:
             bits = np.unpackbits(raw, bitorder="little")[:size]
             return bits.astype(np.bool_).reshape(dims)
@@ -72,7 +94,7 @@ def _decode_blob(text: str, dt: DType, dims, size: int, fail) -> np.ndarray:
     if len(data) == size * item:
         return np.frombuffer(data, dt.numpy).reshape(dims).copy()
     if len(data) == item:
-        return np.full(dims, np.frombuffer(data, dt.numpy)[0], dt.numpy)
+        return splat(np.frombuffer(data, dt.numpy)[0], dims, dt)
     raise fail(f"hex blob of {len(data)} byte(s) does not fit {size} element(s) of {dt.name}")
 
 

@@ -12,6 +12,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
+from hlort import limits
 from hlort.errors import ParseError
 
 _TOKEN_RE = re.compile(
@@ -65,11 +66,20 @@ class SourceMap:
         return ParseError(message, line, col, self.source_name)
 
 
+_OPENERS = frozenset("([{<")
+_CLOSERS = frozenset(")]}>")
+
+
 def tokenize(text: str, source: SourceMap) -> list[Token]:
-    """All tokens of ``text`` (comments and whitespace dropped), ending with an ``eof`` token."""
+    """All tokens of ``text`` (comments and whitespace dropped), ending with an ``eof`` token.
+
+    Brackets may nest at most :func:`hlort.limits.max_nesting` deep: the parser and the
+    converter recurse once per level, so deeper text is refused here with its line:col."""
     tokens: list[Token] = []
     append = tokens.append
     pos = 0
+    depth = 0
+    max_depth = limits.max_nesting()
     end = len(text)
     match = _TOKEN_RE.match
     while pos < end:
@@ -86,8 +96,24 @@ def tokenize(text: str, source: SourceMap) -> list[Token]:
                 append(Token(kind, m.group(), pos, m.group("dense_body")))
             elif kind == "tensor":
                 append(Token(kind, m.group(), pos, m.group("tensor_dims")))
+                depth += 1
+                if depth > max_depth:
+                    raise source.error(_too_deep(max_depth), pos)
             else:
-                append(Token(kind, m.group(), pos))
+                tok_text = m.group()
+                append(Token(kind, tok_text, pos))
+                if kind == "punct":
+                    if tok_text in _OPENERS:
+                        depth += 1
+                        if depth > max_depth:
+                            raise source.error(_too_deep(max_depth), pos)
+                    elif tok_text in _CLOSERS and depth:
+                        depth -= 1
         pos = m.end()
     append(Token(EOF, "", end))
     return tokens
+
+
+def _too_deep(limit: int) -> str:
+    return (f"brackets nested more than {limit} deep (types, regions or attributes); "
+            "flatten the program, or raise HLORT_MAX_NESTING")

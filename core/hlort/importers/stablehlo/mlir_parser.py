@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
+from hlort import limits
 from hlort.errors import ParseError
 from hlort.importers.stablehlo import mlir_ast as ast
 from hlort.importers.stablehlo.mlir_attributes import AttributeParser
@@ -242,7 +243,7 @@ class Parser(AttributeParser):
                 name = self.expect_kind("value", "a result name").text
                 count = 1
                 if self.accept(":"):
-                    count = int(self.expect_kind("int", "a result count").text)
+                    count = self._result_count(sum(c for _, c in results))
                 results.append((name, count))
                 if not self.accept(","):
                     break
@@ -263,6 +264,16 @@ class Parser(AttributeParser):
             self.fail(f"expected an operation, got {self.describe()}")
         self.skip_location()
         return op
+
+    def _result_count(self, declared: int) -> int:
+        """The ``N`` of ``%0:N``, checked before any result name is made."""
+        tok = self.expect_kind("int", "a result count")
+        count = int(tok.text)
+        limit = limits.max_results()
+        if count < 1 or declared + count > limit:
+            self.fail(f"result count {tok.text} is not between 1 and {limit} (the limit on one "
+                      "op's results; raise HLORT_MAX_RESULTS if a program really needs more)", tok)
+        return count
 
     def parse_generic_operation(self, results: list[str], line: int, col: int) -> ast.Operation:
         name = self.next().text[1:-1]
