@@ -2,17 +2,23 @@
 
 Checks: every instruction's shape equals what its shape rule gives; called computations have the
 signatures their callers need (checked by the shape rules); names are unique; operands live in the
-same computation; the graph is acyclic; parameters are numbered 0..n-1; the entry exists.
+same computation; the graph is acyclic; parameters are numbered 0..n-1; the entry exists;
+zero-element shapes have a NumPy form.
 Errors are INVALID_ARGUMENT naming the computation and the instruction.
 """
 
 from __future__ import annotations
 
-from hlort.errors import HlortError, InvalidArgument
+import math
+
+from hlort.errors import HlortError, InvalidArgument, Unimplemented
 from hlort.ir.computation import Computation
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
 from hlort.ir.shape_inference import infer_shape
+from hlort.shape import ArrayShape
+
+_NUMPY_MAX_BYTES = 2**63 - 1
 
 
 def verify_module(module: Module) -> None:
@@ -70,6 +76,8 @@ def verify_computation(comp: Computation) -> None:
                 )
     _check_acyclic(comp)
     for instr in comp.instructions:
+        if isinstance(instr.shape, ArrayShape) and instr.shape.size == 0:
+            _check_empty_shape_has_numpy_form(comp, instr)
         attrs = instr.attrs
         if instr.opcode is Opcode.CONSTANT:
             attrs = {**attrs, "literal": instr.literal}
@@ -79,6 +87,18 @@ def verify_computation(comp: Computation) -> None:
             )
         except HlortError as err:
             raise type(err)(f"in computation {comp.name}: {err.message}", err.code) from None
+
+
+def _check_empty_shape_has_numpy_form(comp: Computation, instr) -> None:
+    """Zero-element arrays of any dims are valid, but NumPy (which holds every hlort value)
+    refuses shapes whose non-zero dims times the element size pass 2^63 - 1 bytes."""
+    shape = instr.shape
+    span = math.prod(d for d in shape.dims if d) * shape.dtype.itemsize
+    if span > _NUMPY_MAX_BYTES:
+        raise Unimplemented(
+            f"in computation {comp.name}: {instr.name} has shape {shape}: a zero-element array "
+            f"whose other dimensions span {span:,} bytes, which NumPy cannot represent (at most "
+            f"{_NUMPY_MAX_BYTES:,}); use smaller dimensions")
 
 
 def _check_acyclic(comp: Computation) -> None:

@@ -16,6 +16,7 @@ import numpy as np
 from hlort.errors import HlortError, InvalidArgument
 from hlort.ir.module import Module
 from hlort.plugin import api
+from hlort.plugin.base.events import as_hlort_error
 from hlort.plugin.base.hlo_text import print_hlo
 from hlort.plugin.options import DEFAULT_EXECUTE_OPTIONS, ExecuteOptions, HostBufferSemantics
 from hlort.runtime.buffer import Buffer
@@ -137,7 +138,11 @@ class Executable:
         self._single_device()
         self._check_count(args)
         if self._host_fast_path and not any(isinstance(a, Buffer) for a in args):
-            results = self.raw.execute_host([self._check_array(i, a) for i, a in enumerate(args)])
+            arrays = [self._check_array(i, a) for i, a in enumerate(args)]
+            try:
+                results = self.raw.execute_host(arrays)
+            except MemoryError as exc:
+                raise as_hlort_error(exc, f"{self.name} on {self.devices[0]}") from exc
             return tuple(results) if self._tuple_result else results[0]
         device = self.devices[0]
         client = self.backend.client

@@ -48,6 +48,7 @@ class CpuExecutable(SimpleExecutable):
         an output that may share memory with an input or a constant is copied so the caller
         owns every result.
         """
+        self.check_outputs_fit_in_host_memory()
         outputs = self.program.run(list(arrays))
         shared = [*arrays, *self.program.constant_arrays]
         return [

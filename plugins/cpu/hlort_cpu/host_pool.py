@@ -18,6 +18,8 @@ import os
 
 import numpy as np
 
+from hlort.errors import ResourceExhausted
+
 POOL_MIN_BYTES = 1 << 18  # below this, np.empty is as fast and faults little
 ALIGN = 64
 
@@ -62,7 +64,11 @@ class HostPool:
             except IndexError:  # another thread took the last one
                 raw = None
         if raw is None:
-            memory = np.empty(nbytes + ALIGN, np.uint8)
+            try:
+                memory = np.empty(nbytes + ALIGN, np.uint8)
+            except MemoryError:
+                raise ResourceExhausted(f"the cpu host pool could not allocate {nbytes:,} "
+                                        "bytes; free buffers or shrink the program") from None
             address = memory.ctypes.data
             raw = (memory, address + -address % ALIGN)
             self.misses += 1

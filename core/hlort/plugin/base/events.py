@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
-from hlort.errors import ErrorCode, HlortError, Internal
+from hlort.errors import ErrorCode, HlortError, Internal, ResourceExhausted
 from hlort.plugin.api import Event, Future
 
 T = TypeVar("T")
@@ -24,6 +24,10 @@ def as_hlort_error(exc: BaseException, context: str = "") -> HlortError:
     if isinstance(exc, HlortError):
         return exc
     where = f" in {context}" if context else ""
+    if isinstance(exc, MemoryError):  # NumPy's message names the bytes it could not get
+        err = ResourceExhausted(f"out of host memory{where}: {exc}")
+        err.__cause__ = exc
+        return err
     err = Internal(f"unexpected {type(exc).__name__}{where}: {exc}")
     err.__cause__ = exc
     return err

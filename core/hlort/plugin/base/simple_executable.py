@@ -12,13 +12,14 @@ from __future__ import annotations
 import abc
 import hashlib
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hlort.errors import Internal, InvalidArgument, Unimplemented
+from hlort.errors import Internal, InvalidArgument, ResourceExhausted, Unimplemented
 from hlort.plugin.api import Buffer, Executable
 from hlort.plugin.base.buffer import SimpleBuffer
 from hlort.plugin.base.events import AsyncValue
@@ -31,6 +32,14 @@ if TYPE_CHECKING:
     from hlort.ir.module import Module
     from hlort.plugin.base.simple_client import SimpleClient
     from hlort.plugin.base.simple_device import SimpleDevice
+
+
+def host_memory_bytes() -> int:
+    """The physical memory of this machine (an upper bound on any host allocation)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX: no bound known
+        return 1 << 62
 
 
 @dataclass(frozen=True)
@@ -181,12 +190,25 @@ class SimpleExecutable(Executable):
             )
         for placement, args in zip(self.placements, arguments, strict=True):
             self._check_arguments(placement.device, args)
+            if placement.device.host_memory:
+                self.check_outputs_fit_in_host_memory()
         donate = [i for i in self.options.donated_arguments
                   if i not in options.non_donatable_input_indices]  # fmt: skip
         return [
             self._execute_on(placement, list(args), donate, options)
             for placement, args in zip(self.placements, arguments, strict=True)
         ]
+
+    def check_outputs_fit_in_host_memory(self) -> None:
+        """RESOURCE_EXHAUSTED naming the bytes, before anything is allocated, when the outputs
+        alone are more than the host's physical memory (NumPy would raise a raw MemoryError,
+        or a ValueError past 2^63 bytes)."""
+        need = sum(s.nbytes for s in self._output_shapes)
+        have = host_memory_bytes()
+        if need > have:
+            raise ResourceExhausted(
+                f"{self.name}: its outputs need {need:,} bytes, more than this host's "
+                f"{have:,} bytes of memory; shrink the output shapes")
 
     def _check_arguments(self, device: SimpleDevice, args: Sequence[Buffer]) -> None:
         where = f"{device.client.platform_name}:{device.id}"
