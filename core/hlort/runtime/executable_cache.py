@@ -11,8 +11,12 @@ executable's own serialization (``Executable.serialize``), restored with
 reloads its object code and the parsed module from disk).
 
 Only for backends whose capabilities include serialization, and never when the compile dumps
-its passes (``debug.dump_dir``: the dump is the point). Entries are framed with a checksum; an
-entry that fails to load for any reason is deleted and the module compiled again.
+its passes (``debug.dump_dir``: the dump is the point). An entry starts with the key it was
+stored under, then the executable's checksummed frame: an entry whose key is not the one asked
+for (a file copied over another key's, a restored cache of other programs), or that fails to load
+for any other reason, is deleted and the module compiled again. Loading builds no Python objects
+from pickles; the checksum guards against accidents, not against someone who may write the
+cache directory (keep it private: the cpu plugin keeps machine code there).
 ``HLORT_CACHE_DIR`` moves the cache (default: ``$XDG_CACHE_HOME/hlort`` or ``~/.cache/hlort``),
 ``HLORT_CACHE=0`` turns it off.
 """
@@ -31,6 +35,7 @@ from hlort.plugin.options import CompileOptions
 from hlort.runtime.source_digest import source_digest
 
 _source_digest: str | None = None
+_MAGIC = b"HLORTCACHE1"
 
 
 def cache_enabled() -> bool:
@@ -53,7 +58,7 @@ def core_source_digest() -> str:
         import hlort
 
         root = os.path.dirname(hlort.__file__)
-        # what an optimized module is made of and by (a cached module is a pickle of these)
+        # what an optimized module is made of and by (a cached module is encoded from these)
         parts = ("passes", "ir", "text", "shape.py", "dtypes.py")
         _source_digest = source_digest(*(os.path.join(root, part) for part in parts),
                                        salt=getattr(hlort, "__version__", ""))  # fmt: skip
@@ -101,15 +106,19 @@ class ExecutableCache:
                 data = f.read()
         except OSError:
             return None
+        prefix = _MAGIC + self.key.encode()
+        if not data.startswith(prefix):  # another key's entry, an old format, damage
+            self._remove()
+            return None
         try:
-            return self.backend.client.deserialize_executable(data)
+            return self.backend.client.deserialize_executable(data[len(prefix):])
         except Exception:  # corrupted, truncated or from an incompatible plugin: recompile
             self._remove()
             return None
 
     def store(self, executable: api.Executable) -> None:
         try:
-            data = executable.serialize()
+            data = _MAGIC + self.key.encode() + executable.serialize()
         except HlortError:
             return
         directory = os.path.dirname(self.path)

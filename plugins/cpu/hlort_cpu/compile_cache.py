@@ -5,27 +5,34 @@ generator's own source (``hlort.codegen.llvm`` and this package, by path, size a
 edited emitter does not reuse stale object code), llvmlite's version and the host target
 (triple, CPU, features), so a cached object never runs on a CPU it was not built for.
 It also keeps, on disk only, the module parsed from a serialized executable's HLO text, keyed by
-that text: a process loading from the warm executable cache then skips the text parser. The
-serialized form itself stays text, safe to load from anywhere; the pickled modules live beside
-the object code this plugin runs anyway, so the cache directory is trusted exactly as before.
+that text: a process loading from the warm executable cache then skips the text parser.
+
+Nothing here is a pickle: an object entry is the object code as bytes plus the kernels' launch
+descriptions, a module entry is hlort's own module encoding (:mod:`hlort.ir.module_codec`),
+both decoded by building only allowed types, so a planted file cannot run Python code. Each
+entry starts with its own key and a SHA-256 of its payload: an entry copied over another key's
+file, a corrupted or a truncated one is detected, deleted and recompiled, never used. (Object
+code is machine code this process runs: keep the cache directory writable only by you.)
 On disk it lives under the user cache directory (``$XDG_CACHE_HOME/hlort/cpu`` or
 ``~/.cache/hlort/cpu``); ``HLORT_CACHE_DIR`` moves it and ``HLORT_CACHE=0`` turns caching off.
-Each entry stores a SHA-256 of its payload: a corrupted or truncated entry is detected, deleted
-and recompiled, never loaded.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
-import pickle
 import tempfile
 import threading
 
+import numpy as np
+
+from hlort.ir import module_codec
 from hlort.runtime.executable_cache import cache_enabled, cache_root
 from hlort.runtime.source_digest import source_digest
 
-_MAGIC = b"HLORTCPU1"
+_MAGIC = b"HLORTCPU2"
+_KEY_BYTES = 64  # the entry's own key, hex
 _memory: dict[str, object] = {}
 _lock = threading.Lock()
 
@@ -59,11 +66,11 @@ def cache_key(fingerprint: str, plugin_version: str, target_key: str) -> str:
 
 def lookup(key: str):
     """(object code, kernel infos) or None."""
-    return _lookup(key)
+    return _lookup(key, _decode_object)
 
 
 def store(key: str, obj: bytes, infos: list) -> None:
-    _store(key, (obj, infos))
+    _store(key, (obj, infos), _encode_object)
 
 
 def module_key(hlo_text: bytes, plugin_version: str) -> str:
@@ -77,14 +84,39 @@ def module_key(hlo_text: bytes, plugin_version: str) -> str:
 
 def lookup_module(key: str):
     """A module parsed earlier from serialized HLO text (a fresh object each time), or None."""
-    return _lookup(key, remember=False)
+    return _lookup(key, module_codec.decode_module, remember=False)
 
 
 def store_module(key: str, module) -> None:
-    _store(key, module, remember=False)
+    _store(key, module, module_codec.encode_module, remember=False)
 
 
-def _lookup(key: str, remember: bool = True):
+def _info_classes() -> dict[str, type]:
+    """The launch descriptions an object entry may hold: the emitters' own dataclasses."""
+    from hlort.codegen.llvm import kernel_builder, while_driver
+
+    return {name: cls for mod in (kernel_builder, while_driver) for name, cls in vars(mod).items()
+            if dataclasses.is_dataclass(cls) and cls.__module__ == mod.__name__}  # fmt: skip
+
+
+def _encode_object(entry) -> bytes:
+    obj, infos = entry
+    return module_codec.encode_value((np.frombuffer(obj, np.uint8), list(infos)), _info_classes())
+
+
+def _decode_object(payload: bytes):
+    value = module_codec.decode_value(payload, _info_classes())
+    if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], np.ndarray)
+            and value[0].dtype == np.uint8 and isinstance(value[1], list)):  # fmt: skip
+        raise module_codec.CodecError("not an object-code entry")
+    return value[0].tobytes(), value[1]
+
+
+def _path(key: str) -> str:
+    return os.path.join(cache_dir(), key[:2], key)
+
+
+def _lookup(key: str, decode, remember: bool = True):
     if not enabled():
         return None
     if remember:
@@ -92,13 +124,13 @@ def _lookup(key: str, remember: bool = True):
             hit = _memory.get(key)
         if hit is not None:
             return hit
-    path = os.path.join(cache_dir(), key[:2], key)
+    path = _path(key)
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError:
         return None
-    entry = _decode(data)
+    entry = _decode(data, key, decode)
     if entry is None:
         try:
             os.remove(path)
@@ -111,38 +143,41 @@ def _lookup(key: str, remember: bool = True):
     return entry
 
 
-def _store(key: str, entry, remember: bool = True) -> None:
+def _store(key: str, entry, encode, remember: bool = True) -> None:
     if not enabled():
         return
     if remember:
         with _lock:
             _memory[key] = entry
     try:
-        payload = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # e.g. RecursionError on a very deep graph: caching is best effort
+        payload = encode(entry)
+    except (module_codec.CodecError, RecursionError):  # caching is best effort
         return
-    data = _MAGIC + hashlib.sha256(payload).digest() + payload
-    directory = os.path.join(cache_dir(), key[:2])
+    data = _MAGIC + key.encode() + hashlib.sha256(payload).digest() + payload
+    directory = os.path.dirname(_path(key))
     try:
         os.makedirs(directory, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=directory)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        os.replace(tmp, os.path.join(directory, key))
+        os.replace(tmp, _path(key))
     except OSError:
         pass  # a read-only cache directory only costs recompilation
 
 
-def _decode(data: bytes):
-    head = len(_MAGIC) + 32
-    if len(data) < head or not data.startswith(_MAGIC):
+def _decode(data: bytes, key: str, decode):
+    """The entry stored under ``key``, or None: another key's entry, damage, or anything that
+    does not decode as what ``decode`` expects."""
+    start = len(_MAGIC) + _KEY_BYTES
+    head = start + 32
+    if len(data) < head or not data.startswith(_MAGIC) or data[len(_MAGIC):start] != key.encode():
         return None
-    digest, payload = data[len(_MAGIC) : head], data[head:]
+    digest, payload = data[start:head], data[head:]
     if hashlib.sha256(payload).digest() != digest:
         return None
     try:
-        return pickle.loads(payload)
-    except Exception:
+        return decode(payload)
+    except (module_codec.CodecError, RecursionError):
         return None
 
 
