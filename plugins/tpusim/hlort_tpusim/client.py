@@ -7,14 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from hlort.errors import InvalidArgument
+from hlort.errors import DataLoss, InvalidArgument
 from hlort.plugin.api import Buffer, Device, MemorySpace
 from hlort.plugin.base import SimpleBuffer, SimpleClient, unframe_executable
 from hlort.plugin.base.host_buffer import host_array_shape
 from hlort.plugin.options import CompileOptions, HostBufferSemantics
 from hlort_tpusim.buffer import retag
 from hlort_tpusim.device import TpuSimDevice
-from hlort_tpusim.executable import TpuSimExecutable, program_from_payload
+from hlort_tpusim.executable import TpuSimExecutable, program_json
 from hlort_tpusim.machine_config import MachineConfig
 
 _READ_LATER = HostBufferSemantics.IMMUTABLE_UNTIL_TRANSFER_COMPLETES
@@ -85,8 +85,22 @@ class TpuSimClient(SimpleClient):
         if options is None:
             options = CompileOptions.from_dict(header.metadata.get("compile_options", {}))
         module = TpuSimExecutable.module_from_payload(payload, header)
-        program = program_from_payload(payload)
-        exe = TpuSimExecutable(self, module, options, self.resolve_placements(options),
-                               program=program)  # fmt: skip
+        stored = program_json(payload)
+        # The program is re-derived from the HLO, never run as stored: a blob is untrusted input
+        # and its checksum only catches accidents. A stored program that differs is refused.
+        exe = TpuSimExecutable(self, module, options, self.resolve_placements(options))
+        if without_descriptions(exe.program.to_json()) != without_descriptions(stored):
+            raise DataLoss(f"serialized tpusim executable {header.name!r}: its device program is "
+                           "not the one its HLO compiles to (edited or from another tpusim); "
+                           "serialize it again from a fresh compile")
         exe._fingerprint = header.fingerprint
         return exe
+
+
+def without_descriptions(doc: Any) -> Any:
+    """The program minus its ``hlo`` notes (text for people, spelled with or without layouts)."""
+    if isinstance(doc, dict):
+        return {k: without_descriptions(v) for k, v in doc.items() if k != "hlo"}
+    if isinstance(doc, list):
+        return [without_descriptions(v) for v in doc]
+    return doc
