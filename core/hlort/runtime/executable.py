@@ -191,6 +191,8 @@ class Executable:
                     f"argument {index} of {self.name} cannot be converted to "
                     f"{self.input_shapes[index]}: {err}"
                 ) from None
+        if array.dtype != dtype and array.dtype.newbyteorder("=") == dtype:
+            array = array.astype(dtype)  # the other byte order: same values, converted
         if array.shape != dims or array.dtype != dtype:
             raise InvalidArgument(
                 f"argument {index} of {self.name} must be {self.input_shapes[index]} "

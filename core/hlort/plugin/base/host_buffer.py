@@ -38,11 +38,8 @@ def host_array_shape(array: object) -> tuple[np.ndarray, ArrayShape]:
     """``array`` as an ndarray and its hlort shape; INVALID_ARGUMENT for unknown dtypes."""
     if not isinstance(array, np.ndarray):
         array = np.asarray(array)
-    if array.dtype.byteorder == ">":
-        raise InvalidArgument(
-            f"big-endian arrays ({array.dtype}) are not supported; convert with "
-            f"array.astype(array.dtype.newbyteorder('='))"
-        )
+    if not array.dtype.isnative and array.dtype.byteorder not in ("|", "="):
+        array = array.astype(array.dtype.newbyteorder("="))  # same values, this machine's order
     return array, ArrayShape(dtypes.from_numpy(array.dtype), array.shape)
 
 
