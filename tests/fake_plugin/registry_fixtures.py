@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fake_site import build_fake_site
+from fake_site import HOSTILE, build_fake_site
 
 from hlort.plugin.registry import Registry, reset_default_registry
 
@@ -28,3 +28,8 @@ def fresh_registry(monkeypatch):
 @pytest.fixture(scope="session")
 def fake_site(tmp_path_factory) -> Path:
     return build_fake_site(tmp_path_factory.mktemp("fake_site"))
+
+
+@pytest.fixture(scope="session")
+def hostile_site(tmp_path_factory) -> Path:
+    return build_fake_site(tmp_path_factory.mktemp("hostile_site"), HOSTILE)

@@ -5,4 +5,4 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fake_plugin"))
 
-from registry_fixtures import fake_site, fresh_registry  # noqa: E402, F401
+from registry_fixtures import fake_site, fresh_registry, hostile_site  # noqa: E402, F401

@@ -4,9 +4,15 @@ Discovery: the built-in ``interpreter`` plus every entry point of group ``hlort.
 entry point is loaded inside its own try/except; it may name a :class:`Plugin` instance, a
 Plugin subclass, a factory returning plugin(s), or a module/object with pluggy
 ``hlort_register_plugin`` hooks. A plugin's declared API version is checked and its cheap
-``probe()`` called; every failure is recorded with its reason and fix, never raised.
+``probe()`` called; every failure is recorded with its reason and fix, never raised. Probes run
+concurrently on their own threads and are waited for (at most ``HLORT_PLUGIN_TIMEOUT`` seconds,
+bounded_call.py) only when their answer is needed: a hung probe is reported ``unavailable:
+probe timed out after N s`` and never delays a platform that was named. Several plugins
+declaring one platform name are resolved by name_claims.py's documented rule, the same in any
+install order, with a record for each plugin that lost.
 
-Selection: clients are created lazily, on first use, and a failure to start is recorded too.
+Selection: clients are created lazily, on first use (again bounded by the timeout), and a failure
+to start is recorded too.
 ``HLORT_PLATFORMS=cuda,cpu`` restricts the backends to those listed, in that order, and any listed
 backend that cannot start raises (UNAVAILABLE or NOT_FOUND, with the reason and the fix).
 Without it, the default backend is the highest-priority one that starts.
@@ -26,7 +32,9 @@ from typing import TYPE_CHECKING
 
 from hlort.errors import FailedPrecondition, HlortError, InvalidArgument, NotFound, Unavailable
 from hlort.plugin.api import Client, Plugin
+from hlort.plugin.bounded_call import BoundedCall, plugin_timeout_s
 from hlort.plugin.hookspecs import new_plugin_manager
+from hlort.plugin.name_claims import Claim, resolve
 from hlort.plugin.versioning import check_api_version
 
 if TYPE_CHECKING:
@@ -61,6 +69,7 @@ class BackendRecord:
     fix: str = ""
     detail: str = ""  # a traceback, for --debug
     client: Client | None = None
+    pending: BoundedCall | None = None  # the probe, until its answer is needed
 
     @property
     def usable(self) -> bool:
@@ -84,10 +93,12 @@ class Registry:
         group: str | None = ENTRY_POINT_GROUP,
         include_builtin: bool = True,
         environ: dict[str, str] | None = None,
+        timeout_s: float | None = None,
     ):
         self.group = group
         self.include_builtin = include_builtin
         self._environ = environ
+        self._timeout_s = timeout_s
         self._lock = threading.RLock()
         self._records: dict[str, BackendRecord] = {}
         self._discovered = False
@@ -98,10 +109,11 @@ class Registry:
             if self._discovered:
                 return
             self._discovered = True
+            claims: list[Claim] = []
             if self.include_builtin:
                 from hlort.plugin.interpreter_backend import InterpreterPlugin
 
-                self.register(InterpreterPlugin(), source="built-in")
+                claims.append(Claim(InterpreterPlugin(), "built-in", builtin=True))
             if self.group:
                 from importlib import metadata  # slow to import: only when discovering
 
@@ -111,10 +123,22 @@ class Registry:
                     self._fail("<entry points>", f"group {self.group}", exc, "",
                                "reading installed distributions failed")
                     entry_points = []
-                for ep in sorted(entry_points, key=lambda e: e.name):
-                    self._load_entry_point(ep)
+                for ep in sorted(entry_points, key=lambda e: (e.name, e.value)):
+                    claims += self._load_entry_point(ep)
+            winners, refusals = resolve(claims)
+            for claim in winners:
+                self.register(claim.plugin, source=claim.source, wait=False)
+            for refusal in refusals:
+                name = refusal.claim.name
+                if name not in self._records:
+                    self._record(BackendRecord(name, "several plugins", BackendStatus.REJECTED,
+                                               message=refusal.message, fix=refusal.fix))
+                self._record(BackendRecord(
+                    f"{name} (also claimed by {refusal.claim.distribution or 'a plugin'})",
+                    refusal.claim.source, BackendStatus.REJECTED,
+                    message=refusal.message, fix=refusal.fix))  # fmt: skip
 
-    def _load_entry_point(self, ep: metadata.EntryPoint) -> None:
+    def _load_entry_point(self, ep: metadata.EntryPoint) -> list[Claim]:
         dist = getattr(ep, "dist", None)
         dist_name = dist.metadata["Name"] if dist is not None else None
         source = f"entry point {ep.name} = {ep.value}" + (f" ({dist_name})" if dist_name else "")
@@ -127,9 +151,9 @@ class Registry:
             obj = ep.load()
         except BaseException as exc:  # noqa: BLE001 - one plugin must not break discovery
             self._fail(ep.name, source, exc, reinstall, "importing it raised")
-            return
-        for plugin, how in self._plugins_from(obj, ep.name, source, reinstall):
-            self.register(plugin, source=how)
+            return []
+        return [Claim(plugin, how, dist_name)
+                for plugin, how in self._plugins_from(obj, ep.name, source, reinstall)]
 
     def _plugins_from(self, obj, ep_name: str, source: str, fix: str):
         """Turn what an entry point named into (plugin, source) pairs, recording failures."""
@@ -169,8 +193,10 @@ class Registry:
                            "its hlort_register_plugin hook raised")
         return out
 
-    def register(self, plugin: Plugin, source: str = "registered in process") -> BackendRecord:
-        """Add a plugin (discovery uses this; tests and embedders may too). Never raises."""
+    def register(self, plugin: Plugin, source: str = "registered in process", *,
+                 wait: bool = True) -> BackendRecord:  # fmt: skip
+        """Add a plugin (discovery uses this; tests and embedders may too). Never raises.
+        With ``wait`` its probe's answer is in the record on return, else when first needed."""
         with self._lock:
             name = getattr(plugin, "name", None)
             label = name if isinstance(name, str) and name else type(plugin).__name__
@@ -189,7 +215,7 @@ class Registry:
             existing = self._records.get(name)
             if existing is not None and existing.plugin is not None:
                 return self._record(BackendRecord(
-                    f"{name} (duplicate)", source, BackendStatus.REJECTED,
+                    f"{name} (duplicate from {source})", source, BackendStatus.REJECTED,
                     message=f"platform {name!r} is already provided by {existing.source}",
                     fix="uninstall one of the two distributions",
                 ))  # fmt: skip
@@ -207,23 +233,53 @@ class Registry:
                     fix="set priority to an int (higher is preferred)",
                 ))  # fmt: skip
             record = BackendRecord(
-                name, source, BackendStatus.NOT_STARTED, plugin=plugin, priority=priority
-            )
-            try:
-                probe = plugin.probe()
-                if not probe.available:
-                    record.status = BackendStatus.UNAVAILABLE
-                    record.message = probe.reason or "probe() said unavailable"
-                    record.fix = probe.fix
-            except BaseException as exc:  # noqa: BLE001
-                record.status = BackendStatus.FAILED
-                record.message = f"probe() raised {_describe(exc)}"
-                record.detail = traceback.format_exc()
-            return self._record(record)
+                name, source, BackendStatus.NOT_STARTED, plugin=plugin, priority=priority,
+                pending=BoundedCall(plugin.probe, f"{name} probe"),
+            )  # fmt: skip
+            self._record(record)
+            if wait:
+                self._settle(record)
+            return record
+
+    def timeout_s(self) -> float:
+        if self._timeout_s is not None:
+            return self._timeout_s
+        return plugin_timeout_s(None if self._environ is None else {**os.environ,
+                                                                    **self._environ})
+
+    def _settle(self, record: BackendRecord) -> None:
+        """Put the probe's answer into ``record`` (waiting for it within the timeout)."""
+        call = record.pending
+        if call is None:
+            return
+        timeout = self.timeout_s()
+        finished = call.wait(timeout)
+        record.pending = None
+        if not finished:
+            record.status = BackendStatus.UNAVAILABLE
+            record.message = f"probe timed out after {timeout:g} s"
+            record.fix = ("fix or uninstall the plugin, leave it out of HLORT_PLATFORMS, or "
+                          "raise HLORT_PLUGIN_TIMEOUT")  # fmt: skip
+            return
+        if call.error is not None:
+            record.status = BackendStatus.FAILED
+            record.message = f"probe() raised {_describe(call.error)}"
+            record.detail = call.trace
+            return
+        probe = call.result
+        available = getattr(probe, "available", None)
+        if available is None:
+            record.status = BackendStatus.FAILED
+            record.message = f"probe() returned {type(probe).__name__}, not a ProbeResult"
+        elif not available:
+            record.status = BackendStatus.UNAVAILABLE
+            record.message = probe.reason or "probe() said unavailable"
+            record.fix = probe.fix
 
     def _record(self, record: BackendRecord) -> BackendRecord:
         key = record.name
-        while key in self._records and self._records[key].plugin is not None:
+        while key in self._records and (self._records[key].plugin is not None
+                                        or " (" in key):  # fmt: skip
             key += "'"
         record.name = key
         self._records[key] = record
@@ -241,6 +297,8 @@ class Registry:
         self.discover()
         with self._lock:
             records = list(self._records.values())
+            for record in records:
+                self._settle(record)
         order = {name: i for i, name in enumerate(self.platform_order())}
 
         def key(r: BackendRecord):
@@ -250,6 +308,15 @@ class Registry:
             return (group, order.get(r.name, len(order)), -r.priority, r.name)
 
         return sorted(records, key=key)
+
+    def record(self, name: str) -> BackendRecord | None:
+        """The record of platform ``name`` alone (no other plugin's probe is waited for)."""
+        self.discover()
+        with self._lock:
+            record = self._records.get(name)
+            if record is not None:
+                self._settle(record)
+            return record
 
     def errors(self) -> dict[str, str]:
         """``{name: reason}`` for every backend that failed to load, probe or start."""
@@ -297,6 +364,7 @@ class Registry:
                     f"platform {name!r} is disabled by {PLATFORMS_ENV}={','.join(requested)}; "
                     f"add it there or unset {PLATFORMS_ENV}"
                 )
+            self._settle(record)
             if record.status in _BROKEN:
                 listed = f" (listed in {PLATFORMS_ENV})" if requested else ""
                 verb = {BackendStatus.FAILED: "failed", BackendStatus.REJECTED: "was rejected",
@@ -308,8 +376,17 @@ class Registry:
             return record.client  # type: ignore[return-value]
 
     def _start(self, record: BackendRecord) -> None:
+        timeout = self.timeout_s()
+        call = BoundedCall(record.plugin.create_client, f"{record.name} client")  # type: ignore
+        if not call.wait(timeout):
+            record.status = BackendStatus.UNAVAILABLE
+            record.message = f"create_client() timed out after {timeout:g} s"
+            record.fix = "fix or uninstall the plugin, or raise HLORT_PLUGIN_TIMEOUT"
+            raise Unavailable(f"backend {record.name!r} failed to start: {record.message}")
         try:
-            client = record.plugin.create_client()  # type: ignore[union-attr]
+            if call.error is not None:
+                raise call.error
+            client = call.result
             if not isinstance(client, Client):
                 raise FailedPrecondition(
                     f"create_client() returned a {type(client).__name__}, not an "

@@ -30,9 +30,7 @@ def backend_for_client(client: api.Client) -> Backend:
     with _lock:
         backend = _wrappers.get(id(client))
         if backend is None or backend.client is not client:
-            registry = default_registry()
-            records = {r.name: r for r in registry.records()}
-            record = records.get(client.platform_name)
+            record = default_registry().record(client.platform_name)  # waits for no other
             backend = Backend(client, record.plugin if record is not None else None)
             _wrappers[id(client)] = backend
         return backend

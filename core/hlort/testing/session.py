@@ -51,7 +51,7 @@ class ConformanceSession:
         from hlort.plugin.registry import default_registry
 
         backend = hlort.backend(platform)
-        record = next(r for r in default_registry().records() if r.name == platform)
+        record = default_registry().record(platform)
         plugin = record.plugin
         profile = plugin.conformance_profile()
         if not isinstance(profile, ConformanceProfile):
