@@ -343,6 +343,29 @@ def _array_from(doc: dict) -> np.ndarray:
     return np.frombuffer(raw, dtype=dt.numpy).reshape(doc["dims"]).copy()
 
 
+def _plain(value: Any) -> Any:
+    """Instruction arguments as JSON can hold them: a complex scalar (a complex splat or
+    reduction init) becomes ``{"complex": [re, im]}``."""
+    if isinstance(value, (complex, np.complexfloating)):
+        return {"complex": [float(value.real), float(value.imag)]}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _unplain(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"complex"}:
+            re_part, im_part = value["complex"]
+            return complex(re_part, im_part)
+        return {k: _unplain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unplain(v) for v in value]
+    return value
+
+
 def _node_json(node) -> dict:
     if isinstance(node, Kernel):
         return {"node": "kernel", "name": node.name, "hlo": node.hlo, "bulk": node.bulk,
@@ -357,7 +380,7 @@ def _node_json(node) -> dict:
     if isinstance(node, Switch):
         return {"node": "switch", "index": node.index, "is_pred": node.is_pred,
                 "branches": [[_node_json(n) for n in b] for b in node.branches]}  # fmt: skip
-    doc: dict[str, Any] = {"node": "instr", "op": node.op, "args": node.args}
+    doc: dict[str, Any] = {"node": "instr", "op": node.op, "args": _plain(node.args)}
     if node.when is not None:
         doc["when"] = node.when
     if node.body is not None:
@@ -380,5 +403,5 @@ def _node_from(doc: dict):
         return Switch(doc["index"], [[_node_from(n) for n in b] for b in doc["branches"]],
                       doc.get("is_pred", False))  # fmt: skip
     body = doc.get("body")
-    return Instr(doc["op"], doc["args"], doc.get("when"),
+    return Instr(doc["op"], _unplain(doc["args"]), doc.get("when"),
                  [_node_from(n) for n in body] if body is not None else None)  # fmt: skip
