@@ -4,17 +4,21 @@ Each file (or ``// -----`` case) is imported with its ``check.*`` assertions col
 the platform, and compared; the outcome is pass, fail (with the first mismatch: index, got,
 expected), unsupported (naming the feature) or skipped (``RUN-DISABLED``). A summary by op
 follows; the exit status is 1 when anything failed, 2 for bad usage, 0 otherwise.
+``--option KEY=VALUE`` (repeatable) passes a compile target option to every compile, e.g.
+``--platform tpusim --option default_precision=highest``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import time
 
 from hlort.errors import ErrorCode, HlortError
 from hlort.testdata.cases import find_files
-from hlort.testdata.execution import FAIL, Outcome
+from hlort.testdata.execution import FAIL, OPTIONS_ENV, Outcome
 from hlort.testdata.report import Summary
 from hlort.testdata.scheduler import run_files
 
@@ -67,10 +71,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per file")
     parser.add_argument("--root", help="report paths relative to this directory")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every outcome")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="a compile target option, e.g. default_precision=highest (tpusim)")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return 0 if exit_.code == 0 else 2
+    options = {}
+    for item in args.option:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            print(f"hlort: error: INVALID_ARGUMENT: --option {item!r} is not KEY=VALUE",
+                  file=sys.stderr)  # fmt: skip
+            return 2
+        options[key.strip()] = value.strip()
+    if options:
+        os.environ[OPTIONS_ENV] = json.dumps(options)
     problem = platform_problem(args.platform)
     if problem:
         print(f"hlort: error: INVALID_ARGUMENT: {problem}", file=sys.stderr)

@@ -7,6 +7,8 @@ Every outcome is one of pass / fail / unsupported / skipped, never an exception.
 
 from __future__ import annotations
 
+import json
+import os
 import time
 import traceback
 from dataclasses import dataclass
@@ -108,8 +110,17 @@ def execute(module, args: list, platform: str):
     except (ImportError, AttributeError):
         raise Unimplemented(f"platform {platform!r}: hlort.compile is not available in this "
                             f"installation; use --platform interpreter") from None  # fmt: skip
-    executable = compile_(module, platform)
+    executable = compile_(module, platform, compile_options())
     return executable(*args)
+
+
+OPTIONS_ENV = "HLORT_TESTDATA_OPTIONS"  # how `hlort testdata --option` reaches its workers
+
+
+def compile_options() -> dict | None:
+    """The target options given with ``--option KEY=VALUE`` (JSON in HLORT_TESTDATA_OPTIONS)."""
+    raw = os.environ.get(OPTIONS_ENV)
+    return {"target_options": json.loads(raw)} if raw else None
 
 
 def top_level_outputs(outputs, root: Shape) -> list:

@@ -124,8 +124,8 @@ def test_deserializing_parses_the_hlo_text_once(tmp_path, monkeypatch):
 
     monkeypatch.setenv("HLORT_CACHE_DIR", str(tmp_path))
     parses = []
-    real = simple_executable.parse_hlo
-    monkeypatch.setattr(simple_executable, "parse_hlo",
+    real = simple_executable.parse_printed_hlo
+    monkeypatch.setattr(simple_executable, "parse_printed_hlo",
                         lambda *a, **k: parses.append(1) or real(*a, **k))  # fmt: skip
     module, _ = examples.layernorm(8, 16)
     args = _args(module)

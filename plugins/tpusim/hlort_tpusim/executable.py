@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from hlort.errors import DataLoss
 from hlort.plugin.base import LaunchContext, SimpleExecutable
-from hlort.plugin.base.hlo_text import parse_hlo, print_hlo
+from hlort.plugin.base.hlo_text import parse_printed_hlo, print_hlo
 from hlort.plugin.capabilities import CompiledMemoryStats
 from hlort.plugin.interpreter_backend import estimate_cost
 from hlort.plugin.options import DEFAULT_EXECUTE_OPTIONS, ExecuteOptions
 from hlort_tpusim.buffer import retag
 from hlort_tpusim.compiler import compile_module
+from hlort_tpusim.compiler.default_precision import OPTION, apply_default_precision
 from hlort_tpusim.program import Program
 from hlort_tpusim.simulator import Simulator
 from hlort_tpusim.verifier import verify_program
@@ -45,6 +46,7 @@ class TpuSimExecutable(SimpleExecutable):
         if self._preloaded is not None:
             self.program, self.hlo_modules = self._preloaded, {}
         else:
+            apply_default_precision(self.module, self.options.target_option(OPTION))
             self.program, self.hlo_modules = compile_module(self.module, self.config)
         verify_program(self.program, self.config)
 
@@ -92,7 +94,8 @@ class TpuSimExecutable(SimpleExecutable):
 
     @classmethod
     def module_from_payload(cls, payload: bytes, header) -> Any:
-        return parse_hlo(_payload_doc(payload)["hlo"], source_name=f"<serialized {header.name}>")
+        return parse_printed_hlo(_payload_doc(payload)["hlo"],
+                                 source_name=f"<serialized {header.name}>")
 
 
 def _payload_doc(payload: bytes) -> dict:

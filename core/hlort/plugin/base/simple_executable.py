@@ -23,7 +23,7 @@ from hlort.errors import Internal, InvalidArgument, ResourceExhausted, Unimpleme
 from hlort.plugin.api import Buffer, Executable
 from hlort.plugin.base.buffer import SimpleBuffer
 from hlort.plugin.base.events import AsyncValue
-from hlort.plugin.base.hlo_text import parse_hlo, print_hlo
+from hlort.plugin.base.hlo_text import parse_printed_hlo, print_hlo
 from hlort.plugin.base.serialization import FrameHeader, frame_executable
 from hlort.plugin.options import DEFAULT_EXECUTE_OPTIONS, CompileOptions, ExecuteOptions
 from hlort.shape import ArrayShape, Shape
@@ -118,7 +118,7 @@ class SimpleExecutable(Executable):
     @classmethod
     def module_from_payload(cls, payload: bytes, header: FrameHeader) -> Module:
         """Inverse of :meth:`serialize_payload` (the client then compiles the module again)."""
-        return parse_hlo(payload.decode(), source_name=f"<serialized {header.name}>")
+        return parse_printed_hlo(payload.decode(), source_name=f"<serialized {header.name}>")
 
     # -- Executable ----------------------------------------------------------------------------
     @property
