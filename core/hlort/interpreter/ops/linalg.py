@@ -3,7 +3,8 @@
 Contractions (dot, convolution) convert both operands to one wide accumulation type, multiply and
 sum there, and convert the sum to the declared result type once, as XLA does for a "preferred
 element type": f32 for f8/f16/bf16/f32, f64 when an operand or the result is f64, c64 / c128 for
-complex, and int64 for pred and integers. Integer sums wrap modulo 2^64 and the final conversion
+complex, and int64 for pred and integers. A dot mixing families (f32 x s32) converts the other
+operand to that type first, as XLA's operand upcasting does. Integer sums wrap modulo 2^64 and the final conversion
 keeps the low bits, which is exactly arithmetic modulo 2^bits of the result type. A pred dot
 into pred is the OR of ANDs; into an integer or float type it counts the true products.
 
@@ -39,7 +40,7 @@ def accumulation_dtype(lhs: DType, rhs: DType, result: DType) -> np.dtype:
     if any(t.is_complex for t in types):
         wide = any(t.name in ("c128", "f64") for t in types)
         return np.dtype(np.complex128 if wide else np.complex64)
-    if lhs.is_pred or lhs.is_integer:
+    if not (lhs.is_float or rhs.is_float):
         return np.dtype(np.int64)
     return np.dtype(np.float64 if any(t.name == "f64" for t in types) else np.float32)
 
