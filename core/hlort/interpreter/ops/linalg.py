@@ -5,8 +5,9 @@ sum there, and convert the sum to the declared result type once, as XLA does for
 element type": f32 for f8/f16/bf16/f32, f64 when an operand or the result is f64, c64 / c128 for
 complex, and int64 for pred and integers. A dot mixing families (f32 x s32) converts the other
 operand to that type first, as XLA's operand upcasting does. Integer sums wrap modulo 2^64 and
-the final conversion keeps the low bits, which is exactly arithmetic modulo 2^bits of the result type. A pred dot
-into pred is the OR of ANDs; into an integer or float type it counts the true products.
+the final conversion keeps the low bits, which is exactly arithmetic modulo 2^bits of the result
+type. A pred dot into pred is the OR of ANDs; into an integer or float type it counts the true
+products.
 
 Summation order: XLA's evaluator and naive loop emitters add the products to a zero accumulator
 one contraction index at a time, each product rounded before it is added, a complex product
