@@ -41,8 +41,8 @@ from hlort.custom_calls import evaluator_for
 from hlort.interpreter.registry import function_for
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
-from hlort.shape import ArrayShape, Shape, Token, TupleShape
 from hlort.lapack_targets import lapack_call
+from hlort.shape import ArrayShape, Shape, Token, TupleShape
 from hlort_cpu.host_pool import host_pool
 from hlort_cpu.lapack import LapackThunk
 from hlort_cpu.library_kernels import library_kernel
@@ -127,7 +127,6 @@ class HostCallbackThunk:
 def _shipped_kind(evaluate_fn) -> str | None:
     """Which shipped target ``evaluate_fn`` implements, or None (a user's, or a ``check.*``)."""
     from hlort import custom_call_targets as shipped
-
     from hlort import lapack_targets
 
     kinds = {"_identity": "alias", "_spmd_evaluate": "spmd", "_allocate": "allocate",
