@@ -41,9 +41,10 @@ PLATFORMS = ("interpreter", "cpu", "tpusim")
 ULPS = 16
 BF16_DOT_TOLERANCE = 3e-2
 
-_ROW_REDUCTION = ("a row-reduction fusion (softmax / layernorm statistics) that the cpu "
-                  "emitter does not compile yet runs on the interpreter (fusion helper's work, "
-                  "issue 12 item 2)")  # fmt: skip
+_ROW_REDUCTION = ("a row-reduction fusion (softmax's max / exp / sum, log-sum-exp, the "
+                  "loss's log-softmax and its gradient's reductions) with broadcast -> reshape "
+                  "-> broadcast in its index paths, which the cpu row-fusion emitter does not "
+                  "compile yet, runs on the interpreter (fusion helper, issue 12 items 1-2)")
 CPU_FALLBACKS = {
     "causal_attention": (1, _ROW_REDUCTION),
     "flax_mlp_value_and_grad": (2, _ROW_REDUCTION),
