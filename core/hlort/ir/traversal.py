@@ -25,31 +25,28 @@ def _walk(starts: Iterable[Instruction], on_cycle) -> list[Instruction] | None:
     """Operands before users from each start in turn; calls ``on_cycle(path)`` (the
     instructions on the cycle, each reading the next) and stops when it meets one."""
     order: list[Instruction] = []
-    done: set[int] = set()
+    state: dict[int, bool] = {}  # False: on the current path; True: done
     for start in starts:
-        if id(start) in done:
+        if id(start) in state:
             continue
-        path: list[Instruction] = [start]
-        on_path: set[int] = {id(start)}
-        positions: list[int] = [0]
-        while path:
-            node = path[-1]
-            k = positions[-1]
-            if k < len(node.operands):
-                positions[-1] = k + 1
-                child = node.operands[k]
-                if id(child) in done:
-                    continue
-                if id(child) in on_path:
+        state[id(start)] = False
+        stack: list[tuple[Instruction, int]] = [(start, 0)]
+        while stack:
+            node, k = stack[-1]
+            operands = node.operands
+            if k < len(operands):
+                stack[-1] = (node, k + 1)
+                child = operands[k]
+                seen = state.get(id(child))
+                if seen is None:
+                    state[id(child)] = False
+                    stack.append((child, 0))
+                elif not seen:
+                    path = [n for n, _ in stack]
                     return on_cycle(path[path.index(child):])
-                path.append(child)
-                on_path.add(id(child))
-                positions.append(0)
                 continue
-            path.pop()
-            positions.pop()
-            on_path.discard(id(node))
-            done.add(id(node))
+            stack.pop()
+            state[id(node)] = True
             order.append(node)
     return order
 
