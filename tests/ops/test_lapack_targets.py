@@ -202,3 +202,28 @@ def test_wrong_operand_type_is_invalid():
     x = b.parameter(shape.array(dtypes.F64, (3, 3)))
     with pytest.raises(HlortError, match="must be a f32 matrix"):
         b.custom_call("lapack_spotrf_ffi", [x], TupleShape((x.shape, _info())))
+
+
+UPPER_CHOLESKY_MLIR = """
+func.func public @main(%arg0: tensor<2x2xf64>) -> (tensor<2x2xf64>, tensor<i32>) {
+  %0:2 = stablehlo.custom_call @lapack_dpotrf_ffi(%arg0) {backend_config = "",
+    mhlo.backend_config = {uplo = 85 : ui8}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>],
+    result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<> : tensor<0xindex>]}
+    : (tensor<2x2xf64>) -> (tensor<2x2xf64>, tensor<i32>)
+  return %0#0, %0#1 : tensor<2x2xf64>, tensor<i32>
+}
+"""
+
+
+def test_stablehlo_keeps_the_typed_ffi_attributes():
+    """``mhlo.backend_config`` becomes the call's backend_config, as XLA's HLO text has it."""
+    from hlort.importers.stablehlo import import_stablehlo
+
+    result = import_stablehlo(UPPER_CHOLESKY_MLIR)
+    module = getattr(result, "module", result)
+    a = np.array([[4.0, 2.0], [-7.0, 5.0]])  # the lower triangle is never read for 'U'
+    factor, info = evaluate(module, [a])
+    assert int(info) == 0
+    np.testing.assert_allclose(factor, [[2.0, 1.0], [-7.0, 2.0]])
+    text = module.to_text()
+    assert "backend_config={uplo = 85}" in text
