@@ -14,6 +14,9 @@ Each is a target real programs contain:
   StableHLO test-suite assertions used throughout its testdata corpus, compared as the testdata
   runner compares (:mod:`hlort.testdata.comparisons`); a failed expectation raises
   :class:`ExpectationFailed`.
+- ``lapack_<s|d|c|z><routine>_ffi`` (potrf, getrf, geqrf, orgqr/ungqr, syevd/heevd, gesdd,
+  gesvd, trsm) and ``Eigh``: what ``jnp.linalg`` lowers to on CPU (and eigh on TPU); see
+  :mod:`hlort.lapack_targets`.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from hlort import dtypes
 from hlort.custom_calls import register_custom_call
 from hlort.errors import ErrorCode, HlortError, Unimplemented
 from hlort.ir.shape_inference import ShapeQuery
+from hlort.lapack_targets import register_lapack_targets
 from hlort.shape import ArrayShape, Shape, TupleShape, scalar
 from hlort.testdata.comparisons import elements_match
 
@@ -200,6 +204,7 @@ def _register_all() -> None:
                          description=f"assert within {CLOSE_MAX_ULP} ULP")  # fmt: skip
     register_custom_call("check.eq", _pair_shape(scalar(dtypes.PRED)), _check_eq,
                          description="pred[]: whether actual == expected")  # fmt: skip
+    register_lapack_targets()
 
 
 _register_all()

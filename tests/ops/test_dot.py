@@ -119,6 +119,10 @@ def test_rejects_bad_attributes():
         ("u16", "s8", "u16"),
         ("c64", "c128", "c128"),
         ("pred", "pred", "pred"),
+        ("f32", "s32", "f32"),  # families mix in a dot: complex > float > integer > pred
+        ("s8", "bf16", "bf16"),
+        ("c64", "f64", "c64"),
+        ("pred", "u8", "u8"),
     ],
 )
 def test_default_result_type(lhs, rhs, result):
@@ -147,9 +151,9 @@ def test_declared_result_type_accepted(operands, declared):
         ("f32", "f32", "s32", ["floating-point"]),
         ("f32", "f32", "c64", ["floating-point"]),
         ("c64", "c64", "f32", ["complex"]),
-        ("s32", "f32", None, ["both integer", "s32[2,3]", "f32[3,2]"]),
-        ("f32", "c64", None, ["both floating point"]),
-        ("pred", "s8", None, ["must both be pred"]),
+        ("s32", "f32", "s32", ["floating-point", "s32[2,3]", "f32[3,2]"]),  # mixed: float wins
+        ("f32", "c64", "f32", ["complex"]),
+        ("pred", "s8", "pred", ["integer type"]),
     ],
 )
 def test_result_type_rejected(lhs, rhs, declared, words):
@@ -431,3 +435,20 @@ def test_general_dot_matches_einsum(problem):
     got = run_dot(lhs, rhs, dn)
     assert got.shape == want.shape
     np.testing.assert_array_equal(got, want)  # small integers: exact in f64
+
+
+@pytest.mark.parametrize("lhs_type, rhs_type, result", [
+    (np.float32, np.int32, np.float32), (np.int32, np.float32, np.float32),
+    (np.int8, np.float64, np.float64), (np.complex64, np.float32, np.complex64),
+    (np.float32, np.bool_, np.float32),
+])  # fmt: skip
+def test_mixed_family_dot_converts_operands_first(lhs_type, rhs_type, result):
+    """As XLA's operand upcasting: each operand converted to the result type, then the dot."""
+    rng = np.random.default_rng(3)
+    lhs = rand(rng, (3, 4), lhs_type) if lhs_type is not np.bool_ else rng.random((3, 4)) > 0.5
+    rhs = rand(rng, (4, 2), rhs_type) if rhs_type is not np.bool_ else rng.random((4, 2)) > 0.5
+    got = run_dot(lhs, rhs)
+    assert got.dtype == result
+    wide = np.complex128 if got.dtype.kind == "c" else np.float64
+    want = lhs.astype(result).astype(wide) @ rhs.astype(result).astype(wide)
+    np.testing.assert_allclose(got, want.astype(result), rtol=1e-6)

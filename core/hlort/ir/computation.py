@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from hlort.errors import InvalidArgument
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
+from hlort.ir.traversal import post_order_from
 from hlort.shape import Shape
 
 if TYPE_CHECKING:
@@ -86,28 +87,10 @@ class Computation:
     def post_order(self) -> list[Instruction]:
         """All instructions, operands before users; stable w.r.t. insertion order.
 
-        Dead instructions are included (DCE removes them), so passes see everything.
+        Dead instructions are included (DCE removes them), so passes see everything. A cycle
+        (only a broken rewrite makes one) is INTERNAL naming its instructions.
         """
-        visited: set[int] = set()
-        order: list[Instruction] = []
-        for start in self.instructions:
-            if id(start) in visited:
-                continue
-            stack: list[tuple[Instruction, int]] = [(start, 0)]
-            while stack:
-                node, idx = stack.pop()
-                if idx == 0 and id(node) in visited:
-                    continue
-                if idx < len(node.operands):
-                    stack.append((node, idx + 1))
-                    child = node.operands[idx]
-                    if id(child) not in visited:
-                        stack.append((child, 0))
-                else:
-                    if id(node) not in visited:
-                        visited.add(id(node))
-                        order.append(node)
-        return order
+        return post_order_from(self.instructions, f"computation {self.name}")
 
     def reachable_from_root(self) -> list[Instruction]:
         """Instructions the root depends on, in post order."""

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 
-from hlort.errors import HlortError, InvalidArgument, Unimplemented
+from hlort.errors import HlortError, Internal, InvalidArgument, Unimplemented
 from hlort.ir.computation import Computation
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
 from hlort.ir.shape_inference import infer_shape
+from hlort.ir.traversal import describe_cycle, find_cycle
 from hlort.shape import ArrayShape
 
 _NUMPY_MAX_BYTES = 2**63 - 1
@@ -102,27 +103,20 @@ def _check_empty_shape_has_numpy_form(comp: Computation, instr) -> None:
 
 
 def _check_acyclic(comp: Computation) -> None:
-    state: dict[int, int] = {}  # 1 = on stack, 2 = done
-    for start in comp.instructions:
-        if state.get(id(start)) == 2:
-            continue
-        stack = [(start, iter(start.operands))]
-        state[id(start)] = 1
-        while stack:
-            node, it = stack[-1]
-            child = next(it, None)
-            if child is None:
-                state[id(node)] = 2
-                stack.pop()
-                continue
-            s = state.get(id(child))
-            if s == 1:
-                raise InvalidArgument(
-                    f"computation {comp.name}: cycle through {child.name} and {node.name}"
-                )
-            if s is None:
-                state[id(child)] = 1
-                stack.append((child, iter(child.operands)))
+    cycle = find_cycle(comp.instructions)
+    if cycle is not None:
+        raise InvalidArgument(f"computation {comp.name}: the instructions form a cycle: "
+                              f"{describe_cycle(cycle)}; each must read only earlier values")
+
+
+def check_acyclic(module: Module) -> None:
+    """INTERNAL naming the instructions on a cycle in any computation of ``module``: the check
+    the pipeline runs after every pass that changed the module (one visit per instruction)."""
+    for comp in module.computations:
+        cycle = find_cycle(comp.instructions)
+        if cycle is not None:
+            raise Internal(f"computation {comp.name}: the instructions form a cycle: "
+                           f"{describe_cycle(cycle)}")
 
 
 def _check_no_recursion(module: Module) -> None:

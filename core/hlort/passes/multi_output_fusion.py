@@ -14,9 +14,13 @@ merge when they iterate over the same space:
 - *siblings*: two fusions or reductions read the same (non-scalar) input, neither depends on the
   other, and their spaces match as above.
 
-A merge never creates a cycle: it is refused when the consumer reaches the producer through some
-other instruction. Each round merges disjoint pairs and recomputes positions; rounds repeat until
-nothing merges.
+A merge never creates a cycle: it is refused when one member reaches another through some
+instruction outside the merge (XLA's reachability rule). The search is bounded by program
+order: each round numbers the instructions operands-first, and an instruction numbered before
+the target cannot read it. A merge moves the values of its earlier members to the position of
+its last one, so the instructions between them that read those values no longer fit that
+numbering: :class:`RoundOrder` marks them stale and every check that meets one answers "depends"
+(the next round renumbers). Each round merges disjoint pairs; rounds repeat until nothing merges.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from hlort.shape import ArrayShape
 Space = tuple
 SIBLING_WINDOW = 4  # readers of one input paired with the next few readers only
 DEPENDENCE_BUDGET = 1024  # instructions a cycle check may visit before it answers "depends"
+STALE_BUDGET = 4096  # users one merge may mark stale before the round stops merging
 
 
 def iteration_space(instr: Instruction, effects: SideEffects) -> Space | None:
@@ -127,15 +132,24 @@ class MultiOutputFusion(Pass):
     def _round(self, comp: Computation, module: Module, effects: SideEffects) -> bool:
         graph = UseGraph(comp, effects)
         order = graph_order(comp)
-        position = {id(i): n for n, i in enumerate(order)}
+        positions = RoundOrder(order)
         spaces = {id(i): iteration_space(i, effects) for i in order}
         touched: set[int] = set()
         merged = False
 
         def free(instr: Instruction) -> bool:
-            return id(instr) not in touched and spaces.get(id(instr)) is not None
+            return (id(instr) not in touched and spaces.get(id(instr)) is not None
+                    and positions.known(instr) is not None)  # fmt: skip
+
+        def merge(members: list[Instruction]) -> None:
+            fusion = merge_members(graph, module, members,
+                                   self.policy.max_duplicated_constant_elements)
+            touched.update(id(m) for m in (*members, fusion))
+            positions.merged(graph, fusion, members)
 
         for consumer in order:
+            if positions.closed:
+                break
             if not free(consumer):
                 continue
             plain_loop = consumer.opcode is not Opcode.FUSION and spaces[id(consumer)][0] == "loop"
@@ -148,42 +162,42 @@ class MultiOutputFusion(Pass):
                     continue  # a plain elementwise op joins a loop only as a producer
                 others = [o for o in consumer.operands
                           if o is not producer and _source(o) is not producer]  # fmt: skip
-                if any(_depends(o, producer, position) for o in others):
+                if any(_depends(o, producer, positions) for o in others):
                     continue
                 if not self._fits([producer, consumer], graph):
                     continue
-                fusion = merge_members(graph, module, [producer, consumer],
-                                       self.policy.max_duplicated_constant_elements)
-                touched.update((id(producer), id(consumer), id(fusion)))
+                merge([producer, consumer])
                 merged = True
                 break
         for shared in order:
+            if positions.closed:
+                break
             if graph.is_removed(shared) or not _worth_sharing(shared):
                 continue
             candidates = [u for u in graph.users(shared)
                           if free(u) and (u.opcode is Opcode.FUSION or u.opcode is Opcode.REDUCE)]
-            merged |= self._merge_siblings(candidates, graph, module, position, spaces, touched)
+            merged |= self._merge_siblings(candidates, graph, positions, spaces, free, merge)
         graph.commit()
         return merged
 
-    def _merge_siblings(self, candidates, graph, module, position, spaces, touched) -> bool:
+    def _merge_siblings(self, candidates, graph, positions, spaces, free, merge) -> bool:
         """Pairs of nearby readers of one input (a window in program order keeps this linear)."""
         merged = False
-        candidates = sorted(candidates, key=lambda c: position[id(c)])
+        candidates = sorted(candidates, key=positions.known)
         for i, a in enumerate(candidates):
             for b in candidates[i + 1:i + 1 + SIBLING_WINDOW]:
-                if id(a) in touched or id(b) in touched:
+                if positions.closed:
+                    return merged
+                if not free(a) or not free(b):
                     continue
                 if not siblings_compatible(spaces[id(a)], spaces[id(b)]):
                     continue
-                if _depends(a, b, position) or _depends(b, a, position):
+                if _depends(a, b, positions) or _depends(b, a, positions):
                     continue
-                first, second = (a, b) if position[id(a)] < position[id(b)] else (b, a)
+                first, second = (a, b) if positions.known(a) < positions.known(b) else (b, a)
                 if not self._fits([first, second], graph):
                     continue
-                fusion = merge_members(graph, module, [first, second],
-                                       self.policy.max_duplicated_constant_elements)
-                touched.update((id(a), id(b), id(fusion)))
+                merge([first, second])
                 merged = True
         return merged
 
@@ -215,11 +229,53 @@ def _worth_sharing(instr: Instruction) -> bool:
             and instr.opcode not in (Opcode.CONSTANT, Opcode.BROADCAST, Opcode.IOTA))  # fmt: skip
 
 
-def _depends(start: Instruction, target: Instruction, position: dict[int, int]) -> bool:
+class RoundOrder:
+    """Positions of one round's graph order, kept sound while the round merges.
+
+    Invariant: an instruction with a known position reaches (through operands) only
+    instructions numbered before it, so a search for a target may skip everything numbered
+    before the target. A merge breaks it exactly for the instructions numbered before the
+    merge's last member that now read the merged fusion (directly or through others):
+    :meth:`merged` marks those stale, and :meth:`known` answers None for them, as for the
+    instructions the round made. When one merge would mark more than ``STALE_BUDGET``, the
+    round stops merging (``closed``) and the next round renumbers."""
+
+    def __init__(self, order: list[Instruction]):
+        self._position = {id(i): n for n, i in enumerate(order)}
+        self._stale: set[int] = set()
+        self.closed = False
+
+    def known(self, instr: Instruction) -> int | None:
+        if id(instr) in self._stale:
+            return None
+        return self._position.get(id(instr))
+
+    def merged(self, graph: UseGraph, fusion: Instruction, members: list[Instruction]) -> None:
+        horizon = max(self._position[id(m)] for m in members)
+        seen: set[int] = set()
+        stack = [fusion]
+        while stack:
+            for user in graph.users(stack.pop()):
+                if id(user) in seen:
+                    continue
+                seen.add(id(user))
+                if len(seen) > STALE_BUDGET:
+                    self.closed = True
+                    return
+                position = self._position.get(id(user))
+                if position is not None and position > horizon:
+                    continue  # everything it reaches is still numbered before it
+                if position is not None:
+                    self._stale.add(id(user))
+                stack.append(user)
+
+
+def _depends(start: Instruction, target: Instruction, positions: RoundOrder) -> bool:
     """Whether ``start`` (transitively) reads ``target``, searching only between the two in
-    program order. Answers True (no merge) when unsure: on reaching an instruction made this
-    round (it has no position yet; the next round decides) or after ``DEPENDENCE_BUDGET`` steps."""
-    limit = position.get(id(target))
+    program order. Answers True (no merge) when unsure: on reaching an instruction without a
+    known position (made or made stale this round; the next round decides) or after
+    ``DEPENDENCE_BUDGET`` steps."""
+    limit = positions.known(target)
     if limit is None:
         return True
     seen: set[int] = set()
@@ -233,7 +289,7 @@ def _depends(start: Instruction, target: Instruction, position: dict[int, int]) 
         seen.add(id(node))
         if len(seen) > DEPENDENCE_BUDGET:
             return True
-        pos = position.get(id(node))
+        pos = positions.known(node)
         if pos is None:
             return True
         if pos <= limit:

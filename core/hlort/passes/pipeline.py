@@ -3,7 +3,10 @@
 ``hlort compile --dump-dir D`` and ``CompileOptions(dump_dir=...)`` write the module after every
 pass as ``NN-<pass>.hlo`` (inside a fixed-point group, after every inner pass that changed it, as
 ``NN-<group>.<pass>.hlo``); ``verify=True`` (on in tests) runs the verifier after each pass that
-changed the module, so a broken rewrite is reported by the pass that made it.
+changed the module, so a broken rewrite is reported by the pass that made it. The cycle check
+(one visit per instruction) runs after every changed pass even without ``verify``: a cycle would
+make the next pass's graph walk fail far from the pass that made it, so it is INTERNAL naming
+the pass and the instructions on the cycle.
 """
 
 from __future__ import annotations
@@ -13,9 +16,9 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from hlort.errors import HlortError, Internal
+from hlort.errors import ErrorCode, HlortError, Internal
 from hlort.ir.module import Module
-from hlort.ir.verifier import verify_module
+from hlort.ir.verifier import check_acyclic, verify_module
 from hlort.passes.pass_base import FixedPoint, Pass
 
 
@@ -106,15 +109,18 @@ class Pipeline:
         start = time.perf_counter()
         try:
             changed = bool(p.run(module))
-        except HlortError:
+        except HlortError as err:
+            if err.code is ErrorCode.INTERNAL and not err.message.startswith("pass "):
+                raise Internal(f"pass {p.name} failed on module {module.name}: "
+                               f"{err.message}") from err
             raise
         except Exception as err:  # a pass bug must name the pass
             raise Internal(f"pass {p.name} failed on module {module.name}: {err!r}") from err
         elapsed = time.perf_counter() - start
         record = PassRecord(prefix + p.name, changed, elapsed, module.instruction_count())
-        if self.verify and changed:
+        if changed:
             try:
-                verify_module(module)
+                verify_module(module) if self.verify else check_acyclic(module)
             except HlortError as err:
                 raise Internal(f"pass {p.name} produced an invalid module: {err.message}") from err
         if self.dump_dir and (changed or not prefix):

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
+from hlort.ir.traversal import post_order_from
 from hlort.passes.side_effects import SideEffects
 
 
@@ -131,26 +132,10 @@ def graph_order(comp: Computation) -> list[Instruction]:
     """Operands before users, found from the root (operands in order), then whatever the root
     does not reach, in list order. Unlike ``post_order`` it does not depend on the order of
     ``comp.instructions``, so decisions made along it survive scheduling: a second pipeline run
-    walks the same order and decides the same."""
-    order: list[Instruction] = []
-    visited: set[int] = set()
+    walks the same order and decides the same. A cycle is INTERNAL naming its instructions."""
     starts = [comp.root] if comp.root is not None else []
     starts.extend(comp.instructions)
-    for start in starts:
-        if id(start) in visited:
-            continue
-        stack: list[tuple[Instruction, int]] = [(start, 0)]
-        while stack:
-            node, k = stack.pop()
-            if k < len(node.operands):
-                stack.append((node, k + 1))
-                child = node.operands[k]
-                if id(child) not in visited:
-                    stack.append((child, 0))
-            elif id(node) not in visited:
-                visited.add(id(node))
-                order.append(node)
-    return order
+    return post_order_from(starts, f"computation {comp.name}")
 
 
 def unique(instrs: Iterable[Instruction]) -> list[Instruction]:

@@ -13,7 +13,9 @@ A custom call means whatever its registered target says (``hlort.custom_calls``)
   ("custom-call (AllocateBuffer)");
 - JAX's threefry kernels (``cu_threefry2x32``, ``hip_threefry2x32`` and ``_ffi`` spellings): the
   rng kernel's Threefry-2x32 rounds as an elementwise library kernel, threads splitting the
-  elements ("custom-call (threefry kernel)").
+  elements ("custom-call (threefry kernel)");
+- JAX's LAPACK calls (``lapack_sgetrf_ffi``... and TPU's ``Eigh``): LAPACK itself through SciPy
+  ("custom-call (LAPACK)", :mod:`hlort_cpu.lapack`).
 
 A shipped target is recognized by its registered ``evaluate_fn`` being the one hlort ships, so a
 name re-registered with ``replace=True`` runs the user's function, as the interpreter would.
@@ -39,8 +41,10 @@ from hlort.custom_calls import evaluator_for
 from hlort.interpreter.registry import function_for
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
+from hlort.lapack_targets import lapack_call
 from hlort.shape import ArrayShape, Shape, Token, TupleShape
 from hlort_cpu.host_pool import host_pool
+from hlort_cpu.lapack import LapackThunk
 from hlort_cpu.library_kernels import library_kernel
 from hlort_cpu.thread_pool import chunks, run_chunks
 from hlort_cpu.thunks import address
@@ -123,12 +127,17 @@ class HostCallbackThunk:
 def _shipped_kind(evaluate_fn) -> str | None:
     """Which shipped target ``evaluate_fn`` implements, or None (a user's, or a ``check.*``)."""
     from hlort import custom_call_targets as shipped
+    from hlort import lapack_targets
 
     kinds = {"_identity": "alias", "_spmd_evaluate": "spmd", "_allocate": "allocate",
              "_threefry": "threefry"}  # fmt: skip
     for name, kind in kinds.items():
         if getattr(shipped, name, None) is evaluate_fn:
             return kind
+    if evaluate_fn is lapack_targets._evaluate:
+        return "lapack"
+    if evaluate_fn is lapack_targets._evaluate_eigh_tpu:
+        return "eigh_tpu"
     return None
 
 
@@ -137,6 +146,10 @@ def custom_call_thunk(instr: Instruction, ins: list[int], out: int, evaluator):
     counted fallback). UNIMPLEMENTED when the target is unknown or cannot be evaluated."""
     evaluate_fn = evaluator_for(instr.attrs.get("custom_call_target", ""))
     kind = _shipped_kind(evaluate_fn)
+    if kind == "lapack":
+        return LapackThunk(instr, lapack_call(instr), ins, out)
+    if kind == "eigh_tpu":
+        return LapackThunk(instr, None, ins, out)
     if kind == "spmd":
         operand = instr.operands[0].shape
         same = isinstance(operand, ArrayShape) and operand.dims == instr.shape.dims

@@ -150,3 +150,22 @@ def test_convolution_runs_on_the_matrix_unit(run, make_client, rng):
     exe = _check(run, client, module, xs, ks, rtol=1e-5, atol=1e-5)
     assert exe.last_profile.mxu_macs > 0
     assert "dma.im2col" in exe.program.to_text()
+
+
+def test_lapack_custom_calls_are_counted_host_ops(run, make_client, rng):
+    """JAX's CPU cholesky and TPU eigh custom calls run host-assisted, one HOSTOP each."""
+    from hlort.shape import TupleShape
+
+    client = make_client()
+    b = Builder("linalg")
+    x = b.parameter(shape.array("f32", [4, 4]))
+    factor = b.custom_call("lapack_spotrf_ffi", [x], TupleShape((
+        shape.array("f32", [4, 4]), shape.array("s32", []))), backend_config="{uplo = 76 : ui8}")
+    eigh = b.custom_call("Eigh", [x], TupleShape((shape.array("f32", [4, 4]),
+                                                   shape.array("f32", [4]))),
+                         backend_config="1,1,100,1e-6")  # fmt: skip
+    module = b.build(b.tuple([b.get_tuple_element(factor, 0), b.get_tuple_element(eigh, 1)]))
+    g = rng.random((4, 4), dtype=np.float32)
+    exe = _check(run, client, module, (g @ g.T + 4 * np.eye(4)).astype(np.float32), rtol=1e-5)
+    assert exe.last_profile.by_class["HOSTOP"]["count"] == 2
+    assert "hostop custom-call" in exe.program.to_text()

@@ -9,6 +9,7 @@ inside) ride along: in the loop state for while, in the branch operand for if/ca
 from __future__ import annotations
 
 from hlort.errors import Unimplemented
+from hlort.ffi_attributes import ffi_attributes_text
 from hlort.importers.stablehlo import mlir_ast as ast
 from hlort.importers.stablehlo.conversion_context import OpContext, converter
 from hlort.importers.stablehlo.convert_data_movement import unpack
@@ -130,6 +131,9 @@ def _custom_call(cx: OpContext):
     config = cx.attr("backend_config", None)
     if isinstance(config, str) and config:
         attrs["backend_config"] = config
+    ffi_config = cx.attr("mhlo.backend_config", None)
+    if isinstance(ffi_config, dict) and not config:
+        attrs["backend_config"] = ffi_attributes_text(ffi_config)  # as XLA prints a typed FFI's
     if cx.bool("has_side_effect"):
         attrs["has_side_effect"] = True
     called = cx.attr("called_computations", None)

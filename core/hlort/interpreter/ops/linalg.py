@@ -3,9 +3,11 @@
 Contractions (dot, convolution) convert both operands to one wide accumulation type, multiply and
 sum there, and convert the sum to the declared result type once, as XLA does for a "preferred
 element type": f32 for f8/f16/bf16/f32, f64 when an operand or the result is f64, c64 / c128 for
-complex, and int64 for pred and integers. Integer sums wrap modulo 2^64 and the final conversion
-keeps the low bits, which is exactly arithmetic modulo 2^bits of the result type. A pred dot
-into pred is the OR of ANDs; into an integer or float type it counts the true products.
+complex, and int64 for pred and integers. A dot mixing families (f32 x s32) converts the other
+operand to that type first, as XLA's operand upcasting does. Integer sums wrap modulo 2^64 and
+the final conversion keeps the low bits, which is exactly arithmetic modulo 2^bits of the result
+type. A pred dot into pred is the OR of ANDs; into an integer or float type it counts the true
+products.
 
 Summation order: XLA's evaluator and naive loop emitters add the products to a zero accumulator
 one contraction index at a time, each product rounded before it is added, a complex product
@@ -39,7 +41,7 @@ def accumulation_dtype(lhs: DType, rhs: DType, result: DType) -> np.dtype:
     if any(t.is_complex for t in types):
         wide = any(t.name in ("c128", "f64") for t in types)
         return np.dtype(np.complex128 if wide else np.complex64)
-    if lhs.is_pred or lhs.is_integer:
+    if not (lhs.is_float or rhs.is_float):
         return np.dtype(np.int64)
     return np.dtype(np.float64 if any(t.name == "f64" for t in types) else np.float32)
 
@@ -122,28 +124,34 @@ def _dot(ev, instr, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     return from_accumulation(contract(a, b).reshape(result.dims), result.dtype)
 
 
-def _cholesky_lower(a: np.ndarray) -> np.ndarray:
-    """Lower factor of the Hermitian matrices whose lower triangles ``a`` holds; NaN if not PD.
+def cholesky_lower_with_info(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Lower factors of the Hermitian matrices whose lower triangles ``a`` holds, and LAPACK's
+    ``info`` per matrix: 0, or the (1-based) column whose pivot is not strictly positive (or
+    NaN). A matrix that fails is all NaN, as JAX makes it from that flag.
 
     Column by column (a loop over n, vectorized over the batch and the rows). Only the lower
-    triangle and the real part of the diagonal are read. A matrix with a pivot that is not
-    strictly positive (or NaN) becomes all NaN, as JAX does with LAPACK's failure flag.
+    triangle and the real part of the diagonal are read.
     """
     n = a.shape[-1]
     factor = np.zeros_like(a)
-    failed = np.zeros(a.shape[:-2], dtype=bool)
+    info = np.zeros(a.shape[:-2], dtype=np.int32)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         for j in range(n):
             row = factor[..., j, :j]
             pivot = a[..., j, j].real - np.sum((row * row.conj()).real, axis=-1)
-            failed |= ~(pivot > 0)
+            info = np.where((info == 0) & ~(pivot > 0), j + 1, info).astype(np.int32)
             diag = np.sqrt(np.where(pivot > 0, pivot, np.nan))
             factor[..., j, j] = diag
             below = a[..., j + 1:, j] - np.einsum("...ik,...k->...i", factor[..., j + 1:, :j],
                                                   row.conj())  # fmt: skip
             factor[..., j + 1:, j] = below / diag[..., None]
-    factor[failed] = np.nan
-    return factor
+    factor[info != 0] = np.nan
+    return factor, info
+
+
+def _cholesky_lower(a: np.ndarray) -> np.ndarray:
+    """Lower factor of the Hermitian matrices whose lower triangles ``a`` holds; NaN if not PD."""
+    return cholesky_lower_with_info(a)[0]
 
 
 @evaluates(Opcode.CHOLESKY)
@@ -176,32 +184,36 @@ def _substitute(t: np.ndarray, b: np.ndarray, lower: bool) -> np.ndarray:
 
 @evaluates(Opcode.TRIANGULAR_SOLVE)
 def _triangular_solve(ev, instr, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """op(a) x = b (left_side) or x op(a) = b, op = identity, transpose or adjoint.
+    """op(a) x = b (left_side) or x op(a) = b, op = identity, transpose or adjoint."""
+    attrs = instr.attrs
+    x = solve_triangular(widen(a), widen(b), left=attrs.get("left_side", False),
+                         lower=attrs.get("lower", False),
+                         unit=attrs.get("unit_diagonal", False),
+                         transpose=attrs.get("transpose_a", Transpose.NO_TRANSPOSE))  # fmt: skip
+    return from_accumulation(x, instr.shape.dtype)
+
+
+def solve_triangular(a: np.ndarray, b: np.ndarray, *, left: bool, lower: bool, unit: bool,
+                     transpose: Transpose) -> np.ndarray:  # fmt: skip
+    """op(a) x = b (``left``) or x op(a) = b, in the (wide) type of ``a`` and ``b``.
 
     Only the ``lower`` (or upper) triangle of ``a`` is read, and not its diagonal when
-    ``unit_diagonal``; a zero on the diagonal gives inf / NaN, as IEEE division does.
+    ``unit``; a zero on the diagonal gives inf / NaN, as IEEE division does.
     """
-    attrs = instr.attrs
-    left = attrs.get("left_side", False)
-    lower = attrs.get("lower", False)
-    unit = attrs.get("unit_diagonal", False)
-    transpose = attrs.get("transpose_a", Transpose.NO_TRANSPOSE)
-    dtype = instr.shape.dtype
-    wide = widen(a)
     n = a.shape[-1]
     keep = np.tril(np.ones((n, n), bool), -1) if lower else np.triu(np.ones((n, n), bool), 1)
-    t = np.where(keep, wide, 0).astype(wide.dtype)
+    t = np.where(keep, a, 0).astype(a.dtype)
     eye = np.eye(n, dtype=bool)
-    t = np.where(eye, 1 if unit else wide, t)
+    t = np.where(eye, 1 if unit else a, t)
     if transpose is not Transpose.NO_TRANSPOSE:
         t = np.swapaxes(t, -1, -2)
         if transpose is Transpose.ADJOINT:
             t = np.conj(t)
         lower = not lower
-    rhs = widen(b)
+    rhs = b
     if not left:  # x t = b  <=>  t^T x^T = b^T
         t, rhs, lower = np.swapaxes(t, -1, -2), np.swapaxes(rhs, -1, -2), not lower
     x = _substitute(t, rhs, lower)
     if not left:
         x = np.swapaxes(x, -1, -2)
-    return from_accumulation(x, dtype)
+    return x

@@ -3,10 +3,13 @@
 Dot and convolution share one element-type policy (:func:`contraction_result_dtype`), modelled on
 XLA's ``MaybeUpcast(HigherPrecisionElementType(lhs, rhs), preferred_element_type)``:
 
-* The operands belong to one family: both pred, both integer (any width or signedness), both
-  floating point (any precision, f8 included) or both complex. XLA's shape inference no longer
-  compares the two types at all; hlort keeps the families apart because a product across them
-  (s8 x f32, f32 x c64) has no single meaning a backend could be tested against.
+* Convolution operands belong to one family: both pred, both integer (any width or
+  signedness), both floating point (any precision, f8 included) or both complex.
+* A dot may mix families (JAX's TPU ``svd`` multiplies f32 by s32): XLA's shape inference no
+  longer compares the two types, and its operand upcasting gives the meaning hlort uses: each
+  operand is converted to the result type (the higher-precision operand type when none is
+  declared: complex > float > integer > pred) and the dot runs there. The result must then be
+  of the widest family present (a float result for float x integer, complex for complex x real).
 * Without a declared result the type is the higher-precision operand type (XLA's ordering:
   complex > more exponent range > more significand > wider > signed).
 * A declared result type is XLA's "preferred element type": for float operands any float type
@@ -49,10 +52,12 @@ def higher_precision(a: DType, b: DType) -> DType:
     return a if _precision_key(a) >= _precision_key(b) else b
 
 
-def contraction_result_dtype(q: ShapeQuery, lhs: ArrayShape, rhs: ArrayShape) -> DType:
-    """The element type of dot / convolution: checks the operands and the declared result."""
+def contraction_result_dtype(q: ShapeQuery, lhs: ArrayShape, rhs: ArrayShape,
+                             mixed_families: bool = False) -> DType:  # fmt: skip
+    """The element type of dot / convolution: checks the operands and the declared result.
+    ``mixed_families`` (dot): operands of different families are allowed (module docstring)."""
     a, b = lhs.dtype, rhs.dtype
-    if _family(a) != _family(b):
+    if _family(a) != _family(b) and not mixed_families:
         q.fail(
             f"operand element types {a} (lhs {lhs}) and {b} (rhs {rhs}) must both be pred, "
             f"both integer, both floating point or both complex; convert one operand first"
@@ -155,7 +160,7 @@ def _dot(q: ShapeQuery) -> Shape:
     dims = [lhs.dims[d] for d in lb]
     dims += [s for d, s in enumerate(lhs.dims) if d not in lc and d not in lb]
     dims += [s for d, s in enumerate(rhs.dims) if d not in rc and d not in rb]
-    return ArrayShape(contraction_result_dtype(q, lhs, rhs), tuple(dims))
+    return ArrayShape(contraction_result_dtype(q, lhs, rhs, mixed_families=True), tuple(dims))
 
 
 def _bool_attr(q: ShapeQuery, key: str) -> bool:

@@ -1,0 +1,205 @@
+"""The LAPACK custom calls JAX emits for ``jnp.linalg`` on CPU (and TPU's ``Eigh``), registered.
+
+Target names are ``lapack_<p><routine>_ffi`` with ``p`` in s (f32), d (f64), c (c64), z (c128):
+
+| routine | operands | results | FFI attributes |
+|---|---|---|---|
+| potrf | a | (a factored, info) | uplo |
+| getrf | a | (lu, 1-based pivots s32[..., min(m,n)], info) | |
+| geqrf | a | (a with R and reflectors, tau) | |
+| orgqr (s, d) / ungqr (c, z) | a, tau | q | |
+| syevd (s, d) / heevd (c, z) | a | (vectors, values (real), info) | mode (V/N), uplo |
+| gesdd, gesvd | a | (a, s (real), u, vt, info) | mode (A/S/N) |
+| trsm | a, b | x | side (L/R), uplo (L/U), trans_x (N/T/C), diag (U/N) |
+
+``info`` is s32 with the batch shape; character attributes are ASCII codes (``uplo = 76`` is
+'L'), read from the call's ``backend_config`` (:mod:`hlort.ffi_attributes`). JAX's TPU
+lowerings use XLA's names: ``Qr`` (geqrf), ``ProductOfElementaryHouseholderReflectors`` (orgqr)
+and ``Eigh`` (``backend_config="lower,sort,max_iter,tol"``, returning (vectors, values)).
+Meanings are :mod:`hlort.interpreter.lapack_reference`'s; results are computed in f64 / c128
+and rounded once to the declared types. Backends recognize these targets by
+:func:`lapack_call` (the cpu plugin calls LAPACK itself; tpusim runs them as host ops).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hlort import dtypes
+from hlort.custom_calls import register_custom_call
+from hlort.ffi_attributes import parse_ffi_attributes
+from hlort.ir.shape_inference import ShapeQuery
+from hlort.shape import ArrayShape, Shape, TupleShape
+
+PREFIXES = {"s": dtypes.F32, "d": dtypes.F64, "c": dtypes.C64, "z": dtypes.C128}
+# routine -> (operand count, result count)
+ROUTINES = {"potrf": (1, 2), "getrf": (1, 3), "geqrf": (1, 2), "orgqr": (2, 1), "ungqr": (2, 1),
+            "syevd": (1, 3), "heevd": (1, 3), "gesdd": (1, 5), "gesvd": (1, 5),
+            "trsm": (2, 1)}  # fmt: skip
+REAL_ONLY, COMPLEX_ONLY = {"orgqr", "syevd"}, {"ungqr", "heevd"}
+
+
+@dataclass(frozen=True)
+class LapackCall:
+    """One LAPACK custom call, decoded: its routine, element type and FFI attributes."""
+
+    routine: str
+    dtype: dtypes.DType
+    attributes: dict
+
+    def char(self, name: str, default: str) -> str:
+        value = self.attributes.get(name)
+        return default if value is None else chr(int(value))
+
+
+def target_names() -> list[str]:
+    names = []
+    for prefix, dtype in PREFIXES.items():
+        for routine in ROUTINES:
+            if (routine in REAL_ONLY and dtype.is_complex) or (
+                    routine in COMPLEX_ONLY and not dtype.is_complex):  # fmt: skip
+                continue
+            names.append(f"lapack_{prefix}{routine}_ffi")
+    return names
+
+
+# JAX's TPU lowerings of the same two steps of a QR: geqrf and orgqr under XLA's names.
+TPU_QR = {"Qr": ("geqrf", 1, 2), "ProductOfElementaryHouseholderReflectors": ("orgqr", 2, 1)}
+
+
+def lapack_call(instr) -> LapackCall | None:
+    """The decoded call when ``instr`` is a LAPACK custom call hlort ships, else None."""
+    target = instr.attrs.get("custom_call_target", "")
+    if target in TPU_QR:
+        dtype = instr.operands[0].shape.dtype
+        routine = TPU_QR[target][0]
+        routine = "ungqr" if routine == "orgqr" and dtype.is_complex else routine
+        return LapackCall(routine, dtype, {})
+    if not (target.startswith("lapack_") and target.endswith("_ffi")):
+        return None
+    body = target[len("lapack_"):-len("_ffi")]
+    if len(body) < 2 or body[0] not in PREFIXES or body[1:] not in ROUTINES:
+        return None
+    config = parse_ffi_attributes(instr.attrs.get("backend_config"), instr.name)
+    return LapackCall(body[1:], PREFIXES[body[0]], config)
+
+
+def _results(shape: Shape) -> tuple[Shape, ...]:
+    return shape.elements if isinstance(shape, TupleShape) else (shape,)
+
+
+def _lapack_shape(routine: str, dtype: dtypes.DType | None):
+    """The shape rule of ``routine`` on ``dtype`` (None: any float or complex type, the one of
+    operand 0)."""
+    operands, results = ROUTINES[routine]
+    fixed = dtype
+
+    def rule(q: ShapeQuery) -> Shape:
+        target = q.attrs.get("custom_call_target")
+        dtype = fixed or (q.array(0).dtype if q.operands else None)
+        if dtype is None or not (dtype.is_float or dtype.is_complex):
+            q.fail(f"target {target!r} takes float or complex matrices, got {q.operands}")
+        if len(q.operands) != operands:
+            q.fail(f"target {target!r} takes {operands} operand(s), got {len(q.operands)}")
+        for i in range(operands):
+            shape = q.array(i)
+            if shape.dtype != dtype or shape.rank < (2 if i == 0 or routine == "trsm" else 1):
+                q.fail(f"target {target!r}: operand {i} must be a {dtype} matrix (batch "
+                       f"dimensions leading), got {shape}")  # fmt: skip
+        declared = q.need_declared()
+        if len(_results(declared)) != results:
+            q.fail(f"target {target!r} returns {results} result(s); declared {declared}")
+        first = _results(declared)[0]
+        if not isinstance(first, ArrayShape) or first.dims != q.array(operands - 1).dims and (
+                routine != "orgqr" and routine != "ungqr"):  # fmt: skip
+            q.fail(f"target {target!r}: the first result must have the shape of the operand "
+                   f"it overwrites, got {declared}")
+        return declared
+
+    return rule
+
+
+def _wide(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+
+
+def _round(values, shape: Shape):
+    out = []
+    for value, leaf in zip(values, _results(shape), strict=True):
+        with np.errstate(all="ignore"):
+            out.append(np.asarray(value).astype(leaf.dtype.numpy).reshape(leaf.dims))
+    return tuple(out) if isinstance(shape, TupleShape) else out[0]
+
+
+def evaluate_lapack(call: LapackCall, shape: Shape, *operands: np.ndarray):
+    """The results of ``call`` (declared ``shape``) on ``operands``, by the reference."""
+    from hlort.interpreter import lapack_reference as ref
+
+    a = _wide(operands[0])
+    routine = call.routine
+    if routine == "potrf":
+        values = ref.potrf(a, call.char("uplo", "L") == "L")
+    elif routine == "getrf":
+        values = ref.getrf(a)
+    elif routine == "geqrf":
+        values = ref.geqrf(a)
+    elif routine in ("orgqr", "ungqr"):
+        values = (ref.orgqr(a, _wide(operands[1])),)
+    elif routine in ("syevd", "heevd"):
+        values = ref.eigh(a, call.char("uplo", "L") == "L", call.char("mode", "V") == "V")
+    elif routine in ("gesdd", "gesvd"):
+        leaves = _results(shape)
+        values = ref.svd(a, call.char("mode", "A"), leaves[2].dims, leaves[3].dims)
+    else:
+        values = (ref.trsm(a, _wide(operands[1]), call.char("side", "L") == "L",
+                           call.char("uplo", "L") == "L", call.char("trans_x", "N"),
+                           call.char("diag", "N") == "U"),)  # fmt: skip
+    return _round(values, shape)
+
+
+def _evaluate(ev, instr, *operands):
+    return evaluate_lapack(lapack_call(instr), instr.shape, *operands)
+
+
+def _eigh_tpu_shape(q: ShapeQuery) -> Shape:
+    if len(q.operands) != 1 or q.array(0).rank < 2:
+        q.fail(f"target 'Eigh' takes one (batched) square matrix, got {q.operands}")
+    declared = q.need_declared()
+    if len(_results(declared)) != 2:
+        q.fail(f"target 'Eigh' returns (eigenvectors, eigenvalues); declared {declared}")
+    return declared
+
+
+def eigh_tpu_options(instr) -> tuple[bool, bool]:
+    """(lower, sort) from ``Eigh``'s ``backend_config="lower,sort,max_iter,tol"``."""
+    fields = str(instr.attrs.get("backend_config", "1,1")).split(",")
+    try:
+        return bool(int(fields[0])), bool(int(fields[1])) if len(fields) > 1 else True
+    except ValueError:
+        from hlort.errors import InvalidArgument
+
+        raise InvalidArgument(f"{instr.name}: Eigh backend_config "
+                              f"{instr.attrs.get('backend_config')!r} is not "
+                              "'lower,sort,max_iter,tol'") from None
+
+
+def _evaluate_eigh_tpu(ev, instr, a):
+    from hlort.interpreter import lapack_reference as ref
+
+    lower, _ = eigh_tpu_options(instr)  # LAPACK's values are sorted either way
+    v, w, _ = ref.eigh(_wide(a), lower, True)
+    return _round((v, w), instr.shape)
+
+
+def register_lapack_targets() -> None:
+    for name in target_names():
+        body = name[len("lapack_"):-len("_ffi")]
+        register_custom_call(name, _lapack_shape(body[1:], PREFIXES[body[0]]), _evaluate,
+                             description=f"LAPACK {body} (JAX's CPU lowering)")  # fmt: skip
+    for name, (routine, _, _) in TPU_QR.items():
+        register_custom_call(name, _lapack_shape(routine, None), _evaluate,
+                             description=f"LAPACK {routine} (JAX's TPU lowering)")  # fmt: skip
+    register_custom_call("Eigh", _eigh_tpu_shape, _evaluate_eigh_tpu,
+                         description="symmetric/Hermitian eigendecomposition (JAX's TPU lowering)")
