@@ -53,7 +53,7 @@ def _child_ms(code: str, env: dict) -> float:
     return float(done.stdout.strip().splitlines()[-1])
 
 
-def measure(quick: bool = False, repeat: int = 3) -> dict:
+def measure(quick: bool = False, use_jax: bool | None = None, repeat: int = 3) -> dict:
     """{"program", "source", "hlort_ms", "jax_ms" (None without jax)}: medians over processes."""
     from sources import source_of
     from workloads import jax, softmax
@@ -61,7 +61,8 @@ def measure(quick: bool = False, repeat: int = 3) -> dict:
     dims = (64, 128) if quick else (256, 1024)
     repeat = 1 if quick else repeat
     w = softmax(*dims)
-    source = source_of(w)
+    use_jax = jax is not None if use_jax is None else use_jax
+    source = source_of(w, use_jax)
     env = {k: v for k, v in os.environ.items() if k != "HLORT_CACHE_DIR"}
     env["HLORT_CACHE"] = "0"
     env.setdefault("HLORT_FALLBACK", "allow")
@@ -71,7 +72,7 @@ def measure(quick: bool = False, repeat: int = 3) -> dict:
             pickle.dump(source.program, f)
         hlort_ms = [_child_ms(_HLORT_CHILD.format(path=path), env) for _ in range(repeat)]
     jax_ms = None
-    if jax is not None:
+    if use_jax:
         code = _JAX_CHILD.format(here=_HERE, dims=dims)
         jax_ms = statistics.median(_child_ms(code, env) for _ in range(repeat))
     return {"program": w.name, "source": source.label,

@@ -66,6 +66,9 @@ def goals(rows: list[dict], warm: dict[str, float], fresh: dict, tiny: tuple[flo
     with_fb = ", ".join(f"{r['workload']} {r['fallbacks']}" for r in ran if r["fallback_count"])
     say(f"fallbacks: {fallbacks} in {len(ran)} compiled workloads ({with_fb or 'none'}); "
         f"compile failures: {len(failed)} [{_mark(not failed and not fallbacks)}: goal 0 and 0]")
+    for r in ran:
+        for reason in r.get("fallback_reasons") or []:
+            say(f"  {r['workload']}: {reason}")
     if skipped:
         say(f"skipped ({len(skipped)}, need jax): " + ", ".join(r["workload"] for r in skipped))
     wrong = [r["workload"] for r in ran if not r["max_rel_error"] <= tolerance]

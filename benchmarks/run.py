@@ -91,6 +91,7 @@ def measure(w: Workload, source, timer: Timer, bw: float) -> dict:
     row["compile_ms"] = (time.perf_counter() - t) * 1e3
     stats = exe.raw.stats()
     row["fallback_count"], row["fallbacks"] = stats["fallback_count"], stats["fallback"]
+    row["fallback_reasons"] = stats.get("fallback_reasons", [])  # with HLORT_FALLBACK
     inputs = w.inputs()
     program = exe.raw.program
     outs = program.run(list(inputs))
@@ -118,6 +119,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, one repeat (CI)")
     parser.add_argument("--only", default="", help="substring of workload names")
+    parser.add_argument("--no-jax", action="store_true",
+                        help="builder modules and NumPy only, as when jax is absent")  # fmt: skip
     parser.add_argument("--results", default=os.path.join(os.path.dirname(__file__), "results"),
                         help="folder for the JSON results")  # fmt: skip
     opts = parser.parse_args()
@@ -130,14 +133,16 @@ def main() -> int:
 
     timer = Timer(opts.quick)
     workloads = [w for w in all_workloads(opts.quick) if opts.only in w.name]
-    sources = {w.name: source_of(w) for w in workloads}
-    jax_says = jax.__version__ if jax else "not installed: builder modules, models skipped"
+    use_jax = jax is not None and not opts.no_jax
+    sources = {w.name: source_of(w, use_jax) for w in workloads}
+    jax_says = (jax.__version__ if use_jax else
+                f"{'not installed' if jax is None else 'off'}: builder modules, models skipped")
     print(f"jax: {jax_says}; fallbacks: {os.environ['HLORT_FALLBACK']}, counted")
     # Before this process holds ~1 GB of inputs: right after freeing that much, the VM faults
     # fresh pages slowly for a while, and the measuring children would time that.
     programs = [(n, s.program) for n, s in sources.items() if s.program is not None]
     warm, compile_errors = warm_cache(programs)
-    fresh = fresh_compile(opts.quick)
+    fresh = fresh_compile(opts.quick, use_jax)
     bw = bandwidth(timer, opts.quick)
     print(f"memory bandwidth (copy): {bw / 1e9:.1f} GB/s")
     print_header()
@@ -161,7 +166,7 @@ def main() -> int:
     os.makedirs(opts.results, exist_ok=True)
     path = os.path.join(opts.results, time.strftime("bench-%Y%m%d-%H%M%S.json"))
     with open(path, "w") as f:
-        json.dump({"bandwidth_bytes_per_s": bw, "jax": getattr(jax, "__version__", None),
+        json.dump({"bandwidth_bytes_per_s": bw, "jax": jax.__version__ if use_jax else None,
                    "quick": opts.quick, "rows": rows, "summary": summary}, f, indent=2)  # fmt: skip
     print(f"saved {path}")
     return 0
