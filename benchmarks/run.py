@@ -115,6 +115,11 @@ def measure(w: Workload, source, timer: Timer, bw: float) -> dict:
     return row
 
 
+def _error_row(w: Workload, source, why: str) -> dict:
+    return {"workload": w.name, "kind": w.kind, "source": source.label, "error": why,
+            "tags": list(w.tags)}  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, one repeat (CI)")
@@ -138,8 +143,8 @@ def main() -> int:
     jax_says = (jax.__version__ if use_jax else
                 f"{'not installed' if jax is None else 'off'}: builder modules, models skipped")
     print(f"jax: {jax_says}; fallbacks: {os.environ['HLORT_FALLBACK']}, counted")
-    # Before this process holds ~1 GB of inputs: right after freeing that much, the VM faults
-    # fresh pages slowly for a while, and the measuring children would time that.
+    # The children run before this process allocates the large inputs: right after freeing
+    # ~1 GB, the VM faults fresh pages slowly for a while, and the children would time that.
     programs = [(n, s.program) for n, s in sources.items() if s.program is not None]
     warm, compile_errors = warm_cache(programs)
     fresh = fresh_compile(opts.quick, use_jax)
@@ -151,14 +156,12 @@ def main() -> int:
         source = sources[w.name]
         if source.label == SKIPPED or w.name in compile_errors:
             why = source.why if source.label == SKIPPED else compile_errors[w.name]
-            row = {"workload": w.name, "kind": w.kind, "source": source.label, "error": why,
-                   "tags": list(w.tags)}  # fmt: skip
+            row = _error_row(w, source, why)
         else:
             try:
                 row = measure(w, source, timer, bw)
             except hlort.HlortError as err:  # compiled in the child, failed here: say so
-                row = {"workload": w.name, "kind": w.kind, "source": source.label,
-                       "error": str(err)[:300], "tags": list(w.tags)}  # fmt: skip
+                row = _error_row(w, source, str(err)[:300])
         rows.append(row)
         print_row(row, TOLERANCE)
     tiny = tiny_dispatch_us(timer)
