@@ -1,7 +1,8 @@
 """Model workloads, written in plain JAX as models write them: causal attention, an MLP training
-step (value_and_grad + SGD), a small CNN forward, a pre-LN Transformer block, an LSTM over a
-``lax.scan`` and an AdamW training step. They have no builder-made module: without jax they are
-skipped. Parameters are flat positional arguments so a lowering's parameters are the inputs.
+step (value_and_grad + SGD), a small CNN forward with BatchNorm, a pre-LN Transformer block, an
+LSTM over a ``lax.scan`` and an AdamW training step. They have no builder-made module: without
+jax they are skipped. Parameters are flat positional arguments so a lowering's parameters are
+the inputs.
 """
 
 from __future__ import annotations
@@ -68,12 +69,16 @@ def mlp_train_step(batch, sizes, lr=0.01):
 
 
 def cnn_forward(batch, hw, channels=(16, 32), classes=10):
+    """conv -> BatchNorm (batch statistics, as in training) -> relu -> strided conv -> relu ->
+    max pool -> dense."""
     c1, c2 = channels
     dn = ("NHWC", "HWIO", "NHWC")
 
-    def forward(x, k1, b1, k2, b2, w, b):
-        h = jax.nn.relu(lax.conv_general_dilated(x, k1, (1, 1), "SAME", dimension_numbers=dn)
-                        + b1)  # fmt: skip
+    def forward(x, k1, b1, gamma, beta, k2, b2, w, b):
+        h = lax.conv_general_dilated(x, k1, (1, 1), "SAME", dimension_numbers=dn) + b1
+        mean = h.mean(axis=(0, 1, 2))
+        var = ((h - mean) ** 2).mean(axis=(0, 1, 2))
+        h = jax.nn.relu((h - mean) * lax.rsqrt(var + 1e-5) * gamma + beta)
         h = jax.nn.relu(lax.conv_general_dilated(h, k2, (2, 2), "SAME", dimension_numbers=dn)
                         + b2)  # fmt: skip
         h = lax.reduce_window(h, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
@@ -81,9 +86,10 @@ def cnn_forward(batch, hw, channels=(16, 32), classes=10):
 
     flat = (hw // 4) * (hw // 4) * c2
     args = [Arg((batch, hw, hw, 3)), Arg((3, 3, 3, c1), scale=27**-0.5), Arg((c1,), scale=0.1),
+            Arg((c1,), value=1.0), Arg((c1,), scale=0.1),
             Arg((3, 3, c1, c2), scale=(9 * c1) ** -0.5), Arg((c2,), scale=0.1),
             Arg((flat, classes), scale=flat**-0.5), Arg((classes,), scale=0.1)]  # fmt: skip
-    return Workload(f"CNN forward {batch}x{hw}x{hw}x3 conv{c1}-conv{c2}-pool-dense", forward,
+    return Workload(f"CNN forward {batch}x{hw}x{hw}x3 conv{c1}-bn-conv{c2}-pool-dense", forward,
                     args, kind="model", seed=12)  # fmt: skip
 
 

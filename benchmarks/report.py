@@ -6,7 +6,7 @@ import statistics
 
 import numpy as np
 
-_COLUMNS = [("workload", "<50"), ("src", "<8"), ("fb", ">4"), ("hlort ms", ">10"),
+_COLUMNS = [("workload", "<52"), ("src", "<8"), ("fb", ">4"), ("hlort ms", ">10"),
             ("jax ms", ">10"), ("hlort/jax", ">10"), ("numpy ms", ">10"), ("%bw", ">5"),
             ("compile ms", ">11"), ("jax c ms", ">9"), ("call ms", ">10"), ("err", ">9")]
 # fmt: skip
@@ -24,7 +24,7 @@ def _ms(seconds):
 
 def print_row(row: dict, tolerance: float) -> None:
     if "error" in row:
-        print(f"{row['workload']:<50}{row['source']:<8}  {row['error']}", flush=True)
+        print(f"{row['workload']:<52}{row['source']:<8}  {row['error']}", flush=True)
         return
     frac = row["bandwidth_fraction"]
     ratio = row["hlort_over_jax"]
