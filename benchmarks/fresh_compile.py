@@ -6,7 +6,7 @@ machine creation for hlort; backend start and XLA's set-up for jax). hlort compi
 lowering of the workload (the builder module without jax), with the persistent cache off; jax
 times ``jax.jit(f).lower(...).compile()``. The median of ``repeat`` processes is reported.
 
-    .venv/bin/python benchmarks/fresh_compile.py [--quick]
+    .venv/bin/python benchmarks/fresh_compile.py [--quick] [--no-jax]
 """
 
 from __future__ import annotations
@@ -81,4 +81,5 @@ def measure(quick: bool = False, use_jax: bool | None = None, repeat: int = 3) -
 
 if __name__ == "__main__":
     sys.path.insert(0, _HERE)
-    print(json.dumps(measure("--quick" in sys.argv), indent=2))
+    no_jax = "--no-jax" in sys.argv  # the builder module, hlort only
+    print(json.dumps(measure("--quick" in sys.argv, False if no_jax else None), indent=2))

@@ -5,7 +5,8 @@ jax) into a fresh cache directory; process two starts the cpu client (not timed:
 process start-up) and then times ``hlort.compile`` of each program, which the persistent
 executable cache and the plugin's object cache answer. The first program a process loads also
 pays the one-time imports of the compile path. Both run guarded (child_compile.py), so the
-first one also tells ``run.py`` which programs compile at all. Run alone it prints the table.
+first one also tells ``run.py`` which programs compile at all. Run alone (``--quick``,
+``--no-jax``) it prints the table.
 """
 
 from __future__ import annotations
@@ -38,9 +39,10 @@ def main() -> None:
     from sources import source_of
     from workloads import all_workloads
 
+    use_jax = None if "--no-jax" not in sys.argv else False  # --no-jax: builder modules
     programs = []
     for w in all_workloads("--quick" in sys.argv):
-        source = source_of(w)
+        source = source_of(w, use_jax)
         if source.program is not None:
             programs.append((w.name, source.program))
     loads, errors = measure(programs)
