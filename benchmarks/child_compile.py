@@ -84,6 +84,8 @@ def _run(code: str, env: dict, results: dict, timeout: float):
         out, err = proc.communicate()
     current = None
     for line in out.splitlines():
+        if not line.startswith("{"):
+            continue  # anything else a compile printed
         row = json.loads(line)
         if "start" in row:
             current = row["start"]
