@@ -1,7 +1,10 @@
-"""Parse speed of HLO text: a ~1 MB module and a 200k-element constant (goal: well under 1 s)."""
+"""Parse speed of HLO text: a ~1 MB module and a 200k-element constant (goal: well under 1 s).
+
+``--quick``: a tenth of the sizes, one run (the CI smoke test)."""
 
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
@@ -24,9 +27,9 @@ def _big_module(n: int) -> str:
     return "\n".join(lines) + "\n}\n"
 
 
-def _time(fn) -> float:
+def _time(fn, repeat: int) -> float:
     best = float("inf")
-    for _ in range(3):
+    for _ in range(repeat):
         start = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - start)
@@ -34,13 +37,17 @@ def _time(fn) -> float:
 
 
 def main() -> None:
-    text = _big_module(5800)
-    print(f"HLO module, {len(text) / 1e6:.2f} MB: parse {_time(lambda: parse_module(text)):.3f} s")
+    quick = "--quick" in sys.argv
+    scale, repeat = (10, 1) if quick else (1, 3)
+    text = _big_module(5800 // scale)
+    t = _time(lambda: parse_module(text), repeat)
+    print(f"HLO module, {len(text) / 1e6:.2f} MB: parse {t:.3f} s")
     b = Builder("main")
-    values = np.random.default_rng(0).standard_normal(200_000).astype(np.float32)
+    values = np.random.default_rng(0).standard_normal(200_000 // scale).astype(np.float32)
     const_text = print_module(b.build(b.constant(values)))
-    t = _time(lambda: parse_module(const_text, verify=False))
-    print(f"200k-element f32 constant ({len(const_text) / 1e6:.2f} MB): parse {t:.3f} s")
+    t = _time(lambda: parse_module(const_text, verify=False), repeat)
+    print(f"{values.size // 1000}k-element f32 constant ({len(const_text) / 1e6:.2f} MB): "
+          f"parse {t:.3f} s")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,15 @@
-"""``make bench``: hlort-cpu vs NumPy eager (and jax.jit when installed), side by side.
+"""``make bench``: hlort-cpu vs jax.jit on the same program, with NumPy eager alongside.
 
-"hlort ms" is the compiled program on NumPy arrays (the plugin's launch path); "call ms" is
-the same through ``hlort.Executable.__call__`` (adds the core runtime's buffer transfers).
-Steady-state time is the median of repeated calls after a warm-up; compile time is the first
-``hlort.compile`` with the compile cache off (and jax's first call). The machine's memory
-bandwidth is measured with a large copy; memory-bound workloads report their fraction of the
-bandwidth floor (min bytes / bandwidth). Prints a table and writes benchmarks/results/*.json.
+With jax installed, each workload's hlort side compiles JAX's own lowering of the very function
+``jax.jit`` runs (sources.py); without jax the builder-made modules stand in and the model
+workloads are skipped; the "src" column says which. "hlort ms" is the compiled program on
+NumPy arrays (the plugin's launch path), "call ms" the same through ``hlort.Executable``;
+jax runs on device-resident inputs; times are medians after a warm-up. Fallbacks are allowed
+(``HLORT_FALLBACK=allow`` unless set) and counted from the executable: "fb" is how many
+instructions ran on the interpreter. Every program is first compiled in a guarded child process
+(child_compile.py), so a compile that fails, hangs or exhausts memory is that row's error.
+It ends with the issue's goals as ratios measured in this run (report.py) and writes
+benchmarks/results/bench-*.json. ``--quick``: tiny sizes, one repeat (the CI smoke test).
 """
 
 from __future__ import annotations
@@ -19,31 +23,43 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from workloads import all_workloads  # noqa: E402
+from report import print_goals, print_header, print_row  # noqa: E402
+from sources import SKIPPED, jitted, source_of  # noqa: E402
+from workloads import Workload, all_workloads, jax  # noqa: E402
+
+TOLERANCE = 1e-3  # max |hlort - reference| / max |reference|, per output
 
 
-def timeit(fn, *args, min_time: float = 0.3, max_reps: int = 200) -> float:
-    fn(*args)
-    times = []
-    start = time.perf_counter()
-    while (time.perf_counter() - start < min_time or len(times) < 3) and len(times) < max_reps:
-        t = time.perf_counter()
+class Timer:
+    """Median of repeated calls after a warm-up (quick: the warm-up and one call)."""
+
+    def __init__(self, quick: bool):
+        self.min_time, self.min_reps, self.max_reps = (0.0, 1, 1) if quick else (0.3, 3, 200)
+
+    def __call__(self, fn, *args, min_time: float | None = None, max_reps: int | None = None):
+        min_time = self.min_time if min_time is None else min_time
+        max_reps = self.max_reps if max_reps is None or self.max_reps == 1 else max_reps
         fn(*args)
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        times: list[float] = []
+        start = time.perf_counter()
+        while ((time.perf_counter() - start < min_time or len(times) < self.min_reps)
+               and len(times) < max_reps):  # fmt: skip
+            t = time.perf_counter()
+            fn(*args)
+            times.append(time.perf_counter() - t)
+        return statistics.median(times)
 
 
-def bandwidth() -> float:
-    """Bytes/s of a 256 MiB copy (read + write counted)."""
-    src = np.ones(64 << 20, np.float32)
+def bandwidth(timer: Timer, quick: bool) -> float:
+    """Bytes/s of a large copy (read + write counted): 256 MiB, 4 MiB when quick."""
+    src = np.ones((1 << 20) if quick else (64 << 20), np.float32)
     dst = np.empty_like(src)
-    t = timeit(lambda: np.copyto(dst, src), min_time=0.5)
-    return 2 * src.nbytes / t
+    return 2 * src.nbytes / timer(lambda: np.copyto(dst, src), min_time=0.5)
 
 
-def tiny_dispatch_us() -> float:
+def tiny_dispatch_us(timer: Timer) -> tuple[float, float]:
     import hlort
     from hlort import Builder, shape
 
@@ -51,107 +67,110 @@ def tiny_dispatch_us() -> float:
     x = b.parameter(shape.array("f32", [4]))
     exe = hlort.compile(b.build(b.add(x, b.broadcast(b.constant(np.float32(1)), [4], []))), "cpu")
     a = np.ones(4, np.float32)
-    via_runtime = timeit(exe, a, min_time=0.3, max_reps=20000) * 1e6
-    direct = timeit(exe.raw.program.run, [a], min_time=0.3, max_reps=20000) * 1e6
-    return direct, via_runtime
+    direct = timer(exe.raw.program.run, [a], max_reps=20000) * 1e6
+    return direct, timer(exe, a, max_reps=20000) * 1e6
 
 
-def _geomean(values: list[float]) -> float:
-    return float(np.exp(np.mean(np.log(values)))) if values else float("nan")
+def _relative_error(outs, refs) -> float:
+    worst = 0.0
+    for got, want in zip(outs, refs, strict=True):
+        got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+        if want.size:
+            scale = max(float(np.max(np.abs(want))), 1e-30)
+            worst = max(worst, float(np.max(np.abs(got - want))) / scale)
+    return worst
 
 
-def _summary(rows: list[dict], warm: dict[str, float]) -> dict:
-    """The issue's headline numbers: JAX ratio, compile times, warm-cache loads."""
-    out: dict = {"lines": []}
-    jax_rows = [r for r in rows if r["jax_s"]]
-    if jax_rows:
-        g = _geomean([r["hlort_s"] / r["jax_s"] for r in jax_rows])
-        out["geomean_hlort_over_jax"] = g
-        out["lines"].append(f"geomean hlort/jax time: {g:.2f} (below 1 = faster than jax)")
-        c = statistics.median(r["compile_ms"] for r in jax_rows)
-        j = statistics.median(r["jax_compile_ms"] for r in jax_rows)
-        out["median_compile_ms"], out["median_jax_compile_ms"] = c, j
-        out["lines"].append(f"median compile: hlort {c:.1f} ms, jax {j:.1f} ms")
-    out["warm_cache_load_ms"] = warm
-    out["lines"].append(f"second process, warm cache: median load "
-                        f"{statistics.median(warm.values()):.2f} ms, worst "
-                        f"{max(warm.values()):.2f} ms ({max(warm, key=warm.get)})")  # fmt: skip
-    return out
+def measure(w: Workload, source, timer: Timer, bw: float) -> dict:
+    """One row: compile (cache off), time hlort, NumPy and jax, check hlort's result."""
+    import hlort
+
+    row = {"workload": w.name, "kind": w.kind, "source": source.label, "tags": list(w.tags)}
+    t = time.perf_counter()
+    exe = hlort.compile(source.program, "cpu")
+    row["compile_ms"] = (time.perf_counter() - t) * 1e3
+    stats = exe.raw.stats()
+    row["fallback_count"], row["fallbacks"] = stats["fallback_count"], stats["fallback"]
+    row["fallback_reasons"] = stats.get("fallback_reasons", [])  # with HLORT_FALLBACK
+    inputs = w.inputs()
+    program = exe.raw.program
+    outs = program.run(list(inputs))
+    row["hlort_s"] = timer(program.run, list(inputs))
+    row["hlort_executable_call_s"] = timer(exe, *inputs)
+    row["numpy_s"] = timer(w.numpy_fn, *inputs) if w.numpy_fn is not None else None
+    row["jax_s"] = row["jax_compile_ms"] = None
+    if source.label == "jax":
+        f = jitted(w)
+        on_device = [jax.device_put(a) for a in inputs]  # time the program, not transfers
+        t = time.perf_counter()
+        refs = jax.block_until_ready(f(*on_device))
+        row["jax_compile_ms"] = (time.perf_counter() - t) * 1e3
+        row["jax_s"] = timer(lambda *a: jax.block_until_ready(f(*a)), *on_device)
+        refs = jax.tree_util.tree_leaves(refs)
+    else:
+        refs = [w.numpy_fn(*inputs)]
+    row["max_rel_error"] = _relative_error(outs, refs)
+    row["hlort_over_jax"] = row["hlort_s"] / row["jax_s"] if row["jax_s"] else None
+    row["bandwidth_fraction"] = (w.min_bytes / bw) / row["hlort_s"] if w.min_bytes else None
+    return row
+
+
+def _error_row(w: Workload, source, why: str) -> dict:
+    return {"workload": w.name, "kind": w.kind, "source": source.label, "error": why,
+            "tags": list(w.tags)}  # fmt: skip
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="smaller sizes")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, one repeat (CI)")
     parser.add_argument("--only", default="", help="substring of workload names")
+    parser.add_argument("--no-jax", action="store_true",
+                        help="builder modules and NumPy only, as when jax is absent")  # fmt: skip
+    parser.add_argument("--results", default=os.path.join(os.path.dirname(__file__), "results"),
+                        help="folder for the JSON results")  # fmt: skip
     opts = parser.parse_args()
     os.environ.setdefault("HLORT_CACHE", "0")
+    os.environ.setdefault("HLORT_FALLBACK", "allow")
+    from fresh_compile import measure as fresh_compile
+    from warm_cache import measure as warm_cache
+
     import hlort
 
-    try:
-        import jax
-
-        jax_jit = jax.jit
-    except ImportError:
-        jax_jit = None
-    # Before this process holds ~1 GB of inputs: right after freeing that much, the VM faults
-    # fresh pages slowly for a while, and the measuring children would time that.
-    from warm_cache import measure
-
-    warm = measure(quick=False)
-    bw = bandwidth()
+    timer = Timer(opts.quick)
+    workloads = [w for w in all_workloads(opts.quick) if opts.only in w.name]
+    use_jax = jax is not None and not opts.no_jax
+    sources = {w.name: source_of(w, use_jax) for w in workloads}
+    jax_says = (jax.__version__ if use_jax else
+                f"{'not installed' if jax is None else 'off'}: builder modules, models skipped")
+    print(f"jax: {jax_says}; fallbacks: {os.environ['HLORT_FALLBACK']}, counted")
+    # The children run before this process allocates the large inputs: right after freeing
+    # ~1 GB, the VM faults fresh pages slowly for a while, and the children would time that.
+    programs = [(n, s.program) for n, s in sources.items() if s.program is not None]
+    warm, compile_errors = warm_cache(programs)
+    fresh = fresh_compile(opts.quick, use_jax)
+    bw = bandwidth(timer, opts.quick)
+    print(f"memory bandwidth (copy): {bw / 1e9:.1f} GB/s")
+    print_header()
     rows = []
-    print(f"memory bandwidth (copy): {bw / 1e9:.1f} GB/s; jax: {'yes' if jax_jit else 'no'}")
-    header = (f"{'workload':<34}{'hlort ms':>10}{'numpy ms':>10}{'jax ms':>9}{'np/hlort':>9}"
-              f"{'jax/hlort':>10}{'%bw':>6}{'compile ms':>11}{'jax c ms':>9}"
-              f"{'call ms':>9}")  # fmt: skip
-    print(header)
-    for w in all_workloads(opts.quick):
-        if opts.only and opts.only not in w.name:
-            continue
-        t = time.perf_counter()
-        exe = hlort.compile(w.module, "cpu")
-        compile_ms = (time.perf_counter() - t) * 1e3
-        program = getattr(exe.raw, "program", None)
-        t_call = timeit(exe, *w.inputs)
-        t_h = timeit(program.run, list(w.inputs)) if program is not None else t_call
-        t_np = timeit(w.numpy_fn, *w.inputs)
-        t_jax = jc_ms = None
-        if jax_jit is not None and w.jax_fn is not None:
-            f = jax_jit(w.jax_fn)
-            # Inputs live on the device first, as hlort's do: time the program, not transfers.
-            on_device = [jax.device_put(a) for a in w.inputs]
-            t = time.perf_counter()
-            f(*on_device).block_until_ready()
-            jc_ms = (time.perf_counter() - t) * 1e3
-            t_jax = timeit(lambda *a, f=f: f(*a).block_until_ready(), *on_device)
-        frac = (w.min_bytes / bw) / t_h if w.min_bytes else None
-        stats = exe.raw.stats() if hasattr(exe.raw, "stats") else {}
-        row = {"workload": w.name, "hlort_s": t_h, "numpy_s": t_np, "jax_s": t_jax,
-               "numpy_over_hlort": t_np / t_h, "jax_over_hlort": t_jax / t_h if t_jax else None,
-               "bandwidth_fraction": frac, "compile_ms": compile_ms, "jax_compile_ms": jc_ms,
-               "fallback_count": stats.get("fallback_count"),
-               "hlort_executable_call_s": t_call}  # fmt: skip
+    for w in workloads:
+        source = sources[w.name]
+        if source.label == SKIPPED or w.name in compile_errors:
+            why = source.why if source.label == SKIPPED else compile_errors[w.name]
+            row = _error_row(w, source, why)
+        else:
+            try:
+                row = measure(w, source, timer, bw)
+            except hlort.HlortError as err:  # compiled in the child, failed here: say so
+                row = _error_row(w, source, str(err)[:300])
         rows.append(row)
-        print(f"{w.name:<34}{t_h * 1e3:>10.3f}{t_np * 1e3:>10.3f}"
-              f"{(t_jax * 1e3 if t_jax else float('nan')):>9.3f}{t_np / t_h:>9.2f}"
-              f"{(t_jax / t_h if t_jax else float('nan')):>10.2f}"
-              f"{(frac * 100 if frac else float('nan')):>6.0f}{compile_ms:>11.1f}"
-              f"{(jc_ms if jc_ms else float('nan')):>9.1f}{t_call * 1e3:>9.3f}",
-              flush=True)  # fmt: skip
-    tiny, tiny_runtime = tiny_dispatch_us()
-    print(f"compiled x+1 on f32[4], NumPy in/out: {tiny:.1f} us per call "
-          f"({tiny_runtime:.1f} us through hlort.Executable)")
-    ratios = [r["numpy_over_hlort"] for r in rows]
-    print(f"geomean numpy/hlort: {float(np.exp(np.mean(np.log(ratios)))):.2f}")
-    summary = _summary(rows, warm)
-    for line in summary["lines"]:
-        print(line)
-    os.makedirs(os.path.join(os.path.dirname(__file__), "results"), exist_ok=True)
-    path = os.path.join(os.path.dirname(__file__), "results",
-                        time.strftime("bench-%Y%m%d-%H%M%S.json"))  # fmt: skip
+        print_row(row, TOLERANCE)
+    tiny = tiny_dispatch_us(timer)
+    summary = print_goals(rows, warm, fresh, tiny, TOLERANCE)
+    os.makedirs(opts.results, exist_ok=True)
+    path = os.path.join(opts.results, time.strftime("bench-%Y%m%d-%H%M%S.json"))
     with open(path, "w") as f:
-        json.dump({"bandwidth_bytes_per_s": bw, "tiny_dispatch_us": tiny, "rows": rows,
-                   "summary": summary}, f, indent=2)  # fmt: skip
+        json.dump({"bandwidth_bytes_per_s": bw, "jax": jax.__version__ if use_jax else None,
+                   "quick": opts.quick, "rows": rows, "summary": summary}, f, indent=2)  # fmt: skip
     print(f"saved {path}")
     return 0
 

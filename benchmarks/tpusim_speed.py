@@ -5,10 +5,11 @@ here, never in a test. For each case it prints the compile time, the simulation 
 median of ``--repeat`` launches after one warm-up, transfers excluded), the modelled device time
 and matrix-unit utilization, and writes benchmarks/results/tpusim_speed.json.
 
-    .venv/bin/python benchmarks/tpusim_speed.py [--repeat 3] [--tiled]
+    .venv/bin/python benchmarks/tpusim_speed.py [--repeat 3] [--tiled] [--quick]
 
 ``--tiled`` also times the simulator with ``bulk_simulation=False`` (every tile instruction on
-its data) to show what the bulk matmul path saves.
+its data) to show what the bulk matmul path saves. ``--quick``: 64- and 128-sized cases, one
+launch (the CI smoke test).
 """
 
 from __future__ import annotations
@@ -44,18 +45,20 @@ def elementwise(n: int):
     return b.build(b.add(b.multiply(b.exp(x), y), x))
 
 
-CASES = [
-    ("matmul 1024^3 bf16", lambda: matmul(1024, "bf16"), (1024, 1024), "bf16"),
-    ("matmul 2048^3 bf16", lambda: matmul(2048, "bf16"), (2048, 2048), "bf16"),
-    ("matmul 2048^3 f32 (DEFAULT)", lambda: matmul(2048, "f32"), (2048, 2048), "f32"),
-    ("exp(x)*y+x 2048^2 f32", lambda: elementwise(2048), (2048, 2048), "f32"),
-]
+def cases(quick: bool) -> list[tuple]:
+    small, big = (64, 128) if quick else (1024, 2048)
+    return [
+        (f"matmul {small}^3 bf16", lambda: matmul(small, "bf16"), (small, small), "bf16"),
+        (f"matmul {big}^3 bf16", lambda: matmul(big, "bf16"), (big, big), "bf16"),
+        (f"matmul {big}^3 f32 (DEFAULT)", lambda: matmul(big, "f32"), (big, big), "f32"),
+        (f"exp(x)*y+x {big}^2 f32", lambda: elementwise(big), (big, big), "f32"),
+    ]
 
 
 def measure(client, module, dims, dtype, repeat: int) -> dict:
     start = time.perf_counter()
     options = CompileOptions()
-    exe = client.compile(run_core_passes(module.clone(), options, "tpusim"), options)
+    exe = client.compile(run_core_passes(module.clone(), options, client), options)
     compile_s = time.perf_counter() - start
     rng = np.random.default_rng(0)
     np_dtype = ml_dtypes.bfloat16 if dtype == "bf16" else np.float32
@@ -87,22 +90,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--tiled", action="store_true", help="also time bulk_simulation=False")
+    parser.add_argument("--quick", action="store_true", help="small cases, one launch (CI)")
+    parser.add_argument("--results", default=os.path.join(os.path.dirname(__file__), "results"),
+                        help="folder for tpusim_speed.json")  # fmt: skip
     args = parser.parse_args()
+    if args.quick:
+        args.repeat = 1
     modes = [("bulk", True)] + ([("tiled", False)] if args.tiled else [])
     results = []
     print(f"{'case':<30} {'mode':<6} {'compile s':>9} {'simulate s':>10} {'device us':>10} "
           f"{'MXU util':>8}")  # fmt: skip
     for mode, bulk in modes:
         client = TpuSimPlugin().create_client({"bulk_simulation": bulk})
-        for name, build, dims, dtype in CASES:
+        for name, build, dims, dtype in cases(args.quick):
             row = {"case": name, "mode": mode, **measure(client, build(), dims, dtype, args.repeat)}
             results.append(row)
             print(f"{name:<30} {mode:<6} {row['compile_s']:>9.3f} {row['simulate_s']:>10.3f} "
                   f"{row['device_us']:>10.1f} {row['mxu_utilization'] * 100:>7.1f}%")  # fmt: skip
         client.close()
-    out_dir = os.path.join(os.path.dirname(__file__), "results")
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "tpusim_speed.json"), "w") as f:
+    os.makedirs(args.results, exist_ok=True)
+    with open(os.path.join(args.results, "tpusim_speed.json"), "w") as f:
         json.dump({"cpus": os.cpu_count(), "results": results}, f, indent=2)
 
 

@@ -1,37 +1,86 @@
-"""The benchmark workloads: each an hlort module, a NumPy eager function, a JAX function, inputs
-and the bytes it must move at least (for the bandwidth floor of memory-bound ones)."""
+"""The benchmark's kernel workloads: each a JAX function (what both sides run when jax is
+installed), its inputs, a NumPy eager version, and the builder-made hlort module that stands in
+for JAX's lowering when jax is absent. Model workloads (attention, training steps, CNN,
+Transformer block, LSTM, AdamW) are in model_workloads.py and need jax: without it they are
+listed but skipped.
+
+Inputs are described, not stored (``Arg``): JAX lowers from shapes alone, so a run can lower
+and compile every program before it allocates the large inputs, and each row's inputs live only
+while that row is measured.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from hlort import Builder, examples, shape
 
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError:  # the builder modules stand in; model workloads are left out
+    jax = jnp = None
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One input: its shape and dtype and how its values are drawn (seeded)."""
+
+    shape: tuple[int, ...]
+    dtype: str = "float32"
+    scale: float = 1.0  # normal(0, scale); integer args draw uniformly from [0, high)
+    high: int = 0
+    positive: bool = False  # |normal| (second moments, variances)
+    value: float | None = None  # a constant fill (a step counter)
+
+    def make(self, rng: np.random.Generator) -> np.ndarray:
+        if self.value is not None:
+            return np.full(self.shape, self.value, self.dtype)
+        if np.issubdtype(np.dtype(self.dtype), np.integer):
+            return rng.integers(0, self.high, self.shape).astype(self.dtype)
+        x = rng.standard_normal(self.shape) * self.scale
+        return (np.abs(x) if self.positive else x).astype(self.dtype)
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
 
 @dataclass
 class Workload:
+    """``jax_fn`` takes the inputs as flat positional arrays (pytrees flattened by the caller)
+    and returns an array or a tuple of arrays, so its lowering's parameters are ``args``."""
+
     name: str
-    module: object
-    numpy_fn: Callable
-    jax_fn: Callable | None
-    inputs: list
-    min_bytes: int | None = None  # set for memory-bound workloads
+    jax_fn: Callable
+    args: list[Arg]
+    numpy_fn: Callable | None = None
+    builder: Callable[[], object] | None = None  # the module used when jax is absent
+    min_bytes: int | None = None  # compulsory traffic of a memory-bound workload
+    kind: str = "kernel"  # "kernel" | "model"
+    seed: int = 0
+    tags: tuple[str, ...] = field(default_factory=tuple)  # "bandwidth-goal", "matmul-alone" ...
+
+    def inputs(self) -> list[np.ndarray]:
+        rng = np.random.default_rng(self.seed)
+        return [a.make(rng) for a in self.args]
 
 
 def _c(b, value, dims):
     return b.broadcast(b.constant(np.float32(value)), dims, [])
 
 
+def _pow2(n: int) -> str:
+    return f"2^{n.bit_length() - 1}"
+
+
 def reduce_sum_fma(n):
-    module, ref = examples.reduce_sum_fma(n)
-    rng = np.random.default_rng(0)
-    xs = [rng.standard_normal(n).astype(np.float32) for _ in range(3)]
-    return Workload(f"reduce_sum(x+y*z) 2^{n.bit_length() - 1}", module,
-                    lambda x, y, z: np.sum(x + y * z), lambda x, y, z: (x + y * z).sum(), xs,
-                    3 * 4 * n)  # fmt: skip
+    return Workload(f"reduce_sum(x+y*z) {_pow2(n)}", lambda x, y, z: jnp.sum(x + y * z),
+                    [Arg((n,))] * 3, lambda x, y, z: np.sum(x + y * z),
+                    lambda: examples.reduce_sum_fma(n)[0], 3 * 4 * n, seed=0)  # fmt: skip
 
 
 def _softmax_module(rows, cols):
@@ -48,150 +97,153 @@ def softmax(rows, cols):
         e = np.exp(x - x.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
 
-    def jax_fn(x):
-        import jax
-
-        return jax.nn.softmax(x, axis=1)
-
-    x = np.random.default_rng(1).standard_normal((rows, cols)).astype(np.float32)
-    return Workload(f"softmax [{rows},{cols}]", _softmax_module(rows, cols), np_fn, jax_fn, [x],
-                    2 * 4 * rows * cols)  # fmt: skip
+    return Workload(f"softmax [{rows},{cols}]", lambda x: jax.nn.softmax(x, axis=1),
+                    [Arg((rows, cols))], np_fn, lambda: _softmax_module(rows, cols),
+                    2 * 4 * rows * cols, seed=1, tags=("bandwidth-goal",))  # fmt: skip
 
 
 def matmul_softmax(n):
-    module, ref = examples.softmax_relu_matmul(n, n, n)
-    rng = np.random.default_rng(2)
-    args = [rng.standard_normal((n, n)).astype(np.float32) / np.float32(np.sqrt(n)),
-            rng.standard_normal((n, n)).astype(np.float32),
-            rng.standard_normal(n).astype(np.float32)]  # fmt: skip
-
     def jax_fn(a, w, bias):
-        import jax
-        import jax.numpy as jnp
-
         return jax.nn.softmax(jnp.maximum(a @ w + bias, 0), axis=1)
 
-    return Workload(f"matmul+bias+relu+softmax {n}", module, ref, jax_fn, args)
+    module, ref = examples.softmax_relu_matmul(n, n, n)
+    return Workload(f"matmul+bias+relu+softmax {n}", jax_fn,
+                    [Arg((n, n), scale=1 / np.sqrt(n)), Arg((n, n)), Arg((n,))], ref,
+                    lambda: module, seed=2, tags=(f"seed-matmul-{n}",))  # fmt: skip
+
+
+def _matmul_module(n):
+    b = Builder("matmul")
+    a = b.parameter(shape.array("f32", [n, n]))
+    w = b.parameter(shape.array("f32", [n, n]))
+    return b.build(b.dot(a, w))
+
+
+def matmul(n):
+    """The matmul of ``matmul_softmax(n)`` alone: the goal compares the two."""
+    return Workload(f"matmul {n} (alone)", lambda a, w: a @ w,
+                    [Arg((n, n), scale=1 / np.sqrt(n)), Arg((n, n))], lambda a, w: a @ w,
+                    lambda: _matmul_module(n), seed=2, tags=(f"matmul-alone-{n}",))  # fmt: skip
 
 
 def layernorm(rows, cols):
-    module, ref = examples.layernorm(rows, cols)
-    rng = np.random.default_rng(3)
-    args = [rng.standard_normal((rows, cols)).astype(np.float32),
-            rng.standard_normal(cols).astype(np.float32),
-            rng.standard_normal(cols).astype(np.float32)]  # fmt: skip
-
     def jax_fn(x, g, b):
         mu = x.mean(axis=1, keepdims=True)
         var = ((x - mu) ** 2).mean(axis=1, keepdims=True)
-        import jax.numpy as jnp
-
         return (x - mu) / jnp.sqrt(var + 1e-5) * g + b
 
-    return Workload(f"layernorm [{rows},{cols}]", module, ref, jax_fn, args, 2 * 4 * rows * cols)
+    module, ref = examples.layernorm(rows, cols)
+    return Workload(f"layernorm [{rows},{cols}]", jax_fn,
+                    [Arg((rows, cols)), Arg((cols,)), Arg((cols,))], ref, lambda: module,
+                    2 * 4 * rows * cols, seed=3, tags=("bandwidth-goal",))  # fmt: skip
 
 
-def gelu(n):
+def _gelu_module(n):
     b = Builder("gelu")
     x = b.parameter(shape.array("f32", [n]))
     inner = b.multiply(_c(b, 0.7978845608, [n]),
                        b.add(x, b.multiply(_c(b, 0.044715, [n]), b.multiply(x, b.multiply(x, x)))))
-    out = b.multiply(b.multiply(_c(b, 0.5, [n]), x), b.add(_c(b, 1.0, [n]), b.tanh(inner)))
+    return b.build(b.multiply(b.multiply(_c(b, 0.5, [n]), x),
+                              b.add(_c(b, 1.0, [n]), b.tanh(inner))))  # fmt: skip
 
+
+def gelu(n):
     def np_fn(x):
         return 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
 
     def jax_fn(x):
-        import jax.numpy as jnp
-
         return 0.5 * x * (1 + jnp.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
 
-    x = np.random.default_rng(4).standard_normal(n).astype(np.float32)
-    return Workload(f"gelu(tanh) 2^{n.bit_length() - 1}", b.build(out), np_fn, jax_fn, [x], 8 * n)
+    return Workload(f"gelu(tanh) {_pow2(n)}", jax_fn, [Arg((n,))], np_fn,
+                    lambda: _gelu_module(n), 8 * n, seed=4)  # fmt: skip
 
 
-def chain8(n):
+def _chain8_module(n):
     b = Builder("chain8")
     x = b.parameter(shape.array("f32", [n]))
     y = b.parameter(shape.array("f32", [n]))
-    v = b.add(x, y)
-    v = b.multiply(v, x)
-    v = b.subtract(v, y)
-    v = b.maximum(v, _c(b, 0.0, [n]))
-    v = b.multiply(v, _c(b, 1.5, [n]))
-    v = b.add(v, _c(b, 2.0, [n]))
-    v = b.divide(v, _c(b, 3.0, [n]))
-    v = b.minimum(v, _c(b, 10.0, [n]))
+    v = b.subtract(b.multiply(b.add(x, y), x), y)
+    v = b.add(b.multiply(b.maximum(v, _c(b, 0.0, [n])), _c(b, 1.5, [n])), _c(b, 2.0, [n]))
+    return b.build(b.minimum(b.divide(v, _c(b, 3.0, [n])), _c(b, 10.0, [n])))
 
+
+def chain8(n):
     def np_fn(x, y):
         v = np.maximum((x + y) * x - y, 0) * np.float32(1.5) + np.float32(2)
         return np.minimum(v / np.float32(3), np.float32(10))
 
     def jax_fn(x, y):
-        import jax.numpy as jnp
-
         v = jnp.maximum((x + y) * x - y, 0) * 1.5 + 2
         return jnp.minimum(v / 3, 10.0)
 
-    rng = np.random.default_rng(5)
-    xs = [rng.standard_normal(n).astype(np.float32) for _ in range(2)]
-    return Workload(f"8-op chain 2^{n.bit_length() - 1}", b.build(v), np_fn, jax_fn, xs, 12 * n)
+    return Workload(f"8-op chain {_pow2(n)}", jax_fn, [Arg((n,))] * 2, np_fn,
+                    lambda: _chain8_module(n), 12 * n, seed=5)  # fmt: skip
+
+
+def _transpose_module(n):
+    b = Builder("transpose")
+    return b.build(b.transpose(b.parameter(shape.array("f32", [n, n])), [1, 0]))
 
 
 def transpose(n):
-    b = Builder("transpose")
-    x = b.parameter(shape.array("f32", [n, n]))
-    x_np = np.random.default_rng(6).standard_normal((n, n)).astype(np.float32)
-    return Workload(f"transpose [{n},{n}]", b.build(b.transpose(x, [1, 0])),
-                    lambda x: np.ascontiguousarray(x.T), lambda x: x.T, [x_np],
-                    8 * n * n)  # fmt: skip
+    return Workload(f"transpose [{n},{n}]", lambda x: x.T, [Arg((n, n))],
+                    lambda x: np.ascontiguousarray(x.T), lambda: _transpose_module(n),
+                    8 * n * n, seed=6)  # fmt: skip
 
 
-def row_broadcast(n):
+def _row_broadcast_module(n):
     b = Builder("rowadd")
     x = b.parameter(shape.array("f32", [n, n]))
     r = b.parameter(shape.array("f32", [n]))
-    rng = np.random.default_rng(7)
-    args = [rng.standard_normal((n, n)).astype(np.float32),
-            rng.standard_normal(n).astype(np.float32)]
-    return Workload(f"x[{n},{n}] + row[{n}]", b.build(b.add(x, b.broadcast(r, [n, n], [1]))),
-                    lambda x, r: x + r, lambda x, r: x + r, args, 8 * n * n)  # fmt: skip
+    return b.build(b.add(x, b.broadcast(r, [n, n], [1])))
 
 
-def mlp(batch=256):
+def row_broadcast(n):
+    return Workload(f"x[{n},{n}] + row[{n}]", lambda x, r: x + r, [Arg((n, n)), Arg((n,))],
+                    lambda x, r: x + r, lambda: _row_broadcast_module(n), 8 * n * n,
+                    seed=7)  # fmt: skip
+
+
+def _mlp_module(batch, sizes):
     b = Builder("mlp")
-    sizes = [784, 1024, 1024, 10]
-    x = b.parameter(shape.array("f32", [batch, sizes[0]]))
+    h = b.parameter(shape.array("f32", [batch, sizes[0]]))
     ws = [b.parameter(shape.array("f32", [sizes[i], sizes[i + 1]])) for i in range(3)]
-    h = x
     for i, w in enumerate(ws):
         h = b.dot(h, w)
         if i < 2:
             h = b.maximum(h, _c(b, 0.0, [batch, sizes[i + 1]]))
-    rng = np.random.default_rng(8)
-    args = [rng.standard_normal((batch, 784)).astype(np.float32)] + [
-        (rng.standard_normal((sizes[i], sizes[i + 1])) / np.sqrt(sizes[i])).astype(np.float32)
-        for i in range(3)]  # fmt: skip
+    return b.build(h)
 
+
+def mlp(batch, sizes):
     def np_fn(x, w0, w1, w2):
         return np.maximum(np.maximum(x @ w0, 0) @ w1, 0) @ w2
 
     def jax_fn(x, w0, w1, w2):
-        import jax.numpy as jnp
-
         return jnp.maximum(jnp.maximum(x @ w0, 0) @ w1, 0) @ w2
 
-    return Workload("MLP 256x784-1024-1024-10", b.build(h), np_fn, jax_fn, args)
+    args = [Arg((batch, sizes[0]))] + [Arg((sizes[i], sizes[i + 1]), scale=sizes[i] ** -0.5)
+                                       for i in range(3)]  # fmt: skip
+    name = f"MLP {batch}x" + "-".join(map(str, sizes))
+    return Workload(name, jax_fn, args, np_fn, lambda: _mlp_module(batch, sizes), seed=8)
+
+
+def kernel_workloads(quick: bool = False) -> list[Workload]:
+    """The suite's kernels, with the seed's matmul+softmax next to the matmul alone."""
+    if quick:  # tiny sizes: the CI smoke test runs every row in seconds
+        return [reduce_sum_fma(1 << 10), softmax(64, 128), matmul_softmax(32), matmul(32),
+                layernorm(64, 128), gelu(1 << 10), chain8(1 << 10), transpose(64),
+                row_broadcast(64), mlp(8, [32, 64, 64, 10])]  # fmt: skip
+    big = 1 << 24
+    return [reduce_sum_fma(1 << 16), reduce_sum_fma(1 << 20), reduce_sum_fma(big),
+            softmax(4096, 1024), softmax(256, 1024), matmul_softmax(512), matmul(512),
+            matmul_softmax(2048), matmul(2048), layernorm(4096, 1024), gelu(big),
+            mlp(256, [784, 1024, 1024, 10]), chain8(big), transpose(4096),
+            row_broadcast(4096)]  # fmt: skip
 
 
 def all_workloads(quick: bool = False) -> list[Workload]:
-    big = 1 << (20 if quick else 24)
-    out = [reduce_sum_fma(1 << 16), reduce_sum_fma(1 << 20)]
-    if not quick:
-        out.append(reduce_sum_fma(1 << 24))
-    out += [softmax(4096, 1024), softmax(256, 1024), matmul_softmax(512)]
-    if not quick:
-        out.append(matmul_softmax(2048))
-    out += [layernorm(4096, 1024), gelu(big), mlp(), chain8(big), transpose(4096),
-            row_broadcast(4096)]
-    return out
+    """Kernels, then the model workloads (listed without jax too: their rows say skipped)."""
+    from model_workloads import model_workloads
+
+    return kernel_workloads(quick) + model_workloads(quick)

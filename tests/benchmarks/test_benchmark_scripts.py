@@ -1,0 +1,98 @@
+"""Every benchmark script runs in its quick mode (tiny sizes, one repeat), so none rots.
+
+``run.py --quick --no-jax`` always runs (builder modules, NumPy references); the JAX-lowered
+rows run only when jax is installed (``make bench`` installs it) and are skipped, saying so,
+otherwise. Timings are not asserted (noisy machines); what must hold is that each script
+finishes, that every workload gets a row, and that hlort's results match the reference.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+TOLERANCE = 1e-3  # run.py's: max |hlort - reference| / max |reference| per output
+HELPER_MODULES = {"workloads.py", "model_workloads.py", "sources.py", "child_compile.py",
+                  "report.py"}  # fmt: skip
+# every other script runs with --quick (run.py has its own tests below); a new one is picked up
+SCRIPTS = sorted(p.name for p in BENCH.glob("*.py") if p.name not in HELPER_MODULES | {"run.py"})
+# the JAX-lowered programs go through warm_cache and fresh_compile in run.py's jax test
+EXTRA_ARGS = {"tpusim_speed.py": ["--tiled"], "warm_cache.py": ["--no-jax"],
+              "fresh_compile.py": ["--no-jax"]}  # fmt: skip
+HAS_JAX = importlib.util.find_spec("jax") is not None
+
+
+def _run(script: str, *args: str, tmp_path: Path) -> str:
+    # fallbacks are counted, not refused, whatever the suite's own policy is
+    env = dict(os.environ, HLORT_CACHE_DIR=str(tmp_path / "cache"), HLORT_FALLBACK="allow")
+    done = subprocess.run([sys.executable, str(BENCH / script), "--quick", *args], env=env,
+                          capture_output=True, text=True, timeout=900, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, f"{script} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+def _quick_workload_names(with_models: bool) -> list[str]:
+    sys.path.insert(0, str(BENCH))
+    try:
+        from workloads import all_workloads, kernel_workloads
+
+        return [w.name for w in (all_workloads(True) if with_models else kernel_workloads(True))]
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def _rows(tmp_path: Path, *args: str) -> tuple[str, dict]:
+    results = tmp_path / "results"
+    out = _run("run.py", "--results", str(results), *args, tmp_path=tmp_path)
+    (path,) = results.glob("bench-*.json")
+    return out, json.loads(path.read_text())
+
+
+def test_the_scripts_are_found():
+    expected = {"compile_time.py", "parse_speed.py", "tpusim_speed.py", "warm_cache.py",
+                "fresh_compile.py"}  # fmt: skip
+    assert expected <= set(SCRIPTS)
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_script_runs_quick(script, tmp_path):
+    if script == "tpusim_speed.py" and importlib.util.find_spec("hlort_tpusim") is None:
+        pytest.skip("the tpusim plugin is not installed here")
+    assert _run(script, *EXTRA_ARGS.get(script, []), tmp_path=tmp_path).strip()
+
+
+def test_run_quick_with_builder_modules(tmp_path):
+    out, result = _rows(tmp_path, "--no-jax")
+    rows = {r["workload"]: r for r in result["rows"]}
+    assert list(rows) == _quick_workload_names(with_models=True)
+    for name, row in rows.items():
+        if row["kind"] == "model":
+            assert row["source"] == "skipped" and "needs jax" in row["error"], row
+            continue
+        assert row["source"] == "builder", row
+        assert "error" not in row, row
+        assert isinstance(row["fallback_count"], int) and row["fallback_count"] >= 0, row
+        assert row["max_rel_error"] <= TOLERANCE, (name, row["max_rel_error"])
+    assert "first compile in a fresh process" in out and "fallbacks:" in out
+
+
+@pytest.mark.skipif(not HAS_JAX, reason="jax is not installed: the JAX-lowered rows are not run "
+                                        "(make bench installs the bench extra)")  # fmt: skip
+def test_run_quick_with_jax_lowerings(tmp_path):
+    _, result = _rows(tmp_path)
+    rows = {r["workload"]: r for r in result["rows"]}
+    assert list(rows) == _quick_workload_names(with_models=True)
+    for name, row in rows.items():
+        assert row["source"] == "jax", row
+        if "error" in row:  # a compile failure is reported in its row, never a crash
+            assert isinstance(row["error"], str) and row["error"].strip(), row
+            continue
+        assert row["jax_s"] > 0 and row["hlort_over_jax"] > 0, row
+        assert row["max_rel_error"] <= TOLERANCE, (name, row["max_rel_error"])
