@@ -109,6 +109,13 @@ def programs():
         return s, (u * s) @ vt, jnp.abs(u), jnp.abs(vt)
 
     add("linalg_svd", svd, _normal((5, 3), 18))
+    def svd_gesvd(m):
+        from jax._src.lax.linalg import SvdAlgorithm
+
+        u, s, vt = jax.lax.linalg.svd(m, full_matrices=False, algorithm=SvdAlgorithm.QR)
+        return s, (u * s) @ vt, jnp.abs(u), jnp.abs(vt)
+
+    add("linalg_svd_gesvd", svd_gesvd, _normal((5, 3), 28))
     add("linalg_svd_values", lambda m: jnp.linalg.svd(m, compute_uv=False), _normal((4, 4), 19))
     add("linalg_solve", jnp.linalg.solve, g, _normal((4, 2), 20))
     add("linalg_inv", jnp.linalg.inv, g)

@@ -45,7 +45,8 @@ def _cases(t):
     m = lambda *d: shape.array(_dt(t), d)  # noqa: E731
     r = lambda *d: shape.array(_dt(_real(t)), d)  # noqa: E731
     i = lambda *d: shape.array(dtypes.S32, d)  # noqa: E731
-    packed = np.linalg.qr(general.astype(np.complex128), mode="raw")
+    wide = np.complex128 if np.dtype(t).kind == "c" else np.float64
+    packed = np.linalg.qr(general.astype(wide), mode="raw")
     reflectors = np.swapaxes(packed[0], -1, -2).astype(t)
     tau = packed[1].astype(t)
     complex_ = np.dtype(t).kind == "c"
