@@ -3,9 +3,10 @@
 The rules live in :mod:`hlort.passes.algebraic_rules` (elementwise identities, data-movement
 chains), :mod:`hlort.passes.algebraic_rules_structural` (trivial reduce, dot and while) and
 :mod:`hlort.passes.algebraic_rules_canonical` (the canonical forms fusion expects: broadcasts
-sink below reshapes, transposes and elementwise ops, as in XLA), one table keyed by opcode, so adding a rule is adding a row. Every rule is exact under IEEE arithmetic
-(see those modules for what is deliberately absent). The pass visits instructions operands-first
-and revisits the users of whatever it rewrote, so one run reaches a fixed point.
+sink below reshapes, transposes and elementwise ops, as in XLA), one table keyed by opcode, so
+adding a rule is adding a row. Every rule is exact under IEEE arithmetic (see those modules for
+what is deliberately absent). The pass visits instructions operands-first and revisits the users
+of whatever it rewrote, so one run reaches a fixed point.
 """
 
 from __future__ import annotations
