@@ -14,6 +14,7 @@ merge when they iterate over the same space:
 - *siblings*: two fusions or reductions read the same (non-scalar) input, neither depends on the
   other, and their spaces match as above.
 
+A merge the backend could not emit as one kernel (``FusionPolicy.can_emit``) is not made.
 A merge never creates a cycle: it is refused when the consumer reaches the producer through some
 other instruction. Each round merges disjoint pairs and recomputes positions; rounds repeat until
 nothing merges.
@@ -152,8 +153,9 @@ class MultiOutputFusion(Pass):
                     continue
                 if not self._fits([producer, consumer], graph):
                     continue
-                fusion = merge_members(graph, module, [producer, consumer],
-                                       self.policy.max_duplicated_constant_elements)
+                fusion = self._merge(graph, module, [producer, consumer])
+                if fusion is None:
+                    continue
                 touched.update((id(producer), id(consumer), id(fusion)))
                 merged = True
                 break
@@ -181,11 +183,18 @@ class MultiOutputFusion(Pass):
                 first, second = (a, b) if position[id(a)] < position[id(b)] else (b, a)
                 if not self._fits([first, second], graph):
                     continue
-                fusion = merge_members(graph, module, [first, second],
-                                       self.policy.max_duplicated_constant_elements)
+                fusion = self._merge(graph, module, [first, second])
+                if fusion is None:
+                    continue
                 touched.update((id(a), id(b), id(fusion)))
                 merged = True
         return merged
+
+    def _merge(self, graph: UseGraph, module: Module, members: list[Instruction]):
+        """The merged fusion, or None when the backend could not emit it (nothing changes)."""
+        accept = self.policy.emits if self.policy.can_emit is not None else None
+        return merge_members(graph, module, members, self.policy.max_duplicated_constant_elements,
+                             accept)  # fmt: skip
 
     @staticmethod
     def _producers(consumer: Instruction) -> list[Instruction]:
