@@ -29,9 +29,10 @@ class FusionPolicy:
     ``max_fused_instructions`` / ``max_operands`` / ``max_outputs``: size limits of one fusion.
     ``max_duplicated_constant_elements``: larger constants are not copied into several fusions.
     ``can_emit``: the backend's answer to "would you compile this fused computation as one
-    kernel?"; when set, fusion never makes a fusion it answers False for (the producer or the
-    merge partner stays apart and compiles, or falls back, on its own). Not part of the repr:
-    it is the backend's code, which its version and source digests already key.
+    kernel?"; when set, fusion never makes a reduction fusion or a multi-output merge it answers
+    False for (the producer or the merge partner stays apart and compiles, or falls back, on its
+    own). Not asked about loop fusions, which are what their ops are one by one. Not part of
+    the repr: it is the backend's code, which its version and source digests already key.
     """
 
     loop_fusion: bool = True

@@ -16,9 +16,10 @@ op, a reduce or reduce-window, an existing fusion) takes in its producers one at
   many times (through a broadcast or a reduce-window), which would recompute it per read.
 
 A host whose only fusible producers are constants stays as it is. When the policy says what the
-backend can emit (``FusionPolicy.can_emit``), a producer is fused only if the result is one.
+backend can emit (``FusionPolicy.can_emit``), a producer joins a reduction (kInput) fusion only
+if the result is one; the emitters' limits are in how reductions and their producers combine.
 Users are counted with one UseGraph per computation, so the pass is linear in module size times
-the fusion size limit (times the fusion size again when the backend is asked).
+the fusion size limit (times the fusion size again for the questions about reductions).
 """
 
 from __future__ import annotations
@@ -179,7 +180,9 @@ class InstructionFusion(Pass):
         if is_expensive(producer) and self._reuses(host, producer,
                                                    self._uses_inside(host, producer)):  # fmt: skip
             return False
-        return policy.can_emit is None or policy.emits(fused_preview(host, producer))
+        if policy.can_emit is None or host_kind is not FusionKind.INPUT:
+            return True  # a loop fusion of ops the backend emits one by one is one it emits
+        return policy.emits(fused_preview(host, producer))
 
     @staticmethod
     def _host_kind(host: Instruction) -> FusionKind:
