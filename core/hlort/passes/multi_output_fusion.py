@@ -86,7 +86,12 @@ def producer_consumer_compatible(producer: Space, consumer: Space, row_epilogue:
         return producer[1:3] == consumer[1:3]
     if row_epilogue and consumer[1] == producer[1] and _trailing(producer):
         return True  # a row epilogue: the loop runs over the rows the reduction reads
-    return consumer[1] == producer[3]  # a reduction epilogue
+    # a reduction epilogue, also in the output's shape up to size-1 dimensions (JAX's [rows, 1])
+    return _squeeze(consumer[1]) == _squeeze(producer[3])
+
+
+def _squeeze(dims: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(d for d in dims if d != 1)
 
 
 def _trailing(space: Space) -> bool:

@@ -81,13 +81,16 @@ def _levels(comp: Computation, order: list[Instruction], in_dims, kept) -> dict[
     through broadcasts that read the current row, and move between row shapes only by
     reshapes, broadcasts and transposes that relabel size-1 dimensions."""
     row_key = _squeeze(kept)
+    unit_rows = _squeeze(in_dims) == row_key  # rows of one element: both levels are one
     level: dict[int, str] = {}
     for instr in order:
         reads = [level.get(id(o)) for o in instr.operands]
         if instr.opcode is Opcode.REDUCE:
             n = len(instr.operands) // 2
-            if any(x is not None for x in reads[n:]) or any(x == "row" for x in reads[:n]):
-                return None  # an init from a reduce, or a row value as a reduce input
+            if any(x is not None for x in reads[n:]):
+                return None  # an init computed from a reduce
+            if not unit_rows and any(x == "row" for x in reads[:n]):
+                return None  # a row value as a reduce input
             level[id(instr)] = "row"
             continue
         if not any(x is not None for x in reads):
@@ -100,7 +103,7 @@ def _levels(comp: Computation, order: list[Instruction], in_dims, kept) -> dict[
         if not instr.shape.is_array:
             return None
         dims = instr.shape.dims
-        if dims == in_dims:
+        if dims == in_dims and not unit_rows:
             here = "element"
         elif _squeeze(dims) == row_key:
             here = "row"
