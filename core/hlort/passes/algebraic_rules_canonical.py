@@ -26,18 +26,14 @@ import numpy as np
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import OP_INFO, Opcode
 from hlort.passes.rewriter import Rewriter, splat
-from hlort.shape import ArrayShape
+from hlort.shape import ArrayShape, squeeze_dims
 
 _NOT_SUNK = frozenset({Opcode.MAP})
 
 
-def _squeeze(dims: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(d for d in dims if d != 1)
-
-
 def _squeezed_source(x: Instruction, rw: Rewriter) -> Instruction:
     """``x`` without its size-1 dimensions (a reshape, or ``x`` itself when it has none)."""
-    dims = _squeeze(x.shape.dims)
+    dims = squeeze_dims(x.shape.dims)
     if dims == x.shape.dims:
         return x
     return rw.make(Opcode.RESHAPE, [x], x.shape.with_dims(dims))
@@ -54,7 +50,7 @@ def reshape_of_broadcast(instr: Instruction, rw: Rewriter) -> Instruction | None
     b = instr.operands[0]
     if b.opcode is not Opcode.BROADCAST or not isinstance(instr.shape, ArrayShape):
         return None
-    if _squeeze(b.shape.dims) != _squeeze(instr.shape.dims):
+    if squeeze_dims(b.shape.dims) != squeeze_dims(instr.shape.dims):
         return None
     x = b.operands[0]
     position = dict(zip(_non_unit_positions(b.shape.dims), _non_unit_positions(instr.shape.dims),

@@ -33,7 +33,7 @@ from hlort.passes.fusion_policy import FusionPolicy
 from hlort.passes.pass_base import Pass
 from hlort.passes.side_effects import SideEffects, sequential_computations
 from hlort.passes.use_graph import UseGraph, graph_order, unique
-from hlort.shape import ArrayShape
+from hlort.shape import ArrayShape, squeeze_dims
 
 # ("loop", dims) or ("reduce", input dims, reduced dims, output dims)
 Space = tuple
@@ -87,11 +87,7 @@ def producer_consumer_compatible(producer: Space, consumer: Space, row_epilogue:
     if row_epilogue and consumer[1] == producer[1] and _trailing(producer):
         return True  # a row epilogue: the loop runs over the rows the reduction reads
     # a reduction epilogue, also in the output's shape up to size-1 dimensions (JAX's [rows, 1])
-    return _squeeze(consumer[1]) == _squeeze(producer[3])
-
-
-def _squeeze(dims: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(d for d in dims if d != 1)
+    return squeeze_dims(consumer[1]) == squeeze_dims(producer[3])
 
 
 def _trailing(space: Space) -> bool:

@@ -35,6 +35,7 @@ from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.ir.patterns import variadic_reducer_opcodes
+from hlort.shape import squeeze_dims
 
 
 @dataclass
@@ -45,10 +46,6 @@ class RowPlan:
     reduced: list[int]  # trailing dimension numbers
     outputs: list[Instruction]
     row_level: set[int]  # ids of the instructions holding one value per row
-
-
-def _squeeze(dims: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(d for d in dims if d != 1)
 
 
 def _order_preserving(instr: Instruction) -> bool:
@@ -80,8 +77,8 @@ def _levels(comp: Computation, order: list[Instruction], in_dims, kept) -> dict[
     = the row number); element values have the input shape. Row values reach element code only
     through broadcasts that read the current row, and move between row shapes only by
     reshapes, broadcasts and transposes that relabel size-1 dimensions."""
-    row_key = _squeeze(kept)
-    unit_rows = _squeeze(in_dims) == row_key  # rows of one element: both levels are one
+    row_key = squeeze_dims(kept)
+    unit_rows = squeeze_dims(in_dims) == row_key  # rows of one element: both levels are one
     level: dict[int, str] = {}
     for instr in order:
         reads = [level.get(id(o)) for o in instr.operands]
@@ -105,7 +102,7 @@ def _levels(comp: Computation, order: list[Instruction], in_dims, kept) -> dict[
         dims = instr.shape.dims
         if dims == in_dims and not unit_rows:
             here = "element"
-        elif _squeeze(dims) == row_key:
+        elif squeeze_dims(dims) == row_key:
             here = "row"
         else:
             return None
@@ -167,7 +164,7 @@ def plan_row_fusion(comp: Computation) -> RowPlan | None:
             continue
         if not out.shape.is_array:
             return None
-        if out.shape.dims != in_dims and _squeeze(out.shape.dims) != _squeeze(kept):
+        if out.shape.dims != in_dims and squeeze_dims(out.shape.dims) != squeeze_dims(kept):
             return None
     return RowPlan(reduces, in_dims, kept, reduced, outputs,
                    {k for k, v in levels.items() if v == "row"})  # fmt: skip
