@@ -173,6 +173,12 @@ def major_to_minor(shape: ArrayShape) -> tuple[int, ...]:
     return tuple(reversed(shape.layout))
 
 
+def squeeze_dims(dims: tuple[int, ...]) -> tuple[int, ...]:
+    """``dims`` without its size-1 entries: shapes equal up to them hold their elements in the
+    same row-major order (a reshape between them is a relabelling)."""
+    return tuple(d for d in dims if d != 1)
+
+
 def same_with_layout(a: Shape, b: Shape) -> bool:
     if isinstance(a, ArrayShape) and isinstance(b, ArrayShape):
         return a == b and a.layout == b.layout

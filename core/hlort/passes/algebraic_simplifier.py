@@ -1,10 +1,12 @@
 """Algebraic simplification: a table of exact rewrite rules, applied until none fires.
 
 The rules live in :mod:`hlort.passes.algebraic_rules` (elementwise identities, data-movement
-chains) and :mod:`hlort.passes.algebraic_rules_structural` (trivial reduce, dot and while), one
-table keyed by opcode, so adding a rule is adding a row. Every rule is exact under IEEE arithmetic
-(see those modules for what is deliberately absent). The pass visits instructions operands-first
-and revisits the users of whatever it rewrote, so one run reaches a fixed point.
+chains), :mod:`hlort.passes.algebraic_rules_structural` (trivial reduce, dot and while) and
+:mod:`hlort.passes.algebraic_rules_canonical` (the canonical forms fusion expects: broadcasts
+sink below reshapes, transposes and elementwise ops, as in XLA), one table keyed by opcode, so
+adding a rule is adding a row. Every rule is exact under IEEE arithmetic (see those modules for
+what is deliberately absent). The pass visits instructions operands-first and revisits the users
+of whatever it rewrote, so one run reaches a fixed point.
 """
 
 from __future__ import annotations
@@ -14,14 +16,15 @@ from collections import deque
 from hlort.errors import HlortError
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
-from hlort.passes import algebraic_rules, algebraic_rules_structural
+from hlort.passes import algebraic_rules, algebraic_rules_canonical, algebraic_rules_structural
 from hlort.passes.pass_base import Pass
 from hlort.passes.rewriter import Rewriter
 from hlort.passes.side_effects import SideEffects, unfused_computations
 from hlort.passes.use_graph import UseGraph
 
 RULES: dict = {}
-for _table in (algebraic_rules.RULES, algebraic_rules_structural.RULES):
+for _table in (algebraic_rules.RULES, algebraic_rules_structural.RULES,
+               algebraic_rules_canonical.RULES):
     for _opcode, _rules in _table.items():
         RULES[_opcode] = RULES.get(_opcode, ()) + tuple(_rules)
 

@@ -8,7 +8,7 @@ interpreter calls it like any computation, so fusing never changes a result.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from hlort.errors import Internal
 from hlort.ir.attributes import FusionKind
@@ -143,18 +143,49 @@ def fuse_producer(graph: UseGraph, fusion: Instruction, producer: Instruction) -
     graph.remove_if_dead(producer)
 
 
+def fused_preview(host: Instruction, producer: Instruction) -> Computation:
+    """The fused computation :func:`fuse_producer` would give ``host`` (a fusion, or a plain
+    instruction it would wrap) with ``producer`` inside, built detached: nothing changes. For
+    asking a backend (``FusionPolicy.can_emit``) before fusing."""
+    comp = Computation("fused_preview")
+    comp.is_fusion_computation = True
+    params: dict[int, Instruction] = {}
+
+    def param_for(outer: Instruction) -> Instruction:
+        if id(outer) not in params:
+            params[id(outer)] = _parameter(comp, len(params), outer)
+        return params[id(outer)]
+
+    if producer.opcode is Opcode.FUSION:
+        inner = fused(producer)
+        value = clone_body(comp, inner, [param_for(o) for o in producer.operands])[id(inner.root)]
+    else:
+        value = _clone_into(comp, producer, [param_for(o) for o in producer.operands])
+    arguments = [value if o is producer else param_for(o) for o in host.operands]
+    if host.opcode is Opcode.FUSION:
+        body = fused(host)
+        comp.set_root(clone_body(comp, body, arguments)[id(body.root)])
+    else:
+        comp.set_root(_clone_into(comp, host, arguments))
+    return comp
+
+
 def merge_members(graph: UseGraph, module: Module, members: Sequence[Instruction],
-                  inline_constants_up_to: int = 1024) -> Instruction:
+                  inline_constants_up_to: int = 1024,
+                  accept: Callable[[Computation], bool] | None = None,
+                  ) -> Instruction | None:  # fmt: skip
     """Replace ``members`` (fusions or plain instructions, operands before users) by one fusion.
 
     Values members pass to one another stay inside; every output some non-member uses becomes
     an output of the new fusion (a tuple root when there are several), and its users read it
     through a get-tuple-element. Constants of at most ``inline_constants_up_to`` elements are
     copied in rather than read. Duplicates the merge creates (the same cheap producer fused into
-    two members) are merged by CSE inside the new computation.
+    two members) are merged by CSE inside the new computation. With ``accept``, the merged
+    computation is shown to it first and nothing changes (None is returned) when it refuses.
     """
     member_ids = {id(m) for m in members}
-    comp = _new_fused_computation(module)
+    comp = Computation("fused_computation")
+    comp.is_fusion_computation = True
     operands: list[Instruction] = []
     params: dict[int, Instruction] = {}
     outputs: dict[int, list[Instruction]] = {}
@@ -212,6 +243,12 @@ def merge_members(graph: UseGraph, module: Module, members: Sequence[Instruction
     else:
         tuple_shape_root = Instruction(Opcode.TUPLE, _tuple_shape(values), values, name="tuple")
         comp.set_root(comp.add_instruction(tuple_shape_root))
+    cse_computation(comp, graph.effects)
+    live = {id(i) for i in live_instructions(comp, graph.effects)}
+    comp.instructions = [i for i in comp.instructions if id(i) in live]
+    if accept is not None and not accept(comp):
+        return None
+    module.add_computation(comp)
     fusion = Instruction(Opcode.FUSION, comp.root.shape, operands,
                          {"kind": fusion_kind(comp), "calls": comp}, name="fusion")  # fmt: skip
     graph.add(fusion)
@@ -223,9 +260,6 @@ def merge_members(graph: UseGraph, module: Module, members: Sequence[Instruction
         graph.remove_if_dead(m)
         if not graph.is_removed(m):
             raise Internal(f"merging into {fusion.name}: {m.name} still has users")
-    cse_computation(comp, graph.effects)
-    live = {id(i) for i in live_instructions(comp, graph.effects)}
-    comp.instructions = [i for i in comp.instructions if id(i) in live]
     return fusion
 
 

@@ -7,7 +7,10 @@ multi-output fusion on, epilogue fusion after dot off (its dot is a library call
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from hlort.ir.computation import Computation
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,11 @@ class FusionPolicy:
     it is cheap (broadcast, iota, small constant, non-transcendental elementwise, reshape...).
     ``max_fused_instructions`` / ``max_operands`` / ``max_outputs``: size limits of one fusion.
     ``max_duplicated_constant_elements``: larger constants are not copied into several fusions.
+    ``can_emit``: the backend's answer to "would you compile this fused computation as one
+    kernel?"; when set, fusion never makes a reduction fusion or a multi-output merge it answers
+    False for (the producer or the merge partner stays apart and compiles, or falls back, on its
+    own). Not asked about loop fusions, which are what their ops are one by one. Not part of
+    the repr: it is the backend's code, which its version and source digests already key.
     """
 
     loop_fusion: bool = True
@@ -37,3 +45,8 @@ class FusionPolicy:
     max_operands: int = 32
     max_outputs: int = 8
     max_duplicated_constant_elements: int = 1024
+    can_emit: Callable[[Computation], bool] | None = field(default=None, repr=False,
+                                                            compare=False)  # fmt: skip
+
+    def emits(self, comp: Computation) -> bool:
+        return self.can_emit is None or bool(self.can_emit(comp))

@@ -15,8 +15,11 @@ op, a reduce or reduce-window, an existing fusion) takes in its producers one at
 - an expensive producer (transcendental, divide) is not fused where its elements would be read
   many times (through a broadcast or a reduce-window), which would recompute it per read.
 
-A host whose only fusible producers are constants stays as it is. Users are counted with one
-UseGraph per computation, so the pass is linear in module size times the fusion size limit.
+A host whose only fusible producers are constants stays as it is. When the policy says what the
+backend can emit (``FusionPolicy.can_emit``), a producer joins a reduction (kInput) fusion only
+if the result is one; the emitters' limits are in how reductions and their producers combine.
+Users are counted with one UseGraph per computation, so the pass is linear in module size times
+the fusion size limit (times the fusion size again for the questions about reductions).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from hlort.passes.fused_computation import (
     HEROES_OUTPUT,
     fuse_producer,
     fused,
+    fused_preview,
     fused_size,
     make_private,
     wrap_in_fusion,
@@ -173,9 +177,12 @@ class InstructionFusion(Pass):
             uses = self._uses_inside(host, producer)
             if any(u.opcode in HEROES_OUTPUT for u in uses):
                 return False  # nothing fuses into the operands of a dot or convolution
-        if is_expensive(producer):
-            return not self._reuses(host, producer, self._uses_inside(host, producer))
-        return True
+        if is_expensive(producer) and self._reuses(host, producer,
+                                                   self._uses_inside(host, producer)):  # fmt: skip
+            return False
+        if policy.can_emit is None or host_kind is not FusionKind.INPUT:
+            return True  # a loop fusion of ops the backend emits one by one is one it emits
+        return policy.emits(fused_preview(host, producer))
 
     @staticmethod
     def _host_kind(host: Instruction) -> FusionKind:

@@ -14,6 +14,7 @@ merge when they iterate over the same space:
 - *siblings*: two fusions or reductions read the same (non-scalar) input, neither depends on the
   other, and their spaces match as above.
 
+A merge the backend could not emit as one kernel (``FusionPolicy.can_emit``) is not made.
 A merge never creates a cycle: it is refused when one member reaches another through some
 instruction outside the merge (XLA's reachability rule). The search is bounded by program
 order: each round numbers the instructions operands-first, and an instruction numbered before
@@ -36,7 +37,7 @@ from hlort.passes.fusion_policy import FusionPolicy
 from hlort.passes.pass_base import Pass
 from hlort.passes.side_effects import SideEffects, sequential_computations
 from hlort.passes.use_graph import UseGraph, graph_order, unique
-from hlort.shape import ArrayShape
+from hlort.shape import ArrayShape, squeeze_dims
 
 # ("loop", dims) or ("reduce", input dims, reduced dims, output dims)
 Space = tuple
@@ -90,7 +91,8 @@ def producer_consumer_compatible(producer: Space, consumer: Space, row_epilogue:
         return producer[1:3] == consumer[1:3]
     if row_epilogue and consumer[1] == producer[1] and _trailing(producer):
         return True  # a row epilogue: the loop runs over the rows the reduction reads
-    return consumer[1] == producer[3]  # a reduction epilogue
+    # a reduction epilogue, also in the output's shape up to size-1 dimensions (JAX's [rows, 1])
+    return squeeze_dims(consumer[1]) == squeeze_dims(producer[3])
 
 
 def _trailing(space: Space) -> bool:
@@ -141,11 +143,17 @@ class MultiOutputFusion(Pass):
             return (id(instr) not in touched and spaces.get(id(instr)) is not None
                     and positions.known(instr) is not None)  # fmt: skip
 
-        def merge(members: list[Instruction]) -> None:
+        accept = self.policy.emits if self.policy.can_emit is not None else None
+
+        def merge(members: list[Instruction]) -> bool:
+            """Merges ``members``; False (nothing changed) when the backend could not emit it."""
             fusion = merge_members(graph, module, members,
-                                   self.policy.max_duplicated_constant_elements)
+                                   self.policy.max_duplicated_constant_elements, accept)
+            if fusion is None:
+                return False
             touched.update(id(m) for m in (*members, fusion))
             positions.merged(graph, fusion, members)
+            return True
 
         for consumer in order:
             if positions.closed:
@@ -166,7 +174,8 @@ class MultiOutputFusion(Pass):
                     continue
                 if not self._fits([producer, consumer], graph):
                     continue
-                merge([producer, consumer])
+                if not merge([producer, consumer]):
+                    continue
                 merged = True
                 break
         for shared in order:
@@ -197,7 +206,8 @@ class MultiOutputFusion(Pass):
                 first, second = (a, b) if positions.known(a) < positions.known(b) else (b, a)
                 if not self._fits([first, second], graph):
                     continue
-                merge([first, second])
+                if not merge([first, second]):
+                    continue
                 merged = True
         return merged
 

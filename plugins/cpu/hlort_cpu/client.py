@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from hlort.errors import HlortError
+from hlort.ir.computation import Computation
 from hlort.passes.fusion_policy import FusionPolicy
 from hlort.passes.pass_options import PassOptions
 from hlort.plugin.base import SimpleClient, SimpleDevice
@@ -11,12 +13,25 @@ from hlort_cpu import compile_cache
 from hlort_cpu.executable import CpuExecutable
 
 
+def emits_one_kernel(comp: Computation) -> bool:
+    """Whether the compiler would turn fused computation ``comp`` into one LLVM kernel."""
+    from hlort.codegen.llvm import classify
+
+    try:
+        return classify(comp) is not None
+    except HlortError:
+        return False
+
+
 class CpuClient(SimpleClient):
     executable_class = CpuExecutable
 
     def pass_options(self) -> PassOptions:
-        """Row epilogues join their reductions: the row fusion emitter keeps a row in cache."""
-        return PassOptions(policy=FusionPolicy(row_epilogue_fusion=True))
+        """Row epilogues join their reductions: the row fusion emitter keeps a row in cache. The
+        fusion passes make only fusions the emitter compiles as one kernel (a fusion it could not
+        compile would run on the interpreter as a whole)."""
+        return PassOptions(policy=FusionPolicy(row_epilogue_fusion=True,
+                                               can_emit=emits_one_kernel))  # fmt: skip
 
     def create_devices(self) -> list[SimpleDevice]:
         from hlort.codegen.llvm import jit_engine

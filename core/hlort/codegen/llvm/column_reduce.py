@@ -71,12 +71,14 @@ def plan_column(comp: Computation, outputs: list[Instruction]) -> ColumnPlan | N
             return None
     kept = [d for d in range(len(in_dims)) if d not in dims]
     out_dims = tuple(in_dims[d] for d in kept)
+    after = _downstream(comp, reduces)
+    if any(id(r) in after for r in reduces):
+        return None  # a reduction reading another's result needs two passes over the input
     plain = {id(o) for o in outputs} == {id(r) for r in reduces} and len(outputs) == len(reduces)
     if plain:  # the kernel's outputs are the reductions, in the root's order
         return ColumnPlan(list(outputs), outputs, False, in_dims, kept, out_dims)
     if any(not r.shape.is_array for r in reduces):
         return None  # a variadic reduction's epilogue would read through get-tuple-element
-    after = _downstream(comp, reduces)
     for instr in comp.instructions:
         if id(instr) not in after or (instr is comp.root and instr.opcode is Opcode.TUPLE):
             continue

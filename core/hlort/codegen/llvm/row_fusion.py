@@ -5,8 +5,11 @@ kInput fusion. Every reduce there reduces the same trailing dimensions of inputs
 leaving "row" values of the kept shape K. Such a fusion runs as one loop over rows (split across
 threads); inside a row, each reduce is one vectorized inner loop (in dependence order), row-level
 consumers of the reduces are scalar code, and element-level outputs get one more inner loop.
-Values flow from a reduce to element-level code only through ``broadcast(row, dims=0..k-1)``,
-which always asks for the current row, so a reduce's accumulator stands for its whole output.
+Row values may take any shape that is K up to size-1 dimensions (JAX's ``[rows, 1]``), moving
+between such shapes by reshapes, broadcasts and transposes that only relabel size-1 dimensions;
+they flow to element-level code only through broadcasts that read the current row. So every
+index asking for a row value names the current row, and a reduce's accumulator (and anything
+computed from it per row) stands for its whole output.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.ir.patterns import variadic_reducer_opcodes
+from hlort.shape import squeeze_dims
 
 
 @dataclass
@@ -41,14 +45,78 @@ class RowPlan:
     kept_dims: tuple[int, ...]
     reduced: list[int]  # trailing dimension numbers
     outputs: list[Instruction]
+    row_level: set[int]  # ids of the instructions holding one value per row
 
 
-def _reduce_dependent(comp: Computation) -> set[int]:
-    dep: set[int] = set()
-    for instr in comp.post_order():
-        if instr.opcode is Opcode.REDUCE or any(id(o) in dep for o in instr.operands):
-            dep.add(id(instr))
-    return dep
+def _order_preserving(instr: Instruction) -> bool:
+    """A broadcast or transpose between shapes of one element count that keeps the order of the
+    big (non-1) dimensions: the same linear index on both sides (a relabelling of 1s)."""
+    src = instr.operands[0].shape.dims
+    if instr.opcode is Opcode.BROADCAST:
+        mapped = list(instr.attrs["dimensions"])
+    elif instr.opcode is Opcode.TRANSPOSE:
+        perm = list(instr.attrs["dimensions"])
+        mapped = [perm.index(j) for j in range(len(src))]
+    else:
+        return instr.opcode is Opcode.RESHAPE
+    big = [m for j, m in enumerate(mapped) if src[j] != 1]
+    return math.prod(src) == instr.shape.size and big == sorted(big)
+
+
+def _row_broadcast(instr: Instruction, in_dims: tuple[int, ...], kept: tuple[int, ...]) -> bool:
+    """broadcast(row value) to the input shape that reads the current row at every element."""
+    src = instr.operands[0].shape.dims
+    big = [m for j, m in enumerate(instr.attrs["dimensions"]) if src[j] != 1]
+    return big == [d for d in range(len(kept)) if in_dims[d] != 1]
+
+
+def _levels(comp: Computation, order: list[Instruction], in_dims, kept) -> dict[int, str] | None:
+    """"row" or "element" for every instruction that reads a reduce (None: not a row fusion).
+
+    Row values have the kept shape up to size-1 dimensions (one value per row, at linear index
+    = the row number); element values have the input shape. Row values reach element code only
+    through broadcasts that read the current row, and move between row shapes only by
+    reshapes, broadcasts and transposes that relabel size-1 dimensions."""
+    row_key = squeeze_dims(kept)
+    unit_rows = squeeze_dims(in_dims) == row_key  # rows of one element: both levels are one
+    level: dict[int, str] = {}
+    for instr in order:
+        reads = [level.get(id(o)) for o in instr.operands]
+        if instr.opcode is Opcode.REDUCE:
+            n = len(instr.operands) // 2
+            if any(x is not None for x in reads[n:]):
+                return None  # an init computed from a reduce
+            if not unit_rows and any(x == "row" for x in reads[:n]):
+                return None  # a row value as a reduce input
+            level[id(instr)] = "row"
+            continue
+        if not any(x is not None for x in reads):
+            continue
+        if instr is comp.root and instr.opcode is Opcode.TUPLE:
+            continue
+        if instr.opcode is Opcode.GET_TUPLE_ELEMENT:
+            level[id(instr)] = "row"
+            continue
+        if not instr.shape.is_array:
+            return None
+        dims = instr.shape.dims
+        if dims == in_dims and not unit_rows:
+            here = "element"
+        elif squeeze_dims(dims) == row_key:
+            here = "row"
+        else:
+            return None
+        if instr.is_elementwise:
+            if any(x not in (None, here) for x in reads):
+                return None
+        elif here == "row":
+            if reads[0] != "row" or not _order_preserving(instr):
+                return None
+        elif not (instr.opcode is Opcode.BROADCAST and reads[0] == "row"
+                  and _row_broadcast(instr, in_dims, kept)):  # fmt: skip
+            return None
+        level[id(instr)] = here
+    return level
 
 
 def plan_row_fusion(comp: Computation) -> RowPlan | None:
@@ -75,7 +143,9 @@ def plan_row_fusion(comp: Computation) -> RowPlan | None:
         narrow = any(o.shape.dtype in NARROW for o in r.operands)
         if narrow and variadic_reducer_opcodes(r.attrs["to_apply"]) is None:
             return None
-    dependent = _reduce_dependent(comp)
+    levels = _levels(comp, order, in_dims, kept)
+    if levels is None:
+        return None
     root = comp.root
     outputs = list(root.operands) if root.opcode is Opcode.TUPLE else [root]
     for instr in order:
@@ -89,34 +159,50 @@ def plan_row_fusion(comp: Computation) -> RowPlan | None:
             continue
         if not instr.shape.is_array or not supports_instruction(instr):
             return None
-        if id(instr) in dependent:
-            dims = instr.shape.dims
-            if dims not in (kept, in_dims) and instr.shape.rank != 0:
-                return None
-            if instr.opcode is Opcode.BROADCAST:
-                src = instr.operands[0]
-                ok_row = src.shape.dims == kept and dims == in_dims and tuple(
-                    instr.attrs["dimensions"]) == tuple(range(len(kept)))  # fmt: skip
-                if not (ok_row or (src.shape.dims == dims) or src.shape.rank == 0):
-                    return None
-            elif not instr.is_elementwise:
-                return None
-            if dims == kept and kept != in_dims and instr.shape.rank == 0 and kept:
-                return None
     for out in outputs:
         if out.opcode is Opcode.GET_TUPLE_ELEMENT:
             continue
-        if not out.shape.is_array or out.shape.dims not in (kept, in_dims):
+        if not out.shape.is_array:
             return None
-    return RowPlan(reduces, in_dims, kept, reduced, outputs)
+        if out.shape.dims != in_dims and squeeze_dims(out.shape.dims) != squeeze_dims(kept):
+            return None
+    return RowPlan(reduces, in_dims, kept, reduced, outputs,
+                   {k for k, v in levels.items() if v == "row"})  # fmt: skip
 
 
 class RowEmitter(FusedEmitter):
-    """A FusedEmitter that answers a reduce (or its tuple elements) with this row's result."""
+    """A FusedEmitter that answers a reduce (or its tuple elements) with this row's result, and
+    every row-level value at the current row whatever index asks for it (the plan proved that
+    every such index names the current row)."""
 
-    def __init__(self, ctx, comp, params):
+    def __init__(self, ctx, comp, params, row_level: set[int]):
         super().__init__(ctx, comp, params)
         self.row_values: dict[int, list[ir.Value]] = {}
+        self.row_level = row_level
+        self._row: tuple[ir.Value, list[ir.Value], tuple[int, ...]] | None = None
+        self._row_indices: dict[tuple[int, ...], Index] = {}
+
+    def start_row(self, o: ir.Value, kept_multi: list[ir.Value], kept: tuple[int, ...]) -> None:
+        self._row = (o, kept_multi, kept)
+        self._row_indices.clear()
+        self.row_values.clear()
+        self.reset()
+
+    def row_index(self, dims: tuple[int, ...]) -> Index:
+        """The index of the current row in a row-level shape ``dims`` (linear = row number)."""
+        index = self._row_indices.get(dims)
+        if index is None:
+            o, kept_multi, kept = self._row
+            big = iter(m for m, d in zip(kept_multi, kept, strict=True) if d != 1)
+            multi = [i64(0) if d == 1 else next(big) for d in dims]
+            index = Index(self.b, dims, multi=multi, linear=o)
+            self._row_indices[dims] = index
+        return index
+
+    def value(self, instr: Instruction, index: Index) -> ir.Value:
+        if id(instr) in self.row_level and self._row is not None:
+            index = self.row_index(instr.shape.dims)
+        return super().value(instr, index)
 
     def _emit(self, instr: Instruction, index: Index) -> ir.Value:
         if instr.opcode is Opcode.REDUCE:
@@ -159,7 +245,7 @@ def emit_row_fusion(fn: ir.Function, b: ir.IRBuilder, ctx: IrContext, comp: Comp
                     plan: RowPlan, params: list[ir.Value], out_ptrs: list[ir.Value],
                     begin: ir.Value, end: ir.Value) -> tuple[int, int]:  # fmt: skip
     """Emit the row loop; returns (extent, elements per row)."""
-    em = RowEmitter(ctx, comp, params)
+    em = RowEmitter(ctx, comp, params, plan.row_level)
     in_dims, kept = plan.in_dims, plan.kept_dims
     red_dims = [in_dims[d] for d in plan.reduced]
     row_size = math.prod(red_dims)
@@ -172,9 +258,8 @@ def emit_row_fusion(fn: ir.Function, b: ir.IRBuilder, ctx: IrContext, comp: Comp
                ((r, slots[id(r)]) for r in plan.reduces)}  # fmt: skip
 
     def outer(o: ir.Value) -> None:
-        em.reset()
-        em.row_values.clear()
         kept_multi = delinearize(b, o, kept)
+        em.start_row(o, kept_multi, kept)
 
         def element_index(values: list[ir.Value]) -> Index:
             multi = kept_multi + values if len(plan.reduced) == 1 else None
@@ -206,12 +291,12 @@ def emit_row_fusion(fn: ir.Function, b: ir.IRBuilder, ctx: IrContext, comp: Comp
             em.row_values[id(r)] = [round_to(b, x.shape.dtype, b.load(a, typ=t)) for a, t, x in
                                     zip(allocas[id(r)], slots[id(r)], r.operands[:n],
                                         strict=True)]  # fmt: skip
-        row_index = Index(b, kept, multi=kept_multi, linear=o)
         element_outs = []
         for k, out in enumerate(plan.outputs):
             if out.shape.dims == in_dims and in_dims != kept:
                 element_outs.append(k)
                 continue
+            row_index = em.row_index(out.shape.dims)
             store_element(b, out.shape.dtype, em.value(out, row_index), out_ptrs[k], o)
         if element_outs:
 
