@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PLUGINS := $(patsubst %/pyproject.toml,%,$(wildcard plugins/*/pyproject.toml))
 STAMP := $(VENV)/.hlort-installed
 
-.PHONY: demo test bench lint corpus venv clean
+.PHONY: demo test bench lint corpus conformance venv clean
 
 venv: $(STAMP)
 
@@ -31,6 +31,13 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check core plugins tests benchmarks
+
+# The full conformance suite on cpu and tpusim, cold and then on the warm cache (CI runs --quick).
+conformance: $(STAMP)
+	@cache=$$(mktemp -d) && for p in cpu tpusim; do for run in cold warm; do \
+	  echo "conformance $$p ($$run cache)"; \
+	  HLORT_CACHE_DIR=$$cache $(PY) -m hlort.cli conformance --platform $$p || exit 1; \
+	done; done
 
 corpus: $(STAMP)
 	$(PY) -m hlort.cli testdata ../shared/stablehlo-testdata/testdata ../shared/stablehlo-testdata/tests/interpret --jobs 2

@@ -327,6 +327,8 @@ def cmd_testdata(args: argparse.Namespace) -> int:
         argv += ["--jobs", str(args.jobs)]
     if args.report:
         argv += ["--report", args.report]
+    for option in args.option:
+        argv += ["--option", option]
     return int(module.main(argv) or 0)
 
 
@@ -380,6 +382,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--platform", metavar="P")
     p.add_argument("--jobs", metavar="N", type=int)
     p.add_argument("--report", metavar="FILE")
+    p.add_argument("--option", metavar="KEY=VALUE", action="append", default=[],
+                   help="a compile target option for every compile (repeatable)")
     p.set_defaults(handler=cmd_testdata)
     return parser
 

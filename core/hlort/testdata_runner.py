@@ -85,8 +85,18 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)  # fmt: skip
             return 2
         options[key.strip()] = value.strip()
-    if options:
+    previous = os.environ.pop(OPTIONS_ENV, None)
+    if options:  # the workers inherit it; restored below
         os.environ[OPTIONS_ENV] = json.dumps(options)
+    try:
+        return _run(args)
+    finally:
+        os.environ.pop(OPTIONS_ENV, None)
+        if previous is not None:
+            os.environ[OPTIONS_ENV] = previous
+
+
+def _run(args: argparse.Namespace) -> int:
     problem = platform_problem(args.platform)
     if problem:
         print(f"hlort: error: INVALID_ARGUMENT: {problem}", file=sys.stderr)

@@ -43,3 +43,19 @@ def test_the_template_passes_everything_strictly(suite):
     assert set(ops) == {op.value for op in Opcode if op not in EXEMPT}
     assert all(outcome == "pass" for row in ops.values() for outcome in row.values())
     assert "| dot | " in run.markdown
+
+
+@pytest.mark.parametrize("platform", ["cpu", "tpusim"])
+def test_a_quick_sample_passes_twice_on_one_cache(tmp_path, platform):
+    """cpu and tpusim in CI (the full runs are `make conformance`): a cold run, then the same
+    run answered by the persistent cache, whose executables must behave like fresh ones."""
+    if platform not in {r.name for r in default_registry().records()}:
+        pytest.skip(f"hlort-{platform} is not installed (make venv installs plugins/*)")
+    env = {k: v for k, v in os.environ.items() if k != "HLORT_PLATFORMS"}
+    env["HLORT_CACHE_DIR"] = str(tmp_path / "cache")
+    cmd = [sys.executable, "-m", "hlort.cli", "conformance", "--platform", platform, "--quick"]
+    for run_number in (1, 2):
+        run = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env,
+                             timeout=900)  # fmt: skip
+        assert run.returncode == 0, f"run {run_number}: {(run.stdout + run.stderr)[-3000:]}"
+        assert " passed" in run.stdout and "failed" not in run.stdout.splitlines()[-1]

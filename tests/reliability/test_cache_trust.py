@@ -133,6 +133,10 @@ ENTRY e {
     back = module_codec.decode_module(module_codec.encode_module(module))
     assert back.fingerprint() == module.fingerprint()
     assert back.to_text() == module.to_text()
+    for comp, comp_back in zip(module.computations, back.computations, strict=True):
+        for a, b in zip(comp.instructions, comp_back.instructions, strict=True):
+            if a.literal is not None:  # 0-d literals stay 0-d
+                assert b.literal.shape == a.literal.shape and b.literal.dtype == a.literal.dtype
 
 
 @pytest.mark.parametrize("doc", [

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import hlort
-from hlort import testdata_runner
+from hlort import cli, testdata_runner
 from hlort.errors import ErrorCode, HlortError
 
 DOT = """HloModule d
@@ -67,3 +67,5 @@ def test_the_testdata_runner_passes_the_option(tmp_path, capsys, monkeypatch):
     assert testdata_runner.main([*args, "--option", "default_precision=highest"]) == 0
     assert "1 pass" in capsys.readouterr().out
     assert testdata_runner.main([*args, "--option", "nonsense"]) == 2
+    capsys.readouterr()
+    assert cli.main(["testdata", *args, "--option", "default_precision=highest"]) == 0

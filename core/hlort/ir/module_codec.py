@@ -114,7 +114,9 @@ class _Writer:
         return name
 
     def array(self, v) -> list:
-        a = np.ascontiguousarray(v)
+        a = np.asarray(v)  # not ascontiguousarray: it turns 0-d arrays into 1-d ones
+        if not a.flags.c_contiguous:
+            a = a.copy(order="C")
         try:
             name = dtypes.from_numpy(a.dtype).name
         except Exception:  # noqa: BLE001 - a NumPy type hlort has no DType for
