@@ -21,8 +21,7 @@ sign-free views of them (|v|, v diag(w) v^H); JAX's TPU lowerings (``*_tpu_lower
 compared with the same function's CPU results.
 
 On cpu the test also asserts the executable's interpreter FALLBACK count
-(``stats()["fallback_count"]``): zero, except for the programs in ``CPU_FALLBACKS``, whose
-fusions the cpu emitter does not compile yet.
+(``stats()["fallback_count"]``): zero, except for the programs in ``CPU_FALLBACKS`` (none today).
 """
 
 from __future__ import annotations
@@ -41,33 +40,10 @@ PLATFORMS = ("interpreter", "cpu", "tpusim")
 ULPS = 16
 BF16_DOT_TOLERANCE = 3e-2
 
-_ROW_REDUCTION = ("a row-reduction fusion (softmax's max / exp / sum, log-sum-exp, the "
-                  "loss's log-softmax and its gradient's reductions) with broadcast -> reshape "
-                  "-> broadcast in its index paths, which the cpu row-fusion emitter does not "
-                  "compile yet, runs on the interpreter (fusion helper, issue 12 items 1-2)")
-CPU_FALLBACKS = {
-    "causal_attention": (1, _ROW_REDUCTION),
-    "flax_mlp_value_and_grad": (2, _ROW_REDUCTION),
-    "flax_transformer_block": (1, _ROW_REDUCTION),
-    "logsumexp": (1, _ROW_REDUCTION),
-    "softmax": (1, _ROW_REDUCTION),
-    "optax_sgd_step": (3, _ROW_REDUCTION),
-    "optax_adam_step": (2, _ROW_REDUCTION),
-    "optax_adam_clip_step": (3, _ROW_REDUCTION),
-    "optax_adamw_clip_step": (3, _ROW_REDUCTION),
-}
-# The same module through the HLO route fuses one reduction fewer.
-CPU_FALLBACKS_HLO = {"optax_adam_clip_step": 2}
+CPU_FALLBACKS: dict[str, tuple[int, str]] = {}  # name -> (count, why); none today
+CPU_FALLBACKS_HLO: dict[str, int] = {}  # the HLO route's counts where they differ
 
-XFAIL = {
-    ("cross_entropy", "cpu"): "UNIMPLEMENTED: fused loop cannot generate reduce (the core's "
-                              "fusion makes a log-softmax fusion the cpu emitter refuses; "
-                              "fusion helper, issue 12 item 2)",
-    ("log_softmax", "cpu"): "UNIMPLEMENTED: fused loop cannot generate reduce (as cross_entropy)",
-    ("linalg_eigh_complex", "tpusim"): "tpusim cannot serialize complex constants into its "
-                                       "program (reliab helper, issue 18: tpusim complex)",
-    ("linalg_qr_c128", "tpusim"): "tpusim cannot serialize complex constants (as above)",
-}
+XFAIL: dict[tuple[str, str], str] = {}  # (name, platform) -> why it fails today; none
 
 
 def _routes(name: str) -> list[str]:
