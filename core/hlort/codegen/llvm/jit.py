@@ -13,6 +13,9 @@ import re
 import threading
 from dataclasses import dataclass
 
+from hlort.codegen.llvm.object_symbols import object_symbols
+from hlort.codegen.llvm.runtime_library import helper_names, library_ir
+
 _LOCK = threading.Lock()
 _DEFINE = re.compile(r"^(define [^\n{]*)$", re.MULTILINE)
 _ENGINE: JitEngine | None = None
@@ -67,6 +70,8 @@ class JitEngine:
         # while the engine starts, not inside the first executable a process loads.
         self.engine.finalize_object()
         self._objects: list = []  # keep object files alive while their code may run
+        self._defined: set[str] = set()  # global symbols of the objects loaded so far
+        self._library_loaded = False
 
     def optimize(self, module) -> None:
         """O3 with loop and SLP vectorization (the new pass manager's default pipeline)."""
@@ -111,13 +116,24 @@ class JitEngine:
         return str(module)
 
     def load_object(self, obj: bytes, symbols: list[str]) -> dict[str, int]:
-        """Load object code and return the address of each symbol."""
+        """Load object code and return the address of each symbol.
+
+        Every symbol the object needs is resolved before MCJIT sees it (MCJIT aborts the process
+        on an unresolved one): from objects loaded earlier, from the process (libm, libc), or
+        from the runtime library of compiler-rt helpers (compiled on first need). A symbol none
+        of them has raises INTERNAL naming it, and the object is not loaded.
+        """
         llvm = self.llvm
         with self._lock:
+            table = object_symbols(obj)
+            if table is not None:
+                self._resolve(table.undefined)
             ref = llvm.ObjectFileRef.from_data(obj)
             self.engine.add_object_file(ref)
             self._objects.append(ref)
             self.engine.finalize_object()
+            if table is not None:
+                self._defined |= table.defined
             out = {}
             for name in symbols:
                 addr = self.engine.get_function_address(name)
@@ -127,6 +143,34 @@ class JitEngine:
                     raise Internal(f"JIT: symbol {name} not found after loading object code")
                 out[name] = addr
             return out
+
+    def _resolve(self, needed: frozenset[str]) -> None:
+        """Make every name in ``needed`` resolvable, or raise INTERNAL naming the missing ones."""
+        llvm = self.llvm
+        missing = sorted(n for n in needed
+                         if n not in self._defined and not llvm.address_of_symbol(n))  # fmt: skip
+        if missing and not self._library_loaded and any(n in helper_names() for n in missing):
+            self._load_runtime_library()
+            missing = [n for n in missing if n not in self._defined]
+        if missing:
+            from hlort.errors import Internal
+
+            raise Internal(
+                f"JIT: the compiled code calls {', '.join(missing)}, which neither this "
+                "process nor hlort's runtime library defines; the object was not loaded (report "
+                "it with the module: the code generator needs to avoid or provide that call)")
+
+    def _load_runtime_library(self) -> None:
+        """Compile and load compiler-rt's helpers (runtime_library.py); caller holds the lock."""
+        obj = self.compile_ir(library_ir())
+        table = object_symbols(obj)
+        self.engine.add_object_file(self.llvm.ObjectFileRef.from_data(obj))
+        self.engine.finalize_object()
+        self._library_loaded = True
+        if table is not None:
+            self._defined |= table.defined
+        else:  # not ELF: trust the library's own list
+            self._defined |= helper_names()
 
 
 def jit_engine() -> JitEngine:
