@@ -14,6 +14,7 @@ from day one, and ``Program.stats()`` says exactly what was compiled and what fe
 
 from __future__ import annotations
 
+import importlib
 import time
 from functools import partial
 
@@ -33,12 +34,9 @@ from hlort.plugin.base.fallback_policy import FallbackReport
 from hlort.shape import Token, TokenShape, TupleShape
 from hlort_cpu import compile_cache
 from hlort_cpu.arena import plan_arena
-from hlort_cpu.cholesky import cholesky_thunk
 from hlort_cpu.control_flow import CONTROL_FLOW_OPS, ProgramSet, program_orders
-from hlort_cpu.convolution import convolution_thunk
 from hlort_cpu.custom_call import custom_call_thunk
 from hlort_cpu.dot import dot_thunk
-from hlort_cpu.fft import fft_thunk
 from hlort_cpu.native_while import plan_native_whiles
 from hlort_cpu.plugin import PLUGIN_VERSION
 from hlort_cpu.thunks import (
@@ -47,7 +45,6 @@ from hlort_cpu.thunks import (
     KernelThunk,
     Program,
 )
-from hlort_cpu.triangular_solve import triangular_solve_thunk
 from hlort_cpu.view_thunks import VIEW_OPS, view_thunk
 
 _STRUCTURAL = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT}
@@ -57,11 +54,19 @@ _FRESH_RESULTS = {Opcode.DOT, Opcode.CONVOLUTION, Opcode.FFT, Opcode.CHOLESKY,
                   Opcode.TRIANGULAR_SOLVE}  # fmt: skip
 _NATIVE = {  # op -> thunk factory (None when it cannot take that instruction)
     Opcode.DOT: dot_thunk,
-    Opcode.CONVOLUTION: convolution_thunk,
-    Opcode.FFT: fft_thunk,
-    Opcode.CHOLESKY: cholesky_thunk,
-    Opcode.TRIANGULAR_SOLVE: triangular_solve_thunk,
-}
+    Opcode.CONVOLUTION: ("hlort_cpu.convolution", "convolution_thunk"),
+    Opcode.FFT: ("hlort_cpu.fft", "fft_thunk"),
+    Opcode.CHOLESKY: ("hlort_cpu.cholesky", "cholesky_thunk"),
+    Opcode.TRIANGULAR_SOLVE: ("hlort_cpu.triangular_solve", "triangular_solve_thunk"),
+}  # (module, name): imported on first use, not in every process's first compile
+
+
+def _native_factory(op: Opcode):
+    make = _NATIVE.get(op)
+    if isinstance(make, tuple):
+        make = getattr(importlib.import_module(make[0]), make[1])
+        _NATIVE[op] = make
+    return make
 
 
 def wrap_instruction(instr: Instruction) -> Computation:
@@ -229,7 +234,7 @@ def _build(comp: Computation, order: list[Instruction], programs: ProgramSet, *,
                 add(thunk)
                 compiled[thunk.label] += 1
                 continue
-        make = _NATIVE.get(op)
+        make = _native_factory(op)
         if make is not None or op is Opcode.CUSTOM_CALL:
             thunk = (make(instr, ins, out) if make is not None
                      else custom_call_thunk(instr, ins, out, evaluator))  # fmt: skip
