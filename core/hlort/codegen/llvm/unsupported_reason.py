@@ -22,7 +22,8 @@ _OWN_KERNEL = {*HERO_KINDS, *_CALLED, Opcode.SORT, Opcode.TOPK, Opcode.RNG_BIT_G
 
 
 def _describe(instr: Instruction) -> str:
-    return f"{instr.opcode.value} {instr.name} ({instr.shape})"
+    """As the instruction reads in HLO text, without operands: ``name = shape opcode``."""
+    return f"{instr.name} = {instr.shape} {instr.opcode.value}"
 
 
 def _bad_type(instr: Instruction) -> str | None:
