@@ -194,7 +194,21 @@ def _profile(exe, load_s: float, transfer_in_s: float, transfer_out_s: float) ->
         except HlortError:
             continue
         profile[key] = dict(value) if isinstance(value, dict) else vars(value)
+    profile["fallbacks"] = _fallbacks(exe)
     return profile
+
+
+def _fallbacks(exe) -> list[str]:
+    """Each instruction the executable runs on the reference interpreter, with the reason."""
+    getter = getattr(exe.raw, "fallbacks", None)
+    return [str(r) for r in getter()] if getter is not None else []
+
+
+def _print_fallbacks(reasons: list[str], indent: str, stream) -> None:
+    print(f"{indent}fallbacks: {len(reasons)} (instructions on the reference interpreter)",
+          file=stream)  # fmt: skip
+    for reason in reasons:
+        print(f"{indent}  {' '.join(reason.split())}", file=stream)
 
 
 def _shape_text(d: dict) -> str:
@@ -222,6 +236,7 @@ def _print_run(report: dict, results: list[np.ndarray], show_values: bool) -> No
                 print(f"  {key}: {items}")
         for k, v in report["profile"].get("execution_profile", {}).items():
             print(f"  device {k}: {v}")
+        _print_fallbacks(report["profile"]["fallbacks"], "  ", sys.stdout)
     if "output_file" in report:
         print(f"wrote    {report['output_file']} ({len(results)} array(s))")
     elif show_values:
@@ -239,6 +254,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     options = CompileOptions(debug=DebugOptions(dump_dir=args.dump_dir))
     exe = backend.compile(module, device, options)
     sys.stdout.write(exe.as_text().rstrip("\n") + "\n")
+    sys.stdout.flush()
+    _print_fallbacks(_fallbacks(exe), f"hlort: {backend.platform}: ", sys.stderr)
     return EXIT_OK
 
 

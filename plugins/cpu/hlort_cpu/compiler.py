@@ -14,11 +14,14 @@ from day one, and ``Program.stats()`` says exactly what was compiled and what fe
 
 from __future__ import annotations
 
+import importlib
 import time
+from functools import partial
 
 import numpy as np
 
 from hlort.codegen.llvm import KernelModule, classify, jit_engine
+from hlort.codegen.llvm.unsupported_reason import why_not_compiled
 from hlort.codegen.llvm.while_driver import emit_while_driver, load_entry_points
 from hlort.errors import Unimplemented
 from hlort.interpreter.evaluator import Evaluator
@@ -27,15 +30,13 @@ from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
+from hlort.plugin.base.fallback_policy import FallbackReport
 from hlort.shape import Token, TokenShape, TupleShape
 from hlort_cpu import compile_cache
 from hlort_cpu.arena import plan_arena
-from hlort_cpu.cholesky import cholesky_thunk
 from hlort_cpu.control_flow import CONTROL_FLOW_OPS, ProgramSet, program_orders
-from hlort_cpu.convolution import convolution_thunk
 from hlort_cpu.custom_call import custom_call_thunk
 from hlort_cpu.dot import dot_thunk
-from hlort_cpu.fft import fft_thunk
 from hlort_cpu.native_while import plan_native_whiles
 from hlort_cpu.plugin import PLUGIN_VERSION
 from hlort_cpu.thunks import (
@@ -44,7 +45,6 @@ from hlort_cpu.thunks import (
     KernelThunk,
     Program,
 )
-from hlort_cpu.triangular_solve import triangular_solve_thunk
 from hlort_cpu.view_thunks import VIEW_OPS, view_thunk
 
 _STRUCTURAL = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT}
@@ -54,11 +54,19 @@ _FRESH_RESULTS = {Opcode.DOT, Opcode.CONVOLUTION, Opcode.FFT, Opcode.CHOLESKY,
                   Opcode.TRIANGULAR_SOLVE}  # fmt: skip
 _NATIVE = {  # op -> thunk factory (None when it cannot take that instruction)
     Opcode.DOT: dot_thunk,
-    Opcode.CONVOLUTION: convolution_thunk,
-    Opcode.FFT: fft_thunk,
-    Opcode.CHOLESKY: cholesky_thunk,
-    Opcode.TRIANGULAR_SOLVE: triangular_solve_thunk,
-}
+    Opcode.CONVOLUTION: ("hlort_cpu.convolution", "convolution_thunk"),
+    Opcode.FFT: ("hlort_cpu.fft", "fft_thunk"),
+    Opcode.CHOLESKY: ("hlort_cpu.cholesky", "cholesky_thunk"),
+    Opcode.TRIANGULAR_SOLVE: ("hlort_cpu.triangular_solve", "triangular_solve_thunk"),
+}  # (module, name): imported on first use, not in every process's first compile
+
+
+def _native_factory(op: Opcode):
+    make = _NATIVE.get(op)
+    if isinstance(make, tuple):
+        make = getattr(importlib.import_module(make[0]), make[1])
+        _NATIVE[op] = make
+    return make
 
 
 def wrap_instruction(instr: Instruction) -> Computation:
@@ -74,9 +82,11 @@ def wrap_instruction(instr: Instruction) -> Computation:
     return comp
 
 
-def _kernel_candidate(instr: Instruction) -> Computation | None:
+def _kernel_candidate(instr: Instruction) -> tuple[Computation | None, str | None]:
+    """The computation to compile as ``instr``'s kernel, or None and why not (None when
+    ``instr`` is no kernel candidate at all: structural, control flow, a native thunk's op)."""
     if instr.opcode in _STRUCTURAL:
-        return None
+        return None, None
     if instr.opcode is Opcode.FUSION:
         comp = instr.attrs["calls"]
     elif instr.is_elementwise or instr.opcode in (
@@ -87,14 +97,16 @@ def _kernel_candidate(instr: Instruction) -> Computation | None:
         Opcode.SORT, Opcode.TOPK, Opcode.RNG_BIT_GENERATOR,
     ):  # fmt: skip
         if not all(o.shape.is_array for o in instr.operands) or not instr.shape.leaf_shapes():
-            return None
+            return None, "its operands are not all arrays, or it has no array result"
         comp = wrap_instruction(instr)
     else:
-        return None
+        return None, None
     try:
-        return comp if classify(comp) is not None else None
-    except Unimplemented:
-        return None
+        if classify(comp) is not None:
+            return comp, None
+    except Unimplemented as err:
+        return None, err.message
+    return None, why_not_compiled(comp)
 
 
 def _order(comp: Computation) -> list[Instruction]:
@@ -116,9 +128,11 @@ def _order(comp: Computation) -> list[Instruction]:
 def compile_program(module: Module) -> Program:
     start = time.perf_counter()
     orders = program_orders(module.entry, _order)  # the entry and what its control flow calls
-    candidates = [(instr, _kernel_candidate(instr))
+    candidates = [(instr, *_kernel_candidate(instr))
                   for _, order in orders.values() for instr in order]  # fmt: skip
-    to_compile = [(instr, comp) for instr, comp in candidates if comp is not None]
+    to_compile = [(instr, comp) for instr, comp, _ in candidates if comp is not None]
+    not_kernels = {id(instr): why for instr, _, why in candidates if why is not None}
+    report = FallbackReport("cpu", module.name)
     engine = jit_engine()
     key = compile_cache.cache_key(module.fingerprint(), PLUGIN_VERSION, engine.target.key)
     names = [f"hk{key[:16]}_{k}" for k in range(len(to_compile))]
@@ -145,9 +159,12 @@ def compile_program(module: Module) -> Program:
     by_instr = {id(instr): kernels[name] for name, (instr, _) in zip(names, to_compile,
                                                                      strict=True)}  # fmt: skip
     drivers_by_while = {k: (n, kernels[n.plan.name]) for k, n in natives.items()}
+    build = partial(_build, not_kernels=not_kernels, report=report)
     programs = ProgramSet(orders, by_instr, drivers_by_while, Evaluator(check_shapes=False),
-                          _build, _label)  # fmt: skip
+                          build, _label)  # fmt: skip
     program = programs.program(module.entry)
+    report.apply()  # HLORT_FALLBACK: raise, warn once, or allow
+    program.fallback_records = list(report.records)
     program.constant_arrays = programs.constant_arrays()
     program.temp_bytes = sum(p.arena.size for p in programs.built() if p.arena is not None)
     program.code_bytes = len(cached[0]) if cached is not None else 0
@@ -170,8 +187,10 @@ def _loaded_kernels(key: str, cached) -> dict:
     return kernels
 
 
-def _build(comp: Computation, order: list[Instruction], programs: ProgramSet) -> Program:
-    """The program of one computation (the entry or one that control flow calls)."""
+def _build(comp: Computation, order: list[Instruction], programs: ProgramSet, *,
+           not_kernels: dict[int, str], report: FallbackReport) -> Program:  # fmt: skip
+    """The program of one computation (the entry or one that control flow calls); every
+    instruction it runs on the interpreter goes into ``report`` with the reason."""
     kernels, evaluator = programs.kernels, programs.evaluator
     compiled, fallback = programs.compiled, programs.fallback
     slot = {id(instr): k for k, instr in enumerate(order)}
@@ -215,7 +234,7 @@ def _build(comp: Computation, order: list[Instruction], programs: ProgramSet) ->
                 add(thunk)
                 compiled[thunk.label] += 1
                 continue
-        make = _NATIVE.get(op)
+        make = _native_factory(op)
         if make is not None or op is Opcode.CUSTOM_CALL:
             thunk = (make(instr, ins, out) if make is not None
                      else custom_call_thunk(instr, ins, out, evaluator))  # fmt: skip
@@ -228,6 +247,7 @@ def _build(comp: Computation, order: list[Instruction], programs: ProgramSet) ->
         if op is Opcode.FUSION:
             add(FusionFallbackThunk(evaluator, instr.attrs["calls"], ins, out))
             fallback[_label(instr)] += 1
+            report.add(instr.name, _label(instr), not_kernels.get(id(instr), "no kernel"))
             continue
         fn = function_for(op)
         if fn is None:
@@ -235,11 +255,22 @@ def _build(comp: Computation, order: list[Instruction], programs: ProgramSet) ->
                                 f"({instr.name})")  # fmt: skip
         add(FallbackThunk(evaluator, fn, instr, ins, out))
         fallback[op.value] += 1
+        report.add(instr.name, op.value, _why_interpreted(instr, not_kernels.get(id(instr))))
     params = [(slot[id(p)], p.shape) for p in comp.parameters if id(p) in slot]
     root = slot[id(comp.root)]
     releases = _releases(step_inputs, root)
     return Program(steps, len(order), params, root, constants, compiled, fallback, evaluator,
                    releases=releases, arena=plan_arena(comp, order, slot, step_kinds))  # fmt: skip
+
+
+def _why_interpreted(instr: Instruction, not_a_kernel: str | None) -> str:
+    """Why a non-fusion instruction runs on the interpreter (FallbackThunk)."""
+    if not_a_kernel is not None:
+        return not_a_kernel
+    types = ", ".join(str(o.shape) for o in instr.operands)
+    if instr.opcode in _NATIVE or instr.opcode is Opcode.CUSTOM_CALL or instr.opcode in VIEW_OPS:
+        return f"the native {instr.opcode.value} thunk does not take ({types}) -> {instr.shape}"
+    return f"the cpu plugin has no kernel or native thunk for {instr.opcode.value}"
 
 
 def _releases(step_inputs: list[list[int]], root: int) -> list[tuple[int, ...]]:

@@ -73,6 +73,10 @@ class CpuExecutable(SimpleExecutable):
     def artifacts(self) -> Mapping[str, str | bytes]:
         return self.program.artifacts()
 
+    def fallbacks(self):
+        """Each FALLBACK thunk's instruction and reason (HLORT_FALLBACK decides at compile)."""
+        return list(self.program.fallback_records)
+
     def stats(self) -> dict[str, object]:
         """Compiled vs interpreted instructions (see Program.stats)."""
         return self.program.stats()

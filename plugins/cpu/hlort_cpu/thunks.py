@@ -122,6 +122,7 @@ class Program:
         self.fallback = fallback
         self.evaluator = evaluator
         self.ir_text: str | None = None
+        self.fallback_records: list = []  # FallbackRecord of each FALLBACK (compiler.py)
         self.cache_hit = False
         self.compile_seconds = 0.0
         self.temp_bytes = 0  # arenas of this program and the programs it calls (compiler.py)
@@ -183,6 +184,7 @@ class Program:
             "fallback": dict(self.fallback),
             "compiled_count": sum(self.compiled.values()),
             "fallback_count": sum(self.fallback.values()),
+            "fallback_reasons": [str(r) for r in self.fallback_records],
             "cache_hit": self.cache_hit,
             "compile_seconds": self.compile_seconds,
         }

@@ -46,7 +46,7 @@ def test_softmax_relu_matmul_is_a_matmul_plus_one_fused_pass():
     assert exe.raw.stats()["compiled"] == {"dot (BLAS)": 1, "fusion(kInput)": 1}
 
 
-def test_unsupported_ops_fall_back_and_are_counted():
+def test_unsupported_ops_fall_back_and_are_counted(allow_fallback):
     b = Builder("sorting")
     x = b.parameter(shape.array("f32", [5, 7]))
     sub = b.sub("exp_less")  # an inexact comparator: sorts by it stay on the interpreter

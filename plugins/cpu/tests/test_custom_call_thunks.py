@@ -59,7 +59,7 @@ def test_identity_annotations_alias_their_operand(target, dt):
     assert not np.shares_memory(got, x)  # the caller still owns its result
 
 
-def test_spmd_reshape_between_shapes_stays_on_the_counted_fallback():
+def test_spmd_reshape_between_shapes_stays_on_the_counted_fallback(allow_fallback):
     module = _module("SPMDFullToShardShape", [shape.array("f32", (2, 4))],
                      shape.array("f32", (2, 2)))  # fmt: skip
     exe = _compile(module, fallback={"custom-call": 1})

@@ -4,7 +4,9 @@ One :class:`JitEngine` per process owns an MCJIT execution engine for the host (
 name and every feature the CPU reports, AVX-512 included). ``compile_ir`` optimizes a module of
 kernels, emits host object code and loads it; ``load_object`` loads object code a cache stored
 earlier, skipping LLVM entirely. Symbols must be unique per process, so callers prefix kernel
-names with a content hash. llvmlite is imported here, lazily, never by ``import hlort``.
+names with a content hash. llvmlite is imported here, lazily, never by ``import hlort``; the
+target machine and MCJIT come from ``hlort.codegen.llvm_start`` (made once per process, often on
+a background thread while the plugin imports its compiler).
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
+
+from hlort.codegen.llvm.object_symbols import object_symbols
+from hlort.codegen.llvm_start import host_llvm, optimize_module
 
 _LOCK = threading.Lock()
 _DEFINE = re.compile(r"^(define [^\n{]*)$", re.MULTILINE)
@@ -44,41 +49,22 @@ class JitEngine:
     """Optimizes and loads LLVM modules into this process; thread-safe."""
 
     def __init__(self, opt_level: int = 3):
-        import llvmlite.binding as llvm
-
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        self.llvm = llvm
-        triple = llvm.get_process_triple()
-        cpu = llvm.get_host_cpu_name()
-        features = llvm.get_host_cpu_features().flatten()
-        self.target = HostTarget(triple, cpu, features)
-        target = llvm.Target.from_triple(triple)
-        self.machine = target.create_target_machine(
-            cpu=cpu, features=features, opt=opt_level, reloc="default", codemodel="jitdefault",
-            jit=True,
-        )  # fmt: skip
+        host = host_llvm(opt_level)  # llvm_start.py: often already made in the background
+        self.host = host
+        self.llvm = host.llvm
+        self.target = HostTarget(host.triple, host.cpu, host.features)
+        self.machine = host.machine
+        self.engine = host.engine
         self.opt_level = opt_level
         self._lock = threading.Lock()
-        backing = llvm.parse_assembly("")
-        backing.triple = triple
-        self.engine = llvm.create_mcjit_compiler(backing, self.machine)
-        # MCJIT's first finalize generates code for the (empty) backing module, ~2 ms: do it
-        # while the engine starts, not inside the first executable a process loads.
-        self.engine.finalize_object()
+        self._compile_lock = threading.RLock()  # the runtime library compiles under _lock
         self._objects: list = []  # keep object files alive while their code may run
+        self._defined: set[str] = set()  # global symbols of the objects loaded so far
+        self._library_loaded = False
 
     def optimize(self, module) -> None:
         """O3 with loop and SLP vectorization (the new pass manager's default pipeline)."""
-        llvm = self.llvm
-        pto = llvm.create_pipeline_tuning_options(speed_level=self.opt_level)
-        pto.loop_vectorization = True
-        pto.slp_vectorization = True
-        pto.loop_unrolling = True
-        pto.loop_interleaving = True
-        pb = llvm.create_pass_builder(self.machine, pto)
-        mpm = pb.getModulePassManager()
-        mpm.run(module, pb)
+        optimize_module(self.host, module)
 
     def with_vector_width(self, ir_text: str) -> str:
         """Ask the vectorizers for the host's full vector width on every function.
@@ -93,31 +79,47 @@ class JitEngine:
         return _DEFINE.sub(rf'\1 "prefer-vector-width"="{bits}"', ir_text)
 
     def compile_ir(self, ir_text: str) -> bytes:
-        """Parse, verify, optimize and emit object code for ``ir_text``; returns the object."""
+        """Parse, verify, optimize and emit object code for ``ir_text``; returns the object.
+
+        One compile at a time: modules live in LLVM's global context and share one target
+        machine, neither of which LLVM lets two threads use at once."""
         llvm = self.llvm
-        module = llvm.parse_assembly(self.with_vector_width(ir_text))
-        module.triple = self.target.triple
-        module.data_layout = str(self.machine.target_data)
-        module.verify()
-        self.optimize(module)
-        return self.machine.emit_object(module)
+        with self._compile_lock:
+            module = llvm.parse_assembly(self.with_vector_width(ir_text))
+            module.triple = self.target.triple
+            module.data_layout = str(self.machine.target_data)
+            module.verify()
+            self.optimize(module)
+            return self.machine.emit_object(module)
 
     def optimized_ir(self, ir_text: str) -> str:
         """The optimized IR text (for artifacts and tests that check vectorization)."""
-        module = self.llvm.parse_assembly(self.with_vector_width(ir_text))
-        module.triple = self.target.triple
-        module.data_layout = str(self.machine.target_data)
-        self.optimize(module)
-        return str(module)
+        with self._compile_lock:
+            module = self.llvm.parse_assembly(self.with_vector_width(ir_text))
+            module.triple = self.target.triple
+            module.data_layout = str(self.machine.target_data)
+            self.optimize(module)
+            return str(module)
 
     def load_object(self, obj: bytes, symbols: list[str]) -> dict[str, int]:
-        """Load object code and return the address of each symbol."""
+        """Load object code and return the address of each symbol.
+
+        Every symbol the object needs is resolved before MCJIT sees it (MCJIT aborts the process
+        on an unresolved one): from objects loaded earlier, from the process (libm, libc), or
+        from the runtime library of compiler-rt helpers (compiled on first need). A symbol none
+        of them has raises INTERNAL naming it, and the object is not loaded.
+        """
         llvm = self.llvm
         with self._lock:
+            table = object_symbols(obj)
+            if table is not None:
+                self._resolve(table.undefined)
             ref = llvm.ObjectFileRef.from_data(obj)
             self.engine.add_object_file(ref)
             self._objects.append(ref)
             self.engine.finalize_object()
+            if table is not None:
+                self._defined |= table.defined
             out = {}
             for name in symbols:
                 addr = self.engine.get_function_address(name)
@@ -127,6 +129,40 @@ class JitEngine:
                     raise Internal(f"JIT: symbol {name} not found after loading object code")
                 out[name] = addr
             return out
+
+    def _resolve(self, needed: frozenset[str]) -> None:
+        """Make every name in ``needed`` resolvable, or raise INTERNAL naming the missing ones."""
+        llvm = self.llvm
+        missing = sorted(n for n in needed
+                         if n not in self._defined and not llvm.address_of_symbol(n))  # fmt: skip
+        if not missing:
+            return
+        from hlort.codegen.llvm.runtime_library import helper_names  # only when needed
+
+        if not self._library_loaded and any(n in helper_names() for n in missing):
+            self._load_runtime_library()
+            missing = [n for n in missing if n not in self._defined]
+        if missing:
+            from hlort.errors import Internal
+
+            raise Internal(
+                f"JIT: the compiled code calls {', '.join(missing)}, which neither this "
+                "process nor hlort's runtime library defines; the object was not loaded (report "
+                "it with the module: the code generator needs to avoid or provide that call)")
+
+    def _load_runtime_library(self) -> None:
+        """Compile and load compiler-rt's helpers (runtime_library.py); caller holds the lock."""
+        from hlort.codegen.llvm.runtime_library import helper_names, library_ir
+
+        obj = self.compile_ir(library_ir())
+        table = object_symbols(obj)
+        self.engine.add_object_file(self.llvm.ObjectFileRef.from_data(obj))
+        self.engine.finalize_object()
+        self._library_loaded = True
+        if table is not None:
+            self._defined |= table.defined
+        else:  # not ELF: trust the library's own list
+            self._defined |= helper_names()
 
 
 def jit_engine() -> JitEngine:

@@ -12,6 +12,12 @@ from hlort.plugin.base.events import (  # noqa: F401
     failed_value,
     ready_value,
 )
+from hlort.plugin.base.fallback_policy import (  # noqa: F401
+    FallbackPolicy,
+    FallbackRecord,
+    FallbackReport,
+    fallback_policy,
+)
 from hlort.plugin.base.host_buffer import can_alias, transfer_to_device  # noqa: F401
 from hlort.plugin.base.serialization import (  # noqa: F401
     FORMAT_VERSION,

@@ -23,6 +23,7 @@ from hlort.errors import Internal, InvalidArgument, ResourceExhausted, Unimpleme
 from hlort.plugin.api import Buffer, Executable
 from hlort.plugin.base.buffer import SimpleBuffer
 from hlort.plugin.base.events import AsyncValue
+from hlort.plugin.base.fallback_policy import FallbackRecord
 from hlort.plugin.base.hlo_text import parse_printed_hlo, print_hlo
 from hlort.plugin.base.serialization import FrameHeader, frame_executable
 from hlort.plugin.options import DEFAULT_EXECUTE_OPTIONS, CompileOptions, ExecuteOptions
@@ -110,6 +111,11 @@ class SimpleExecutable(Executable):
         flattened output (NumPy arrays when ``device.host_memory``). Returning an argument's
         storage is allowed: the base copies it unless that argument was donated.
         """
+
+    def fallbacks(self) -> list[FallbackRecord]:
+        """The instructions this executable runs on the reference interpreter, with reasons
+        (fallback_policy.py); a plugin with such a fallback overrides this. The CLI prints them."""
+        return []
 
     def serialize_payload(self) -> bytes:
         """What ``serialize`` stores; by default the HLO text of the module (recompiled on load)."""

@@ -1,0 +1,77 @@
+"""Why :func:`classify` found no kernel for a computation, in words a user can act on.
+
+The cpu plugin reports every instruction it runs on the reference interpreter with a reason
+(HLORT_FALLBACK, hlort.plugin.base.fallback_policy). ``classify`` answers only yes or no, so
+this module looks again, in the same order of checks, for the first thing in the way.
+"""
+
+from __future__ import annotations
+
+from hlort.codegen.llvm.complex_values import is_element_dtype
+from hlort.codegen.llvm.fused_emitter import supports_instruction, supports_scalar_computation
+from hlort.codegen.llvm.hero_kernels import HERO_KINDS
+from hlort.codegen.llvm.llvm_types import NARROW
+from hlort.ir.computation import Computation
+from hlort.ir.instruction import Instruction
+from hlort.ir.opcodes import Opcode
+from hlort.ir.patterns import variadic_reducer_opcodes
+
+_CALLED = {Opcode.REDUCE: "to_apply", Opcode.REDUCE_WINDOW: "to_apply",
+           Opcode.SCATTER: "to_apply", Opcode.SELECT_AND_SCATTER: "scatter"}  # fmt: skip
+_OWN_KERNEL = {*HERO_KINDS, *_CALLED, Opcode.SORT, Opcode.TOPK, Opcode.RNG_BIT_GENERATOR}
+
+
+def _describe(instr: Instruction) -> str:
+    """As the instruction reads in HLO text, without operands: ``name = shape opcode``."""
+    return f"{instr.name} = {instr.shape} {instr.opcode.value}"
+
+
+def _bad_type(instr: Instruction) -> str | None:
+    for value in (instr, *instr.operands):
+        for leaf in value.shape.leaf_shapes():
+            dtype = getattr(leaf, "dtype", None)
+            if dtype is None or not is_element_dtype(dtype):
+                return f"{_describe(instr)} has a {leaf} value, which the emitter has no type for"
+    return None
+
+
+def why_not_compiled(comp: Computation) -> str:
+    """A one-line reason ``comp`` (a fusion, or one instruction wrapped as one) is no kernel."""
+    root = comp.root
+    body = [i for i in comp.instructions if not (i is root and i.opcode is Opcode.TUPLE)]
+    for instr in body:
+        bad = _bad_type(instr)
+        if bad is not None:
+            return bad
+    heroes = [i for i in body if i.opcode in _OWN_KERNEL]
+    for instr in heroes:
+        key = _CALLED.get(instr.opcode)
+        called = instr.attrs.get(key) if key else None
+        if isinstance(called, Computation) and not supports_scalar_computation(called):
+            return (f"the {key} computation of {_describe(instr)} is not a scalar computation "
+                    "the emitter compiles")  # fmt: skip
+    others = [i for i in body if i not in heroes]
+    for instr in others:
+        if not supports_instruction(instr):
+            return f"the fused loop emitter does not generate {_describe(instr)}"
+    reduces = [i for i in body if i.opcode is Opcode.REDUCE]
+    for r in reduces:
+        narrow = [o.shape.dtype for o in r.operands if o.shape.dtype in NARROW]
+        if narrow and variadic_reducer_opcodes(r.attrs["to_apply"]) is None:
+            return (f"{_describe(r)} reduces {narrow[0]} with a reducer the emitter does not "
+                    "recognise; the interpreter folds narrow reductions in a tree, an order a "
+                    "compiled loop would not reproduce")  # fmt: skip
+    if reduces:
+        listed = ", ".join(_describe(r) for r in reduces)
+        return (f"no row, column or split reduction kernel takes {listed} with the "
+                "instructions around it")  # fmt: skip
+    for instr in heroes:
+        if instr.opcode in (Opcode.SORT, Opcode.TOPK):
+            return (f"the sort kernel has no plan for {_describe(instr)}: its comparator has an "
+                    "op whose compiled rounding could differ from the interpreter's (exp, log, "
+                    "...), which could change the order, or its operands are of no compiled type")
+    if heroes:
+        return f"{_describe(heroes[0])} is not in a form its kernel takes"
+    if root.opcode is Opcode.TUPLE:
+        return "a multi-output loop fusion whose outputs differ in shape"
+    return "no cpu kernel form (loop, reduction, transpose, hero) matches it"

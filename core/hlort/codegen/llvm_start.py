@@ -1,0 +1,177 @@
+"""LLVM for the host, started once per process, on a background thread when asked early.
+
+Loading llvmlite's shared library, initialising the native target, creating the target machine
+and MCJIT, and LLVM's one-time set-up on the first optimized and emitted module cost a process
+tens of milliseconds before its first kernel compiles. Most of that runs with the GIL released,
+so a backend asks for it as soon as its client starts (:func:`start_in_background`): when a
+core is idle it then overlaps the Python imports of the compiler, and :func:`host_llvm` waits
+only for what is left (never for the warm-up compile, which has its own target machine and
+LLVM context).
+
+This module sits outside the ``hlort.codegen.llvm`` package on purpose: importing that package
+loads every emitter, which is what the background start runs in parallel with.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+_LOCK = threading.Lock()
+_THREAD: threading.Thread | None = None
+_HOST: HostLlvm | None = None
+_ERROR: BaseException | None = None
+_CREATED = threading.Event()  # set once the background start made _HOST (or failed)
+WARM_UP_SYMBOL = "hlort_llvm_warm_up"
+
+# A loop like the emitter's kernels (vectorized, with a call of an intrinsic): optimizing and
+# emitting it once does LLVM's lazy one-time work outside the first real compile.
+_WARM_UP_IR = f"""
+declare float @llvm.fma.f32(float, float, float)
+
+define void @{WARM_UP_SYMBOL}(ptr %buffers, i64 %begin, i64 %end) nounwind {{
+entry:
+  %pa = load ptr, ptr %buffers
+  %gb = getelementptr ptr, ptr %buffers, i64 1
+  %pb = load ptr, ptr %gb
+  %go = getelementptr ptr, ptr %buffers, i64 2
+  %po = load ptr, ptr %go
+  %nonempty = icmp slt i64 %begin, %end
+  br i1 %nonempty, label %loop, label %done
+loop:
+  %i = phi i64 [%begin, %entry], [%next, %loop]
+  %ea = getelementptr inbounds float, ptr %pa, i64 %i
+  %a = load float, ptr %ea
+  %eb = getelementptr inbounds float, ptr %pb, i64 %i
+  %b = load float, ptr %eb
+  %m = call float @llvm.fma.f32(float %a, float %b, float 1.0)
+  %c = fcmp olt float %m, 0.0
+  %r = select i1 %c, float 0.0, float %m
+  %eo = getelementptr inbounds float, ptr %po, i64 %i
+  store float %r, ptr %eo
+  %next = add nsw i64 %i, 1
+  %more = icmp slt i64 %next, %end
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}
+"""
+
+
+@dataclass
+class HostLlvm:
+    """The process's LLVM objects for the host CPU."""
+
+    llvm: Any  # llvmlite.binding
+    triple: str
+    cpu: str
+    features: str
+    machine: Any  # TargetMachine
+    engine: Any  # MCJIT ExecutionEngine
+    opt_level: int
+
+
+def optimize_module(host: HostLlvm, module) -> None:
+    """O3 with loop and SLP vectorization (the new pass manager's default pipeline)."""
+    llvm = host.llvm
+    pto = llvm.create_pipeline_tuning_options(speed_level=host.opt_level)
+    pto.loop_vectorization = True
+    pto.slp_vectorization = True
+    pto.loop_unrolling = True
+    pto.loop_interleaving = True
+    pb = llvm.create_pass_builder(host.machine, pto)
+    pb.getModulePassManager().run(module, pb)
+
+
+def _machine(llvm, triple: str, cpu: str, features: str, opt_level: int):
+    return llvm.Target.from_triple(triple).create_target_machine(
+        cpu=cpu, features=features, opt=opt_level, reloc="default", codemodel="jitdefault",
+        jit=True,
+    )  # fmt: skip
+
+
+def _create(opt_level: int) -> HostLlvm:
+    import llvmlite.binding as llvm
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    triple = llvm.get_process_triple()
+    cpu = llvm.get_host_cpu_name()
+    features = llvm.get_host_cpu_features().flatten()
+    machine = _machine(llvm, triple, cpu, features, opt_level)
+    backing = llvm.parse_assembly("")
+    backing.triple = triple
+    engine = llvm.create_mcjit_compiler(backing, machine)
+    # MCJIT's first finalize generates code for the (empty) backing module: do it here.
+    engine.finalize_object()
+    return HostLlvm(llvm, triple, cpu, features, machine, engine, opt_level)
+
+
+def _warm_up(host: HostLlvm) -> None:
+    """Optimize and emit a kernel-like loop once, with a target machine and an LLVM context of
+    its own (so it may overlap the first real compile safely): LLVM's lazy one-time set-up
+    (pass registries, the subtarget's tables) then is done when the first kernel compiles."""
+    llvm = host.llvm
+    machine = _machine(llvm, host.triple, host.cpu, host.features, host.opt_level)
+    module = llvm.parse_assembly(_WARM_UP_IR, context=llvm.create_context())
+    module.triple = host.triple
+    module.data_layout = str(machine.target_data)
+    optimize_module(HostLlvm(llvm, host.triple, host.cpu, host.features, machine, None,
+                             host.opt_level), module)  # fmt: skip
+    machine.emit_object(module)
+
+
+def _background(opt_level: int) -> None:
+    global _HOST, _ERROR
+    try:
+        host = _create(opt_level)
+    except BaseException as err:  # noqa: BLE001 - host_llvm retries in the caller and raises
+        _ERROR = err
+        _CREATED.set()
+        return
+    _HOST = host
+    _CREATED.set()
+    try:
+        _warm_up(host)
+    except Exception:  # noqa: BLE001, S110 - an optimisation only; real compiles report errors
+        pass
+
+
+def spare_core() -> bool:
+    """Whether a core is idle (1-minute load average below the core count minus one): only
+    then does a background start overlap anything; on a saturated machine it only competes
+    with the imports for the CPU and the GIL (measured: slower)."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average on this platform
+        return (os.cpu_count() or 1) > 1
+    return load < (os.cpu_count() or 1) - 1
+
+
+def start_in_background(opt_level: int = 3, *, force: bool = False) -> bool:
+    """Begin creating the host LLVM on a daemon thread when a core is spare (or ``force``),
+    unless it exists or is under way; returns whether a background start is running."""
+    global _THREAD
+    with _LOCK:
+        if _THREAD is None and _HOST is None and (force or spare_core()):
+            _THREAD = threading.Thread(target=_background, args=(opt_level,),
+                                       name="hlort-llvm-start", daemon=True)  # fmt: skip
+            _THREAD.start()
+        return _THREAD is not None
+
+
+def host_llvm(opt_level: int = 3) -> HostLlvm:
+    """The process's host LLVM: the background start's (waited for, not its warm-up), else
+    made now."""
+    global _HOST, _ERROR
+    if _THREAD is not None:
+        _CREATED.wait()
+    with _LOCK:
+        if _ERROR is not None:  # the background start failed: try again here, raising here
+            _ERROR = None
+            _HOST = None
+        if _HOST is None:
+            _HOST = _create(opt_level)
+        return _HOST

@@ -1,0 +1,89 @@
+"""What a plugin does when part of a program would run on the reference interpreter.
+
+A plugin that compiles what it can and runs the rest on the interpreter's functions (cpu's
+FALLBACK thunks) is correct but can be many times slower, and nothing in the result says so.
+``HLORT_FALLBACK`` decides, for every executable compiled:
+
+- ``warn`` (default): compile, and log one warning per executable on the ``hlort.fallback``
+  logger naming each instruction that falls back and why;
+- ``error``: refuse to compile: UNIMPLEMENTED naming each instruction and the reason (the test
+  suite runs this way, so a new fallback fails a test instead of slowing a program silently);
+- ``allow``: compile quietly (the counts and reasons are still in the executable's
+  :meth:`FallbackReport.records`, ``hlort compile`` and ``hlort run --profile``).
+
+A plugin collects a :class:`FallbackReport` while it compiles and calls :meth:`apply` once
+the executable's fallbacks are known.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import os
+from dataclasses import dataclass
+
+from hlort.errors import InvalidArgument, Unimplemented
+
+ENV_VAR = "HLORT_FALLBACK"
+LOGGER = logging.getLogger("hlort.fallback")
+
+
+class FallbackPolicy(enum.Enum):
+    ERROR = "error"
+    WARN = "warn"
+    ALLOW = "allow"
+
+
+def fallback_policy() -> FallbackPolicy:
+    """The policy ``HLORT_FALLBACK`` names (read at every compile, so tests may change it)."""
+    value = os.environ.get(ENV_VAR, "").strip().lower() or FallbackPolicy.WARN.value
+    try:
+        return FallbackPolicy(value)
+    except ValueError:
+        choices = ", ".join(p.value for p in FallbackPolicy)
+        raise InvalidArgument(f"{ENV_VAR}={os.environ[ENV_VAR]!r} is not a fallback policy; "
+                              f"use one of {choices}") from None  # fmt: skip
+
+
+@dataclass(frozen=True)
+class FallbackRecord:
+    """One instruction that runs on the reference interpreter, and why."""
+
+    instruction: str  # its name in the optimized module
+    kind: str  # what it is ("sort", "fusion(kLoop)")
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.instruction} ({self.kind}): {self.reason}"
+
+
+class FallbackReport:
+    """The fallbacks of one executable, collected while it compiles."""
+
+    def __init__(self, platform: str, module_name: str):
+        self.platform, self.module_name = platform, module_name
+        self.records: list[FallbackRecord] = []
+
+    def add(self, instruction: str, kind: str, reason: str) -> None:
+        self.records.append(FallbackRecord(instruction, kind, reason))
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def summary(self) -> str:
+        n = len(self.records)
+        listed = "; ".join(map(str, self.records))
+        return (f"{self.platform}: {n} instruction(s) of module {self.module_name} run on the "
+                f"reference interpreter (FALLBACK): {listed}")  # fmt: skip
+
+    def apply(self, policy: FallbackPolicy | None = None) -> None:
+        """Raise, warn once or stay quiet, as the policy says; nothing when there is none."""
+        if not self.records:
+            return
+        policy = policy or fallback_policy()
+        if policy is FallbackPolicy.ERROR:
+            raise Unimplemented(f"{self.summary()}; {ENV_VAR}=error refuses them (set "
+                                f"{ENV_VAR}=warn or allow to run them there)")  # fmt: skip
+        if policy is FallbackPolicy.WARN:
+            LOGGER.warning("%s (set %s=allow to silence, error to refuse)", self.summary(),
+                           ENV_VAR)  # fmt: skip
