@@ -12,7 +12,9 @@ operand that needs a copy) keeps its loop on the Python path, where the DotThunk
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
+from hlort.codegen.llvm.small_gemm import SMALL_GEMM_MAX_PRODUCTS, SmallDot, SmallGemm
 from hlort.codegen.llvm.while_steps import GemmCall, MatrixArg
 from hlort.ir.instruction import Instruction
 from hlort_cpu import blas_functions
@@ -39,14 +41,13 @@ def gemm_dtype(instr: Instruction) -> str | None:
     return name
 
 
-def plan_gemm(instr: Instruction, lhs_ref, rhs_ref, out_ref,
-              function_arg: int) -> GemmCall | None:  # fmt: skip
-    """The gemm call computing ``instr`` from the buffers at the refs, or None."""
+def plan_dot(instr: Instruction, lhs_ref, rhs_ref, out_ref, function_arg: Callable[[], int],
+             small_name: str) -> GemmCall | SmallDot | None:  # fmt: skip
+    """The step computing ``instr`` from the buffers at the refs, or None: the small-matmul
+    emitter when the dot is small and its rhs rows are contiguous, else BLAS gemm (whose
+    address ``function_arg()`` places among the driver's pointer arguments)."""
     name = gemm_dtype(instr)
     if name is None:
-        return None
-    function = blas_functions.gemm(name == "f64")
-    if function is None:
         return None
     dn = instr.attrs["dot_dimension_numbers"]
     lhs, rhs = (o.shape for o in instr.operands)
@@ -58,6 +59,16 @@ def plan_gemm(instr: Instruction, lhs_ref, rhs_ref, out_ref,
     b = plan_matrix_view(rhs.dims, (rb, rc, rf), keep_batch=True)
     batch, m, k = a.shape
     n = b.shape[2]
+    double = name == "f64"
+    if m * n * k <= SMALL_GEMM_MAX_PRODUCTS and (k == 0 or batch * m * n == 0 or (
+            a.strides is not None and b.strides is not None and b.strides[2] == 1)):
+        (a_bs, a_rs, a_cs), (b_bs, b_rs, _) = a.strides or (0, 0, 0), b.strides or (0, 0, 0)
+        return SmallDot(small_name, lhs_ref, rhs_ref, out_ref,
+                        SmallGemm(double, batch, m, n, k, a_rs, a_cs, a_bs, b_rs, b_bs))
+    function = blas_functions.gemm(double)
+    if function is None:
+        return None
+    function_arg = function_arg()
     if k == 0 or batch * m * n == 0:  # the driver zero-fills (or skips): no layout to plan
         empty = MatrixArg(lhs_ref, 1, False, 0)
         return GemmCall(function_arg, name == "f64", function.int_bits, empty,

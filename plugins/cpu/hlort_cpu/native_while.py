@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hlort.codegen.llvm.kernel_builder import KernelInfo
+from hlort.codegen.llvm.small_gemm import SmallDot
 from hlort.codegen.llvm.while_driver import (
     ARENA_ALIGN,
     BufferRef,
@@ -41,7 +42,7 @@ from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.shape import ArrayShape, Shape, TupleShape
 from hlort_cpu import blas_functions
-from hlort_cpu.native_dot import gemm_dtype, plan_gemm
+from hlort_cpu.native_dot import gemm_dtype, plan_dot
 from hlort_cpu.thread_pool import PARALLEL_MIN_ELEMENTS
 
 STACK_ARENA_LIMIT = 64 * 1024  # temporaries on the driver's stack; larger: a block per call
@@ -121,7 +122,7 @@ def plan_native_while(
     state = [BufferRef(k) if k in passed else output_block.take(s.nbytes)
              for k, s in enumerate(leaves)]  # fmt: skip
     arena = _Arena()
-    planner = _ComputationPlanner(arena, order_of, kernel_of, first_pointer_arg=n + 2)
+    planner = _ComputationPlanner(name, arena, order_of, kernel_of, first_pointer_arg=n + 2)
     cond = planner.plan(instr.attrs["condition"], _tree(state_shape, iter(state)), {})
     if cond is None or not isinstance(cond[0], BufferRef):
         return None
@@ -208,8 +209,8 @@ class _ComputationPlanner:
     """Walks a condition or body: values become buffers, kernels, dots and in-place updates
     become steps."""
 
-    def __init__(self, arena: _Arena, order_of, kernel_of, first_pointer_arg: int):
-        self.arena, self.order_of, self.kernel_of = arena, order_of, kernel_of
+    def __init__(self, name: str, arena: _Arena, order_of, kernel_of, first_pointer_arg: int):
+        self.name, self.arena, self.order_of, self.kernel_of = name, arena, order_of, kernel_of
         self.first_pointer_arg = first_pointer_arg
         self.pointers: list[np.ndarray | int] = []
         self.steps: list[tuple[Instruction, str | None]] = []
@@ -279,18 +280,23 @@ class _ComputationPlanner:
         dtype = gemm_dtype(instr)
         if ins is None or dtype is None:
             return None
-        function = blas_functions.gemm(dtype == "f64")
-        if function is None:
-            return None
-        arg = self._function_args.get(function.address)
-        if arg is None:
-            arg = self._function_args[function.address] = self._pointer_arg(function.address)
+
+        def function_arg() -> int:
+            function = blas_functions.gemm(dtype == "f64")
+            arg = self._function_args.get(function.address)
+            if arg is None:
+                arg = self._function_args[function.address] = self._pointer_arg(
+                    function.address)  # fmt: skip
+            return arg
+
         out = self.arena.take(instr.shape.nbytes)
-        call = plan_gemm(instr, ins[0], ins[1], out, arg)
-        if call is None:
+        step = plan_dot(instr, ins[0], ins[1], out, function_arg,
+                        f"{self.name}_dot{len(self.steps)}")  # fmt: skip
+        if step is None:
             return None
-        steps.append(call)
-        self.steps.append((instr, "dot (BLAS)"))
+        steps.append(step)
+        small = isinstance(step, SmallDot)
+        self.steps.append((instr, "dot (small matmul)" if small else "dot (BLAS)"))
         return out
 
     def _slice_update(self, instr: Instruction, values: dict, steps: list) -> BufferRef | None:

@@ -1,17 +1,18 @@
-"""Native while loops whose bodies hold dots (BLAS gemm from the driver) and in-place
-dynamic-update-slices, against the Python path and the reference interpreter.
+"""Native while loops whose bodies hold dots (the small-matmul emitter, or BLAS gemm from the
+driver) and in-place dynamic-update-slices, against the Python path and the interpreter.
 
 Tolerances, stated:
-- Native vs the Python path: bit for bit (same kernels; the same gemm NumPy's matmul calls with
-  the same layout), for dots whose rows and columns are both > 1. With one row or one column
-  NumPy calls gemv/dot instead of gemm, so those are held to the dot tolerance below.
-- vs the interpreter: a single dot, ``contraction_tolerance`` (``2 (K + 2) eps sum |a b|``);
-  the JAX-lowered LSTM/GRU scans (7 steps, hidden 5, bounded activations), 2e-5 (f32) / 1e-13
-  (f64) absolute per element: each step's dot differs by the dot bound, the cell's sigmoid and
-  tanh by a few ulps, and tanh/sigmoid do not grow a difference.
-- In-place dynamic-update-slice and integer/bf16 dots (the Python path): bit for bit.
+- BLAS dots, native vs the Python path: bit for bit (same kernels; the same gemm NumPy's matmul
+  calls, with the same layout; rows and columns > 1, where NumPy calls gemm, not gemv).
+- Small matmuls (summed in order of k, one fma each) and vectors: the dot bound
+  ``2 (K + 2) eps sum |a b|`` per trip, plus one rounding of the loop's add per trip
+  (``loop_tolerance``); elements the dot does not touch, bit for bit.
+- The JAX-lowered LSTM/GRU scans (7 steps, hidden 5, bounded activations), 2e-5 (f32) / 1e-13
+  (f64) absolute per element against the Python path and the interpreter: each step's dot
+  differs by the dot bound, sigmoid and tanh by a few ulps, and they do not grow a difference.
+- In-place dynamic-update-slice and integer dots (the Python path): bit for bit.
 Each test also asserts through ``exe.raw.stats()`` which path ran: ``while (native)`` with
-``dot (BLAS)`` / ``dynamic-update-slice (in place)`` for the native path, ``while`` otherwise.
+``dot (small matmul)`` / ``dot (BLAS)`` / ``dynamic-update-slice (in place)``, else ``while``.
 """
 
 from __future__ import annotations
@@ -88,42 +89,72 @@ def _floats(dtype: str, dims, special: bool = False) -> np.ndarray:
 
 
 MATMUL = Dn((1,), (0,))
-LAYOUTS = {  # name: (lhs dims, rhs dims, dimension numbers)
-    "row_major": ([6, 9], [9, 7], MATMUL),
-    "lhs_transposed": ([9, 6], [9, 7], Dn((0,), (0,))),
-    "rhs_transposed": ([6, 9], [7, 9], Dn((1,), (1,))),
-    "batched": ([3, 6, 9], [3, 9, 7], Dn((2,), (1,), (0,), (0,))),
-    "batch_middle_lhs": ([6, 3, 9], [3, 9, 7], Dn((2,), (1,), (1,), (0,))),
+LAYOUTS = {  # name: (lhs dims, rhs dims, dimension numbers, the path the dot takes)
+    "row_major": ([6, 9], [9, 7], MATMUL, "small matmul"),
+    "tails": ([13, 9], [9, 37], MATMUL, "small matmul"),  # row and masked column tails
+    "narrow": ([3, 9], [9, 5], MATMUL, "small matmul"),
+    "lhs_transposed": ([9, 6], [9, 7], Dn((0,), (0,)), "small matmul"),
+    "batched": ([3, 6, 9], [3, 9, 7], Dn((2,), (1,), (0,), (0,)), "small matmul"),
+    "batch_middle_lhs": ([6, 3, 9], [3, 9, 7], Dn((2,), (1,), (1,), (0,)), "small matmul"),
+    "rhs_transposed": ([6, 9], [7, 9], Dn((1,), (1,)), "BLAS"),
+    "batched_rhs_transposed": ([3, 6, 9], [3, 7, 9], Dn((2,), (2,), (0,), (0,)), "BLAS"),
+    "large": ([4, 14000], [14000, 301], MATMUL, "BLAS"),  # over SMALL_GEMM_MAX_PRODUCTS
 }
+
+
+def loop_tolerance(args, trips: int, k: int, eps: float, ref) -> np.ndarray:
+    """Two summation orders of ``dot_loop``: each trip's dot (same inputs in both: x is scaled
+    by a kernel) differs by the dot bound ``2 (K + 2) eps sum |x||w|`` times 0.5; each add into
+    acc rounds once more (eps of |acc| per trip)."""
+    x, w = np.abs(args[2].astype(np.float64)), np.abs(args[3].astype(np.float64))
+    x[~np.isfinite(x)] = 0
+    product = np.matmul(x, w) * 0.5 * sum(0.75**t for t in range(trips))
+    return 2 * (k + 2) * eps * product + 2 * trips * eps * (np.abs(ref) + product)
 
 
 @needs_blas
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 @pytest.mark.parametrize("trips", [0, 1, 9])
-def test_dot_loops_native_match_the_python_path_bit_for_bit(dtype, layout, trips, monkeypatch):
-    lhs, rhs, dnums = LAYOUTS[layout]
+def test_dot_loops_native_match_the_python_path(dtype, layout, trips, monkeypatch):
+    """BLAS dots: bit for bit. Small matmuls (summed in order of k with fma): the dot bound."""
+    lhs, rhs, dnums, path = LAYOUTS[layout]
     module, out_shape = dot_loop(dtype, lhs, rhs, dnums)
-    args = [np.int32(trips), _floats(dtype, out_shape.dims), _floats(dtype, lhs, True),
+    special = layout != "large"
+    args = [np.int32(trips), _floats(dtype, out_shape.dims), _floats(dtype, lhs, special),
             _floats(dtype, rhs)]  # fmt: skip
     exe = hlort.compile(module, "cpu")
     stats = exe.raw.stats()
     assert stats["fallback_count"] == 0, stats
     assert stats["compiled"].get("while (native)") == 1, stats
-    assert stats["compiled"].get("dot (BLAS)") == 1 and "while" not in stats["compiled"], stats
+    assert stats["compiled"].get(f"dot ({path})") == 1 and "while" not in stats["compiled"]
     native = exe(*args)
-    bits_equal(native, python_path(module, monkeypatch)(*args))
+    python = python_path(module, monkeypatch)(*args)
     assert int(native[0]) == trips
+    if path == "BLAS" or trips == 0:
+        bits_equal(native, python)
+        return
+    bits_equal([native[0], native[2]], [python[0], python[2]])
+    got, ref = np.asarray(native[1]), np.asarray(python[1])
+    if len(lhs) == 3 and dnums.lhs_batch_dims == (1,):  # [m, batch, k] -> [batch, m, k]
+        args = [args[0], args[1], np.moveaxis(args[2], 1, 0), args[3]]
+    if dnums.lhs_contracting_dims == (0,):
+        args = [args[0], args[1], args[2].T, args[3]]
+    eps = float(np.finfo(got.dtype).eps)
+    assert_within(got, ref, loop_tolerance(args, trips, lhs[-1 if layout != "lhs_transposed"
+                                                            else 0], eps, ref))  # fmt: skip
 
 
 @needs_blas
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
 @pytest.mark.parametrize("dims", [([1, 9], [9, 7]), ([6, 9], [9, 1]), ([1, 9], [9, 1]),
-                                  ([6, 0], [0, 7]), ([0, 9], [9, 7])], ids=str)  # fmt: skip
+                                  ([6, 0], [0, 7]), ([0, 9], [9, 7]), ([1, 9], [1, 9])],
+                         ids=str)  # fmt: skip
 def test_dot_loops_with_vectors_and_empty_contractions(dtype, dims):
-    """One row or column (NumPy calls gemv/dot there: the dot tolerance), K = 0 (zeros) and
-    no rows (nothing to compute); one trip, so the result is one dot against the interpreter."""
-    (lhs, rhs), dnums = dims, MATMUL
+    """One row or column, K = 0 (zeros) and no rows (nothing to compute); one trip, so the
+    result is one dot against the interpreter, to the dot tolerance."""
+    lhs, rhs = dims
+    dnums = MATMUL if lhs[1] == rhs[0] else Dn((1,), (1,))  # the last: BLAS with a row vector
     module, out_shape = dot_loop(dtype, lhs, rhs, dnums)
     acc0 = np.zeros(out_shape.dims, hlort.dtypes.from_hlo_name(dtype).numpy)
     args = [np.int32(1), acc0, _floats(dtype, lhs), _floats(dtype, rhs)]
@@ -132,11 +163,11 @@ def test_dot_loops_with_vectors_and_empty_contractions(dtype, dims):
     got = exe(*args)
     ref = hlort.evaluate(module, args)
     bits_equal(got[:1] + got[2:], ref[:1] + ref[2:])
-    x, w = args[2].astype(np.float64), args[3].astype(np.float64)
-    magnitude = np.abs(x) @ np.abs(w) * 0.5
+    w = args[3] if dnums == MATMUL else args[3].T
     eps = float(np.finfo(acc0.dtype).eps)
-    assert_within(np.asarray(got[1]), np.asarray(ref[1]),
-                  2 * (lhs[-1] + 2) * eps * magnitude + eps * np.abs(np.asarray(ref[1])))
+    ref1 = np.asarray(ref[1])
+    assert_within(np.asarray(got[1]), ref1,
+                  loop_tolerance([*args[:3], w], 1, lhs[1], eps, ref1))  # fmt: skip
 
 
 @pytest.mark.parametrize("dtype", ["s32", "bf16", "f16"])
@@ -249,14 +280,13 @@ def test_jax_rnn_scans_run_natively(name, monkeypatch):
     stats = exe.raw.stats()
     assert stats["fallback_count"] == 0, stats
     assert stats["compiled"].get("while (native)") == 1 and "while" not in stats["compiled"]
-    assert stats["compiled"].get("dot (BLAS)") == 2, stats
+    assert stats["compiled"].get("dot (small matmul)") == 2, stats
     assert stats["compiled"].get("dynamic-update-slice (in place)") == 1, stats
     dtype = np.float32 if name.endswith("32") else np.float64
     args = [(RNG.standard_normal(p.shape.dims) * (0.4 if p.shape.rank == 2 else 1)).astype(dtype)
             for p in module.entry.parameters]  # xs, h0 (, c0), weights (scaled), bias
     native = exe(*args)
-    bits_equal(native, python_path(module, monkeypatch)(*args))
-    ref = hlort.evaluate(module, args)
     tol = 2e-5 if dtype == np.float32 else 1e-13
-    for g, r in zip(native, ref, strict=True):
-        assert_within(np.asarray(g), np.asarray(r), np.full(np.shape(r), tol))
+    for other in (python_path(module, monkeypatch)(*args), hlort.evaluate(module, args)):
+        for g, r in zip(native, other, strict=True):
+            assert_within(np.asarray(g), np.asarray(r), np.full(np.shape(r), tol))

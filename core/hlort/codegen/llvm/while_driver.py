@@ -28,6 +28,7 @@ import llvmlite.ir as ir
 from hlort.codegen.llvm.index import i64
 from hlort.codegen.llvm.kernel_builder import KernelInfo
 from hlort.codegen.llvm.llvm_types import I1, I8, I64, PTR, VOID
+from hlort.codegen.llvm.small_gemm import SmallDot, emit_small_dot
 from hlort.codegen.llvm.while_steps import (
     GemmCall,
     SliceUpdate,
@@ -66,7 +67,7 @@ class ByteCopy:
     size: int
 
 
-Step = KernelCall | GemmCall | SliceUpdate
+Step = KernelCall | GemmCall | SmallDot | SliceUpdate
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,9 @@ def emit_while_driver(module: ir.Module, plan: WhileDriverPlan) -> DriverInfo:
 
     memcpy = intrinsic(module, "llvm.memcpy.p0.p0.i64", [PTR, PTR, I64, I1])
     memmove, memset = memmove_fn(module), memset_fn(module)
+    from hlort.codegen.llvm.jit import jit_engine
+
+    vector_bits = jit_engine().target.vector_bits
 
     def copy(copies: Sequence[ByteCopy]) -> None:
         for c in copies:
@@ -134,6 +138,8 @@ def emit_while_driver(module: ir.Module, plan: WhileDriverPlan) -> DriverInfo:
         for kernel, table, call in steps:
             if isinstance(call, GemmCall):
                 emit_gemm(b, call, pointer, args, memset)
+            elif isinstance(call, SmallDot):
+                emit_small_dot(b, call, pointer, memset, vector_bits)
             elif isinstance(call, SliceUpdate):
                 emit_slice_update(b, call, pointer, memmove)
             elif call.extent:  # an empty kernel never runs, its split tail neither
@@ -172,6 +178,8 @@ def _arg_numbers(plan: WhileDriverPlan) -> list[int]:
         elif isinstance(step, GemmCall):
             refs += [step.a.ref, step.b.ref, step.c]
             numbers.append(step.function_arg)
+        elif isinstance(step, SmallDot):
+            refs += [step.a, step.b, step.c]
         else:
             refs += [step.operand, step.update, *(ref for ref, _, _ in step.starts)]
     for c in (*plan.enter, *plan.update, *plan.leave):
