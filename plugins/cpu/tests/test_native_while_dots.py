@@ -290,3 +290,22 @@ def test_jax_rnn_scans_run_natively(name, monkeypatch):
     for other in (python_path(module, monkeypatch)(*args), hlort.evaluate(module, args)):
         for g, r in zip(native, other, strict=True):
             assert_within(np.asarray(g), np.asarray(r), np.full(np.shape(r), tol))
+
+
+@needs_blas
+def test_native_dot_loops_survive_the_disk_cache():
+    """A cache hit replans the loop (small matmul and BLAS dots) without emitting any IR."""
+    from hlort_cpu import compile_cache
+
+    for layout in ("row_major", "rhs_transposed"):
+        lhs, rhs, dnums, path = LAYOUTS[layout]
+        module, out_shape = dot_loop("f32", lhs, rhs, dnums, name=f"cached_{layout}")
+        args = [np.int32(4), _floats("f32", out_shape.dims), _floats("f32", lhs),
+                _floats("f32", rhs)]  # fmt: skip
+        first = hlort.compile(module, "cpu")
+        compile_cache.clear_memory()
+        second = hlort.compile(module, "cpu")
+        assert second.raw.stats()["cache_hit"] and not first.raw.stats()["cache_hit"]
+        assert second.raw.stats()["compiled"] == first.raw.stats()["compiled"]
+        assert first.raw.stats()["compiled"].get(f"dot ({path})") == 1
+        bits_equal(second(*args), first(*args))
