@@ -1,12 +1,16 @@
-"""Dots of a native while loop as cblas gemm calls from the loop's driver.
+"""Dots of a native while loop as steps of the loop's driver: a small matmul emitted in LLVM,
+or a call to the cblas gemm NumPy links.
 
-The DotThunk (dot.py) runs a dot as ``np.matmul`` on strided views of its operands; for f32 and
-f64 NumPy hands those views to its BLAS's gemm. A native loop plans the same views
-(``plan_matrix_view``) and calls that same gemm (``blas_functions``) with the same layout, so the
-products and their summation are the DotThunk's. Only dots whose arithmetic is plain BLAS in the
-operands' own type qualify: f32 or f64 operands and result of one type, each operand a BLAS-ready
-view of its buffer (no copy). Every other dot (integers, f16/bf16, complex, mixed types, an
-operand that needs a copy) keeps its loop on the Python path, where the DotThunk runs it.
+Only dots whose arithmetic is plain BLAS in the operands' own type qualify (f32 or f64 operands
+and result of one type), with each operand a BLAS-ready strided view of its buffer
+(``plan_matrix_view``, as the DotThunk plans them: no copy). Those of at most
+``SMALL_GEMM_MAX_PRODUCTS`` products per matrix whose rhs rows are contiguous run in the
+register-blocked emitter (``hlort.codegen.llvm.small_gemm``; measured on JAX LSTM scans it
+matched or beat the BLAS call, which packs the weights every call and whose threads stall on a
+busy machine); the others call NumPy's gemm (``blas_functions``) with the DotThunk's layout, so
+their results are the DotThunk's bit for bit. Every other dot (integers, f16/bf16, complex,
+mixed types, an operand that needs a copy) keeps its loop on the Python path, where the
+DotThunk runs it.
 """
 
 from __future__ import annotations
