@@ -95,10 +95,10 @@ class ProgramSet:
         return CallThunk(callee, ins, out)
 
     def _count_native(self, native: NativeWhile) -> None:
-        for instr in native.kernels:
+        for instr, label in native.steps:
             if id(instr) not in self._counted:
                 self._counted.add(id(instr))
-                self.compiled[self.label(instr)] += 1
+                self.compiled[label or self.label(instr)] += 1
 
 
 class WhileThunk:

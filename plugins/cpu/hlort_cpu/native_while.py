@@ -1,11 +1,22 @@
-"""The native fast path for small while loops: plan the arena, then one ctypes call per loop.
+"""The native fast path for while loops: plan where every value lives, then one ctypes call
+runs the whole loop.
 
-A while whose condition and body hold only compiled kernels and structure (parameter, tuple,
-get-tuple-element, constant), and whose state plus temporaries fit in ``ARENA_LIMIT`` bytes, runs
-as one LLVM driver (``hlort.codegen.llvm.while_driver``): no Python, no allocation and no ctypes
-call per iteration. The plan is pure data computed from the module and the kernels' infos, so a
-compile-cache hit recomputes it without emitting any IR. Every other loop runs on the Python
-path (``control_flow.WhileThunk``) with its condition and body compiled as programs.
+A while whose condition and body hold only compiled kernels, dots that are plain f32/f64 BLAS
+(native_dot.py: the driver calls NumPy's own gemm through a function pointer), in-place
+dynamic-update-slices and structure (parameter, tuple, get-tuple-element, constant) runs as one
+LLVM driver (``hlort.codegen.llvm.while_driver``): no Python, no allocation and no ctypes call per
+iteration. Kernels run single-threaded there, so a loop with a kernel big enough for the thread
+pool to split (``PARALLEL_MIN_ELEMENTS``) stays on the Python path, where it is split.
+
+Where values live: a state leaf the body passes through unchanged is read from the loop's input
+buffer (and is the loop's output, as on the Python path); every other leaf lives in the fresh
+output block, so the state needs no copy on the way out. A body that writes one slice of a
+state leaf (``dynamic-update-slice`` of a leaf read nowhere else, as a scan stacks its outputs)
+writes it there in place, copying only the slice. Temporaries live in an arena: on the driver's
+stack up to ``STACK_ARENA_LIMIT`` bytes, else a block the thunk allocates per call. The plan is
+pure data computed from the module and the kernels' infos, so a compile-cache hit recomputes it
+without emitting any IR. Every other loop runs on the Python path (``control_flow.WhileThunk``)
+with its condition and body compiled as programs.
 """
 
 from __future__ import annotations
@@ -17,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hlort.codegen.llvm.kernel_builder import KernelInfo
+from hlort.codegen.llvm.small_gemm import SmallDot
 from hlort.codegen.llvm.while_driver import (
     ARENA_ALIGN,
     BufferRef,
@@ -24,27 +36,34 @@ from hlort.codegen.llvm.while_driver import (
     KernelCall,
     WhileDriverPlan,
 )
+from hlort.codegen.llvm.while_steps import SliceUpdate
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.shape import ArrayShape, Shape, TupleShape
+from hlort_cpu import blas_functions
+from hlort_cpu.native_dot import gemm_dtype, plan_dot
+from hlort_cpu.thread_pool import PARALLEL_MIN_ELEMENTS
 
-ARENA_LIMIT = 64 * 1024  # state + temporaries, on the driver's stack; larger: the Python path
+STACK_ARENA_LIMIT = 64 * 1024  # temporaries on the driver's stack; larger: a block per call
 
 Tree = BufferRef | tuple  # a value: one buffer, or a tuple of values
 
 
 @dataclass(frozen=True)
 class NativeWhile:
-    """A planned native loop: the driver's plan and what its thunk passes to it."""
+    """A planned native loop: the driver's plan and what its thunk passes to it.
+
+    Pointer arguments: the input leaves, the output block, the arena block (null when the arena
+    is on the stack), then ``pointers`` (constants' arrays and BLAS function addresses)."""
 
     plan: WhileDriverPlan
     state_shape: Shape
     leaf_shapes: tuple[ArrayShape, ...]
-    output_offsets: tuple[int, ...]  # of each output leaf in the output block
+    output_offsets: tuple[int | None, ...]  # in the output block; None: the input leaf itself
     output_bytes: int
-    constants: tuple[np.ndarray, ...]  # pointer arguments len(leaf_shapes) + 1 onwards
-    kernels: tuple[Instruction, ...]  # the condition's and body's kernel instructions
+    pointers: tuple[np.ndarray | int, ...]
+    steps: tuple[tuple[Instruction, str | None], ...]  # what runs natively, with its label
 
 
 class _Arena:
@@ -97,37 +116,76 @@ def plan_native_while(
     if not all(isinstance(s, ArrayShape) for s in leaves):
         return None
     n = len(leaves)
+    body_comp = instr.attrs["body"]
+    passed, in_place = _state_uses(body_comp, order_of(body_comp), n)
+    output_block = _Arena(arg=n)
+    state = [BufferRef(k) if k in passed else output_block.take(s.nbytes)
+             for k, s in enumerate(leaves)]  # fmt: skip
     arena = _Arena()
-    state = [arena.take(s.nbytes) for s in leaves]
-    planner = _ComputationPlanner(arena, order_of, kernel_of, first_constant_arg=n + 1)
-    cond = planner.plan(instr.attrs["condition"], _tree(state_shape, iter(state)))
+    planner = _ComputationPlanner(name, arena, order_of, kernel_of, first_pointer_arg=n + 2)
+    cond = planner.plan(instr.attrs["condition"], _tree(state_shape, iter(state)), {})
     if cond is None or not isinstance(cond[0], BufferRef):
         return None
-    predicate, cond_calls = cond
-    body = planner.plan(instr.attrs["body"], _tree(state_shape, iter(state)))
+    predicate, cond_steps = cond
+    body = planner.plan(body_comp, _tree(state_shape, iter(state)), in_place)
     if body is None:
         return None
-    root, body_calls = body
+    root, body_steps = body
     next_state = _leaves(root)
-    if len(next_state) != n or arena.size > ARENA_LIMIT:
+    if len(next_state) != n:
         return None
     update = _update(arena, state, next_state, leaves)
-    if arena.size > ARENA_LIMIT:
-        return None
-    output_block = _Arena(arg=n, align=16)
-    outputs = [output_block.take(leaf.nbytes) for leaf in leaves]
+    on_stack = arena.size <= STACK_ARENA_LIMIT
     plan = WhileDriverPlan(
         name=name, arena_bytes=arena.size,
         enter=tuple(ByteCopy(s, BufferRef(k), leaf.nbytes)
-                    for k, (s, leaf) in enumerate(zip(state, leaves, strict=True))),
-        condition=tuple(cond_calls), predicate=predicate, body=tuple(body_calls),
-        update=tuple(update),
-        leave=tuple(ByteCopy(o, s, leaf.nbytes)
-                    for o, s, leaf in zip(outputs, state, leaves, strict=True)),
+                    for k, (s, leaf) in enumerate(zip(state, leaves, strict=True))
+                    if k not in passed),
+        condition=tuple(cond_steps), predicate=predicate, body=tuple(body_steps),
+        update=tuple(update), leave=(), arena_arg=None if on_stack else n + 1,
     )  # fmt: skip
-    return NativeWhile(plan, state_shape, tuple(leaves), tuple(o.offset for o in outputs),
-                       output_block.size, tuple(planner.constants),
-                       tuple(planner.kernels))  # fmt: skip
+    offsets = tuple(None if k in passed else ref.offset for k, ref in enumerate(state))
+    return NativeWhile(plan, state_shape, tuple(leaves), offsets, output_block.size,
+                       tuple(planner.pointers), tuple(planner.steps))  # fmt: skip
+
+
+def _state_uses(body: Computation, order: list[Instruction],
+                n: int) -> tuple[set[int], dict[int, int]]:  # fmt: skip
+    """Which state leaves the body passes through unchanged (leaf numbers), and which
+    dynamic-update-slices may write their state leaf in place (``id`` -> leaf number).
+
+    Only a flat tuple state is analysed: leaf k is get-tuple-element k of the parameter. A leaf
+    passes through when the root's element k is that get-tuple-element. A dynamic-update-slice
+    at the root's element k updates leaf k in place when its operand is get-tuple-element k and
+    nothing else reads the leaf (one get-tuple-element of it, whose only reader is the update),
+    so no step can see the leaf's old value after the update wrote it."""
+    root = body.root
+    param = body.parameters[0] if body.parameters else None
+    if (param is None or root.opcode is not Opcode.TUPLE or len(root.operands) != n
+            or not isinstance(param.shape, TupleShape)
+            or len(param.shape.elements) != n):  # fmt: skip
+        return set(), {}
+    readers: dict[int, list[Instruction]] = {}
+    for instr in order:
+        for o in instr.operands:
+            readers.setdefault(id(o), []).append(instr)
+    if any(r.opcode is not Opcode.GET_TUPLE_ELEMENT for r in readers.get(id(param), [])):
+        return set(), {}
+    extracts: dict[int, list[Instruction]] = {}
+    for r in readers.get(id(param), []):
+        extracts.setdefault(r.attrs["index"], []).append(r)
+    passed, in_place = set(), {}
+    for k, element in enumerate(root.operands):
+        if element.opcode is Opcode.GET_TUPLE_ELEMENT and element.operands[0] is param:
+            if element.attrs["index"] == k:
+                passed.add(k)
+        elif element.opcode is Opcode.DYNAMIC_UPDATE_SLICE:
+            operand = element.operands[0]
+            if (extracts.get(k) == [operand] and operand.attrs["index"] == k
+                    and readers.get(id(operand)) == [element]
+                    and sum(e is element for e in root.operands) == 1):  # fmt: skip
+                in_place[id(element)] = k
+    return passed, in_place
 
 
 def _update(arena: _Arena, state: list[BufferRef], next_state: list[BufferRef],
@@ -148,17 +206,24 @@ def _update(arena: _Arena, state: list[BufferRef], next_state: list[BufferRef],
 
 
 class _ComputationPlanner:
-    """Walks a condition or body: values become buffers, kernels become calls."""
+    """Walks a condition or body: values become buffers, kernels, dots and in-place updates
+    become steps."""
 
-    def __init__(self, arena: _Arena, order_of, kernel_of, first_constant_arg: int):
-        self.arena, self.order_of, self.kernel_of = arena, order_of, kernel_of
-        self.first_constant_arg = first_constant_arg
-        self.constants: list[np.ndarray] = []
-        self.kernels: list[Instruction] = []
+    def __init__(self, name: str, arena: _Arena, order_of, kernel_of, first_pointer_arg: int):
+        self.name, self.arena, self.order_of, self.kernel_of = name, arena, order_of, kernel_of
+        self.first_pointer_arg = first_pointer_arg
+        self.pointers: list[np.ndarray | int] = []
+        self.steps: list[tuple[Instruction, str | None]] = []
+        self._function_args: dict[int, int] = {}
 
-    def plan(self, comp: Computation, param: Tree) -> tuple[Tree, list[KernelCall]] | None:
+    def _pointer_arg(self, value: np.ndarray | int) -> int:
+        self.pointers.append(value)
+        return self.first_pointer_arg + len(self.pointers) - 1
+
+    def plan(self, comp: Computation, param: Tree,
+             in_place: dict[int, int]) -> tuple[Tree, list] | None:  # fmt: skip
         values: dict[int, Tree] = {}
-        calls: list[KernelCall] = []
+        steps: list = []
         for instr in self.order_of(comp):
             op = instr.opcode
             if op is Opcode.PARAMETER:
@@ -170,37 +235,82 @@ class _ComputationPlanner:
             elif op is Opcode.CONSTANT:
                 if not isinstance(instr.shape, ArrayShape):
                     return None
-                value = BufferRef(self.first_constant_arg + len(self.constants))
-                self.constants.append(np.ascontiguousarray(instr.literal,
-                                                           instr.shape.dtype.numpy))  # fmt: skip
+                value = BufferRef(self._pointer_arg(np.ascontiguousarray(
+                    instr.literal, instr.shape.dtype.numpy)))  # fmt: skip
+            elif id(instr) in in_place:
+                value = self._slice_update(instr, values, steps)
+            elif op is Opcode.DOT:
+                value = self._dot(instr, values, steps)
             else:
-                value = self._kernel(instr, values, calls)
-                if value is None:
-                    return None
+                value = self._kernel(instr, values, steps)
+            if value is None:
+                return None
             values[id(instr)] = value
-        return values[id(comp.root)], calls
+        return values[id(comp.root)], steps
 
-    def _kernel(self, instr: Instruction, values: dict, calls: list[KernelCall]) -> Tree | None:
+    def _refs(self, instr: Instruction, values: dict) -> list[BufferRef] | None:
+        ins = [values[id(o)] for o in instr.operands]
+        return ins if all(isinstance(v, BufferRef) for v in ins) else None
+
+    def _kernel(self, instr: Instruction, values: dict, steps: list) -> Tree | None:
         entry = self.kernel_of.get(id(instr))
         if entry is None:
             return None
         name, info = entry
-        ins = [values[id(o)] for o in instr.operands]
-        if not all(isinstance(v, BufferRef) for v in ins):
-            return None
+        ins = self._refs(instr, values)
+        if ins is None or (info.extent >= 2 and info.extent * info.elements_per_iteration
+                           >= PARALLEL_MIN_ELEMENTS):  # fmt: skip
+            return None  # big kernels run split across cores on the Python path
         outs = [self.arena.take(s.nbytes) for s in info.output_shapes]
         scratch = []
         if info.split:
             scratch = [self.arena.take(info.extent * info.output_shapes[0].dtype.numpy.itemsize)]
         if info.scratch_bytes:  # sort: one region (the driver runs the whole range at once)
             scratch.append(self.arena.take(info.scratch_bytes))
-        calls.append(KernelCall(name, tuple(ins + outs + scratch), info.extent, info.split))
-        self.kernels.append(instr)
+        steps.append(KernelCall(name, tuple(ins + outs + scratch), info.extent, info.split))
+        self.steps.append((instr, None))
         if isinstance(instr.shape, TupleShape):
             if any(not isinstance(e, ArrayShape) for e in instr.shape.elements):
                 return None
             return tuple(outs)
         return outs[0]
+
+    def _dot(self, instr: Instruction, values: dict, steps: list) -> BufferRef | None:
+        ins = self._refs(instr, values)
+        dtype = gemm_dtype(instr)
+        if ins is None or dtype is None:
+            return None
+
+        def function_arg() -> int:
+            function = blas_functions.gemm(dtype == "f64")
+            arg = self._function_args.get(function.address)
+            if arg is None:
+                arg = self._function_args[function.address] = self._pointer_arg(
+                    function.address)  # fmt: skip
+            return arg
+
+        out = self.arena.take(instr.shape.nbytes)
+        step = plan_dot(instr, ins[0], ins[1], out, function_arg,
+                        f"{self.name}_dot{len(self.steps)}")  # fmt: skip
+        if step is None:
+            return None
+        steps.append(step)
+        small = isinstance(step, SmallDot)
+        self.steps.append((instr, "dot (small matmul)" if small else "dot (BLAS)"))
+        return out
+
+    def _slice_update(self, instr: Instruction, values: dict, steps: list) -> BufferRef | None:
+        ins = self._refs(instr, values)
+        if ins is None:
+            return None
+        operand, update, *starts = instr.operands
+        start_specs = tuple((ref, o.shape.dtype.bits, o.shape.dtype.is_signed_integer)
+                            for ref, o in zip(ins[2:], starts, strict=True))  # fmt: skip
+        steps.append(SliceUpdate(ins[0], ins[1], start_specs, tuple(operand.shape.dims),
+                                 tuple(update.shape.dims),
+                                 operand.shape.dtype.numpy.itemsize))  # fmt: skip
+        self.steps.append((instr, "dynamic-update-slice (in place)"))
+        return ins[0]
 
 
 def _tree(shape: Shape, leaves) -> Tree:
@@ -216,7 +326,8 @@ def _leaves(tree: Tree) -> list[BufferRef]:
 
 
 class NativeWhileThunk:
-    """One ctypes call runs the whole loop; the outputs are views of one fresh output block."""
+    """One ctypes call runs the whole loop; the outputs are views of one fresh output block
+    (and the input leaves the body passes through)."""
 
     def __init__(self, native: NativeWhile, driver, ins: list[int], out: int):
         self.driver = driver
@@ -226,9 +337,12 @@ class NativeWhileThunk:
                           for s, offset in zip(native.leaf_shapes, native.output_offsets,
                                                strict=True)]  # fmt: skip
         self.output_bytes = native.output_bytes
-        self.constants = native.constants  # kept alive: the driver reads them by address
-        self.constant_addresses = [c.ctypes.data for c in native.constants]
-        n_args = len(native.leaf_shapes) + 1 + len(native.constants)
+        self.pointers = native.pointers  # kept alive: the driver reads them by address
+        self.pointer_values = [p if isinstance(p, int) else p.ctypes.data
+                               for p in native.pointers]  # fmt: skip
+        plan = native.plan
+        self.arena_bytes = 0 if plan.arena_arg is None else plan.arena_bytes + ARENA_ALIGN
+        n_args = len(native.leaf_shapes) + 2 + len(native.pointers)
         self.pointer_array_type = ctypes.c_void_p * n_args
 
     def __call__(self, env) -> None:
@@ -237,10 +351,19 @@ class NativeWhileThunk:
             if type(a) is not np.ndarray or not a.flags.c_contiguous:
                 inputs[k] = np.ascontiguousarray(a)
         block = np.empty(self.output_bytes, np.uint8)
+        arena = None
+        if self.arena_bytes:
+            arena = np.empty(self.arena_bytes, np.uint8)
+            base = arena.ctypes.data
+            arena_address = base + (-base % ARENA_ALIGN)
+        else:
+            arena_address = None
         pointers = self.pointer_array_type(*[a.ctypes.data for a in inputs], block.ctypes.data,
-                                           *self.constant_addresses)  # fmt: skip
+                                           arena_address, *self.pointer_values)  # fmt: skip
         self.driver(pointers, 0, 1)
-        outs = [np.ndarray(dims, dtype, block, offset) for dims, dtype, offset in self.out_specs]
+        del arena
+        outs = [inputs[k] if offset is None else np.ndarray(dims, dtype, block, offset)
+                for k, (dims, dtype, offset) in enumerate(self.out_specs)]  # fmt: skip
         env[self.out] = _assemble(self.state_shape, iter(outs))
 
 

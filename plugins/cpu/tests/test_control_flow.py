@@ -164,9 +164,16 @@ def test_native_loop_predicate_in_state_and_constant_next_state():
     assert_same(exe(np.bool_(True), np.int32(3), v)[3], np.array([1.5, -0.0, np.inf], np.float32))
 
 
-def test_loop_with_a_large_state_takes_the_python_path():
-    module = counter_loop("f32", [40000])  # 2 x 160 KB of state: over the native arena limit
+def test_loop_with_a_large_state_and_small_kernels_runs_natively():
+    module = counter_loop("f32", [40000])  # 2 x 160 KB of state: heap arena, output block
     args = [np.int32(3), _values("f32", [40000], True), _values("f32", [40000])]
+    _, _, stats = run_both(module, args)
+    assert stats["compiled"].get("while (native)") == 1, stats
+
+
+def test_loop_with_a_kernel_big_enough_to_split_takes_the_python_path():
+    module = counter_loop("f32", [70000])  # over PARALLEL_MIN_ELEMENTS: split across cores
+    args = [np.int32(3), _values("f32", [70000], True), _values("f32", [70000])]
     _, _, stats = run_both(module, args)
     assert stats["compiled"].get("while") == 1 and "while (native)" not in stats["compiled"]
 
@@ -212,8 +219,8 @@ def test_nested_loops_outer_python_inner_native():
         assert stats["compiled"].get("while (native)") == 1, stats
 
 
-def test_loop_with_reduce_and_dot_in_its_body_runs_on_the_python_path():
-    """m = dot(m, w) * 0.5; s = s + sum(m), 4 trips: BLAS in the body keeps the loop in Python.
+def test_loop_with_reduce_and_dot_in_its_body_runs_natively():
+    """m = dot(m, w) * 0.5; s = s + sum(m), 4 trips: the dot runs in the driver (small matmul).
     Small integers in m and w keep every product and sum exact in f32 (|m| <= 3 * 4^4 in steps
     of 2^-4, |s| < 2^18), so any summation order gives the interpreter's bits."""
     b = Builder("matloop")
@@ -234,8 +241,8 @@ def test_loop_with_reduce_and_dot_in_its_body_runs_on_the_python_path():
     module = b.build(b.while_loop(cond, body, init))
     args = [np.int32(4), RNG.integers(-3, 4, (8, 8)).astype(np.float32)]
     _, _, stats = run_both(module, args)
-    assert stats["compiled"].get("while") == 1 and "while (native)" not in stats["compiled"]
-    assert any("dot" in label for label in stats["compiled"]), stats
+    assert stats["compiled"].get("while (native)") == 1, stats
+    assert stats["compiled"].get("dot (small matmul)") == 1, stats
 
 
 # -- conditional and call -----------------------------------------------------------------------

@@ -1,14 +1,15 @@
 """Native while loops: one LLVM function that runs a whole loop over already emitted kernels.
 
-A loop whose condition and body are nothing but kernels (plus tuples, get-tuple-elements,
-parameters and constants) needs no interpreter between iterations. The caller plans, at compile
-time, where every value lives: the loop state and every temporary at fixed byte offsets in one
-scratch arena on the driver's stack (``arena_bytes``, aligned to ``ARENA_ALIGN``), constants,
-the loop's input leaves and its output block as pointer arguments. This module emits the driver
-for such a plan:
+A loop whose condition and body are nothing but kernels, dots (a cblas gemm through a function
+pointer) and in-place dynamic-update-slices (``while_steps``), plus tuples, get-tuple-elements,
+parameters and constants, needs no interpreter between iterations. The caller plans, at compile
+time, where every value lives: temporaries at fixed byte offsets in one scratch arena (on the
+driver's stack, or, when ``arena_arg`` is set, the block that pointer argument points to;
+aligned to ``ARENA_ALIGN``), the loop state, constants, the loop's input leaves and function
+addresses as pointer arguments. This module emits the driver for such a plan:
 
-    copy the init leaves into the state; loop { run the condition's kernels; stop unless the
-    predicate byte is set; run the body's kernels; copy the next state into the state }; copy the
+    copy the init leaves into the state; loop { run the condition's steps; stop unless the
+    predicate byte is set; run the body's steps; copy the next state into the state }; copy the
     state into the output leaves.
 
 The driver has the kernels' ABI, ``void name(ptr* buffers, i64 begin, i64 end)`` (begin and end
@@ -27,6 +28,16 @@ import llvmlite.ir as ir
 from hlort.codegen.llvm.index import i64
 from hlort.codegen.llvm.kernel_builder import KernelInfo
 from hlort.codegen.llvm.llvm_types import I1, I8, I64, PTR, VOID
+from hlort.codegen.llvm.small_gemm import SmallDot, emit_small_dot
+from hlort.codegen.llvm.while_steps import (
+    GemmCall,
+    SliceUpdate,
+    emit_gemm,
+    emit_slice_update,
+    intrinsic,
+    memmove_fn,
+    memset_fn,
+)
 
 ARENA_ALIGN = 64
 
@@ -56,16 +67,20 @@ class ByteCopy:
     size: int
 
 
+Step = KernelCall | GemmCall | SmallDot | SliceUpdate
+
+
 @dataclass(frozen=True)
 class WhileDriverPlan:
     name: str
     arena_bytes: int
     enter: tuple[ByteCopy, ...]  # init leaves -> state
-    condition: tuple[KernelCall, ...]
-    predicate: BufferRef  # one pred byte, valid after the condition's kernels ran
-    body: tuple[KernelCall, ...]
+    condition: tuple[Step, ...]
+    predicate: BufferRef  # one pred byte, valid after the condition's steps ran
+    body: tuple[Step, ...]
     update: tuple[ByteCopy, ...]  # next state -> state, in order (swaps go through temporaries)
     leave: tuple[ByteCopy, ...]  # state -> output leaves
+    arena_arg: int | None = None  # the arena is this pointer argument's block (None: stack)
 
 
 @dataclass(frozen=True)
@@ -84,8 +99,11 @@ def emit_while_driver(module: ir.Module, plan: WhileDriverPlan) -> DriverInfo:
     n_args = 1 + max(_arg_numbers(plan), default=-1)
     args = [b.load(b.gep(args_ptr, [i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
             for k in range(n_args)]  # fmt: skip
-    arena = b.alloca(ir.ArrayType(I8, max(plan.arena_bytes, 1)))
-    arena.align = ARENA_ALIGN
+    if plan.arena_arg is None:
+        arena = b.alloca(ir.ArrayType(I8, max(plan.arena_bytes, 1)))
+        arena.align = ARENA_ALIGN
+    else:
+        arena = args[plan.arena_arg]
 
     def pointer(ref: BufferRef) -> ir.Value:
         base = arena if ref.arg is None else args[ref.arg]
@@ -93,25 +111,38 @@ def emit_while_driver(module: ir.Module, plan: WhileDriverPlan) -> DriverInfo:
             return base
         return b.gep(base, [i64(ref.offset)], inbounds=True, source_etype=I8)
 
-    def tables(calls: Sequence[KernelCall]) -> list[tuple[ir.Function, ir.Value, KernelCall]]:
+    def tables(steps: Sequence[Step]) -> list:
         out = []
-        for call in calls:
-            table = b.alloca(ir.ArrayType(PTR, max(1, len(call.buffers))))
-            for k, ref in enumerate(call.buffers):
+        for step in steps:
+            if not isinstance(step, KernelCall):
+                out.append((None, None, step))
+                continue
+            table = b.alloca(ir.ArrayType(PTR, max(1, len(step.buffers))))
+            for k, ref in enumerate(step.buffers):
                 b.store(pointer(ref), b.gep(table, [i64(0), i64(k)], inbounds=True))
-            out.append((module.get_global(call.name), table, call))
+            out.append((module.get_global(step.name), table, step))
         return out
 
-    memcpy = _memcpy(module)
+    memcpy = intrinsic(module, "llvm.memcpy.p0.p0.i64", [PTR, PTR, I64, I1])
+    memmove, memset = memmove_fn(module), memset_fn(module)
+    from hlort.codegen.llvm.jit import jit_engine
+
+    vector_bits = jit_engine().target.vector_bits
 
     def copy(copies: Sequence[ByteCopy]) -> None:
         for c in copies:
             if c.size:
                 b.call(memcpy, [pointer(c.dst), pointer(c.src), i64(c.size), ir.Constant(I1, 0)])
 
-    def run(calls) -> None:
-        for kernel, table, call in calls:
-            if call.extent:  # an empty kernel never runs, its split tail neither
+    def run(steps) -> None:
+        for kernel, table, call in steps:
+            if isinstance(call, GemmCall):
+                emit_gemm(b, call, pointer, args, memset)
+            elif isinstance(call, SmallDot):
+                emit_small_dot(b, call, pointer, memset, vector_bits)
+            elif isinstance(call, SliceUpdate):
+                emit_slice_update(b, call, pointer, memmove)
+            elif call.extent:  # an empty kernel never runs, its split tail neither
                 b.call(kernel, [table, i64(0), i64(call.extent)])
                 if call.split:
                     b.call(kernel, [table, i64(call.extent), i64(call.extent + 1)])
@@ -140,19 +171,20 @@ def emit_while_driver(module: ir.Module, plan: WhileDriverPlan) -> DriverInfo:
 
 def _arg_numbers(plan: WhileDriverPlan) -> list[int]:
     refs = [plan.predicate]
-    for call in (*plan.condition, *plan.body):
-        refs += call.buffers
+    numbers = [] if plan.arena_arg is None else [plan.arena_arg]
+    for step in (*plan.condition, *plan.body):
+        if isinstance(step, KernelCall):
+            refs += step.buffers
+        elif isinstance(step, GemmCall):
+            refs += [step.a.ref, step.b.ref, step.c]
+            numbers.append(step.function_arg)
+        elif isinstance(step, SmallDot):
+            refs += [step.a, step.b, step.c]
+        else:
+            refs += [step.operand, step.update, *(ref for ref, _, _ in step.starts)]
     for c in (*plan.enter, *plan.update, *plan.leave):
         refs += [c.dst, c.src]
-    return [r.arg for r in refs if r.arg is not None]
-
-
-def _memcpy(module: ir.Module) -> ir.Function:
-    name = "llvm.memcpy.p0.p0.i64"
-    existing = module.globals.get(name)
-    if existing is not None:
-        return existing
-    return ir.Function(module, ir.FunctionType(VOID, [PTR, PTR, I64, I1]), name)
+    return numbers + [r.arg for r in refs if r.arg is not None]
 
 
 def load_entry_points(obj: bytes, infos: Sequence[KernelInfo | DriverInfo]) -> dict[str, object]:

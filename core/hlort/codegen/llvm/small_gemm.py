@@ -1,0 +1,195 @@
+"""A register-blocked matmul emitted in LLVM IR, for the small dots of RNN cells in loops.
+
+At the sizes of a recurrent cell ([batch 8..64] x [hidden] x [4 hidden]) a BLAS gemm spends about
+a third of its time packing the weight matrix into panels, every call, and a threaded BLAS on a
+busy machine can stall for milliseconds waiting for its helper threads. This emitter packs
+nothing: the right operand must have unit column stride (row-major [k, n] rows, any row
+stride), so each of its rows is a few contiguous vectors; a block of ``rows`` x ``vectors``
+vector accumulators stays in registers over the whole sum, one fused multiply-add per product
+(``llvm.fma``), the left operand's element broadcast. Blocks run column-block outer and
+row-block inner, so a column panel of the right operand (``k`` x a few vectors) stays in cache
+while every row block uses it. The edges are the same block with fewer rows and masked vector
+loads and stores (``llvm.masked.*``), so there is no scalar tail.
+
+Each output element is ``fma(a[i, k-1], b[k-1, j], ... fma(a[i, 0], b[0, j], +0))``: products
+summed in order of k in the operands' own type, one rounding per step, within the usual dot bound
+of any BLAS order. The function is ``void name(ptr a, ptr b, ptr c)``; ``c`` is C-ordered
+[batch, m, n]; strides are in elements.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import llvmlite.ir as ir
+
+from hlort.codegen.llvm.index import i64
+from hlort.codegen.llvm.llvm_types import F32, F64, I1, I32, I64, PTR, VOID
+from hlort.codegen.llvm.loops import emit_loop
+
+SMALL_GEMM_MAX_PRODUCTS = 1 << 24  # m * n * k per matrix; larger dots go to BLAS
+
+
+@dataclass(frozen=True)
+class SmallGemm:
+    """``c[b] = a[b] @ b[b]``: a is [m, k] with element strides (a_rs, a_cs), b is [k, n] with
+    row stride b_rs and unit column stride; batch strides in elements."""
+
+    double: bool
+    batch: int
+    m: int
+    n: int
+    k: int
+    a_rs: int
+    a_cs: int
+    a_bs: int
+    b_rs: int
+    b_bs: int
+
+
+@dataclass(frozen=True)
+class SmallDot:
+    """A native while step: ``gemm`` on the buffers at refs ``a``, ``b``, ``c``, as function
+    ``name`` (defined in the driver's module)."""
+
+    name: str
+    a: object
+    b: object
+    c: object
+    gemm: SmallGemm
+
+
+def emit_small_dot(b: ir.IRBuilder, step: SmallDot, pointer, memset: ir.Function,
+                   vector_bits: int) -> None:  # fmt: skip
+    """Emit ``step`` at the builder: define its function, then call it (K = 0: zeros)."""
+    g = step.gemm
+    size = 8 if g.double else 4
+    if g.batch * g.m * g.n == 0:
+        return
+    c = pointer(step.c)
+    if g.k == 0:
+        b.call(memset, [c, ir.Constant(ir.IntType(8), 0), i64(g.batch * g.m * g.n * size),
+                        ir.Constant(I1, 0)])  # fmt: skip
+        return
+    fn = emit_small_gemm(b.module, step.name, g, vector_bits)
+    b.call(fn, [pointer(step.a), pointer(step.b), c])
+
+
+def emit_small_gemm(module: ir.Module, name: str, g: SmallGemm, vector_bits: int) -> ir.Function:
+    """Define ``name`` computing ``g`` (see the module docstring)."""
+    real = F64 if g.double else F32
+    size = 8 if g.double else 4
+    lanes = max(1, vector_bits // (8 * size))
+    vec = ir.VectorType(real, lanes)
+    rows_per_block = 8 if vector_bits >= 512 else 4
+    vectors = 2
+    fn = ir.Function(module, ir.FunctionType(VOID, [PTR, PTR, PTR]), name)
+    fn.attributes.add("nounwind")
+    fn.attributes.add("noinline")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    a_base, b_base, c_base = fn.args
+    fma = _intrinsic(module, f"llvm.fma.v{lanes}{_suffix(real)}", vec, [vec, vec, vec])
+    mask_type = ir.VectorType(I1, lanes)
+    load_masked = _intrinsic(module, f"llvm.masked.load.v{lanes}{_suffix(real)}.p0", vec,
+                             [PTR, I32, mask_type, vec])  # fmt: skip
+    store_masked = _intrinsic(module, f"llvm.masked.store.v{lanes}{_suffix(real)}.p0", VOID,
+                              [vec, PTR, I32, mask_type])  # fmt: skip
+    zero = ir.Constant(vec, [0.0] * lanes)
+    width = lanes * vectors
+
+    def element(base: ir.Value, index: ir.Value) -> ir.Value:
+        return b.gep(base, [index], inbounds=True, source_etype=real)
+
+    def block(ab: ir.Value, bb: ir.Value, cb: ir.Value, row0: ir.Value, col0: ir.Value,
+              rows: int, valid: int) -> None:  # fmt: skip
+        """rows x ``valid`` columns (``valid`` <= width) of c from row0, col0."""
+        parts = -(-valid // lanes)
+        masks = []
+        for v in range(parts):
+            count = min(lanes, valid - v * lanes)
+            masks.append(None if count == lanes else ir.Constant(
+                mask_type, [1] * count + [0] * (lanes - count)))  # fmt: skip
+        pre = b.block
+        loop = fn.append_basic_block("k")
+        done = fn.append_basic_block("k.end")
+        b.branch(loop)
+        b.position_at_end(loop)
+        kk = b.phi(I64)
+        kk.add_incoming(i64(0), pre)
+        accs = [[b.phi(vec) for _ in range(parts)] for _ in range(rows)]
+        for row in accs:
+            for acc in row:
+                acc.add_incoming(zero, pre)
+        b_row = b.add(b.mul(kk, i64(g.b_rs)), col0)
+        b_vecs = []
+        for v, mask in enumerate(masks):
+            ptr = element(bb, b.add(b_row, i64(v * lanes)))
+            b_vecs.append(b.load(ptr, typ=vec, align=size) if mask is None
+                          else b.call(load_masked, [ptr, ir.Constant(I32, size), mask, zero]))
+        a_col = b.mul(kk, i64(g.a_cs))
+        new = []
+        for r in range(rows):
+            a_index = b.add(b.mul(b.add(row0, i64(r)), i64(g.a_rs)), a_col)
+            scalar = b.load(element(ab, a_index), typ=real)
+            splat = b.shuffle_vector(b.insert_element(ir.Constant(vec, ir.Undefined), scalar,
+                                                      ir.Constant(I32, 0)),
+                                     ir.Constant(vec, ir.Undefined),
+                                     ir.Constant(ir.VectorType(I32, lanes), [0] * lanes))
+            new.append([b.call(fma, [splat, bv, acc]) for bv, acc in zip(b_vecs, accs[r],
+                                                                         strict=True)])
+        nxt = b.add(kk, i64(1))
+        end = b.block
+        kk.add_incoming(nxt, end)
+        for row, new_row in zip(accs, new, strict=True):
+            for acc, value in zip(row, new_row, strict=True):
+                acc.add_incoming(value, end)
+        b.cbranch(b.icmp_signed("<", nxt, i64(g.k)), loop, done)
+        b.position_at_end(done)
+        for r in range(rows):
+            c_row = b.add(b.mul(b.add(row0, i64(r)), i64(g.n)), col0)
+            for v, mask in enumerate(masks):
+                ptr = element(cb, b.add(c_row, i64(v * lanes)))
+                if mask is None:
+                    b.store(new[r][v], ptr, align=size)
+                else:
+                    b.call(store_masked, [new[r][v], ptr, ir.Constant(I32, size), mask])
+
+    full_rows, tail_rows = divmod(g.m, rows_per_block)
+    full_cols, tail_cols = divmod(g.n, width)
+
+    def column(ab, bb, cb, col0: ir.Value, valid: int) -> None:
+        if full_rows:
+            emit_loop(b, i64(0), i64(full_rows),
+                      lambda rb: block(ab, bb, cb, b.mul(rb, i64(rows_per_block)), col0,
+                                       rows_per_block, valid), "rows")  # fmt: skip
+        if tail_rows:
+            block(ab, bb, cb, i64(full_rows * rows_per_block), col0, tail_rows, valid)
+
+    def matrix(index: ir.Value) -> None:
+        ab = element(a_base, b.mul(index, i64(g.a_bs)))
+        bb = element(b_base, b.mul(index, i64(g.b_bs)))
+        cb = element(c_base, b.mul(index, i64(g.m * g.n)))
+        if full_cols:
+            emit_loop(b, i64(0), i64(full_cols),
+                      lambda cblock: column(ab, bb, cb, b.mul(cblock, i64(width)), width),
+                      "cols")  # fmt: skip
+        if tail_cols:
+            column(ab, bb, cb, i64(full_cols * width), tail_cols)
+
+    if g.m and g.n and g.k:
+        emit_loop(b, i64(0), i64(g.batch), matrix, "batch")
+    b.ret_void()
+    return fn
+
+
+def _suffix(real: ir.Type) -> str:
+    return "f64" if real == F64 else "f32"
+
+
+def _intrinsic(module: ir.Module, name: str, ret: ir.Type, args: list) -> ir.Function:
+    existing = module.globals.get(name)
+    if existing is not None:
+        return existing
+    return ir.Function(module, ir.FunctionType(ret, args), name)
+
+
