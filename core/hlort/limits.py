@@ -2,9 +2,10 @@
 
 Program text is untrusted input: a few bytes can claim a 2,000-deep tuple type, a result count of
 2^62 or a splat constant of 2^40 elements. The parsers and importers check these bounds first and
-answer INVALID_ARGUMENT (or RESOURCE_EXHAUSTED for sizes) instead of recursing, looping or
-allocating without limit. The bounds are far above what compilers emit and can be raised through
-the environment for the rare program that needs more.
+answer INVALID_ARGUMENT instead of recursing, looping or allocating without limit: a program
+over a bound is input its author can fix (or the bound can be raised), not a device running out.
+The bounds are far above what compilers emit and can be raised through the environment for the
+rare program that needs more.
 
 - ``HLORT_MAX_NESTING`` (default 100): brackets nested inside each other in HLO or MLIR text
   (tuple shapes, types, regions, attribute lists). Deeper text is refused with its line:col.
@@ -15,8 +16,9 @@ the environment for the rare program that needs more.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
-from hlort.errors import InvalidArgument, ResourceExhausted
+from hlort.errors import InvalidArgument
 
 _DEFAULTS = {
     "HLORT_MAX_NESTING": 100,
@@ -54,10 +56,11 @@ def max_constant_bytes() -> int:
     return _read("HLORT_MAX_CONSTANT_BYTES")
 
 
-def check_constant_size(nbytes: int, what: str) -> None:
-    """Refuse a constant larger than the limit, before anything is allocated for it."""
+def check_constant_size(nbytes: int, what: str,
+                        fail: Callable[[str], Exception] = InvalidArgument) -> None:
+    """Refuse a constant larger than the limit, before anything is allocated for it.
+    ``fail(message)`` builds the INVALID_ARGUMENT error (a parser passes one naming line:col)."""
     limit = max_constant_bytes()
     if nbytes > limit:
-        raise ResourceExhausted(
-            f"{what} stands for {nbytes:,} bytes, over the {limit:,}-byte limit for one "
-            "constant; pass the data as a parameter, or raise HLORT_MAX_CONSTANT_BYTES")
+        raise fail(f"{what} stands for {nbytes:,} bytes, over the {limit:,}-byte limit for one "
+                   "constant; pass the data as a parameter, or raise HLORT_MAX_CONSTANT_BYTES")

@@ -132,3 +132,16 @@ def test_the_constant_size_limit_is_configurable_and_covers_hlo_text(monkeypatch
     big = "HloModule m\nENTRY e {\n  ROOT c = f32[1099511627776] constant({...})\n}"
     monkeypatch.delenv("HLORT_MAX_CONSTANT_BYTES")
     assert "4,398,046,511,104 bytes" in str(_refused(big))
+
+
+def test_both_parsers_and_the_limits_helper_refuse_a_large_constant_alike(monkeypatch):
+    from hlort import limits
+
+    monkeypatch.setenv("HLORT_MAX_CONSTANT_BYTES", "4096")
+    with pytest.raises(HlortError) as helper:
+        limits.check_constant_size(8192, "constant of shape f32[2048]")
+    hlo = _refused("HloModule m\nENTRY e {\n  ROOT c = f32[2048] constant({...})\n}")
+    mlir = _refused(_splat_program(2048))
+    for err in (helper.value, hlo, mlir):
+        assert err.code is ErrorCode.INVALID_ARGUMENT
+        assert "8,192 bytes, over the 4,096-byte limit" in str(err)

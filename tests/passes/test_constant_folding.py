@@ -99,3 +99,33 @@ ENTRY %main () -> (f32[2], u32[]) {
 }
 """)
     assert not ConstantFolding().run(module)
+
+
+def test_a_splat_operand_still_folds_after_the_simplifier_makes_it_a_broadcast(monkeypatch):
+    """add(constant{2,2,2,2}, constant{1,2,3,4}): the simplifier spells the splat as
+    broadcast(2), and the folder must see through that as XLA's does."""
+    import hlort
+
+    monkeypatch.setenv("HLORT_CACHE", "0")
+    module = parse_module("""
+HloModule m
+ENTRY e {
+  a = s32[4] constant({2, 2, 2, 2})
+  b = s32[4] constant({1, 2, 3, 4})
+  ROOT s = s32[4] add(a, b)
+}""")
+    exe = hlort.compile(module, "interpreter")
+    assert " add(" not in exe.as_text()
+    np.testing.assert_array_equal(exe(), np.array([3, 4, 5, 6], np.int32))
+
+
+def test_a_broadcast_operand_counts_as_its_stored_constant_for_the_size_bound():
+    b = Builder("bcast")
+    big = b.broadcast(b.constant(np.float32(2.0)), [100, 100], [])
+    module = b.build(b.add(big, big))  # 10,000 elements from 1 stored: not materialized
+    assert not ConstantFolding(max_elements=1024).run(module)
+    b = Builder("small")
+    small = b.broadcast(b.constant(np.float32(2.0)), [4], [])
+    module = b.build(b.add(small, b.constant(np.arange(4, dtype=np.float32))))
+    assert ConstantFolding().run(module)
+    np.testing.assert_array_equal(module.entry.root.literal, np.arange(4) + 2.0)

@@ -1,10 +1,12 @@
 """Constant folding through the reference interpreter, bounded in size.
 
-An instruction whose operands are all constants is evaluated by the interpreter's own function
+An instruction whose operands are all constants (or broadcasts of constants, the form the
+simplifier gives a splat) is evaluated by the interpreter's own function
 for its op (so folding means exactly what running means) and replaced by a constant. Folding never
 materializes a big array: broadcast and iota stay as they are (backends generate them for free),
 and a result is folded only if it has at most ``max_elements`` elements or no more elements than
-its operands together. Side-effecting and device-dependent ops are never folded.
+the constants its operands stand on together. Side-effecting and device-dependent ops are never
+folded.
 """
 
 from __future__ import annotations
@@ -65,12 +67,27 @@ class ConstantFolding(Pass):
             return False
         if not isinstance(instr.shape, ArrayShape):
             return False
-        if any(o.opcode is not Opcode.CONSTANT for o in instr.operands):
+        stored = [_stored_constant(o) for o in instr.operands]
+        if any(c is None for c in stored):
             return False
         if effects.of(instr):
             return False
         size = instr.shape.size
-        return size <= self.max_elements or size <= sum(o.shape.size for o in instr.operands)
+        return size <= self.max_elements or size <= sum(c.shape.size for c in stored)
+
+
+def _stored_constant(operand: Instruction) -> Instruction | None:
+    """The constant ``operand`` is, or broadcasts; None when it is neither."""
+    if operand.opcode is Opcode.BROADCAST and operand.operands[0].opcode is Opcode.CONSTANT:
+        operand = operand.operands[0]
+    return operand if operand.opcode is Opcode.CONSTANT else None
+
+
+def _operand_value(evaluator: Evaluator, operand: Instruction):
+    """The value of a constant, or of a broadcast of one (a read-only view, not a copy)."""
+    if operand.opcode is Opcode.CONSTANT:
+        return operand.literal
+    return function_for(Opcode.BROADCAST)(evaluator, operand, operand.operands[0].literal)
 
 
 def _evaluate(evaluator: Evaluator, instr: Instruction) -> np.ndarray | None:
@@ -80,7 +97,8 @@ def _evaluate(evaluator: Evaluator, instr: Instruction) -> np.ndarray | None:
         return None
     try:
         with np.errstate(all="ignore"):
-            value = fn(evaluator, instr, *[o.literal for o in instr.operands])
+            operands = [_operand_value(evaluator, o) for o in instr.operands]
+            value = fn(evaluator, instr, *operands)
         check_value(value, instr.shape, instr)
     except (HlortError, ValueError, TypeError, ArithmeticError):
         return None

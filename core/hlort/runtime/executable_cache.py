@@ -16,9 +16,8 @@ stored under, then the executable's checksummed frame: an entry whose key is not
 for (a file copied over another key's, a restored cache of other programs), or that fails to load
 for any other reason, is deleted and the module compiled again. Loading builds no Python objects
 from pickles; the checksum guards against accidents, not against someone who may write the
-cache directory (keep it private: the cpu plugin keeps machine code there).
-``HLORT_CACHE_DIR`` moves the cache (default: ``$XDG_CACHE_HOME/hlort`` or ``~/.cache/hlort``),
-``HLORT_CACHE=0`` turns it off.
+cache directory, so a directory that is not private to this user is not used at all (see
+:mod:`hlort.runtime.cache_dir`, which also says where it lives and how to turn it off).
 """
 
 from __future__ import annotations
@@ -26,29 +25,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 
 from hlort.errors import HlortError
 from hlort.ir.module import Module
 from hlort.plugin import api
 from hlort.plugin.options import CompileOptions
+from hlort.runtime.cache_dir import cache_enabled, cache_root, private_cache_dir, write_cache_file
 from hlort.runtime.source_digest import source_digest
 
 _source_digest: str | None = None
 _MAGIC = b"HLORTCACHE1"
 
 
-def cache_enabled() -> bool:
-    return os.environ.get("HLORT_CACHE", "1") != "0"
-
-
-def cache_root() -> str:
-    """The directory every hlort cache lives under (plugins add their own subdirectory)."""
-    explicit = os.environ.get("HLORT_CACHE_DIR")
-    if explicit:
-        return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "hlort")
+__all__ = ["ExecutableCache", "cache_enabled", "cache_root", "core_source_digest"]
 
 
 def core_source_digest() -> str:
@@ -68,15 +57,18 @@ def core_source_digest() -> str:
 class ExecutableCache:
     """One compile's view of the cache: ``load()`` before compiling, ``store()`` after."""
 
-    def __init__(self, key: str, backend):
+    def __init__(self, key: str, backend, directory: str):
         self.key = key
         self.backend = backend
-        self.path = os.path.join(cache_root(), "executables", key[:2], key)
+        self.path = os.path.join(directory, key[:2], key)
 
     @classmethod
     def for_compile(cls, backend, module: Module, options: CompileOptions):
         """The cache for this compile, or None when caching does not apply."""
         if not cache_enabled() or options.debug.dump_dir:
+            return None
+        directory = private_cache_dir("executables")
+        if directory is None:
             return None
         try:
             if not backend.capabilities().serialization:
@@ -98,7 +90,7 @@ class ExecutableCache:
             core_source_digest(),
         ]
         key = hashlib.sha256("\0".join(parts).encode()).hexdigest()
-        return cls(key, backend)
+        return cls(key, backend, directory)
 
     def load(self) -> api.Executable | None:
         try:
@@ -121,15 +113,7 @@ class ExecutableCache:
             data = _MAGIC + self.key.encode() + executable.serialize()
         except HlortError:
             return
-        directory = os.path.dirname(self.path)
-        try:
-            os.makedirs(directory, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=directory)
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, self.path)
-        except OSError:
-            pass  # a read-only cache directory only costs recompilation
+        write_cache_file(self.path, data)
 
     def _remove(self) -> None:
         try:

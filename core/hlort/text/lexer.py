@@ -93,6 +93,12 @@ class Lexer:
         line, col = self.line_col(pos)
         raise ParseError(message, line, col, self.source_name)
 
+    def error_here(self, message: str) -> ParseError:
+        """The error ``message`` at the cursor, for a caller that raises it."""
+        self.skip()
+        line, col = self.line_col(self.pos)
+        return ParseError(message, line, col, self.source_name)
+
     def expected(self, what: str, pos: int | None = None) -> NoReturn:
         if pos is None:
             self.skip()

@@ -54,10 +54,7 @@ def parse_literal(lex: Lexer, shape: Shape):
     lex.skip()
     if not shape.dims:
         return _parse_scalar_at(lex, shape.dtype)
-    if shape.nbytes > limits.max_constant_bytes():
-        lex.error(f"constant of shape {shape} stands for {shape.nbytes:,} bytes, over the "
-                  f"{limits.max_constant_bytes():,}-byte limit for one constant; pass the data "
-                  "as a parameter, or raise HLORT_MAX_CONSTANT_BYTES")
+    limits.check_constant_size(shape.nbytes, f"constant of shape {shape}", fail=lex.error_here)
     pos = lex.pos
     if lex.text.startswith("{...}", pos):
         lex.pos += 5

@@ -12,7 +12,8 @@ descriptions, a module entry is hlort's own module encoding (:mod:`hlort.ir.modu
 both decoded by building only allowed types, so a planted file cannot run Python code. Each
 entry starts with its own key and a SHA-256 of its payload: an entry copied over another key's
 file, a corrupted or a truncated one is detected, deleted and recompiled, never used. (Object
-code is machine code this process runs: keep the cache directory writable only by you.)
+code is machine code this process runs: a cache directory that is not private to this user is
+not used at all, see :mod:`hlort.runtime.cache_dir`.)
 On disk it lives under the user cache directory (``$XDG_CACHE_HOME/hlort/cpu`` or
 ``~/.cache/hlort/cpu``); ``HLORT_CACHE_DIR`` moves it and ``HLORT_CACHE=0`` turns caching off.
 """
@@ -22,13 +23,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import tempfile
 import threading
 
 import numpy as np
 
 from hlort.ir import module_codec
-from hlort.runtime.executable_cache import cache_enabled, cache_root
+from hlort.runtime.cache_dir import cache_enabled, private_cache_dir, write_cache_file
 from hlort.runtime.source_digest import source_digest
 
 _MAGIC = b"HLORTCPU2"
@@ -41,8 +41,9 @@ def enabled() -> bool:
     return cache_enabled()
 
 
-def cache_dir() -> str:
-    return os.path.join(cache_root(), "cpu")
+def cache_dir() -> str | None:
+    """The on-disk cache directory, or None when it is off or not private (memory only then)."""
+    return private_cache_dir("cpu")
 
 
 _code_digest: str | None = None
@@ -112,8 +113,9 @@ def _decode_object(payload: bytes):
     return value[0].tobytes(), value[1]
 
 
-def _path(key: str) -> str:
-    return os.path.join(cache_dir(), key[:2], key)
+def _path(key: str) -> str | None:
+    directory = cache_dir()
+    return None if directory is None else os.path.join(directory, key[:2], key)
 
 
 def _lookup(key: str, decode, remember: bool = True):
@@ -125,6 +127,8 @@ def _lookup(key: str, decode, remember: bool = True):
         if hit is not None:
             return hit
     path = _path(key)
+    if path is None:
+        return None
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -153,16 +157,9 @@ def _store(key: str, entry, encode, remember: bool = True) -> None:
         payload = encode(entry)
     except (module_codec.CodecError, RecursionError):  # caching is best effort
         return
-    data = _MAGIC + key.encode() + hashlib.sha256(payload).digest() + payload
-    directory = os.path.dirname(_path(key))
-    try:
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, _path(key))
-    except OSError:
-        pass  # a read-only cache directory only costs recompilation
+    path = _path(key)
+    if path is not None:
+        write_cache_file(path, _MAGIC + key.encode() + hashlib.sha256(payload).digest() + payload)
 
 
 def _decode(data: bytes, key: str, decode):

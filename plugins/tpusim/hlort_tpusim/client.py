@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -89,12 +90,21 @@ class TpuSimClient(SimpleClient):
         # The program is re-derived from the HLO, never run as stored: a blob is untrusted input
         # and its checksum only catches accidents. A stored program that differs is refused.
         exe = TpuSimExecutable(self, module, options, self.resolve_placements(options))
-        if without_descriptions(exe.program.to_json()) != without_descriptions(stored):
+        if not same_program(exe.program.to_json(), stored):
             raise DataLoss(f"serialized tpusim executable {header.name!r}: its device program is "
                            "not the one its HLO compiles to (edited or from another tpusim); "
                            "serialize it again from a fresh compile")
         exe._fingerprint = header.fingerprint
         return exe
+
+
+def same_program(derived: Any, stored: Any) -> bool:
+    """Whether two program documents match, notes aside. Compared as canonical JSON text, not
+    with ``==`` on floats: NaN must equal itself and -0.0 must differ from 0.0."""
+    def canonical(doc: Any) -> str:
+        return json.dumps(without_descriptions(doc), sort_keys=True)
+
+    return canonical(derived) == canonical(stored)
 
 
 def without_descriptions(doc: Any) -> Any:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -169,3 +171,39 @@ def test_lapack_custom_calls_are_counted_host_ops(run, make_client, rng):
     exe = _check(run, client, module, (g @ g.T + 4 * np.eye(4)).astype(np.float32), rtol=1e-5)
     assert exe.last_profile.by_class["HOSTOP"]["count"] == 2
     assert "hostop custom-call" in exe.program.to_text()
+
+
+def _nan_and_negative_zero_module():
+    b = Builder("nanconst")
+    p = b.parameter(shape.array("f32", [4]))
+    nan = b.broadcast(b.constant(np.float32(np.nan)), [4], [])
+    neg = b.broadcast(b.constant(np.float32(-0.0)), [4], [])
+    return b.build(b.add(b.maximum(p, nan), neg))
+
+
+def test_a_program_holding_nan_and_negative_zero_round_trips(make_client, monkeypatch, tmp_path):
+    client = make_client()
+    module = _nan_and_negative_zero_module()
+    exe = client.compile(module, CompileOptions())
+    again = client.deserialize_executable(exe.serialize())  # was DATA_LOSS: NaN != NaN
+    dev = client.devices()[0]
+    x = np.array([1, -1, 0, 2], np.float32)
+    (out,) = again.execute([[client.buffer_from_host(x, dev)]])[0]
+    assert np.isnan(out.to_host().result()).all()
+
+    monkeypatch.setenv("HLORT_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("HLORT_CACHE", raising=False)
+    hlort.compile(module, "tpusim")
+    entries = [os.path.join(d, f) for d, _, fs in os.walk(tmp_path) for f in fs]
+    stamps = {p: os.stat(p).st_mtime_ns for p in entries}
+    second = hlort.compile(module, "tpusim")
+    assert "cache_load" in second.timings  # a hit, not a delete and rewrite
+    assert {p: os.stat(p).st_mtime_ns for p in entries} == stamps
+
+
+def test_a_stored_program_that_differs_only_in_zero_sign_is_refused():
+    from hlort_tpusim.client import same_program
+
+    assert same_program({"v": float("nan")}, {"v": float("nan")})
+    assert not same_program({"v": -0.0}, {"v": 0.0})
+    assert same_program({"v": 1, "hlo": "a"}, {"v": 1, "hlo": "b"})

@@ -37,10 +37,7 @@ def decode_dense(body: str, t, fail: Callable[[str], Exception]) -> np.ndarray |
     dims = t.dims
     size = math.prod(dims)
     nbytes = size * dt.itemsize
-    if nbytes > limits.max_constant_bytes():
-        raise fail(f"dense literal of {t} stands for {nbytes:,} bytes, over the "
-                   f"{limits.max_constant_bytes():,}-byte limit for one constant; pass the data "
-                   "as a parameter, or raise HLORT_MAX_CONSTANT_BYTES")
+    limits.check_constant_size(nbytes, f"dense literal of {t}", fail=fail)
     text = body.strip()
     if text.startswith('"'):
         return _decode_blob(text, dt, dims, size, fail)
