@@ -10,7 +10,6 @@ import ctypes
 import threading
 
 from hlort.plugin import api
-
 from hlort_jax import pjrt_types
 from hlort_jax.handles import HANDLES
 from hlort_jax.pjrt_call import CStrings
@@ -45,7 +44,8 @@ class BridgeDevice:
         self.c = CStrings()
         self.kind = self.c.put(f"hlort {raw.kind}")
         self.debug_string = self.c.put(f"{self.platform}:{raw.id} ({raw.kind})")
-        self.to_string = self.c.put(f"{self.platform.capitalize()}Device(id={raw.id})")
+        pretty = "".join(part.capitalize() for part in self.platform.split("_"))
+        self.to_string = self.c.put(f"{pretty}Device(id={raw.id})")
         self.memory = BridgeMemory(self, index)
         self.memory_array = self.c.array(ctypes.c_void_p, [self.memory.handle])
         self.memory.devices_array = self.c.array(ctypes.c_void_p, [self.handle])

@@ -7,8 +7,6 @@ buffer or executable drops its cached answers (``_trampoline.forget``).
 
 from __future__ import annotations
 
-
-
 from hlort_jax import _trampoline, abi_table
 from hlort_jax.abi_structs import STRUCTS
 

@@ -9,7 +9,6 @@ import numpy as np
 from hlort.errors import ErrorCode, FailedPrecondition, HlortError, InvalidArgument
 from hlort.plugin.base import AsyncValue
 from hlort.plugin.options import HostBufferSemantics
-
 from hlort_jax import _trampoline, host_layout, pjrt_types
 from hlort_jax.bridge_objects import BridgeBuffer
 from hlort_jax.handlers_event import new_event
@@ -187,7 +186,7 @@ def buffer_to_host(a) -> None:
         strides = host_layout.layout_strides(layout, dims, dtype.itemsize)
     else:
         strides = host_layout.dense_strides(dims, dtype.itemsize)
-    needed = int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
+    needed = int(np.prod(dims, dtype=np.int64)) * int(dtype.itemsize)
     if not a.dst:
         a.dst_size = needed
         return

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ctypes
 
 from hlort.errors import ErrorCode, HlortError, InvalidArgument, NotFound
-
 from hlort_jax import abi_structs, client_options
 from hlort_jax.bridge_objects import MEMORY_KIND_ID, BridgeClient
 from hlort_jax.handles import HANDLES

@@ -6,7 +6,6 @@ import ctypes
 
 from hlort.errors import ErrorCode, HlortError
 from hlort.plugin.base import AsyncValue
-
 from hlort_jax.handles import HANDLES
 from hlort_jax.pjrt_call import error_address, pjrt
 

@@ -12,7 +12,6 @@ import struct
 from hlort.errors import ErrorCode, HlortError, InvalidArgument
 from hlort.plugin.base import all_ready, ready_value
 from hlort.plugin.options import CompileOptions, ExecuteOptions
-
 from hlort_jax import _trampoline, abi_structs, proto_wire
 from hlort_jax.bridge_executable import BridgeExecutable
 from hlort_jax.bridge_objects import BridgeBuffer

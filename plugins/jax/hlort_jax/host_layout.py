@@ -37,6 +37,8 @@ def host_view(address: int, dims: tuple[int, ...], dtype: np.dtype, strides) -> 
 def layout_strides(layout_struct, dims: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     """Byte strides of a PJRT_Buffer_MemoryLayout (tiled without tiles, or strides)."""
     rank = len(dims)
+    if rank == 0:
+        return ()
     if layout_struct.type == 1:  # strides
         n = layout_struct.minor_to_major_size_or_num_strides
         return tuple((ctypes.c_int64 * n).from_address(layout_struct.minor_to_major_or_strides))

@@ -13,7 +13,6 @@ import logging
 from collections.abc import Callable
 
 from hlort.errors import ErrorCode, HlortError
-
 from hlort_jax import _trampoline, abi_table
 from hlort_jax.abi_structs import STRUCTS
 

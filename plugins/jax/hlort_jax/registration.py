@@ -84,6 +84,21 @@ def initialize() -> None:
             log.warning("hlort-jax: could not register %s: %s", platform, err)
             continue
         _registered[platform] = name
+    _allow_donation(list(_registered))
+
+
+def _allow_donation(platforms: list[str]) -> None:
+    """JAX keeps donation to a list of platform names (mlir._platforms_with_donation); hlort
+    backends honour donation, so they join it."""
+    try:
+        from jax._src.interpreters import mlir
+    except ImportError:
+        return
+    names = getattr(mlir, "_platforms_with_donation", None)
+    if isinstance(names, list):
+        names.extend(p for p in platforms if p not in names)
+    else:
+        log.warning("hlort-jax: this JAX has no donation platform list; donation is off")
 
 
 def _order(name: str) -> tuple[int, str]:
