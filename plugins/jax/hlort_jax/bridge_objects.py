@@ -95,7 +95,7 @@ class BridgeBuffer:
     """A PJRT_Buffer: an hlort buffer plus its C-visible shape answers."""
 
     __slots__ = ("raw", "device", "type_code", "dims", "dims_array", "minor_to_major",
-                 "ext_refs", "on_destroy", "lock", "__weakref__")  # fmt: skip
+                 "ext_refs", "lock", "__weakref__")  # fmt: skip
 
     def __init__(self, raw: api.Buffer, device: BridgeDevice):
         self.raw = raw
@@ -106,5 +106,4 @@ class BridgeBuffer:
         self.dims_array = (ctypes.c_int64 * max(1, rank))(*self.dims)
         self.minor_to_major = (ctypes.c_int64 * max(1, rank))(*range(rank - 1, -1, -1))
         self.ext_refs = 0
-        self.on_destroy = None
         self.lock = threading.Lock()

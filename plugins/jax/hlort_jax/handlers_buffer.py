@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import weakref
 
 import numpy as np
 
@@ -66,24 +67,14 @@ def buffer_from_host(a) -> None:
     semantics = _SEMANTICS[a.host_buffer_semantics]
     device = _target_device(a)
     view = host_layout.host_view(a.data, dims, dtype.numpy, strides)
-    raw = device.client.backend.client.buffer_from_host(view, device.raw, semantics)
-    buffer = BridgeBuffer(raw, device)
+    # ``data`` may be freed once nothing hlort holds can reach it: the view (and any alias
+    # of it a zero-copy buffer or an output keeps) is gone. That covers all four semantics.
     done = AsyncValue("done_with_host_buffer")
-    if semantics in (HostBufferSemantics.IMMUTABLE_ZERO_COPY,
-                     HostBufferSemantics.MUTABLE_ZERO_COPY):
-        buffer.on_destroy = done  # the caller may free ``data`` once the buffer is gone
-    elif semantics is HostBufferSemantics.IMMUTABLE_UNTIL_TRANSFER_COMPLETES:
-        raw.ready_event().on_ready(lambda error: done.set_result(None))
-    else:
-        done.set_result(None)
+    weakref.finalize(view, done.set_result, None)
+    raw = device.client.backend.client.buffer_from_host(view, device.raw, semantics)
+    del view
     a.done_with_host_buffer = new_event(done)
-    a.buffer = HANDLES.new(buffer)
-
-
-def _release(buffer: BridgeBuffer) -> None:
-    if buffer.on_destroy is not None:
-        done, buffer.on_destroy = buffer.on_destroy, None
-        buffer.raw.ready_event().on_ready(lambda error: done.set_result(None))
+    a.buffer = HANDLES.new(BridgeBuffer(raw, device))
 
 
 @pjrt("Buffer_Destroy")
@@ -94,14 +85,12 @@ def buffer_destroy(a) -> None:
     _trampoline.forget(a.buffer)
     if buffer.ext_refs == 0:
         buffer.raw.delete()
-    _release(buffer)
 
 
 @pjrt("Buffer_Delete")
 def buffer_delete(a) -> None:
     buffer = HANDLES.get(a.buffer)
     buffer.raw.delete()
-    _release(buffer)
 
 
 @pjrt("Buffer_IsDeleted")
