@@ -7,6 +7,7 @@ lifetime, as PJRT requires, and holds the hlort runtime object it stands for.
 from __future__ import annotations
 
 import ctypes
+import struct
 import threading
 
 from hlort.plugin import api
@@ -50,6 +51,8 @@ class BridgeDevice:
         self.memory_array = self.c.array(ctypes.c_void_p, [self.memory.handle])
         self.memory.devices_array = self.c.array(ctypes.c_void_p, [self.handle])
         self.description = _Description(self)
+        # Buffer_Device / Buffer_Memory answers of this device's buffers, for the C cache.
+        self.answers = (struct.pack("<Q", self.handle), struct.pack("<Q", self.memory.handle))
 
     @property
     def handle(self) -> int:

@@ -30,6 +30,8 @@ CACHED_GETTERS = {
     "Memory_Kind": ("memory", "kind", "kind_size"),
     "Memory_Id": ("memory", "id", "id"),
     "Executable_NumOutputs": ("executable", "num_outputs", "num_outputs"),
+    "Executable_NumReplicas": ("executable", "num_replicas", "num_replicas"),
+    "Executable_NumPartitions": ("executable", "num_partitions", "num_partitions"),
     "Executable_Name": ("executable", "executable_name", "executable_name_size"),
     "LoadedExecutable_AddressableDevices": (
         "executable", "addressable_devices", "num_addressable_devices"),
@@ -47,3 +49,13 @@ def declare_cached_getters() -> None:
             abi_table.INDEX[function], getattr(cls, handle).offset, start, end - start
         )
 
+
+
+_BUFFER_DEVICE = abi_table.INDEX["Buffer_Device"]
+_BUFFER_MEMORY = abi_table.INDEX["Buffer_Memory"]
+
+
+def prime_buffer(handle: int, device_answer: bytes, memory_answer: bytes) -> None:
+    """Answer a new buffer's Buffer_Device / Buffer_Memory from C from its first call on."""
+    _trampoline.prime(_BUFFER_DEVICE, handle, device_answer)
+    _trampoline.prime(_BUFFER_MEMORY, handle, memory_answer)

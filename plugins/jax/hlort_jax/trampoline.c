@@ -311,6 +311,22 @@ static PyObject* py_set_cacheable(PyObject* self, PyObject* args) {
   Py_RETURN_NONE;
 }
 
+static PyObject* py_prime(PyObject* self, PyObject* args) {
+  int index;
+  PyObject* handle_obj;
+  const char* data;
+  Py_ssize_t size;
+  if (!PyArg_ParseTuple(args, "iOy#", &index, &handle_obj, &data, &size)) return NULL;
+  void* handle = PyLong_AsVoidPtr(handle_obj);
+  if (PyErr_Occurred()) return NULL;
+  if (index < 0 || index >= HL_NUM_FUNCTIONS || g_cacheable[index].out_size != size) {
+    PyErr_SetString(PyExc_ValueError, "prime(): not a cacheable slot of that answer size");
+    return NULL;
+  }
+  cache_store(index, handle, (const unsigned char*)data, (int)size);
+  Py_RETURN_NONE;
+}
+
 static PyObject* py_forget(PyObject* self, PyObject* arg) {
   void* handle = PyLong_AsVoidPtr(arg);
   if (PyErr_Occurred()) return NULL;
@@ -349,6 +365,8 @@ static PyMethodDef methods[] = {
     {"make_blob", py_make_blob, METH_O, "bytes -> malloc'ed copy's address (free_blob frees)."},
     {"set_cacheable", py_set_cacheable, METH_VARARGS,
      "(index, handle_offset, out_offset, out_size): cache this getter's answer per handle."},
+    {"prime", py_prime, METH_VARARGS,
+     "(index, handle, answer bytes): store a cacheable getter's answer before it is asked."},
     {"forget", py_forget, METH_O, "Drop the cached answers of a handle (it was destroyed)."},
     {"shutdown", py_shutdown, METH_NOARGS, "From now on, never call Python."},
     {"layout", py_layout, METH_NOARGS, "(struct, field, offset) rows from the C compiler."},

@@ -80,14 +80,9 @@ def test_scan_and_while(platform):
 
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_prng_matches_jax(platform):
-    def draw(seed):
-        key = jax.random.key(seed)
-        a, b = jax.random.split(key)
-        return jax.random.normal(a, (5,)), jax.random.randint(b, (4,), 0, 100)
-
-    out, want = on(platform, draw, 7)
-    np.testing.assert_array_equal(np.asarray(out[1]), np.asarray(want[1]))  # bits: exact
-    assert_same(out[0], want[0], rtol=1e-6, atol=1e-6)
+    # One threefry program (each costs seconds to load: it unrolls to ~10k instructions).
+    out, want = on(platform, lambda seed: jax.random.bits(jax.random.key(seed), (6,)), 7)
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(want))  # bits: exact
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
