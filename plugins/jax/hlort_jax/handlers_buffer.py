@@ -234,3 +234,29 @@ def buffer_decrease_ref(a) -> None:
         if buffer.ext_refs == 0:
             raise FailedPrecondition("external reference count is already zero")
         buffer.ext_refs -= 1
+
+
+def _host_storage(buffer: BridgeBuffer) -> np.ndarray:
+    """The NumPy storage of a buffer on a host-memory device (cpu, interpreter)."""
+    raw = buffer.raw
+    storage_now = getattr(raw, "storage_now", None)
+    if storage_now is None or not getattr(raw.device, "host_memory", False):
+        raise HlortError(
+            f"{buffer.device.platform} keeps buffers outside host memory: no pointer to give "
+            f"(PJRT_Buffer_UnsafePointer works on host-memory backends)", ErrorCode.UNIMPLEMENTED
+        )
+    array = storage_now()
+    if not isinstance(array, np.ndarray):
+        raise HlortError(f"{buffer.device.platform} storage is not a host array",
+                         ErrorCode.UNIMPLEMENTED)
+    return array
+
+
+@pjrt("Buffer_UnsafePointer")
+def buffer_unsafe_pointer(a) -> None:
+    a.buffer_pointer = _host_storage(live(a.buffer)).ctypes.data
+
+
+@pjrt("Buffer_OpaqueDeviceMemoryDataPointer")
+def buffer_device_memory_pointer(a) -> None:
+    a.device_memory_ptr = _host_storage(live(a.buffer)).ctypes.data

@@ -107,3 +107,12 @@ def test_dtypes_round_trip(platform):
             got = np.asarray(jax.jit(lambda v: v)(jax.device_put(x, d)))
             np.testing.assert_array_equal(got, x)
             assert got.dtype == x.dtype
+
+
+@pytest.mark.parametrize("platform", ["hlort_interpreter", "hlort_cpu"])
+def test_unsafe_pointer_on_host_memory_backends(platform):
+    d = device(platform)
+    x = jax.device_put(np.zeros(5, np.float32), d)
+    y = jax.device_put(np.ones(5, np.float32), d)
+    assert x.unsafe_buffer_pointer() == x.unsafe_buffer_pointer() != 0
+    assert x.unsafe_buffer_pointer() != y.unsafe_buffer_pointer()
