@@ -85,6 +85,7 @@ def initialize() -> None:
             continue
         _registered[platform] = name
     _allow_donation(list(_registered))
+    _rolled_threefry(list(_registered))
 
 
 def _allow_donation(platforms: list[str]) -> None:
@@ -99,6 +100,25 @@ def _allow_donation(platforms: list[str]) -> None:
         names.extend(p for p in platforms if p not in names)
     else:
         log.warning("hlort-jax: this JAX has no donation platform list; donation is off")
+
+
+def _rolled_threefry(platforms: list[str]) -> None:
+    """Lower threefry2x32 as JAX does for its CPU (a rolled loop, ~50 ops) on hlort platforms.
+
+    JAX's default rule for other platforms unrolls the rounds (~10k instructions per random
+    call), which costs seconds to import, optimize and load; the bits are the same.
+    """
+    try:
+        from jax._src.interpreters import mlir
+        from jax._src.random import threefry2x32
+    except ImportError:
+        return
+    rule = getattr(threefry2x32, "_threefry2x32_cpu_lowering_rule", None)
+    if rule is None:
+        log.info("hlort-jax: no rolled threefry lowering in this JAX; using the default")
+        return
+    for platform in platforms:
+        mlir.register_lowering(threefry2x32.threefry2x32_p, rule, platform=platform)
 
 
 def _order(name: str) -> tuple[int, str]:
