@@ -284,12 +284,13 @@ def loaded_execute(a) -> None:
             options = ExecuteOptions(non_donatable_input_indices=frozenset(keep))
     outputs = exe.raw.execute([raws], options)[0]
     device = exe.device
-    slots = (ctypes.c_void_p * max(1, len(outputs))).from_address(_ptr_at(a.output_lists).value)
     new = HANDLES.new
-    device_answer, memory_answer = device.answers
-    for i, out in enumerate(outputs):
-        handle = slots[i] = new(BridgeBuffer(out, device))
-        prime_buffer(handle, device_answer, memory_answer)
+    if outputs:
+        slots = (ctypes.c_void_p * len(outputs)).from_address(_ptr_at(a.output_lists).value)
+        device_answer, memory_answer = device.answers
+        for i, out in enumerate(outputs):
+            handle = slots[i] = new(BridgeBuffer(out, device))
+            prime_buffer(handle, device_answer, memory_answer)
     if a.device_complete_events:
         events = [o.ready_event() for o in outputs]
         event = events[0] if len(events) == 1 else (all_ready(events) if events else
