@@ -77,6 +77,8 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=int, default=600, help="seconds per test")
     parser.add_argument("--out-dir", default=os.path.join(ROOT, "build", "jax-tests"))
     parser.add_argument("--report", help="write the rows (with failing test names) as JSON")
+    parser.add_argument("--max-failures", type=int, default=None,
+                        help="exit 1 when a (platform, file) has more failures than this")
     args = parser.parse_args(argv)
     if not os.path.isdir(SUITE):
         print(f"jax-tests: {SUITE} is missing (JAX's tests live in ../shared/jax-tests)")
@@ -99,6 +101,10 @@ def main(argv=None) -> int:
     if args.report:
         with open(args.report, "w") as f:
             json.dump(rows, f, indent=1)
+    if args.max_failures is not None and any(
+        "error" in r or r["failed"] > args.max_failures for r in rows
+    ):
+        return 1
     return 0
 
 
