@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PLUGINS := $(patsubst %/pyproject.toml,%,$(wildcard plugins/*/pyproject.toml))
 STAMP := $(VENV)/.hlort-installed
 
-.PHONY: demo test bench lint corpus conformance venv clean
+.PHONY: demo test bench lint corpus conformance venv clean jax-tests
 
 venv: $(STAMP)
 
@@ -28,6 +28,12 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m pip install -q -e ".[bench]" || echo "jax does not install here: comparing with NumPy only"
 	$(PY) benchmarks/run.py
+
+# JAX's own lax tests (../shared/jax-tests, run in place) on hlort_interpreter, hlort_cpu and
+# hlort_tpusim through hlort-jax; JAX_TESTS_ARGS="--platforms hlort_cpu,cpu --files lax_test.py"
+jax-tests: $(STAMP)
+	$(PY) -m pip install -q "jax[cpu]==0.10.2" absl-py pytest-xdist pytest-timeout
+	$(PY) plugins/jax/tools/jax_tests.py $(JAX_TESTS_ARGS)
 
 lint: $(STAMP)
 	$(PY) -m ruff check core plugins tests benchmarks

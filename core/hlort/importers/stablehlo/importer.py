@@ -19,6 +19,7 @@ from hlort.importers.stablehlo import (  # noqa: F401  (registers the converters
     convert_elementwise,
     convert_linalg,
     convert_reduction,
+    sharding_ops,
     spmd,
 )
 from hlort.importers.stablehlo.convert_module import ImportResult, ModuleConverter

@@ -1,0 +1,70 @@
+"""Failures reach JAX users as errors with hlort's code and message, never as a crash."""
+
+import gc
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax", reason="jax is not installed (pip install hlort-jax)")
+PLATFORMS = ("hlort_interpreter", "hlort_cpu", "hlort_tpusim")
+
+
+def device(platform: str):
+    try:
+        return jax.devices(platform)[0]
+    except RuntimeError as err:
+        pytest.skip(f"{platform} is not available here: {err}")
+
+
+def test_unsupported_element_type_names_the_type():
+    d = device("hlort_interpreter")
+    with pytest.raises(Exception, match="s4.*not supported by hlort|UNIMPLEMENTED"):
+        jax.device_put(np.arange(3).astype(jax.numpy.int4), d).block_until_ready()
+
+
+def test_multi_device_program_is_unimplemented():
+    devices = jax.devices("hlort_tpusim") if "hlort_tpusim" in _platforms() else []
+    if len(devices) < 2:
+        pytest.skip("needs a backend with two devices (tpusim has four)")
+    with pytest.raises(Exception, match="UNIMPLEMENTED.*single-device"):
+        jax.pmap(lambda x: x * 2, devices=devices[:2])(np.ones((2, 3), np.float32))
+
+
+def test_buffer_destroyed_while_an_exception_is_pending():
+    d = device("hlort_cpu")
+    try:
+        x = jax.device_put(np.ones(3, np.float32), d)
+        raise KeyError("pending")
+    except KeyError as err:
+        del x
+        gc.collect()  # destroys the PJRT buffer while ``err`` is being handled
+        assert err.args == ("pending",)
+
+
+def test_interpreter_shutdown_with_live_buffers_exits_cleanly():
+    code = textwrap.dedent("""
+        import jax, numpy as np
+        d = jax.devices("hlort_interpreter")[0]
+        keep = [jax.device_put(np.ones(4, np.float32), d) for _ in range(3)]
+        f = jax.jit(lambda x: x + 1, device=d)
+        keep.append(f(keep[0]))
+        print(float(keep[-1][0]))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().endswith("2.0")
+
+
+def _platforms():
+    return {d.platform for backend in ("hlort_tpusim",) for d in _safe_devices(backend)}
+
+
+def _safe_devices(name):
+    try:
+        return jax.devices(name)
+    except RuntimeError:
+        return []

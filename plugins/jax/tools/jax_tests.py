@@ -1,0 +1,112 @@
+"""Run JAX's own lax tests (../shared/jax-tests, in place) against hlort's JAX platforms.
+
+    python plugins/jax/tools/jax_tests.py [--platforms hlort_cpu,cpu] [--files lax_test.py]
+        [--cases 1] [--workers 1] [--report out.json]
+
+Each (platform, file) runs in its own pytest process under pytest-xdist, so a test that
+crashes a worker is counted as failed and the run goes on. Prints a pass/fail/skip table per
+platform and file; ``cpu`` is JAX's own CPU backend, for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+SUITE = os.path.join(ROOT, "..", "shared", "jax-tests", "tests")
+FILES = ("lax_test.py", "lax_autodiff_test.py", "lax_vmap_test.py", "lax_control_flow_test.py")
+PLATFORMS = ("hlort_interpreter", "hlort_cpu", "hlort_tpusim")
+
+
+def _counts(xml_path: str) -> dict[str, int]:
+    out = {"passed": 0, "failed": 0, "skipped": 0}
+    failures: list[str] = []
+    for case in ET.parse(xml_path).getroot().iter("testcase"):
+        kinds = {child.tag for child in case}
+        if "skipped" in kinds:
+            out["skipped"] += 1
+        elif kinds & {"failure", "error"}:
+            out["failed"] += 1
+            failures.append(case.get("name", "?"))
+        else:
+            out["passed"] += 1
+    out["failures"] = failures  # type: ignore[assignment]
+    return out
+
+
+def run_one(platform: str, name: str, args) -> dict:
+    xml_path = os.path.join(args.out_dir, f"{platform}.{name}.xml")
+    env = dict(os.environ, JAX_PLATFORMS=platform, JAX_NUM_GENERATED_CASES=str(args.cases))
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+           f"--junitxml={xml_path}", f"--timeout={args.timeout}",
+           "-n", str(args.workers), "--max-worker-restart=10000",
+           os.path.join(SUITE, name)]  # fmt: skip
+    start = time.time()
+    with open(os.path.join(args.out_dir, f"{platform}.{name}.log"), "w") as log:
+        subprocess.run(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
+    seconds = time.time() - start
+    if not os.path.exists(xml_path):
+        return {"platform": platform, "file": name, "error": "no report", "seconds": seconds}
+    return {"platform": platform, "file": name, "seconds": round(seconds, 1),
+            **_counts(xml_path)}  # fmt: skip
+
+
+def print_table(rows: list[dict]) -> None:
+    print(f"{'platform':<18} {'file':<26} {'pass':>6} {'fail':>6} {'skip':>6} {'secs':>7}")
+    for r in rows:
+        if "error" in r:
+            print(f"{r['platform']:<18} {r['file']:<26} {r['error']}")
+            continue
+        print(f"{r['platform']:<18} {r['file']:<26} {r['passed']:>6} {r['failed']:>6} "
+              f"{r['skipped']:>6} {r['seconds']:>7.0f}")  # fmt: skip
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--platforms", default=",".join(PLATFORMS))
+    parser.add_argument("--files", default=",".join(FILES))
+    parser.add_argument("--cases", type=int, default=1, help="JAX_NUM_GENERATED_CASES")
+    parser.add_argument("--workers", type=int, default=1, help="pytest-xdist workers")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds per test")
+    parser.add_argument("--out-dir", default=os.path.join(ROOT, "build", "jax-tests"))
+    parser.add_argument("--report", help="write the rows (with failing test names) as JSON")
+    parser.add_argument("--max-failures", type=int, default=None,
+                        help="exit 1 when a (platform, file) has more failures than this")
+    args = parser.parse_args(argv)
+    if not os.path.isdir(SUITE):
+        print(f"jax-tests: {SUITE} is missing (JAX's tests live in ../shared/jax-tests)")
+        return 2
+    try:
+        import jax  # noqa: F401
+        import xdist  # noqa: F401
+    except ImportError as err:
+        print(f"jax-tests: needs jax==0.10.2, absl-py, pytest-xdist, pytest-timeout ({err})")
+        return 2
+    os.makedirs(args.out_dir, exist_ok=True)
+    rows = []
+    for platform in args.platforms.split(","):
+        for name in args.files.split(","):
+            rows.append(run_one(platform, name, args))
+            print_table(rows[-1:])
+            sys.stdout.flush()
+    print()
+    print_table(rows)
+    if args.report:
+        with open(args.report, "w") as f:
+            json.dump(rows, f, indent=1)
+    if args.max_failures is not None and any(
+        "error" in r or r["failed"] > args.max_failures for r in rows
+    ):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

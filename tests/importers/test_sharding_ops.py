@@ -1,0 +1,58 @@
+"""sdy sharding ops import as identities (single device); shard_map stays UNIMPLEMENTED."""
+
+import numpy as np
+import pytest
+
+from hlort.errors import ErrorCode, HlortError
+from hlort.interpreter import evaluate
+from hlort.runtime.program import parse_stablehlo
+
+_PRETTY = """module @m attributes {mhlo.num_partitions = 1 : i32} {
+  sdy.mesh @mesh = <["a"=1]>
+  func.func public @main(%arg0: tensor<2x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>})
+      -> (tensor<2x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) {
+    %0 = sdy.sharding_constraint %arg0 <@mesh, [{"a"}, {}]> : tensor<2x3xf32>
+    %1 = sdy.reshard %0 <@mesh, [{}, {?}]> : tensor<2x3xf32>
+    %2 = stablehlo.multiply %1, %arg0 : tensor<2x3xf32>
+    return %2 : tensor<2x3xf32>
+  }
+}"""
+
+_GENERIC = """module @m {
+  sdy.mesh @mesh = <["a"=1]>
+  func.func public @main(%arg0: tensor<3xi32>) -> tensor<3xi32> {
+    %0 = "sdy.sharding_constraint"(%arg0) <{sharding = #sdy.sharding<@mesh, [{}]>}>
+        : (tensor<3xi32>) -> tensor<3xi32>
+    %1 = stablehlo.negate %0 : tensor<3xi32>
+    return %1 : tensor<3xi32>
+  }
+}"""
+
+
+def test_pretty_sharding_ops_are_identities():
+    module = parse_stablehlo(_PRETTY)
+    x = np.array([[1.5, -0.0, np.nan], [np.inf, -2.0, 3.0]], np.float32)
+    out = evaluate(module, [x])
+    np.testing.assert_array_equal(out, x * x)
+
+
+def test_generic_sharding_constraint_is_identity():
+    out = evaluate(parse_stablehlo(_GENERIC), [np.array([1, -2, 3], np.int32)])
+    np.testing.assert_array_equal(out, [-1, 2, -3])
+
+
+def test_manual_computation_is_unimplemented():
+    text = """module @m {
+  sdy.mesh @mesh = <["a"=2]>
+  func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"a"}]>]
+        out_shardings=[<@mesh, [{"a"}]>] manual_axes={"a"} (%x: tensor<2xf32>) {
+      sdy.return %x : tensor<2xf32>
+    } : (tensor<4xf32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}"""
+    with pytest.raises(HlortError) as info:
+        parse_stablehlo(text)
+    assert info.value.code is ErrorCode.UNIMPLEMENTED
+    assert "shard_map" in info.value.message
