@@ -6,7 +6,8 @@ tens of milliseconds before its first kernel compiles. Most of that runs with th
 so a backend asks for it as soon as its client starts (:func:`start_in_background`): when a
 core is idle it then overlaps the Python imports of the compiler, and :func:`host_llvm` waits
 only for what is left (never for the warm-up compile, which has its own target machine and
-LLVM context).
+LLVM context). A fork waits for a start under way to finish (warm-up included), and the child
+forgets the thread: a child has only the forking thread (``os.register_at_fork`` below).
 
 This module sits outside the ``hlort.codegen.llvm`` package on purpose: importing that package
 loads every emitter, which is what the background start runs in parallel with.
