@@ -91,3 +91,38 @@ def test_compiles_from_several_threads_at_once_are_safe():
     for k, got in results.items():
         np.testing.assert_array_equal(got, -np.arange(64 + k, dtype=np.float32))
 
+
+_FORK_MID_START = """
+import os, time
+import numpy as np
+from hlort.codegen import llvm_start
+slow_create = llvm_start._create
+llvm_start._create = lambda opt: (time.sleep(0.5), slow_create(opt))[1]  # still starting at fork
+import hlort
+assert llvm_start.start_in_background(force=True)
+pid = os.fork()
+if pid == 0:
+    exe = hlort.compile("HloModule m\\nENTRY e {\\n p = f32[3] parameter(0)\\n"
+                        " ROOT r = f32[3] negate(p)\\n}", "cpu")
+    x = np.array([1, -2, 0], np.float32)
+    os._exit(0 if np.array_equal(exe(x), -x) else 3)
+deadline = time.monotonic() + 120
+while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        print("child", os.waitstatus_to_exitcode(status))
+        break
+    time.sleep(0.05)
+else:
+    os.kill(pid, 9)
+    print("child hung")
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_process_forked_while_llvm_starts_compiles(tmp_path):
+    env = {**os.environ, "HLORT_CACHE_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-c", _FORK_MID_START], capture_output=True,
+                          text=True, timeout=300, env=env)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["child", "0"], proc.stderr[-3000:]

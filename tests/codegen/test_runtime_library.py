@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import os
+import subprocess
+import sys
 
 import ml_dtypes
 import numpy as np
@@ -255,3 +258,27 @@ def test_unresolvable_symbol_is_an_internal_error_not_an_abort():
     x = np.array([1.0, 2.5])
     got = call_helper("__truncdfhf2", "half", [("double", x)], np.float16)
     np.testing.assert_array_equal(got, x.astype(np.float16))
+
+
+_NOT_ELF = """
+import numpy as np
+import hlort.codegen.llvm.jit as jit
+jit.object_symbols = lambda obj: None  # a target whose objects' symbol tables are not read
+import sys
+sys.path.insert(0, {tests!r})
+from test_runtime_library import call_helper
+x = np.array([1.0, -2.5, 65504.0, 1e9, -0.0], np.float32)
+got = call_helper("__truncsfhf2", "half", [("float", x)], np.float16)
+assert jit.jit_engine()._library_loaded
+assert np.array_equal(got.view(np.uint16), x.astype(np.float16).view(np.uint16)), got
+print("ok")
+"""
+
+
+def test_a_target_without_symbol_tables_still_gets_the_helpers(tmp_path):
+    """Objects that are not ELF are loaded unchecked; the runtime library goes in first."""
+    script = _NOT_ELF.format(tests=os.path.dirname(__file__))
+    env = {**os.environ, "HLORT_CACHE_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, env=env)  # fmt: skip
+    assert proc.returncode == 0 and proc.stdout.split() == ["ok"], proc.stderr[-3000:]

@@ -10,12 +10,14 @@ waited for when needed, and platform names follow name_claims.py's rule.
 import itertools
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 from fake_site import hlort_command, subprocess_env
 
 from hlort.errors import ErrorCode, HlortError
+from hlort.plugin.interpreter_backend import InterpreterPlugin
 from hlort.plugin.name_claims import Claim, resolve
 from hlort.plugin.registry import BackendStatus, Registry
 
@@ -63,6 +65,46 @@ def test_a_stuck_client_times_out_and_the_default_backend_is_still_found(hostile
     assert default.platform_name != "fakestuckclient"
     assert time.monotonic() - start < TIMEOUT_S + 1.0
     assert "fakestuckclient" not in hostile.clients()
+
+
+class _WrappingPlugin(InterpreterPlugin):
+    """A plugin whose create_client asks the registry for another backend (it wraps it)."""
+
+    name = "wrapper"
+
+    def __init__(self, registry: Registry):
+        super().__init__()
+        self.registry = registry
+
+    def create_client(self, options=None):
+        self.wrapped = self.registry.client("interpreter")
+        return super().create_client(options)
+
+
+def test_a_create_client_that_calls_back_into_the_registry_does_not_deadlock():
+    registry = Registry(group=None, environ={}, timeout_s=TIMEOUT_S)
+    plugin = _WrappingPlugin(registry)
+    registry.register(plugin)
+    try:
+        start = time.monotonic()
+        client = registry.client("wrapper")
+        assert time.monotonic() - start < TIMEOUT_S * 0.8
+        assert client.platform_name == "wrapper"
+        assert plugin.wrapped is registry.client("interpreter")
+    finally:
+        registry.close()
+
+
+def test_other_threads_use_the_registry_while_records_waits_for_a_stuck_probe(hostile):
+    listing = threading.Thread(target=hostile.records)
+    listing.start()
+    time.sleep(0.1)  # records() is now waiting for fakestuckprobe
+    start = time.monotonic()
+    client = hostile.client("interpreter")
+    waited = time.monotonic() - start
+    listing.join()
+    assert client.platform_name == "interpreter"
+    assert waited < TIMEOUT_S * 0.5
 
 
 def test_the_real_cpu_plugin_keeps_its_name_and_every_claimant_gets_a_record(hostile):

@@ -13,6 +13,7 @@ import pytest
 
 import hlort
 from hlort.errors import ErrorCode, HlortError
+from hlort.plugin.base import simple_executable
 
 PLATFORMS = ["cpu", "interpreter", "tpusim"]
 
@@ -39,6 +40,20 @@ def test_the_same_holds_through_buffers(platform):
     with pytest.raises(HlortError) as info:
         exe(arg).numpy()
     assert info.value.code is ErrorCode.RESOURCE_EXHAUSTED
+
+
+@pytest.mark.parametrize("platform", ["cpu", "interpreter"])  # host-memory devices
+def test_the_memory_check_asks_the_os_nothing_per_execute(platform, monkeypatch):
+    """The check is on every execute (incl. the cpu NumPy fast path), so the host's memory is
+    asked once per process, not per call (and the output bytes summed once, at compile)."""
+    exe = hlort.compile(_broadcast("3"), platform)
+    exe(np.float32(1))
+    calls = []
+    monkeypatch.setattr(simple_executable.os, "sysconf", lambda name: calls.append(name) or 1)
+    for _ in range(3):
+        np.testing.assert_array_equal(exe(np.float32(2)), np.full(3, 2, np.float32))
+        exe(hlort.backend(platform).device_put(np.float32(2))).numpy()
+    assert calls == []
 
 
 def test_an_intermediate_the_interpreter_cannot_allocate_is_resource_exhausted():

@@ -6,7 +6,8 @@ tens of milliseconds before its first kernel compiles. Most of that runs with th
 so a backend asks for it as soon as its client starts (:func:`start_in_background`): when a
 core is idle it then overlaps the Python imports of the compiler, and :func:`host_llvm` waits
 only for what is left (never for the warm-up compile, which has its own target machine and
-LLVM context).
+LLVM context). A fork waits for a start under way to finish (warm-up included), and the child
+forgets the thread: a child has only the forking thread (``os.register_at_fork`` below).
 
 This module sits outside the ``hlort.codegen.llvm`` package on purpose: importing that package
 loads every emitter, which is what the background start runs in parallel with.
@@ -24,6 +25,7 @@ _THREAD: threading.Thread | None = None
 _HOST: HostLlvm | None = None
 _ERROR: BaseException | None = None
 _CREATED = threading.Event()  # set once the background start made _HOST (or failed)
+_FORKED_MID_START = False  # a fork came from the start thread itself (not joined)
 WARM_UP_SYMBOL = "hlort_llvm_warm_up"
 
 # A loop like the emitter's kernels (vectorized, with a call of an intrinsic): optimizing and
@@ -148,6 +150,32 @@ def spare_core() -> bool:
     except (AttributeError, OSError):  # no load average on this platform
         return (os.cpu_count() or 1) > 1
     return load < (os.cpu_count() or 1) - 1
+
+
+def _before_fork() -> None:
+    """Let a running start (warm-up included) finish before the process forks: a child gets only
+    the forking thread, so a start still under way would leave it an event never set and LLVM's
+    internal locks possibly held."""
+    global _FORKED_MID_START
+    thread = _THREAD
+    if thread is not None and thread is not threading.current_thread():
+        thread.join()
+    _FORKED_MID_START = thread is not None and thread.is_alive()
+
+
+def _after_fork_in_child() -> None:
+    """The child has no start thread: forget it, with fresh locks; keep a finished host LLVM,
+    drop one whose start had not finished (it is made again on first use)."""
+    global _THREAD, _LOCK, _CREATED, _HOST
+    if _FORKED_MID_START:
+        _HOST = None
+    _THREAD = None
+    _LOCK = threading.Lock()
+    _CREATED = threading.Event()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
 
 
 def start_in_background(opt_level: int = 3, *, force: bool = False) -> bool:

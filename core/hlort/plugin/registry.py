@@ -70,6 +70,7 @@ class BackendRecord:
     detail: str = ""  # a traceback, for --debug
     client: Client | None = None
     pending: BoundedCall | None = None  # the probe, until its answer is needed
+    starting: BoundedCall | None = None  # create_client() under way
 
     @property
     def usable(self) -> bool:
@@ -197,6 +198,12 @@ class Registry:
                  wait: bool = True) -> BackendRecord:  # fmt: skip
         """Add a plugin (discovery uses this; tests and embedders may too). Never raises.
         With ``wait`` its probe's answer is in the record on return, else when first needed."""
+        record = self._add(plugin, source)
+        if wait:
+            self._settle(record)
+        return record
+
+    def _add(self, plugin: Plugin, source: str) -> BackendRecord:
         with self._lock:
             name = getattr(plugin, "name", None)
             label = name if isinstance(name, str) and name else type(plugin).__name__
@@ -236,10 +243,7 @@ class Registry:
                 name, source, BackendStatus.NOT_STARTED, plugin=plugin, priority=priority,
                 pending=BoundedCall(plugin.probe, f"{name} probe"),
             )  # fmt: skip
-            self._record(record)
-            if wait:
-                self._settle(record)
-            return record
+            return self._record(record)
 
     def timeout_s(self) -> float:
         if self._timeout_s is not None:
@@ -248,13 +252,22 @@ class Registry:
                                                                     **self._environ})
 
     def _settle(self, record: BackendRecord) -> None:
-        """Put the probe's answer into ``record`` (waiting for it within the timeout)."""
+        """Put the probe's answer into ``record`` (waiting for it within the timeout). Called
+        without the lock held: the wait must not block other threads' registry calls."""
         call = record.pending
         if call is None:
             return
         timeout = self.timeout_s()
         finished = call.wait(timeout)
-        record.pending = None
+        with self._lock:
+            if record.pending is not call:  # another thread settled it meanwhile
+                return
+            record.pending = None
+            self._apply_probe(record, call, finished, timeout)
+
+    @staticmethod
+    def _apply_probe(record: BackendRecord, call: BoundedCall, finished: bool,
+                     timeout: float) -> None:  # fmt: skip
         if not finished:
             record.status = BackendStatus.UNAVAILABLE
             record.message = f"probe timed out after {timeout:g} s"
@@ -297,8 +310,8 @@ class Registry:
         self.discover()
         with self._lock:
             records = list(self._records.values())
-            for record in records:
-                self._settle(record)
+        for record in records:
+            self._settle(record)
         order = {name: i for i, name in enumerate(self.platform_order())}
 
         def key(r: BackendRecord):
@@ -314,9 +327,9 @@ class Registry:
         self.discover()
         with self._lock:
             record = self._records.get(name)
-            if record is not None:
-                self._settle(record)
-            return record
+        if record is not None:
+            self._settle(record)
+        return record
 
     def errors(self) -> dict[str, str]:
         """``{name: reason}`` for every backend that failed to load, probe or start."""
@@ -344,41 +357,55 @@ class Registry:
 
     # -- selection -----------------------------------------------------------------------------
     def client(self, name: str) -> Client:
-        """The running client of platform ``name``, started on first use."""
+        """The running client of platform ``name``, started on first use. The registry's lock
+        is not held while a probe or ``create_client()`` runs, so plugin code may call back into
+        the registry (a wrapping plugin's ``hlort.backend(...)``)."""
         self.discover()
         requested = self.requested_platforms()
         with self._lock:
             record = self._records.get(name)
-            if record is None:
-                known = ", ".join(r.name for r in self.records() if r.usable)
-                hint = (
-                    f"; fix: install the plugin for {name!r} or remove it from {PLATFORMS_ENV}"
-                    if requested and name in requested
-                    else f"; fix: use one of them, or install the plugin for {name!r}"
-                )
-                where = f"{PLATFORMS_ENV} lists {name!r}, but" if requested else "no backend named"
-                what = "no installed plugin provides it" if requested else repr(name)
-                raise NotFound(f"{where} {what} (available platforms: {known or 'none'}){hint}")
-            if requested is not None and name not in requested:
-                raise NotFound(
-                    f"platform {name!r} is disabled by {PLATFORMS_ENV}={','.join(requested)}; "
-                    f"add it there or unset {PLATFORMS_ENV}"
-                )
-            self._settle(record)
+        if record is None:
+            known = ", ".join(r.name for r in self.records() if r.usable)
+            hint = (
+                f"; fix: install the plugin for {name!r} or remove it from {PLATFORMS_ENV}"
+                if requested and name in requested
+                else f"; fix: use one of them, or install the plugin for {name!r}"
+            )
+            where = f"{PLATFORMS_ENV} lists {name!r}, but" if requested else "no backend named"
+            what = "no installed plugin provides it" if requested else repr(name)
+            raise NotFound(f"{where} {what} (available platforms: {known or 'none'}){hint}")
+        if requested is not None and name not in requested:
+            raise NotFound(
+                f"platform {name!r} is disabled by {PLATFORMS_ENV}={','.join(requested)}; "
+                f"add it there or unset {PLATFORMS_ENV}"
+            )
+        self._settle(record)
+        with self._lock:
             if record.status in _BROKEN:
                 listed = f" (listed in {PLATFORMS_ENV})" if requested else ""
                 verb = {BackendStatus.FAILED: "failed", BackendStatus.REJECTED: "was rejected",
                         BackendStatus.UNAVAILABLE: "is unavailable"}[record.status]  # fmt: skip
                 also = f"; or remove {name} from {PLATFORMS_ENV}" if requested else ""
                 raise Unavailable(f"backend {name!r}{listed} {verb}: {record.reason()}{also}")
-            if record.client is None:
-                self._start(record)
-            return record.client  # type: ignore[return-value]
-
-    def _start(self, record: BackendRecord) -> None:
+            if record.client is not None:
+                return record.client
+            call = record.starting
+            if call is None:  # the first caller starts it; others wait for the same call
+                call = record.starting = BoundedCall(
+                    record.plugin.create_client, f"{record.name} client")  # type: ignore
         timeout = self.timeout_s()
-        call = BoundedCall(record.plugin.create_client, f"{record.name} client")  # type: ignore
-        if not call.wait(timeout):
+        finished = call.wait(timeout)
+        with self._lock:
+            if record.client is not None:
+                return record.client
+            if record.starting is not call:  # another waiter recorded the failure
+                raise Unavailable(f"backend {record.name!r} failed to start: {record.message}")
+            record.starting = None
+            return self._publish_client(record, call, finished, timeout)
+
+    def _publish_client(self, record: BackendRecord, call: BoundedCall, finished: bool,
+                        timeout: float) -> Client:  # fmt: skip
+        if not finished:
             record.status = BackendStatus.UNAVAILABLE
             record.message = f"create_client() timed out after {timeout:g} s"
             record.fix = "fix or uninstall the plugin, or raise HLORT_PLUGIN_TIMEOUT"
@@ -404,6 +431,7 @@ class Registry:
             raise Unavailable(f"backend {record.name!r} failed to start: {_describe(exc)}") from exc
         record.client = client
         record.status = BackendStatus.OK
+        return client
 
     def clients(self) -> dict[str, Client]:
         """Every enabled backend that starts, most preferred first.

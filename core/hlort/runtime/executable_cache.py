@@ -13,8 +13,10 @@ reloads its object code and the parsed module from disk).
 Only for backends whose capabilities include serialization, and never when the compile dumps
 its passes (``debug.dump_dir``: the dump is the point). An entry starts with the key it was
 stored under, then the executable's checksummed frame: an entry whose key is not the one asked
-for (a file copied over another key's, a restored cache of other programs), or that fails to load
-for any other reason, is deleted and the module compiled again. Loading builds no Python objects
+for (a file copied over another key's, a restored cache of other programs), or whose frame is
+damaged (DATA_LOSS) or does not decode, is deleted and the module compiled again; any other error
+the load raises (UNIMPLEMENTED from ``HLORT_FALLBACK=error``, INVALID_ARGUMENT) is the compile's
+own and propagates, and the entry stays. Loading builds no Python objects
 from pickles; the checksum guards against accidents, not against someone who may write the
 cache directory, so a directory that is not private to this user is not used at all (see
 :mod:`hlort.runtime.cache_dir`, which also says where it lives and how to turn it off).
@@ -26,7 +28,7 @@ import hashlib
 import json
 import os
 
-from hlort.errors import HlortError
+from hlort.errors import ErrorCode, HlortError
 from hlort.ir.module import Module
 from hlort.plugin import api
 from hlort.plugin.options import CompileOptions
@@ -104,7 +106,12 @@ class ExecutableCache:
             return None
         try:
             return self.backend.client.deserialize_executable(data[len(prefix):])
-        except Exception:  # corrupted, truncated or from an incompatible plugin: recompile
+        except HlortError as err:
+            if err.code is not ErrorCode.DATA_LOSS:
+                raise  # e.g. HLORT_FALLBACK=error refusing the program: a compile would too
+            self._remove()  # corrupted or truncated: recompile
+            return None
+        except (ValueError, LookupError, EOFError):  # a payload that does not decode
             self._remove()
             return None
 

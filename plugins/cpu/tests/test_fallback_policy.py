@@ -117,3 +117,20 @@ def test_cli_compile_under_error_exits_unsupported(monkeypatch, capsys, tmp_path
     path.write_text(print_module(_exp_sort_module("cli_refused")))
     assert main(["compile", str(path), "--platform", "cpu"]) == 3
     assert "UNIMPLEMENTED" in capsys.readouterr().err
+
+
+def test_error_on_a_cached_program_keeps_the_entry(monkeypatch, tmp_path):
+    """A valid cache entry that HLORT_FALLBACK=error refuses on load raises UNIMPLEMENTED and
+    stays (it is not damaged; another policy loads it)."""
+    monkeypatch.setenv("HLORT_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("HLORT_CACHE", raising=False)
+    monkeypatch.setenv("HLORT_FALLBACK", "allow")
+    hlort.compile(_exp_sort_module("cached_refused"), "cpu")
+    entries = sorted((tmp_path / "executables").rglob("*"))
+    entries = [p for p in entries if p.is_file()]
+    assert len(entries) == 1
+    monkeypatch.setenv("HLORT_FALLBACK", "error")
+    with pytest.raises(HlortError) as err:
+        hlort.compile(_exp_sort_module("cached_refused"), "cpu")
+    assert err.value.code is ErrorCode.UNIMPLEMENTED
+    assert entries[0].exists()

@@ -107,13 +107,17 @@ class JitEngine:
         Every symbol the object needs is resolved before MCJIT sees it (MCJIT aborts the process
         on an unresolved one): from objects loaded earlier, from the process (libm, libc), or
         from the runtime library of compiler-rt helpers (compiled on first need). A symbol none
-        of them has raises INTERNAL naming it, and the object is not loaded.
+        of them has raises INTERNAL naming it, and the object is not loaded. An object whose
+        symbol table is not read (not ELF64 little-endian) is not checked: the runtime library
+        is then loaded before it, so at least its helpers resolve.
         """
         llvm = self.llvm
         with self._lock:
             table = object_symbols(obj)
             if table is not None:
                 self._resolve(table.undefined)
+            elif not self._library_loaded:
+                self._load_runtime_library()
             ref = llvm.ObjectFileRef.from_data(obj)
             self.engine.add_object_file(ref)
             self._objects.append(ref)

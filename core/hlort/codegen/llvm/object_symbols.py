@@ -5,7 +5,7 @@ cannot resolve, and sometimes first runs code with the call pointing at address 
 So the JIT reads each object's symbol table before loading it and resolves every undefined
 symbol itself, or refuses the object with an error naming the symbol (jit.py). Only 64-bit
 little-endian ELF (Linux on x86-64 and AArch64) is read; any other format returns None and is
-loaded unchecked.
+loaded unchecked, after the runtime library (so compiler-rt's helpers at least resolve).
 """
 
 from __future__ import annotations

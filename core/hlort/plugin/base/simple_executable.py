@@ -10,6 +10,7 @@ was donated) and completes the outputs, or fails them all with the launch's erro
 from __future__ import annotations
 
 import abc
+import functools
 import hashlib
 import json
 import os
@@ -35,8 +36,10 @@ if TYPE_CHECKING:
     from hlort.plugin.base.simple_device import SimpleDevice
 
 
+@functools.cache
 def host_memory_bytes() -> int:
-    """The physical memory of this machine (an upper bound on any host allocation)."""
+    """The physical memory of this machine (an upper bound on any host allocation); asked once
+    per process (it is checked on every execute)."""
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):  # not POSIX: no bound known
@@ -90,6 +93,7 @@ class SimpleExecutable(Executable):
         for param in entry.parameters:
             self._parameter_shapes += flatten_array_shapes(param.shape, f"parameter {param.name}")
         self._output_shapes = flatten_array_shapes(entry.result_shape, "the result")
+        self._output_bytes = sum(s.nbytes for s in self._output_shapes)
         for index in options.donated_arguments:
             if index >= len(self._parameter_shapes):
                 raise InvalidArgument(
@@ -209,9 +213,8 @@ class SimpleExecutable(Executable):
         """RESOURCE_EXHAUSTED naming the bytes, before anything is allocated, when the outputs
         alone are more than the host's physical memory (NumPy would raise a raw MemoryError,
         or a ValueError past 2^63 bytes)."""
-        need = sum(s.nbytes for s in self._output_shapes)
-        have = host_memory_bytes()
-        if need > have:
+        if self._output_bytes > host_memory_bytes():
+            need, have = self._output_bytes, host_memory_bytes()
             raise ResourceExhausted(
                 f"{self.name}: its outputs need {need:,} bytes, more than this host's "
                 f"{have:,} bytes of memory; shrink the output shapes")
