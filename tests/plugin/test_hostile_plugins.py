@@ -21,7 +21,7 @@ from hlort.plugin.interpreter_backend import InterpreterPlugin
 from hlort.plugin.name_claims import Claim, resolve
 from hlort.plugin.registry import BackendStatus, Registry
 
-TIMEOUT_S = 1.0
+TIMEOUT_S = 3.0  # generous: the calls that must not wait finish in milliseconds, even on a busy CI
 ADD_ONE = "HloModule a\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}"
 
 
@@ -47,7 +47,7 @@ def test_a_stuck_probe_is_reported_unavailable_with_the_timeout(hostile):
     assert time.monotonic() - start < TIMEOUT_S + 1.5  # probes ran concurrently
     stuck = records["fakestuckprobe"]
     assert stuck.status is BackendStatus.UNAVAILABLE
-    assert stuck.reason().startswith("probe timed out after 1 s")
+    assert stuck.reason().startswith(f"probe timed out after {TIMEOUT_S:g} s")
     assert records["fakeproberaises"].status is BackendStatus.FAILED
     assert "OSError" in records["fakeproberaises"].message
     assert records["fakebroken"].status is BackendStatus.FAILED
@@ -59,7 +59,7 @@ def test_a_stuck_client_times_out_and_the_default_backend_is_still_found(hostile
     with pytest.raises(HlortError) as info:
         hostile.client("fakestuckclient")
     assert info.value.code is ErrorCode.UNAVAILABLE
-    assert "create_client() timed out after 1 s" in str(info.value)
+    assert f"create_client() timed out after {TIMEOUT_S:g} s" in str(info.value)
     start = time.monotonic()
     default = hostile.default_client()
     assert default.platform_name != "fakestuckclient"
