@@ -97,25 +97,53 @@ class MatrixOperand:
         return np.ndarray(self.shape, self.compute, x, 0, self.byte_strides)
 
 
+@dataclass(frozen=True)
+class DotGroups:
+    """A dot_general's operand dimensions grouped as batch, free and contracting."""
+
+    lb: list[int]
+    lf: list[int]
+    lc: list[int]
+    rb: list[int]
+    rc: list[int]
+    rf: list[int]
+
+    @property
+    def lhs(self) -> tuple[list[int], list[int], list[int]]:
+        """[batch, m, k]: the grouping ``plan_matrix_view`` takes for the lhs."""
+        return self.lb, self.lf, self.lc
+
+    @property
+    def rhs(self) -> tuple[list[int], list[int], list[int]]:
+        """[batch, k, n] for the rhs."""
+        return self.rb, self.rc, self.rf
+
+
+def dot_groups(instr: Instruction) -> DotGroups:
+    dn = instr.attrs["dot_dimension_numbers"]
+    lhs, rhs = (o.shape for o in instr.operands)
+    lc, rc = list(dn.lhs_contracting_dims), list(dn.rhs_contracting_dims)
+    lb, rb = list(dn.lhs_batch_dims), list(dn.rhs_batch_dims)
+    lf = [d for d in range(lhs.rank) if d not in lc and d not in lb]
+    rf = [d for d in range(rhs.rank) if d not in rc and d not in rb]
+    return DotGroups(lb, lf, lc, rb, rc, rf)
+
+
 class DotThunk:
     """dot_general as ``np.matmul`` on [batch, m, k] x [batch, k, n] (batch dropped when absent)."""
 
     def __init__(self, instr: Instruction, ins: list[int], out: int):
-        dn = instr.attrs["dot_dimension_numbers"]
         lhs, rhs = (o.shape for o in instr.operands)
-        lc, rc = list(dn.lhs_contracting_dims), list(dn.rhs_contracting_dims)
-        lb, rb = list(dn.lhs_batch_dims), list(dn.rhs_batch_dims)
-        lf = [d for d in range(lhs.rank) if d not in lc and d not in lb]
-        rf = [d for d in range(rhs.rank) if d not in rc and d not in rb]
-        k = math.prod(lhs.dims[d] for d in lc)
+        g = dot_groups(instr)
+        k = math.prod(lhs.dims[d] for d in g.lc)
         result = instr.shape
         self.arithmetic: ContractionArithmetic = plan_arithmetic(
             lhs.dtype, rhs.dtype, result.dtype, k, result.size)
         compute = self.arithmetic.compute
-        keep_batch = bool(lb)
-        self.lhs = MatrixOperand(plan_matrix_view(lhs.dims, (lb, lf, lc), keep_batch),
+        keep_batch = bool(g.lb)
+        self.lhs = MatrixOperand(plan_matrix_view(lhs.dims, g.lhs, keep_batch),
                                  lhs.dims, compute, lhs.dtype.numpy)  # fmt: skip
-        self.rhs = MatrixOperand(plan_matrix_view(rhs.dims, (rb, rc, rf), keep_batch),
+        self.rhs = MatrixOperand(plan_matrix_view(rhs.dims, g.rhs, keep_batch),
                                  rhs.dims, compute, rhs.dtype.numpy)  # fmt: skip
         self.product_shape = (*self.lhs.shape[:-1], self.rhs.shape[-1])
         self.out_dims = result.dims

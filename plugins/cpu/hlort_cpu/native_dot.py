@@ -23,7 +23,7 @@ from hlort.codegen.llvm.while_steps import GemmCall, MatrixArg
 from hlort.ir.instruction import Instruction
 from hlort_cpu import blas_functions
 from hlort_cpu.contraction_arithmetic import plan_arithmetic
-from hlort_cpu.dot import plan_matrix_view
+from hlort_cpu.dot import dot_groups, plan_matrix_view
 
 GEMM_DTYPES = ("f32", "f64")
 
@@ -53,14 +53,10 @@ def plan_dot(instr: Instruction, lhs_ref, rhs_ref, out_ref, function_arg: Callab
     name = gemm_dtype(instr)
     if name is None:
         return None
-    dn = instr.attrs["dot_dimension_numbers"]
     lhs, rhs = (o.shape for o in instr.operands)
-    lc, rc = list(dn.lhs_contracting_dims), list(dn.rhs_contracting_dims)
-    lb, rb = list(dn.lhs_batch_dims), list(dn.rhs_batch_dims)
-    lf = [d for d in range(lhs.rank) if d not in lc and d not in lb]
-    rf = [d for d in range(rhs.rank) if d not in rc and d not in rb]
-    a = plan_matrix_view(lhs.dims, (lb, lf, lc), keep_batch=True)
-    b = plan_matrix_view(rhs.dims, (rb, rc, rf), keep_batch=True)
+    groups = dot_groups(instr)
+    a = plan_matrix_view(lhs.dims, groups.lhs, keep_batch=True)
+    b = plan_matrix_view(rhs.dims, groups.rhs, keep_batch=True)
     batch, m, k = a.shape
     n = b.shape[2]
     double = name == "f64"
