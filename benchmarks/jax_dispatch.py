@@ -1,6 +1,6 @@
 """Dispatch cost of ``jit(x + 1)`` on f32[4]: through hlort-jax vs JAX's CPU vs hlort's own.
 
-    python benchmarks/jax_dispatch.py [--platform hlort_cpu] [--calls 2000]
+    python benchmarks/jax_dispatch.py [--platform hlort_cpu] [--calls 2000] [--quick]
 
 Per-call microseconds (median of 7 rounds) for: the jitted function on the hlort platform
 through the PJRT bridge, the same on JAX's own CPU, and hlort.Executable called with an
@@ -38,7 +38,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--platform", default="hlort_cpu")
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--quick", action="store_true", help="20 calls x 1 round (a smoke run)")
     args = parser.parse_args(argv)
+    rounds = 1 if args.quick else 7
+    if args.quick:
+        args.calls = 20
     try:
         import jax
         import numpy as np
@@ -53,16 +57,16 @@ def main(argv=None) -> int:
         x = jax.device_put(np.arange(4, dtype=np.float32), device)
         f = jax.jit(lambda v: v + 1)
         f(x).block_until_ready()
-        results[f"{label} (async)"] = per_call_us(lambda f=f, x=x: f(x), args.calls)
+        results[f"{label} (async)"] = per_call_us(lambda f=f, x=x: f(x), args.calls, rounds)
         results[f"{label} (blocking)"] = per_call_us(
-            lambda f=f, x=x: f(x).block_until_ready(), args.calls
+            lambda f=f, x=x: f(x).block_until_ready(), args.calls, rounds
         )
     backend = args.platform.removeprefix("hlort_")
     exe = hlort.compile(_PROGRAM, backend)
     buf = hlort.device_put(np.arange(4, dtype=np.float32), backend)
     exe(buf)
-    results["hlort.Executable (buffer)"] = per_call_us(lambda: exe(buf), args.calls)
-    print(f"jit(x + 1) on f32[4], {args.calls} calls x 7 rounds, median us per call")
+    results["hlort.Executable (buffer)"] = per_call_us(lambda: exe(buf), args.calls, rounds)
+    print(f"jit(x + 1) on f32[4], {args.calls} calls x {rounds} rounds, median us per call")
     for name, us in results.items():
         print(f"  {name:<28} {us:8.1f}")
     return 0

@@ -27,6 +27,7 @@ SCRIPTS = sorted(p.name for p in BENCH.glob("*.py") if p.name not in HELPER_MODU
 EXTRA_ARGS = {"tpusim_speed.py": ["--tiled"], "warm_cache.py": ["--no-jax"],
               "fresh_compile.py": ["--no-jax"]}  # fmt: skip
 HAS_JAX = importlib.util.find_spec("jax") is not None
+NEEDS_JAX = {"jax_dispatch.py"}
 
 
 def _run(script: str, *args: str, tmp_path: Path) -> str:
@@ -65,6 +66,8 @@ def test_the_scripts_are_found():
 def test_script_runs_quick(script, tmp_path):
     if script == "tpusim_speed.py" and importlib.util.find_spec("hlort_tpusim") is None:
         pytest.skip("the tpusim plugin is not installed here")
+    if script in NEEDS_JAX and not (HAS_JAX and importlib.util.find_spec("hlort_jax")):
+        pytest.skip(f"{script} measures the hlort-jax bridge: needs jax and hlort-jax")
     assert _run(script, *EXTRA_ARGS.get(script, []), tmp_path=tmp_path).strip()
 
 
