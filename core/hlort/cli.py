@@ -300,11 +300,13 @@ def cmd_conformance(args: argparse.Namespace) -> int:
             raise Unimplemented(f"the conformance suite needs {module}, which this "
                                 f"installation lacks; fix: {fix}")  # fmt: skip
     _check_conformance_profile(backend)
-    # -c devnull: the suite runs the same whatever pytest configuration the current directory
-    # has; no:hypothesispytest saves hypothesis's ~2 s of start-up (the suite does not use it).
+    # -c devnull and --noconftest: the suite runs the same whatever pytest configuration the
+    # current directory has (a project's conftest.py, e.g. hlort's own with HLORT_FALLBACK=error,
+    # would otherwise apply when the suite is installed in editable mode below it);
+    # no:hypothesispytest saves hypothesis's ~2 s of start-up (the suite does not use it).
     cmd = [sys.executable, "-m", "pytest", "--pyargs", "hlort.testing",
            "--hlort-platform", args.platform, "-c", os.devnull, "--rootdir", os.getcwd(),
-           "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]  # fmt: skip
+           "--noconftest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]  # fmt: skip
     if args.quick:
         cmd.append("--hlort-quick")
     if args.strict:

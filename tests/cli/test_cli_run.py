@@ -245,6 +245,7 @@ def test_conformance_runs_pytest_on_the_suite(capsys, monkeypatch):
     assert "--hlort-quick" in cmd and "--hlort-strict" in cmd
     assert "no:hypothesispytest" in cmd  # ~2 s of start-up the suite does not need
     assert cmd[cmd.index("-c") + 1] == os.devnull  # the cwd's pytest configuration is ignored
+    assert "--noconftest" in cmd  # and so is a conftest.py above an editable install of the suite
     run(capsys, "conformance", "--platform", "interpreter")
     assert not {"--hlort-report", "--junitxml", "--hlort-quick", "--hlort-strict"} & set(seen[1])
     monkeypatch.setattr(cli.subprocess, "call", lambda cmd: 1)
