@@ -125,7 +125,21 @@ def count(module: Module, opcode: Opcode, comp=None) -> int:
     return sum(1 for i in comp.instructions if i.opcode is opcode)
 
 
+def rewrite_checked(text: str, passes, expected: str | None = None, changes: bool = True):
+    """Runs ``passes`` on the parsed ``text``: asserts whether they changed it, the golden text
+    (when given), unchanged results on edge-value inputs and that a second run changes nothing."""
+    module = parse_module(text)
+    before = module.clone()
+    assert run_passes(module, passes) == changes
+    if expected is not None:
+        assert_golden(module, expected)
+    check_same_results(before, module)
+    assert not run_passes(module, passes), "a second run changed the module"
+    return module
+
+
 class PassHelpers:
+    rewrite_checked = staticmethod(rewrite_checked)
     make_inputs = staticmethod(make_inputs)
     same_bits = staticmethod(same_bits)
     check_same_results = staticmethod(check_same_results)

@@ -8,20 +8,12 @@ import pytest
 
 from hlort.ir.opcodes import Opcode
 from hlort.passes import AlgebraicSimplifier, DeadCodeElimination
-from hlort.text.parser import parse_module
 
 SIMPLIFY = [AlgebraicSimplifier(), DeadCodeElimination()]
 
 
 def simplify(h, text: str, expected: str | None = None, changes: bool = True):
-    module = parse_module(text)
-    before = module.clone()
-    assert h.run_passes(module, SIMPLIFY) == changes
-    if expected is not None:
-        h.assert_golden(module, expected)
-    h.check_same_results(before, module)
-    assert not h.run_passes(module, SIMPLIFY), "a second run changed the module"
-    return module
+    return h.rewrite_checked(text, SIMPLIFY, expected, changes)
 
 
 def module(params: str, body: str, result: str) -> str:

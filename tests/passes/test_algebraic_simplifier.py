@@ -17,14 +17,7 @@ SIMPLIFY = [AlgebraicSimplifier(), DeadCodeElimination()]
 
 
 def simplify(h, text: str, expected: str | None = None, changes: bool = True):
-    module = parse_module(text)
-    before = module.clone()
-    assert h.run_passes(module, SIMPLIFY) == changes
-    if expected is not None:
-        h.assert_golden(module, expected)
-    h.check_same_results(before, module)
-    assert not h.run_passes(module, SIMPLIFY), "a second run changed the module"
-    return module
+    return h.rewrite_checked(text, SIMPLIFY, expected, changes)
 
 
 def unary_module(body: str, dtype: str = "f32", dims: str = "4") -> str:

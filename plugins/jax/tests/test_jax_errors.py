@@ -7,16 +7,7 @@ import textwrap
 
 import numpy as np
 import pytest
-
-jax = pytest.importorskip("jax", reason="jax is not installed (pip install hlort-jax)")
-PLATFORMS = ("hlort_interpreter", "hlort_cpu", "hlort_tpusim")
-
-
-def device(platform: str):
-    try:
-        return jax.devices(platform)[0]
-    except RuntimeError as err:
-        pytest.skip(f"{platform} is not available here: {err}")
+from jax_platforms import device, jax  # skips the module without jax
 
 
 def test_unsupported_element_type_names_the_type():

@@ -2,16 +2,7 @@
 
 import numpy as np
 import pytest
-
-jax = pytest.importorskip("jax", reason="jax is not installed (pip install hlort-jax)")
-PLATFORMS = ("hlort_interpreter", "hlort_cpu", "hlort_tpusim")
-
-
-def device(platform: str):
-    try:
-        return jax.devices(platform)[0]
-    except RuntimeError as err:
-        pytest.skip(f"{platform} is not available here: {err}")
+from jax_platforms import PLATFORMS, device, jax  # skips the module without jax
 
 jnp = jax.numpy
 # f32 programs of a few ops: hlort and XLA differ by rounding of the transcendental functions.
