@@ -1,0 +1,75 @@
+"""OpRegistry: duplicates fail, modules load once on first read, missing() lists gaps."""
+
+import sys
+import types
+
+import pytest
+
+from hlort.ir.op_registry import OpRegistry
+from hlort.ir.opcodes import Opcode
+
+
+def test_register_and_read():
+    reg: OpRegistry[Opcode, str] = OpRegistry("test entry")
+
+    @reg.register(Opcode.ADD, Opcode.SUBTRACT)
+    def fn():
+        return "x"
+
+    assert reg.get(Opcode.ADD) is fn and reg[Opcode.SUBTRACT] is fn
+    assert Opcode.MULTIPLY not in reg and reg.get(Opcode.MULTIPLY) is None
+    assert reg.missing([Opcode.ADD, Opcode.MULTIPLY, Opcode.DIVIDE]) == [
+        Opcode.MULTIPLY,
+        Opcode.DIVIDE,
+    ]
+    assert sorted(k.value for k in reg.keys()) == ["add", "subtract"]
+    with pytest.raises(KeyError, match="no test entry for multiply"):
+        reg[Opcode.MULTIPLY]
+
+
+def test_duplicate_names_the_key():
+    reg: OpRegistry[Opcode, int] = OpRegistry("shape rule")
+    reg.add(Opcode.ADD, 1)
+    with pytest.raises(RuntimeError, match="shape rule for add registered twice"):
+        reg.add(Opcode.ADD, 2)
+
+
+def test_modules_load_on_first_read_only(monkeypatch):
+    reg: OpRegistry[str, int] = OpRegistry("converter", modules=["_hlort_test_registering"])
+    loads = []
+
+    module = types.ModuleType("_hlort_test_registering")
+
+    def _exec():
+        loads.append(1)
+        reg.add("stablehlo.add", 7)
+
+    class Finder:
+        def find_spec(self, name, path=None, target=None):
+            if name != "_hlort_test_registering":
+                return None
+            import importlib.util
+
+            class Loader:
+                def create_module(self, spec):
+                    return module
+
+                def exec_module(self, mod):
+                    _exec()
+
+            return importlib.util.spec_from_loader(name, Loader())
+
+    monkeypatch.setattr(sys, "meta_path", [Finder(), *sys.meta_path])
+    monkeypatch.delitem(sys.modules, "_hlort_test_registering", raising=False)
+    assert loads == []  # constructing the registry imports nothing
+    assert reg.get("stablehlo.add") == 7
+    assert "stablehlo.add" in reg and len(reg) == 1
+    assert loads == [1]
+
+
+def test_failed_load_is_retried():
+    reg: OpRegistry[str, int] = OpRegistry("x", modules=["_hlort_no_such_module_"])
+    with pytest.raises(ModuleNotFoundError):
+        reg.get("a")
+    with pytest.raises(ModuleNotFoundError):
+        reg.get("a")
