@@ -104,6 +104,7 @@ def _backend_and_device(platform: str | None, device_id: int | None):
 
 def _load(path: str):
     from hlort.runtime.program import parse_program, read_program_file
+    from hlort.testdata import check_targets  # noqa: F401  (corpus programs' check.* calls)
 
     text, fmt = read_program_file(path)
     return parse_program(text, fmt, source_name=path), fmt

@@ -9,16 +9,16 @@ import numpy as np
 import pytest
 
 from hlort import Builder, evaluate, shape
-from hlort.custom_call_targets import ExpectationFailed
-from hlort.custom_calls import (
+from hlort.errors import ErrorCode, HlortError
+from hlort.ir import Opcode, infer_shape, verify_module
+from hlort.ir.custom_calls import (
     lookup_custom_call,
     register_custom_call,
     registered_custom_calls,
     unregister_custom_call,
 )
-from hlort.errors import ErrorCode, HlortError
-from hlort.ir import Opcode, infer_shape, verify_module
 from hlort.shape import TupleShape, scalar
+from hlort.testdata.check_targets import ExpectationFailed
 from hlort.testdata.comparisons import ulp_difference
 
 

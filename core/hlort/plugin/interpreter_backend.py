@@ -118,7 +118,7 @@ class InterpreterExecutable(SimpleExecutable):
 
 def _check_custom_call(instr) -> None:
     try:
-        from hlort.custom_calls import evaluator_for
+        from hlort.ir.custom_calls import evaluator_for
     except ImportError:  # pragma: no cover - older cores had no registry
         return
     evaluator_for(instr.attrs.get("custom_call_target", ""))
