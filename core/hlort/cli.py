@@ -275,7 +275,7 @@ def _import_optional(module_name: str, feature: str):
 
 def _check_conformance_profile(backend) -> None:
     """A profile entry that matches nothing stops the suite; say so in one line, up front."""
-    from hlort.testing.profile import ConformanceProfile
+    from hlort.plugin.conformance_profile import ConformanceProfile
 
     try:
         profile = backend.plugin.conformance_profile() if backend.plugin is not None else None

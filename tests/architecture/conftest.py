@@ -27,7 +27,9 @@ class ImportEdge:
     target: str
     path: Path
     line: int
-    type_checking: bool
+    type_checking: bool  # under ``if TYPE_CHECKING:``: never runs
+    in_function: bool  # deferred until the function runs
+    registration: bool  # an ``OpRegistry(modules=...)`` entry: loaded on the registry's first read
 
     def where(self) -> str:
         return f"{self.path.relative_to(REPO)}:{self.line}"
@@ -56,6 +58,9 @@ def _modules(roots: dict[str, Path]) -> dict[str, tuple[Path, bool]]:
             parts = [name, *path.relative_to(directory).with_suffix("").parts]
             is_package = parts[-1] == "__init__"
             out[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+        for path in sorted(directory.rglob("*.so")):  # compiled extensions import too
+            parts = [name, *path.relative_to(directory).parent.parts, path.name.split(".")[0]]
+            out.setdefault(".".join(parts), (path, False))
     return out
 
 
@@ -76,8 +81,19 @@ def _literal_strings(node: ast.expr) -> list[str]:
 class _ImportCollector(ast.NodeVisitor):
     def __init__(self, module: str, is_package: bool):
         self.module, self.is_package = module, is_package
-        self.found: list[tuple[str, int, bool, list[str]]] = []  # (prefix, line, tc, names)
+        self.found: list[tuple[str, int, tuple[bool, bool, bool], list[str]]] = []
         self._type_checking = 0
+        self._functions = 0
+
+    def _flags(self, registration: bool = False) -> tuple[bool, bool, bool]:
+        return (self._type_checking > 0, self._functions > 0, registration)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self._functions += 1
+        self.generic_visit(node)
+        self._functions -= 1
+
+    visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_If(self, node: ast.If) -> None:
         if _is_type_checking(node.test):
@@ -92,7 +108,7 @@ class _ImportCollector(ast.NodeVisitor):
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            self.found.append((alias.name, node.lineno, self._type_checking > 0, []))
+            self.found.append((alias.name, node.lineno, self._flags(), []))
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
@@ -104,7 +120,7 @@ class _ImportCollector(ast.NodeVisitor):
         else:
             prefix = node.module or ""
         names = [alias.name for alias in node.names]
-        self.found.append((prefix, node.lineno, self._type_checking > 0, names))
+        self.found.append((prefix, node.lineno, self._flags(), names))
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
@@ -116,7 +132,8 @@ class _ImportCollector(ast.NodeVisitor):
             literals = [s for k in node.keywords if k.arg == "modules"
                         for s in _literal_strings(k.value)]  # fmt: skip
         for literal in literals:
-            self.found.append((literal, node.lineno, self._type_checking > 0, []))
+            flags = self._flags(registration=name == "OpRegistry")
+            self.found.append((literal, node.lineno, flags, []))
         self.generic_visit(node)
 
 
@@ -133,19 +150,26 @@ def collect_edges() -> list[ImportEdge]:
     modules = _modules(package_roots())
     edges = []
     for module, (path, is_package) in modules.items():
+        if path.suffix != ".py":
+            continue
         collector = _ImportCollector(module, is_package)
         collector.visit(ast.parse(path.read_text(), str(path)))
-        for prefix, line, type_checking, names in collector.found:
+        for prefix, line, flags, names in collector.found:
             # ``from pkg import sub`` imports the module pkg.sub; ``from mod import name`` mod
             targets = [f"{prefix}.{n}" if f"{prefix}.{n}" in modules else prefix
                        for n in names] or [prefix]  # fmt: skip
             for target in dict.fromkeys(targets):
                 resolved = _resolve(target, modules)
                 if resolved is not None and resolved != module:
-                    edges.append(ImportEdge(module, resolved, path, line, type_checking))
+                    edges.append(ImportEdge(module, resolved, path, line, *flags))
     return edges
 
 
 @pytest.fixture(scope="session")
 def import_edges() -> list[ImportEdge]:
     return collect_edges()
+
+
+@pytest.fixture(scope="session")
+def plugin_package_names() -> set[str]:
+    return set(plugin_packages())

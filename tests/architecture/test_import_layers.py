@@ -30,8 +30,36 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("plugins", ()),  # every plugins/*/hlort_* package
 )
 
+# Edges (source, target) both rules skip, each breaking a cycle that another branch of this
+# session is restructuring. The test below fails once an entry no longer exists.
 # issue 15 split: the integrator empties this after merging
-CODEGEN_ALLOWLIST: frozenset[tuple[str, str]] = frozenset()
+CODEGEN_ALLOWLIST: frozenset[tuple[str, str]] = frozenset({
+    ("hlort.codegen.llvm.complex_math_ops", "hlort.codegen.llvm.complex_values"),
+    ("hlort.codegen.llvm.complex_values", "hlort.codegen.llvm.elemental"),
+    ("hlort.codegen.llvm.complex_values", "hlort.codegen.llvm.llvm_types"),
+    ("hlort.codegen.llvm.elemental", "hlort.codegen.llvm.llvm_types"),
+    ("hlort.codegen.llvm.float_math_f64", "hlort.codegen.llvm.float_math"),
+    ("hlort.codegen.llvm.llvm_types", "hlort.codegen.llvm.complex_values"),
+    ("hlort.codegen.llvm.pow_f64", "hlort.codegen.llvm.float_math"),
+    ("hlort.codegen.llvm.rng_kernel", "hlort.codegen.llvm.kernel_builder"),
+    ("hlort.codegen.llvm.sort_kernel", "hlort.codegen.llvm.kernel_builder"),
+    # plugins/cpu, which split restructures (codegen's CPU parts move in): its modules import
+    # PLUGIN_VERSION from plugin.py, which imports the client lazily
+    ("hlort_cpu.plugin", "hlort_cpu.client"),
+})
+# issue 14 items 1+2 (opdef: per-op registries become OpRegistry(modules=...), whose lazy
+# loads are registration edges; tpusim's op dispatch): the integrator empties this after merging
+REGISTRY_ALLOWLIST: frozenset[tuple[str, str]] = frozenset({
+    ("hlort.ir.shape_inference", "hlort.ir.shape_rules"),
+    ("hlort.interpreter.registry", "hlort.interpreter.ops"),
+    *(("hlort.testing.op_case", f"hlort.testing.cases_{family}")
+      for family in ("data_movement", "elementwise", "linalg", "reduction", "structure")),
+    ("hlort_tpusim.compiler.lowering", "hlort_tpusim.compiler.control_flow"),
+    ("hlort_tpusim.compiler.lowering", "hlort_tpusim.compiler.convolution"),
+    ("hlort_tpusim.compiler.lowering", "hlort_tpusim.compiler.hostop"),
+    ("hlort_tpusim.compiler.lowering", "hlort_tpusim.compiler.vector"),
+})
+ALLOWLIST = CODEGEN_ALLOWLIST | REGISTRY_ALLOWLIST
 
 
 def layer_of(module: str) -> int:
@@ -49,7 +77,7 @@ def layer_of(module: str) -> int:
 
 
 def _checked(edges):
-    return [e for e in edges if (e.source, e.target) not in CODEGEN_ALLOWLIST]
+    return [e for e in edges if (e.source, e.target) not in ALLOWLIST]
 
 
 def test_every_module_has_a_layer(import_edges):
@@ -130,7 +158,8 @@ def _cycles(edges) -> list[tuple[list, list[str]]]:
 
 
 def test_no_import_cycles(import_edges):
-    runtime_edges = [e for e in _checked(import_edges) if not e.type_checking]
+    runtime_edges = [e for e in _checked(import_edges)
+                     if not (e.type_checking or e.registration)]  # fmt: skip
     found = [
         " -> ".join([chain[0].source] + [f"{e.target} ({e.where()})" for e in chain])
         + (f"\n    (one of the cycles among {len(members)} modules: {', '.join(members)})"
@@ -140,8 +169,8 @@ def test_no_import_cycles(import_edges):
     assert not found, "import cycles:\n  " + "\n  ".join(found)
 
 
-def test_the_allowlist_names_only_codegen_and_only_live_edges(import_edges):
+def test_the_allowlists_name_only_live_edges(import_edges):
     live = {(e.source, e.target) for e in import_edges}
-    for source, target in CODEGEN_ALLOWLIST:
-        assert "hlort.codegen" in (source[:13], target[:13]), (source, target)
-        assert (source, target) in live, f"allowlisted edge {source} -> {target} is gone: drop it"
+    gone = [f"{source} -> {target}" for source, target in sorted(ALLOWLIST)
+            if (source, target) not in live]  # fmt: skip
+    assert not gone, "allowlisted edges that no longer exist (drop them):\n  " + "\n  ".join(gone)
