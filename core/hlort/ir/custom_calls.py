@@ -108,10 +108,15 @@ def evaluator_for(target: str) -> EvaluateFn:
     """The reference implementation of ``target``; UNIMPLEMENTED (naming it and the fix) if none."""
     entry = lookup_custom_call(target)
     if entry is None:
+        fix = (
+            "import hlort.testdata, which registers the StableHLO test suite's check.* targets"
+            if target.startswith("check.")
+            else f"register it with hlort.ir.custom_calls.register_custom_call({target!r}, "
+            "shape_fn=..., evaluate_fn=...)"
+        )
         raise Unimplemented(
             f"custom-call target {target!r} is not registered, so the reference interpreter "
-            f"cannot evaluate it; register it with hlort.ir.custom_calls.register_custom_call("
-            f"{target!r}, shape_fn=..., evaluate_fn=...)"
+            f"cannot evaluate it; {fix}"
         )
     if entry.evaluate_fn is None:
         raise Unimplemented(
