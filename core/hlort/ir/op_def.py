@@ -150,6 +150,8 @@ class OpDef:
     many output elements (an expensive producer is not fused into it).
     ``expensive``: costs far more than an add per element (a transcendental, a division, a
     called computation), so fusion does not recompute it and cost models count it apart.
+    ``stablehlo``: StableHLO's op of the same name (``-`` spelled ``_``) converts one-to-one to
+    this opcode (the importer's generic elementwise converter); other ops have their own.
     """
 
     arity: int | None
@@ -163,6 +165,7 @@ class OpDef:
     fusion: FusionRole = FusionRole.NONE
     reuses_operand: bool = False
     expensive: bool = False
+    stablehlo: bool = False
 
     @property
     def transcendental(self) -> bool:

@@ -56,6 +56,8 @@ def _value_text(value) -> str:
 def _properties(d: OpDef) -> str:
     flags = [name.replace("_", " ") for name in ("commutative", "side_effect", "expensive",
                                                  "reuses_operand") if getattr(d, name)]  # fmt: skip
+    if d.stablehlo:
+        flags.append("stablehlo 1:1")
     return ", ".join(flags) or "-"
 
 

@@ -147,17 +147,19 @@ _TRANS, _ACC = Numerics.TRANSCENDENTAL, Numerics.ACCUMULATE
 _SET, _NOT_DEFAULT = Shown.IF_SET, Shown.IF_NOT_DEFAULT
 
 
-def _unary(types, numerics=_EXACT, **kw) -> OpDef:
-    return OpDef(1, elementwise=True, types=types, numerics=numerics, fusion=_EW, **kw)
+def _unary(types, numerics=_EXACT, stablehlo=True, **kw) -> OpDef:
+    return OpDef(1, elementwise=True, types=types, numerics=numerics, fusion=_EW,
+                 stablehlo=stablehlo, **kw)  # fmt: skip
 
 
-def _transcendental(types, arity=1) -> OpDef:
+def _transcendental(types, arity=1, stablehlo=True) -> OpDef:
     return OpDef(arity, elementwise=True, types=types, numerics=_TRANS, fusion=_EW,
-                 expensive=True)  # fmt: skip
+                 expensive=True, stablehlo=stablehlo)  # fmt: skip
 
 
-def _binary(types, numerics=_EXACT, **kw) -> OpDef:
-    return OpDef(2, elementwise=True, types=types, numerics=numerics, fusion=_EW, **kw)
+def _binary(types, numerics=_EXACT, stablehlo=True, **kw) -> OpDef:
+    return OpDef(2, elementwise=True, types=types, numerics=numerics, fusion=_EW,
+                 stablehlo=stablehlo, **kw)  # fmt: skip
 
 
 def _bits(arity, **kw) -> OpDef:
@@ -202,13 +204,13 @@ OP_DEFS: dict[Opcode, OpDef] = {
     Opcode.IS_FINITE: _unary(FLOAT),
     Opcode.REAL: _unary(FLOAT_COMPLEX),
     Opcode.IMAG: _unary(FLOAT_COMPLEX),
-    Opcode.ERF: _transcendental(FLOAT),
-    Opcode.CONVERT: _unary(None),
+    Opcode.ERF: _transcendental(FLOAT, stablehlo=False),  # chlo.erf
+    Opcode.CONVERT: _unary(None, stablehlo=False),
     # elementwise only when bit widths match (Instruction.is_elementwise)
     Opcode.BITCAST_CONVERT: _bits(1, fusion=_EW),
-    Opcode.REDUCE_PRECISION: _unary(None, attrs=(_S("exponent_bits", "int"),
-                                                 _S("mantissa_bits", "int"))),
-    Opcode.COPY: _unary(None, _BITS),
+    Opcode.REDUCE_PRECISION: _unary(None, stablehlo=False, attrs=(_S("exponent_bits", "int"),
+                                                                  _S("mantissa_bits", "int"))),
+    Opcode.COPY: _unary(None, _BITS, stablehlo=False),
     Opcode.ADD: _binary(ALL, _ARITH, commutative=True),  # pred: logical or (XLA, StableHLO)
     Opcode.SUBTRACT: _binary(NUMBER, _ARITH),
     Opcode.MULTIPLY: _binary(ALL, _ARITH, commutative=True),  # pred: logical and
@@ -224,7 +226,7 @@ OP_DEFS: dict[Opcode, OpDef] = {
     Opcode.SHIFT_LEFT: _binary(INT),
     Opcode.SHIFT_RIGHT_LOGICAL: _binary(INT),
     Opcode.SHIFT_RIGHT_ARITHMETIC: _binary(INT),
-    Opcode.COMPARE: _binary(None, attrs=(_S("direction", "direction"),
+    Opcode.COMPARE: _binary(None, stablehlo=False, attrs=(_S("direction", "direction"),
                                          _S("comparison_type", "comparison_type", OPTIONAL,
                                             "type"))),
     Opcode.COMPLEX: _binary(None),
