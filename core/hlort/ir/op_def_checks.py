@@ -26,11 +26,11 @@ Check = Callable[[object], bool]
 
 
 def _int(v) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+    return type(v) is int or (isinstance(v, numbers.Integral) and not isinstance(v, bool))
 
 
 def _seq(item: Check) -> Check:
-    return lambda v: isinstance(v, (tuple, list)) and all(item(x) for x in v)
+    return lambda v: isinstance(v, (tuple, list)) and all(map(item, v))
 
 
 def _instance(cls) -> Check:
@@ -109,21 +109,24 @@ def check_attributes(comp: Computation, instr: Instruction) -> None:
     known = _BY_OPCODE[instr.opcode]
     for key, value in instr.attrs.items():
         entry = known.get(key)
-        where = f"in computation {comp.name}: {instr.opcode.value} {instr.name}"
         if entry is None:
             takes = ", ".join(known) if known else "no attributes"
             raise InvalidArgument(
-                f"{where}: unknown attribute {key!r}; {instr.opcode.value} takes {takes} (keep "
-                "other information in extra_attrs)"
+                f"{_where(comp, instr)}: unknown attribute {key!r}; {instr.opcode.value} takes "
+                f"{takes} (keep other information in extra_attrs)"
             )
         check, expected, none_ok = entry
         if value is None and none_ok:
             continue
         if not check(value):
             raise InvalidArgument(
-                f"{where}: attribute {key!r} must be {expected}, got "
+                f"{_where(comp, instr)}: attribute {key!r} must be {expected}, got "
                 f"{type(value).__name__} {_short(value)}"
             )
+
+
+def _where(comp: Computation, instr: Instruction) -> str:
+    return f"in computation {comp.name}: {instr.opcode.value} {instr.name}"
 
 
 def _short(value: object) -> str:
