@@ -19,11 +19,11 @@ class Numerics(enum.Enum):
     """How a backend's float results are compared with the interpreter's (the conformance suite's
     comparison kinds; integer results are always compared bit for bit)."""
 
-    EXACT = "exact"  # correctly rounded or exact: equal, NaN payloads aside
-    BITS = "bits"  # moves or selects values: every bit equal, NaN payloads and -0.0 too
-    ARITH = "arith"  # one IEEE rounding (add, divide...): equal up to FTZ-free rounding
+    EXACT = "exact"  # equal values and sign of zero; any NaN matches any NaN
+    BITS = "bits"  # moves or selects values: every bit equal, NaN payloads included
+    ARITH = "arith"  # one IEEE rounding (add, divide...): 1 ulp (complex: as transcendental)
     TRANSCENDENTAL = "transcendental"  # libm quality: a few ulps
-    ACCUMULATE = "accumulate"  # sums in an unspecified order: error grows with the length
+    ACCUMULATE = "accumulate"  # sums in an unspecified order: a relative tolerance per type
 
 
 class FusionRole(enum.Enum):

@@ -98,7 +98,7 @@ def _may_be_none(a: AttrDef) -> bool:
     return a.default is not REQUIRED
 
 
-_BY_OPCODE = {op: _keys(op) for op in Opcode}
+_BY_OPCODE: dict[Opcode, dict[str, tuple[Check, str, bool]]] = {}  # filled on first use
 
 
 def check_attributes(comp: Computation, instr: Instruction) -> None:
@@ -106,7 +106,9 @@ def check_attributes(comp: Computation, instr: Instruction) -> None:
     wrong type."""
     if not instr.attrs:
         return
-    known = _BY_OPCODE[instr.opcode]
+    known = _BY_OPCODE.get(instr.opcode)
+    if known is None:
+        known = _BY_OPCODE[instr.opcode] = _keys(instr.opcode)
     for key, value in instr.attrs.items():
         entry = known.get(key)
         if entry is None:
