@@ -59,7 +59,7 @@ class Shown(enum.Enum):
 
     ALWAYS = "always"
     IF_SET = "if set"  # omitted when false or empty
-    IF_NOT_DEFAULT = "if not default"  # omitted when equal to the default
+    IF_NOT_DEFAULT = "if not default"  # omitted when equal to the default (or empty text)
 
 
 class AttrDef(NamedTuple):
