@@ -97,3 +97,58 @@ def test_duplicate_names():
 
 def test_no_entry():
     _expect_invalid(Module("empty"), "no entry")
+
+
+def _iota_with(attrs: dict) -> Module:
+    comp = Computation("c")
+    instr = comp.add_instruction(Instruction(Opcode.IOTA, shape.array("f32", [3]), (), attrs,
+                                             name="my_iota"))  # fmt: skip
+    comp.set_root(instr)
+    return _module_with(comp)
+
+
+def test_unknown_attribute_names_op_and_key():
+    module = _iota_with({"iota_dimension": 0, "iota_dimnesion": 0})
+    _expect_invalid(module, "iota my_iota", "unknown attribute 'iota_dimnesion'",
+                    "takes iota_dimension")
+
+
+def test_attribute_of_another_op_is_unknown():
+    module = _iota_with({"iota_dimension": 0, "dimensions": (0,)})
+    _expect_invalid(module, "iota my_iota", "unknown attribute 'dimensions'")
+
+
+@pytest.mark.parametrize("value", ["0", 0.0, True, None, (0,)])
+def test_ill_typed_attribute_names_op_key_and_type(value):
+    module = _iota_with({"iota_dimension": value})
+    _expect_invalid(module, "iota my_iota", "attribute 'iota_dimension' must be an integer",
+                    type(value).__name__)
+
+
+def test_ill_typed_group_and_enum_attributes():
+    b = Builder("m")
+    x = b.parameter(shape.array("f32", [2, 2]))
+    d = b.dot(x, x)
+    c = b.compare(x, x, "LT")
+    module = b.build(b.tuple([d, c]))
+    verify_module(module)
+    good = d.attrs["dot_dimension_numbers"]
+    d.attrs["dot_dimension_numbers"] = {"lhs_contracting_dims": (1,)}
+    _expect_invalid(module, d.name, "'dot_dimension_numbers' must be a DotDimensionNumbers")
+    d.attrs["dot_dimension_numbers"] = good
+    verify_module(module)
+    c.attrs["direction"] = "SMALLER"
+    _expect_invalid(module, c.name, "'direction' must be a ComparisonDirection", "'SMALLER'")
+    c.attrs["direction"] = "LT"  # the enum's spelling is accepted, as the rules and printer do
+    verify_module(module)
+
+
+def test_every_schema_type_has_a_check_and_every_attr_a_known_type():
+    from hlort.ir.op_def import ATTR_TYPES, GROUPS
+
+    for op in Opcode:
+        for a in op.info.attrs:
+            assert a.type in ATTR_TYPES, (op, a)
+            if "." in a.key:
+                group, field = a.key.split(".", 1)
+                assert field in GROUPS[group].__dataclass_fields__, (op, a)

@@ -11,27 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from hlort.ir.op_registry import OpRegistry
 from hlort.ir.opcodes import Opcode
 
 OpFunction = Callable[..., object]
-_FUNCTIONS: dict[Opcode, OpFunction] = {}
+OP_FUNCTIONS: OpRegistry[Opcode, OpFunction] = OpRegistry(
+    "interpreter function", modules=("hlort.interpreter.ops",)
+)
 
 
 def evaluates(*opcodes: Opcode) -> Callable[[OpFunction], OpFunction]:
-    def register(fn: OpFunction) -> OpFunction:
-        for op in opcodes:
-            if op in _FUNCTIONS:
-                raise RuntimeError(f"interpreter function for {op.value} registered twice")
-            _FUNCTIONS[op] = fn
-        return fn
-
-    return register
+    """Register the decorated function as the interpreter function of ``opcodes``."""
+    return OP_FUNCTIONS.register(*opcodes)
 
 
 def function_for(opcode: Opcode) -> OpFunction | None:
-    _load()
-    return _FUNCTIONS.get(opcode)
-
-
-def _load() -> None:
-    import hlort.interpreter.ops  # noqa: F401  (registers every function)
+    return OP_FUNCTIONS.get(opcode)

@@ -5,20 +5,8 @@ Instructions keep attributes in ``instr.attrs`` under the name XLA's HLO text us
 dimension-number bundles (dot, convolution, gather, scatter) are dataclasses stored under one key
 each; the text printer spells them out the way XLA does.
 
-Per opcode (keys; ``?`` = optional):
-  iota: iota_dimension | compare: direction, comparison_type? | reduce-precision: exponent_bits,
-  mantissa_bits | broadcast, transpose, reverse: dimensions | concatenate: dimensions (one entry) |
-  slice: slice | dynamic-slice: dynamic_slice_sizes | pad: padding | reduce: dimensions, to_apply |
-  reduce-window: window, to_apply | select-and-scatter: window, select, scatter |
-  map: dimensions, to_apply | sort: dimensions (one entry), is_stable, to_apply | topk: k, largest |
-  dot: dot_dimension_numbers, operand_precision? | convolution: window, dim_labels,
-  feature_group_count, batch_group_count, operand_precision? | gather: gather_dimension_numbers,
-  slice_sizes, indices_are_sorted | scatter: scatter_dimension_numbers, indices_are_sorted,
-  unique_indices, to_apply | cholesky: lower | triangular-solve: left_side, lower, unit_diagonal,
-  transpose_a | fft: fft_type, fft_length | while: condition, body | conditional:
-  branch_computations (pred form: [true, false]) | call: to_apply | get-tuple-element: index |
-  custom-call: custom_call_target, backend_config?, api_version?, called_computations?,
-  has_side_effect? | fusion: kind, calls | rng-bit-generator: algorithm.
+Which keys each opcode takes, their value types and defaults: the op table's attribute schema
+(``Opcode.X.info.attrs``, :mod:`hlort.ir.opcodes`; docs/ops.md lists it).
 Parameters and constants keep ``parameter_number`` and ``literal`` on the instruction itself.
 """
 

@@ -31,6 +31,7 @@ class OpRegistry(Generic[K, T]):
         self._modules = tuple(modules)
         self._entries: dict[K, T] = {}
         self._loaded = not self._modules
+        self._loading = False
         self._lock = threading.RLock()
 
     def register(self, *keys: K) -> Callable[[T], T]:
@@ -88,16 +89,18 @@ class OpRegistry(Generic[K, T]):
         if self._loaded:
             return
         with self._lock:
-            if self._loaded:
+            # another thread waits here until the modules are imported; the importing thread
+            # itself (a registering module that reads the registry) passes and sees what is
+            # registered so far
+            if self._loaded or self._loading:
                 return
-            # mark first: the modules being imported register through add(), never through a read
-            self._loaded = True
+            self._loading = True
             try:
                 for module in self._modules:
                     importlib.import_module(module)
-            except BaseException:
-                self._loaded = False
-                raise
+                self._loaded = True
+            finally:
+                self._loading = False
 
 
 def _key_name(key: object) -> str:

@@ -1,14 +1,32 @@
-"""The op table: every opcode hlort knows, with the properties passes and backends ask about.
+"""The op table: every opcode hlort knows, one :class:`~hlort.ir.op_def.OpDef` row each.
 
 Ops are data. Adding an op means one row here, one shape rule (``hlort.ir.shape_rules``) and one
-interpreter function (``hlort.interpreter``); the text parser, printer, verifier and builder pick it
-up from this table.
+interpreter function (``hlort.interpreter``); the text parser and printer, the verifier's
+attribute checks, the conformance suite's comparison kinds, the fusion passes, tpusim's op
+classes and docs/ops.md's table are derived from this table (docs/adding-an-op.md).
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+
+from hlort.ir import attributes as A
+from hlort.ir.op_def import (
+    ALL,
+    BITS,
+    FLOAT,
+    FLOAT_COMPLEX,
+    INT,
+    NUMBER,
+    OPTIONAL,
+    REAL,
+    SIGNED_COMPLEX,
+    AttrDef,
+    FusionRole,
+    Numerics,
+    OpDef,
+    Shown,
+)
 
 
 class Opcode(enum.Enum):
@@ -115,128 +133,196 @@ class Opcode(enum.Enum):
         return f"Opcode.{self.name}"
 
     @property
-    def info(self) -> OpInfo:
-        return OP_INFO[self]
+    def info(self) -> OpDef:
+        return OP_DEFS[self]
 
     @property
     def hlo_name(self) -> str:
         return self.value
 
 
-@dataclass(frozen=True)
-class OpInfo:
-    """Static properties of an opcode.
-
-    ``arity`` is the exact operand count, or None when variadic.
-    ``elementwise``: output element i depends only on operand elements i (fusable as a loop body).
-    ``side_effect``: never removed by DCE nor merged by CSE.
-    ``commutative``: operands may be swapped (CSE canonicalizes).
-    ``transcendental``: counted as such by cost analysis.
-    ``called``: the attribute names that hold called computations.
-    """
-
-    arity: int | None
-    elementwise: bool = False
-    side_effect: bool = False
-    commutative: bool = False
-    transcendental: bool = False
-    called: tuple[str, ...] = ()
+_EW, _IX, _SEL = FusionRole.ELEMENTWISE, FusionRole.INDEX_MAP, FusionRole.INDEX_SELECT
+_EXACT, _BITS, _ARITH = Numerics.EXACT, Numerics.BITS, Numerics.ARITH
+_TRANS, _ACC = Numerics.TRANSCENDENTAL, Numerics.ACCUMULATE
+_SET, _NOT_DEFAULT = Shown.IF_SET, Shown.IF_NOT_DEFAULT
 
 
-_U = OpInfo(1, elementwise=True)
-_UT = OpInfo(1, elementwise=True, transcendental=True)
-_B = OpInfo(2, elementwise=True)
-_BC = OpInfo(2, elementwise=True, commutative=True)
+def _unary(types, numerics=_EXACT, stablehlo=True, **kw) -> OpDef:
+    return OpDef(1, elementwise=True, types=types, numerics=numerics, fusion=_EW,
+                 stablehlo=stablehlo, **kw)  # fmt: skip
 
-OP_INFO: dict[Opcode, OpInfo] = {
-    Opcode.PARAMETER: OpInfo(0),
-    Opcode.CONSTANT: OpInfo(0),
-    Opcode.IOTA: OpInfo(0),
-    Opcode.ABS: _U,
-    Opcode.NEGATE: _U,
-    Opcode.EXP: _UT,
-    Opcode.EXPM1: _UT,
-    Opcode.LOG: _UT,
-    Opcode.LOG1P: _UT,
-    Opcode.LOGISTIC: _UT,
-    Opcode.SQRT: _UT,
-    Opcode.RSQRT: _UT,
-    Opcode.CBRT: _UT,
-    Opcode.TANH: _UT,
-    Opcode.SINE: _UT,
-    Opcode.COSINE: _UT,
-    Opcode.TAN: _UT,
-    Opcode.FLOOR: _U,
-    Opcode.CEIL: _U,
-    Opcode.ROUND_NEAREST_AFZ: _U,
-    Opcode.ROUND_NEAREST_EVEN: _U,
-    Opcode.SIGN: _U,
-    Opcode.NOT: _U,
-    Opcode.POPCNT: _U,
-    Opcode.CLZ: _U,
-    Opcode.IS_FINITE: _U,
-    Opcode.REAL: _U,
-    Opcode.IMAG: _U,
-    Opcode.ERF: _UT,
-    Opcode.CONVERT: _U,
-    Opcode.BITCAST_CONVERT: OpInfo(1),  # elementwise only when bit widths match
-    Opcode.REDUCE_PRECISION: _U,
-    Opcode.COPY: _U,
-    Opcode.ADD: _BC,
-    Opcode.SUBTRACT: _B,
-    Opcode.MULTIPLY: _BC,
-    Opcode.DIVIDE: _B,
-    Opcode.REMAINDER: _B,
-    Opcode.POWER: OpInfo(2, elementwise=True, transcendental=True),
-    Opcode.MAXIMUM: _BC,
-    Opcode.MINIMUM: _BC,
-    Opcode.ATAN2: OpInfo(2, elementwise=True, transcendental=True),
-    Opcode.AND: _BC,
-    Opcode.OR: _BC,
-    Opcode.XOR: _BC,
-    Opcode.SHIFT_LEFT: _B,
-    Opcode.SHIFT_RIGHT_LOGICAL: _B,
-    Opcode.SHIFT_RIGHT_ARITHMETIC: _B,
-    Opcode.COMPARE: _B,
-    Opcode.COMPLEX: _B,
-    Opcode.SELECT: OpInfo(3, elementwise=True),
-    Opcode.CLAMP: OpInfo(3, elementwise=True),
-    Opcode.BROADCAST: OpInfo(1),
-    Opcode.RESHAPE: OpInfo(1),
-    Opcode.BITCAST: OpInfo(1),
-    Opcode.TRANSPOSE: OpInfo(1),
-    Opcode.SLICE: OpInfo(1),
-    Opcode.DYNAMIC_SLICE: OpInfo(None),
-    Opcode.DYNAMIC_UPDATE_SLICE: OpInfo(None),
-    Opcode.CONCATENATE: OpInfo(None),
-    Opcode.PAD: OpInfo(2),
-    Opcode.REVERSE: OpInfo(1),
-    Opcode.GATHER: OpInfo(2),
-    Opcode.SCATTER: OpInfo(None, called=("to_apply",)),
-    Opcode.REDUCE: OpInfo(None, called=("to_apply",)),
-    Opcode.REDUCE_WINDOW: OpInfo(None, called=("to_apply",)),
-    Opcode.SELECT_AND_SCATTER: OpInfo(3, called=("select", "scatter")),
-    Opcode.MAP: OpInfo(None, elementwise=True, called=("to_apply",)),
-    Opcode.SORT: OpInfo(None, called=("to_apply",)),
-    Opcode.TOPK: OpInfo(1),
-    Opcode.DOT: OpInfo(2),
-    Opcode.CONVOLUTION: OpInfo(2),
-    Opcode.CHOLESKY: OpInfo(1),
-    Opcode.TRIANGULAR_SOLVE: OpInfo(2),
-    Opcode.FFT: OpInfo(1),
-    Opcode.WHILE: OpInfo(1, called=("condition", "body")),
-    Opcode.CONDITIONAL: OpInfo(None, called=("branch_computations",)),
-    Opcode.CALL: OpInfo(None, called=("to_apply",)),
-    Opcode.TUPLE: OpInfo(None),
-    Opcode.GET_TUPLE_ELEMENT: OpInfo(1),
-    Opcode.OPTIMIZATION_BARRIER: OpInfo(1, side_effect=True),
-    Opcode.AFTER_ALL: OpInfo(None),
-    Opcode.CUSTOM_CALL: OpInfo(None, called=("called_computations",)),
-    Opcode.FUSION: OpInfo(None, called=("calls",)),
-    Opcode.RNG_BIT_GENERATOR: OpInfo(1),
-    Opcode.REPLICA_ID: OpInfo(0),
-    Opcode.PARTITION_ID: OpInfo(0),
-}
+
+def _transcendental(types, arity=1, stablehlo=True) -> OpDef:
+    return OpDef(arity, elementwise=True, types=types, numerics=_TRANS, fusion=_EW,
+                 expensive=True, stablehlo=stablehlo)  # fmt: skip
+
+
+def _binary(types, numerics=_EXACT, stablehlo=True, **kw) -> OpDef:
+    return OpDef(2, elementwise=True, types=types, numerics=numerics, fusion=_EW,
+                 stablehlo=stablehlo, **kw)  # fmt: skip
+
+
+def _bits(arity, **kw) -> OpDef:
+    return OpDef(arity, numerics=_BITS, **kw)
+
+
+_S = AttrDef
+_DIMENSIONS = _S("dimensions", "dims")
+_TO_APPLY = _S("to_apply", "comp")
+_WINDOW = _S("window", "window", (), shown=_SET)
+_PRECISION = _S("operand_precision", "precision", OPTIONAL)
+_DOT = "dot_dimension_numbers."
+_GATHER = "gather_dimension_numbers."
+_SCATTER = "scatter_dimension_numbers."
+
+OP_DEFS: dict[Opcode, OpDef] = {
+    Opcode.PARAMETER: OpDef(0),
+    Opcode.CONSTANT: _bits(0, fusion=_IX),
+    Opcode.IOTA: _bits(0, fusion=_IX, attrs=(_S("iota_dimension", "int"),)),
+    Opcode.ABS: _unary(SIGNED_COMPLEX),  # XLA rejects unsigned abs
+    Opcode.NEGATE: _unary(NUMBER),
+    Opcode.EXP: _transcendental(FLOAT_COMPLEX),
+    Opcode.EXPM1: _transcendental(FLOAT_COMPLEX),
+    Opcode.LOG: _transcendental(FLOAT_COMPLEX),
+    Opcode.LOG1P: _transcendental(FLOAT_COMPLEX),
+    Opcode.LOGISTIC: _transcendental(FLOAT_COMPLEX),
+    Opcode.SQRT: _transcendental(FLOAT_COMPLEX),
+    Opcode.RSQRT: _transcendental(FLOAT_COMPLEX),
+    Opcode.CBRT: _transcendental(FLOAT_COMPLEX),
+    Opcode.TANH: _transcendental(FLOAT_COMPLEX),
+    Opcode.SINE: _transcendental(FLOAT_COMPLEX),
+    Opcode.COSINE: _transcendental(FLOAT_COMPLEX),
+    Opcode.TAN: _transcendental(FLOAT_COMPLEX),
+    Opcode.FLOOR: _unary(FLOAT),
+    Opcode.CEIL: _unary(FLOAT),
+    Opcode.ROUND_NEAREST_AFZ: _unary(FLOAT),
+    Opcode.ROUND_NEAREST_EVEN: _unary(FLOAT),
+    Opcode.SIGN: _unary(SIGNED_COMPLEX),  # XLA rejects unsigned sign
+    Opcode.NOT: _unary(BITS),
+    Opcode.POPCNT: _unary(INT),
+    Opcode.CLZ: _unary(INT),
+    Opcode.IS_FINITE: _unary(FLOAT),
+    Opcode.REAL: _unary(FLOAT_COMPLEX),
+    Opcode.IMAG: _unary(FLOAT_COMPLEX),
+    Opcode.ERF: _transcendental(FLOAT, stablehlo=False),  # chlo.erf
+    Opcode.CONVERT: _unary(None, stablehlo=False),
+    # elementwise only when bit widths match (Instruction.is_elementwise)
+    Opcode.BITCAST_CONVERT: _bits(1, fusion=_EW),
+    Opcode.REDUCE_PRECISION: _unary(None, stablehlo=False, attrs=(_S("exponent_bits", "int"),
+                                                                  _S("mantissa_bits", "int"))),
+    Opcode.COPY: _unary(None, _BITS, stablehlo=False),
+    Opcode.ADD: _binary(ALL, _ARITH, commutative=True),  # pred: logical or (XLA, StableHLO)
+    Opcode.SUBTRACT: _binary(NUMBER, _ARITH),
+    Opcode.MULTIPLY: _binary(ALL, _ARITH, commutative=True),  # pred: logical and
+    Opcode.DIVIDE: _binary(NUMBER, _ARITH, expensive=True),
+    Opcode.REMAINDER: _binary(REAL, _ARITH, expensive=True),
+    Opcode.POWER: _transcendental(NUMBER, 2),
+    Opcode.MAXIMUM: _binary(BITS | FLOAT, commutative=True),  # complex has no order in XLA
+    Opcode.MINIMUM: _binary(BITS | FLOAT, commutative=True),
+    Opcode.ATAN2: _transcendental(FLOAT_COMPLEX, 2),
+    Opcode.AND: _binary(BITS, commutative=True),
+    Opcode.OR: _binary(BITS, commutative=True),
+    Opcode.XOR: _binary(BITS, commutative=True),
+    Opcode.SHIFT_LEFT: _binary(INT),
+    Opcode.SHIFT_RIGHT_LOGICAL: _binary(INT),
+    Opcode.SHIFT_RIGHT_ARITHMETIC: _binary(INT),
+    Opcode.COMPARE: _binary(None, stablehlo=False, attrs=(_S("direction", "direction"),
+                                         _S("comparison_type", "comparison_type", OPTIONAL,
+                                            "type"))),
+    Opcode.COMPLEX: _binary(None),
+    Opcode.SELECT: OpDef(3, elementwise=True, numerics=_BITS, fusion=_EW),
+    Opcode.CLAMP: OpDef(3, elementwise=True, fusion=_EW),
+    Opcode.BROADCAST: _bits(1, fusion=_IX, reuses_operand=True, attrs=(_DIMENSIONS,)),
+    Opcode.RESHAPE: _bits(1, fusion=_IX),
+    Opcode.BITCAST: _bits(1),
+    Opcode.TRANSPOSE: _bits(1, fusion=_IX, attrs=(_DIMENSIONS,)),
+    Opcode.SLICE: _bits(1, fusion=_IX, attrs=(_S("slice", "slice"),)),
+    Opcode.DYNAMIC_SLICE: _bits(None, fusion=_SEL, reuses_operand=True,
+                                attrs=(_S("dynamic_slice_sizes", "dims"),)),
+    Opcode.DYNAMIC_UPDATE_SLICE: _bits(None),
+    Opcode.CONCATENATE: _bits(None, fusion=_SEL, attrs=(_DIMENSIONS,)),
+    Opcode.PAD: _bits(2, fusion=_SEL, reuses_operand=True, attrs=(_S("padding", "padding"),)),
+    Opcode.REVERSE: _bits(1, fusion=_IX, attrs=(_DIMENSIONS,)),
+    Opcode.GATHER: _bits(2, reuses_operand=True, attrs=(
+        _S(_GATHER + "offset_dims", "dims"),
+        _S(_GATHER + "collapsed_slice_dims", "dims"),
+        _S(_GATHER + "start_index_map", "dims"),
+        _S(_GATHER + "operand_batching_dims", "dims", (), shown=_SET),
+        _S(_GATHER + "start_indices_batching_dims", "dims", (), shown=_SET),
+        _S(_GATHER + "index_vector_dim", "int"),
+        _S("slice_sizes", "dims"),
+        _S("indices_are_sorted", "bool", False, shown=_SET),
+    )),
+    Opcode.SCATTER: OpDef(None, called=("to_apply",), numerics=_ACC, attrs=(
+        _S(_SCATTER + "update_window_dims", "dims"),
+        _S(_SCATTER + "inserted_window_dims", "dims"),
+        _S(_SCATTER + "scatter_dims_to_operand_dims", "dims"),
+        _S(_SCATTER + "input_batching_dims", "dims", (), shown=_SET),
+        _S(_SCATTER + "scatter_indices_batching_dims", "dims", (), shown=_SET),
+        _S(_SCATTER + "index_vector_dim", "int"),
+        _S("indices_are_sorted", "bool", False, shown=_SET),
+        _S("unique_indices", "bool", False, shown=_SET),
+        _TO_APPLY,
+    )),
+    Opcode.REDUCE: OpDef(None, called=("to_apply",), numerics=_ACC,
+                         fusion=FusionRole.REDUCE_HERO, attrs=(_DIMENSIONS, _TO_APPLY)),
+    Opcode.REDUCE_WINDOW: OpDef(None, called=("to_apply",), numerics=_ACC,
+                                fusion=FusionRole.REDUCE_HERO, reuses_operand=True,
+                                attrs=(_WINDOW, _TO_APPLY)),
+    Opcode.SELECT_AND_SCATTER: OpDef(3, called=("select", "scatter"), numerics=_ACC, attrs=(
+        _WINDOW, _S("select", "comp"), _S("scatter", "comp"))),
+    Opcode.MAP: OpDef(None, elementwise=True, called=("to_apply",), expensive=True,
+                      attrs=(_DIMENSIONS, _TO_APPLY)),
+    Opcode.SORT: _bits(None, called=("to_apply",), attrs=(
+        _DIMENSIONS, _S("is_stable", "bool", False, shown=_SET), _TO_APPLY)),
+    Opcode.TOPK: _bits(1, attrs=(_S("k", "int"), _S("largest", "bool", True))),
+    Opcode.DOT: OpDef(2, numerics=_ACC, fusion=FusionRole.OUTPUT_HERO, attrs=(
+        _S(_DOT + "lhs_batch_dims", "dims", (), shown=_SET),
+        _S(_DOT + "lhs_contracting_dims", "dims", ()),
+        _S(_DOT + "rhs_batch_dims", "dims", (), shown=_SET),
+        _S(_DOT + "rhs_contracting_dims", "dims", ()),
+        _PRECISION,
+    )),
+    Opcode.CONVOLUTION: OpDef(2, numerics=_ACC, fusion=FusionRole.OUTPUT_HERO, attrs=(
+        _WINDOW,
+        _S("dim_labels", "dim_labels"),
+        _S("feature_group_count", "int", 1, shown=_NOT_DEFAULT),
+        _S("batch_group_count", "int", 1, shown=_NOT_DEFAULT),
+        _PRECISION,
+    )),
+    Opcode.CHOLESKY: OpDef(1, numerics=_ACC, attrs=(_S("lower", "bool", False, shown=_SET),)),
+    Opcode.TRIANGULAR_SOLVE: OpDef(2, numerics=_ACC, attrs=(
+        _S("left_side", "bool", False, shown=_SET),
+        _S("lower", "bool", False, shown=_SET),
+        _S("unit_diagonal", "bool", False, shown=_SET),
+        _S("transpose_a", "transpose", A.Transpose.NO_TRANSPOSE),
+    )),
+    Opcode.FFT: OpDef(1, numerics=_ACC, attrs=(_S("fft_type", "fft_type"),
+                                               _S("fft_length", "dims"))),
+    Opcode.WHILE: OpDef(1, called=("condition", "body"), numerics=_ACC,
+                        attrs=(_S("condition", "comp"), _S("body", "comp"))),
+    Opcode.CONDITIONAL: _bits(None, called=("branch_computations",),
+                              attrs=(_S("branch_computations", "comps"),)),
+    Opcode.CALL: _bits(None, called=("to_apply",), attrs=(_TO_APPLY,)),
+    Opcode.TUPLE: _bits(None),
+    Opcode.GET_TUPLE_ELEMENT: _bits(1, attrs=(_S("index", "int"),)),
+    Opcode.OPTIMIZATION_BARRIER: _bits(1, side_effect=True),
+    Opcode.AFTER_ALL: _bits(None),
+    Opcode.CUSTOM_CALL: _bits(None, called=("called_computations",), attrs=(
+        _S("custom_call_target", "string"),
+        _S("has_side_effect", "bool", False, "custom_call_has_side_effect", _SET, fill=False),
+        _S("api_version", "api_version", "API_VERSION_ORIGINAL", shown=_NOT_DEFAULT,
+           fill=False),
+        _S("called_computations", "comps", (), shown=_SET, fill=False),
+        _S("backend_config", "backend_config", "", shown=_SET, fill=False),
+    )),
+    Opcode.FUSION: OpDef(None, called=("calls",), attrs=(_S("kind", "fusion_kind"),
+                                                         _S("calls", "comp_or_comps"))),
+    Opcode.RNG_BIT_GENERATOR: _bits(1, attrs=(
+        _S("algorithm", "rng_algorithm", A.RngAlgorithm.DEFAULT),)),
+    Opcode.REPLICA_ID: _bits(0),
+    Opcode.PARTITION_ID: _bits(0),
+}  # fmt: skip
 
 _BY_HLO_NAME = {op.value: op for op in Opcode}
 # Spellings XLA accepted in older text, mapped to today's opcode.
@@ -248,4 +334,4 @@ def from_hlo_name(name: str) -> Opcode | None:
     return _BY_HLO_NAME.get(name)
 
 
-assert set(OP_INFO) == set(Opcode), "every opcode needs an OpInfo row"
+assert set(OP_DEFS) == set(Opcode), "every opcode needs an OpDef row"

@@ -14,22 +14,19 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from hlort.errors import InvalidArgument, Unimplemented
+from hlort.ir.op_registry import OpRegistry
 from hlort.ir.opcodes import Opcode
 from hlort.shape import ArrayShape, Shape, TupleShape
 
 ShapeRule = Callable[["ShapeQuery"], Shape]
-_RULES: dict[Opcode, ShapeRule] = {}
+SHAPE_RULES: OpRegistry[Opcode, ShapeRule] = OpRegistry(
+    "shape rule", modules=("hlort.ir.shape_rules",)
+)
 
 
 def shape_rule(*opcodes: Opcode) -> Callable[[ShapeRule], ShapeRule]:
-    def register(fn: ShapeRule) -> ShapeRule:
-        for op in opcodes:
-            if op in _RULES:
-                raise RuntimeError(f"shape rule for {op.value} registered twice")
-            _RULES[op] = fn
-        return fn
-
-    return register
+    """Register the decorated function as the shape rule of ``opcodes``."""
+    return SHAPE_RULES.register(*opcodes)
 
 
 @dataclass
@@ -70,13 +67,8 @@ class ShapeQuery:
         return shape
 
 
-def _load_rules() -> None:
-    import hlort.ir.shape_rules  # noqa: F401  (registers every rule)
-
-
 def has_rule(opcode: Opcode) -> bool:
-    _load_rules()
-    return opcode in _RULES
+    return opcode in SHAPE_RULES
 
 
 def infer_shape(
@@ -90,12 +82,11 @@ def infer_shape(
 
     Raises INVALID_ARGUMENT (wrong operands) or UNIMPLEMENTED (no rule for the op).
     """
-    _load_rules()
     q = ShapeQuery(opcode, list(operand_shapes), dict(attrs or {}), declared, name)
     arity = opcode.info.arity
     if arity is not None and len(operand_shapes) != arity:
         q.fail(f"takes {arity} operand(s), got {len(operand_shapes)}")
-    rule = _RULES.get(opcode)
+    rule = SHAPE_RULES.get(opcode)
     if rule is None:
         raise Unimplemented(f"no shape rule for op {opcode.value!r}")
     result = rule(q)

@@ -1,9 +1,10 @@
 """The verifier: a module is well formed before any pass or backend sees it.
 
-Checks: every instruction's shape equals what its shape rule gives; called computations have the
-signatures their callers need (checked by the shape rules); names are unique; operands live in the
-same computation; the graph is acyclic; parameters are numbered 0..n-1; the entry exists;
-zero-element shapes have a NumPy form.
+Checks: every instruction's attributes are in its op's schema, with values of the schema's
+types (:mod:`hlort.ir.op_def_checks`); every instruction's shape equals what its shape rule
+gives; called computations have the signatures their callers need (checked by the shape rules);
+names are unique; operands live in the same computation; the graph is acyclic; parameters are
+numbered 0..n-1; the entry exists; zero-element shapes have a NumPy form.
 Errors are INVALID_ARGUMENT naming the computation and the instruction.
 """
 
@@ -14,6 +15,7 @@ import math
 from hlort.errors import HlortError, Internal, InvalidArgument, Unimplemented
 from hlort.ir.computation import Computation
 from hlort.ir.module import Module
+from hlort.ir.op_def_checks import check_attributes
 from hlort.ir.opcodes import Opcode
 from hlort.ir.shape_inference import infer_shape
 from hlort.ir.traversal import describe_cycle, find_cycle
@@ -79,6 +81,7 @@ def verify_computation(comp: Computation) -> None:
     for instr in comp.instructions:
         if isinstance(instr.shape, ArrayShape) and instr.shape.size == 0:
             _check_empty_shape_has_numpy_form(comp, instr)
+        check_attributes(comp, instr)
         attrs = instr.attrs
         if instr.opcode is Opcode.CONSTANT:
             attrs = {**attrs, "literal": instr.literal}

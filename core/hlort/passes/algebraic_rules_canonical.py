@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from hlort.ir.instruction import Instruction
-from hlort.ir.opcodes import OP_INFO, Opcode
+from hlort.ir.opcodes import OP_DEFS, Opcode
 from hlort.passes.rewriter import Rewriter, splat
 from hlort.shape import ArrayShape, squeeze_dims
 
@@ -185,7 +185,7 @@ def reduce_of_unit_dims(instr: Instruction, rw: Rewriter) -> Instruction | None:
 
 
 def _elementwise_table() -> dict[Opcode, tuple]:
-    return {op: (elementwise_of_broadcasts,) for op, info in OP_INFO.items()
+    return {op: (elementwise_of_broadcasts,) for op, info in OP_DEFS.items()
             if info.elementwise and op not in _NOT_SUNK}  # fmt: skip
 
 

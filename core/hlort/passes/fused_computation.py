@@ -15,14 +15,15 @@ from hlort.ir.attributes import FusionKind
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
+from hlort.ir.op_def import FusionRole
 from hlort.ir.opcodes import Opcode
 from hlort.passes.cse import cse_computation
 from hlort.passes.side_effects import live_instructions
 from hlort.passes.use_graph import UseGraph, unique
 from hlort.shape import TupleShape
 
-HEROES_OUTPUT = frozenset({Opcode.DOT, Opcode.CONVOLUTION})
-HEROES_INPUT = frozenset({Opcode.REDUCE, Opcode.REDUCE_WINDOW})
+HEROES_OUTPUT = frozenset(op for op in Opcode if op.info.fusion is FusionRole.OUTPUT_HERO)
+HEROES_INPUT = frozenset(op for op in Opcode if op.info.fusion is FusionRole.REDUCE_HERO)
 
 
 def fused(fusion: Instruction) -> Computation:

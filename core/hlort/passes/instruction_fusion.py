@@ -30,6 +30,7 @@ from hlort.ir.attributes import FusionKind
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
+from hlort.ir.op_def import FusionRole
 from hlort.ir.opcodes import Opcode
 from hlort.passes.dce import remove_unreachable_computations
 from hlort.passes.fused_computation import (
@@ -47,18 +48,14 @@ from hlort.passes.side_effects import SideEffects, sequential_computations
 from hlort.passes.use_graph import UseGraph, graph_order, unique
 from hlort.shape import ArrayShape
 
-DATA_MOVEMENT = frozenset({
-    Opcode.BROADCAST, Opcode.RESHAPE, Opcode.TRANSPOSE, Opcode.SLICE, Opcode.IOTA,
-    Opcode.CONSTANT, Opcode.REVERSE, Opcode.PAD, Opcode.CONCATENATE, Opcode.DYNAMIC_SLICE,
-})  # fmt: skip
-CHEAP_DATA_MOVEMENT = frozenset({
-    Opcode.BROADCAST, Opcode.RESHAPE, Opcode.TRANSPOSE, Opcode.SLICE, Opcode.IOTA,
-    Opcode.CONSTANT, Opcode.REVERSE,
-})  # fmt: skip
-EXPENSIVE_ELEMENTWISE = frozenset({Opcode.DIVIDE, Opcode.REMAINDER, Opcode.POWER, Opcode.MAP})
-REUSING = frozenset({Opcode.BROADCAST, Opcode.REDUCE_WINDOW, Opcode.PAD, Opcode.GATHER,
-                     Opcode.DYNAMIC_SLICE})  # fmt: skip
-REDUCTIONS = frozenset({Opcode.REDUCE, Opcode.REDUCE_WINDOW})
+# The fusion roles of the op table (OpDef.fusion, reuses_operand, expensive).
+CHEAP_DATA_MOVEMENT = frozenset(op for op in Opcode if op.info.fusion is FusionRole.INDEX_MAP)
+DATA_MOVEMENT = CHEAP_DATA_MOVEMENT | {
+    op for op in Opcode if op.info.fusion is FusionRole.INDEX_SELECT
+}
+EXPENSIVE = frozenset(op for op in Opcode if op.info.expensive)
+REUSING = frozenset(op for op in Opcode if op.info.reuses_operand)
+REDUCTIONS = frozenset(op for op in Opcode if op.info.fusion is FusionRole.REDUCE_HERO)
 
 
 def is_loop_fusible(instr: Instruction) -> bool:
@@ -74,7 +71,7 @@ def is_expensive(instr: Instruction) -> bool:
     """Transcendental or divide-like; a fusion is expensive when something inside it is."""
     if instr.opcode is Opcode.FUSION:
         return any(is_expensive(i) for i in fused(instr).instructions)
-    return instr.opcode.info.transcendental or instr.opcode in EXPENSIVE_ELEMENTWISE
+    return instr.opcode in EXPENSIVE
 
 
 def is_cheap(instr: Instruction, policy: FusionPolicy) -> bool:

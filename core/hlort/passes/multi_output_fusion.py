@@ -32,7 +32,7 @@ from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
 from hlort.passes.dce import remove_unreachable_computations
-from hlort.passes.fused_computation import fused, fused_size, merge_members
+from hlort.passes.fused_computation import HEROES_INPUT, fused, fused_size, merge_members
 from hlort.passes.fusion_policy import FusionPolicy
 from hlort.passes.pass_base import Pass
 from hlort.passes.side_effects import SideEffects, sequential_computations
@@ -67,8 +67,7 @@ def iteration_space(instr: Instruction, effects: SideEffects) -> Space | None:
         dims = {leaf.dims for leaf in leaves if isinstance(leaf, ArrayShape)}
         return ("loop", dims.pop()) if len(dims) == 1 else None
     if kind is FusionKind.INPUT:
-        heroes = [i for i in comp.instructions if i.opcode in (Opcode.REDUCE,
-                                                                Opcode.REDUCE_WINDOW)]  # fmt: skip
+        heroes = [i for i in comp.instructions if i.opcode in HEROES_INPUT]
         spaces = {_reduce_space(h) for h in heroes}
         return spaces.pop() if len(spaces) == 1 else None  # None also without heroes
     return None

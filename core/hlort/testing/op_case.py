@@ -24,6 +24,8 @@ from hlort.dtypes import DType
 from hlort.errors import HlortError
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
+from hlort.ir.op_def import Numerics
+from hlort.ir.op_registry import OpRegistry
 from hlort.ir.opcodes import Opcode
 from hlort.shape import ArrayShape
 from hlort.testing.values import mixed, rng_for
@@ -93,70 +95,35 @@ class OpCase:
         return [mixed(s.dtype, s.dims, rng) for s in shapes]
 
 
-_GENERATORS: dict[Opcode, Callable[[Opcode, DType], list[CaseSpec]]] = {}
+CaseGenerator = Callable[[Opcode, DType], list[CaseSpec]]
+GENERATORS: OpRegistry[Opcode, CaseGenerator] = OpRegistry("case generator", modules=[
+    "hlort.testing." + m for m in ("cases_data_movement", "cases_elementwise", "cases_linalg",
+                                   "cases_reduction", "cases_structure")
+])  # fmt: skip
 
 EXEMPT: dict[Opcode, str] = {
     Opcode.PARAMETER: "every case passes its inputs as parameters",
 }
 """Opcodes without cases of their own, and why."""
 
-_BITS_OPS = {
-    Opcode.BROADCAST, Opcode.RESHAPE, Opcode.BITCAST, Opcode.TRANSPOSE, Opcode.SLICE,
-    Opcode.DYNAMIC_SLICE, Opcode.DYNAMIC_UPDATE_SLICE, Opcode.CONCATENATE, Opcode.PAD,
-    Opcode.REVERSE, Opcode.GATHER,
-    Opcode.COPY, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT, Opcode.OPTIMIZATION_BARRIER,
-    Opcode.CONSTANT, Opcode.IOTA, Opcode.SELECT, Opcode.BITCAST_CONVERT, Opcode.SORT,
-    Opcode.TOPK, Opcode.CUSTOM_CALL, Opcode.AFTER_ALL, Opcode.RNG_BIT_GENERATOR,
-    Opcode.REPLICA_ID, Opcode.PARTITION_ID, Opcode.CALL, Opcode.CONDITIONAL,
-}  # fmt: skip
-_ARITH_OPS = {Opcode.ADD, Opcode.SUBTRACT, Opcode.MULTIPLY, Opcode.DIVIDE, Opcode.REMAINDER}
-_ACCUMULATE_OPS = {
-    Opcode.DOT, Opcode.CONVOLUTION, Opcode.CHOLESKY, Opcode.TRIANGULAR_SOLVE, Opcode.FFT,
-    Opcode.REDUCE, Opcode.REDUCE_WINDOW, Opcode.SCATTER, Opcode.SELECT_AND_SCATTER,
-    Opcode.WHILE,
-}  # fmt: skip
-
 
 def default_kind(opcode: Opcode, dt: DType) -> str:
-    """The comparison for ``opcode``'s float results (integers are always bitwise)."""
-    if opcode in _BITS_OPS:
-        return "bits"
-    if opcode in _ACCUMULATE_OPS:
-        return "accumulate"
-    if opcode.info.transcendental:
-        return "transcendental"
-    if opcode in _ARITH_OPS:
+    """The comparison for ``opcode``'s float results (integers are always bitwise): the op
+    table's numerics class (``OpDef.numerics``)."""
+    numerics = opcode.info.numerics
+    if numerics is Numerics.ARITH and dt.is_complex:
         # complex products and quotients are not correctly rounded anywhere
-        return "transcendental" if dt.is_complex else "arith"
-    return "exact"
+        return Numerics.TRANSCENDENTAL.value
+    return numerics.value
 
 
 def generates(*opcodes: Opcode):
     """Register ``fn(opcode, dtype) -> [CaseSpec]`` as the case generator of ``opcodes``."""
-
-    def register(fn):
-        for op in opcodes:
-            if op in _GENERATORS:
-                raise RuntimeError(f"two case generators for {op.value}")
-            _GENERATORS[op] = fn
-        return fn
-
-    return register
-
-
-def _load() -> None:
-    from hlort.testing import (  # noqa: F401  (registers the generators)
-        cases_data_movement,
-        cases_elementwise,
-        cases_linalg,
-        cases_reduction,
-        cases_structure,
-    )
+    return GENERATORS.register(*opcodes)
 
 
 def generator_for(opcode: Opcode):
-    _load()
-    return _GENERATORS.get(opcode)
+    return GENERATORS.get(opcode)
 
 
 def module_name(case_id: str) -> str:

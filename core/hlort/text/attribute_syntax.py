@@ -1,8 +1,9 @@
 """Instruction attributes in HLO text: which keys each op has, how each value is spelled.
 
-One table (:data:`OP_ATTRS`) lists, per opcode and in the order XLA prints them, the text key,
-the ``instr.attrs`` key it fills and the value syntax. The parser and the printer both read it,
-so the two cannot drift apart. Keys of the form ``group.field`` fill one field of a
+The keys, their order (XLA's), defaults and when the printer omits a value come from the op
+table's attribute schema (:attr:`hlort.ir.op_def.OpDef.attrs`); this module derives the text
+view of it (:data:`OP_ATTRS`) and spells each value type. The parser and the printer both read
+it, so the two cannot drift apart. Keys of the form ``group.field`` fill one field of a
 dimension-numbers dataclass (dot, gather, scatter), as XLA spells those out flat.
 
 Attributes not in the table for an op (``metadata``, ``sharding``, ``frontend_attributes``...)
@@ -18,6 +19,7 @@ from typing import Any, NamedTuple
 
 from hlort.errors import HlortError
 from hlort.ir import attributes as A
+from hlort.ir.op_def import ATTR_TYPES, GROUPS, AttrDef, Shown
 from hlort.ir.opcodes import Opcode
 from hlort.text.lazy_pattern import LazyPattern
 from hlort.text.lexer import Lexer, escape
@@ -47,107 +49,22 @@ def _nonempty(v) -> bool:
     return bool(v)
 
 
-def _true(v) -> bool:
-    return bool(v)
+def _show_for(attr: AttrDef) -> Callable[[Any], bool] | None:
+    if attr.shown is Shown.IF_SET:
+        return _nonempty
+    if attr.shown is Shown.IF_NOT_DEFAULT:
+        default = attr.default
+        return lambda v: v != default and v != ""
+    return None
 
 
-def _not_one(v) -> bool:
-    return v != 1
-
-
-def _not_original(v) -> bool:
-    return v not in (None, "", "API_VERSION_ORIGINAL")
-
-
-_DIMS = "dims"
 _S = AttrSpec
-_DIMENSIONS = _S("dimensions", "dimensions", _DIMS)
-_TO_APPLY = _S("to_apply", "to_apply", "comp")
-_WINDOW = _S("window", "window", "window", _nonempty)
-_PRECISION = _S("operand_precision", "operand_precision", "precision")
-_DOT = "dot_dimension_numbers."
-_GATHER = "gather_dimension_numbers."
-_SCATTER = "scatter_dimension_numbers."
 
 OP_ATTRS: dict[Opcode, tuple[AttrSpec, ...]] = {
-    Opcode.IOTA: (_S("iota_dimension", "iota_dimension", "int"),),
-    Opcode.COMPARE: (_S("direction", "direction", "direction"),
-                     _S("type", "comparison_type", "comparison_type")),
-    Opcode.REDUCE_PRECISION: (_S("exponent_bits", "exponent_bits", "int"),
-                              _S("mantissa_bits", "mantissa_bits", "int")),
-    Opcode.BROADCAST: (_DIMENSIONS,),
-    Opcode.TRANSPOSE: (_DIMENSIONS,),
-    Opcode.REVERSE: (_DIMENSIONS,),
-    Opcode.CONCATENATE: (_DIMENSIONS,),
-    Opcode.SLICE: (_S("slice", "slice", "slice"),),
-    Opcode.DYNAMIC_SLICE: (_S("dynamic_slice_sizes", "dynamic_slice_sizes", _DIMS),),
-    Opcode.PAD: (_S("padding", "padding", "padding"),),
-    Opcode.REDUCE: (_DIMENSIONS, _TO_APPLY),
-    Opcode.REDUCE_WINDOW: (_WINDOW, _TO_APPLY),
-    Opcode.SELECT_AND_SCATTER: (_WINDOW, _S("select", "select", "comp"),
-                                _S("scatter", "scatter", "comp")),
-    Opcode.MAP: (_DIMENSIONS, _TO_APPLY),
-    Opcode.SORT: (_DIMENSIONS, _S("is_stable", "is_stable", "bool", _true), _TO_APPLY),
-    Opcode.TOPK: (_S("k", "k", "int"), _S("largest", "largest", "bool")),
-    Opcode.DOT: (
-        _S("lhs_batch_dims", _DOT + "lhs_batch_dims", _DIMS, _nonempty),
-        _S("lhs_contracting_dims", _DOT + "lhs_contracting_dims", _DIMS),
-        _S("rhs_batch_dims", _DOT + "rhs_batch_dims", _DIMS, _nonempty),
-        _S("rhs_contracting_dims", _DOT + "rhs_contracting_dims", _DIMS),
-        _PRECISION,
-    ),
-    Opcode.CONVOLUTION: (
-        _WINDOW,
-        _S("dim_labels", "dim_labels", "dim_labels"),
-        _S("feature_group_count", "feature_group_count", "int", _not_one),
-        _S("batch_group_count", "batch_group_count", "int", _not_one),
-        _PRECISION,
-    ),
-    Opcode.GATHER: (
-        _S("offset_dims", _GATHER + "offset_dims", _DIMS),
-        _S("collapsed_slice_dims", _GATHER + "collapsed_slice_dims", _DIMS),
-        _S("start_index_map", _GATHER + "start_index_map", _DIMS),
-        _S("operand_batching_dims", _GATHER + "operand_batching_dims", _DIMS, _nonempty),
-        _S("start_indices_batching_dims", _GATHER + "start_indices_batching_dims", _DIMS,
-           _nonempty),
-        _S("index_vector_dim", _GATHER + "index_vector_dim", "int"),
-        _S("slice_sizes", "slice_sizes", _DIMS),
-        _S("indices_are_sorted", "indices_are_sorted", "bool", _true),
-    ),
-    Opcode.SCATTER: (
-        _S("update_window_dims", _SCATTER + "update_window_dims", _DIMS),
-        _S("inserted_window_dims", _SCATTER + "inserted_window_dims", _DIMS),
-        _S("scatter_dims_to_operand_dims", _SCATTER + "scatter_dims_to_operand_dims", _DIMS),
-        _S("input_batching_dims", _SCATTER + "input_batching_dims", _DIMS, _nonempty),
-        _S("scatter_indices_batching_dims", _SCATTER + "scatter_indices_batching_dims", _DIMS,
-           _nonempty),
-        _S("index_vector_dim", _SCATTER + "index_vector_dim", "int"),
-        _S("indices_are_sorted", "indices_are_sorted", "bool", _true),
-        _S("unique_indices", "unique_indices", "bool", _true),
-        _TO_APPLY,
-    ),
-    Opcode.CHOLESKY: (_S("lower", "lower", "bool", _true),),
-    Opcode.TRIANGULAR_SOLVE: (
-        _S("left_side", "left_side", "bool", _true),
-        _S("lower", "lower", "bool", _true),
-        _S("unit_diagonal", "unit_diagonal", "bool", _true),
-        _S("transpose_a", "transpose_a", "transpose"),
-    ),
-    Opcode.FFT: (_S("fft_type", "fft_type", "fft_type"), _S("fft_length", "fft_length", _DIMS)),
-    Opcode.WHILE: (_S("condition", "condition", "comp"), _S("body", "body", "comp")),
-    Opcode.CONDITIONAL: (_S("branch_computations", "branch_computations", "comps"),),
-    Opcode.CALL: (_TO_APPLY,),
-    Opcode.GET_TUPLE_ELEMENT: (_S("index", "index", "int"),),
-    Opcode.CUSTOM_CALL: (
-        _S("custom_call_target", "custom_call_target", "string"),
-        _S("custom_call_has_side_effect", "has_side_effect", "bool", _true),
-        _S("api_version", "api_version", "ident", _not_original),
-        _S("called_computations", "called_computations", "comps", _nonempty),
-        _S("backend_config", "backend_config", "backend_config", _nonempty),
-    ),
-    Opcode.FUSION: (_S("kind", "kind", "fusion_kind"), _S("calls", "calls", "comp_or_comps")),
-    Opcode.RNG_BIT_GENERATOR: (_S("algorithm", "algorithm", "rng_algorithm"),),
-}  # fmt: skip
+    op: tuple(_S(a.text, a.key, a.type, _show_for(a)) for a in op.info.attrs)
+    for op in Opcode
+    if op.info.attrs
+}
 
 # Spellings accepted on input only: XLA's pred-selected conditional, a list form of calls=.
 PARSE_ALIASES: dict[Opcode, tuple[AttrSpec, ...]] = {
@@ -168,33 +85,29 @@ def spec_for(opcode: Opcode, text_key: str) -> AttrSpec | None:
     return _BY_TEXT_KEY[opcode].get(text_key)
 
 
-GROUPS: dict[str, type] = {
-    "dot_dimension_numbers": A.DotDimensionNumbers,
-    "gather_dimension_numbers": A.GatherDimensionNumbers,
-    "scatter_dimension_numbers": A.ScatterDimensionNumbers,
-}
+def _defaults(op: Opcode, fill: bool) -> dict[str, Any]:
+    """The schema's defaults the parser fills in (``fill``), or those meaning only 'absent'; a
+    dimension-numbers group whose fields all have defaults defaults to the empty bundle."""
+    out: dict[str, Any] = {}
+    grouped: dict[str, bool] = {}
+    for a in op.info.attrs:
+        if "." in a.key:
+            group = a.key.split(".", 1)[0]
+            grouped[group] = grouped.get(group, True) and a.has_default
+        elif a.has_default and a.fill == fill:
+            out[a.key] = a.default
+    if fill:
+        out.update({g: GROUPS[g]() for g, all_default in grouped.items() if all_default})
+    return out
+
 
 # Values an absent attribute means. The parser fills them in, so parsed and built modules agree.
-DEFAULTS: dict[Opcode, dict[str, Any]] = {
-    Opcode.SORT: {"is_stable": False},
-    Opcode.GATHER: {"indices_are_sorted": False},
-    Opcode.SCATTER: {"indices_are_sorted": False, "unique_indices": False},
-    Opcode.CONVOLUTION: {"window": (), "feature_group_count": 1, "batch_group_count": 1},
-    Opcode.REDUCE_WINDOW: {"window": ()},
-    Opcode.SELECT_AND_SCATTER: {"window": ()},
-    Opcode.CHOLESKY: {"lower": False},
-    Opcode.TRIANGULAR_SOLVE: {"left_side": False, "lower": False, "unit_diagonal": False,
-                              "transpose_a": A.Transpose.NO_TRANSPOSE},
-    Opcode.TOPK: {"largest": True},
-    Opcode.RNG_BIT_GENERATOR: {"algorithm": A.RngAlgorithm.DEFAULT},
-    Opcode.DOT: {"dot_dimension_numbers": A.DotDimensionNumbers()},
-}  # fmt: skip
+DEFAULTS: dict[Opcode, dict[str, Any]] = {op: d for op in Opcode if (d := _defaults(op, True))}
 
 # Values that mean the same as leaving the attribute out (never filled in by the parser).
 ABSENT_EQUIVALENTS: dict[Opcode, dict[str, Any]] = {
-    Opcode.CUSTOM_CALL: {"has_side_effect": False, "api_version": "API_VERSION_ORIGINAL",
-                         "called_computations": (), "backend_config": ""},
-}  # fmt: skip
+    op: d for op in Opcode if (d := _defaults(op, False))
+}
 
 
 # -- value parsers ----------------------------------------------------------------------------
@@ -381,12 +294,12 @@ def _parse_ident(lex: Lexer) -> str:
 VALUE_PARSERS: dict[str, Callable[[Lexer], Any]] = {
     "int": lambda lex: lex.integer(),
     "bool": _parse_bool,
-    _DIMS: _parse_dims,
+    "dims": _parse_dims,
     "comp": _parse_comp,
     "comps": _parse_comps,
     "comp_or_comps": _parse_comp_or_comps,
     "string": lambda lex: lex.string(),
-    "ident": _parse_ident,
+    "api_version": _parse_ident,
     "direction": _enum_parser(A.ComparisonDirection, "comparison direction"),
     "comparison_type": _enum_parser(A.ComparisonType, "comparison type"),
     "fusion_kind": _enum_parser(A.FusionKind, "fusion kind"),
@@ -476,12 +389,12 @@ def _backend_config_text(value: str) -> str:
 VALUE_PRINTERS: dict[str, Callable[[Any], str]] = {
     "int": str,
     "bool": lambda v: "true" if v else "false",
-    _DIMS: lambda v: "{" + ",".join(map(str, v)) + "}",
+    "dims": lambda v: "{" + ",".join(map(str, v)) + "}",
     "comp": _comp_name,
     "comps": lambda v: "{" + ", ".join(_comp_name(c) for c in v) + "}",
     "comp_or_comps": _comp_or_comps_text,
     "string": lambda v: '"' + escape(v) + '"',
-    "ident": str,
+    "api_version": str,
     "direction": lambda v: A.ComparisonDirection(v).value,
     "comparison_type": lambda v: A.ComparisonType(v).value,
     "fusion_kind": lambda v: A.FusionKind(v).value,
@@ -495,3 +408,6 @@ VALUE_PRINTERS: dict[str, Callable[[Any], str]] = {
     "dim_labels": dim_labels_text,
     "backend_config": _backend_config_text,
 }
+
+
+assert set(VALUE_PARSERS) == set(VALUE_PRINTERS) == set(ATTR_TYPES), "a value type lacks a spelling"

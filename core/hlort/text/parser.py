@@ -19,15 +19,10 @@ from hlort.errors import HlortError, Unimplemented
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
+from hlort.ir.op_def import GROUPS
 from hlort.ir.opcodes import Opcode, from_hlo_name
 from hlort.shape import Shape, TupleShape
-from hlort.text.attribute_syntax import (
-    DEFAULTS,
-    GROUPS,
-    VALUE_PARSERS,
-    ComputationRef,
-    spec_for,
-)
+from hlort.text.attribute_syntax import DEFAULTS, VALUE_PARSERS, ComputationRef, spec_for
 from hlort.text.lazy_pattern import LazyPattern
 from hlort.text.lexer import ARRAY_SHAPE_PATTERN, NAME_PATTERN, Lexer
 from hlort.text.literals import parse_literal

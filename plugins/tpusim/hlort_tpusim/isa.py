@@ -33,6 +33,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hlort.ir.op_def import FusionRole
+from hlort.ir.opcodes import Opcode
+
 Expr = int | dict
 
 
@@ -77,10 +80,11 @@ OPS: dict[str, OpSpec] = {
     "hostop": OpSpec(InstrClass.HOSTOP, ("hlo", "ins", "outs")),
 }
 
-TRANSCENDENTAL_OPS = frozenset({
-    "exponential", "exponential-minus-one", "log", "log-plus-one", "logistic", "sqrt", "rsqrt",
-    "cbrt", "tanh", "sine", "cosine", "tan", "erf", "power", "atan2", "divide", "remainder",
-})  # fmt: skip
+TRANSCENDENTAL_OPS = frozenset(
+    op.value for op in Opcode if op.info.expensive and op.info.fusion is FusionRole.ELEMENTWISE
+)
+"""The ``v.op`` ops the VPU runs at transcendental speed: the op table's expensive elementwise
+ops (transcendentals, divide, remainder)."""
 
 
 @dataclass

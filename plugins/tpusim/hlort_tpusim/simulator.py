@@ -11,6 +11,7 @@ chip's other buffers as they were.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import ml_dtypes
@@ -23,6 +24,7 @@ from hlort.interpreter.evaluator import Evaluator
 from hlort.interpreter.registry import function_for
 from hlort.ir import attributes as A
 from hlort.ir.instruction import Instruction
+from hlort.ir.op_registry import OpRegistry
 from hlort.ir.opcodes import Opcode
 from hlort.plugin.base.hlo_text import parse_hlo
 from hlort.shape import ArrayShape, Token, TokenShape, TupleShape
@@ -33,6 +35,16 @@ from hlort_tpusim.machine_config import MachineConfig
 from hlort_tpusim.profile import Profile
 from hlort_tpusim.program import Kernel, Loop, Program, Switch, While
 from hlort_tpusim.timing import TimingState
+
+Executor = Callable[["Simulator", Instr, dict], None]
+EXECUTORS: OpRegistry[str, Executor] = OpRegistry("tpusim executor")
+"""The simulator's method for each ISA instruction outside vector loops (``isa.OPS``)."""
+
+
+def executes(*names: str) -> Callable[[Executor], Executor]:
+    """Register the decorated method as what the simulator does for the instructions ``names``."""
+    return EXECUTORS.register(*names)
+
 
 _ATTR_ENUMS = {"direction": A.ComparisonDirection, "comparison_type": A.ComparisonType}
 
@@ -137,7 +149,7 @@ class Simulator:
         for node in nodes:
             if isinstance(node, Instr):
                 if holds(node.when, self.env):
-                    getattr(self, "_op_" + node.op.replace(".", "_"))(node, node.args)
+                    EXECUTORS[node.op](self, node, node.args)
             elif isinstance(node, Loop):
                 for i in range(node.count):
                     self.env[node.var] = i
@@ -183,10 +195,12 @@ class Simulator:
         )
 
     # -- memory instructions ----------------------------------------------------------------
+    @executes("hbm.alloc")
     def _op_hbm_alloc(self, ins: Instr, a: dict) -> None:
         self._alloc(a["buf"])
         self.timing.count(InstrClass.MEM)
 
+    @executes("hbm.free")
     def _op_hbm_free(self, ins: Instr, a: dict) -> None:
         buf = a["buf"]
         alloc = self.allocs.pop(buf)
@@ -196,6 +210,7 @@ class Simulator:
         self.timing.count(InstrClass.MEM)
 
     # -- DMA ------------------------------------------------------------------------------------
+    @executes("dma.in")
     def _op_dma_in(self, ins: Instr, a: dict) -> None:
         slot = evaluate(a["slot"], self.env)
         access = a["access"]
@@ -265,6 +280,7 @@ class Simulator:
         tile[: part.shape[0], : part.shape[1]] = part
         return tile, part.shape
 
+    @executes("dma.out")
     def _op_dma_out(self, ins: Instr, a: dict) -> None:
         slot = evaluate(a["slot"], self.env)
         if self.dry and a["access"]["kind"] == "block":
@@ -294,6 +310,7 @@ class Simulator:
         self.timing.dma(nbytes, [("vmem", a["src"], slot)], [self._hkey(a["dst"])],
                         sem=evaluate(a["sem"], self.env), to_hbm=True)  # fmt: skip
 
+    @executes("dma.copy")
     def _op_dma_copy(self, ins: Instr, a: dict) -> None:
         src, dst = self.array(a["src"]), self.array(a["dst"])
         if src.dtype == dst.dtype:
@@ -303,6 +320,7 @@ class Simulator:
         self.timing.dma(dst.nbytes, [self._hkey(a["src"])], [self._hkey(a["dst"])],
                         to_hbm=True, hbm_bytes=2 * dst.nbytes)  # fmt: skip
 
+    @executes("dma.im2col")
     def _op_dma_im2col(self, ins: Instr, a: dict) -> None:
         from hlort_tpusim.compiler.convolution import im2col
 
@@ -311,10 +329,12 @@ class Simulator:
         self.timing.dma(dst.nbytes, [self._hkey(a["src"])], [self._hkey(a["dst"])],
                         to_hbm=True, hbm_bytes=src.nbytes + dst.nbytes)  # fmt: skip
 
+    @executes("wait")
     def _op_wait(self, ins: Instr, a: dict) -> None:
         self.timing.wait([evaluate(s, self.env) for s in a["sems"]])
 
     # -- MXU --------------------------------------------------------------------------------
+    @executes("mxu.push")
     def _op_mxu_push(self, ins: Instr, a: dict) -> None:
         slot = evaluate(a["slot"], self.env)
         dims = self.decls[a["src"]].dims
@@ -323,6 +343,7 @@ class Simulator:
         blocks = (dims[0] // self.config.mxu_dim) * (dims[1] // self.config.mxu_dim)
         self.timing.mxu_push(("vmem", a["src"], slot), blocks, a["precision"])
 
+    @executes("mxu.matmul")
     def _op_mxu_matmul(self, ins: Instr, a: dict) -> None:
         slot = evaluate(a["slot"], self.env)
         (w_parts, (wk, wn)) = self.mxu_w
@@ -339,6 +360,7 @@ class Simulator:
         self.timing.mxu_matmul(("vmem", a["src"], slot), a["blocks"], a["rows"], a["precision"],
                                float(vr) * vk * wn)  # fmt: skip
 
+    @executes("mxu.pop")
     def _op_mxu_pop(self, ins: Instr, a: dict) -> None:
         acc = evaluate(a["accumulate"], self.env)
         dst = self.vmem[a["dst"]]
@@ -351,6 +373,7 @@ class Simulator:
                             vregs_of(self.decls[a["dst"]].dims, np.dtype(np.float32), self.config))
 
     # -- VPU --------------------------------------------------------------------------------
+    @executes("vloop")
     def _op_vloop(self, ins: Instr, a: dict) -> None:
         space = a["space"]
         index = [evaluate(e, self.env) for e in a["index"]]
@@ -431,6 +454,7 @@ class Simulator:
             values = list(np.broadcast_arrays(*values))
         return function_for(opcode)(self.ev, proxy, *values)
 
+    @executes("vreduce")
     def _op_vreduce(self, ins: Instr, a: dict) -> None:
         slot = evaluate(a["slot"], self.env)
         reducer = self._module(a["reducer"]).entry
@@ -464,6 +488,7 @@ class Simulator:
                             [("vmem", d, 0) for d in a["dsts"]])  # fmt: skip
 
     # -- scalar and host-assisted -------------------------------------------------------------
+    @executes("sld")
     def _op_sld(self, ins: Instr, a: dict) -> None:
         value = self.array(a["src"]).reshape(-1)[0]
         self.sregs[a["dst"]] = int(value)
@@ -477,6 +502,7 @@ class Simulator:
             self._modules[index] = module
         return module
 
+    @executes("hostop")
     def _op_hostop(self, ins: Instr, a: dict) -> None:
         module = self._module(a["hlo"])
         leaves = [self.array(b) for b in a["ins"]]

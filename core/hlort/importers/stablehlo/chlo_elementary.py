@@ -15,7 +15,7 @@ the finite domain, given correctly rounded elementwise ops):
 
 from __future__ import annotations
 
-from hlort.importers.stablehlo.conversion_context import OpContext, converter
+from hlort.importers.stablehlo.conversion_context import OpContext, chlo_unary, converter
 from hlort.importers.stablehlo.hlo_math import (
     E,
     abs_,
@@ -43,20 +43,10 @@ def _x(cx: OpContext) -> E:
     return E(cx.b, cx.operand(0))
 
 
-def _unary(name: str):
-    """Register ``fn(x: E) -> E`` as the converter of ``chlo.<name>``."""
-
-    def register(fn):
-        converter(f"chlo.{name}")(lambda cx: [fn(_x(cx)).i])
-        return fn
-
-    return register
-
-
 # -- inverse hyperbolic and trigonometric functions ---------------------------------------------
 
 
-@_unary("acosh")
+@chlo_unary("acosh")
 def acosh(x: E) -> E:
     if x.dtype.is_complex:
         parts = _asin_acos_parts(x)
@@ -68,7 +58,7 @@ def acosh(x: E) -> E:
     return select(x.ge(x.const("max") / two), log(two) + log(x), log1p(s * (sqrt(x + 1) + s)))
 
 
-@_unary("asinh")
+@chlo_unary("asinh")
 def asinh(x: E) -> E:
     if x.dtype.is_complex:
         w = asin(complex_(-imag(x), real(x)))
@@ -80,7 +70,7 @@ def asinh(x: E) -> E:
     return sign(x) * select(ax.ge(sqrt(x.const("max"))), large, small)
 
 
-@_unary("asin")
+@chlo_unary("asin")
 def asin(x: E) -> E:
     if x.dtype.is_complex:
         parts = _asin_acos_parts(x)
@@ -89,7 +79,7 @@ def asin(x: E) -> E:
     return 2 * atan2(x, 1 + sqrt((1 - x) * (1 + x)))
 
 
-@_unary("acos")
+@chlo_unary("acos")
 def acos(x: E) -> E:
     if x.dtype.is_complex:
         parts = _asin_acos_parts(x)
@@ -99,7 +89,7 @@ def acos(x: E) -> E:
     return 2 * atan2(sqrt((1 - x) * one_plus_x), one_plus_x)
 
 
-@_unary("atanh")
+@chlo_unary("atanh")
 def atanh(x: E) -> E:
     value = (log1p(x) - log1p(-x)) * 0.5
     if x.dtype.is_complex:
@@ -107,7 +97,7 @@ def atanh(x: E) -> E:
     return select(abs_(x).gt(1), x.const("nan"), value)
 
 
-@_unary("atan")
+@chlo_unary("atan")
 def atan(x: E) -> E:
     if x.dtype.is_complex:  # atan(z) = i/2 * (log1p(-iz) - log1p(iz))
         iz = complex_(-imag(x), real(x))
@@ -169,7 +159,7 @@ def _sinh_large(x: E) -> E:
     return exp(x + half_log) - exp(half_log - x)
 
 
-@_unary("sinh")
+@chlo_unary("sinh")
 def sinh(x: E) -> E:
     if x.dtype.is_complex:
         return _sinh_large(x)
@@ -182,7 +172,7 @@ def sinh(x: E) -> E:
     return with_upcast(x, f)
 
 
-@_unary("cosh")
+@chlo_unary("cosh")
 def cosh(x: E) -> E:
     def f(v: E) -> E:
         half_log = log(v.const(0.5))
@@ -191,7 +181,7 @@ def cosh(x: E) -> E:
     return with_upcast(x, f) if not x.dtype.is_complex else f(x)
 
 
-@_unary("tan")
+@chlo_unary("tan")
 def tan(x: E) -> E:
     if x.dtype.is_complex:
         t = tan(real(x))
@@ -200,27 +190,27 @@ def tan(x: E) -> E:
     return sin(x) / cos(x)
 
 
-@_unary("square")
+@chlo_unary("square")
 def square(x: E) -> E:
     return x * x
 
 
-@_unary("conj")
+@chlo_unary("conj")
 def conj(x: E) -> E:
     return complex_(real(x), -imag(x))
 
 
-@_unary("is_inf")
+@chlo_unary("is_inf")
 def is_inf(x: E) -> E:
     return abs_(x).eq(x.const("inf"))
 
 
-@_unary("is_pos_inf")
+@chlo_unary("is_pos_inf")
 def is_pos_inf(x: E) -> E:
     return x.eq(x.const("inf"))
 
 
-@_unary("is_neg_inf")
+@chlo_unary("is_neg_inf")
 def is_neg_inf(x: E) -> E:
     return x.eq(x.const("-inf"))
 

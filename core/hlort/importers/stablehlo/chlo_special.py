@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from hlort.importers.stablehlo.conversion_context import OpContext, converter
+from hlort.importers.stablehlo.conversion_context import OpContext, chlo_unary, converter
 from hlort.importers.stablehlo.hlo_math import (
     E,
     abs_,
@@ -37,15 +37,6 @@ from hlort.importers.stablehlo.hlo_math import (
     sqrt,
     with_upcast,
 )
-
-
-def _unary(name: str):
-    def register(fn):
-        converter(f"chlo.{name}")(lambda cx: [fn(E(cx.b, cx.operand(0))).i])
-        return fn
-
-    return register
-
 
 # -- erf and erfc -------------------------------------------------------------------------------
 
@@ -115,14 +106,14 @@ def _clamp(x: E, lo: float, hi: float) -> E:
     return E(x.b, x.b.clamp(x.const(lo).i, x.i, x.const(hi).i))
 
 
-@_unary("erf")
+@chlo_unary("erf")
 def erf(x: E) -> E:
     if x.dtype.name == "f64":
         return select(abs_(x).lt(1), _erf_le_one_f64(x), 1 - _erfc_ge_one_f64(x))
     return with_upcast(x, _erf_f32)
 
 
-@_unary("erfc")
+@chlo_unary("erfc")
 def erfc(x: E) -> E:
     if x.dtype.name == "f64":
         return select(abs_(x).lt(1), 1 - _erf_le_one_f64(x), _erfc_ge_one_f64(x))
@@ -201,7 +192,7 @@ def _erf_inv_f64(x: E) -> E:
     return select(abs_(x).eq(1), x * x.const("inf"), p * x)
 
 
-@_unary("erf_inv")
+@chlo_unary("erf_inv")
 def erf_inv(x: E) -> E:
     if x.dtype.name == "f64":
         return _erf_inv_f64(x)
@@ -237,7 +228,7 @@ def _lgamma(x: E) -> E:
     return select(abs_(x).eq(x.const("inf")), x.const("inf"), value)
 
 
-@_unary("lgamma")
+@chlo_unary("lgamma")
 def lgamma(x: E) -> E:
     return with_upcast(x, _lgamma)
 
@@ -262,7 +253,7 @@ def _digamma(x: E) -> E:
     return select(pole, x.const("nan"), value)
 
 
-@_unary("digamma")
+@chlo_unary("digamma")
 def digamma(x: E) -> E:
     return with_upcast(x, _digamma)
 
@@ -365,7 +356,7 @@ def _bessel_i1e(x: E, a, b) -> E:
     return sign(x) * select(z.le(8), small, large)
 
 
-@_unary("bessel_i1e")
+@chlo_unary("bessel_i1e")
 def bessel_i1e(x: E) -> E:
     if x.dtype.name == "f64":
         return _bessel_i1e(x, _I1E_A64, _I1E_B64)

@@ -16,25 +16,37 @@ from hlort.builder import Builder
 from hlort.dtypes import DType
 from hlort.errors import InvalidArgument, Unimplemented
 from hlort.importers.stablehlo import mlir_ast as ast
+from hlort.importers.stablehlo.hlo_math import E
 from hlort.importers.stablehlo.types import require_dtype, to_shape
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
+from hlort.ir.op_registry import OpRegistry
 from hlort.shape import ArrayShape, Shape
 
 if TYPE_CHECKING:
     from hlort.importers.stablehlo.convert_module import ModuleConverter, Scope
 
 Converter = Callable[["OpContext"], Sequence[Instruction]]
-CONVERTERS: dict[str, Converter] = {}
+_PACKAGE = "hlort.importers.stablehlo."
+CONVERTERS: OpRegistry[str, Converter] = OpRegistry("converter", modules=[_PACKAGE + m for m in (
+    "chlo_elementary", "chlo_special", "chlo_structured", "convert_batch_norm",
+    "convert_control_flow", "convert_data_movement", "convert_dynamic", "convert_elementwise",
+    "convert_linalg", "convert_reduction", "sharding_ops", "spmd",
+)])  # fmt: skip
 MAX_INT_LIST = 1 << 16  # integer-list attributes (dimensions, sizes) are about as long as a rank
 
 
 def converter(*names: str) -> Callable[[Converter], Converter]:
-    def register(fn: Converter) -> Converter:
-        for name in names:
-            if name in CONVERTERS:
-                raise RuntimeError(f"converter for {name} registered twice")
-            CONVERTERS[name] = fn
+    """Register the decorated function as the converter of the ops ``names``."""
+    return CONVERTERS.register(*names)
+
+
+def chlo_unary(name: str):
+    """Register ``fn(x: E) -> E`` (an ``hlo_math`` expression of the operand) as the converter
+    of ``chlo.<name>``."""
+
+    def register(fn):
+        converter(f"chlo.{name}")(lambda cx: [fn(E(cx.b, cx.operand(0))).i])
         return fn
 
     return register

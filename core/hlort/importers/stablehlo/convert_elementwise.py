@@ -18,23 +18,10 @@ from hlort.importers.stablehlo.types import to_shape
 from hlort.ir.opcodes import Opcode
 from hlort.shape import ArrayShape
 
+# StableHLO's name (hyphens as underscores) -> the opcode, for the op table's one-to-one ops
 ELEMENTWISE: dict[str, Opcode] = {
-    "abs": Opcode.ABS, "add": Opcode.ADD, "and": Opcode.AND, "atan2": Opcode.ATAN2,
-    "cbrt": Opcode.CBRT, "ceil": Opcode.CEIL, "count_leading_zeros": Opcode.CLZ,
-    "complex": Opcode.COMPLEX, "cosine": Opcode.COSINE, "divide": Opcode.DIVIDE,
-    "exponential": Opcode.EXP, "exponential_minus_one": Opcode.EXPM1, "floor": Opcode.FLOOR,
-    "imag": Opcode.IMAG, "is_finite": Opcode.IS_FINITE, "log": Opcode.LOG,
-    "log_plus_one": Opcode.LOG1P, "logistic": Opcode.LOGISTIC, "maximum": Opcode.MAXIMUM,
-    "minimum": Opcode.MINIMUM, "multiply": Opcode.MULTIPLY, "negate": Opcode.NEGATE,
-    "not": Opcode.NOT, "or": Opcode.OR, "popcnt": Opcode.POPCNT, "power": Opcode.POWER,
-    "real": Opcode.REAL, "remainder": Opcode.REMAINDER,
-    "round_nearest_afz": Opcode.ROUND_NEAREST_AFZ,
-    "round_nearest_even": Opcode.ROUND_NEAREST_EVEN, "rsqrt": Opcode.RSQRT,
-    "shift_left": Opcode.SHIFT_LEFT, "shift_right_arithmetic": Opcode.SHIFT_RIGHT_ARITHMETIC,
-    "shift_right_logical": Opcode.SHIFT_RIGHT_LOGICAL, "sign": Opcode.SIGN,
-    "sine": Opcode.SINE, "sqrt": Opcode.SQRT, "subtract": Opcode.SUBTRACT, "tan": Opcode.TAN,
-    "tanh": Opcode.TANH, "xor": Opcode.XOR,
-}  # fmt: skip
+    op.value.replace("-", "_"): op for op in Opcode if op.info.stablehlo
+}
 
 
 def _elementwise(cx: OpContext):

@@ -8,20 +8,6 @@ INVALID_ARGUMENT / INTERNAL naming the op and line. No other exception escapes.
 from __future__ import annotations
 
 from hlort.errors import HlortError, Internal
-from hlort.importers.stablehlo import (  # noqa: F401  (registers the converters)
-    chlo_elementary,
-    chlo_special,
-    chlo_structured,
-    convert_batch_norm,
-    convert_control_flow,
-    convert_data_movement,
-    convert_dynamic,
-    convert_elementwise,
-    convert_linalg,
-    convert_reduction,
-    sharding_ops,
-    spmd,
-)
 from hlort.importers.stablehlo.convert_module import ImportResult, ModuleConverter
 from hlort.importers.stablehlo.mlir_parser import parse_mlir
 from hlort.ir.module import Module

@@ -13,12 +13,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hlort.importers.stablehlo import mlir_ast as ast
+from hlort.ir.op_registry import OpRegistry
 
 if TYPE_CHECKING:
     from hlort.importers.stablehlo.mlir_parser import Parser
 
 PrettyParser = Callable[["Parser", ast.Operation], None]
-_PARSERS: dict[str, PrettyParser] = {}
+# the parsers here, and those of sharding_ops (Shardy's ops), loaded on the first lookup
+PRETTY_PARSERS: OpRegistry[str, PrettyParser] = OpRegistry(
+    "pretty parser", modules=("hlort.importers.stablehlo.sharding_ops",)
+)
 
 # Pretty keyword -> generic attribute name, per op ("*" = any op).
 _KEYWORDS: dict[str, dict[str, str]] = {
@@ -45,17 +49,13 @@ _RETURNS = ("func.return", "stablehlo.return", "chlo.return")
 
 
 def pretty_parser(*names: str) -> Callable[[PrettyParser], PrettyParser]:
-    def register(fn: PrettyParser) -> PrettyParser:
-        for name in names:
-            _PARSERS[name] = fn
-        return fn
-
-    return register
+    """Register the decorated function as the pretty-form parser of the ops ``names``."""
+    return PRETTY_PARSERS.register(*names)
 
 
 def parse_pretty_operation(p: Parser, op: ast.Operation) -> None:
     """Fill ``op`` (name and results already set) from the tokens after the op name."""
-    _PARSERS.get(op.name, parse_default)(p, op)
+    (PRETTY_PARSERS.get(op.name) or parse_default)(p, op)
 
 
 # -- shared pieces ----------------------------------------------------------------------------

@@ -12,77 +12,31 @@ from hlort import dtypes
 from hlort.dtypes import DType
 from hlort.ir.attributes import ComparisonDirection, ComparisonType, default_comparison_type
 from hlort.ir.computation import Computation
+from hlort.ir.op_def import INT, REAL
 from hlort.ir.opcodes import Opcode
 from hlort.ir.shape_inference import ShapeQuery, shape_rule
 from hlort.ir.shape_rules.dimension_lists import integer_tuple
 from hlort.shape import ArrayShape, Shape
 
-# Element-type families, by DType.kind.
-_ALL = frozenset({"pred", "sint", "uint", "float", "complex"})
-_NUMBER = frozenset({"sint", "uint", "float", "complex"})
-_INT = frozenset({"sint", "uint"})
-_BITS = frozenset({"pred", "sint", "uint"})
-_REAL = frozenset({"sint", "uint", "float"})
-_FLOAT = frozenset({"float"})
-_FLOAT_COMPLEX = frozenset({"float", "complex"})
-_SIGNED = frozenset({"sint", "float"})
-_SIGNED_COMPLEX = frozenset({"sint", "float", "complex"})
-
 _KIND_WORDS = {"pred": "pred", "sint": "signed integer", "uint": "unsigned integer",
                "float": "floating-point", "complex": "complex"}  # fmt: skip
 
+# The element-type families of the unary and binary ops whose rule is "one family set", from
+# the op table (OpDef.types).
 UNARY_KINDS: dict[Opcode, frozenset[str]] = {
-    Opcode.ABS: _SIGNED_COMPLEX,  # XLA rejects unsigned abs
-    Opcode.NEGATE: _NUMBER,
-    Opcode.EXP: _FLOAT_COMPLEX,
-    Opcode.EXPM1: _FLOAT_COMPLEX,
-    Opcode.LOG: _FLOAT_COMPLEX,
-    Opcode.LOG1P: _FLOAT_COMPLEX,
-    Opcode.LOGISTIC: _FLOAT_COMPLEX,
-    Opcode.SQRT: _FLOAT_COMPLEX,
-    Opcode.RSQRT: _FLOAT_COMPLEX,
-    Opcode.CBRT: _FLOAT_COMPLEX,
-    Opcode.TANH: _FLOAT_COMPLEX,
-    Opcode.SINE: _FLOAT_COMPLEX,
-    Opcode.COSINE: _FLOAT_COMPLEX,
-    Opcode.TAN: _FLOAT_COMPLEX,
-    Opcode.FLOOR: _FLOAT,
-    Opcode.CEIL: _FLOAT,
-    Opcode.ROUND_NEAREST_AFZ: _FLOAT,
-    Opcode.ROUND_NEAREST_EVEN: _FLOAT,
-    Opcode.SIGN: _SIGNED_COMPLEX,  # XLA rejects unsigned sign
-    Opcode.NOT: _BITS,
-    Opcode.POPCNT: _INT,
-    Opcode.CLZ: _INT,
-    Opcode.IS_FINITE: _FLOAT,
-    Opcode.REAL: _FLOAT_COMPLEX,
-    Opcode.IMAG: _FLOAT_COMPLEX,
-    Opcode.ERF: _FLOAT,
+    op: op.info.types for op in Opcode
+    if op.info.arity == 1 and op.info.elementwise and op.info.types is not None
 }
-
 BINARY_KINDS: dict[Opcode, frozenset[str]] = {
-    Opcode.ADD: _ALL,  # pred: logical or (XLA, StableHLO)
-    Opcode.MULTIPLY: _ALL,  # pred: logical and
-    Opcode.SUBTRACT: _NUMBER,
-    Opcode.DIVIDE: _NUMBER,
-    Opcode.REMAINDER: _REAL,
-    Opcode.POWER: _NUMBER,
-    Opcode.MAXIMUM: _BITS | _FLOAT,  # complex has no order in XLA
-    Opcode.MINIMUM: _BITS | _FLOAT,
-    Opcode.ATAN2: _FLOAT_COMPLEX,
-    Opcode.AND: _BITS,
-    Opcode.OR: _BITS,
-    Opcode.XOR: _BITS,
-    Opcode.SHIFT_LEFT: _INT,
-    Opcode.SHIFT_RIGHT_LOGICAL: _INT,
-    Opcode.SHIFT_RIGHT_ARITHMETIC: _INT,
+    op: op.info.types for op in Opcode
+    if op.info.arity == 2 and op.info.elementwise and op.info.types is not None
 }
 
 
 def describe_kinds(kinds: frozenset[str]) -> str:
     """``{"float", "complex"}`` -> ``"floating-point or complex"`` (for error messages)."""
     words = [_KIND_WORDS[k] for k in ("pred", "sint", "uint", "float", "complex") if k in kinds]
-    if set(kinds) >= _INT:
+    if set(kinds) >= INT:
         words = [w for w in words if "integer" not in w]
         words.insert(1 if "pred" in kinds else 0, "integer")
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
@@ -189,7 +143,7 @@ def _select(q: ShapeQuery) -> Shape:
 @shape_rule(Opcode.CLAMP)
 def _clamp(q: ShapeQuery) -> Shape:
     low, x, high = (q.array(i) for i in range(3))
-    check_kind(q, x, _REAL, "the operand")
+    check_kind(q, x, REAL, "the operand")
     for name, bound in (("min", low), ("max", high)):
         if bound.dtype != x.dtype or (bound.rank != 0 and bound.dims != x.dims):
             q.fail(f"{name} {bound} must have the element type of the operand {x} and be a "

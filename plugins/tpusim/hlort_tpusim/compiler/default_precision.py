@@ -23,7 +23,8 @@ _LEVELS = {
     "high": Precision.HIGH, "tensorfloat32": Precision.HIGH,
     "highest": Precision.HIGHEST, "float32": Precision.HIGHEST,
 }  # fmt: skip
-_CONTRACTIONS = (Opcode.DOT, Opcode.CONVOLUTION)
+# the ops with an operand_precision attribute in the op table (dot, convolution)
+_CONTRACTIONS = tuple(op for op in Opcode if op.info.attr("operand_precision") is not None)
 
 
 def level_of(value) -> Precision:

@@ -33,10 +33,6 @@ from hlort_tpusim.program import Kernel, Loop, Program, Switch, While
 TOKEN = "token"
 Ref = Any  # int (buffer id) | tuple[Ref, ...] | TOKEN
 
-INDEX_MAP_OPS = frozenset({Opcode.BROADCAST, Opcode.TRANSPOSE, Opcode.SLICE, Opcode.REVERSE,
-                           Opcode.RESHAPE})  # fmt: skip
-
-
 @dataclass
 class Context:
     """A computation being lowered, with the buffers its parameters are bound to."""

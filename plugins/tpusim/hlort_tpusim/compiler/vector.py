@@ -18,6 +18,7 @@ import math
 from typing import TYPE_CHECKING
 
 from hlort.ir.instruction import Instruction
+from hlort.ir.op_def import FusionRole
 from hlort.ir.opcodes import Opcode
 from hlort.plugin.base.hlo_text import print_hlo
 from hlort.shape import ArrayShape, TupleShape
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
 
 MAX_TILE_ELEMENTS = 128 * 1024
 _NOT_VECTOR = frozenset({Opcode.MAP, Opcode.BITCAST_CONVERT})
+INDEX_MAP_OPS = frozenset(
+    op for op in Opcode if op.info.fusion is FusionRole.INDEX_MAP and op.info.arity == 1
+)
+"""The op table's index maps of one operand; a vector kernel computes each (``_step``)."""
 
 
 def _array(shape) -> bool:
@@ -43,8 +48,7 @@ def is_vector_op(instr: Instruction) -> bool:
         return op is Opcode.BITCAST_CONVERT and instr.is_elementwise
     if instr.is_elementwise:
         return all(_array(o.shape) for o in instr.operands)
-    return op in (Opcode.BROADCAST, Opcode.TRANSPOSE, Opcode.SLICE, Opcode.REVERSE,
-                  Opcode.RESHAPE, Opcode.IOTA)  # fmt: skip
+    return op in INDEX_MAP_OPS or op is Opcode.IOTA
 
 
 def supports(instr: Instruction) -> bool:
@@ -143,7 +147,7 @@ class _Region:
                                              "dim": instr.attrs["iota_dimension"],
                                              "dtype": instr.shape.dtype.name}))  # fmt: skip
             return reg
-        if op in (Opcode.BROADCAST, Opcode.TRANSPOSE, Opcode.SLICE, Opcode.REVERSE, Opcode.RESHAPE):
+        if op in INDEX_MAP_OPS:
             return self._operand(instr.operands[0], maps + [_step(instr)])
         srcs = [self._operand(o, maps) for o in instr.operands]
         reg = self._vreg()
