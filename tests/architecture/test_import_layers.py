@@ -47,19 +47,7 @@ CODEGEN_ALLOWLIST: frozenset[tuple[str, str]] = frozenset({
     # PLUGIN_VERSION from plugin.py, which imports the client lazily
     ("hlort_cpu.plugin", "hlort_cpu.client"),
 })
-# issue 14 items 1+2 (opdef: per-op registries become OpRegistry(modules=...), whose lazy
-# loads are registration edges; tpusim's op dispatch): the integrator empties this after merging
-REGISTRY_ALLOWLIST: frozenset[tuple[str, str]] = frozenset({
-    ("hlort.ir.shape_inference", "hlort.ir.shape_rules"),
-    ("hlort.interpreter.registry", "hlort.interpreter.ops"),
-    *(("hlort.testing.op_case", f"hlort.testing.cases_{family}")
-      for family in ("data_movement", "elementwise", "linalg", "reduction", "structure")),
-    ("hlort_tpusim.compiler.lowering", "hlort_tpusim.compiler.control_flow"),
-    ("hlort_tpusim.compiler.lowering", "hlort_tpusim.compiler.convolution"),
-    ("hlort_tpusim.compiler.lowering", "hlort_tpusim.compiler.hostop"),
-    ("hlort_tpusim.compiler.lowering", "hlort_tpusim.compiler.vector"),
-})
-ALLOWLIST = CODEGEN_ALLOWLIST | REGISTRY_ALLOWLIST
+ALLOWLIST = CODEGEN_ALLOWLIST
 
 
 def layer_of(module: str) -> int:

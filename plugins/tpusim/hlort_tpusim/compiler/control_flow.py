@@ -16,11 +16,12 @@ from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.shape import ArrayShape, TupleShape
 from hlort_tpusim.compiler.hostop import alloc_like
+from hlort_tpusim.compiler.lowering_context import Context, Ref, flatten
 from hlort_tpusim.isa import Instr
 from hlort_tpusim.program import Switch, While
 
 if TYPE_CHECKING:
-    from hlort_tpusim.compiler.lowering import Context, Lowering, Ref
+    from hlort_tpusim.compiler.lowering import Lowering
 
 
 def supports(instr: Instruction) -> bool:
@@ -45,8 +46,6 @@ def lower(lw: Lowering, ctx: Context, instr: Instruction) -> Ref:
 
 
 def _lower_while(lw: Lowering, ctx: Context, instr: Instruction) -> Ref:
-    from hlort_tpusim.compiler.lowering import Context as Ctx
-    from hlort_tpusim.compiler.lowering import flatten
 
     init = lw.value(ctx, instr.operands[0])
     carried = alloc_like(lw, instr.shape, f"{instr.name} state")
@@ -54,11 +53,11 @@ def _lower_while(lw: Lowering, ctx: Context, instr: Instruction) -> Ref:
     cond_comp, body_comp = instr.attrs["condition"], instr.attrs["body"]
     cond_nodes: list = []
     saved = lw.nested(cond_nodes)
-    pred = lw.computation(Ctx(cond_comp, [carried], fused=False))
+    pred = lw.computation(Context(cond_comp, [carried], fused=False))
     lw.emit(Instr("sld", {"dst": "s0", "src": pred}))
     body_nodes: list = []
     lw.nested(body_nodes)
-    new = flatten(lw.computation(Ctx(body_comp, [carried], fused=False)))
+    new = flatten(lw.computation(Context(body_comp, [carried], fused=False)))
     targets = flatten(carried)
     bases = {lw.program.base_of(b) for b in targets}
     if any(lw.program.base_of(b) in bases and b != t for b, t in zip(new, targets, strict=True)):
@@ -72,8 +71,6 @@ def _lower_while(lw: Lowering, ctx: Context, instr: Instruction) -> Ref:
 
 
 def _lower_conditional(lw: Lowering, ctx: Context, instr: Instruction) -> Ref:
-    from hlort_tpusim.compiler.lowering import Context as Ctx
-    from hlort_tpusim.compiler.lowering import flatten
 
     selector = instr.operands[0]
     sel = lw.value(ctx, selector)
@@ -84,7 +81,7 @@ def _lower_conditional(lw: Lowering, ctx: Context, instr: Instruction) -> Ref:
     for comp, arg in zip(instr.attrs["branch_computations"], args, strict=True):
         nodes: list = []
         saved = lw.nested(nodes)
-        out = lw.computation(Ctx(comp, [arg], fused=False))
+        out = lw.computation(Context(comp, [arg], fused=False))
         _copy_all(lw, flatten(result), flatten(out))
         lw.restore(saved)
         branches.append(nodes)

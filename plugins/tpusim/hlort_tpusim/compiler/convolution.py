@@ -19,12 +19,13 @@ from hlort.ir.attributes import WindowDim
 from hlort.ir.instruction import Instruction
 from hlort.shape import ArrayShape
 from hlort_tpusim.compiler import matmul
+from hlort_tpusim.compiler.lowering_context import Context
 from hlort_tpusim.compiler.vector import emit_gather_copy
 from hlort_tpusim.isa import Instr
 from hlort_tpusim.program import Kernel
 
 if TYPE_CHECKING:
-    from hlort_tpusim.compiler.lowering import Context, Lowering
+    from hlort_tpusim.compiler.lowering import Lowering
 
 
 def supports(instr: Instruction) -> bool:

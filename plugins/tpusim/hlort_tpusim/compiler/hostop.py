@@ -17,11 +17,12 @@ from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
 from hlort.plugin.base.hlo_text import print_hlo
 from hlort.shape import ArrayShape, Shape, TupleShape
+from hlort_tpusim.compiler.lowering_context import Context, Ref, flatten
 from hlort_tpusim.isa import Instr
 from hlort_tpusim.program import Kernel
 
 if TYPE_CHECKING:
-    from hlort_tpusim.compiler.lowering import Context, Lowering, Ref
+    from hlort_tpusim.compiler.lowering import Lowering
 
 
 def _reachable(roots: list[Computation]) -> list[Computation]:
@@ -110,7 +111,6 @@ def alloc_like(lw: Lowering, shape: Shape, label: str) -> Ref:
 
 
 def lower_hostop(lw: Lowering, ctx: Context, instr: Instruction) -> Ref:
-    from hlort_tpusim.compiler.lowering import flatten
 
     if instr.opcode is Opcode.CUSTOM_CALL:
         from hlort.ir.custom_calls import evaluator_for

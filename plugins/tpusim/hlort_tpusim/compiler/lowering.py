@@ -17,30 +17,16 @@ buffer owned by the caller.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 from hlort.errors import Unimplemented
-from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
 from hlort.shape import ArrayShape, Shape, TupleShape
+from hlort_tpusim.compiler import control_flow, convolution, hostop, matmul, vector
+from hlort_tpusim.compiler.lowering_context import TOKEN, Context, Ref, flatten
 from hlort_tpusim.isa import Instr
 from hlort_tpusim.machine_config import MachineConfig
 from hlort_tpusim.program import Kernel, Loop, Program, Switch, While
-
-TOKEN = "token"
-Ref = Any  # int (buffer id) | tuple[Ref, ...] | TOKEN
-
-@dataclass
-class Context:
-    """A computation being lowered, with the buffers its parameters are bound to."""
-
-    comp: Computation
-    params: list[Ref]
-    fused: bool
-    memo: dict[int, Ref] = field(default_factory=dict)
 
 
 class Lowering:
@@ -127,8 +113,6 @@ class Lowering:
         return ref
 
     def _lower(self, ctx: Context, instr: Instruction) -> Ref:
-        from hlort_tpusim.compiler import control_flow, convolution, hostop, matmul, vector
-
         op = instr.opcode
         if op is Opcode.PARAMETER:
             return ctx.params[instr.parameter_number]
@@ -172,17 +156,6 @@ class Lowering:
 
     def restore(self, saved: list) -> None:
         self.body = saved
-
-
-def flatten(ref: Ref) -> list[int]:
-    if isinstance(ref, tuple):
-        out: list[int] = []
-        for r in ref:
-            out += flatten(r)
-        return out
-    if ref == TOKEN:
-        return []
-    return [ref]
 
 
 def _uses(node, program: Program) -> set[int]:

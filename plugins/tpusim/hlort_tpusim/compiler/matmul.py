@@ -22,11 +22,12 @@ from hlort.errors import ResourceExhausted
 from hlort.ir.attributes import Precision
 from hlort.ir.instruction import Instruction
 from hlort.shape import ArrayShape
+from hlort_tpusim.compiler.lowering_context import Context
 from hlort_tpusim.isa import Instr, var
 from hlort_tpusim.program import Kernel, Loop, VmemDecl
 
 if TYPE_CHECKING:
-    from hlort_tpusim.compiler.lowering import Context, Lowering
+    from hlort_tpusim.compiler.lowering import Lowering
 
 MXU_INPUTS = frozenset({"bf16", "f16", "f32", "f8e4m3fn", "f8e5m2"})
 MXU_OUTPUTS = frozenset({"bf16", "f16", "f32"})

@@ -23,11 +23,12 @@ from hlort.ir.opcodes import Opcode
 from hlort.plugin.base.hlo_text import print_hlo
 from hlort.shape import ArrayShape, TupleShape
 from hlort_tpusim.compiler.hostop import computation_module
+from hlort_tpusim.compiler.lowering_context import Context, Ref
 from hlort_tpusim.isa import Instr, var
 from hlort_tpusim.program import Kernel, Loop, VmemDecl
 
 if TYPE_CHECKING:
-    from hlort_tpusim.compiler.lowering import Context, Lowering, Ref
+    from hlort_tpusim.compiler.lowering import Lowering
 
 MAX_TILE_ELEMENTS = 128 * 1024
 _NOT_VECTOR = frozenset({Opcode.MAP, Opcode.BITCAST_CONVERT})
@@ -351,7 +352,6 @@ def _lower_reduce(lw: Lowering, ctx: Context, root: Instruction):
 
 def emit_gather_copy(lw: Lowering, name: str, src: int, shape: ArrayShape, maps: list) -> int:
     """A kernel writing ``shape`` whose element at each index is ``src`` at ``maps(index)``."""
-    from hlort_tpusim.compiler.lowering import Context
 
     region = _Region(lw, Context(None, [], fused=False), {"kind": "flat", "dims": list(shape.dims),
                                                           "tile": 0})  # fmt: skip
