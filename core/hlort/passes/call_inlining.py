@@ -15,7 +15,7 @@ from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
 from hlort.passes.pass_base import Pass
-from hlort.passes.side_effects import SideEffects, live_instructions
+from hlort.passes.side_effects import SideEffects
 from hlort.passes.use_graph import UseGraph
 
 
@@ -25,7 +25,7 @@ def inline_computation(graph: UseGraph, callee: Computation, operands: Sequence[
     ``operands``. Returns the copy of the root and the new instructions."""
     mapping: dict[int, Instruction] = {}
     added: list[Instruction] = []
-    for instr in live_instructions(callee, graph.effects):
+    for instr in callee.execution_order(graph.effects):
         if instr.opcode is Opcode.PARAMETER:
             mapping[id(instr)] = operands[instr.parameter_number]
             continue

@@ -17,7 +17,6 @@ from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
 from hlort.passes.cse import cse_computation
-from hlort.passes.side_effects import live_instructions
 from hlort.passes.use_graph import UseGraph, unique
 from hlort.shape import TupleShape
 
@@ -244,7 +243,7 @@ def merge_members(graph: UseGraph, module: Module, members: Sequence[Instruction
         tuple_shape_root = Instruction(Opcode.TUPLE, _tuple_shape(values), values, name="tuple")
         comp.set_root(comp.add_instruction(tuple_shape_root))
     cse_computation(comp, graph.effects)
-    live = {id(i) for i in live_instructions(comp, graph.effects)}
+    live = {id(i) for i in comp.execution_order(graph.effects)}
     comp.instructions = [i for i in comp.instructions if id(i) in live]
     if accept is not None and not accept(comp):
         return None
