@@ -115,11 +115,11 @@ class Lowering:
 
     # -- values -------------------------------------------------------------------------------
     def computation(self, ctx: Context) -> Ref:
-        """The value of ``ctx.comp``'s root, after its side-effecting instructions (which run
-        even when the root does not use them, as in the reference interpreter)."""
+        """The value of ``ctx.comp``'s root, then the rest of its execution order: side effects,
+        direct or through a called computation, run even when the root does not use them."""
         result = self.value(ctx, ctx.comp.root)
-        for instr in ctx.comp.post_order():
-            if instr.has_side_effect and id(instr) not in ctx.memo:
+        for instr in ctx.comp.execution_order():
+            if id(instr) not in ctx.memo:
                 self.value(ctx, instr)
         return result
 
