@@ -25,6 +25,7 @@ from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
+from hlort.ir.side_effects import SideEffects
 from hlort.shape import ArrayShape, Shape, TupleShape
 from hlort_tpusim.isa import Instr
 from hlort_tpusim.machine_config import MachineConfig
@@ -115,11 +116,13 @@ class Lowering:
 
     # -- values -------------------------------------------------------------------------------
     def computation(self, ctx: Context) -> Ref:
-        """The value of ``ctx.comp``'s root, then the rest of its execution order: side effects,
-        direct or through a called computation, run even when the root does not use them."""
+        """The value of ``ctx.comp``'s root, then its side-effecting instructions (direct or
+        through a called computation) in execution order: they run even when the root does not
+        use them, as in the reference interpreter."""
         result = self.value(ctx, ctx.comp.root)
-        for instr in ctx.comp.execution_order():
-            if id(instr) not in ctx.memo:
+        effects = SideEffects()
+        for instr in ctx.comp.execution_order(effects):
+            if effects.of(instr) and id(instr) not in ctx.memo:
                 self.value(ctx, instr)
         return result
 
