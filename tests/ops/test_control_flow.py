@@ -4,13 +4,17 @@ branches (XLA's out-of-range index -> last branch) and calls as XLA does."""
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
 from hlort import Builder, evaluate, shape
 from hlort.errors import ErrorCode, HlortError
+from hlort.interpreter.evaluator import Evaluator
 from hlort.ir import FusionKind, Opcode, infer_shape, verify_module
 from hlort.shape import TOKEN, Token, TupleShape, scalar
+from hlort.testing.programs import side_effect_in_unused_loop
 
 S32 = scalar("s32")
 F32 = scalar("f32")
@@ -275,3 +279,29 @@ def test_after_all():
     out = evaluate(module, [Token()])
     assert isinstance(out[0], Token) and int(out[1]) == 1
     invalid(Opcode.AFTER_ALL, [TOKEN, S32], {}, "operand 1 is s32[]")
+
+
+def test_an_unused_loop_whose_body_has_a_side_effect_still_runs():
+    """DCE keeps the loop (its body's check is a side effect); the interpreter must run it."""
+    module = side_effect_in_unused_loop()
+    out = evaluate(module, [np.float32([1, 2, 3])])
+    assert out.tolist() == [2, 4, 6]
+    with pytest.raises(HlortError, match="check.expect_eq") as info:
+        evaluate(module, [np.float32([0, 0, 0])])
+    assert info.value.code is ErrorCode.FAILED_PRECONDITION
+
+
+def test_the_evaluator_never_runs_a_collected_computations_order_for_a_new_one():
+    """A collected computation's id can be reused by a new one; the evaluator's order cache
+    must not hand the new computation the old one's instructions."""
+    ev = Evaluator()
+    x = np.float32(3)
+    for k in range(50):
+        b = Builder(f"plus_{k}")
+        p = b.parameter(F32)
+        comp = b.build(b.add(p, b.constant(np.float32(k)))).entry
+        assert ev.call(comp, [x]) == x + k
+        for instr in comp.instructions:  # nothing refers back: the computation can be freed
+            instr.parent = None
+        del b, p, comp
+        gc.collect()

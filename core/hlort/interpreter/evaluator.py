@@ -7,6 +7,7 @@ time.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -17,17 +18,24 @@ from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
+from hlort.ir.side_effects import SideEffects
 from hlort.shape import ArrayShape, Shape, Token, TokenShape, TupleShape
 
 
 class Evaluator:
-    """Evaluates computations. ``check_shapes`` verifies every op's result against its shape."""
+    """Evaluates computations. ``check_shapes`` verifies every op's result against its shape.
+
+    Each computation runs its :meth:`~hlort.ir.computation.Computation.execution_order`. The
+    order is kept only while one evaluation is in progress (per thread: a loop body runs once
+    per trip on one order), since a computation is mutable between evaluations and a
+    collected computation's id can be reused; the cache is keyed by the computation itself.
+    """
 
     def __init__(self, check_shapes: bool = True, replica_id: int = 0, partition_id: int = 0):
         self.check_shapes = check_shapes
         self.replica_id = replica_id
         self.partition_id = partition_id
-        self._orders: dict[int, list[Instruction]] = {}
+        self._running = threading.local()  # .orders: the evaluation in progress, or None
 
     def run(self, module: Module, args: Sequence) -> object:
         """Evaluate the entry computation on ``args`` (arrays or nested tuples)."""
@@ -41,33 +49,44 @@ class Evaluator:
         return self.call(entry, values)
 
     def call(self, comp: Computation, args: Sequence) -> object:
-        order = self._orders.get(id(comp))
-        if order is None:
-            order = comp.reachable_from_root()
-            # keep side-effecting instructions even when the root does not use them
-            live = {id(i) for i in order}
-            extra = [i for i in comp.post_order() if id(i) not in live and i.has_side_effect]
-            if extra:  # ... and what they use
-                while extra:
-                    node = extra.pop()
-                    if id(node) not in live:
-                        live.add(id(node))
-                        extra.extend(node.operands)
-                order = [i for i in comp.post_order() if id(i) in live]
-            self._orders[id(comp)] = order
-        env: dict[int, object] = {}
+        orders = getattr(self._running, "orders", None)
+        if orders is not None:
+            return self._call(comp, args, orders)
+        self._running.orders = orders = _Orders()
+        try:
+            return self._call(comp, args, orders)
+        finally:
+            self._running.orders = None
+
+    def _call(self, comp: Computation, args: Sequence, orders: _Orders) -> object:
+        order = orders.of(comp)
+        env: dict[Instruction, object] = {}
         for instr in order:
             if instr.opcode is Opcode.PARAMETER:
-                env[id(instr)] = args[instr.parameter_number]
+                env[instr] = args[instr.parameter_number]
                 continue
             fn = function_for(instr.opcode)
             if fn is None:
                 raise Unimplemented(f"the interpreter has no function for {instr.opcode.value}")
-            result = fn(self, instr, *[env[id(o)] for o in instr.operands])
+            result = fn(self, instr, *[env[o] for o in instr.operands])
             if self.check_shapes:
                 check_value(result, instr.shape, instr)
-            env[id(instr)] = result
-        return env[id(comp.root)]
+            env[instr] = result
+        return env[comp.root]
+
+
+class _Orders:
+    """The execution orders of one evaluation, computed once per computation."""
+
+    def __init__(self) -> None:
+        self.effects = SideEffects()
+        self.orders: dict[Computation, list[Instruction]] = {}
+
+    def of(self, comp: Computation) -> list[Instruction]:
+        order = self.orders.get(comp)
+        if order is None:
+            order = self.orders[comp] = comp.execution_order(self.effects)
+        return order
 
 
 def evaluate(module: Module, args: Sequence = (), **options) -> object:

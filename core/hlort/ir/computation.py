@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from hlort.errors import InvalidArgument
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
+from hlort.ir.side_effects import SideEffects
 from hlort.ir.traversal import post_order_from
 from hlort.shape import Shape
 
@@ -98,22 +99,37 @@ class Computation:
 
     def reachable_from(self, roots: Iterable[Instruction]) -> list[Instruction]:
         """``roots`` and every instruction they depend on, in post order."""
-        live: set[int] = set()
+        live: set[Instruction] = set()
         stack = list(roots)
         while stack:
             node = stack.pop()
-            if id(node) in live:
+            if node in live:
                 continue
-            live.add(id(node))
+            live.add(node)
             stack.extend(node.operands)
-        return [i for i in self.post_order() if id(i) in live]
+        return [i for i in self.post_order() if i in live]
+
+    def execution_order(self, effects: SideEffects | None = None) -> list[Instruction]:
+        """What runs when this computation runs, operands before users (post order): the root,
+        every parameter (the signature), every instruction with a side effect (directly or
+        through a computation it calls: an unused while loop whose body has one), and all they
+        need. DCE keeps exactly these; the interpreter and every backend run exactly these.
+
+        Computed afresh on every call (one walk; ``effects`` caches called computations' answers
+        across calls), because a computation is mutable; a caller that runs it many times keeps
+        the order only while nothing can change it (the interpreter: during one evaluation).
+        """
+        effects = effects if effects is not None else SideEffects()
+        roots = [self.root] if self.root is not None else []
+        roots += [i for i in self.instructions if i.opcode is Opcode.PARAMETER or effects.of(i)]
+        return self.reachable_from(roots)
 
     def called_computations(self) -> list[Computation]:
-        seen: dict[int, Computation] = {}
+        seen: dict[Computation, None] = {}  # insertion-ordered set
         for instr in self.instructions:
             for comp in instr.called_computations():
-                seen.setdefault(id(comp), comp)
-        return list(seen.values())
+                seen.setdefault(comp)
+        return list(seen)
 
     def __iter__(self) -> Iterator[Instruction]:
         return iter(self.instructions)
@@ -143,12 +159,12 @@ def callees_first(roots: Iterable[Computation],
     the order given."""
     follow = callees or Computation.called_computations
     order: list[Computation] = []
-    seen: set[int] = set()
+    seen: set[Computation] = set()
 
     def visit(comp: Computation) -> None:
-        if id(comp) in seen:
+        if comp in seen:
             return
-        seen.add(id(comp))
+        seen.add(comp)
         for callee in follow(comp):
             visit(callee)
         order.append(comp)

@@ -55,20 +55,20 @@ def module_fingerprint(module: Module) -> str:
 
 class _Walker:
     def __init__(self) -> None:
-        self.digests: dict[int, str] = {}
-        self.numbers: dict[int, int] = {}  # computation -> order of first reference
+        self.digests: dict[Computation, str] = {}
+        self.numbers: dict[Computation, int] = {}  # computation -> order of first reference
 
     def computation(self, comp: Computation) -> str:
-        digest = self.digests.get(id(comp))
+        digest = self.digests.get(comp)
         if digest is not None:
             return digest
-        self.digests[id(comp)] = "recursive"  # HLO has no recursion; never loop on a bad graph
+        self.digests[comp] = "recursive"  # HLO has no recursion; never loop on a bad graph
         h = hashlib.sha256()
         order = comp.post_order()
-        position = {id(instr): k for k, instr in enumerate(order)}
+        position = {instr: k for k, instr in enumerate(order)}
         for instr in order:
             parts = [instr.opcode.value, shape_key(instr.shape),
-                     ",".join(str(position[id(o)]) for o in instr.operands)]  # fmt: skip
+                     ",".join(str(position[o]) for o in instr.operands)]  # fmt: skip
             if instr.parameter_number is not None:
                 parts.append(f"param={instr.parameter_number}")
             for key in sorted(instr.attrs):
@@ -77,9 +77,9 @@ class _Walker:
                 parts.append(f"literal={literal_key(instr.literal)}")
             h.update(("\x1e".join(parts) + "\x1d").encode())
         if comp.root is not None:
-            h.update(f"root={position[id(comp.root)]}".encode())
+            h.update(f"root={position[comp.root]}".encode())
         digest = h.hexdigest()
-        self.digests[id(comp)] = digest
+        self.digests[comp] = digest
         return digest
 
     def value(self, v: Any) -> str:
@@ -90,7 +90,7 @@ class _Walker:
         if isinstance(v, float):
             return "f" + struct.pack("<d", v).hex()  # exact: -0.0 and NaN payloads included
         if isinstance(v, Computation):
-            number = self.numbers.setdefault(id(v), len(self.numbers))
+            number = self.numbers.setdefault(v, len(self.numbers))
             return f"comp{number}:{self.computation(v)}"
         if isinstance(v, enum.Enum):
             return f"{type(v).__name__}.{v.name}"

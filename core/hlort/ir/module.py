@@ -83,8 +83,8 @@ class Module:
     def sort_computations(self) -> None:
         """Order computations callees first, entry last; unreachable ones kept before it."""
         reachable = self.reachable_computations()
-        ids = {id(c) for c in reachable}
-        self.computations = [c for c in self.computations if id(c) not in ids] + reachable
+        reached = set(reachable)
+        self.computations = [c for c in self.computations if c not in reached] + reachable
 
     def instruction_count(self) -> int:
         return sum(len(c.instructions) for c in self.computations)
@@ -95,35 +95,35 @@ class Module:
         new = Module(name or self.name)
         new.attributes = dict(self.attributes)
         new.config = dict(self.config)
-        comp_map: dict[int, Computation] = {}
+        comp_map: dict[Computation, Computation] = {}
         for comp in self.computations:
             copy = Computation(comp.name)
             copy.is_fusion_computation = comp.is_fusion_computation
-            comp_map[id(comp)] = copy
+            comp_map[comp] = copy
         for comp in self.computations:
-            copy = comp_map[id(comp)]
-            instr_map: dict[int, Instruction] = {}
+            copy = comp_map[comp]
+            instr_map: dict[Instruction, Instruction] = {}
             for instr in comp.post_order():
                 attrs = {}
                 for key, value in instr.attrs.items():
                     if isinstance(value, Computation):
-                        value = comp_map.get(id(value), value)
+                        value = comp_map.get(value, value)
                     elif isinstance(value, (list, tuple)) and value and isinstance(
                         value[0], Computation
                     ):
-                        value = tuple(comp_map.get(id(v), v) for v in value)
+                        value = tuple(comp_map.get(v, v) for v in value)
                     attrs[key] = value
                 clone = instr.clone_with(
-                    operands=[instr_map[id(o)] for o in instr.operands], attrs=attrs
+                    operands=[instr_map[o] for o in instr.operands], attrs=attrs
                 )
-                instr_map[id(instr)] = clone
+                instr_map[instr] = clone
                 clone.parent = copy
                 copy.instructions.append(clone)
             if comp.root is not None:
-                copy.root = instr_map[id(comp.root)]
+                copy.root = instr_map[comp.root]
             copy.parent = new
             new.computations.append(copy)
-        new.entry = comp_map[id(self.entry)] if self.entry is not None else None
+        new.entry = comp_map[self.entry] if self.entry is not None else None
         new.rename_all()
         return new
 

@@ -57,7 +57,8 @@ _CLASSES = _own_classes()
 
 # -- writing --------------------------------------------------------------------------------
 class _Writer:
-    def __init__(self, classes: dict[str, type], computations: dict[int, int] | None = None):
+    def __init__(self, classes: dict[str, type],
+                 computations: dict[Computation, int] | None = None):  # fmt: skip
         self.classes = {**_CLASSES, **classes}
         self.computations = computations or {}
         self.blobs: list[bytes] = []
@@ -80,9 +81,9 @@ class _Writer:
         if isinstance(v, float):
             return ["F", struct.pack("<d", v).hex()]
         if isinstance(v, Computation):
-            if id(v) not in self.computations:
+            if v not in self.computations:
                 raise CodecError(f"computation {v.name} is not part of the module")
-            return ["C", self.computations[id(v)]]
+            return ["C", self.computations[v]]
         if isinstance(v, enum.Enum):
             return ["E", self._name(type(v)), v.name]
         if isinstance(v, DType):
@@ -155,16 +156,16 @@ def encode_value(value: Any, classes: dict[str, type] | None = None) -> bytes:
 
 def encode_module(module: Module) -> bytes:
     """The whole module: every computation, instruction, attribute, literal and name."""
-    numbers = {id(c): k for k, c in enumerate(module.computations)}
+    numbers = {c: k for k, c in enumerate(module.computations)}
     writer = _Writer({}, numbers)
     comps = []
     for comp in module.computations:
         order = comp.instructions  # kept as is: backends may number kernels in this order
-        position = {id(instr): k for k, instr in enumerate(order)}
+        position = {instr: k for k, instr in enumerate(order)}
         rows = []
         for instr in order:
             try:
-                operands = [position[id(o)] for o in instr.operands]
+                operands = [position[o] for o in instr.operands]
             except KeyError:
                 raise CodecError(f"{instr.name} uses an instruction of another computation") \
                     from None
@@ -172,9 +173,9 @@ def encode_module(module: Module) -> bytes:
                          writer.value(instr.attrs), instr.name,
                          writer.value(instr.literal), instr.parameter_number,
                          writer.value(instr.extra_attrs)])  # fmt: skip
-        root = position.get(id(comp.root)) if comp.root is not None else None
+        root = position.get(comp.root) if comp.root is not None else None
         comps.append([comp.name, comp.is_fusion_computation, rows, root])
-    entry = numbers.get(id(module.entry)) if module.entry is not None else None
+    entry = numbers.get(module.entry) if module.entry is not None else None
     doc = ["module", module.name, writer.value(module.attributes), writer.value(module.config),
            comps, entry, writer.shapes]  # fmt: skip
     return _frame(doc, writer)

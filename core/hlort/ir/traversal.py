@@ -25,11 +25,11 @@ def _walk(starts: Iterable[Instruction], on_cycle) -> list[Instruction] | None:
     """Operands before users from each start in turn; calls ``on_cycle(path)`` (the
     instructions on the cycle, each reading the next) and stops when it meets one."""
     order: list[Instruction] = []
-    state: dict[int, bool] = {}  # False: on the current path; True: done
+    state: dict[Instruction, bool] = {}  # False: on the current path; True: done
     for start in starts:
-        if id(start) in state:
+        if start in state:
             continue
-        state[id(start)] = False
+        state[start] = False
         stack: list[tuple[Instruction, int]] = [(start, 0)]
         while stack:
             node, k = stack[-1]
@@ -37,16 +37,16 @@ def _walk(starts: Iterable[Instruction], on_cycle) -> list[Instruction] | None:
             if k < len(operands):
                 stack[-1] = (node, k + 1)
                 child = operands[k]
-                seen = state.get(id(child))
+                seen = state.get(child)
                 if seen is None:
-                    state[id(child)] = False
+                    state[child] = False
                     stack.append((child, 0))
                 elif not seen:
                     path = [n for n, _ in stack]
                     return on_cycle(path[path.index(child):])
                 continue
             stack.pop()
-            state[id(node)] = True
+            state[node] = True
             order.append(node)
     return order
 

@@ -46,11 +46,11 @@ def verify_module(module: Module) -> None:
                     f"{comp.name}; names must be unique in a module"
                 )
             names[instr.name] = comp.name
-    in_module = {id(c) for c in module.computations}
+    in_module = set(module.computations)
     for comp in module.computations:
         verify_computation(comp)
         for callee in comp.called_computations():
-            if id(callee) not in in_module:
+            if callee not in in_module:
                 raise InvalidArgument(
                     f"computation {comp.name} calls {callee.name}, which is not in module "
                     f"{module.name}; add it with module.add_computation"
@@ -61,8 +61,8 @@ def verify_module(module: Module) -> None:
 def verify_computation(comp: Computation) -> None:
     if comp.root is None:
         raise InvalidArgument(f"computation {comp.name} has no ROOT instruction")
-    members = {id(i) for i in comp.instructions}
-    if id(comp.root) not in members:
+    members = set(comp.instructions)
+    if comp.root not in members:
         raise InvalidArgument(f"computation {comp.name}: ROOT {comp.root.name} is not in it")
     numbers = sorted(p.parameter_number for p in comp.parameters)
     if numbers != list(range(len(numbers))):
@@ -72,7 +72,7 @@ def verify_computation(comp: Computation) -> None:
         )
     for instr in comp.instructions:
         for op in instr.operands:
-            if id(op) not in members:
+            if op not in members:
                 raise InvalidArgument(
                     f"computation {comp.name}: operand {op.name} of {instr.name} is not in the "
                     f"same computation"
@@ -123,18 +123,18 @@ def check_acyclic(module: Module) -> None:
 
 
 def _check_no_recursion(module: Module) -> None:
-    state: dict[int, int] = {}
+    state: dict[Computation, int] = {}
 
     def visit(comp: Computation) -> None:
-        state[id(comp)] = 1
+        state[comp] = 1
         for callee in comp.called_computations():
-            s = state.get(id(callee))
+            s = state.get(callee)
             if s == 1:
                 raise InvalidArgument(f"computation {comp.name} calls itself through {callee.name}")
             if s is None:
                 visit(callee)
-        state[id(comp)] = 2
+        state[comp] = 2
 
     for comp in module.computations:
-        if id(comp) not in state:
+        if comp not in state:
             visit(comp)

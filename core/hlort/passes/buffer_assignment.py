@@ -73,7 +73,7 @@ class BufferAssignment:
     computation: Computation
     schedule: list[Instruction]
     buffers: list[LogicalBuffer]
-    value_buffers: dict[tuple[int, Index], LogicalBuffer]
+    value_buffers: dict[tuple[Instruction, Index], LogicalBuffer]
     arena_size: int
     peak_bytes: int
     total_bytes: int
@@ -81,7 +81,7 @@ class BufferAssignment:
     output_aliases: dict[Index, int]
 
     def buffer(self, instr: Instruction, index: Index = ()) -> LogicalBuffer:
-        return self.value_buffers[(id(instr), tuple(index))]
+        return self.value_buffers[(instr, tuple(index))]
 
     def slice(self, instr: Instruction, index: Index = ()) -> BufferSlice:
         buf = self.buffer(instr, index)
@@ -144,9 +144,9 @@ class _Assigner:
         self.donated = donated
         self.alignment = max(1, alignment)
         self.end = len(schedule)
-        self.position = {id(i): n for n, i in enumerate(schedule)}
-        self.last_read: dict[tuple[int, Index], int] = {}
-        self.values: dict[tuple[int, Index], LogicalBuffer] = {}
+        self.position = {i: n for n, i in enumerate(schedule)}
+        self.last_read: dict[tuple[Instruction, Index], int] = {}
+        self.values: dict[tuple[Instruction, Index], LogicalBuffer] = {}
         self.buffers: list[LogicalBuffer] = []
         self.output_aliases: dict[Index, int] = {}
         self.in_place = True
@@ -166,37 +166,37 @@ class _Assigner:
     # -- liveness -----------------------------------------------------------------------------
     def _liveness(self) -> None:
         """last_read of every value, users first (reverse schedule)."""
-        users: dict[int, list[Instruction]] = {}
+        users: dict[Instruction, list[Instruction]] = {}
         for instr in self.schedule:
             for op in dict.fromkeys(instr.operands):
-                users.setdefault(id(op), []).append(instr)
+                users.setdefault(op, []).append(instr)
         for instr in reversed(self.schedule):
             for index, _ in _leaves(instr.shape):
-                last = self.end if instr is self.comp.root else self.position[id(instr)]
-                for user in users.get(id(instr), ()):
+                last = self.end if instr is self.comp.root else self.position[instr]
+                for user in users.get(instr, ()):
                     last = max(last, self._read_through(user, instr, index))
-                self.last_read[(id(instr), index)] = last
+                self.last_read[(instr, index)] = last
 
     def _read_through(self, user: Instruction, operand: Instruction, index: Index) -> int:
         if user.opcode is Opcode.TUPLE:
-            return max(self.last_read[(id(user), (k,) + index)]
+            return max(self.last_read[(user, (k,) + index)]
                        for k, o in enumerate(user.operands) if o is operand)  # fmt: skip
         if user.opcode is Opcode.GET_TUPLE_ELEMENT:
             k = user.attrs["index"]
             if index[:1] == (k,):
-                return self.last_read[(id(user), index[1:])]
+                return self.last_read[(user, index[1:])]
             return -1
-        return self.position[id(user)]
+        return self.position[user]
 
     # -- definitions --------------------------------------------------------------------------
     def _define(self, instr: Instruction, pos: int) -> None:
         op = instr.opcode
         for index, leaf in _leaves(instr.shape):
-            key = (id(instr), index)
+            key = (instr, index)
             if op is Opcode.TUPLE:
-                buf = self.values[(id(instr.operands[index[0]]), index[1:])]
+                buf = self.values[(instr.operands[index[0]], index[1:])]
             elif op is Opcode.GET_TUPLE_ELEMENT:
-                buf = self.values[(id(instr.operands[0]), (instr.attrs["index"],) + index)]
+                buf = self.values[(instr.operands[0], (instr.attrs["index"],) + index)]
             elif op is Opcode.PARAMETER:
                 buf = self._new(instr, index, leaf, "parameter", -1)
                 buf.parameter_number = instr.parameter_number
@@ -228,12 +228,12 @@ class _Assigner:
             return None
         for n in _shareable_operands(instr):
             operand = instr.operands[n]
-            buf = self.values.get((id(operand), ()))
+            buf = self.values.get((operand, ()))
             if buf is None or buf.size != leaf.nbytes or buf.end != pos:
                 continue
             writable = buf.kind == "temp" or (buf.kind == "parameter"
                                               and buf.parameter_number in self.donated)  # fmt: skip
-            shared = any(self.values.get((id(o), ())) is buf
+            shared = any(self.values.get((o, ())) is buf
                          for o in instr.operands if o is not operand)  # fmt: skip
             if writable and not shared:
                 return buf
@@ -241,7 +241,7 @@ class _Assigner:
 
     def _donated_for_output(self, instr: Instruction, index: Index, leaf: ArrayShape,
                             pos: int) -> LogicalBuffer | None:  # fmt: skip
-        if self.last_read[(id(instr), index)] < self.end:
+        if self.last_read[(instr, index)] < self.end:
             return None
         for buf in self.buffers:
             if (buf.kind == "parameter" and buf.parameter_number in self.donated
@@ -253,7 +253,7 @@ class _Assigner:
     def _collect_output_aliases(self) -> None:
         root = self.comp.root
         for index, _ in _leaves(root.shape):
-            buf = self.values[(id(root), index)]
+            buf = self.values[(root, index)]
             if buf.kind == "parameter" and buf.parameter_number in self.donated:
                 self.output_aliases[index] = buf.parameter_number
 
@@ -352,17 +352,17 @@ def _elementwise_to_root(comp: Computation, param: Instruction, shape: ArrayShap
     output element i is written after input element i is last read."""
     if not isinstance(param.shape, ArrayShape) or param.shape.dims != shape.dims:
         return False
-    users: dict[int, list[Instruction]] = {}
+    users: dict[Instruction, list[Instruction]] = {}
     for instr in comp.instructions:
         for op in instr.operands:
-            users.setdefault(id(op), []).append(instr)
+            users.setdefault(op, []).append(instr)
     stack, seen = [param], set()
     while stack:
         node = stack.pop()
-        if id(node) in seen:
+        if node in seen:
             continue
-        seen.add(id(node))
-        for user in users.get(id(node), ()):
+        seen.add(node)
+        for user in users.get(node, ()):
             if not (user.is_elementwise and user.opcode is not Opcode.MAP
                     and user.shape.dims == shape.dims):  # fmt: skip
                 return False

@@ -15,7 +15,7 @@ from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
 from hlort.passes.pass_base import Pass
-from hlort.passes.side_effects import SideEffects, live_instructions
+from hlort.passes.side_effects import SideEffects
 from hlort.passes.use_graph import UseGraph
 
 
@@ -23,16 +23,16 @@ def inline_computation(graph: UseGraph, callee: Computation, operands: Sequence[
                        ) -> tuple[Instruction, list[Instruction]]:  # fmt: skip
     """Copy ``callee``'s live instructions into ``graph``'s computation, its parameters bound to
     ``operands``. Returns the copy of the root and the new instructions."""
-    mapping: dict[int, Instruction] = {}
+    mapping: dict[Instruction, Instruction] = {}
     added: list[Instruction] = []
-    for instr in live_instructions(callee, graph.effects):
+    for instr in callee.execution_order(graph.effects):
         if instr.opcode is Opcode.PARAMETER:
-            mapping[id(instr)] = operands[instr.parameter_number]
+            mapping[instr] = operands[instr.parameter_number]
             continue
-        clone = instr.clone_with(operands=[mapping[id(o)] for o in instr.operands])
-        mapping[id(instr)] = graph.add(clone)
+        clone = instr.clone_with(operands=[mapping[o] for o in instr.operands])
+        mapping[instr] = graph.add(clone)
         added.append(clone)
-    return mapping[id(callee.root)], added
+    return mapping[callee.root], added
 
 
 class CallInliner(Pass):

@@ -101,16 +101,16 @@ def cost_analysis(module: Module) -> ModuleCost:
 
 class _Analyzer:
     def __init__(self) -> None:
-        self._comps: dict[int, InstructionCost] = {}
-        self._reducer_ops: dict[int, int] = {}
+        self._comps: dict[Computation, InstructionCost] = {}
+        self._reducer_ops: dict[Computation, int] = {}
 
     def computation(self, comp: Computation) -> InstructionCost:
-        hit = self._comps.get(id(comp))
+        hit = self._comps.get(comp)
         if hit is None:
             hit = InstructionCost()
             for instr in comp.instructions:
                 hit.add(self.instruction(instr))
-            self._comps[id(comp)] = hit
+            self._comps[comp] = hit
         return hit
 
     def instruction(self, instr: Instruction) -> InstructionCost:
@@ -162,11 +162,11 @@ class _Analyzer:
 
     def _reducer(self, comp: Computation) -> int:
         """Scalar ops per application of a reducer (at least one)."""
-        hit = self._reducer_ops.get(id(comp))
+        hit = self._reducer_ops.get(comp)
         if hit is None:
             hit = max(1, sum(1 for i in comp.instructions
                              if i.opcode not in FREE))  # fmt: skip
-            self._reducer_ops[id(comp)] = hit
+            self._reducer_ops[comp] = hit
         return hit
 
 

@@ -49,14 +49,14 @@ class _Keys:
     """Canonical keys of attributes, with computations replaced by their representatives."""
 
     def __init__(self) -> None:
-        self.canonical: dict[int, Computation] = {}
+        self.canonical: dict[Computation, Computation] = {}
 
     def comp(self, comp: Computation) -> Computation:
-        return self.canonical.get(id(comp), comp)
+        return self.canonical.get(comp, comp)
 
     def value(self, v: Any) -> Any:
         if isinstance(v, Computation):
-            return ("computation", id(self.comp(v)))
+            return ("computation", self.comp(v))
         if isinstance(v, (list, tuple)):
             return tuple(self.value(x) for x in v)
         if isinstance(v, enum.Enum):
@@ -82,11 +82,11 @@ class _Keys:
 
     def computation(self, comp: Computation) -> Any:
         order = comp.post_order()
-        index = {id(i): n for n, i in enumerate(order)}
+        index = {i: n for n, i in enumerate(order)}
         body = tuple(
-            self.instruction(i, tuple(index[id(o)] for o in i.operands)) for i in order
+            self.instruction(i, tuple(index[o] for o in i.operands)) for i in order
         )
-        return (comp.is_fusion_computation, body, index[id(comp.root)])
+        return (comp.is_fusion_computation, body, index[comp.root])
 
 
 def merge_identical_computations(module: Module, keys: _Keys) -> bool:
@@ -102,7 +102,7 @@ def merge_identical_computations(module: Module, keys: _Keys) -> bool:
         key = keys.computation(comp)
         first = seen.setdefault(key, comp)
         if first is not comp:
-            keys.canonical[id(comp)] = first
+            keys.canonical[comp] = first
     if not keys.canonical:
         return False
     changed = False
@@ -112,11 +112,11 @@ def merge_identical_computations(module: Module, keys: _Keys) -> bool:
                 continue
             for name in instr.opcode.info.called:
                 value = instr.attrs.get(name)
-                if isinstance(value, Computation) and id(value) in keys.canonical:
+                if isinstance(value, Computation) and value in keys.canonical:
                     instr.attrs[name] = keys.comp(value)
                     changed = True
                 elif isinstance(value, (list, tuple)) and any(
-                    id(c) in keys.canonical for c in value
+                    c in keys.canonical for c in value
                 ):
                     instr.attrs[name] = tuple(keys.comp(c) for c in value)
                     changed = True
@@ -129,7 +129,7 @@ def cse_computation(comp: Computation, effects: SideEffects, keys: _Keys | None 
     """Merge equal instructions of ``comp``; True if any was merged."""
     keys = keys or _Keys()
     order = comp.post_order()
-    position = {id(i): n for n, i in enumerate(order)}
+    position = {i: n for n, i in enumerate(order)}
     table: dict[Any, Instruction] = {}
     graph: UseGraph | None = None
     for instr in order:
@@ -137,11 +137,11 @@ def cse_computation(comp: Computation, effects: SideEffects, keys: _Keys | None 
             continue
         if instr.opcode is Opcode.PARAMETER or effects.of(instr):
             continue
-        operands = tuple(id(o) for o in instr.operands)
+        operands = tuple(instr.operands)
         if instr.opcode.info.commutative and len(instr.operands) == 2:
             a, b = instr.operands
-            if position[id(b)] < position[id(a)]:
-                operands = (id(b), id(a))
+            if position[b] < position[a]:
+                operands = (b, a)
         key = keys.instruction(instr, operands)
         first = table.setdefault(key, instr)
         if first is instr:

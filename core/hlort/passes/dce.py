@@ -1,15 +1,17 @@
 """Dead code elimination: instructions nothing needs, and computations nothing calls.
 
-An instruction is live when the root needs it, when it has a side effect (directly or through a
-computation it calls), when a live instruction needs it, or when it is a parameter (parameters
-are the computation's signature). Computations unreachable from the entry are removed.
+An instruction is live when it is in :meth:`Computation.execution_order`: the root needs it, it
+has a side effect (directly or through a computation it calls), a live instruction needs it, or
+it is a parameter (parameters are the computation's signature). The interpreter and the backends
+run that same order, so what DCE keeps is what runs. Computations unreachable from the entry are
+removed.
 """
 
 from __future__ import annotations
 
 from hlort.ir.module import Module
 from hlort.passes.pass_base import Pass
-from hlort.passes.side_effects import SideEffects, live_instructions, unfused_computations
+from hlort.passes.side_effects import SideEffects, unfused_computations
 
 
 class DeadCodeElimination(Pass):
@@ -22,14 +24,14 @@ class DeadCodeElimination(Pass):
         changed = False
         effects = SideEffects()
         for comp in unfused_computations(module):
-            live = live_instructions(comp, effects)
+            live = comp.execution_order(effects)
             if len(live) == len(comp.instructions):
                 continue
-            keep = {id(i) for i in live}
+            keep = set(live)
             for instr in comp.instructions:
-                if id(instr) not in keep:
+                if instr not in keep:
                     instr.parent = None
-            comp.instructions = [i for i in comp.instructions if id(i) in keep]
+            comp.instructions = [i for i in comp.instructions if i in keep]
             changed = True
         if self.remove_computations:
             changed |= remove_unreachable_computations(module)
@@ -38,11 +40,11 @@ class DeadCodeElimination(Pass):
 
 def remove_unreachable_computations(module: Module) -> bool:
     """Drop computations the entry cannot reach; True if any was dropped."""
-    reachable = {id(c) for c in module.reachable_computations()}
+    reachable = set(module.reachable_computations())
     if len(reachable) == len(module.computations):
         return False
     for comp in module.computations:
-        if id(comp) not in reachable:
+        if comp not in reachable:
             comp.parent = None
-    module.computations = [c for c in module.computations if id(c) in reachable]
+    module.computations = [c for c in module.computations if c in reachable]
     return True

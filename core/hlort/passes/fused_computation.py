@@ -18,7 +18,6 @@ from hlort.ir.module import Module
 from hlort.ir.op_def import FusionRole
 from hlort.ir.opcodes import Opcode
 from hlort.passes.cse import cse_computation
-from hlort.passes.side_effects import live_instructions
 from hlort.passes.use_graph import UseGraph, unique
 from hlort.shape import TupleShape
 
@@ -65,15 +64,15 @@ def _clone_into(comp: Computation, instr: Instruction, operands: list[Instructio
 
 
 def clone_body(comp: Computation, body: Computation, arguments: Sequence[Instruction],
-               ) -> dict[int, Instruction]:  # fmt: skip
+               ) -> dict[Instruction, Instruction]:  # fmt: skip
     """Copy ``body`` (parameters bound to ``arguments``, which live in ``comp``) into ``comp``;
-    returns the map from id(original) to copy, parameters included."""
-    mapping: dict[int, Instruction] = {}
+    returns the map from original to copy, parameters included."""
+    mapping: dict[Instruction, Instruction] = {}
     for instr in body.post_order():
         if instr.opcode is Opcode.PARAMETER:
-            mapping[id(instr)] = arguments[instr.parameter_number]
+            mapping[instr] = arguments[instr.parameter_number]
         else:
-            mapping[id(instr)] = _clone_into(comp, instr, [mapping[id(o)] for o in instr.operands])
+            mapping[instr] = _clone_into(comp, instr, [mapping[o] for o in instr.operands])
     return mapping
 
 
@@ -81,8 +80,8 @@ def wrap_in_fusion(graph: UseGraph, module: Module, instr: Instruction) -> Instr
     """Replace ``instr`` by a fusion computing just it (parameters = its distinct operands)."""
     comp = _new_fused_computation(module)
     operands = unique(instr.operands)
-    params = {id(o): _parameter(comp, n, o) for n, o in enumerate(operands)}
-    root = _clone_into(comp, instr, [params[id(o)] for o in instr.operands])
+    params = {o: _parameter(comp, n, o) for n, o in enumerate(operands)}
+    root = _clone_into(comp, instr, [params[o] for o in instr.operands])
     comp.set_root(root)
     fusion = Instruction(Opcode.FUSION, instr.shape, operands,
                          {"kind": fusion_kind(comp), "calls": comp}, name="fusion")  # fmt: skip
@@ -98,7 +97,7 @@ def make_private(module: Module, fusion: Instruction) -> Computation:
     comp = _new_fused_computation(module)
     params = [_parameter(comp, n, p) for n, p in enumerate(body.parameters)]
     mapping = clone_body(comp, body, params)
-    comp.set_root(mapping[id(body.root)])
+    comp.set_root(mapping[body.root])
     fusion.attrs["calls"] = comp
     return comp
 
@@ -126,7 +125,7 @@ def fuse_producer(graph: UseGraph, fusion: Instruction, producer: Instruction) -
     if producer.opcode is Opcode.FUSION:
         arguments = [param_for(o) for o in producer.operands]
         mapping = clone_body(comp, fused(producer), arguments)
-        value = mapping[id(fused(producer).root)]
+        value = mapping[fused(producer).root]
     else:
         value = _clone_into(comp, producer, [param_for(o) for o in producer.operands])
     for instr in comp.instructions:
@@ -150,22 +149,22 @@ def fused_preview(host: Instruction, producer: Instruction) -> Computation:
     asking a backend (``FusionPolicy.can_emit``) before fusing."""
     comp = Computation("fused_preview")
     comp.is_fusion_computation = True
-    params: dict[int, Instruction] = {}
+    params: dict[Instruction, Instruction] = {}
 
     def param_for(outer: Instruction) -> Instruction:
-        if id(outer) not in params:
-            params[id(outer)] = _parameter(comp, len(params), outer)
-        return params[id(outer)]
+        if outer not in params:
+            params[outer] = _parameter(comp, len(params), outer)
+        return params[outer]
 
     if producer.opcode is Opcode.FUSION:
         inner = fused(producer)
-        value = clone_body(comp, inner, [param_for(o) for o in producer.operands])[id(inner.root)]
+        value = clone_body(comp, inner, [param_for(o) for o in producer.operands])[inner.root]
     else:
         value = _clone_into(comp, producer, [param_for(o) for o in producer.operands])
     arguments = [value if o is producer else param_for(o) for o in host.operands]
     if host.opcode is Opcode.FUSION:
         body = fused(host)
-        comp.set_root(clone_body(comp, body, arguments)[id(body.root)])
+        comp.set_root(clone_body(comp, body, arguments)[body.root])
     else:
         comp.set_root(_clone_into(comp, host, arguments))
     return comp
@@ -184,28 +183,28 @@ def merge_members(graph: UseGraph, module: Module, members: Sequence[Instruction
     two members) are merged by CSE inside the new computation. With ``accept``, the merged
     computation is shown to it first and nothing changes (None is returned) when it refuses.
     """
-    member_ids = {id(m) for m in members}
+    member_set = set(members)
     comp = Computation("fused_computation")
     comp.is_fusion_computation = True
     operands: list[Instruction] = []
-    params: dict[int, Instruction] = {}
-    outputs: dict[int, list[Instruction]] = {}
+    params: dict[Instruction, Instruction] = {}
+    outputs: dict[Instruction, list[Instruction]] = {}
 
     def is_member(instr: Instruction) -> bool:
-        return id(instr) in member_ids
+        return instr in member_set
 
     def value_for(outer: Instruction) -> Instruction:
         if is_member(outer):
-            return outputs[id(outer)][0]
+            return outputs[outer][0]
         if outer.opcode is Opcode.GET_TUPLE_ELEMENT and is_member(outer.operands[0]):
-            return outputs[id(outer.operands[0])][outer.attrs["index"]]
-        if id(outer) not in params:
+            return outputs[outer.operands[0]][outer.attrs["index"]]
+        if outer not in params:
             if outer.opcode is Opcode.CONSTANT and outer.shape.size <= inline_constants_up_to:
-                params[id(outer)] = _clone_into(comp, outer, [])
+                params[outer] = _clone_into(comp, outer, [])
             else:
-                params[id(outer)] = _parameter(comp, len(operands), outer)
+                params[outer] = _parameter(comp, len(operands), outer)
                 operands.append(outer)
-        return params[id(outer)]
+        return params[outer]
 
     for m in members:
         arguments = [value_for(o) for o in m.operands]
@@ -214,15 +213,15 @@ def merge_members(graph: UseGraph, module: Module, members: Sequence[Instruction
             mapping = clone_body(comp, body, arguments)
             root = body.root
             if m.shape.is_tuple and root.opcode is Opcode.TUPLE:
-                outputs[id(m)] = [mapping[id(o)] for o in root.operands]
+                outputs[m] = [mapping[o] for o in root.operands]
             else:
-                outputs[id(m)] = [mapping[id(root)]]
+                outputs[m] = [mapping[root]]
         else:
-            outputs[id(m)] = [_clone_into(comp, m, arguments)]
+            outputs[m] = [_clone_into(comp, m, arguments)]
 
     exports: list[tuple[Instruction, int]] = []
     for m in members:
-        count = len(outputs[id(m)])
+        count = len(outputs[m])
         if not m.shape.is_tuple:
             if graph.is_root(m) or any(not is_member(u) for u in graph.users(m)):
                 exports.append((m, 0))
@@ -238,15 +237,15 @@ def merge_members(graph: UseGraph, module: Module, members: Sequence[Instruction
             needed.update(range(count))
         exports.extend((m, i) for i in sorted(needed))
 
-    values = [outputs[id(m)][i] for m, i in exports]
+    values = [outputs[m][i] for m, i in exports]
     if len(values) == 1:
         comp.set_root(values[0])
     else:
         tuple_shape_root = Instruction(Opcode.TUPLE, _tuple_shape(values), values, name="tuple")
         comp.set_root(comp.add_instruction(tuple_shape_root))
     cse_computation(comp, graph.effects)
-    live = {id(i) for i in live_instructions(comp, graph.effects)}
-    comp.instructions = [i for i in comp.instructions if id(i) in live]
+    live = set(comp.execution_order(graph.effects))
+    comp.instructions = [i for i in comp.instructions if i in live]
     if accept is not None and not accept(comp):
         return None
     module.add_computation(comp)
@@ -271,26 +270,26 @@ def _tuple_shape(values: list[Instruction]) -> TupleShape:
 def _rewire(graph: UseGraph, fusion: Instruction, exports, is_member) -> None:
     """Point the non-member users of each exported output at the new fusion."""
     single = len(exports) == 1
-    new_values: dict[tuple[int, int], Instruction] = {}
+    new_values: dict[tuple[Instruction, int], Instruction] = {}
     for k, (m, i) in enumerate(exports):
         if single:
-            new_values[(id(m), i)] = fusion
+            new_values[(m, i)] = fusion
         else:
             gte = Instruction(Opcode.GET_TUPLE_ELEMENT, fusion.shape.elements[k], [fusion],
                               {"index": k}, name="get_tuple_element")  # fmt: skip
-            new_values[(id(m), i)] = graph.add(gte)
-    for m in {id(m): m for m, _ in exports}.values():
+            new_values[(m, i)] = graph.add(gte)
+    for m in dict.fromkeys(m for m, _ in exports):
         if not m.shape.is_tuple:
-            _redirect(graph, m, new_values[(id(m), 0)], is_member)
+            _redirect(graph, m, new_values[(m, 0)], is_member)
             continue
         for user in graph.users(m):
             if user.opcode is Opcode.GET_TUPLE_ELEMENT:
-                key = (id(m), user.attrs["index"])
+                key = (m, user.attrs["index"])
                 if key in new_values:
                     _redirect(graph, user, new_values[key], is_member)
         if any(not is_member(u) and u.opcode is not Opcode.GET_TUPLE_ELEMENT
                for u in graph.users(m)) or graph.is_root(m):  # fmt: skip
-            parts = [new_values[(id(m), i)] for i in range(len(m.shape.elements))]
+            parts = [new_values[(m, i)] for i in range(len(m.shape.elements))]
             rebuilt = graph.add(Instruction(Opcode.TUPLE, m.shape, parts, name="tuple"))
             _redirect(graph, m, rebuilt, lambda u: is_member(u) or
                       u.opcode is Opcode.GET_TUPLE_ELEMENT)  # fmt: skip

@@ -97,7 +97,7 @@ class InstructionFusion(Pass):
     def run(self, module: Module) -> bool:
         changed = False
         effects = SideEffects()
-        self._callers = Counter(id(i.attrs["calls"]) for c in module.computations
+        self._callers = Counter(i.attrs["calls"] for c in module.computations
                                 for i in c.instructions if i.opcode is Opcode.FUSION)  # fmt: skip
         for comp in sequential_computations(module):
             changed |= self._fuse_computation(comp, module, effects)
@@ -118,8 +118,8 @@ class InstructionFusion(Pass):
                     break
                 if host.opcode is not Opcode.FUSION:
                     host = wrap_in_fusion(graph, module, host)
-                elif self._callers[id(fused(host))] > 1:
-                    self._callers[id(fused(host))] -= 1
+                elif self._callers[fused(host)] > 1:
+                    self._callers[fused(host)] -= 1
                     make_private(module, host)
                 fuse_producer(graph, host, producer)
                 changed = True
@@ -200,13 +200,13 @@ class InstructionFusion(Pass):
     @staticmethod
     def _reuses(host: Instruction, producer: Instruction, uses: list[Instruction]) -> bool:
         """Whether some element of ``producer`` would be read more than once in the host."""
-        seen: set[int] = set()
+        seen: set[Instruction] = set()
         stack = list(uses)
         while stack:
             instr = stack.pop()
-            if id(instr) in seen:
+            if instr in seen:
                 continue
-            seen.add(id(instr))
+            seen.add(instr)
             if instr.opcode in REUSING and not _same_size_broadcast(instr):
                 return True
             if host.opcode is Opcode.FUSION:
@@ -219,6 +219,6 @@ class InstructionFusion(Pass):
         added = fused_size(fused(producer)) if producer.opcode is Opcode.FUSION else 1
         if size + added > self.policy.max_fused_instructions:
             return False
-        operands = {id(o) for o in host.operands if o is not producer}
-        operands.update(id(o) for o in producer.operands)
+        operands = {o for o in host.operands if o is not producer}
+        operands.update(producer.operands)
         return len(operands) <= self.policy.max_operands

@@ -134,12 +134,12 @@ class MultiOutputFusion(Pass):
         graph = UseGraph(comp, effects)
         order = graph_order(comp)
         positions = RoundOrder(order)
-        spaces = {id(i): iteration_space(i, effects) for i in order}
-        touched: set[int] = set()
+        spaces = {i: iteration_space(i, effects) for i in order}
+        touched: set[Instruction] = set()
         merged = False
 
         def free(instr: Instruction) -> bool:
-            return (id(instr) not in touched and spaces.get(id(instr)) is not None
+            return (instr not in touched and spaces.get(instr) is not None
                     and positions.known(instr) is not None)  # fmt: skip
 
         accept = self.policy.emits if self.policy.can_emit is not None else None
@@ -150,7 +150,7 @@ class MultiOutputFusion(Pass):
                                    self.policy.max_duplicated_constant_elements, accept)
             if fusion is None:
                 return False
-            touched.update(id(m) for m in (*members, fusion))
+            touched.update((*members, fusion))
             positions.merged(graph, fusion, members)
             return True
 
@@ -159,13 +159,13 @@ class MultiOutputFusion(Pass):
                 break
             if not free(consumer):
                 continue
-            plain_loop = consumer.opcode is not Opcode.FUSION and spaces[id(consumer)][0] == "loop"
+            plain_loop = consumer.opcode is not Opcode.FUSION and spaces[consumer][0] == "loop"
             for producer in self._producers(consumer):
                 if not free(producer) or not producer_consumer_compatible(
-                    spaces[id(producer)], spaces[id(consumer)], self.policy.row_epilogue_fusion
+                    spaces[producer], spaces[consumer], self.policy.row_epilogue_fusion
                 ):
                     continue
-                if plain_loop and spaces[id(producer)][0] != "reduce":
+                if plain_loop and spaces[producer][0] != "reduce":
                     continue  # a plain elementwise op joins a loop only as a producer
                 others = [o for o in consumer.operands
                           if o is not producer and _source(o) is not producer]  # fmt: skip
@@ -198,7 +198,7 @@ class MultiOutputFusion(Pass):
                     return merged
                 if not free(a) or not free(b):
                     continue
-                if not siblings_compatible(spaces[id(a)], spaces[id(b)]):
+                if not siblings_compatible(spaces[a], spaces[b]):
                     continue
                 if _depends(a, b, positions) or _depends(b, a, positions):
                     continue
@@ -218,9 +218,9 @@ class MultiOutputFusion(Pass):
         size = sum(fused_size(fused(m)) if m.opcode is Opcode.FUSION else 1 for m in members)
         if size > self.policy.max_fused_instructions:
             return False
-        ids = {id(m) for m in members}
-        operands = {id(o) for m in members for o in m.operands
-                    if id(_source(o)) not in ids}  # fmt: skip
+        member_set = set(members)
+        operands = {o for m in members for o in m.operands
+                    if _source(o) not in member_set}  # fmt: skip
         outputs = sum(len(m.shape.elements) if m.shape.is_tuple else 1 for m in members)
         return len(operands) <= self.policy.max_operands and outputs <= self.policy.max_outputs
 
@@ -250,32 +250,32 @@ class RoundOrder:
     round stops merging (``closed``) and the next round renumbers."""
 
     def __init__(self, order: list[Instruction]):
-        self._position = {id(i): n for n, i in enumerate(order)}
-        self._stale: set[int] = set()
+        self._position = {i: n for n, i in enumerate(order)}
+        self._stale: set[Instruction] = set()
         self.closed = False
 
     def known(self, instr: Instruction) -> int | None:
-        if id(instr) in self._stale:
+        if instr in self._stale:
             return None
-        return self._position.get(id(instr))
+        return self._position.get(instr)
 
     def merged(self, graph: UseGraph, fusion: Instruction, members: list[Instruction]) -> None:
-        horizon = max(self._position[id(m)] for m in members)
-        seen: set[int] = set()
+        horizon = max(self._position[m] for m in members)
+        seen: set[Instruction] = set()
         stack = [fusion]
         while stack:
             for user in graph.users(stack.pop()):
-                if id(user) in seen:
+                if user in seen:
                     continue
-                seen.add(id(user))
+                seen.add(user)
                 if len(seen) > STALE_BUDGET:
                     self.closed = True
                     return
-                position = self._position.get(id(user))
+                position = self._position.get(user)
                 if position is not None and position > horizon:
                     continue  # everything it reaches is still numbered before it
                 if position is not None:
-                    self._stale.add(id(user))
+                    self._stale.add(user)
                 stack.append(user)
 
 
@@ -287,15 +287,15 @@ def _depends(start: Instruction, target: Instruction, positions: RoundOrder) -> 
     limit = positions.known(target)
     if limit is None:
         return True
-    seen: set[int] = set()
+    seen: set[Instruction] = set()
     stack = [start]
     while stack:
         node = stack.pop()
         if node is target:
             return True
-        if id(node) in seen:
+        if node in seen:
             continue
-        seen.add(id(node))
+        seen.add(node)
         if len(seen) > DEPENDENCE_BUDGET:
             return True
         pos = positions.known(node)

@@ -42,64 +42,64 @@ def allocated_bytes(instr: Instruction) -> int:
 def schedule_computation(comp: Computation, effects: SideEffects) -> list[Instruction]:
     """A memory-minimizing topological order of ``comp.instructions`` (see module docstring)."""
     instrs = comp.instructions
-    index = {id(i): n for n, i in enumerate(instrs)}
-    users: dict[int, list[Instruction]] = {id(i): [] for i in instrs}
-    waiting: dict[int, int] = {}
-    after: dict[int, Instruction] = {}  # side-effect order: the next side-effecting instruction
+    index = {i: n for n, i in enumerate(instrs)}
+    users: dict[Instruction, list[Instruction]] = {i: [] for i in instrs}
+    waiting: dict[Instruction, int] = {}
+    after: dict[Instruction, Instruction] = {}  # side-effect order: the next side effect
     previous_effect: Instruction | None = None
     for instr in instrs:
         operands = unique(instr.operands)
-        waiting[id(instr)] = len(operands)
+        waiting[instr] = len(operands)
         for op in operands:
-            users[id(op)].append(instr)
+            users[op].append(instr)
         if effects.of(instr):
             if previous_effect is not None:
-                after[id(previous_effect)] = instr
-                waiting[id(instr)] += 1
+                after[previous_effect] = instr
+                waiting[instr] += 1
             previous_effect = instr
-    remaining = {id(i): len(users[id(i)]) for i in instrs}
-    done: set[int] = set()
+    remaining = {i: len(users[i]) for i in instrs}
+    done: set[Instruction] = set()
 
     def priority(instr: Instruction) -> int:
         freed = 0
         for op in unique(instr.operands):
-            if remaining[id(op)] == 1 and op is not comp.root:
+            if remaining[op] == 1 and op is not comp.root:
                 freed += allocated_bytes(op)
         return freed - allocated_bytes(instr)
 
-    current: dict[int, int] = {}
+    current: dict[Instruction, int] = {}
     heap: list[tuple[int, int, Instruction]] = []
 
     def push(instr: Instruction) -> None:
         p = priority(instr)
-        current[id(instr)] = p
-        heapq.heappush(heap, (-p, index[id(instr)], instr))
+        current[instr] = p
+        heapq.heappush(heap, (-p, index[instr], instr))
 
     def release(instr: Instruction) -> None:
-        waiting[id(instr)] -= 1
-        if waiting[id(instr)] == 0:
+        waiting[instr] -= 1
+        if waiting[instr] == 0:
             push(instr)
 
     order: list[Instruction] = []
     for instr in instrs:
-        if waiting[id(instr)] == 0:
+        if waiting[instr] == 0:
             push(instr)
     while heap:
         neg, _, instr = heapq.heappop(heap)
-        if id(instr) in done or current.get(id(instr)) != -neg:
+        if instr in done or current.get(instr) != -neg:
             continue
-        done.add(id(instr))
+        done.add(instr)
         order.append(instr)
         for op in unique(instr.operands):
-            remaining[id(op)] -= 1
-            if remaining[id(op)] == 1:
-                last = next(u for u in users[id(op)] if id(u) not in done)
-                if waiting[id(last)] == 0:
+            remaining[op] -= 1
+            if remaining[op] == 1:
+                last = next(u for u in users[op] if u not in done)
+                if waiting[last] == 0:
                     push(last)
-        for user in users[id(instr)]:
+        for user in users[instr]:
             release(user)
-        if id(instr) in after:
-            release(after[id(instr)])
+        if instr in after:
+            release(after[instr])
     if len(order) != len(instrs):  # a cycle: the verifier reports it; keep the order as is
         return list(instrs)
     return order

@@ -47,6 +47,8 @@ class Backend:
     # -- devices -------------------------------------------------------------------------------
     def wrap_device(self, raw: api.Device) -> Device:
         with self._lock:
+            # by id: a plugin's Device may define __eq__ or be unhashable; the entry keeps raw
+            # alive (device.raw), and the `is` check below would catch a reused id anyway
             device = self._devices.get(id(raw))
             if device is None or device.raw is not raw:
                 device = Device(self, raw)

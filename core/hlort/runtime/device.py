@@ -53,7 +53,7 @@ class Device:
         return isinstance(other, Device) and other.raw is self.raw
 
     def __hash__(self) -> int:
-        return id(self.raw)
+        return id(self.raw)  # as __eq__: by the raw device's identity (it may be unhashable)
 
     def __str__(self) -> str:
         return f"{self.platform}:{self.id}"

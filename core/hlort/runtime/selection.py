@@ -21,6 +21,8 @@ from hlort.runtime.client import Backend
 from hlort.runtime.device import Device
 from hlort.runtime.executable import Executable
 
+# by id: a plugin's Client may define __eq__ or be unhashable; each Backend keeps its client
+# alive, and the `is` check below would catch a reused id anyway
 _wrappers: dict[int, Backend] = {}
 _lock = threading.Lock()
 

@@ -60,3 +60,27 @@ def failing_at_run_time() -> Module:
     expected = b.constant(np.array([1.0, 2.0, 3.0], np.float32))
     b.custom_call("check.expect_eq", [x, expected], TupleShape(()), has_side_effect=True)
     return b.build(b.add(x, x))
+
+
+def side_effect_in_unused_loop() -> Module:
+    """(x: f32[3]) -> x + x, beside a one-trip while loop nothing uses whose body checks
+    x == [1, 2, 3] (``check.expect_eq``, a side effect): the loop must run, so other x fail.
+
+    The side effect is reached only through a called computation: DCE keeps the loop, and every
+    backend must run it too (one execution order, ``Computation.execution_order``).
+    """
+    b = Builder("side_effect_in_unused_loop")
+    x = b.parameter(array("f32", (3,)))
+    state = TupleShape((array("s32", ()), array("f32", (3,))))
+    cond = b.sub("cond")
+    s = cond.parameter(state)
+    cond_comp = cond.finish(cond.compare(cond.get_tuple_element(s, 0),
+                                         cond.constant(np.int32(1)), "LT"))  # fmt: skip
+    body = b.sub("body")
+    s = body.parameter(state)
+    i, v = body.get_tuple_element(s, 0), body.get_tuple_element(s, 1)
+    expected = body.constant(np.array([1.0, 2.0, 3.0], np.float32))
+    body.custom_call("check.expect_eq", [v, expected], TupleShape(()), has_side_effect=True)
+    body_comp = body.finish(body.tuple([body.add(i, body.constant(np.int32(1))), v]))
+    b.while_loop(cond_comp, body_comp, b.tuple([b.constant(np.int32(0)), x]))
+    return b.build(b.add(x, x))

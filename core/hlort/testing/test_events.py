@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hlort.errors import ErrorCode, HlortError
-from hlort.testing.programs import failing_at_run_time, slow_loop
+from hlort.testing.programs import failing_at_run_time, side_effect_in_unused_loop, slow_loop
 from hlort.testing.session import TIMEOUT_S
 
 
@@ -97,3 +97,25 @@ def test_good_work_after_a_failure_still_runs(hlort_session, hlort_require) -> N
     good = hlort_session.put([np.array([1.0, 2.0, 3.0], np.float32)])
     (first,) = hlort_session.fetch(bad.execute([good])[0])
     np.testing.assert_array_equal(first, [2.0, 4.0, 6.0])
+
+
+def test_a_side_effect_inside_an_unused_loop_runs(hlort_session, hlort_require) -> None:
+    """A while loop nothing uses, whose body has a side effect (a check that fails on zeros),
+    survives DCE; the backend must run it too, so its failure reaches the outputs' events."""
+    hlort_require("runtime_errors")
+    try:
+        exe = hlort_session.compile(side_effect_in_unused_loop())
+    except HlortError as err:
+        if err.code is ErrorCode.UNIMPLEMENTED:
+            pytest.skip(f"check.expect_eq inside a while body is unsupported ({err.message})")
+        raise
+    good = hlort_session.put([np.array([1.0, 2.0, 3.0], np.float32)])
+    (result,) = hlort_session.fetch(exe.execute([good])[0])
+    np.testing.assert_array_equal(result, [2.0, 4.0, 6.0])
+    bad = hlort_session.put([np.zeros(3, np.float32)])
+    outputs = exe.execute([bad])[0]
+    for out in outputs:
+        with pytest.raises(HlortError):
+            out.ready_event().wait(TIMEOUT_S)
+    for buf in [*good, *bad, *outputs]:
+        buf.delete()

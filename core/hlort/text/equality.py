@@ -37,7 +37,7 @@ def module_difference(a: Module, b: Module, *, check_names: bool = False) -> str
     for key in ("num_replicas", "num_partitions"):
         if a.config.get(key, 1) != b.config.get(key, 1):
             return f"config {key}: {a.config.get(key, 1)} vs {b.config.get(key, 1)}"
-    paired: dict[int, Computation] = {}
+    paired: dict[Computation, Computation] = {}
     queue: list[tuple[Computation, Computation]] = []
     if a.entry is not None:
         queue.append((a.entry, b.entry))
@@ -46,17 +46,17 @@ def module_difference(a: Module, b: Module, *, check_names: bool = False) -> str
     while True:
         while queue:
             ca, cb = queue.pop()
-            if id(ca) in paired:
-                if paired[id(ca)] is not cb:
+            if ca in paired:
+                if paired[ca] is not cb:
                     return f"computation {ca.name} corresponds to two different computations"
                 continue
-            paired[id(ca)] = cb
+            paired[ca] = cb
             diff = _computation_difference(ca, cb, queue, check_names)
             if diff is not None:
                 return diff
-        matched_b = {id(c) for c in paired.values()}
-        rest_a = [c for c in rest_a if id(c) not in paired]
-        rest_b = [c for c in rest_b if id(c) not in matched_b]
+        matched_b = set(paired.values())
+        rest_a = [c for c in rest_a if c not in paired]
+        rest_b = [c for c in rest_b if c not in matched_b]
         if not rest_a or not rest_b:
             break
         queue.append((rest_a[0], rest_b[0]))
@@ -71,8 +71,8 @@ def _computation_difference(ca: Computation, cb: Computation, queue, check_names
     ia, ib = ca.post_order(), cb.post_order()
     if len(ia) != len(ib):
         return f"computation {ca.name}: {len(ia)} instructions vs {len(ib)} in {cb.name}"
-    pos_a = {id(x): i for i, x in enumerate(ia)}
-    pos_b = {id(y): i for i, y in enumerate(ib)}
+    pos_a = {x: i for i, x in enumerate(ia)}
+    pos_b = {y: i for i, y in enumerate(ib)}
     for x, y in zip(ia, ib, strict=True):
         where = f"computation {ca.name}, instruction {x.name} (vs {y.name})"
         if check_names and x.name != y.name:
@@ -81,7 +81,7 @@ def _computation_difference(ca: Computation, cb: Computation, queue, check_names
             return f"{where}: opcode {x.opcode.value} vs {y.opcode.value}"
         if shape_text(x.shape) != shape_text(y.shape):
             return f"{where}: shape {shape_text(x.shape)} vs {shape_text(y.shape)}"
-        if [pos_a.get(id(o)) for o in x.operands] != [pos_b.get(id(o)) for o in y.operands]:
+        if [pos_a.get(o) for o in x.operands] != [pos_b.get(o) for o in y.operands]:
             return f"{where}: operands differ"
         if x.parameter_number != y.parameter_number:
             return f"{where}: parameter {x.parameter_number} vs {y.parameter_number}"
@@ -93,8 +93,8 @@ def _computation_difference(ca: Computation, cb: Computation, queue, check_names
                 return f"{where}: attribute {key}: {na.get(key)!r} vs {nb.get(key)!r}"
         if x.extra_attrs != y.extra_attrs:
             return f"{where}: extra attributes {x.extra_attrs} vs {y.extra_attrs}"
-    root_a = pos_a.get(id(ca.root))
-    root_b = pos_b.get(id(cb.root))
+    root_a = pos_a.get(ca.root)
+    root_b = pos_b.get(cb.root)
     if root_a != root_b:
         return f"computation {ca.name}: roots differ"
     return None

@@ -92,7 +92,7 @@ def shapes_compatible(a: Shape, b: Shape) -> bool:
 class _ModuleParser:
     def __init__(self, text: str, source_name: str):
         self.lex = Lexer(text, source_name)
-        self.positions: dict[int, int] = {}  # id(instruction) -> offset of its line
+        self.positions: dict[Instruction, int] = {}  # offset of each instruction's line
         self.refs: list[tuple[Instruction, str]] = []
         self.instruction_end = 0  # offset just past the last instruction's text
 
@@ -165,10 +165,10 @@ class _ModuleParser:
 
     def _locate(self, message: str, module: Module) -> str:
         positions = {
-            instr.name: self.positions[id(instr)]
+            instr.name: self.positions[instr]
             for comp in module.computations
             for instr in comp.instructions
-            if id(instr) in self.positions
+            if instr in self.positions
         }
         # Shape rules say "<opcode> <name>: ..."; otherwise take the first name mentioned.
         named = [m.group(2) for m in re.finditer(r"([a-z][a-z0-9\-]*) (\S+?):", message)
@@ -280,7 +280,7 @@ class _ModuleParser:
                             parameter_number=parameter_number, extra_attrs=extra)  # fmt: skip
         comp.add_instruction(instr)
         scope[name] = instr
-        self.positions[id(instr)] = start
+        self.positions[instr] = start
         for key, value in attrs.items():
             if isinstance(value, ComputationRef) or (
                 isinstance(value, tuple) and value and isinstance(value[0], ComputationRef)
@@ -389,10 +389,10 @@ class _ModuleParser:
 
 
 def _callees_first(computations: list[Computation]) -> bool:
-    seen: set[int] = set()
+    seen: set[Computation] = set()
     for comp in computations:
         for callee in comp.called_computations():
-            if id(callee) not in seen:
+            if callee not in seen:
                 return False
-        seen.add(id(comp))
+        seen.add(comp)
     return True

@@ -106,6 +106,8 @@ def _print_order(module: Module) -> list[Computation]:
 class _Printer:
     def __init__(self, include_metadata: bool):
         self.include_metadata = include_metadata
+        # keyed by id, not by the shape: equal shapes (layout is not compared) can print
+        # differently; the entry keeps its shape alive, so the id is never reused meanwhile
         self._shapes: dict[int, tuple[Shape, str]] = {}
 
     def shape(self, shape: Shape) -> str:

@@ -109,25 +109,10 @@ def _kernel_candidate(instr: Instruction) -> tuple[Computation | None, str | Non
     return None, why_not_compiled(comp)
 
 
-def _order(comp: Computation) -> list[Instruction]:
-    order = comp.reachable_from_root()
-    live = {id(i) for i in order}
-    order = [p for p in comp.parameters if id(p) not in live] + order
-    live |= {id(p) for p in comp.parameters}
-    extra = [i for i in comp.post_order() if id(i) not in live and i.has_side_effect]
-    if not extra:
-        return order
-    while extra:
-        node = extra.pop()
-        if id(node) not in live:
-            live.add(id(node))
-            extra.extend(node.operands)
-    return [i for i in comp.post_order() if id(i) in live]
-
-
 def compile_program(module: Module) -> Program:
     start = time.perf_counter()
-    orders = program_orders(module.entry, _order)  # the entry and what its control flow calls
+    # the entry and what its control flow calls, each in its execution order
+    orders = program_orders(module.entry, Computation.execution_order)
     candidates = [(instr, *_kernel_candidate(instr))
                   for _, order in orders.values() for instr in order]  # fmt: skip
     to_compile = [(instr, comp) for instr, comp, _ in candidates if comp is not None]

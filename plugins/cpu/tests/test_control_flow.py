@@ -16,6 +16,7 @@ import ml_dtypes  # noqa: E402
 
 import hlort  # noqa: E402
 from hlort import Builder, shape  # noqa: E402
+from hlort.testing.programs import side_effect_in_unused_loop  # noqa: E402
 from hlort.text import parse_module  # noqa: E402
 
 RNG = np.random.default_rng(11)
@@ -491,3 +492,11 @@ def test_native_loops_survive_the_disk_cache():
     assert second.raw.stats()["compiled"] == first.raw.stats()["compiled"]
     assert first.raw.stats()["compiled"].get("while (native)") == 1
     assert_same(second(*args), hlort.evaluate(module, args))
+
+
+def test_an_unused_loop_whose_body_has_a_side_effect_still_runs():
+    """DCE keeps the loop (its body's check is a side effect); the compiled program runs it."""
+    exe = hlort.compile(side_effect_in_unused_loop(), "cpu")
+    assert_same(exe(np.float32([1, 2, 3])), np.float32([2, 4, 6]))
+    with pytest.raises(hlort.HlortError, match="check.expect_eq"):
+        exe(np.float32([0, 0, 0]))

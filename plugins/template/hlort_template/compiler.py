@@ -65,20 +65,20 @@ def compile_module(module: Module) -> Program:
     """Schedule the entry computation. Nested computations (reducers, loop bodies) are run
     by the kernels of the instructions that call them."""
     entry = module.entry
-    order = entry.post_order()  # operands before users; includes unused side effects
-    slots = {id(instr): k for k, instr in enumerate(order)}
+    order = entry.execution_order()  # operands before users; includes unused side effects
+    slots = {instr: k for k, instr in enumerate(order)}
     params: dict[int, int] = {}
     steps = []
     for instr in order:
         if instr.opcode is Opcode.PARAMETER:
-            params[instr.parameter_number] = slots[id(instr)]
+            params[instr.parameter_number] = slots[instr]
             continue
-        operands = tuple(slots[id(o)] for o in instr.operands)
-        steps.append(Step(instr, kernel_for(instr), operands, slots[id(instr)]))
+        operands = tuple(slots[o] for o in instr.operands)
+        steps.append(Step(instr, kernel_for(instr), operands, slots[instr]))
     for comp in module.computations:  # check nested computations' ops now, not at run time
         if comp is not entry:
             for instr in comp.instructions:
                 if instr.opcode is not Opcode.PARAMETER:
                     kernel_for(instr)
     parameter_slots = tuple(params[i] for i in range(len(params)))
-    return Program(tuple(steps), parameter_slots, slots[id(entry.root)], len(order))
+    return Program(tuple(steps), parameter_slots, slots[entry.root], len(order))

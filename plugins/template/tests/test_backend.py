@@ -3,9 +3,11 @@
 import numpy as np
 import pytest
 
+import hlort
 from hlort import Builder, shape
 from hlort.errors import ErrorCode, HlortError
 from hlort.plugin.options import CompileOptions
+from hlort.testing.programs import side_effect_in_unused_loop
 from hlort_template import TemplatePlugin
 from hlort_template.arena import Block
 
@@ -70,3 +72,11 @@ def test_bad_client_options_name_the_option(monkeypatch, options, env, what):
     with pytest.raises(HlortError) as info:
         TemplatePlugin().create_client(options)
     assert info.value.code is ErrorCode.INVALID_ARGUMENT and what in info.value.message
+
+
+def test_an_unused_loop_whose_body_has_a_side_effect_still_runs():
+    """DCE keeps the loop (its body's check is a side effect); the template's program runs it."""
+    exe = hlort.compile(side_effect_in_unused_loop(), "template")
+    np.testing.assert_array_equal(exe(np.float32([1, 2, 3])), [2, 4, 6])
+    with pytest.raises(HlortError, match="check.expect_eq"):
+        exe(np.float32([0, 0, 0]))

@@ -14,6 +14,7 @@ from hlort.errors import ErrorCode, HlortError
 from hlort.ir import ConvDimensionNumbers, DotDimensionNumbers
 from hlort.ir.attributes import window_from_sizes
 from hlort.plugin.options import CompileOptions
+from hlort.testing.programs import side_effect_in_unused_loop
 from hlort_tpusim.client import without_descriptions
 
 
@@ -207,3 +208,11 @@ def test_a_stored_program_that_differs_only_in_zero_sign_is_refused():
     assert same_program({"v": float("nan")}, {"v": float("nan")})
     assert not same_program({"v": -0.0}, {"v": 0.0})
     assert same_program({"v": 1, "hlo": "a"}, {"v": 1, "hlo": "b"})
+
+
+def test_an_unused_loop_whose_body_has_a_side_effect_still_runs():
+    """DCE keeps the loop (its body's check is a side effect); the tpusim program runs it."""
+    exe = hlort.compile(side_effect_in_unused_loop(), "tpusim")
+    np.testing.assert_array_equal(exe(np.float32([1, 2, 3])), [2, 4, 6])
+    with pytest.raises(HlortError, match="check.expect_eq"):
+        exe(np.float32([0, 0, 0]))

@@ -340,16 +340,16 @@ class ModuleConverter:
         if instr.opcode is Opcode.CONSTANT:
             return instr.literal
         order: list[Instruction] = []
-        seen: set[int] = set()
+        seen: set[Instruction] = set()
         stack = [(instr, False)]
         while stack:
             node, done = stack.pop()
             if done:
                 order.append(node)
                 continue
-            if id(node) in seen:
+            if node in seen:
                 continue
-            seen.add(id(node))
+            seen.add(node)
             if node.opcode is Opcode.PARAMETER or node.has_side_effect or len(seen) > _FOLD_LIMIT:
                 return None
             stack.append((node, True))
@@ -357,13 +357,13 @@ class ModuleConverter:
         from hlort.interpreter.evaluator import Evaluator
 
         comp = Computation("fold")
-        mapping: dict[int, Instruction] = {}
+        mapping: dict[Instruction, Instruction] = {}
         for node in order:
-            clone = node.clone_with(operands=[mapping[id(o)] for o in node.operands])
+            clone = node.clone_with(operands=[mapping[o] for o in node.operands])
             clone.parent = comp
             comp.instructions.append(clone)
-            mapping[id(node)] = clone
-        comp.root = mapping[id(instr)]
+            mapping[node] = clone
+        comp.root = mapping[instr]
         try:
             value = Evaluator(check_shapes=False).call(comp, [])
         except HlortError:

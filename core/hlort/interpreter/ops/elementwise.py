@@ -329,7 +329,7 @@ def _map(ev, instr, *operands):
     Shape checks are off for that call: its instructions declare scalars but see arrays.
     """
     comp = instr.attrs["to_apply"]
-    for inner in comp.reachable_from_root():
+    for inner in comp.execution_order():
         if inner.opcode not in _MAP_LEAVES and not inner.is_elementwise:
             raise Unimplemented(
                 f"{instr.name}: the interpreter maps only computations of elementwise ops; "

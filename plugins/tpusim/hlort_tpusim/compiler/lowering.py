@@ -21,6 +21,7 @@ from hlort.errors import Unimplemented
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
+from hlort.ir.side_effects import SideEffects
 from hlort.shape import ArrayShape, Shape, TupleShape
 from hlort_tpusim.compiler import control_flow, convolution, hostop, matmul, vector
 from hlort_tpusim.compiler.lowering_context import TOKEN, Context, Ref, flatten
@@ -97,11 +98,13 @@ class Lowering:
 
     # -- values -------------------------------------------------------------------------------
     def computation(self, ctx: Context) -> Ref:
-        """The value of ``ctx.comp``'s root, after its side-effecting instructions (which run
-        even when the root does not use them, as in the reference interpreter)."""
+        """The value of ``ctx.comp``'s root, then its side-effecting instructions (direct or
+        through a called computation) in execution order: they run even when the root does not
+        use them, as in the reference interpreter."""
         result = self.value(ctx, ctx.comp.root)
-        for instr in ctx.comp.post_order():
-            if instr.has_side_effect and id(instr) not in ctx.memo:
+        effects = SideEffects()
+        for instr in ctx.comp.execution_order(effects):
+            if effects.of(instr) and id(instr) not in ctx.memo:
                 self.value(ctx, instr)
         return result
 
