@@ -6,9 +6,9 @@ import numpy as np
 
 from hlort import shape
 from hlort.builder import Builder
+from hlort.ir.side_effects import SideEffects
 from hlort.passes import Scheduler, assign_buffers
 from hlort.passes.scheduling import schedule_computation
-from hlort.passes.side_effects import SideEffects
 from hlort.text.parser import parse_module
 from hlort.text.printer import print_module
 

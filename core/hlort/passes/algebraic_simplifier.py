@@ -16,10 +16,11 @@ from collections import deque
 from hlort.errors import HlortError
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
+from hlort.ir.side_effects import SideEffects
 from hlort.passes import algebraic_rules, algebraic_rules_canonical, algebraic_rules_structural
 from hlort.passes.pass_base import Pass
 from hlort.passes.rewriter import Rewriter
-from hlort.passes.side_effects import SideEffects, unfused_computations
+from hlort.passes.side_effects import unfused_computations
 from hlort.passes.use_graph import UseGraph
 
 RULES: dict = {}

@@ -19,8 +19,9 @@ from hlort.interpreter.registry import function_for
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
+from hlort.ir.side_effects import SideEffects
 from hlort.passes.pass_base import Pass
-from hlort.passes.side_effects import SideEffects, unfused_computations
+from hlort.passes.side_effects import unfused_computations
 from hlort.passes.use_graph import UseGraph
 from hlort.shape import ArrayShape
 

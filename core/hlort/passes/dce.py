@@ -10,8 +10,9 @@ removed.
 from __future__ import annotations
 
 from hlort.ir.module import Module
+from hlort.ir.side_effects import SideEffects
 from hlort.passes.pass_base import Pass
-from hlort.passes.side_effects import SideEffects, unfused_computations
+from hlort.passes.side_effects import unfused_computations
 
 
 class DeadCodeElimination(Pass):

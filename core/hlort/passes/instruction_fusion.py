@@ -32,6 +32,7 @@ from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.op_def import FusionRole
 from hlort.ir.opcodes import Opcode
+from hlort.ir.side_effects import SideEffects
 from hlort.passes.dce import remove_unreachable_computations
 from hlort.passes.fused_computation import (
     HEROES_OUTPUT,
@@ -44,7 +45,7 @@ from hlort.passes.fused_computation import (
 )
 from hlort.passes.fusion_policy import FusionPolicy
 from hlort.passes.pass_base import Pass
-from hlort.passes.side_effects import SideEffects, sequential_computations
+from hlort.passes.side_effects import sequential_computations
 from hlort.passes.use_graph import UseGraph, graph_order, unique
 from hlort.shape import ArrayShape
 

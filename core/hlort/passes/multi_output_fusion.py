@@ -31,11 +31,12 @@ from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
+from hlort.ir.side_effects import SideEffects
 from hlort.passes.dce import remove_unreachable_computations
 from hlort.passes.fused_computation import HEROES_INPUT, fused, fused_size, merge_members
 from hlort.passes.fusion_policy import FusionPolicy
 from hlort.passes.pass_base import Pass
-from hlort.passes.side_effects import SideEffects, sequential_computations
+from hlort.passes.side_effects import sequential_computations
 from hlort.passes.use_graph import UseGraph, graph_order, unique
 from hlort.shape import ArrayShape, squeeze_dims
 

@@ -17,8 +17,9 @@ from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
+from hlort.ir.side_effects import SideEffects
 from hlort.passes.pass_base import Pass
-from hlort.passes.side_effects import SideEffects, sequential_computations
+from hlort.passes.side_effects import sequential_computations
 from hlort.passes.use_graph import unique
 from hlort.shape import ArrayShape, Shape, TupleShape
 

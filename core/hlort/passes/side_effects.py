@@ -1,8 +1,8 @@
 """Which instructions must stay, and which computations run as programs rather than as scalar math.
 
-``SideEffects`` (re-exported from :mod:`hlort.ir.side_effects`, where the IR's execution order
-needs it) answers whether an instruction has a side effect, directly or through a computation it
-calls: DCE keeps it, CSE never merges it, constant folding never evaluates it.
+Whether an instruction has a side effect (directly or through a computation it calls) is
+:class:`hlort.ir.side_effects.SideEffects`, in the IR because the execution order needs it: DCE
+keeps such instructions, CSE never merges them, constant folding never evaluates them.
 """
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ from __future__ import annotations
 from hlort.ir.computation import Computation, callees_first
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
-from hlort.ir.side_effects import SideEffects
 
-__all__ = ["CONTROL_FLOW", "SideEffects", "sequential_computations", "unfused_computations"]
+__all__ = ["CONTROL_FLOW", "sequential_computations", "unfused_computations"]
 
 # Ops whose called computations run as sequential programs (scheduled, fused, buffer-assigned),
 # as opposed to reducers and comparators applied per element.

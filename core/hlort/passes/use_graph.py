@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
+from hlort.ir.side_effects import SideEffects
 from hlort.ir.traversal import post_order_from
-from hlort.passes.side_effects import SideEffects
 
 
 class UseGraph:
