@@ -24,6 +24,7 @@ from hlort.codegen.gpu.program import (
 )
 from hlort.interpreter.evaluator import evaluate
 from hlort.ir.module_codec import decode_module, encode_module
+from hlort.plugin.base.fallback_policy import FallbackReport
 from hlort.plugin.base.gpu_client import CompileOnlyGpuClient, GpuClient, GpuPlugin
 from hlort.plugin.base.simple_executable import flatten_array_shapes
 from hlort.plugin.interpreter_backend import flatten_value, unflatten
@@ -36,7 +37,8 @@ def reference_kernel(driver: FakeGpuDriver, module_handle, pointers: list[int]) 
     leaves: list[ArrayShape] = []
     for param in entry.parameters:
         leaves += flatten_array_shapes(param.shape, "parameter")
-    args = [driver.array(p, s.dtype.numpy, s.dims).copy() for p, s in zip(pointers, leaves, strict=False)]
+    args = [driver.array(p, s.dtype.numpy, s.dims).copy()
+            for p, s in zip(pointers, leaves, strict=False)]  # fmt: skip
     result = evaluate(module, unflatten([p.shape for p in entry.parameters], args))
     outs = flatten_array_shapes(entry.result_shape, "result")
     for pointer, shape, value in zip(pointers[len(leaves):], outs, flatten_value(result),
@@ -85,6 +87,11 @@ class FakeCompiler:
             kernels = []
         else:
             steps = [KernelLaunch("reference", (1, 1, 1), (1, 1, 1), 0, args)]
+        report = FallbackReport("fakegpu", module.name)
+        for step in steps:
+            if isinstance(step, HostFallback):
+                report.add(step.instruction, step.opcode, step.reason)
+        report.apply()
         return GpuProgram(module.name, target, "fake", "fake", "; fake", encode_module(module),
                           kernels, slots, steps, list(range(len(params))), outputs,
                           isinstance(entry.result_shape, TupleShape), 0, donation)  # fmt: skip

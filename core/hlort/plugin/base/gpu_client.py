@@ -59,7 +59,9 @@ class GpuClient(SimpleClient):
 
     @abc.abstractmethod
     def compile_program(self, module, options: CompileOptions, target: str) -> GpuProgram:
-        """Compile an optimized module for ``target`` (``"sm_90"``); needs no device."""
+        """Compile an optimized module for ``target`` (``"sm_90"``); needs no device. It applies
+        the HLORT_FALLBACK policy to the program's host fallbacks (FallbackReport.apply), as
+        ``hlort.codegen.gpu.compiler.compile_gpu_program`` does."""
 
     def library_runner(self, program: GpuProgram) -> LibraryRunner | None:
         """What runs the program's library calls, or None (then a program with one is

@@ -190,6 +190,17 @@ class GpuDriver(abc.ABC):
         arguments: Sequence[KernelArgument],
     ) -> None: ...
 
+    # -- for vendor libraries (cuBLAS, rocBLAS) --------------------------------------------------
+    def make_current(self, ordinal: int) -> None:
+        """Make the device current on the calling thread (a library call then uses it)."""
+        return None
+
+    def native_stream(self, stream: Handle) -> int:
+        """The driver's own stream handle as an int (``CUstream``), to pass to a library."""
+        from hlort.errors import Unimplemented
+
+        raise Unimplemented(f"the {self.name} GPU driver does not expose its streams")
+
     def close(self) -> None:
         """Release what the driver holds for the process (contexts); idempotent."""
         return None

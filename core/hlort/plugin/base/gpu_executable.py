@@ -77,10 +77,11 @@ class GpuExecutable(SimpleExecutable):
             if isinstance(placement.device, GpuDevice):
                 check_program_for_device(program, placement.device)
         self.program = program
-        report = FallbackReport(self.client.platform_name, self.name)
-        for step in program.fallbacks:
-            report.add(step.instruction, step.opcode, step.reason)
-        report.apply()
+        if self._given_program is not None:  # a fresh compile applied the policy itself
+            report = FallbackReport(self.client.platform_name, self.name)
+            for step in program.fallbacks:
+                report.add(step.instruction, step.opcode, step.reason)
+            report.apply()
         self.runner = ProgramRunner(program, self.client.library_runner(program))
 
     def launch(self, device: GpuDevice, arguments: list, ctx: LaunchContext) -> AsyncLaunch:
@@ -114,9 +115,9 @@ class GpuExecutable(SimpleExecutable):
         if program.binary_format == "ptx":
             binary = program.binary.rstrip(b"\0").decode(errors="replace")
         return {
-            f"{self.name}.ll": program.llvm_ir,
-            f"{self.name}.{suffix}": binary,
-            f"{self.name}.gpu_program.txt": describe_program(program),
+            "kernels.ll": program.llvm_ir,
+            f"kernels.{suffix}": binary,
+            "gpu_program.txt": describe_program(program),
         }
 
     def delete(self) -> None:
