@@ -17,6 +17,9 @@ $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
 	  echo "installing $$p"; \
 	  $(PY) -m pip install -q --no-deps -e $$p || echo "warning: plugin $$p did not install here"; \
 	done
+	@# the cuda plugin's driver binding (small, imports without a GPU; the pin is plugins/cuda's);
+	@# its cuBLAS wheel (~600 MB) is left to a GPU machine (benchmarks/cuda_device.sh installs it)
+	$(PY) -m pip install -q "cuda-bindings==12.9.4" || echo "warning: cuda-bindings did not install here"
 	touch $(STAMP)
 
 demo: $(STAMP)
