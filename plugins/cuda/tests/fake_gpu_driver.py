@@ -61,6 +61,7 @@ class FakeGpuDriver(GpuDriver):
         self.calls: list[tuple] = []
         self.kernels: dict[str, Callable[..., None]] = {}
         self.fail_next_kernel: BaseException | None = None
+        self.any_kernel: Callable[..., None] | None = None  # for names not in ``kernels``
         self.closed = False
         self._streams: list[FakeStream] = []
 
@@ -170,6 +171,9 @@ class FakeGpuDriver(GpuDriver):
 
         self._enqueue(stream, fire)
 
+    def event_elapsed_ms(self, start: FakeEvent, end: FakeEvent) -> float:
+        return 1.0  # a fake has no clock worth reading
+
     def event_query(self, event: FakeEvent) -> bool:
         return event.fired
 
@@ -231,6 +235,8 @@ class FakeGpuDriver(GpuDriver):
         self._record("module_unload", module.ordinal)
 
     def function(self, module: FakeModule, name: str):
+        if name not in self.kernels and self.any_kernel is not None:
+            self.kernels[name] = self.any_kernel
         if name not in self.kernels:
             raise NotFound(f"fake driver: no kernel {name!r}")
         return (module, name)
