@@ -36,13 +36,15 @@ def library_paths() -> list[str]:
     """Where libcublas may be: the NVIDIA wheel's lib directory first, then the loader path."""
     paths: list[str] = []
     try:
-        spec = importlib.util.find_spec("nvidia.cublas")
+        spec = importlib.util.find_spec("nvidia")
     except (ImportError, ValueError):
         spec = None
     for root in (spec.submodule_search_locations or []) if spec else []:
-        paths += sorted(glob.glob(os.path.join(root, "lib", "libcublas.so.*")))
-    paths += ["libcublas.so.12", "/usr/local/cuda/lib64/libcublas.so.12"]
-    return paths
+        # nvidia-cublas-cu12: nvidia/cublas/lib; the CUDA 13 wheels: nvidia/cu13/lib
+        paths += sorted(glob.glob(os.path.join(root, "*", "lib", "libcublas.so.*")))
+    paths += ["libcublas.so.12", "libcublas.so.13"]
+    paths += sorted(glob.glob("/usr/local/cuda*/lib64/libcublas.so.*"))
+    return [p for p in dict.fromkeys(paths) if "Lt" not in os.path.basename(p)]
 
 
 class Cublas:

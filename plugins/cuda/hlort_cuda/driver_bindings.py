@@ -88,8 +88,11 @@ class CudaBindingsDriver(GpuDriver):
         name = self._call("cuDeviceGetName", 256, dev).split(b"\0")[0].decode()
         major = self._attr(ordinal, "COMPUTE_CAPABILITY_MAJOR")
         minor = self._attr(ordinal, "COMPUTE_CAPABILITY_MINOR")
-        clock_khz = self._attr(ordinal, "MEMORY_CLOCK_RATE")
-        bus_bits = self._attr(ordinal, "GLOBAL_MEMORY_BUS_WIDTH")
+        try:  # informational; CUDA 13 deprecates the memory clock attribute
+            clock_khz = self._attr(ordinal, "MEMORY_CLOCK_RATE")
+            bus_bits = self._attr(ordinal, "GLOBAL_MEMORY_BUS_WIDTH")
+        except Exception:  # noqa: BLE001
+            clock_khz = bus_bits = 0
         try:
             bus_id = self._call("cuDeviceGetPCIBusId", 32, dev).split(b"\0")[0].decode()
         except Exception:  # noqa: BLE001 - informational only
