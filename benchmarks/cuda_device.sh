@@ -126,7 +126,7 @@ status "benchmark" "${PIPESTATUS[0]}"
 
 WORKERS=(-n "$JOBS")
 $PY -c "import xdist" 2>/dev/null || { WORKERS=(); echo "no pytest-xdist: one worker"; }
-log "conformance suite on cuda, ${#WORKERS[@]:+$JOBS workers} (limit ${CONFORMANCE_S} s)"
+log "conformance suite on cuda, ${WORKERS[*]:-one worker} (limit ${CONFORMANCE_S} s)"
 PYTHONUNBUFFERED=1 timeout "$CONFORMANCE_S" $PY -m pytest --pyargs hlort.testing \
   --hlort-platform cuda -c /dev/null --rootdir "$PWD" --noconftest -p no:cacheprovider \
   -p no:hypothesispytest -q -rfE "${WORKERS[@]}" >"$OUT/conformance.log" 2>&1
