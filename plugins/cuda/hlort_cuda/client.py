@@ -20,7 +20,7 @@ from hlort_cuda.probe import DRIVER_ENV, DRIVERS, NO_DRIVER_FIX, chosen_driver
 
 
 class CudaCompiler:
-    """compile_program and library_runner, shared by the device and the compile-only client."""
+    """compile_program, shared by the device and the compile-only client."""
 
     def compile_program(self, module, options: CompileOptions, target: str) -> GpuProgram:
         from hlort.codegen.gpu.compiler import compile_gpu_program
@@ -28,15 +28,6 @@ class CudaCompiler:
 
         return compile_gpu_program(module, NvptxTarget(target),
                                    donated=tuple(options.donated_arguments))  # fmt: skip
-
-    def library_runner(self, program: GpuProgram):
-        from hlort.codegen.gpu.program import LibraryCall
-
-        if not any(isinstance(step, LibraryCall) for step in program.steps):
-            return None
-        from hlort_cuda.cublas import load_cublas
-
-        return load_cublas()
 
 
 def open_driver(name: str) -> GpuDriver:
@@ -66,6 +57,16 @@ def open_driver(name: str) -> GpuDriver:
 class CudaClient(CudaCompiler, GpuClient):
     def create_driver(self, options: Mapping[str, Any]) -> GpuDriver:
         return open_driver(str(options.get("driver") or chosen_driver()))
+
+    def library_runner(self, program: GpuProgram):
+        """cuBLAS, loaded the first time a program has a gemm (UNIMPLEMENTED without it)."""
+        from hlort.codegen.gpu.program import LibraryCall
+
+        if not any(isinstance(step, LibraryCall) for step in program.steps):
+            return None
+        from hlort_cuda.cublas import load_cublas
+
+        return load_cublas()
 
 
 class CudaCompileOnlyClient(CudaCompiler, CompileOnlyGpuClient):

@@ -58,11 +58,6 @@ class Cublas:
         self.lib.cublasGemmEx.restype = ctypes.c_int
         self.lib.cublasGemmStridedBatchedEx.restype = ctypes.c_int
 
-    def version(self) -> int:
-        value = ctypes.c_int(0)
-        self._check(self.lib.cublasGetVersion_v2(None, ctypes.byref(value)), "cublasGetVersion")
-        return value.value
-
     def _check(self, status: int, call: str) -> None:
         if status != 0:
             raise Internal(f"{call} failed with cuBLAS status {status} (library {self.path})")

@@ -131,6 +131,20 @@ def test_compile_only_client_writes_ptx_for_the_named_target():
     client.close()
 
 
+def test_compile_only_dot_is_a_gemm_call_and_needs_no_cublas_to_compile():
+    client = CudaPlugin().create_compile_only_client("sm_90")
+    dot = """HloModule mm
+ENTRY main {
+  a = f32[64,32] parameter(0)
+  b = f32[32,16] parameter(1)
+  ROOT d = f32[64,16] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+"""
+    exe = client.compile(optimized(dot, client), CompileOptions())
+    assert exe.program.stats()["library_calls"] == 1
+    client.close()
+
+
 def test_compile_only_client_rejects_a_bad_target():
     with pytest.raises(HlortError) as err:
         CudaPlugin().create_compile_only_client("gfx942")

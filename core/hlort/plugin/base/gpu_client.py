@@ -179,6 +179,15 @@ class CompileOnlyGpuClient(GpuClient):
     def platform_version(self) -> str:
         return f"{SimpleClient.platform_version.fget(self)}; compile only; {self.target}"
 
+    def library_runner(self, program: GpuProgram) -> LibraryRunner:
+        """Library calls compile here (no library is needed to compile them) and never run."""
+        return _refuse_library_call
+
+
+def _refuse_library_call(device, call, blocks) -> None:
+    raise Unavailable(f"library call {call.routine} cannot run on a compile-only client; "
+                      f"deserialize the executable on a machine with the GPU")  # fmt: skip
+
 
 class _NoDriver:
     """Stands where a compile-only client's driver would be; never called for work."""
