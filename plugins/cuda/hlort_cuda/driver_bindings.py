@@ -31,9 +31,10 @@ class _Handle:
 class CudaBindingsDriver(GpuDriver):
     name = "cuda-bindings"
 
-    def __init__(self):
-        from cuda.bindings import driver as cu  # heavy: only when a client starts
-
+    def __init__(self, cu=None):
+        """``cu`` stands in for ``cuda.bindings.driver`` in tests (default: the real module)."""
+        if cu is None:
+            from cuda.bindings import driver as cu  # heavy: only when a client starts
         self.cu = cu
         self._call("cuInit", 0)
         self._contexts: dict[int, Any] = {}
