@@ -7,12 +7,14 @@ runtime's use of the driver protocol, not GPU execution.
 
 from __future__ import annotations
 
+import time
+
 import ml_dtypes
 import numpy as np
 import pytest
 
 from hlort.errors import ErrorCode, HlortError
-from hlort.plugin.options import CompileOptions, ExecuteOptions
+from hlort.plugin.options import CompileOptions, ExecuteOptions, HostBufferSemantics
 from hlort.runtime.client import Backend
 from hlort.text import parse_module
 
@@ -293,3 +295,52 @@ def test_backend_wrapper_runs_numpy_in_numpy_out(make_client, rng):
     exe = backend.compile(ADD)
     x, y = rng.standard_normal(3, dtype=np.float32), rng.standard_normal(3, dtype=np.float32)
     np.testing.assert_array_equal(exe(x, y), x + y)
+
+
+@pytest.mark.parametrize("semantics", list(HostBufferSemantics))
+def test_every_host_buffer_semantics_copies_to_device_memory(make_client, semantics):
+    client = make_client()
+    source = np.arange(6, dtype=np.int64).reshape(2, 3)
+    buffer = client.buffer_from_host(source, client.devices()[0], semantics)
+    np.testing.assert_array_equal(host(buffer), source)
+    assert not np.shares_memory(host(buffer), source)
+
+
+def test_unknown_host_buffer_semantics_is_invalid_argument(make_client):
+    client = make_client()
+    with pytest.raises(HlortError) as err:
+        client.buffer_from_host(np.ones(2), client.devices()[0], "zero-copy please")
+    assert err.value.code is ErrorCode.INVALID_ARGUMENT
+
+
+def test_program_loads_once_per_device_and_runs_replicated(make_client):
+    client = make_client(devices=2)
+    exe = compile_on(client, ADD, num_replicas=2)
+    d0, d1 = client.devices()
+    for _ in range(2):
+        rows = exe.execute([[put(client, np.ones(3, np.float32), 0),
+                             put(client, np.ones(3, np.float32), 0)],
+                            [put(client, np.full(3, 2, np.float32), 1),
+                             put(client, np.full(3, 2, np.float32), 1)]])  # fmt: skip
+        np.testing.assert_array_equal(host(rows[0][0]), [2, 2, 2])
+        np.testing.assert_array_equal(host(rows[1][0]), [4, 4, 4])
+        assert rows[0][0].device is d0 and rows[1][0].device is d1
+    loads = [c for c in client.driver.calls if c[0] == "module_load"]
+    assert sorted(c[1] for c in loads) == [0, 1]
+
+
+def test_deleting_a_buffer_while_its_launch_is_queued_frees_after_the_launch(make_client):
+    client = make_client()
+    exe = compile_on(client, ADD)
+    bx, by = put(client, np.ones(3, np.float32)), put(client, np.ones(3, np.float32))
+    (out,) = exe.execute([[bx, by]])[0]
+    bx.delete()  # the launch holds it: memory goes back only once the launch has finished
+    np.testing.assert_array_equal(host(out), [2, 2, 2])
+    out.delete()
+    by.delete()
+    device = client.devices()[0]
+    for _ in range(100):
+        if device.memory_stats().bytes_in_use == 0:
+            break
+        time.sleep(0.01)
+    assert device.memory_stats().bytes_in_use == 0
