@@ -18,5 +18,4 @@ from hlort.runtime import (  # noqa: F401
     device_put,
     devices,
 )
-
-__version__ = "0.1.0"
+from hlort.version import __version__  # noqa: F401

@@ -104,6 +104,7 @@ def _backend_and_device(platform: str | None, device_id: int | None):
 
 def _load(path: str):
     from hlort.runtime.program import parse_program, read_program_file
+    from hlort.testdata import check_targets  # noqa: F401  (corpus programs' check.* calls)
 
     text, fmt = read_program_file(path)
     return parse_program(text, fmt, source_name=path), fmt
@@ -294,7 +295,7 @@ def _import_optional(module_name: str, feature: str):
 
 def _check_conformance_profile(backend) -> None:
     """A profile entry that matches nothing stops the suite; say so in one line, up front."""
-    from hlort.testing.profile import ConformanceProfile
+    from hlort.plugin.conformance_profile import ConformanceProfile
 
     try:
         profile = backend.plugin.conformance_profile() if backend.plugin is not None else None

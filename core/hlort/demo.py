@@ -14,6 +14,7 @@ import numpy as np
 import hlort
 from hlort import examples
 from hlort.ir import Opcode
+from hlort.text.printer import print_module
 
 
 def _rule(title: str) -> None:
@@ -37,7 +38,7 @@ def show_backends() -> None:
 
 def run_program(title: str, module, reference, inputs) -> None:
     _rule(title)
-    print(module.to_text())
+    print(print_module(module))
     start = time.perf_counter()
     exe = hlort.compile(module)
     compile_s = time.perf_counter() - start
@@ -45,7 +46,7 @@ def run_program(title: str, module, reference, inputs) -> None:
     if optimized is not module:
         print(f"-- after the core passes: {optimized.instruction_count()} instructions, "
               f"{_fusions(optimized)} fusion(s)")  # fmt: skip
-        print(optimized.to_text())
+        print(print_module(optimized))
     start = time.perf_counter()
     got = exe(*inputs)
     run_s = time.perf_counter() - start

@@ -295,8 +295,8 @@ def test_an_unwritable_output_exits_2_before_any_work(capsys, tmp_path, add_file
 
 
 def test_conformance_with_a_profile_that_matches_nothing_exits_2(capsys, monkeypatch):
+    from hlort.plugin.conformance_profile import ConformanceProfile
     from hlort.plugin.interpreter_backend import InterpreterPlugin
-    from hlort.testing import ConformanceProfile
 
     typo = ConformanceProfile(unsupported={"op:dott": "no dot"})
     monkeypatch.setattr(InterpreterPlugin, "conformance_profile", lambda self: typo)

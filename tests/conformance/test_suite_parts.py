@@ -13,7 +13,7 @@ import pytest
 
 from hlort.ir.opcodes import Opcode
 from hlort.ir.verifier import verify_module
-from hlort.testing import ConformanceProfile, Tolerance
+from hlort.plugin.conformance_profile import ConformanceProfile, Tolerance
 from hlort.testing.comparison import describe_mismatch, ulp_distance
 from hlort.testing.op_case import EXEMPT, all_cases, cases_for
 from hlort.testing.report import ConformanceReport, OutcomeRecord
@@ -124,7 +124,7 @@ def test_report_cells_show_the_worst_outcome(tmp_path):
 def test_without_the_option_the_plugin_imports_nothing_and_skips_the_suite(tmp_path):
     probe = tmp_path / "test_probe.py"
     probe.write_text("import sys\n\ndef test_nothing_heavy():\n"
-                     "    light = ('hlort.testing.pytest_plugin', 'hlort.testing.profile')\n"
+                     "    light = ('hlort.testing.pytest_plugin',)\n"
                      "    heavy = [m for m in sys.modules if m.startswith('hlort.testing.')\n"
                      "             and m not in light]\n"
                      "    assert heavy == [], heavy\n")  # fmt: skip

@@ -4,21 +4,24 @@ error for unknown targets, shape checks through a target's shape_fn, and the tar
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import ml_dtypes
 import numpy as np
 import pytest
 
 from hlort import Builder, evaluate, shape
-from hlort.custom_call_targets import ExpectationFailed
-from hlort.custom_calls import (
+from hlort.errors import ErrorCode, HlortError
+from hlort.ir import Opcode, infer_shape, verify_module
+from hlort.ir.custom_calls import (
     lookup_custom_call,
     register_custom_call,
     registered_custom_calls,
     unregister_custom_call,
 )
-from hlort.errors import ErrorCode, HlortError
-from hlort.ir import Opcode, infer_shape, verify_module
 from hlort.shape import TupleShape, scalar
+from hlort.testdata.check_targets import ExpectationFailed
 from hlort.testdata.comparisons import ulp_difference
 
 
@@ -258,3 +261,25 @@ def test_side_effecting_expectation_runs_even_when_unused():
     assert evaluate(module, [np.int32([1, 2]), np.int32([1, 2])]).tolist() == [1, 2]
     with pytest.raises(ExpectationFailed):
         evaluate(module, [np.int32([1, 2]), np.int32([1, 5])])
+
+
+def test_registration_is_explicit_by_the_layer_that_owns_the_targets():
+    """``import hlort`` registers the shipped targets (through hlort.interpreter); the check.*
+    targets belong to the testdata runner and are registered by importing hlort.testdata."""
+    probe = (
+        "import hlort, sys\n"
+        "from hlort.ir.custom_calls import lookup_custom_call, evaluator_for\n"
+        "assert lookup_custom_call('Sharding') is not None\n"
+        "assert lookup_custom_call('lapack_spotrf_ffi') is not None\n"
+        "assert 'hlort.testdata' not in sys.modules\n"
+        "assert lookup_custom_call('check.expect_eq') is None\n"
+        "try:\n"
+        "    evaluator_for('check.expect_eq')\n"
+        "except hlort.HlortError as err:\n"
+        "    print(err.code.name, err)\n"
+        "import hlort.testdata\n"
+        "assert lookup_custom_call('check.expect_eq') is not None\n"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("UNIMPLEMENTED") and "import hlort.testdata" in run.stdout

@@ -18,6 +18,7 @@ from hlort.ffi_attributes import ffi_attributes_text, parse_ffi_attributes
 from hlort.interpreter import evaluate
 from hlort.ir import verify_module
 from hlort.shape import TupleShape
+from hlort.text.printer import print_module
 
 PREFIX = {np.float32: "s", np.float64: "d", np.complex64: "c", np.complex128: "z"}
 TYPES = list(PREFIX)
@@ -225,5 +226,5 @@ def test_stablehlo_keeps_the_typed_ffi_attributes():
     factor, info = evaluate(module, [a])
     assert int(info) == 0
     np.testing.assert_allclose(factor, [[2.0, 1.0], [-7.0, 2.0]])
-    text = module.to_text()
+    text = print_module(module)
     assert "backend_config={uplo = 85}" in text

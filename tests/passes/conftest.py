@@ -16,7 +16,7 @@ from hlort.passes.pipeline import Pipeline
 from hlort.shape import ArrayShape, TupleShape
 from hlort.testing.values import mixed
 from hlort.text.parser import parse_module
-from hlort.text.printer import print_instruction
+from hlort.text.printer import print_instruction, print_module
 
 
 def make_inputs(module: Module, seed: int = 0) -> list:
@@ -115,7 +115,7 @@ def assert_golden(actual: Module, expected_text: str) -> None:
     expected = canonical_text(parse_module(expected_text))
     got = canonical_text(actual)
     assert got == expected, (
-        f"--- actual ---\n{actual.to_text()}\n--- canonical actual ---\n{got}\n"
+        f"--- actual ---\n{print_module(actual)}\n--- canonical actual ---\n{got}\n"
         f"--- canonical expected ---\n{expected}"
     )
 

@@ -20,6 +20,7 @@ from hlort.interpreter import evaluate
 from hlort.ir import DotDimensionNumbers
 from hlort.passes import FusionPolicy, assign_buffers, run_default_pipeline
 from hlort.shape import array, scalar
+from hlort.text.printer import print_module
 
 M, N = 4, 6
 SHAPES = [(M, N), (N,), (M,), ()]
@@ -197,10 +198,11 @@ def _check(h, module, policy=None):
         expected = evaluate(before, args)
         actual = evaluate(module, args)
         assert h.same_bits(expected, actual), (
-            f"seed {seed}\n--- before ---\n{before.to_text()}\n--- after ---\n{module.to_text()}"
+            f"seed {seed}\n--- before ---\n{print_module(before)}\n"
+            f"--- after ---\n{print_module(module)}"
         )
     again = run_default_pipeline(module, policy=policy, verify=True)
-    assert again.changed_passes() == [], again.summary() + "\n" + module.to_text()
+    assert again.changed_passes() == [], again.summary() + "\n" + print_module(module)
     assignment = assign_buffers(module)
     arena = [x for x in assignment.buffers if x.in_arena]
     for i, a in enumerate(arena):

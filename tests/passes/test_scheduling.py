@@ -10,6 +10,7 @@ from hlort.passes import Scheduler, assign_buffers
 from hlort.passes.scheduling import schedule_computation
 from hlort.passes.side_effects import SideEffects
 from hlort.text.parser import parse_module
+from hlort.text.printer import print_module
 
 
 def is_topological(comp) -> bool:
@@ -61,7 +62,7 @@ def test_idempotent_and_deterministic(h):
 def test_printed_order_is_the_schedule(h):
     module = _two_branches()
     Scheduler().run(module)
-    text = module.to_text()
+    text = print_module(module)
     positions = [text.index(f"%{i.name} = ") for i in module.entry.instructions]
     assert positions == sorted(positions)
     assert "is_scheduled=true" in text.splitlines()[0]

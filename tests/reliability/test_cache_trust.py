@@ -17,6 +17,7 @@ import pytest
 import hlort
 from hlort.ir import module_codec
 from hlort.text.parser import parse_module
+from hlort.text.printer import print_module
 
 TANH = "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT t = f32[4] tanh(a)\n}"
 EXP = "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT t = f32[4] exponential(a)\n}"
@@ -132,7 +133,7 @@ ENTRY e {
     module = parse_module(text)
     back = module_codec.decode_module(module_codec.encode_module(module))
     assert back.fingerprint() == module.fingerprint()
-    assert back.to_text() == module.to_text()
+    assert print_module(back) == print_module(module)
     for comp, comp_back in zip(module.computations, back.computations, strict=True):
         for a, b in zip(comp.instructions, comp_back.instructions, strict=True):
             if a.literal is not None:  # 0-d literals stay 0-d

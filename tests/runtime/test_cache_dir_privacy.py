@@ -11,7 +11,7 @@ import pytest
 
 import hlort
 from hlort import Builder, shape
-from hlort.runtime import cache_dir
+from hlort.plugin.base import cache_dir
 
 
 def _module():

@@ -105,7 +105,7 @@ def test_print_instruction_and_computation():
     root = module.entry.root
     assert print_instruction(root, include_metadata=False) == (
         "%add = f32[4]{0} add(f32[4]{0} %multiply, f32[4]{0} %y)")  # fmt: skip
-    assert root.to_text().endswith('metadata={op_name="axpy/add"}')
+    assert print_instruction(root).endswith('metadata={op_name="axpy/add"}')
     comp_text = print_computation(module.entry)
     assert comp_text.startswith("ENTRY %axpy (a: f32[], x: f32[4], y: f32[4]) -> f32[4] {\n")
     assert comp_text.endswith("\n}")

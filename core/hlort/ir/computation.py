@@ -133,10 +133,6 @@ class Computation:
     def __repr__(self) -> str:
         return f"<Computation {self.name}: {len(self.instructions)} instructions>"
 
-    def to_text(self) -> str:
-        from hlort.text.printer import print_computation
-
-        return print_computation(self)
 
 
 def callees_first(roots: Iterable[Computation],

@@ -113,8 +113,3 @@ class Instruction:
         operands = ", ".join(o.name for o in self.operands)
         return f"<{self.name} = {self.shape} {self.opcode.value}({operands})>"
 
-    def to_text(self) -> str:
-        """This instruction as one line of HLO text."""
-        from hlort.text.printer import print_instruction
-
-        return print_instruction(self)

@@ -127,11 +127,6 @@ class Module:
         new.rename_all()
         return new
 
-    def to_text(self, **options) -> str:
-        from hlort.text.printer import print_module
-
-        return print_module(self, **options)
-
     def fingerprint(self) -> str:
         """SHA-256 of a canonical walk of the program (hlort.ir.fingerprint): equal programs,
         equal fingerprints; names and metadata do not count."""
@@ -141,6 +136,3 @@ class Module:
 
     def __repr__(self) -> str:
         return f"<Module {self.name}: {len(self.computations)} computations>"
-
-    def __str__(self) -> str:
-        return self.to_text()

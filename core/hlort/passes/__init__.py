@@ -21,8 +21,13 @@ from hlort.passes.default_pipeline import (  # noqa: F401
 from hlort.passes.fusion_policy import FusionPolicy  # noqa: F401
 from hlort.passes.instruction_fusion import InstructionFusion  # noqa: F401
 from hlort.passes.multi_output_fusion import MultiOutputFusion  # noqa: F401
-from hlort.passes.pass_base import FixedPoint, Pass  # noqa: F401
+from hlort.passes.pass_base import Pass  # noqa: F401
 from hlort.passes.pass_options import PassOptions  # noqa: F401
-from hlort.passes.pipeline import PassRecord, Pipeline, PipelineReport  # noqa: F401
+from hlort.passes.pipeline import (  # noqa: F401
+    FixedPoint,  # noqa: F401
+    PassRecord,
+    Pipeline,
+    PipelineReport,
+)
 from hlort.passes.scheduling import Scheduler  # noqa: F401
 from hlort.passes.tuple_simplification import TupleSimplifier  # noqa: F401

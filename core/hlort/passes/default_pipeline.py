@@ -28,8 +28,8 @@ from hlort.passes.dce import DeadCodeElimination
 from hlort.passes.fusion_policy import FusionPolicy
 from hlort.passes.instruction_fusion import InstructionFusion
 from hlort.passes.multi_output_fusion import MultiOutputFusion
-from hlort.passes.pass_base import FixedPoint, Pass
-from hlort.passes.pipeline import Pipeline, PipelineReport
+from hlort.passes.pass_base import Pass
+from hlort.passes.pipeline import FixedPoint, Pipeline, PipelineReport
 from hlort.passes.scheduling import Scheduler
 from hlort.passes.tuple_simplification import TupleSimplifier
 

@@ -23,25 +23,3 @@ class Pass:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
-
-
-class FixedPoint(Pass):
-    """Run a group of passes repeatedly until none changes the module (or ``max_iterations``).
-
-    Inside a :class:`~hlort.passes.pipeline.Pipeline` each inner pass is timed, verified and
-    dumped like a top-level one; ``last_records`` keeps the inner records of the latest run.
-    """
-
-    name = "fixed-point"
-
-    def __init__(self, passes: list[Pass], max_iterations: int = 8, name: str | None = None):
-        self.passes = list(passes)
-        self.max_iterations = max_iterations
-        if name:
-            self.name = name
-        self.last_records: list = []
-
-    def run(self, module: Module) -> bool:
-        from hlort.passes.pipeline import Pipeline
-
-        return Pipeline([self]).run(module).changed

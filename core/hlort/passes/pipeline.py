@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from hlort.errors import ErrorCode, HlortError, Internal
 from hlort.ir.module import Module
 from hlort.ir.verifier import check_acyclic, verify_module
-from hlort.passes.pass_base import FixedPoint, Pass
+from hlort.passes.pass_base import Pass
 
 
 @dataclass
@@ -83,6 +83,26 @@ def _walk(record: PassRecord, depth: int):
     yield depth, record
     for child in record.children:
         yield from _walk(child, depth + 1)
+
+
+class FixedPoint(Pass):
+    """Run a group of passes repeatedly until none changes the module (or ``max_iterations``).
+
+    Inside a :class:`Pipeline` each inner pass is timed, verified and dumped like a top-level
+    one; ``last_records`` keeps the inner records of the latest run.
+    """
+
+    name = "fixed-point"
+
+    def __init__(self, passes: list[Pass], max_iterations: int = 8, name: str | None = None):
+        self.passes = list(passes)
+        self.max_iterations = max_iterations
+        if name:
+            self.name = name
+        self.last_records: list = []
+
+    def run(self, module: Module) -> bool:
+        return Pipeline([self]).run(module).changed
 
 
 class Pipeline:
@@ -149,8 +169,10 @@ class Pipeline:
         return record
 
     def _dump(self, module: Module, label: str) -> None:
+        from hlort.text.printer import print_module  # dumps only: the printer loads on use
+
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", label)
         path = os.path.join(self.dump_dir, f"{self._dump_index:02d}-{safe}.hlo")
         self._dump_index += 1
         with open(path, "w") as f:
-            f.write(module.to_text())
+            f.write(print_module(module))

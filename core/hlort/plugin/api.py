@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from hlort.ir.module import Module
     from hlort.passes.pass_options import PassOptions
-    from hlort.testing.profile import ConformanceProfile
+    from hlort.plugin.conformance_profile import ConformanceProfile
 
 __all__ = [
     "API_VERSION", "MIN_SUPPORTED_MINOR", "AttributeValue", "Buffer", "Capabilities", "Client",
@@ -456,9 +456,9 @@ class Plugin(abc.ABC):
     def conformance_profile(self) -> ConformanceProfile:
         """What the conformance suite skips, expects to fail or compares looser (optional).
 
-        See :mod:`hlort.testing.profile`; the default declares nothing.
+        See :mod:`hlort.plugin.conformance_profile`; the default declares nothing.
         """
-        from hlort.testing.profile import ConformanceProfile
+        from hlort.plugin.conformance_profile import ConformanceProfile
 
         return ConformanceProfile()
 

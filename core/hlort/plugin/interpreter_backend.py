@@ -9,14 +9,10 @@ serialized form is the HLO text of the module.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
-import numpy as np
+from collections.abc import Mapping
 
 from hlort.errors import Unimplemented
 from hlort.interpreter.evaluator import Evaluator
-from hlort.interpreter.registry import function_for
 from hlort.ir.opcodes import Opcode
 from hlort.plugin.api import AttributeValue
 from hlort.plugin.base import (
@@ -26,39 +22,16 @@ from hlort.plugin.base import (
     SimpleExecutable,
     SimplePlugin,
 )
+from hlort.plugin.base.cost_estimate import estimate_cost
+from hlort.plugin.base.reference_fallback import reference_function
+from hlort.plugin.base.value_flattening import flatten_value, unflatten
 from hlort.plugin.capabilities import Capabilities, CompiledMemoryStats
 from hlort.plugin.versioning import API_VERSION
-from hlort.shape import Shape, Token, TokenShape, TupleShape
+from hlort.shape import Shape
 
 PLATFORM = "interpreter"
 INTERPRETER_PRIORITY = -1000
 _STRUCTURAL = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT}
-
-
-def unflatten(shapes: Sequence[Shape], flat: Sequence[Any]) -> list[Any]:
-    """Rebuild (possibly tuple-shaped) parameter values from flattened leaves."""
-    it = iter(flat)
-
-    def build(shape: Shape):
-        if isinstance(shape, TupleShape):
-            return tuple(build(s) for s in shape.elements)
-        if isinstance(shape, TokenShape):
-            return Token()
-        return next(it)
-
-    return [build(s) for s in shapes]
-
-
-def flatten_value(value: Any) -> list[np.ndarray]:
-    """A result value's array leaves, depth first (tokens dropped)."""
-    if isinstance(value, tuple):
-        out: list[np.ndarray] = []
-        for v in value:
-            out += flatten_value(v)
-        return out
-    if isinstance(value, Token):
-        return []
-    return [value]
 
 
 class InterpreterDevice(SimpleDevice):
@@ -72,10 +45,8 @@ class InterpreterExecutable(SimpleExecutable):
             for instr in comp.instructions:
                 if instr.opcode is Opcode.PARAMETER:
                     continue
-                if function_for(instr.opcode) is None:
+                if reference_function(instr) is None:
                     missing.add(instr.opcode.value)
-                elif instr.opcode is Opcode.CUSTOM_CALL:
-                    _check_custom_call(instr)
         if missing:
             raise Unimplemented(
                 f"the interpreter platform cannot run {self.name}: no interpreter function for "
@@ -116,28 +87,8 @@ class InterpreterExecutable(SimpleExecutable):
         return {"interpreted.hlo": self.serialize_payload().decode()}
 
 
-def _check_custom_call(instr) -> None:
-    try:
-        from hlort.custom_calls import evaluator_for
-    except ImportError:  # pragma: no cover - older cores had no registry
-        return
-    evaluator_for(instr.attrs.get("custom_call_target", ""))
-
-
 def _nbytes(shape: Shape) -> int:
     return int(getattr(shape, "nbytes", 0))
-
-
-def estimate_cost(module) -> dict[str, float]:
-    """PJRT-style cost keys from the core's cost analysis (fusions count external bytes only)."""
-    from hlort.passes import cost_analysis
-
-    cost = cost_analysis(module)
-    return {
-        "flops": float(cost.flops),
-        "transcendentals": float(cost.transcendentals),
-        "bytes accessed": float(cost.bytes_accessed),
-    }
 
 
 class InterpreterClient(SimpleClient):
@@ -161,7 +112,7 @@ class InterpreterPlugin(SimplePlugin):
         self.device_count = device_count
 
     def attributes(self) -> Mapping[str, AttributeValue]:
-        from hlort import __version__
+        from hlort.version import __version__
 
         return {"version": __version__, "vendor": "hlort", "description": "reference interpreter"}
 

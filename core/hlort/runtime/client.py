@@ -17,10 +17,11 @@ import numpy as np
 from hlort.errors import InvalidArgument
 from hlort.ir.module import Module
 from hlort.plugin import api
+from hlort.plugin.base.cache_dir import cache_enabled
+from hlort.plugin.base.source_digest import core_source_digest
 from hlort.plugin.options import CompileOptions, HostBufferSemantics
 from hlort.runtime.buffer import Buffer
 from hlort.runtime.device import Device
-from hlort.runtime.executable_cache import cache_enabled, core_source_digest
 
 
 class Backend:

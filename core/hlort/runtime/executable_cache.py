@@ -19,7 +19,7 @@ the load raises (UNIMPLEMENTED from ``HLORT_FALLBACK=error``, INVALID_ARGUMENT) 
 own and propagates, and the entry stays. Loading builds no Python objects
 from pickles; the checksum guards against accidents, not against someone who may write the
 cache directory, so a directory that is not private to this user is not used at all (see
-:mod:`hlort.runtime.cache_dir`, which also says where it lives and how to turn it off).
+:mod:`hlort.plugin.base.cache_dir`, which also says where it lives and how to turn it off).
 """
 
 from __future__ import annotations
@@ -31,29 +31,11 @@ import os
 from hlort.errors import ErrorCode, HlortError
 from hlort.ir.module import Module
 from hlort.plugin import api
+from hlort.plugin.base.cache_dir import cache_enabled, private_cache_dir, write_cache_file
+from hlort.plugin.base.source_digest import core_source_digest
 from hlort.plugin.options import CompileOptions
-from hlort.runtime.cache_dir import cache_enabled, cache_root, private_cache_dir, write_cache_file
-from hlort.runtime.source_digest import source_digest
 
-_source_digest: str | None = None
 _MAGIC = b"HLORTCACHE1"
-
-
-__all__ = ["ExecutableCache", "cache_enabled", "cache_root", "core_source_digest"]
-
-
-def core_source_digest() -> str:
-    """Size and mtime of the core files that shape an optimized module (computed once)."""
-    global _source_digest
-    if _source_digest is None:
-        import hlort
-
-        root = os.path.dirname(hlort.__file__)
-        # what an optimized module is made of and by (a cached module is encoded from these)
-        parts = ("passes", "ir", "text", "shape.py", "dtypes.py")
-        _source_digest = source_digest(*(os.path.join(root, part) for part in parts),
-                                       salt=getattr(hlort, "__version__", ""))  # fmt: skip
-    return _source_digest
 
 
 class ExecutableCache:

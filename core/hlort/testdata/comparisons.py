@@ -2,7 +2,7 @@
 
 One implementation for both places these assertions appear: the testdata runner's ``check.*``
 ops (compared after execution, :func:`compare`) and the ``check.*`` custom-call targets the
-interpreter runs (:mod:`hlort.custom_call_targets`, through :func:`elements_match`).
+interpreter runs (:mod:`hlort.testdata.check_targets`, through :func:`elements_match`).
 
 Semantics follow StableHLO's reference checks:
 

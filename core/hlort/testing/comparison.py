@@ -19,7 +19,7 @@ import numpy as np
 
 from hlort import dtypes
 from hlort.dtypes import DType
-from hlort.testing.profile import Tolerance
+from hlort.plugin.conformance_profile import Tolerance
 
 KINDS = ("bits", "exact", "arith", "transcendental", "accumulate")
 

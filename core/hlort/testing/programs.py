@@ -7,6 +7,7 @@ import numpy as np
 from hlort.builder import Builder
 from hlort.ir.module import Module
 from hlort.shape import TupleShape, array
+from hlort.testdata import check_targets  # noqa: F401  (check.expect_eq, in failing_at_run_time)
 
 
 def axpy(n: int = 8, name: str = "axpy") -> Module:

@@ -17,9 +17,9 @@ import numpy as np
 from hlort.errors import HlortError
 from hlort.ir.module import Module
 from hlort.plugin import api
+from hlort.plugin.conformance_profile import ConformanceProfile
 from hlort.plugin.options import CompileOptions
 from hlort.testing.op_case import OpCase
-from hlort.testing.profile import ConformanceProfile
 
 TIMEOUT_S = 120.0
 """How long a test waits for any event before calling the backend hung."""

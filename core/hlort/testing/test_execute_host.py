@@ -8,7 +8,7 @@ import pytest
 
 from hlort.errors import ErrorCode, HlortError
 from hlort.interpreter import evaluate
-from hlort.plugin.interpreter_backend import flatten_value, unflatten
+from hlort.plugin.base.value_flattening import flatten_value, unflatten
 from hlort.testing.comparison import describe_mismatch
 from hlort.testing.op_case import all_cases
 from hlort.testing.programs import two_outputs

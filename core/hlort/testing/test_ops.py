@@ -13,7 +13,7 @@ import pytest
 from hlort.errors import ErrorCode, HlortError
 from hlort.interpreter import evaluate
 from hlort.plugin.base.hlo_text import print_hlo
-from hlort.plugin.interpreter_backend import flatten_value, unflatten
+from hlort.plugin.base.value_flattening import flatten_value, unflatten
 from hlort.testing.comparison import default_tolerance, describe_mismatch
 from hlort.testing.op_case import OpCase, all_cases
 

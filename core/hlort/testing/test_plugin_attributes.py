@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from hlort.plugin.api import Capabilities, ProbeResult
+from hlort.plugin.conformance_profile import ConformanceProfile
 from hlort.plugin.versioning import API_VERSION, MIN_SUPPORTED_MINOR
-from hlort.testing.profile import ConformanceProfile
 
 _VALUE_TYPES = (str, int, float, bool)
 

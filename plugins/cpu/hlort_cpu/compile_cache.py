@@ -13,7 +13,7 @@ both decoded by building only allowed types, so a planted file cannot run Python
 entry starts with its own key and a SHA-256 of its payload: an entry copied over another key's
 file, a corrupted or a truncated one is detected, deleted and recompiled, never used. (Object
 code is machine code this process runs: a cache directory that is not private to this user is
-not used at all, see :mod:`hlort.runtime.cache_dir`.)
+not used at all, see :mod:`hlort.plugin.base.cache_dir`.)
 On disk it lives under the user cache directory (``$XDG_CACHE_HOME/hlort/cpu`` or
 ``~/.cache/hlort/cpu``); ``HLORT_CACHE_DIR`` moves it and ``HLORT_CACHE=0`` turns caching off.
 """
@@ -28,8 +28,8 @@ import threading
 import numpy as np
 
 from hlort.ir import module_codec
-from hlort.runtime.cache_dir import cache_enabled, private_cache_dir, write_cache_file
-from hlort.runtime.source_digest import source_digest
+from hlort.plugin.base.cache_dir import cache_enabled, private_cache_dir, write_cache_file
+from hlort.plugin.base.source_digest import core_source_digest, source_digest
 
 _MAGIC = b"HLORTCPU2"
 _KEY_BYTES = 64  # the entry's own key, hex
@@ -51,7 +51,7 @@ _code_digest: str | None = None
 
 def code_digest() -> str:
     """Digest of the emitter's and this plugin's source files (computed once; see
-    hlort.runtime.source_digest for what it notices)."""
+    hlort.plugin.base.source_digest for what it notices)."""
     global _code_digest
     if _code_digest is None:
         import hlort.codegen.llvm as emitter
@@ -76,8 +76,6 @@ def store(key: str, obj: bytes, infos: list) -> None:
 
 def module_key(hlo_text: bytes, plugin_version: str) -> str:
     """The key of a parsed serialized module: its text, this plugin and the core's IR code."""
-    from hlort.runtime.executable_cache import core_source_digest
-
     h = hashlib.sha256(hlo_text)
     h.update(f"|module|{plugin_version}|{core_source_digest()}".encode())
     return h.hexdigest()

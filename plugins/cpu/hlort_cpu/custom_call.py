@@ -1,7 +1,7 @@
 """Custom-call thunks: the targets hlort ships run natively; other targets run their definition.
 
-A custom call means whatever its registered target says (``hlort.custom_calls``). For the targets
-``hlort.custom_call_targets`` ships, the cpu plugin has native thunks:
+A custom call means whatever its registered target says (``hlort.ir.custom_calls``). For the targets
+``hlort.interpreter.custom_call_targets`` ships, the cpu plugin has native thunks:
 
 - placement and sharding annotations (``Sharding``, ``annotate_device_placement``,
   ``MoveToHost``, ``MoveToDevice``, and ``SPMDFullToShardShape`` / ``SPMDShardToFullShape``
@@ -37,11 +37,11 @@ import math
 
 import numpy as np
 
-from hlort.custom_calls import evaluator_for
+from hlort.interpreter.lapack_targets import lapack_call
 from hlort.interpreter.registry import function_for
+from hlort.ir.custom_calls import evaluator_for
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
-from hlort.lapack_targets import lapack_call
 from hlort.shape import ArrayShape, Shape, Token, TupleShape
 from hlort_cpu.host_pool import host_pool
 from hlort_cpu.lapack import LapackThunk
@@ -126,8 +126,8 @@ class HostCallbackThunk:
 
 def _shipped_kind(evaluate_fn) -> str | None:
     """Which shipped target ``evaluate_fn`` implements, or None (a user's, or a ``check.*``)."""
-    from hlort import custom_call_targets as shipped
-    from hlort import lapack_targets
+    from hlort.interpreter import custom_call_targets as shipped
+    from hlort.interpreter import lapack_targets
 
     kinds = {"_identity": "alias", "_spmd_evaluate": "spmd", "_allocate": "allocate",
              "_threefry": "threefry"}  # fmt: skip

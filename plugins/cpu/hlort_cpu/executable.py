@@ -57,7 +57,7 @@ class CpuExecutable(SimpleExecutable):
         ]
 
     def cost_analysis(self) -> Mapping[str, float]:
-        from hlort.plugin.interpreter_backend import estimate_cost
+        from hlort.plugin.base.cost_estimate import estimate_cost
 
         return estimate_cost(self.module)
 

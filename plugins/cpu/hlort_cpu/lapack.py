@@ -1,11 +1,12 @@
 """LapackThunk: JAX's LAPACK custom calls run on LAPACK itself, as XLA:CPU runs them.
 
-For ``lapack_<p><routine>_ffi`` (:mod:`hlort.lapack_targets`) and TPU's ``Eigh``, the thunk
-calls SciPy's LAPACK (and BLAS ``trsm``) wrappers in the call's own precision (``sgetrf`` for
-f32...), matrix by matrix over the batch dimensions: the routines XLA's CPU runtime calls, so
-results agree with JAX's bit for bit in most elements. Without SciPy it runs hlort's reference
-(:func:`hlort.lapack_targets.evaluate_lapack`: NumPy's LAPACK in f64, rounded once), which
-agrees within rounding. Either way it is a library call, not an interpreter fallback.
+For ``lapack_<p><routine>_ffi`` (:mod:`hlort.interpreter.lapack_targets`) and TPU's ``Eigh``,
+the thunk calls SciPy's LAPACK (and BLAS ``trsm``) wrappers in the call's own precision
+(``sgetrf`` for f32...), matrix by matrix over the batch dimensions: the routines XLA's CPU
+runtime calls, so results agree with JAX's bit for bit in most elements. Without SciPy it runs
+hlort's reference (:func:`hlort.interpreter.lapack_targets.evaluate_lapack`: NumPy's LAPACK in
+f64, rounded once), which agrees within rounding. Either way it is a library call, not an
+interpreter fallback.
 
 Where LAPACK itself leaves results unspecified the two may differ: the factor of a matrix that
 is not positive definite (JAX replaces it by NaN from ``info``), ``gesdd``'s overwritten input,
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hlort.lapack_targets import LapackCall, eigh_tpu_options, evaluate_lapack
+from hlort.interpreter.lapack_targets import LapackCall, eigh_tpu_options, evaluate_lapack
 from hlort.shape import TupleShape
 
 _PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}

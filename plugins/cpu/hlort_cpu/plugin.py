@@ -44,7 +44,7 @@ class CpuPlugin(SimplePlugin):
     def conformance_profile(self):
         """Complex power is exp(b log a): the last-bit rounding of log a, which glibc (behind
         the interpreter's NumPy) and complex_math.py make differently, grows by |b log a|."""
-        from hlort.testing.profile import ConformanceProfile, Tolerance
+        from hlort.plugin.conformance_profile import ConformanceProfile, Tolerance
 
         return ConformanceProfile(
             tolerances={"power:c128": Tolerance(ulp=4, rtol=1e-13, atol=1e-15)})

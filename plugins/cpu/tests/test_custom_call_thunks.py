@@ -15,15 +15,15 @@ from linalg_tolerance import assert_same_bits  # noqa: E402
 
 import hlort  # noqa: E402
 from hlort import Builder, shape  # noqa: E402
-from hlort.custom_call_targets import ExpectationFailed  # noqa: E402
-from hlort.custom_calls import (  # noqa: E402
+from hlort.errors import HlortError, Unimplemented  # noqa: E402
+from hlort.ir.custom_calls import (  # noqa: E402
     lookup_custom_call,
     register_custom_call,
     unregister_custom_call,
 )
-from hlort.errors import HlortError, Unimplemented  # noqa: E402
 from hlort.ir.opcodes import Opcode  # noqa: E402
 from hlort.shape import TupleShape, scalar  # noqa: E402
+from hlort.testdata.check_targets import ExpectationFailed  # noqa: E402
 
 U32 = np.uint32
 

@@ -27,7 +27,7 @@ from hlort.ir.module_codec import decode_module, encode_module
 from hlort.plugin.base.fallback_policy import FallbackReport
 from hlort.plugin.base.gpu_client import CompileOnlyGpuClient, GpuClient, GpuPlugin
 from hlort.plugin.base.simple_executable import flatten_array_shapes
-from hlort.plugin.interpreter_backend import flatten_value, unflatten
+from hlort.plugin.base.value_flattening import flatten_value, unflatten
 from hlort.shape import ArrayShape, TupleShape
 
 

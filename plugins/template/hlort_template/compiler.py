@@ -13,24 +13,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hlort.errors import Unimplemented
-from hlort.interpreter.registry import function_for
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
+from hlort.plugin.base.reference_fallback import reference_function
 
 Kernel = Callable[..., object]
 
 
 def kernel_for(instr: Instruction) -> Kernel:
     """The kernel that runs ``instr``; UNIMPLEMENTED (naming the op) when there is none."""
-    kernel = function_for(instr.opcode)
+    kernel = reference_function(instr)  # UNIMPLEMENTED for a custom call with an unknown target
     if kernel is None:
         raise Unimplemented(f"the template backend has no kernel for {instr.opcode.value} "
                             f"({instr.name})")  # fmt: skip
-    if instr.opcode is Opcode.CUSTOM_CALL:
-        from hlort.custom_calls import evaluator_for
-
-        evaluator_for(instr.attrs.get("custom_call_target", ""))  # UNIMPLEMENTED if unknown
     return kernel
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from hlort.interpreter.evaluator import Evaluator
 from hlort.plugin.base import LaunchContext, SimpleExecutable
-from hlort.plugin.interpreter_backend import flatten_value, unflatten
+from hlort.plugin.base.value_flattening import flatten_value, unflatten
 from hlort_template.compiler import Program, compile_module
 from hlort_template.device import TemplateDevice
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hlort.plugin.api import AttributeValue, Capabilities, Plugin, ProbeResult
-from hlort.testing import ConformanceProfile
+from hlort.plugin.conformance_profile import ConformanceProfile
 
 PLATFORM = "template"
 """The platform name: ``hlort.backend("template")``, ``"template:0"``, HLORT_PLATFORMS."""

@@ -38,7 +38,7 @@ class TpuSimClient(SimpleClient):
 
     @property
     def platform_version(self) -> str:
-        from hlort_tpusim import __version__
+        from hlort_tpusim.version import __version__
 
         return f"tpusim {__version__}"
 

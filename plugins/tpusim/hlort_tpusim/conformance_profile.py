@@ -29,7 +29,7 @@ def dot_tolerance(precision: str, k: int, max_abs: float = 1.0) -> tuple[float, 
 
 
 def conformance_profile():
-    from hlort.testing.profile import ConformanceProfile, Tolerance
+    from hlort.plugin.conformance_profile import ConformanceProfile, Tolerance
 
     rtol, atol = dot_tolerance("DEFAULT", _SUITE_MAX_K, _SUITE_MAX_ABS)
     bf16_inputs = Tolerance(ulp=4, rtol=rtol, atol=atol)

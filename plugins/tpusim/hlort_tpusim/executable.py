@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from hlort.errors import DataLoss
 from hlort.plugin.base import LaunchContext, SimpleExecutable
+from hlort.plugin.base.cost_estimate import estimate_cost
 from hlort.plugin.base.hlo_text import parse_printed_hlo, print_hlo
 from hlort.plugin.capabilities import CompiledMemoryStats
-from hlort.plugin.interpreter_backend import estimate_cost
 from hlort.plugin.options import DEFAULT_EXECUTE_OPTIONS, ExecuteOptions
 from hlort_tpusim.buffer import retag
 from hlort_tpusim.compiler import compile_module

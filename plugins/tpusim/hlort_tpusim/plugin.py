@@ -22,7 +22,7 @@ class TpuSimPlugin(Plugin):
     priority = -2000
 
     def attributes(self) -> Mapping[str, AttributeValue]:
-        from hlort_tpusim import __version__
+        from hlort_tpusim.version import __version__
 
         return {"version": __version__, "vendor": "hlort",
                 "description": "simulated TPU-like chip (systolic MXU, HBM, DMA)"}  # fmt: skip

@@ -24,13 +24,13 @@ from hlort.errors import Unimplemented
 from hlort.ir.opcodes import Opcode
 from hlort.plugin.base import ready_value
 from hlort.plugin.base.buffer import SimpleBuffer
+from hlort.plugin.conformance_profile import ConformanceProfile
 from hlort.plugin.interpreter_backend import (
     InterpreterClient,
     InterpreterExecutable,
     InterpreterPlugin,
 )
 from hlort.plugin.registry import register_plugin
-from hlort.testing import ConformanceProfile
 
 
 class LeakyBuffer(SimpleBuffer):

@@ -1,13 +1,14 @@
-"""Interpreter: custom-call, dispatched to its target's ``evaluate_fn`` (:mod:`hlort.custom_calls`).
+"""Interpreter: custom-call, dispatched to its target's ``evaluate_fn``
+(:mod:`hlort.ir.custom_calls`).
 
 An unregistered target raises UNIMPLEMENTED naming it and how to register it.
 """
 
 from __future__ import annotations
 
-from hlort.custom_calls import evaluator_for
 from hlort.errors import HlortError
 from hlort.interpreter.registry import evaluates
+from hlort.ir.custom_calls import evaluator_for
 from hlort.ir.opcodes import Opcode
 
 

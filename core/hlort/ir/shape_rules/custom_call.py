@@ -1,4 +1,4 @@
-"""Shape rule: custom-call, checked through the target registry (:mod:`hlort.custom_calls`).
+"""Shape rule: custom-call, checked through the target registry (:mod:`hlort.ir.custom_calls`).
 
 A registered target's ``shape_fn`` checks the operands and gives the result; any other target
 keeps its declared shape, since a backend may implement targets hlort does not know.
@@ -6,8 +6,8 @@ keeps its declared shape, since a backend may implement targets hlort does not k
 
 from __future__ import annotations
 
-from hlort.custom_calls import lookup_custom_call
 from hlort.ir.computation import Computation
+from hlort.ir.custom_calls import lookup_custom_call
 from hlort.ir.opcodes import Opcode
 from hlort.ir.shape_inference import ShapeQuery, shape_rule
 from hlort.shape import Shape

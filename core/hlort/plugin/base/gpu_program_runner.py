@@ -215,7 +215,7 @@ class ProgramRunner:
                        storage: dict[int, DeviceBlock]) -> None:  # fmt: skip
         from hlort.interpreter.evaluator import evaluate
         from hlort.ir.module_codec import decode_module
-        from hlort.plugin.interpreter_backend import flatten_value
+        from hlort.plugin.base.value_flattening import flatten_value
 
         program = self.program
         inputs = [device.copy_out(storage[s], slot_shape(program, s)) for s in step.inputs]

@@ -113,7 +113,7 @@ def lower_hostop(lw: Lowering, ctx: Context, instr: Instruction) -> Ref:
     from hlort_tpusim.compiler.lowering import flatten
 
     if instr.opcode is Opcode.CUSTOM_CALL:
-        from hlort.custom_calls import evaluator_for
+        from hlort.ir.custom_calls import evaluator_for
 
         evaluator_for(instr.attrs.get("custom_call_target", ""))  # UNIMPLEMENTED if unknown
     operands = [lw.value(ctx, o) for o in instr.operands]

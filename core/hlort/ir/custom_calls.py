@@ -14,8 +14,13 @@ evaluate) consult, so a target is added in one place:
 
 A target without a ``shape_fn`` accepts any operands and needs the declared result shape. An
 unregistered target still builds and verifies (a backend plugin may know it), but evaluating it
-raises UNIMPLEMENTED naming the target. The targets hlort ships are in
-:mod:`hlort.custom_call_targets`.
+raises UNIMPLEMENTED naming the target.
+
+The registry is part of the IR (the shape rule reads it); the targets themselves are registered
+explicitly by the layers that define them: the ones hlort ships by the reference interpreter
+(:mod:`hlort.interpreter.custom_call_targets`, imported by :mod:`hlort.interpreter`), the
+StableHLO test corpus's ``check.*`` assertions by the testdata runner
+(:mod:`hlort.testdata.check_targets`, imported by :mod:`hlort.testdata`).
 """
 
 from __future__ import annotations
@@ -45,19 +50,6 @@ class CustomCallTarget:
 
 
 _TARGETS: dict[str, CustomCallTarget] = {}
-_builtins_state = "unloaded"  # -> "loading" -> "loaded"
-
-
-def _ensure_builtins() -> None:
-    global _builtins_state
-    if _builtins_state == "unloaded":
-        _builtins_state = "loading"
-        try:
-            import hlort.custom_call_targets  # noqa: F401  (registers the shipped targets)
-        except BaseException:
-            _builtins_state = "unloaded"
-            raise
-        _builtins_state = "loaded"
 
 
 def register_custom_call(
@@ -69,7 +61,6 @@ def register_custom_call(
     replace: bool = False,
 ) -> CustomCallTarget:
     """Register ``target``. Registering a name twice is ALREADY_EXISTS unless ``replace=True``."""
-    _ensure_builtins()
     if not isinstance(target, str) or not target:
         raise InvalidArgument(f"a custom-call target must be a non-empty string, got {target!r}")
     for label, fn in (("shape_fn", shape_fn), ("evaluate_fn", evaluate_fn)):
@@ -88,31 +79,44 @@ def register_custom_call(
 
 def unregister_custom_call(target: str) -> None:
     """Remove ``target``; NOT_FOUND when it is not registered."""
-    _ensure_builtins()
     if _TARGETS.pop(target, None) is None:
         raise NotFound(f"custom-call target {target!r} is not registered")
 
 
 def lookup_custom_call(target: str) -> CustomCallTarget | None:
     """The registered target, or None."""
-    _ensure_builtins()
     return _TARGETS.get(target)
 
 
 def registered_custom_calls() -> tuple[str, ...]:
     """Names of every registered target, sorted."""
-    _ensure_builtins()
     return tuple(sorted(_TARGETS))
+
+
+def target_name(q: ShapeQuery) -> str:
+    """The ``custom_call_target`` a shape rule is checking (for its messages)."""
+    return q.attrs.get("custom_call_target", "?")
+
+
+def require_operand_count(q: ShapeQuery, n: int) -> None:
+    """Fail the shape rule unless the custom call has ``n`` operands."""
+    if len(q.operands) != n:
+        q.fail(f"target {target_name(q)!r} takes {n} operand(s), got {len(q.operands)}")
 
 
 def evaluator_for(target: str) -> EvaluateFn:
     """The reference implementation of ``target``; UNIMPLEMENTED (naming it and the fix) if none."""
     entry = lookup_custom_call(target)
     if entry is None:
+        fix = (
+            "import hlort.testdata, which registers the StableHLO test suite's check.* targets"
+            if target.startswith("check.")
+            else f"register it with hlort.ir.custom_calls.register_custom_call({target!r}, "
+            "shape_fn=..., evaluate_fn=...)"
+        )
         raise Unimplemented(
             f"custom-call target {target!r} is not registered, so the reference interpreter "
-            f"cannot evaluate it; register it with hlort.custom_calls.register_custom_call("
-            f"{target!r}, shape_fn=..., evaluate_fn=...)"
+            f"cannot evaluate it; {fix}"
         )
     if entry.evaluate_fn is None:
         raise Unimplemented(

@@ -11,6 +11,10 @@ from __future__ import annotations
 import hashlib
 import os
 
+from hlort.version import __version__
+
+_core_digest: str | None = None
+
 
 def source_digest(*paths: str, salt: str = "") -> str:
     """SHA-256 over (path, size, mtime) of the ``.py`` files at or under ``paths``."""
@@ -39,3 +43,16 @@ def source_digest(*paths: str, salt: str = "") -> str:
 
 def _add(h, path: str, st: os.stat_result) -> None:
     h.update(f"{path}:{st.st_size}:{st.st_mtime_ns};".encode())
+
+
+def core_source_digest() -> str:
+    """Size and mtime of the core files that shape an optimized module (computed once): part of
+    the key of every cache that stores optimized modules (the runtime's and a plugin's)."""
+    global _core_digest
+    if _core_digest is None:
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        # what an optimized module is made of and by (a cached module is encoded from these)
+        parts = ("passes", "ir", "text", "shape.py", "dtypes.py")
+        _core_digest = source_digest(*(os.path.join(root, part) for part in parts),
+                                     salt=__version__)  # fmt: skip
+    return _core_digest

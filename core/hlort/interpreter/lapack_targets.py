@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hlort import dtypes
-from hlort.custom_calls import register_custom_call
 from hlort.ffi_attributes import parse_ffi_attributes
+from hlort.ir.custom_calls import register_custom_call
 from hlort.ir.shape_inference import ShapeQuery
 from hlort.shape import ArrayShape, Shape, TupleShape
 
