@@ -17,9 +17,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$(mktemp -d)}
 JOBS=${JOBS:-14}
-BENCH_S=${BENCH_S:-70}
+BENCH_S=${BENCH_S:-60}
 CONFORMANCE_S=${CONFORMANCE_S:-100}
-CORPUS_S=${CORPUS_S:-70}
+CORPUS_S=${CORPUS_S:-90}
 START=$SECONDS
 log() { echo "== [$((SECONDS - START)) s] $*"; }
 status() {  # status NAME RC: one line per stage for the summary at the end
@@ -114,7 +114,7 @@ $HLORT compile "$SEED/seed.hlo" --platform cuda --target sm_90 --dump-dir "$SEED
 PTXAS=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
 if [ -x "$PTXAS" ]; then
   $PTXAS -arch=sm_90 -v "$SEED/dump/seed.cuda.kernels.ptx" -o /dev/null 2>&1 | tail -3
-  status "ptxas sm_90 seed" $?
+  status "ptxas sm_90 seed" "${PIPESTATUS[0]}"
 else
   echo "no ptxas here"; status "ptxas sm_90 seed" 1
 fi
