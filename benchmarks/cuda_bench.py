@@ -1,7 +1,8 @@
 """GPU benchmark of the cuda platform, printed as the ratios issue 15 asks for (needs a GPU).
 
-Every time is GPU time between two stream events recorded around REPEAT back-to-back executions
-(after WARMUP), so host overhead that overlaps the GPU is not counted and gaps it leaves are.
+Every time is GPU time between two stream events recorded around one execution's steps on the
+stream (the median of REPEAT after WARMUP), so the host's gaps between executions are not
+counted; the fused cases also print the time per execute through the API (host included).
 Ratios, all from one run:
 
 - copy: device-to-device copy bandwidth (bytes read + written per second): the floor below.
@@ -137,86 +138,116 @@ ENTRY main {{
 
 
 class GpuTimer:
-    """GPU time of work enqueued on one device, between two events on its stream."""
+    """GPU time of work on one device's stream, measured with stream events.
+
+    ``device_ms(job)``: ``job`` runs on the device's work-queue thread between two events, once
+    per repeat; the median of the event pairs is the device time of one run, free of the host's
+    gaps between runs. ``span_ms(enqueue)``: the events bracket everything ``enqueue`` submits
+    (host overhead included where the host is slower than the GPU).
+    """
 
     def __init__(self, device):
         self.device = device
         self.driver = device.driver
 
+    def _pair(self):
+        return (self.driver.event_create(self.device.ordinal, timing=True),
+                self.driver.event_create(self.device.ordinal, timing=True))  # fmt: skip
+
+    def _elapsed(self, start, end) -> float:
+        self.driver.event_synchronize(end)
+        ms = self.driver.event_elapsed_ms(start, end)
+        self.driver.event_destroy(start)
+        self.driver.event_destroy(end)
+        return ms
+
+    def device_ms(self, job) -> float:
+        device, driver = self.device, self.driver
+
+        def bracketed():
+            start, end = self._pair()
+            driver.event_record(start, device.stream)
+            job()
+            driver.event_record(end, device.stream)
+            return start, end
+
+        for _ in range(WARMUP):
+            self._elapsed(*device.queue.enqueue(bracketed).result())
+        pending = [device.queue.enqueue(bracketed) for _ in range(REPEAT)]
+        return float(np.median([self._elapsed(*p.result()) for p in pending]))
+
     def span_ms(self, enqueue_work) -> float:
         device, driver = self.device, self.driver
-        start = driver.event_create(device.ordinal, timing=True)
-        end = driver.event_create(device.ordinal, timing=True)
+        start, end = self._pair()
         device.queue.enqueue(lambda: driver.event_record(start, device.stream)).wait()
         enqueue_work()
         device.queue.enqueue(lambda: driver.event_record(end, device.stream)).wait()
-        driver.event_synchronize(end)
-        ms = driver.event_elapsed_ms(start, end)
-        driver.event_destroy(start)
-        driver.event_destroy(end)
-        return ms
+        return self._elapsed(start, end)
 
 
-def time_executable(backend, text: str, inputs, timer: GpuTimer) -> tuple[float, object]:
-    """(ms per execution, the raw executable)."""
-    exe = backend.compile(text)
-    raw = exe.raw
-    device = timer.device
-    buffers = [backend.client.buffer_from_host(x, device) for x in inputs]
-    for buf in buffers:
-        buf.ready_event().wait()
-    outs: list = []
+class Timed:
+    """One compiled benchmark module on the device, with its inputs there."""
 
-    def run(count: int) -> None:
-        for _ in range(count):
-            outs.append(raw.execute([buffers])[0])
-        for out in outs[-count:]:
-            for buf in out:
+    def __init__(self, backend, text: str, inputs, timer: GpuTimer):
+        self.raw = backend.compile(text).raw
+        self.timer, self.device = timer, timer.device
+        self.buffers = [backend.client.buffer_from_host(x, self.device) for x in inputs]
+        for buf in self.buffers:
+            buf.ready_event().wait()
+        self.blocks = [buf.storage_now() for buf in self.buffers]
+
+    def device_ms(self) -> float:
+        """GPU time of one execution's steps (the program run straight on the stream)."""
+        runner, device = self.raw.runner, self.device
+
+        def job() -> None:
+            for block in runner.run(device, self.blocks, set()):
+                device.free(block)  # stream order: reused only by later work
+
+        return self.timer.device_ms(job)
+
+    def wall_ms(self) -> float:
+        """Per execution through the API (Executable.execute), REPEAT back to back."""
+        outs: list = []
+        for _ in range(WARMUP):
+            outs.append(self.raw.execute([self.buffers])[0])
+        ms = self.timer.span_ms(
+            lambda: outs.extend(self.raw.execute([self.buffers])[0] for _ in range(REPEAT)))
+        for row in outs:
+            for buf in row:
                 buf.ready_event().wait()
-        for out in outs:
-            for buf in out:
                 buf.delete()
-        outs.clear()
-
-    run(WARMUP)
-    ms = timer.span_ms(lambda: [outs.append(raw.execute([buffers])[0]) for _ in range(REPEAT)])
-    run(0)
-    return ms / REPEAT, raw
+        return ms / REPEAT
 
 
-def time_cublas_alone(raw, inputs, timer: GpuTimer) -> float:
-    """The program's own gemm call, straight to cuBLAS on blocks of the same sizes."""
+def cublas_alone_ms(timed: Timed) -> float:
+    """The program's own gemm call, straight to cuBLAS on the same input blocks."""
     from hlort.codegen.gpu.program import LibraryCall
     from hlort_cuda.cublas import load_cublas
 
-    device = timer.device
-    call = next(s for s in raw.program.steps if isinstance(s, LibraryCall))
-    blocks = [device.allocate_bytes(raw.program.slot(s).size) for s in call.args]
-    for block, x in zip(blocks[:2], inputs, strict=False):
-        device.copy_in(block, np.ascontiguousarray(x))
+    device, program = timed.device, timed.raw.program
+    call = next(s for s in program.steps if isinstance(s, LibraryCall))
+    a, b, c = call.args
+    blocks = {s: timed.blocks[program.parameters.index(s)] for s in (a, b)
+              if s in program.parameters}  # fmt: skip
+    for s in (a, b, c):
+        if s not in blocks:
+            blocks[s] = device.allocate_bytes(program.slot(s).size)
     cublas = load_cublas()
-
-    def work() -> None:
-        for _ in range(REPEAT):
-            device.queue.enqueue(lambda: cublas(device, call, blocks)).wait()
-
-    for _ in range(WARMUP):
-        device.queue.enqueue(lambda: cublas(device, call, blocks)).wait()
-    ms = timer.span_ms(work)
-    for block in blocks:
-        device.free(block)
-    return ms / REPEAT
+    ms = timed.timer.device_ms(lambda: cublas(device, call, [blocks[a], blocks[b], blocks[c]]))
+    for s, block in blocks.items():
+        if s not in program.parameters:
+            device.free(block)
+    return ms
 
 
 def copy_bandwidth(device, timer: GpuTimer, nbytes: int) -> float:
     src, dst = device.allocate_bytes(nbytes), device.allocate_bytes(nbytes)
-    copy = lambda: device.driver.copy_d2d_async(dst.pointer, src.pointer, nbytes, device.stream)  # noqa: E731
-    for _ in range(WARMUP):
-        device.queue.enqueue(copy).wait()
-    ms = timer.span_ms(lambda: [device.queue.enqueue(copy) for _ in range(REPEAT)])
+    ms = timer.device_ms(
+        lambda: device.driver.copy_d2d_async(dst.pointer, src.pointer, nbytes, device.stream))
     device.free(src)
     device.free(dst)
-    return 2 * nbytes * REPEAT / (ms * 1e-3)
+    return 2 * nbytes / (ms * 1e-3)
 
 
 def main(argv=None) -> int:
@@ -242,10 +273,12 @@ def main(argv=None) -> int:
     print(f"copy bandwidth                     {bw / 1e9:8.1f} GB/s (read + write)")
 
     def share(name: str, text: str, inputs, nbytes: int, goal: str) -> None:
-        ms, _raw = time_executable(backend, text, inputs, timer)
+        timed = Timed(backend, text, inputs, timer)
+        ms, wall = timed.device_ms(), timed.wall_ms()
         ratio = nbytes / (ms * 1e-3) / bw
         results[name] = ratio
-        print(f"{name:<34} {ms:8.3f} ms  {ratio:5.2f} of copy bandwidth  (goal {goal})")
+        print(f"{name:<34} {ms:8.3f} ms  {ratio:5.2f} of copy bandwidth  (goal {goal}; "
+              f"{wall:.3f} ms per execute through the API)")  # fmt: skip
 
     xs = [f32(big) for _ in range(3)]
     log2 = big.bit_length() - 1
@@ -259,14 +292,14 @@ def main(argv=None) -> int:
 
         dt = ml_dtypes.bfloat16 if np_dtype == "bfloat16" else np_dtype
         a, b = f32(mm, mm).astype(dt), f32(mm, mm).astype(dt)
-        ms, raw = time_executable(backend, matmul(mm, dtype), [a, b], timer)
-        alone = time_cublas_alone(raw, [a, b], timer)
+        timed = Timed(backend, matmul(mm, dtype), [a, b], timer)
+        ms, alone = timed.device_ms(), cublas_alone_ms(timed)
         results[f"matmul_{dtype}_cublas_over_hlort"] = alone / ms
         print(f"matmul {mm}^3 {dtype:<5}                {ms:8.3f} ms  cuBLAS alone {alone:.3f} ms"
               f"  ratio {alone / ms:5.2f}  (goal >= 0.95)")  # fmt: skip
     a, b, bias = f32(att, att), f32(att, att), f32(att)
-    fused, _ = time_executable(backend, attention_like(att), [a, b, bias], timer)
-    plain, _ = time_executable(backend, matmul(att, "f32"), [a, b], timer)
+    fused = Timed(backend, attention_like(att), [a, b, bias], timer).device_ms()
+    plain = Timed(backend, matmul(att, "f32"), [a, b], timer).device_ms()
     results["softmax_relu_matmul_over_matmul"] = fused / plain
     print(f"softmax(relu(matmul+bias)) {att}      {fused:8.3f} ms  matmul alone {plain:.3f} ms"
           f"  ratio {fused / plain:5.2f}  (goal <= 1.15)")  # fmt: skip
