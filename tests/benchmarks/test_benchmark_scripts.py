@@ -28,7 +28,7 @@ EXTRA_ARGS = {"tpusim_speed.py": ["--tiled"], "warm_cache.py": ["--no-jax"],
               "fresh_compile.py": ["--no-jax"]}  # fmt: skip
 HAS_JAX = importlib.util.find_spec("jax") is not None
 NEEDS_JAX = {"jax_dispatch.py"}
-NEEDS_GPU = {"cuda_bench.py"}  # on the fake driver in plugins/cuda/tests/test_cuda_bench_plumbing.py
+NEEDS_GPU = {"cuda_bench.py"}  # plugins/cuda/tests/test_cuda_bench_plumbing.py: on a fake driver
 
 
 def _cuda_works() -> bool:
