@@ -31,6 +31,7 @@ from hlort.plugin.base.gpu_executable import (
     unpack_payload,
 )
 from hlort.plugin.base.gpu_program_runner import LibraryRunner
+from hlort.plugin.base.hlo_text import parse_printed_hlo
 from hlort.plugin.base.serialization import unframe_executable
 from hlort.plugin.base.simple_client import SimpleClient, SimplePlugin
 from hlort.plugin.base.simple_device import SimpleDevice
@@ -123,8 +124,7 @@ class GpuClient(SimpleClient):
         placements = self.resolve_placements(options)
         where = ", ".join(f"{self.platform_name}:{p.device.id}" for p in placements)
         check_blob_target(header, program, self.target_for(placements), where)
-        module = self.executable_class.module_from_payload(payload, header)
-        del text
+        module = parse_printed_hlo(text, source_name=f"<serialized {header.name}>")
         exe = self.executable_class(self, module, options, placements, program=program)
         exe._fingerprint = header.fingerprint
         return exe
