@@ -344,3 +344,23 @@ def test_deleting_a_buffer_while_its_launch_is_queued_frees_after_the_launch(mak
             break
         time.sleep(0.01)
     assert device.memory_stats().bytes_in_use == 0
+
+
+def test_blob_whose_program_disagrees_with_its_module_is_refused(make_client):
+    import dataclasses
+
+    from hlort.codegen.gpu.program import GpuProgram
+    from hlort.plugin.base import frame_executable
+    from hlort.plugin.base.gpu_executable import pack_payload, unpack_payload
+    from hlort.plugin.base.serialization import unframe_executable
+
+    client = make_client()
+    header, payload = unframe_executable(compile_on(client, ADD).serialize())
+    text, program = unpack_payload(payload, header.name)
+    slots = list(program.slots)
+    slots[0] = dataclasses.replace(slots[0], dims=(2,), size=8)  # a parameter shrunk to 2
+    bad = GpuProgram(**{**program.__dict__, "slots": slots})
+    blob = frame_executable(header, pack_payload(text, bad))
+    with pytest.raises(HlortError) as err:
+        client.deserialize_executable(blob)
+    assert err.value.code is ErrorCode.INVALID_ARGUMENT and "parameter 0" in err.value.message

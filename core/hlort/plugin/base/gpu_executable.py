@@ -22,7 +22,11 @@ from hlort.plugin.base.events import AsyncValue
 from hlort.plugin.base.fallback_policy import FallbackRecord, FallbackReport
 from hlort.plugin.base.gpu_buffer import as_gpu_buffer
 from hlort.plugin.base.gpu_device import GpuDevice
-from hlort.plugin.base.gpu_program_runner import ProgramRunner, check_program_for_device
+from hlort.plugin.base.gpu_program_runner import (
+    ProgramRunner,
+    check_program_for_device,
+    slot_shape,
+)
 from hlort.plugin.base.hlo_text import parse_printed_hlo, print_hlo
 from hlort.plugin.base.serialization import FrameHeader, frame_executable
 from hlort.plugin.base.simple_executable import AsyncLaunch, LaunchContext, SimpleExecutable
@@ -73,6 +77,7 @@ class GpuExecutable(SimpleExecutable):
             target = self.client.target_for(self.placements)
             program = self.client.compile_program(self.module, self.options, target)
         program.check()
+        self._check_boundary(program)
         for placement in self.placements:
             if isinstance(placement.device, GpuDevice):
                 check_program_for_device(program, placement.device)
@@ -83,6 +88,22 @@ class GpuExecutable(SimpleExecutable):
                 report.add(step.instruction, step.opcode, step.reason)
             report.apply()
         self.runner = ProgramRunner(program, self.client.library_runner(program))
+
+    def _check_boundary(self, program: GpuProgram) -> None:
+        """The program's parameter and output slots are the executable's shapes (a blob's HLO
+        and program could disagree; a kernel must never see a buffer smaller than its slot)."""
+        for what, slots, shapes in (("parameter", program.parameters, self.parameter_shapes),
+                                    ("output", program.outputs, self.output_shapes)):  # fmt: skip
+            if len(slots) != len(shapes):
+                raise InvalidArgument(f"GPU program {program.name!r} has {len(slots)} {what} "
+                                      f"slot(s), the module {len(shapes)}; recompile it")
+            for k, (slot_id, shape) in enumerate(zip(slots, shapes, strict=True)):
+                slot = program.slot(slot_id)
+                if slot_shape(program, slot_id) != shape or slot.size < shape.nbytes:
+                    raise InvalidArgument(
+                        f"GPU program {program.name!r}: {what} {k} is slot {slot_id} "
+                        f"({slot.dtype}{list(slot.dims)}, {slot.size} bytes), the module's is "
+                        f"{shape}; recompile it")
 
     def launch(self, device: GpuDevice, arguments: list, ctx: LaunchContext) -> AsyncLaunch:
         kept = set(ctx.options.non_donatable_input_indices)
