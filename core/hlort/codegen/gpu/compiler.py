@@ -34,6 +34,8 @@ from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
 from hlort.passes.buffer_assignment import BufferAssignment, LogicalBuffer, assign_buffers
+from hlort.passes.fusion_policy import FusionPolicy
+from hlort.passes.pass_options import PassOptions
 from hlort.plugin.base.fallback_policy import FallbackReport
 
 SLOT_ALIGNMENT = 256  # what cudaMalloc and hipMalloc give; vector loads need 16
@@ -118,9 +120,26 @@ class _Slots:
         return slot.id
 
 
+def emits_one_kernel(comp: Computation) -> bool:
+    """Whether a fused computation would become one GPU kernel (the fusion passes ask)."""
+    try:
+        return choose_schedule(comp)[0] is not None
+    except HlortError:
+        return False
+
+
+def gpu_pass_options() -> PassOptions:
+    """The pipeline a GPU plugin asks for: row epilogues join their reductions (softmax is one
+    kernel), and only fusions that one kernel schedule covers are made."""
+    return PassOptions(policy=FusionPolicy(row_epilogue_fusion=True, can_emit=emits_one_kernel))
+
+
 def compile_gpu_program(module: Module, target: GpuTarget, donated=(),
-                        report: FallbackReport | None = None) -> GpuProgram:  # fmt: skip
-    """Compile the optimized, scheduled ``module`` for ``target``."""
+                        report: FallbackReport | None = None,
+                        apply_policy: bool = True) -> GpuProgram:  # fmt: skip
+    """Compile the optimized, scheduled ``module`` for ``target``. The fallback report is
+    applied (HLORT_FALLBACK: raise, warn or allow) unless ``apply_policy`` is False (the offline
+    checks count fallbacks instead)."""
     entry = module.entry
     assignment = assign_buffers(module, donated=donated, alignment=SLOT_ALIGNMENT,
                                 in_place=False)  # fmt: skip
@@ -161,7 +180,8 @@ def compile_gpu_program(module: Module, target: GpuTarget, donated=(),
         steps.append(HostFallback(instr.name, kind, why, host_fallback_module(module, instr),
                                   inputs, tuple(slots.of(instr))))  # fmt: skip
     outputs, donation = _outputs(entry, assignment, slots, steps)
-    report.apply()
+    if apply_policy:
+        report.apply()
     binary = kernels.compile() if infos else b""
     program = GpuProgram(module.name, target.name, target.triple, target.binary_format,
                          kernels.ir_text(), binary, infos, slots.slots, steps, parameters,
@@ -204,4 +224,5 @@ def _symbol(name: str) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
 
 
-__all__ = ["compile_gpu_program", "kernel_computation", "wrap_instruction"]
+__all__ = ["compile_gpu_program", "emits_one_kernel", "gpu_pass_options", "kernel_computation",
+           "wrap_instruction"]  # fmt: skip
