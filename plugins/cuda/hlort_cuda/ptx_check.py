@@ -79,28 +79,67 @@ _FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) b
 _USED = re.compile(r"Used (\d+) registers(?:.*?(\d+) bytes smem)?")
 
 
-def parse_verbose(log: str) -> dict[str, KernelUsage]:
-    """Per-kernel usage from ``ptxas -v`` output."""
-    usage: dict[str, dict] = {}
-    current = None
+def parse_verbose_list(log: str) -> list[KernelUsage]:
+    """Per-kernel usage from ``ptxas -v`` output, in the order ptxas compiled the kernels."""
+    usage: list[dict] = []
     for line in log.splitlines():
         m = _ENTRY.search(line)
         if m:
-            current = m.group(1)
-            usage[current] = {"name": current}
+            usage.append({"name": m.group(1)})
             continue
-        if current is None:
+        if not usage:
             continue
         m = _FRAME.search(line)
         if m:
-            usage[current].update(stack_bytes=int(m.group(1)), spill_stores=int(m.group(2)),
-                                  spill_loads=int(m.group(3)))  # fmt: skip
+            usage[-1].update(stack_bytes=int(m.group(1)), spill_stores=int(m.group(2)),
+                             spill_loads=int(m.group(3)))  # fmt: skip
         m = _USED.search(line)
         if m:
-            usage[current]["registers"] = int(m.group(1))
+            usage[-1]["registers"] = int(m.group(1))
             if m.group(2):
-                usage[current]["shared_bytes"] = int(m.group(2))
-    return {k: KernelUsage(**v) for k, v in usage.items()}
+                usage[-1]["shared_bytes"] = int(m.group(2))
+    return [KernelUsage(**u) for u in usage]
+
+
+def parse_verbose(log: str) -> dict[str, KernelUsage]:
+    """Per-kernel usage from ``ptxas -v`` output of one PTX file."""
+    return {u.name: u for u in parse_verbose_list(log)}
+
+
+_ENTRY_DECL = re.compile(rb"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s", re.MULTILINE)
+
+
+def run_ptxas_many(ptx_by_label: dict[str, bytes], arch: str, ptxas: str | None = None,
+                   chunk: int = 48) -> dict[str, PtxasResult]:  # fmt: skip
+    """``run_ptxas`` for many PTX files, ``chunk`` per ptxas process (one process per file costs
+    more than assembling it); a chunk that fails is assembled file by file to say which."""
+    exe = ptxas or find_ptxas()
+    if exe is None:
+        raise FileNotFoundError(missing_ptxas_reason())
+    labels = list(ptx_by_label)
+    results: dict[str, PtxasResult] = {}
+    for start in range(0, len(labels), chunk):
+        group = labels[start:start + chunk]
+        with tempfile.TemporaryDirectory(prefix="hlort-ptxas-") as tmp:
+            files = []
+            for k, label in enumerate(group):
+                path = Path(tmp) / f"m{k}.ptx"
+                path.write_bytes(ptx_by_label[label])
+                files.append(str(path))
+            proc = subprocess.run([exe, f"-arch={arch}", "-v", *files, "-o",
+                                   str(Path(tmp) / "all.o")], capture_output=True, text=True,
+                                  timeout=600)  # fmt: skip
+        log = proc.stdout + proc.stderr
+        if proc.returncode != 0:
+            for label in group:
+                results[label] = run_ptxas(ptx_by_label[label], arch, exe)
+            continue
+        usage = iter(parse_verbose_list(log))
+        for label in group:
+            count = len(_ENTRY_DECL.findall(ptx_by_label[label]))
+            kernels = [next(usage) for _ in range(count)]
+            results[label] = PtxasResult(arch, True, "", {u.name: u for u in kernels})
+    return results
 
 
 def run_ptxas(ptx: bytes | str, arch: str, ptxas: str | None = None,
@@ -120,4 +159,4 @@ def run_ptxas(ptx: bytes | str, arch: str, ptxas: str | None = None,
 
 
 __all__ = ["KernelUsage", "PtxasResult", "find_ptxas", "missing_ptxas_reason", "parse_verbose",
-           "run_ptxas"]  # fmt: skip
+           "run_ptxas", "run_ptxas_many"]  # fmt: skip

@@ -135,11 +135,12 @@ def gpu_pass_options() -> PassOptions:
 
 
 def compile_gpu_program(module: Module, target: GpuTarget, donated=(),
-                        report: FallbackReport | None = None,
-                        apply_policy: bool = True) -> GpuProgram:  # fmt: skip
+                        report: FallbackReport | None = None, apply_policy: bool = True,
+                        kernel_prefix: str = "") -> GpuProgram:  # fmt: skip
     """Compile the optimized, scheduled ``module`` for ``target``. The fallback report is
     applied (HLORT_FALLBACK: raise, warn or allow) unless ``apply_policy`` is False (the offline
-    checks count fallbacks instead)."""
+    checks count fallbacks instead); ``kernel_prefix`` starts every kernel's name (programs
+    whose PTX is assembled together need distinct names)."""
     entry = module.entry
     assignment = assign_buffers(module, donated=donated, alignment=SLOT_ALIGNMENT,
                                 in_place=False)  # fmt: skip
@@ -163,7 +164,7 @@ def compile_gpu_program(module: Module, target: GpuTarget, donated=(),
         else:
             comp, why = kernel_computation(instr)
             if comp is not None:
-                name = f"k{len(infos)}_{_symbol(instr.name)}"
+                name = f"{kernel_prefix}k{len(infos)}_{_symbol(instr.name)}"
                 kernel = kernels.add(name, comp)
                 args = tuple(s for o in instr.operands for s in slots.of(o)) + tuple(
                     slots.of(instr))  # fmt: skip
