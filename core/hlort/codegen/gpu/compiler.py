@@ -48,6 +48,17 @@ KERNEL_OPS = frozenset({
 })  # fmt: skip
 
 
+# Ops that have no GPU kernel yet and run as host fallbacks (docs/cuda-kernels.md). A dot whose
+# operands are not one float type, and a bitcast-convert that changes the element width, also
+# fall back (gemm_step.py, the element generators).
+HOST_FALLBACK_OPS = frozenset({
+    "after-all", "cholesky", "conditional", "convolution", "custom-call", "fft", "opt-barrier",
+    "partition-id", "reduce-window", "replica-id", "rng-bit-generator", "scatter",
+    "select-and-scatter", "sort", "topk", "triangular-solve", "while",
+})  # fmt: skip
+PARTLY_NATIVE_OPS = frozenset({"dot", "bitcast-convert"})
+
+
 def wrap_instruction(instr: Instruction) -> Computation:
     """A computation holding just ``instr`` on fresh parameters (a one-op "fusion")."""
     comp = Computation(f"wrapped_{instr.name}")
@@ -225,5 +236,6 @@ def _symbol(name: str) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
 
 
-__all__ = ["compile_gpu_program", "emits_one_kernel", "gpu_pass_options", "kernel_computation",
+__all__ = ["HOST_FALLBACK_OPS", "PARTLY_NATIVE_OPS", "compile_gpu_program", "emits_one_kernel",
+           "gpu_pass_options", "kernel_computation",
            "wrap_instruction"]  # fmt: skip
