@@ -3,8 +3,10 @@
 ``python -m hlort_cuda.ptx_corpus_check [PATH...] [--conformance] [--arch sm_80,sm_90]``
 
 For the StableHLO corpus (``../shared/stablehlo-testdata``: every ``.mlir`` file or ``// -----``
-case the reference interpreter runs; ``--no-interpret`` counts what imports instead) and/or the
-conformance suite's cases, each module goes through the GPU pipeline and compiler for every
+case the reference interpreter runs; ``--no-interpret`` counts what imports instead; the array
+constants those modules compute on become parameters, else constant folding leaves no kernel,
+``--keep-constants`` compiles them as they are) and/or the conformance suite's cases, each
+module goes through the GPU pipeline and compiler for every
 architecture, and its PTX through ``ptxas -v``. Printed: modules seen / compiled, kernels, PTX
 files accepted per architecture (the rejected ones listed with ptxas's first error), kernels that
 spill, and the host-fallback instructions by opcode, each counted. Exit status 1 when ptxas
@@ -22,7 +24,9 @@ from dataclasses import dataclass, field
 
 from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
 from hlort.errors import HlortError
+from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
+from hlort.ir.opcodes import Opcode
 from hlort.passes.default_pipeline import run_default_pipeline
 from hlort_cuda.nvptx_target import NvptxTarget
 from hlort_cuda.ptx_check import find_ptxas, missing_ptxas_reason, run_ptxas_many
@@ -116,6 +120,26 @@ def check_modules(modules: Iterable[tuple[str, Module]], archs=DEFAULT_ARCHS,
     return summary
 
 
+def lift_constants(module: Module) -> Module:
+    """A copy whose entry takes its array constants as parameters: a corpus module computes on
+    constants and would fold to one, so lifting them is what makes it a module of kernels."""
+    from hlort.passes.call_inlining import CallInliner
+
+    lifted = module.clone()
+    CallInliner().run(lifted)  # JAX's modules keep their inputs in called functions
+    entry = lifted.entry
+    number = len(entry.parameters)
+    for instr in list(entry.instructions):
+        if instr.opcode is Opcode.CONSTANT and instr.shape.is_array and instr.shape.size > 1:
+            param = entry.add_instruction(Instruction(Opcode.PARAMETER, instr.shape, (),
+                                                      name=f"lifted{number}",
+                                                      parameter_number=number))  # fmt: skip
+            number += 1
+            entry.replace_all_uses(instr, param)
+            entry.remove_instruction(instr)
+    return lifted
+
+
 def conformance_modules(quick: bool = False) -> Iterable[tuple[str, Module]]:
     from hlort.testing.op_case import all_cases
 
@@ -123,8 +147,10 @@ def conformance_modules(quick: bool = False) -> Iterable[tuple[str, Module]]:
         yield case.id, case.module
 
 
-def corpus_modules(paths: list[str], interpret: bool = True) -> Iterable[tuple[str, Module]]:
-    """The corpus cases that import (and, with ``interpret``, that the interpreter runs)."""
+def corpus_modules(paths: list[str], interpret: bool = True,
+                   lift: bool = True) -> Iterable[tuple[str, Module]]:  # fmt: skip
+    """The corpus cases that import (and, with ``interpret``, that the interpreter runs), their
+    constants lifted to parameters unless ``lift`` is False."""
     from hlort.importers.stablehlo import import_stablehlo
     from hlort.interpreter import evaluate
     from hlort.testdata.cases import load_cases
@@ -134,12 +160,12 @@ def corpus_modules(paths: list[str], interpret: bool = True) -> Iterable[tuple[s
         if case.skipped:
             continue
         try:
-            module = import_stablehlo(case.text, case.relpath).module
+            module = import_stablehlo(case.text, case.relpath, collect_checks=True).module
             if interpret:
                 evaluate(module, sample_arguments([p.shape for p in module.entry.parameters]))
         except Exception:  # noqa: BLE001 - not a module the interpreter runs: not counted
             continue
-        yield case.id, module
+        yield case.id, lift_constants(module) if lift else module
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--arch", default=",".join(DEFAULT_ARCHS), help="e.g. sm_80,sm_90")
     parser.add_argument("--no-interpret", action="store_true",
                         help="count every corpus case that imports, run or not")
+    parser.add_argument("--keep-constants", action="store_true",
+                        help="compile corpus modules as they are (most fold to constants)")
     parser.add_argument("--limit", type=int, default=0, help="at most this many modules")
     args = parser.parse_args(argv)
     if not args.paths and not args.conformance:
@@ -165,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.conformance:
             yield from conformance_modules(args.quick)
         if args.paths:
-            yield from corpus_modules(args.paths, not args.no_interpret)
+            yield from corpus_modules(args.paths, not args.no_interpret, not args.keep_constants)
 
     stream = modules()
     if args.limit:

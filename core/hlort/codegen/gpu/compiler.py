@@ -66,6 +66,11 @@ def wrap_instruction(instr: Instruction) -> Computation:
                                                parameter_number=i))
               for i, o in enumerate(instr.operands)]  # fmt: skip
     clone = comp.add_instruction(instr.clone_with(operands=params))
+    if clone.shape.is_tuple:  # a variadic reduce: its leaves, as a fusion's root would be
+        leaves = [comp.add_instruction(Instruction(Opcode.GET_TUPLE_ELEMENT, e, [clone],
+                                                   {"index": k}))
+                  for k, e in enumerate(clone.shape.elements)]  # fmt: skip
+        clone = comp.add_instruction(Instruction(Opcode.TUPLE, clone.shape, leaves))
     comp.set_root(clone)
     return comp
 
@@ -75,7 +80,9 @@ def kernel_computation(instr: Instruction) -> tuple[Computation | None, str]:
     if instr.opcode is Opcode.FUSION:
         comp = instr.attrs["calls"]
     elif instr.is_elementwise or instr.opcode in KERNEL_OPS:
-        if not all(o.shape.is_array for o in instr.operands) or not instr.shape.is_array:
+        arrays = instr.shape.is_array or (instr.opcode is Opcode.REDUCE and all(
+            e.is_array for e in instr.shape.elements))  # fmt: skip
+        if not all(o.shape.is_array for o in instr.operands) or not arrays:
             return None, "its operands or result are not all arrays"
         comp = wrap_instruction(instr)
     else:
