@@ -21,6 +21,7 @@ import numpy as np
 
 from hlort.codegen.gpu.gpu_target import I32, GpuTarget, declare
 from hlort.codegen.gpu.program import Copy, GpuProgram, HostFallback, KernelLaunch, LibraryCall
+from hlort.codegen.llvm.runtime_library import library_ir
 from hlort.dtypes import from_hlo_name as by_name
 
 _TID = ctypes.CFUNCTYPE(ctypes.c_int32)
@@ -123,6 +124,9 @@ class HostSimRunner:
             module.verify()
             machine = llvm.Target.from_default_triple().create_target_machine(opt=2)
             self.engine = llvm.create_mcjit_compiler(module, machine)
+            # compiler-rt's f16/bf16 conversions, which the host lowering calls (the GPU has
+            # instructions for them)
+            self.engine.add_module(llvm.parse_assembly(library_ir()))
             self.engine.finalize_object()
             for info in program.kernels:
                 addr = self.engine.get_function_address(info.name)
