@@ -65,6 +65,25 @@ ENTRY main {
   ROOT r = f32[70] reduce(x, zero), dimensions={0}, to_apply=add_f
 }
 """
+FULL = "HloModule full\n" + ADD + """
+ENTRY main {
+  x = f32[70001] parameter(0)
+  y = f32[70001] parameter(1)
+  z = f32[70001] parameter(2)
+  yz = f32[70001] multiply(y, z)
+  s = f32[70001] add(x, yz)
+  zero = f32[] constant(0)
+  ROOT r = f32[] reduce(s, zero), dimensions={0}, to_apply=add_f
+}
+"""
+FEW_LONG_ROWS = "HloModule few\n" + ADD + """
+ENTRY main {
+  x = f32[3,40000] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[3] reduce(x, ninf), dimensions={1}, to_apply=max_f
+  ROOT e = f32[3] exponential(m)
+}
+"""
 TRANSPOSE = """HloModule transpose
 ENTRY main {
   x = s32[2,70,45] parameter(0)
@@ -130,6 +149,15 @@ def test_seed_row_reduction(warp):
 @pytest.mark.parametrize("warp", [32, 64])
 def test_softmax_with_nan_and_infinities(warp):
     _check(SOFTMAX, warp, ["row_reduce"], specials=True)
+
+
+def test_full_reduction_is_one_kernel_of_several_blocks():
+    _check(FULL, 32, ["split_row_reduce"])
+
+
+@pytest.mark.parametrize("warp", [32, 64])
+def test_few_long_rows_split_with_nan_and_an_epilogue(warp):
+    _check(FEW_LONG_ROWS, warp, ["split_row_reduce"], specials=True)
 
 
 def test_rows_of_a_partly_used_block_and_a_non_identity_init():

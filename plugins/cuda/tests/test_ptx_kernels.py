@@ -78,6 +78,18 @@ ENTRY main {
 }
 """
 
+FULL_SEED = "HloModule full_seed\n" + _ADD + """
+ENTRY main {
+  x = f32[67108864] parameter(0)
+  y = f32[67108864] parameter(1)
+  z = f32[67108864] parameter(2)
+  yz = f32[67108864] multiply(y, z)
+  s = f32[67108864] add(x, yz)
+  zero = f32[] constant(0)
+  ROOT r = f32[] reduce(s, zero), dimensions={0}, to_apply=add_f
+}
+"""
+
 ELEMENTWISE = """HloModule fused_elementwise
 ENTRY main {
   x = f32[67108864] parameter(0)
@@ -142,6 +154,23 @@ def test_seed_reduce_sum_is_one_kernel_in_registers(arch):
     result = run_ptxas(program.binary, arch)
     assert result.accepted, result.log
     assert result.spilling() == [] and result.kernels[program.kernels[0].name].stack_bytes == 0
+
+
+@needs_ptxas
+@pytest.mark.parametrize("arch", ARCHS)
+def test_full_reduction_seed_is_one_kernel_over_many_blocks(arch):
+    program = _compile(FULL_SEED, arch)
+    assert [k.schedule for k in program.kernels] == ["split_row_reduce"]
+    assert len(program.steps) == 1 and program.steps[0].grid[0] >= 132  # every SM of an H200
+    counters = [program.slot(s) for s in program.steps[0].args if program.slot(s).kind ==
+                "constant"]  # fmt: skip
+    assert len(counters) == 1 and counters[0].constant == bytes(counters[0].size)
+    body = _body(program.binary.decode(), program.kernels[0].name)
+    assert "atom.global.add" in body and "shfl.sync.bfly.b32" in body
+    assert "st.local" not in body
+    result = run_ptxas(program.binary, arch)
+    assert result.accepted, result.log
+    assert result.spilling() == []
 
 
 @needs_ptxas

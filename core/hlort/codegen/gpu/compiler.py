@@ -129,6 +129,26 @@ class _Slots:
         self._by_buffer[id(buf)] = slot.id
         return slot.id
 
+    def scratch(self, kernel) -> tuple[int, ...]:
+        """Slots for a kernel's scratch buffers (temps after the arena) and its counters (a
+        constant of zeros that the kernel restores)."""
+        out = []
+        for size in kernel.scratch:
+            offset = -(-self.arena_end // SLOT_ALIGNMENT) * SLOT_ALIGNMENT
+            self.arena_end = offset + size
+            out.append(self._add(BufferSlot(len(self.slots), "temp", size, SLOT_ALIGNMENT, "u8",
+                                            (size,), offset, label=f"{kernel.name} scratch")))
+        if kernel.counter_bytes:
+            size = kernel.counter_bytes
+            out.append(self._add(BufferSlot(len(self.slots), "constant", size, SLOT_ALIGNMENT,
+                                            "u8", (size,), constant=bytes(size),
+                                            label=f"{kernel.name} counters")))  # fmt: skip
+        return tuple(out)
+
+    def _add(self, slot: BufferSlot) -> int:
+        self.slots.append(slot)
+        return slot.id
+
     def fresh_output(self, like: BufferSlot) -> int:
         offset = -(-self.arena_end // SLOT_ALIGNMENT) * SLOT_ALIGNMENT
         self.arena_end = offset + like.size
@@ -185,7 +205,7 @@ def compile_gpu_program(module: Module, target: GpuTarget, donated=(),
                 name = f"{kernel_prefix}k{len(infos)}_{_symbol(instr.name)}"
                 kernel = kernels.add(name, comp)
                 args = tuple(s for o in instr.operands for s in slots.of(o)) + tuple(
-                    slots.of(instr))  # fmt: skip
+                    slots.of(instr)) + slots.scratch(kernel)  # fmt: skip
                 infos.append(KernelInfo(name, kernel.schedule, kernel.num_args, instr.name))
                 launch = kernel.launch
                 steps.append(KernelLaunch(name, launch.grid3(), launch.block3(),
