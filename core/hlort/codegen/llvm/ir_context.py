@@ -1,7 +1,9 @@
-"""The state every emitter function shares: the IR builder, the module and its declarations.
+"""The state every emitter function shares: the IR builder, the module, its target and its
+declarations.
 
 Kept tiny on purpose: elemental, math and loop emitters all take an :class:`IrContext` so they
-can declare intrinsics once per module and build constants of the right type.
+can declare intrinsics once per module, build constants of the right type and ask the
+:class:`TargetSpec` what the target allows (address spaces, math policy).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from hlort.codegen.llvm.llvm_types import F32, F64, I1, I32, I64
+from hlort.codegen.llvm.target_spec import TargetSpec
 
 
 def _suffix(t: ir.Type) -> str:
@@ -26,9 +29,10 @@ def _suffix(t: ir.Type) -> str:
 
 
 class IrContext:
-    def __init__(self, module: ir.Module, builder: ir.IRBuilder):
+    def __init__(self, module: ir.Module, builder: ir.IRBuilder, target: TargetSpec):
         self.module = module
         self.b = builder
+        self.target = target
 
     # -- declarations --------------------------------------------------------------------------
     def function(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
@@ -54,7 +58,8 @@ class IrContext:
             return existing
         values = list(values)
         ty = ir.ArrayType(t, len(values))
-        table = ir.GlobalVariable(self.module, ty, name)
+        table = ir.GlobalVariable(self.module, ty, name,
+                                  addrspace=self.target.address_spaces.constant)  # fmt: skip
         table.global_constant = True
         table.linkage = "internal"
         table.align = 64
@@ -108,4 +113,4 @@ class IrContext:
         return self.b.bitcast(x, t)
 
 
-__all__ = ["IrContext", "F32", "F64", "I1", "I32", "I64"]
+__all__ = ["IrContext", "TargetSpec", "F32", "F64", "I1", "I32", "I64"]
