@@ -28,6 +28,20 @@ def _suffix(t: ir.Type) -> str:
     raise TypeError(t)
 
 
+class _LocalAlloca(ir.instructions.AllocaInstr):
+    """``alloca T, addrspace(N)``."""
+
+    def __init__(self, block: ir.Block, t: ir.Type, space: int, name: str):
+        super().__init__(block, t, None, name)
+        self.type = ir.PointerType(addrspace=space)
+        self.space = space
+
+    def descr(self, buf: list[str]) -> None:
+        buf.append(f"alloca {self.allocated_type}, addrspace({self.space})")
+        if self.align is not None:
+            buf.append(f", align {self.align}")
+
+
 class IrContext:
     def __init__(self, module: ir.Module, builder: ir.IRBuilder, target: TargetSpec):
         self.module = module
@@ -65,6 +79,16 @@ class IrContext:
         table.align = 64
         table.initializer = ir.Constant(ty, [ir.Constant(t, v) for v in values])
         return table
+
+    def alloca(self, t: ir.Type, name: str = "") -> ir.Value:
+        """A stack slot of ``t`` in the target's local address space, as a generic pointer
+        (AMDGPU keeps allocas in address space 5; a CPU's are plain allocas)."""
+        spaces = self.target.address_spaces
+        if spaces.local == spaces.generic:
+            return self.b.alloca(t, name=name)
+        slot = _LocalAlloca(self.b.block, t, spaces.local, name)
+        self.b._insert(slot)  # what IRBuilder.alloca does; llvmlite has no address-space form
+        return self.b.addrspacecast(slot, self.target.pointer())
 
     # -- constants and small helpers ------------------------------------------------------------
     @staticmethod
