@@ -80,20 +80,16 @@ def _init_llvm() -> None:
 
 class HostSimTarget(GpuTarget):
     name = "host-sim"
-    kernel_calling_convention = ""
+    kernel_calling_convention = ""  # the C convention
     binary_format = "host-ir"
     global_addrspace = 0
     shared_addrspace = 0
+    constant_addrspace = 0
 
     def __init__(self, warp_size: int = 32):
         _init_llvm()
         self.warp_size = warp_size
         self.triple = llvm.get_process_triple()
-
-    def declare_kernel(self, module, name, num_args):
-        fn = super().declare_kernel(module, name, num_args)
-        fn.calling_convention = "ccc"
-        return fn
 
     def thread_index(self, b):
         return b.call(declare(b.module, "hlsim_tid", I32, []), [])

@@ -86,7 +86,7 @@ class GpuKernelModule:
             split = plan_split_rows(plan_row_fusion(comp))
             scratch, counter = tuple(split.scratch_bytes), split.counter_bytes
             nargs += len(scratch) + 1
-        fn = self.target.declare_kernel(self.module, name, nargs)
+        fn = self.target.define_kernel(self.module, name, nargs)
         if schedule == "split_row_reduce":
             launch = emit_split_row_kernel(self.target, fn, comp, plan_row_fusion(comp), split)
         elif schedule == "row_reduce":

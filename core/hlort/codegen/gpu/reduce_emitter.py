@@ -93,7 +93,7 @@ class ReducingEmitter(FusedEmitter):
             count *= d
         types = [value_type(o.shape.dtype) for o in r.operands[:n]]
         with b.goto_entry_block():
-            slots = [b.alloca(t) for t in types]
+            slots = [self.ctx.alloca(t) for t in types]
         scalar = Index.scalar(b)
         for slot, init in zip(slots, r.operands[n:], strict=True):
             b.store(self.value(init, scalar), slot)

@@ -24,7 +24,7 @@ from hlort.codegen.gpu.gpu_target import I32, GpuTarget
 from hlort.codegen.gpu.launch import LaunchShape
 from hlort.codegen.gpu.loop_schedule import _grid_stride
 from hlort.codegen.llvm.index import Index, delinearize, i64
-from hlort.codegen.llvm.ir_context import IrContext
+from hlort.codegen.llvm.kernel_abi import KernelEntry
 from hlort.codegen.llvm.llvm_types import I64, round_to, store_element, value_type
 from hlort.codegen.llvm.row_fusion import RowEmitter, RowPlan, apply_reducer
 
@@ -82,19 +82,18 @@ def _storable(t: ir.Type) -> ir.Type | None:
     return t if isinstance(t, (ir.IntType, ir.FloatType, ir.DoubleType)) else None
 
 
-def emit_split_row_kernel(target: GpuTarget, fn: ir.Function, comp, plan: RowPlan,
+def emit_split_row_kernel(target: GpuTarget, entry: KernelEntry, comp, plan: RowPlan,
                           split: SplitPlan) -> LaunchShape:  # fmt: skip
     """Arguments: parameters, outputs, one partial buffer per reduce operand, the validity
     flags, the row counters."""
     nparams, nouts = len(comp.parameters), len(plan.outputs)
-    args = list(fn.args)
+    args = list(entry.buffers)
     params, outs = args[:nparams], args[nparams:nparams + nouts]
     r = plan.reduces[0]
     n = len(r.operands) // 2
     partials, flags, counters = args[nparams + nouts:-2], args[-2], args[-1]
     launch = LaunchShape(split.rows * split.splits, THREADS)
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    ctx = IrContext(fn.module, b)
+    b, ctx = entry.builder, entry.ctx
     em = RowEmitter(ctx, comp, params, plan.row_level)
     in_dims, kept = plan.in_dims, plan.kept_dims
     tid = b.zext(target.thread_index(b), I64)
@@ -108,7 +107,7 @@ def emit_split_row_kernel(target: GpuTarget, fn: ir.Function, comp, plan: RowPla
     kept_multi = delinearize(b, row, kept)
     em.start_row(row, kept_multi, kept)
     types = [value_type(o.shape.dtype) for o in r.operands[:n]]
-    allocas = [b.alloca(t) for t in types]
+    allocas = [ctx.alloca(t) for t in types]
 
     def element_index(j: ir.Value) -> Index:
         multi = kept_multi + [j] if len(plan.reduced) == 1 else None
@@ -136,7 +135,7 @@ def emit_split_row_kernel(target: GpuTarget, fn: ir.Function, comp, plan: RowPla
 
     partial = [b.load(a, typ=t) for a, t in zip(allocas, types, strict=True)]
     total, valid = block_combine(ctx, target, THREADS, partial, seen, combine, f"{r.name}_s1")
-    module = fn.module
+    module = entry.function.module
     last_flag = ir.GlobalVariable(module, I32, module.get_unique_name("split_last"),
                                   addrspace=target.shared_addrspace)  # fmt: skip
     last_flag.linkage = "internal"
@@ -170,8 +169,9 @@ def _finish_row(ctx, target, em, r, split, partials, flags, row, tid, outs, plan
     n = len(r.operands) // 2
     types = [value_type(o.shape.dtype) for o in r.operands[:n]]
     has = b.icmp_unsigned("<", tid, i64(split.splits))
-    slots = [b.alloca(t) for t in types]
-    ok_slot = b.alloca(ir.IntType(1))
+    with b.goto_entry_block():
+        slots = [ctx.alloca(t) for t in types]
+        ok_slot = ctx.alloca(ir.IntType(1))
     b.store(ir.Constant(ir.IntType(1), 0), ok_slot)
     with b.if_then(has):
         at = b.add(b.mul(row, i64(split.splits)), tid)
