@@ -44,19 +44,20 @@ KERNEL_OPS = frozenset({
     Opcode.BROADCAST, Opcode.RESHAPE, Opcode.TRANSPOSE, Opcode.SLICE, Opcode.PAD,
     Opcode.CONCATENATE, Opcode.REVERSE, Opcode.IOTA, Opcode.DYNAMIC_SLICE,
     Opcode.DYNAMIC_UPDATE_SLICE, Opcode.REDUCE, Opcode.BITCAST_CONVERT, Opcode.GATHER,
-    Opcode.COPY,
+    Opcode.COPY, Opcode.REDUCE_WINDOW,
 })  # fmt: skip
 
 
-# Ops that have no GPU kernel yet and run as host fallbacks (docs/cuda-kernels.md). A dot whose
-# operands are not one float type, and a bitcast-convert that changes the element width, also
-# fall back (gemm_step.py, the element generators).
+# Ops that have no GPU kernel yet and run as host fallbacks (docs/gpu-kernels.md). A dot whose
+# operands are not one float type, a bitcast-convert that changes the element width, and
+# narrow-float reduce(-window)s with other reducers also fall back (gemm_step.py, the element
+# generators, reduce_emitter.py).
 HOST_FALLBACK_OPS = frozenset({
     "after-all", "cholesky", "conditional", "convolution", "custom-call", "fft", "opt-barrier",
-    "partition-id", "reduce-window", "replica-id", "rng-bit-generator", "scatter",
+    "partition-id", "replica-id", "rng-bit-generator", "scatter",
     "select-and-scatter", "sort", "topk", "triangular-solve", "while",
 })  # fmt: skip
-PARTLY_NATIVE_OPS = frozenset({"dot", "bitcast-convert"})
+PARTLY_NATIVE_OPS = frozenset({"dot", "bitcast-convert", "reduce", "reduce-window"})
 
 
 def wrap_instruction(instr: Instruction) -> Computation:
@@ -66,7 +67,7 @@ def wrap_instruction(instr: Instruction) -> Computation:
                                                parameter_number=i))
               for i, o in enumerate(instr.operands)]  # fmt: skip
     clone = comp.add_instruction(instr.clone_with(operands=params))
-    if clone.shape.is_tuple:  # a variadic reduce: its leaves, as a fusion's root would be
+    if clone.shape.is_tuple:  # a variadic reduce(-window): its leaves, as a fusion root's
         leaves = [comp.add_instruction(Instruction(Opcode.GET_TUPLE_ELEMENT, e, [clone],
                                                    {"index": k}))
                   for k, e in enumerate(clone.shape.elements)]  # fmt: skip
@@ -80,7 +81,8 @@ def kernel_computation(instr: Instruction) -> tuple[Computation | None, str]:
     if instr.opcode is Opcode.FUSION:
         comp = instr.attrs["calls"]
     elif instr.is_elementwise or instr.opcode in KERNEL_OPS:
-        arrays = instr.shape.is_array or (instr.opcode is Opcode.REDUCE and all(
+        variadic = instr.opcode in (Opcode.REDUCE, Opcode.REDUCE_WINDOW)
+        arrays = instr.shape.is_array or (variadic and all(
             e.is_array for e in instr.shape.elements))  # fmt: skip
         if not all(o.shape.is_array for o in instr.operands) or not arrays:
             return None, "its operands or result are not all arrays"
