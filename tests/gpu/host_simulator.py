@@ -20,7 +20,14 @@ import llvmlite.ir as ir
 import numpy as np
 
 from hlort.codegen.gpu.gpu_target import I32, GpuTarget, declare
-from hlort.codegen.gpu.program import Copy, GpuProgram, HostFallback, KernelLaunch, LibraryCall
+from hlort.codegen.gpu.program import (
+    Copy,
+    GpuProgram,
+    HostFallback,
+    HostLoop,
+    KernelLaunch,
+    LibraryCall,
+)
 from hlort.codegen.llvm.runtime_library import library_ir
 from hlort.dtypes import from_hlo_name as by_name
 
@@ -165,6 +172,16 @@ class HostSimRunner:
             b = b.transpose(0, 2, 1) if g.transpose_b else b
             out = np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(c.dtype)
             storage[step.args[2]][:] = out.reshape(-1).view(np.uint8)
+        elif isinstance(step, HostLoop):
+            for copy in step.init:
+                self._step(copy, storage)
+            while True:
+                for inner in step.condition:
+                    self._step(inner, storage)
+                if not storage[step.predicate][0]:
+                    break
+                for inner in [*step.body, *step.update]:
+                    self._step(inner, storage)
         elif isinstance(step, HostFallback):
             from hlort.interpreter.evaluator import evaluate
             from hlort.ir.module_codec import decode_module
