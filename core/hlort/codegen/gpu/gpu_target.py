@@ -14,6 +14,9 @@ from abc import ABC, abstractmethod
 
 import llvmlite.ir as ir
 
+from hlort.codegen.llvm.kernel_abi import KernelEntry, define_kernel
+from hlort.codegen.llvm.target_spec import AddressSpaces, KernelSignature, MathPolicy, TargetSpec
+
 I32 = ir.IntType(32)
 
 
@@ -28,28 +31,34 @@ class GpuTarget(ABC):
     warp_size: int = 32
     global_addrspace: int = 1
     shared_addrspace: int = 3
+    constant_addrspace: int = 1  # literal arrays: global memory (constant space is only 64 KiB)
+    local_addrspace: int = 0  # allocas (AMDGPU: 5)
     max_threads_per_block: int = 1024
     max_grid_blocks: int = 65535  # per grid dimension the schedules use (x)
 
     @property
-    def global_pointer(self) -> ir.PointerType:
-        return ir.PointerType(addrspace=self.global_addrspace)
+    def spec(self) -> TargetSpec:
+        """The element layer's view of this target (hlort.codegen.llvm.target_spec): pointer
+        arguments in global memory, no libm, no SIMD copies of outlined math."""
+        spaces = AddressSpaces(global_memory=self.global_addrspace, shared=self.shared_addrspace,
+                               constant=self.constant_addrspace, local=self.local_addrspace)
+        return TargetSpec(self.name, triple=self.triple, data_layout=self.data_layout or None,
+                          kernel_signature=KernelSignature.POINTER_ARGS,
+                          kernel_calling_convention=self.kernel_calling_convention or None,
+                          address_spaces=spaces,
+                          math=MathPolicy(libm=False, vector_variant_lanes=()),
+                          threads_per_warp=self.warp_size)  # fmt: skip
 
     def new_module(self, name: str) -> ir.Module:
-        module = ir.Module(name)
-        module.triple = self.triple
-        if self.data_layout:
-            module.data_layout = self.data_layout
-        return module
+        return self.spec.new_module(name)
 
-    def declare_kernel(self, module: ir.Module, name: str, num_args: int) -> ir.Function:
-        """A kernel taking ``num_args`` global pointers (the kernel ABI of GpuProgram)."""
-        fnty = ir.FunctionType(ir.VoidType(), [self.global_pointer] * num_args)
-        fn = ir.Function(module, fnty, name)
-        fn.calling_convention = self.kernel_calling_convention
-        for arg in fn.args:
+    def define_kernel(self, module: ir.Module, name: str, num_args: int) -> KernelEntry:
+        """A kernel taking ``num_args`` global pointers (kernel_abi.py owns the signature); they
+        never alias (buffer assignment keeps a kernel's outputs off its inputs)."""
+        entry = define_kernel(module, self.spec, name, num_args)
+        for arg in entry.function.args:
             arg.add_attribute("noalias")
-        return fn
+        return entry
 
     # -- intrinsics (each returns an i32 or emits the instruction) ----------------------------
     @abstractmethod

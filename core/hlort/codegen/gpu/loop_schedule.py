@@ -22,7 +22,7 @@ from hlort.codegen.gpu.reduce_emitter import ReducingEmitter
 from hlort.codegen.llvm.complex_values import involves_complex
 from hlort.codegen.llvm.fused_emitter import needs_multi
 from hlort.codegen.llvm.index import Index, i64
-from hlort.codegen.llvm.ir_context import IrContext
+from hlort.codegen.llvm.kernel_abi import KernelEntry
 from hlort.codegen.llvm.llvm_types import I64, from_storage, storage_type, store_element, to_storage
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
@@ -52,18 +52,17 @@ def _lanes(comp: Computation, outputs: list[Instruction]) -> int:
     return max(1, VECTOR_BYTES // widest) if VECTOR_BYTES % widest == 0 else 1
 
 
-def emit_loop_kernel(target: GpuTarget, fn: ir.Function, comp: Computation) -> LaunchShape:
+def emit_loop_kernel(target: GpuTarget, entry: KernelEntry, comp: Computation) -> LaunchShape:
     outputs = root_outputs(comp)
     nparams = len(comp.parameters)
-    params, outs = list(fn.args[:nparams]), list(fn.args[nparams:])
+    params, outs = list(entry.buffers[:nparams]), list(entry.buffers[nparams:])
     dims = outputs[0].shape.dims
     n = math.prod(dims)
     lanes = _lanes(comp, outputs)
     chunks = n // lanes if lanes > 1 else 0
     work = chunks + (n - chunks * lanes)
     launch = LaunchShape.for_elements(max(work, 1), BLOCK, MAX_BLOCKS_PER_GRID)
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    ctx = IrContext(fn.module, b)
+    b, ctx = entry.builder, entry.ctx
     em = ReducingEmitter(ctx, comp, params)
     start = grid_stride_start(target, b, launch)
     stride = i64(launch.threads)

@@ -16,9 +16,11 @@ AMDGPU), and the steps that run them, in execution order, on buffer slots:
 - :class:`Copy`: bytes from one slot to another on the device.
 
 Slots (:class:`BufferSlot`) come from buffer assignment: parameters (the caller's buffers),
-constants (bytes the runtime uploads once at load time), temps and outputs. Temps and outputs
-carry an ``offset`` into one device arena of ``arena_bytes`` (a runtime may allocate them one by
-one instead: their live ranges are already checked not to overlap where offsets do). ``outputs``
+constants (bytes the runtime uploads once at load time; a kernel's row counters are such a
+constant of zeros, which the kernel itself returns to zero before it ends), temps and outputs.
+Temps and outputs carry an ``offset`` into one device arena of ``arena_bytes`` (a runtime may
+allocate them one by one instead: their live ranges are already checked not to overlap where
+offsets do). ``outputs``
 names the slots holding the flattened result leaves; an output never names a parameter or a
 constant slot unless ``donation`` maps that parameter to it (the compiler adds a Copy otherwise).
 
@@ -117,7 +119,24 @@ class Copy:
     label: str = ""
 
 
-Step = KernelLaunch | LibraryCall | HostFallback | Copy
+@dataclass(frozen=True)
+class HostLoop:
+    """A while loop the host drives, its condition and body as steps on the device: run the
+    ``init`` copies (operands into the ``state`` slots), then repeatedly run ``condition`` and
+    read its pred slot ``predicate`` (one byte) back to the host; while it is nonzero run
+    ``body`` and then the ``update`` copies (the body's results into the state). The state slots
+    hold the while's result. Made only when the runtime says it runs them (``host_loops``)."""
+
+    label: str
+    state: tuple[int, ...]
+    init: tuple[Copy, ...]
+    condition: tuple
+    predicate: int
+    body: tuple
+    update: tuple[Copy, ...]
+
+
+Step = KernelLaunch | LibraryCall | HostFallback | Copy | HostLoop
 
 
 @dataclass(frozen=True)
@@ -148,7 +167,8 @@ class GpuProgram:
 
     @property
     def fallbacks(self) -> list[HostFallback]:
-        return [s for s in self.steps if isinstance(s, HostFallback)]
+        """Every host fallback, those inside host loops included."""
+        return [s for s in _all_steps(self.steps) if isinstance(s, HostFallback)]
 
     def slot(self, slot_id: int) -> BufferSlot:
         return self.slots[slot_id]
@@ -158,9 +178,10 @@ class GpuProgram:
         counts = {"kernels": len(self.kernels), "launches": 0, "library_calls": 0,
                   "host_fallbacks": 0, "copies": 0}  # fmt: skip
         names = {KernelLaunch: "launches", LibraryCall: "library_calls",
-                 HostFallback: "host_fallbacks", Copy: "copies"}  # fmt: skip
-        for step in self.steps:
-            counts[names[type(step)]] += 1
+                 HostFallback: "host_fallbacks", Copy: "copies", HostLoop: "host_loops"}
+        for step in _all_steps(self.steps):
+            key = names[type(step)]
+            counts[key] = counts.get(key, 0) + 1
         return counts
 
     def fallback_summary(self) -> str:
@@ -172,7 +193,7 @@ class GpuProgram:
         for k, s in enumerate(self.slots):
             if s.id != k or s.kind not in SLOT_KINDS:
                 raise InvalidArgument(f"GPU program {self.name}: bad slot {k} ({s.kind})")
-        for step in self.steps:
+        for step in _all_steps(self.steps):
             refs = _step_slots(step)
             if any(not 0 <= r < n for r in refs):
                 raise InvalidArgument(f"GPU program {self.name}: step {step} names a slot "
@@ -199,7 +220,17 @@ class GpuProgram:
         return program
 
 
+def _all_steps(steps):
+    """The steps in order, a host loop followed by the steps it runs."""
+    for step in steps:
+        yield step
+        if isinstance(step, HostLoop):
+            yield from _all_steps([*step.init, *step.condition, *step.body, *step.update])
+
+
 def _step_slots(step: Step) -> tuple[int, ...]:
+    if isinstance(step, HostLoop):
+        return step.state + (step.predicate,)
     if isinstance(step, HostFallback):
         return step.inputs + step.outputs
     if isinstance(step, Copy):
@@ -219,12 +250,14 @@ def _with_bytes_as(value, convert):
     """``value`` with every bytes field converted (the codec carries bytes as uint8 arrays)."""
     if isinstance(value, list):
         return [_with_bytes_as(v, convert) for v in value]
+    if type(value) is tuple and any(dataclasses.is_dataclass(v) for v in value):
+        return tuple(_with_bytes_as(v, convert) for v in value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         changes = {}
         for f in dataclasses.fields(value):
             v = getattr(value, f.name)
-            new = _with_bytes_as(v, convert) if isinstance(v, list) or \
-                dataclasses.is_dataclass(v) else convert(v)  # fmt: skip
+            nested = isinstance(v, (list, tuple)) or dataclasses.is_dataclass(v)
+            new = _with_bytes_as(v, convert) if nested else convert(v)
             if new is not v:
                 changes[f.name] = new
         return dataclasses.replace(value, **changes) if changes else value
@@ -232,7 +265,8 @@ def _with_bytes_as(value, convert):
 
 
 _CLASSES: dict[str, type] = {c.__name__: c for c in (
-    BufferSlot, KernelLaunch, GemmSpec, LibraryCall, HostFallback, Copy, KernelInfo, GpuProgram)}
+    BufferSlot, KernelLaunch, GemmSpec, LibraryCall, HostFallback, Copy, HostLoop, KernelInfo,
+    GpuProgram)}
 
-__all__ = ["BufferSlot", "Copy", "GemmSpec", "GpuProgram", "HostFallback", "KernelInfo",
+__all__ = ["BufferSlot", "Copy", "GemmSpec", "GpuProgram", "HostFallback", "HostLoop", "KernelInfo",
            "KernelLaunch", "LibraryCall", "Step", "SLOT_KINDS"]  # fmt: skip

@@ -23,6 +23,7 @@ from hlort.codegen.gpu.launch import LaunchShape
 from hlort.codegen.gpu.loop_schedule import _grid_stride
 from hlort.codegen.llvm.index import Index, delinearize, i64
 from hlort.codegen.llvm.ir_context import IrContext
+from hlort.codegen.llvm.kernel_abi import KernelEntry
 from hlort.codegen.llvm.llvm_types import I64, round_to, store_element, value_type
 from hlort.codegen.llvm.row_fusion import RowEmitter, RowPlan, apply_reducer
 from hlort.ir.computation import Computation
@@ -36,10 +37,10 @@ def block_size(target: GpuTarget, row_size: int) -> int:
     return min(want, 512, target.max_threads_per_block)
 
 
-def emit_row_kernel(target: GpuTarget, fn: ir.Function, comp: Computation,
+def emit_row_kernel(target: GpuTarget, entry: KernelEntry, comp: Computation,
                     plan: RowPlan) -> LaunchShape:  # fmt: skip
     nparams = len(comp.parameters)
-    params, outs = list(fn.args[:nparams]), list(fn.args[nparams:])
+    params, outs = list(entry.buffers[:nparams]), list(entry.buffers[nparams:])
     in_dims, kept = plan.in_dims, plan.kept_dims
     row_size = math.prod(in_dims[d] for d in plan.reduced)
     rows = math.prod(kept) if kept else 1
@@ -47,15 +48,14 @@ def emit_row_kernel(target: GpuTarget, fn: ir.Function, comp: Computation,
         rows = 0
     threads = block_size(target, row_size)
     launch = LaunchShape(max(1, min(rows, target.max_grid_blocks)), threads)
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    ctx = IrContext(fn.module, b)
+    b, ctx = entry.builder, entry.ctx
     em = RowEmitter(ctx, comp, params, plan.row_level)
     tid = b.zext(target.thread_index(b), I64)
     slots = {}
     for r in plan.reduces:
         n = len(r.operands) // 2
         types = [value_type(o.shape.dtype) for o in r.operands[:n]]
-        slots[id(r)] = (types, [b.alloca(t) for t in types])
+        slots[id(r)] = (types, [ctx.alloca(t) for t in types])
 
     def outer(o: ir.Value) -> None:
         kept_multi = delinearize(b, o, kept)

@@ -17,6 +17,7 @@ from hlort.codegen.gpu.gpu_target import I32, GpuTarget
 from hlort.codegen.gpu.launch import LaunchShape
 from hlort.codegen.gpu.loop_schedule import _grid_stride
 from hlort.codegen.llvm.index import i64
+from hlort.codegen.llvm.kernel_abi import KernelEntry
 from hlort.codegen.llvm.llvm_types import I64, storage_type
 from hlort.ir.computation import Computation
 from hlort.ir.opcodes import Opcode
@@ -51,17 +52,17 @@ def plan_tiled_transpose(comp: Computation) -> TransposePlan | None:
     return TransposePlan(dims[0] if len(dims) == 3 else 1, rows, cols, dt)
 
 
-def emit_transpose_kernel(target: GpuTarget, fn: ir.Function, comp: Computation,
+def emit_transpose_kernel(target: GpuTarget, entry: KernelEntry, comp: Computation,
                           plan: TransposePlan) -> LaunchShape:  # fmt: skip
-    src, dst = fn.args
+    src, dst = entry.buffers
     st = storage_type(plan.dtype)
     tiles_r = -(-plan.rows // TILE)
     tiles_c = -(-plan.cols // TILE)
     tiles = plan.batch * tiles_r * tiles_c
     threads = TILE * ROWS_PER_PASS
     launch = LaunchShape(max(1, min(tiles, target.max_grid_blocks)), threads)
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    module = fn.module
+    b = entry.builder
+    module = entry.function.module
     tile_t = ir.ArrayType(ir.ArrayType(st, TILE + 1), TILE)
     smem = ir.GlobalVariable(module, tile_t, module.get_unique_name("transpose_tile"),
                              addrspace=target.shared_addrspace)  # fmt: skip
