@@ -27,7 +27,8 @@ class CudaCompiler:
         from hlort_cuda.nvptx_target import NvptxTarget
 
         return compile_gpu_program(module, NvptxTarget(target),
-                                   donated=tuple(options.donated_arguments))  # fmt: skip
+                                   donated=tuple(options.donated_arguments),
+                                   host_loops=True)  # fmt: skip
 
 
 def open_driver(name: str) -> GpuDriver:
@@ -61,8 +62,9 @@ class CudaClient(CudaCompiler, GpuClient):
     def library_runner(self, program: GpuProgram):
         """cuBLAS, loaded the first time a program has a gemm (UNIMPLEMENTED without it)."""
         from hlort.codegen.gpu.program import LibraryCall
+        from hlort.plugin.base.gpu_program_runner import every_step
 
-        if not any(isinstance(step, LibraryCall) for step in program.steps):
+        if not any(isinstance(step, LibraryCall) for step in every_step(program.steps)):
             return None
         from hlort_cuda.cublas import load_cublas
 

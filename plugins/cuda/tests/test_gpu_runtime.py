@@ -13,9 +13,11 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from hlort.dtypes import S32
 from hlort.errors import ErrorCode, HlortError
 from hlort.plugin.options import CompileOptions, ExecuteOptions, HostBufferSemantics
 from hlort.runtime.client import Backend
+from hlort.shape import ArrayShape
 from hlort.text import parse_module
 
 ADD = """HloModule add
@@ -364,3 +366,45 @@ def test_blob_whose_program_disagrees_with_its_module_is_refused(make_client):
     with pytest.raises(HlortError) as err:
         client.deserialize_executable(blob)
     assert err.value.code is ErrorCode.INVALID_ARGUMENT and "parameter 0" in err.value.message
+
+
+def test_host_loop_runs_condition_body_and_update_until_the_predicate_is_false(make_client):
+    """while (i < 10) i = i + 3, as a hand-made program of fake kernels: 0 -> 12, four bodies."""
+    from hlort.codegen.gpu.program import (
+        BufferSlot,
+        Copy,
+        GpuProgram,
+        HostLoop,
+        KernelInfo,
+        KernelLaunch,
+    )
+    from hlort.plugin.base.gpu_program_runner import ProgramRunner
+
+    client = make_client()
+    driver, device = client.driver, client.devices()[0]
+    bodies = []
+
+    def less_than_10(drv, module, args):
+        drv.array(args[1], np.uint8, (1,))[0] = drv.array(args[0], np.int32, ())[()] < 10
+
+    def add_3(drv, module, args):
+        bodies.append(1)
+        drv.array(args[1], np.int32, ())[()] = drv.array(args[0], np.int32, ())[()] + 3
+
+    driver.kernels.update(lt=less_than_10, add=add_3)
+    slots = [BufferSlot(0, "parameter", 4, 256, "s32", (), parameter_number=0),
+             BufferSlot(1, "output", 4, 256, "s32", ()),  # the loop state = the result
+             BufferSlot(2, "temp", 1, 256, "pred", ()),
+             BufferSlot(3, "temp", 4, 256, "s32", ())]  # fmt: skip
+    loop = HostLoop("while", (1,), (Copy(0, 1, 4),),
+                    (KernelLaunch("lt", (1, 1, 1), (1, 1, 1), 0, (1, 2)),), 2,
+                    (KernelLaunch("add", (1, 1, 1), (1, 1, 1), 0, (1, 3)),),
+                    (Copy(3, 1, 4),))  # fmt: skip
+    program = GpuProgram("loop", "sm_90", "fake", "fake", "", b"fake",
+                         [KernelInfo("lt", "test", 2), KernelInfo("add", "test", 2)], slots,
+                         [loop], [0], [1], False, 0)  # fmt: skip
+    program.check()
+    start = put(client, np.array(0, np.int32))
+    (out,) = ProgramRunner(program, None).run(device, [start.storage_now()], set())
+    result = device.copy_out(out, ArrayShape(S32, ()))
+    assert result == 12 and len(bodies) == 4

@@ -69,6 +69,13 @@ class GpuClient(SimpleClient):
         UNIMPLEMENTED at compile); loaded only when the program has library calls."""
         return None
 
+    def pass_options(self):
+        """The core pipeline GPU kernels want (hlort.codegen.gpu.compiler.gpu_pass_options):
+        row epilogues fused into their reductions, fusions only where one kernel covers them."""
+        from hlort.codegen.gpu.compiler import gpu_pass_options
+
+        return gpu_pass_options()
+
     # -- devices -------------------------------------------------------------------------------
     def create_devices(self) -> Sequence[SimpleDevice]:
         count = self.driver.device_count()

@@ -24,6 +24,7 @@ from hlort.codegen.gpu.program import (
     Copy,
     GpuProgram,
     HostFallback,
+    HostLoop,
     KernelLaunch,
     LibraryCall,
 )
@@ -47,6 +48,14 @@ class LoadedProgram:
     constants: dict[int, DeviceBlock] = field(default_factory=dict)
 
 
+def every_step(steps: Sequence[Any]):
+    """The steps in order, each host loop followed by the steps it runs."""
+    for step in steps:
+        yield step
+        if isinstance(step, HostLoop):
+            yield from every_step([*step.init, *step.condition, *step.body, *step.update])
+
+
 def slot_shape(program: GpuProgram, slot_id: int) -> ArrayShape:
     slot = program.slot(slot_id)
     return ArrayShape(dtypes.from_hlo_name(slot.dtype), tuple(slot.dims))
@@ -63,7 +72,7 @@ def check_program_for_device(program: GpuProgram, device: GpuDevice) -> None:
             f"device (or pass --target {props.arch} when compiling ahead of time)"
         )
     names = {k.name for k in program.kernels}
-    for step in program.steps:
+    for step in every_step(program.steps):
         if not isinstance(step, KernelLaunch):
             continue
         if step.kernel not in names:
@@ -92,8 +101,9 @@ class ProgramRunner:
         self.library = library
         self._loaded: dict[int, LoadedProgram] = {}
         self._lock = threading.Lock()
-        if library is None and any(isinstance(s, LibraryCall) for s in program.steps):
-            routines = sorted({s.routine for s in program.steps if isinstance(s, LibraryCall)})
+        calls = [s for s in every_step(program.steps) if isinstance(s, LibraryCall)]
+        if library is None and calls:
+            routines = sorted({s.routine for s in calls})
             raise Unimplemented(
                 f"GPU program {program.name!r} calls library routine(s) {routines}, which this "
                 f"installation cannot run (no vendor library found); install the vendor "
@@ -198,6 +208,8 @@ class ProgramRunner:
             self._copy(device, step, storage)
         elif isinstance(step, HostFallback):
             self._host_fallback(device, step, storage)
+        elif isinstance(step, HostLoop):
+            self._host_loop(device, loaded, step, storage)
         else:
             raise InvalidArgument(f"GPU program {self.program.name!r}: unknown step {step!r}")
 
@@ -210,6 +222,25 @@ class ProgramRunner:
             device.driver.copy_d2d_async(dst.pointer + step.dst_offset,
                                          src.pointer + step.src_offset, step.size,
                                          device.stream)  # fmt: skip
+
+    def _host_loop(self, device: GpuDevice, loaded: LoadedProgram, loop: HostLoop,
+                   storage: dict[int, DeviceBlock]) -> None:  # fmt: skip
+        """A while loop driven from the host: its condition's pred byte is read back (one
+        stream synchronize per iteration); the body and update steps are enqueued as usual."""
+        for copy in loop.init:
+            self._copy(device, copy, storage)
+        flag = np.zeros(1, np.uint8)
+        while True:
+            for step in loop.condition:
+                self._run_step(device, loaded, step, storage)
+            device.driver.copy_d2h_async(flag, storage[loop.predicate].pointer, device.stream)
+            device.synchronize()
+            if not flag[0]:
+                return
+            for step in loop.body:
+                self._run_step(device, loaded, step, storage)
+            for copy in loop.update:
+                self._copy(device, copy, storage)
 
     def _host_fallback(self, device: GpuDevice, step: HostFallback,
                        storage: dict[int, DeviceBlock]) -> None:  # fmt: skip
