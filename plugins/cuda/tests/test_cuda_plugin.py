@@ -243,3 +243,10 @@ def test_gemm_sizes_are_checked_against_their_slots():
     check_gemm(spec, 2 * 4 * 3 * 4, 2 * 3 * 5 * 4, 2 * 4 * 5 * 4)
     with pytest.raises(HlortError, match="recompile"):
         check_gemm(spec, 4, 2 * 3 * 5 * 4, 2 * 4 * 5 * 4)
+
+
+def test_conformance_profile_matches_the_suite():
+    from hlort.plugin.conformance_profile import ConformanceProfile
+
+    profile = CudaPlugin().conformance_profile()
+    assert isinstance(profile, ConformanceProfile) and profile.problems() == []

@@ -7,7 +7,9 @@ through its one stream, so a block freed after its last use was *enqueued* may b
 again at once: the next user's work runs after that use in stream order. The cache is given back
 to the driver (after a device synchronize) when an allocation fails, then the allocation is
 tried once more; a second failure is RESOURCE_EXHAUSTED naming the bytes asked, the bytes free
-and the fix.
+and the fix. Every block is one whole driver allocation (never a piece of one), so its pointer
+has the driver's alignment (256 bytes for cuMemAlloc and hipMalloc): 128-bit vector accesses in
+kernels are always aligned.
 """
 
 from __future__ import annotations
