@@ -17,6 +17,11 @@ $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
 	  echo "installing $$p"; \
 	  $(PY) -m pip install -q --no-deps -e $$p || echo "warning: plugin $$p did not install here"; \
 	done
+	@# the cuda plugin's driver binding (imports without a GPU) and NVIDIA's ptxas (40 MB, to check
+	@# the PTX offline): the pins are plugins/cuda's. Its cuBLAS wheel (~600 MB) is left to GPU
+	@# machines, which bring their own (benchmarks/cuda_device.sh).
+	$(PY) -m pip install -q "cuda-bindings==12.9.4" "nvidia-cuda-nvcc-cu12==12.9.86" \
+	  || echo "warning: cuda-bindings / nvidia-cuda-nvcc did not install here"
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -28,6 +28,15 @@ EXTRA_ARGS = {"tpusim_speed.py": ["--tiled"], "warm_cache.py": ["--no-jax"],
               "fresh_compile.py": ["--no-jax"]}  # fmt: skip
 HAS_JAX = importlib.util.find_spec("jax") is not None
 NEEDS_JAX = {"jax_dispatch.py"}
+NEEDS_GPU = {"cuda_bench.py"}  # plugins/cuda/tests/test_cuda_bench_plumbing.py: on a fake driver
+
+
+def _cuda_works() -> bool:
+    try:
+        from hlort_cuda.plugin import CudaPlugin
+    except ImportError:
+        return False
+    return CudaPlugin().probe().available
 
 
 def _run(script: str, *args: str, tmp_path: Path) -> str:
@@ -68,6 +77,9 @@ def test_script_runs_quick(script, tmp_path):
         pytest.skip("the tpusim plugin is not installed here")
     if script in NEEDS_JAX and not (HAS_JAX and importlib.util.find_spec("hlort_jax")):
         pytest.skip(f"{script} measures the hlort-jax bridge: needs jax and hlort-jax")
+    if script in NEEDS_GPU and not _cuda_works():
+        pytest.skip(f"{script} times an NVIDIA GPU: none here (its plumbing is tested on a fake "
+                    f"driver in plugins/cuda/tests)")  # fmt: skip
     assert _run(script, *EXTRA_ARGS.get(script, []), tmp_path=tmp_path).strip()
 
 

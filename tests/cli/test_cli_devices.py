@@ -69,7 +69,7 @@ def test_hlort_platforms_restricts_and_orders(fake_site):
 @pytest.mark.parametrize("listed, code_name", [("fakebroken", "UNAVAILABLE"),
                                                ("fakenewapi", "UNAVAILABLE"),
                                                ("fakeunavail", "UNAVAILABLE"),
-                                               ("cuda", "NOT_FOUND")])  # fmt: skip
+                                               ("nosuchaccel", "NOT_FOUND")])  # fmt: skip
 def test_hlort_platforms_naming_a_broken_backend_fails_loudly(fake_site, listed, code_name):
     code, out, err = hlort(fake_site, "devices", HLORT_PLATFORMS=f"{listed},interpreter")
     assert code == 2

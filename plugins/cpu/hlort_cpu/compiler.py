@@ -130,7 +130,8 @@ def compile_program(module: Module) -> Program:
         for name, (_, comp) in zip(names, to_compile, strict=True):
             km.add(name, comp)
         natives = plan_native_whiles(orders, names, to_compile, km.kernels, f"hk{key[:16]}")
-        drivers = [emit_while_driver(km.module, native.plan) for native in natives.values()]
+        drivers = [emit_while_driver(km.module, km.target, native.plan)
+                   for native in natives.values()]  # fmt: skip
         ir_text = km.ir_text()
         obj = engine.compile_ir(ir_text)
         infos = [*km.kernels, *drivers]

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import threading
 
-import llvmlite.ir as ir
-
 from hlort.codegen.llvm import jit_engine
 from hlort.codegen.llvm.compiled import KERNEL_CFUNC
+from hlort.codegen.llvm.target_spec import NEUTRAL_TARGET
 from hlort.codegen.llvm.threefry_kernel import emit_threefry_elementwise
 from hlort.codegen.llvm.triangular_solve_kernel import emit_triangular_substitution
 from hlort_cpu import compile_cache
@@ -50,10 +49,10 @@ def _load() -> dict[str, object]:
     symbols = {name: f"hl{key[:16]}_{name}" for name in NAMES}
     cached = compile_cache.lookup(key)
     if cached is None:
-        module = ir.Module("hlort_cpu_library")
-        emit_threefry_elementwise(module, symbols["threefry2x32"])
+        module = NEUTRAL_TARGET.new_module("hlort_cpu_library")
+        emit_threefry_elementwise(module, NEUTRAL_TARGET, symbols["threefry2x32"])
         for name, (is_complex, lower) in SUBSTITUTIONS.items():
-            emit_triangular_substitution(module, symbols[name], is_complex, lower)
+            emit_triangular_substitution(module, NEUTRAL_TARGET, symbols[name], is_complex, lower)
         obj = engine.compile_ir(str(module))
         compile_cache.store(key, obj, sorted(symbols.values()))
     else:

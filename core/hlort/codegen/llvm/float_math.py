@@ -35,6 +35,7 @@ import llvmlite.ir as ir
 
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import F32, F64, I32, I64
+from hlort.errors import Unimplemented
 
 INF = math.inf
 NAN = math.nan
@@ -182,7 +183,15 @@ def log_any(ctx: IrContext, x: ir.Value) -> ir.Value:
 
 
 def _wide(ctx: IrContext, x: ir.Value) -> ir.Value:
-    return ctx.b.fpext(x, F64) if isinstance(x.type, ir.FloatType) else x
+    """An f32 operand promoted to f64 (the target's math policy must allow it; f64 as is)."""
+    if not isinstance(x.type, ir.FloatType):
+        return x
+    if not ctx.target.math.f32_via_f64:
+        raise Unimplemented(
+            f"target {ctx.target.name}: this f32 function is evaluated in f64 and rounded, and "
+            "the target's math policy (MathPolicy.f32_via_f64=False) forbids that; allow it "
+            "or give the element layer an f32 form")
+    return ctx.b.fpext(x, F64)
 
 
 def _narrow(ctx: IrContext, x: ir.Value, t: ir.Type) -> ir.Value:

@@ -180,7 +180,8 @@ class FusedEmitter:
             elems = [ir.Constant(st, float(v)) for v in flat.astype(np.float64)]
         arr_t = ir.ArrayType(st, len(elems))
         module = self.ctx.module
-        gv = ir.GlobalVariable(module, arr_t, module.get_unique_name(f"const_{instr.name}"))
+        gv = ir.GlobalVariable(module, arr_t, module.get_unique_name(f"const_{instr.name}"),
+                               addrspace=self.ctx.target.address_spaces.constant)  # fmt: skip
         gv.global_constant = True
         gv.linkage = "internal"
         gv.initializer = ir.Constant(arr_t, elems)

@@ -1,7 +1,9 @@
-"""The state every emitter function shares: the IR builder, the module and its declarations.
+"""The state every emitter function shares: the IR builder, the module, its target and its
+declarations.
 
 Kept tiny on purpose: elemental, math and loop emitters all take an :class:`IrContext` so they
-can declare intrinsics once per module and build constants of the right type.
+can declare intrinsics once per module, build constants of the right type and ask the
+:class:`TargetSpec` what the target allows (address spaces, math policy).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from hlort.codegen.llvm.llvm_types import F32, F64, I1, I32, I64
+from hlort.codegen.llvm.target_spec import TargetSpec
 
 
 def _suffix(t: ir.Type) -> str:
@@ -25,10 +28,25 @@ def _suffix(t: ir.Type) -> str:
     raise TypeError(t)
 
 
+class _LocalAlloca(ir.instructions.AllocaInstr):
+    """``alloca T, addrspace(N)``."""
+
+    def __init__(self, block: ir.Block, t: ir.Type, space: int, name: str):
+        super().__init__(block, t, None, name)
+        self.type = ir.PointerType(addrspace=space)
+        self.space = space
+
+    def descr(self, buf: list[str]) -> None:
+        buf.append(f"alloca {self.allocated_type}, addrspace({self.space})")
+        if self.align is not None:
+            buf.append(f", align {self.align}")
+
+
 class IrContext:
-    def __init__(self, module: ir.Module, builder: ir.IRBuilder):
+    def __init__(self, module: ir.Module, builder: ir.IRBuilder, target: TargetSpec):
         self.module = module
         self.b = builder
+        self.target = target
 
     # -- declarations --------------------------------------------------------------------------
     def function(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
@@ -54,12 +72,23 @@ class IrContext:
             return existing
         values = list(values)
         ty = ir.ArrayType(t, len(values))
-        table = ir.GlobalVariable(self.module, ty, name)
+        table = ir.GlobalVariable(self.module, ty, name,
+                                  addrspace=self.target.address_spaces.constant)  # fmt: skip
         table.global_constant = True
         table.linkage = "internal"
         table.align = 64
         table.initializer = ir.Constant(ty, [ir.Constant(t, v) for v in values])
         return table
+
+    def alloca(self, t: ir.Type, name: str = "") -> ir.Value:
+        """A stack slot of ``t`` in the target's local address space, as a generic pointer
+        (AMDGPU keeps allocas in address space 5; a CPU's are plain allocas)."""
+        spaces = self.target.address_spaces
+        if spaces.local == spaces.generic:
+            return self.b.alloca(t, name=name)
+        slot = _LocalAlloca(self.b.block, t, spaces.local, name)
+        self.b._insert(slot)  # what IRBuilder.alloca does; llvmlite has no address-space form
+        return self.b.addrspacecast(slot, self.target.pointer())
 
     # -- constants and small helpers ------------------------------------------------------------
     @staticmethod
@@ -108,4 +137,4 @@ class IrContext:
         return self.b.bitcast(x, t)
 
 
-__all__ = ["IrContext", "F32", "F64", "I1", "I32", "I64"]
+__all__ = ["IrContext", "TargetSpec", "F32", "F64", "I1", "I32", "I64"]

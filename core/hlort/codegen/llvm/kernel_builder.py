@@ -34,12 +34,9 @@ from hlort.codegen.llvm.fused_emitter import (
 )
 from hlort.codegen.llvm.hero_kernels import classify_hero, emit_hero_kernel
 from hlort.codegen.llvm.index import Index, delinearize, i64
-from hlort.codegen.llvm.ir_context import IrContext
+from hlort.codegen.llvm.kernel_abi import define_kernel
 from hlort.codegen.llvm.llvm_types import (
-    I64,
     NARROW,
-    PTR,
-    VOID,
     constant,
     store_element,
 )
@@ -47,6 +44,7 @@ from hlort.codegen.llvm.loops import emit_loop, interleave_for
 from hlort.codegen.llvm.op_kernels import classify_op_kernel, emit_op_kernel
 from hlort.codegen.llvm.row_fusion import emit_row_fusion, plan_row_fusion
 from hlort.codegen.llvm.split_reduce import SPLIT_CHUNK, emit_split_reduce, split_reduce
+from hlort.codegen.llvm.target_spec import NEUTRAL_TARGET, TargetSpec
 from hlort.codegen.llvm.transpose_kernel import TILE as TRANSPOSE_TILE
 from hlort.codegen.llvm.transpose_kernel import emit_transpose, plan_transpose
 from hlort.errors import Unimplemented
@@ -126,8 +124,9 @@ def _is_narrow(r: Instruction) -> bool:
 class KernelModule:
     """Collects kernels into one LLVM module (optimized and compiled together)."""
 
-    def __init__(self, name: str = "kernels"):
-        self.module = ir.Module(name)
+    def __init__(self, name: str = "kernels", target: TargetSpec = NEUTRAL_TARGET):
+        self.target = target
+        self.module = target.new_module(name)
         self.kernels: list[KernelInfo] = []
 
     def ir_text(self) -> str:
@@ -144,7 +143,7 @@ class KernelModule:
         elif kind == "transpose":
             info = self._transpose(name, comp)
         elif kind in ("sort", "rng"):
-            info = emit_op_kernel(self.module, name, comp, kind)
+            info = emit_op_kernel(self.module, self.target, name, comp, kind)
         elif kind != "loop":  # reduce-window, scatter, select-and-scatter
             launch = emit_hero_kernel(self, name, comp, kind)
             info = KernelInfo(name, kind, len(comp.parameters), *launch)
@@ -155,15 +154,9 @@ class KernelModule:
 
     # -- common prologue -------------------------------------------------------------------------
     def _function(self, name: str, comp: Computation, n_out: int):
-        fn = ir.Function(self.module, ir.FunctionType(VOID, [PTR, I64, I64]), name)
-        fn.attributes.add("nounwind")
-        bufs, begin, end = fn.args
-        b = ir.IRBuilder(fn.append_basic_block("entry"))
         n_in = len(comp.parameters)
-        ptrs = [b.load(b.gep(bufs, [i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
-                for k in range(n_in + n_out)]  # fmt: skip
-        ctx = IrContext(self.module, b)
-        return fn, b, ctx, ptrs[:n_in], ptrs[n_in:], begin, end
+        k = define_kernel(self.module, self.target, name, n_in + n_out)
+        return k.function, k.builder, k.ctx, k.buffers[:n_in], k.buffers[n_in:], k.begin, k.end
 
     # -- transposes of the contiguous dimension (transpose_kernel.py) ----------------------------
     def _transpose(self, name: str, comp: Computation) -> KernelInfo:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from hlort.codegen.llvm.rng_kernel import emit_rng_kernel, supports_rng
 from hlort.codegen.llvm.sort_kernel import emit_sort_kernel
 from hlort.codegen.llvm.sort_plan import plan_sort
+from hlort.codegen.llvm.target_spec import TargetSpec
 from hlort.ir.computation import Computation
 from hlort.ir.opcodes import Opcode
 
@@ -29,8 +30,8 @@ def classify_op_kernel(comp: Computation) -> str | None:
     return None
 
 
-def emit_op_kernel(module, name: str, comp: Computation, kind: str):
+def emit_op_kernel(module, target: TargetSpec, name: str, comp: Computation, kind: str):
     """Emit the kernel of ``kind`` (from :func:`classify_op_kernel`); returns its KernelInfo."""
     if kind == "sort":
-        return emit_sort_kernel(module, name, comp)
-    return emit_rng_kernel(module, name, comp)
+        return emit_sort_kernel(module, target, name, comp)
+    return emit_rng_kernel(module, target, name, comp)

@@ -6,7 +6,8 @@ LLVM 22's VPlan unroller checks uniformity by an unmemoized walk over operands
 (``vputils::isUniformAcrossVFsAndUFs``) that is exponential in the depth of add/select chains:
 minutes for one pow (the old inline double-double form). Instead the body is emitted once per
 module, generic over its type: an
-internal ``noinline`` scalar function plus ``<2|4|8 x double>`` copies, named by the
+internal ``noinline`` scalar function plus ``<2|4|8 x double>`` copies (the target's
+``MathPolicy.vector_variant_lanes``; none on a target without them), named by the
 ``vector-function-abi-variant`` attribute (VFABI ``_LLVM_`` mangling, as ``#pragma omp declare
 simd`` does). The loop vectorizer then replaces the scalar call by one call per vector at the
 width it picks; scalar code calls the scalar function. ``llvm.compiler.used`` keeps the copies
@@ -22,8 +23,8 @@ from llvmlite.ir.values import FunctionAttributes
 
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import PTR
+from hlort.codegen.llvm.target_spec import TargetSpec
 
-VECTOR_LANES = (2, 4, 8)  # SSE2, AVX2 and AVX-512 vectors of f64
 _USED = "llvm.compiler.used"
 
 Body = Callable[..., ir.Value]  # (ctx, *operands) -> result
@@ -47,32 +48,37 @@ def call_outlined(ctx: IrContext, name: str, body: Body, *args: ir.Value) -> ir.
     """
     fn = ctx.module.globals.get(name)
     if fn is None:
-        fn = _define(ctx.module, name, body, args[0].type, len(args))
+        fn = _define(ctx.module, ctx.target, name, body, args[0].type, len(args))
     return ctx.b.call(fn, list(args))
 
 
-def _define(module: ir.Module, name: str, body: Body, t: ir.Type, arity: int) -> ir.Function:
+def _define(module: ir.Module, target: TargetSpec, name: str, body: Body, t: ir.Type,
+            arity: int) -> ir.Function:  # fmt: skip
+    lanes_list = target.math.vector_variant_lanes
     variants = []
-    for lanes in VECTOR_LANES:
+    for lanes in lanes_list:
         vt = ir.VectorType(t, lanes)
-        variants.append(_function(module, f"{name}_v{lanes}", body, vt, arity, ["noinline"]))
+        variants.append(_function(module, target, f"{name}_v{lanes}", body, vt, arity,
+                                  ["noinline"]))  # fmt: skip
+    if not variants:
+        return _function(module, target, name, body, t, arity, ["noinline", "readnone"])
     mangled = [f"_ZGV_LLVM_N{lanes}{'v' * arity}_{name}({v.name})"
-               for lanes, v in zip(VECTOR_LANES, variants, strict=True)]  # fmt: skip
+               for lanes, v in zip(lanes_list, variants, strict=True)]  # fmt: skip
     attribute = f'"vector-function-abi-variant"="{",".join(mangled)}"'
-    fn = _function(module, name, body, t, arity, ["noinline", "readnone", attribute])
+    fn = _function(module, target, name, body, t, arity, ["noinline", "readnone", attribute])
     _keep_alive(module, variants)
     return fn
 
 
-def _function(module: ir.Module, name: str, body: Body, t: ir.Type, arity: int,
-              attributes: list[str]) -> ir.Function:  # fmt: skip
+def _function(module: ir.Module, target: TargetSpec, name: str, body: Body, t: ir.Type,
+              arity: int, attributes: list[str]) -> ir.Function:  # fmt: skip
     """An internal function of ``arity`` operands of type t. ``readnone`` goes on the scalar one
     only: LLVM infers it there even through table loads, but not through masked gathers."""
     fn = ir.Function(module, ir.FunctionType(t, [t] * arity), name)
     fn.linkage = "internal"
     fn.attributes = _Attributes(["nounwind", *attributes])
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    b.ret(body(IrContext(module, b), *fn.args))
+    b.ret(body(IrContext(module, b, target), *fn.args))
     return fn
 
 

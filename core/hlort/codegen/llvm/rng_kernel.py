@@ -17,8 +17,10 @@ import math
 import llvmlite.ir as ir
 
 from hlort.codegen.llvm.index import i64
-from hlort.codegen.llvm.llvm_types import I32, I64, PTR, VOID
+from hlort.codegen.llvm.kernel_abi import define_kernel
+from hlort.codegen.llvm.llvm_types import I32, I64
 from hlort.codegen.llvm.loops import emit_loop
+from hlort.codegen.llvm.target_spec import TargetSpec
 from hlort.errors import Unimplemented
 from hlort.ir.attributes import RngAlgorithm
 from hlort.ir.computation import Computation
@@ -98,20 +100,17 @@ def _join(b: ir.IRBuilder, lo: ir.Value, hi: ir.Value) -> ir.Value:
 
 
 class RngKernel:
-    def __init__(self, module: ir.Module, name: str, instr: Instruction):
+    def __init__(self, module: ir.Module, target: TargetSpec, name: str, instr: Instruction):
         self.algorithm = instr.attrs.get("algorithm", RngAlgorithm.DEFAULT)
         self.state_size = instr.operands[0].shape.dims[0]
         bits_shape = instr.shape.elements[1]
         self.dims = bits_shape.dims
         self.width = bits_shape.dtype.bits
         self.out_type = ir.IntType(self.width)
-        self.fn = ir.Function(module, ir.FunctionType(VOID, [PTR, I64, I64]), name)
-        self.fn.attributes.add("nounwind")
-        bufs, self.begin, self.end = self.fn.args
-        self.b = b = ir.IRBuilder(self.fn.append_basic_block("entry"))
-        self.state, self.new_state, self.out = [
-            b.load(b.gep(bufs, [i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
-            for k in range(3)]  # fmt: skip
+        kernel = define_kernel(module, target, name, 3)
+        self.fn, self.begin, self.end = kernel.function, kernel.begin, kernel.end
+        self.b = b = kernel.builder
+        self.state, self.new_state, self.out = kernel.buffers
         self.words = [b.load(b.gep(self.state, [i64(k)], inbounds=True, source_etype=I64),
                              typ=I64) for k in range(self.state_size)]  # fmt: skip
 
@@ -288,14 +287,14 @@ def _min(b: ir.IRBuilder, v: ir.Value, n: int) -> ir.Value:
     return b.select(b.icmp_signed("<", v, i64(n)), v, i64(n))
 
 
-def emit_rng_kernel(module: ir.Module, name: str, comp: Computation):
+def emit_rng_kernel(module: ir.Module, target: TargetSpec, name: str, comp: Computation):
     """The kernel of a wrapped rng-bit-generator; returns its KernelInfo."""
     from hlort.codegen.llvm.kernel_builder import KernelInfo
 
     instr = comp.root
     if not supports_rng(instr):
         raise Unimplemented(f"{instr.name}: no compiled rng-bit-generator for {instr.shape}")
-    kernel = RngKernel(module, name, instr)
+    kernel = RngKernel(module, target, name, instr)
     extent = kernel.emit()
     shapes = tuple(instr.shape.elements)
     per_block = RNG_BLOCK * (2 if kernel.threefry and kernel.width < 64 else 1)

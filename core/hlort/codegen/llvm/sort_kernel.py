@@ -17,8 +17,8 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from hlort.codegen.llvm.index import i64
-from hlort.codegen.llvm.ir_context import IrContext
-from hlort.codegen.llvm.llvm_types import I32, I64, PTR, VOID
+from hlort.codegen.llvm.kernel_abi import define_kernel
+from hlort.codegen.llvm.llvm_types import I32, I64, PTR
 from hlort.codegen.llvm.loops import emit_loop
 from hlort.codegen.llvm.sort_network import emit_network_sort
 from hlort.codegen.llvm.sort_plan import SortPlan, plan_sort
@@ -34,6 +34,7 @@ from hlort.codegen.llvm.sort_records import (
     record_position,
     store_record,
 )
+from hlort.codegen.llvm.target_spec import TargetSpec
 from hlort.dtypes import S32
 from hlort.errors import Unimplemented
 from hlort.ir.computation import Computation
@@ -74,16 +75,13 @@ def output_shapes(plan: SortPlan) -> tuple[ArrayShape, ...]:
 class SortKernel:
     """Emits one sort or top-k kernel function into a module."""
 
-    def __init__(self, module: ir.Module, name: str, plan: SortPlan):
+    def __init__(self, module: ir.Module, target: TargetSpec, name: str, plan: SortPlan):
         self.plan = plan
-        self.fn = ir.Function(module, ir.FunctionType(VOID, [PTR, I64, I64]), name)
-        self.fn.attributes.add("nounwind")
-        bufs, self.begin, self.end = self.fn.args
-        self.b = b = ir.IRBuilder(self.fn.append_basic_block("entry"))
-        self.ctx = IrContext(module, b)
         n_in, n_out = len(plan.dtypes), len(output_shapes(plan))
-        ptrs = [b.load(b.gep(bufs, [i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
-                for k in range(n_in + n_out + 1)]  # fmt: skip
+        kernel = define_kernel(module, target, name, n_in + n_out + 1)
+        self.fn, self.begin, self.end = kernel.function, kernel.begin, kernel.end
+        self.b, self.ctx = kernel.builder, kernel.ctx
+        ptrs = kernel.buffers
         self.inputs, self.outputs, self.scratch = ptrs[:n_in], ptrs[n_in:-1], ptrs[-1]
         self.row: ir.Value = i64(0)  # the current row, and its first element's linear index
         self.row_base: ir.Value = i64(0)
@@ -321,14 +319,14 @@ class SortKernel:
         b.ret_void()
 
 
-def emit_sort_kernel(module: ir.Module, name: str, comp: Computation):
+def emit_sort_kernel(module: ir.Module, target: TargetSpec, name: str, comp: Computation):
     """The kernel of a wrapped sort or top-k; returns its KernelInfo."""
     from hlort.codegen.llvm.kernel_builder import KernelInfo
 
     plan = plan_sort(comp.root)
     if plan is None:
         raise Unimplemented(f"{comp.root.name}: no compiled sort for this comparator or type")
-    SortKernel(module, name, plan).emit()
+    SortKernel(module, target, name, plan).emit()
     count = plan.n if plan.top_k is None else plan.top_k
     extent = plan.rows if count else 0
     return KernelInfo(name, "sort", len(plan.dtypes), output_shapes(plan), extent, max(plan.n, 1),

@@ -12,20 +12,17 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from hlort.codegen.llvm.index import i64
-from hlort.codegen.llvm.llvm_types import I32, I64, PTR, VOID
+from hlort.codegen.llvm.kernel_abi import define_kernel
+from hlort.codegen.llvm.llvm_types import I32
 from hlort.codegen.llvm.loops import emit_loop
 from hlort.codegen.llvm.rng_kernel import threefry2x32
+from hlort.codegen.llvm.target_spec import TargetSpec
 
 
-def emit_threefry_elementwise(module: ir.Module, name: str) -> None:
+def emit_threefry_elementwise(module: ir.Module, target: TargetSpec, name: str) -> None:
     """Add kernel ``name`` (see the module docstring) to ``module``."""
-    fn = ir.Function(module, ir.FunctionType(VOID, [PTR, I64, I64]), name)
-    fn.attributes.add("nounwind")
-    bufs, begin, end = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    ptrs = [b.load(b.gep(bufs, [i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
-            for k in range(6)]  # fmt: skip
+    kernel = define_kernel(module, target, name, 6)
+    b, ptrs, begin, end = kernel.builder, kernel.buffers, kernel.begin, kernel.end
 
     def element(i: ir.Value) -> None:
         words = [b.load(b.gep(p, [i], inbounds=True, source_etype=I32), typ=I32)

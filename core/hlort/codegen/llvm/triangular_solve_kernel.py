@@ -25,8 +25,10 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from hlort.codegen.llvm.index import i64
-from hlort.codegen.llvm.llvm_types import F64, I64, PTR, VOID
+from hlort.codegen.llvm.kernel_abi import define_kernel
+from hlort.codegen.llvm.llvm_types import F64, I64
 from hlort.codegen.llvm.loops import emit_loop
+from hlort.codegen.llvm.target_spec import TargetSpec
 
 COLUMN_BLOCK = 64
 """Right-hand sides solved side by side per outer iteration (their accumulators: 1 KiB, c128)."""
@@ -37,15 +39,14 @@ def _f(v: float) -> ir.Constant:
 
 
 class _Substitution:
-    def __init__(self, module: ir.Module, name: str, is_complex: bool, lower: bool):
+    def __init__(self, module: ir.Module, target: TargetSpec, name: str, is_complex: bool,
+                 lower: bool):  # fmt: skip
         self.parts = 2 if is_complex else 1
         self.lower = lower
-        fn = ir.Function(module, ir.FunctionType(VOID, [PTR, I64, I64]), name)
-        fn.attributes.add("nounwind")
-        bufs, begin, end = fn.args
-        self.b = b = ir.IRBuilder(fn.append_basic_block("entry"))
-        self.t, self.x, dims = (b.load(b.gep(bufs, [i64(k)], inbounds=True, source_etype=PTR),
-                                       typ=PTR) for k in range(3))  # fmt: skip
+        kernel = define_kernel(module, target, name, 3)
+        self.b = b = kernel.builder
+        begin, end = kernel.begin, kernel.end
+        self.t, self.x, dims = kernel.buffers
         self.n, self.m, unit = (b.load(b.gep(dims, [i64(k)], inbounds=True, source_etype=I64),
                                        typ=I64) for k in range(3))  # fmt: skip
         self.unit = b.icmp_signed("!=", unit, i64(0))
@@ -160,8 +161,8 @@ class _Substitution:
         emit_loop(b, i64(0), self.width, column, "finish")
 
 
-def emit_triangular_substitution(module: ir.Module, name: str, is_complex: bool,
-                                 lower: bool) -> None:  # fmt: skip
+def emit_triangular_substitution(module: ir.Module, target: TargetSpec, name: str,
+                                 is_complex: bool, lower: bool) -> None:  # fmt: skip
     """Add kernel ``name`` (see the module docstring) to ``module``: f64 or c128 (``is_complex``),
     forward substitution for a lower ``T`` or back substitution for an upper one."""
-    _Substitution(module, name, is_complex, lower)
+    _Substitution(module, target, name, is_complex, lower)

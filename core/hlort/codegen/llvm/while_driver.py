@@ -26,9 +26,11 @@ from dataclasses import dataclass
 import llvmlite.ir as ir
 
 from hlort.codegen.llvm.index import i64
+from hlort.codegen.llvm.kernel_abi import define_kernel
 from hlort.codegen.llvm.kernel_builder import KernelInfo
-from hlort.codegen.llvm.llvm_types import I1, I8, I64, PTR, VOID
+from hlort.codegen.llvm.llvm_types import I1, I8, I64, PTR
 from hlort.codegen.llvm.small_gemm import SmallDot, emit_small_dot
+from hlort.codegen.llvm.target_spec import TargetSpec
 from hlort.codegen.llvm.while_steps import (
     GemmCall,
     SliceUpdate,
@@ -90,15 +92,12 @@ class DriverInfo:
     name: str
 
 
-def emit_while_driver(module: ir.Module, plan: WhileDriverPlan) -> DriverInfo:
+def emit_while_driver(module: ir.Module, target: TargetSpec,
+                      plan: WhileDriverPlan) -> DriverInfo:  # fmt: skip
     """Add ``plan``'s driver to ``module``, which must already define every kernel it calls."""
-    fn = ir.Function(module, ir.FunctionType(VOID, [PTR, I64, I64]), plan.name)
-    fn.attributes.add("nounwind")
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    args_ptr = fn.args[0]
     n_args = 1 + max(_arg_numbers(plan), default=-1)
-    args = [b.load(b.gep(args_ptr, [i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
-            for k in range(n_args)]  # fmt: skip
+    kernel = define_kernel(module, target, plan.name, n_args)
+    fn, b, args = kernel.function, kernel.builder, kernel.buffers
     if plan.arena_arg is None:
         arena = b.alloca(ir.ArrayType(I8, max(plan.arena_bytes, 1)))
         arena.align = ARENA_ALIGN

@@ -1,0 +1,75 @@
+"""The cuda client: NVIDIA GPUs through the shared GPU runtime, kernels from gpukern's compiler.
+
+Client options: ``driver`` (``"cuda-bindings"`` or ``"pycuda"``; default ``HLORT_CUDA_DRIVER``,
+else cuda-bindings). Compiling lowers the optimized module with
+``hlort.codegen.gpu.compiler.compile_gpu_program`` for the devices' compute capability
+(:class:`~hlort_cuda.nvptx_target.NvptxTarget`); a program's ``gemm`` calls run on cuBLAS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from hlort.codegen.gpu.program import GpuProgram
+from hlort.errors import HlortError, InvalidArgument, Unavailable
+from hlort.plugin.base.gpu_client import CompileOnlyGpuClient, GpuClient
+from hlort.plugin.base.gpu_driver import GpuDriver
+from hlort.plugin.options import CompileOptions
+from hlort_cuda.probe import DRIVER_ENV, DRIVERS, NO_DRIVER_FIX, chosen_driver
+
+
+class CudaCompiler:
+    """compile_program, shared by the device and the compile-only client."""
+
+    def compile_program(self, module, options: CompileOptions, target: str) -> GpuProgram:
+        from hlort.codegen.gpu.compiler import compile_gpu_program
+        from hlort_cuda.nvptx_target import NvptxTarget
+
+        return compile_gpu_program(module, NvptxTarget(target),
+                                   donated=tuple(options.donated_arguments),
+                                   host_loops=True)  # fmt: skip
+
+
+def open_driver(name: str) -> GpuDriver:
+    """The named driver binding, started; UNAVAILABLE with the reason and the fix."""
+    if name not in DRIVERS:
+        raise InvalidArgument(f"CUDA driver {name!r} is not one of {', '.join(DRIVERS)} (client "
+                              f"option `driver` or {DRIVER_ENV})")  # fmt: skip
+    try:
+        if name == "pycuda":
+            from hlort_cuda.driver_pycuda import PyCudaDriver
+
+            return PyCudaDriver()
+        from hlort_cuda.driver_bindings import CudaBindingsDriver
+
+        return CudaBindingsDriver()
+    except HlortError:
+        raise
+    except ImportError as err:
+        extra = "hlort-cuda[pycuda]" if name == "pycuda" else "hlort-cuda"
+        raise Unavailable(f"the {name} CUDA driver binding does not import ({err}); fix: "
+                          f"pip install '{extra}'") from None  # fmt: skip
+    except (RuntimeError, OSError) as err:  # cuda-bindings: "Failed to dlopen libcuda.so.1"
+        raise Unavailable(f"the NVIDIA driver cannot be used ({err}); fix: "
+                          f"{NO_DRIVER_FIX}") from None  # fmt: skip
+
+
+class CudaClient(CudaCompiler, GpuClient):
+    def create_driver(self, options: Mapping[str, Any]) -> GpuDriver:
+        return open_driver(str(options.get("driver") or chosen_driver()))
+
+    def library_runner(self, program: GpuProgram):
+        """cuBLAS, loaded the first time a program has a gemm (UNIMPLEMENTED without it)."""
+        from hlort.codegen.gpu.program import LibraryCall
+        from hlort.plugin.base.gpu_program_runner import every_step
+
+        if not any(isinstance(step, LibraryCall) for step in every_step(program.steps)):
+            return None
+        from hlort_cuda.cublas import load_cublas
+
+        return load_cublas()
+
+
+class CudaCompileOnlyClient(CudaCompiler, CompileOnlyGpuClient):
+    """``hlort compile --platform cuda --target sm_90``: PTX for a named GPU, no driver."""
