@@ -250,13 +250,33 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from hlort.plugin.options import CompileOptions, DebugOptions
 
     module, _fmt = _load(args.module)
-    backend, device = _backend_and_device(args.platform, None)
+    if args.target:
+        backend, device = _compile_only_backend(args.platform, args.target), None
+    else:
+        backend, device = _backend_and_device(args.platform, None)
     options = CompileOptions(debug=DebugOptions(dump_dir=args.dump_dir))
     exe = backend.compile(module, device, options)
     sys.stdout.write(exe.as_text().rstrip("\n") + "\n")
     sys.stdout.flush()
     _print_fallbacks(_fallbacks(exe), f"hlort: {backend.platform}: ", sys.stderr)
     return EXIT_OK
+
+
+def _compile_only_backend(platform: str | None, target: str):
+    """A backend for ``--target``: the plugin's compile-only client, so compiling for a GPU
+    needs no GPU (the plugin is used even when its probe says the hardware is missing)."""
+    from hlort.errors import NotFound, Unavailable
+    from hlort.plugin.registry import default_registry
+    from hlort.runtime.client import Backend
+
+    if not platform:
+        raise InvalidArgument("--target needs --platform (e.g. --platform cuda --target sm_90)")
+    record = default_registry().record(platform)
+    if record is None:
+        raise NotFound(f"no backend named {platform!r} is installed; see `hlort devices`")
+    if record.plugin is None:
+        raise Unavailable(f"the {platform} plugin did not load: {record.reason()}")
+    return Backend(record.plugin.create_compile_only_client(target), record.plugin)
 
 
 # -- commands other engineers implement ---------------------------------------------------------
@@ -379,6 +399,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--platform", metavar="P")
     p.add_argument("--dump-dir", metavar="D", help="write the module after each pass and "
                    "the backend's artifacts here")  # fmt: skip
+    p.add_argument("--target", metavar="T", help="compile ahead of time for this target of the "
+                   "platform (e.g. sm_90 for cuda); needs no device")  # fmt: skip
     p.set_defaults(handler=cmd_compile)
 
     p = sub.add_parser("conformance", parents=[common], help="run the conformance suite")

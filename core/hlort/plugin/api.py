@@ -466,5 +466,14 @@ class Plugin(abc.ABC):
     def create_client(self, options: Mapping[str, Any] | None = None) -> Client:
         """Start the backend. Failures raise HlortError (UNAVAILABLE with the reason and fix)."""
 
+    def create_compile_only_client(
+        self, target: str, options: Mapping[str, Any] | None = None
+    ) -> Client:
+        """A client that compiles for the named ``target`` (``"sm_90"``) without its hardware
+        (PJRT's compile-only client): ``hlort compile --target``. Optional; added in API 1.0
+        as an additive method (its default raises UNIMPLEMENTED naming the feature)."""
+        raise Unimplemented(f"the {getattr(self, 'name', type(self).__name__)} plugin cannot "
+                            f"compile ahead of time for a named target (--target {target})")
+
     def __repr__(self) -> str:
         return f"<Plugin {getattr(self, 'name', type(self).__name__)}>"

@@ -29,6 +29,7 @@ from hlort.plugin.base.serialization import (  # noqa: F401
 from hlort.plugin.base.simple_client import SimpleClient, SimplePlugin  # noqa: F401
 from hlort.plugin.base.simple_device import SimpleDevice, SimpleMemorySpace  # noqa: F401
 from hlort.plugin.base.simple_executable import (  # noqa: F401
+    AsyncLaunch,
     LaunchContext,
     Placement,
     SimpleExecutable,

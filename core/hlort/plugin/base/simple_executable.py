@@ -14,14 +14,14 @@ import functools
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hlort.errors import Internal, InvalidArgument, ResourceExhausted, Unimplemented
-from hlort.plugin.api import Buffer, Executable
+from hlort.plugin.api import Buffer, Event, Executable
 from hlort.plugin.base.buffer import SimpleBuffer
 from hlort.plugin.base.events import AsyncValue
 from hlort.plugin.base.fallback_policy import FallbackRecord
@@ -53,6 +53,21 @@ class Placement:
     device: SimpleDevice
     replica: int = 0
     partition: int = 0
+
+
+@dataclass(frozen=True)
+class AsyncLaunch:
+    """What an asynchronous ``launch`` returns instead of finished storage (GPU streams).
+
+    ``outputs`` is the storage of each flat output, already allocated, with the work that fills
+    it enqueued on the device; ``completion()`` is called once the base has enqueued what it adds
+    (a copy for an output that aliases a kept input) and returns the event that fires when all of
+    that work has finished. The output buffers become ready, the argument holds are released and
+    donated storage is freed only then; the event's error fails every output.
+    """
+
+    outputs: Sequence[Any]
+    completion: Callable[[], Event]
 
 
 @dataclass(frozen=True)
@@ -113,7 +128,8 @@ class SimpleExecutable(Executable):
 
         ``arguments`` is the storage of each flattened argument; return the storage of each
         flattened output (NumPy arrays when ``device.host_memory``). Returning an argument's
-        storage is allowed: the base copies it unless that argument was donated.
+        storage is allowed: the base copies it unless that argument was donated. A device that
+        runs work asynchronously returns an :class:`AsyncLaunch` instead of finished storage.
         """
 
     def fallbacks(self) -> list[FallbackRecord]:
@@ -284,21 +300,39 @@ class SimpleExecutable(Executable):
         ctx = LaunchContext(placement.replica, placement.partition, options.launch_id, options)
         donated_ids = {id(buf) for buf, _ in donated}
 
-        def run() -> None:
-            kept: set[int] = set()
-            try:
-                storages = [v.result() for v in values]
-                results = list(self.launch(device, storages, ctx))
-                results = self._fix_outputs(device, results, storages, args, donated_ids, kept)
-            except BaseException as exc:
-                abandon(exc)
-                raise
-            finally:
-                _free_donated(device, donated, kept)
+        def finish(results: list, kept: set[int]) -> None:
+            _free_donated(device, donated, kept)
             for buf in held:
                 buf.release()
             for value, storage in zip(pending, results, strict=True):
                 value.set_result(storage)
+
+        def run() -> None:
+            kept: set[int] = set()
+            try:
+                storages = [v.result() for v in values]
+                launched = self.launch(device, storages, ctx)
+                deferred = launched if isinstance(launched, AsyncLaunch) else None
+                results = list(deferred.outputs if deferred is not None else launched)
+                results = self._fix_outputs(device, results, storages, args, donated_ids, kept)
+                if deferred is not None:
+                    done = deferred.completion()
+            except BaseException as exc:
+                abandon(exc)
+                _free_donated(device, donated, kept)
+                raise
+            if deferred is None:
+                finish(results, kept)
+                return
+
+            def on_done(error) -> None:
+                if error is None:
+                    finish(results, kept)
+                    return
+                abandon(error)
+                _free_donated(device, donated, kept)
+
+            done.on_ready(on_done)
 
         try:
             device.queue.enqueue(run, f"launch of {self.name!r}")

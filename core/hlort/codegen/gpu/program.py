@@ -1,0 +1,238 @@
+"""The compiled GPU program as plain data: what a GPU plugin's runtime executes, target-neutral.
+
+A :class:`GpuProgram` is the whole result of compiling one module for a GPU: the module's kernels
+as one LLVM IR module lowered to the target's text or binary (PTX for NVPTX, an object for
+AMDGPU), and the steps that run them, in execution order, on buffer slots:
+
+- :class:`KernelLaunch`: kernel name, grid and block (x, y, z), dynamic shared-memory bytes, and
+  the slots passed as the kernel's pointer arguments, in order (the kernel ABI: one global
+  pointer per argument, nothing else);
+- :class:`LibraryCall`: a vendor library routine on slots; ``gemm`` (:class:`GemmSpec`: a
+  row-major, optionally batched ``C = alpha * op(A) @ op(B) + beta * C``) is the only one today;
+- :class:`HostFallback`: one instruction the device cannot run, executed on the host by the
+  reference interpreter (its one-instruction module is carried encoded): the runtime copies its
+  operand slots to the host, runs it and copies its result slots back. Every one is listed in
+  ``fallbacks`` and counted; none is silent;
+- :class:`Copy`: bytes from one slot to another on the device.
+
+Slots (:class:`BufferSlot`) come from buffer assignment: parameters (the caller's buffers),
+constants (bytes the runtime uploads once at load time), temps and outputs. Temps and outputs
+carry an ``offset`` into one device arena of ``arena_bytes`` (a runtime may allocate them one by
+one instead: their live ranges are already checked not to overlap where offsets do). ``outputs``
+names the slots holding the flattened result leaves; an output never names a parameter or a
+constant slot unless ``donation`` maps that parameter to it (the compiler adds a Copy otherwise).
+
+``to_bytes``/``from_bytes`` use hlort's pickle-free codec (ir/module_codec.py): loading a blob
+builds only these dataclasses and never runs code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hlort.errors import InvalidArgument
+from hlort.ir.module_codec import CodecError, decode_value, encode_value
+
+FORMAT_VERSION = 1
+SLOT_KINDS = ("parameter", "constant", "temp", "output")
+
+
+@dataclass(frozen=True)
+class BufferSlot:
+    """One device buffer: ``size`` bytes aligned to ``alignment``; ``dtype``/``dims`` are the
+    array it holds (a dtype name as hlort.dtypes spells it)."""
+
+    id: int
+    kind: str  # one of SLOT_KINDS
+    size: int
+    alignment: int
+    dtype: str
+    dims: tuple[int, ...]
+    offset: int | None = None  # into the arena, for temps and outputs
+    parameter_number: int | None = None
+    constant: bytes | None = None  # the initial bytes of a constant slot
+    label: str = ""  # the instruction (and tuple index) it holds, for dumps and errors
+
+
+@dataclass(frozen=True)
+class KernelLaunch:
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_bytes: int
+    args: tuple[int, ...]  # slot ids, one pointer argument each
+    label: str = ""  # the instruction it computes
+
+
+@dataclass(frozen=True)
+class GemmSpec:
+    """Row-major ``C[b] = alpha * op(A[b]) @ op(B[b]) + beta * C[b]`` for ``b < batch``:
+    op(A) is m x k, op(B) is k x n, C is m x n; ``transpose_a`` means A is stored k x m."""
+
+    m: int
+    n: int
+    k: int
+    batch: int
+    dtype_a: str
+    dtype_b: str
+    dtype_c: str
+    transpose_a: bool = False
+    transpose_b: bool = False
+    alpha: float = 1.0
+    beta: float = 0.0
+    compute_dtype: str = "f32"
+
+
+@dataclass(frozen=True)
+class LibraryCall:
+    routine: str  # "gemm"
+    args: tuple[int, ...]  # gemm: (a, b, c)
+    gemm: GemmSpec | None = None
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class HostFallback:
+    """``module`` is the encoded one-instruction module (hlort.ir.module_codec.encode_module);
+    its parameters are ``inputs`` in order, its result leaves ``outputs`` in order."""
+
+    instruction: str
+    opcode: str
+    reason: str
+    module: bytes
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Copy:
+    src: int
+    dst: int
+    size: int
+    src_offset: int = 0
+    dst_offset: int = 0
+    label: str = ""
+
+
+Step = KernelLaunch | LibraryCall | HostFallback | Copy
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    name: str
+    schedule: str  # which schedule made it: "elementwise", "row_reduce", ...
+    num_args: int
+    label: str = ""
+
+
+@dataclass
+class GpuProgram:
+    name: str
+    target: str  # "sm_90", "gfx90a"
+    triple: str
+    binary_format: str  # "ptx" or "hsaco"
+    llvm_ir: str
+    binary: bytes
+    kernels: list[KernelInfo]
+    slots: list[BufferSlot]
+    steps: list[Step]
+    parameters: list[int]  # slot id of parameter k
+    outputs: list[int]  # slot ids of the flattened result leaves
+    output_is_tuple: bool
+    arena_bytes: int
+    donation: dict[int, int] = field(default_factory=dict)  # parameter number -> output leaf
+    version: int = FORMAT_VERSION
+
+    @property
+    def fallbacks(self) -> list[HostFallback]:
+        return [s for s in self.steps if isinstance(s, HostFallback)]
+
+    def slot(self, slot_id: int) -> BufferSlot:
+        return self.slots[slot_id]
+
+    def stats(self) -> dict[str, int]:
+        """How many steps of each kind, and how many instructions fell back to the host."""
+        counts = {"kernels": len(self.kernels), "launches": 0, "library_calls": 0,
+                  "host_fallbacks": 0, "copies": 0}  # fmt: skip
+        names = {KernelLaunch: "launches", LibraryCall: "library_calls",
+                 HostFallback: "host_fallbacks", Copy: "copies"}  # fmt: skip
+        for step in self.steps:
+            counts[names[type(step)]] += 1
+        return counts
+
+    def fallback_summary(self) -> str:
+        return "; ".join(f"{f.instruction} ({f.opcode}): {f.reason}" for f in self.fallbacks)
+
+    def check(self) -> None:
+        """Raise InvalidArgument when slot references or kinds are inconsistent."""
+        n = len(self.slots)
+        for k, s in enumerate(self.slots):
+            if s.id != k or s.kind not in SLOT_KINDS:
+                raise InvalidArgument(f"GPU program {self.name}: bad slot {k} ({s.kind})")
+        for step in self.steps:
+            refs = _step_slots(step)
+            if any(not 0 <= r < n for r in refs):
+                raise InvalidArgument(f"GPU program {self.name}: step {step} names a slot "
+                                      f"outside 0..{n - 1}")  # fmt: skip
+        for r in [*self.parameters, *self.outputs]:
+            if not 0 <= r < n:
+                raise InvalidArgument(f"GPU program {self.name}: slot {r} out of range")
+
+    def to_bytes(self) -> bytes:
+        return encode_value(_with_bytes_as(self, _bytes_to_array), _CLASSES)
+
+    @staticmethod
+    def from_bytes(data: bytes) -> GpuProgram:
+        try:
+            program = _with_bytes_as(decode_value(data, _CLASSES), _array_to_bytes)
+        except (CodecError, TypeError, ValueError) as err:
+            raise InvalidArgument(f"not a serialized GPU program: {err}; recompile it") from None
+        if not isinstance(program, GpuProgram):
+            raise InvalidArgument("the blob holds no GPU program; recompile it")
+        if program.version != FORMAT_VERSION:
+            raise InvalidArgument(f"GPU program format {program.version}, this hlort reads "
+                                  f"{FORMAT_VERSION}; recompile it")  # fmt: skip
+        program.check()
+        return program
+
+
+def _step_slots(step: Step) -> tuple[int, ...]:
+    if isinstance(step, HostFallback):
+        return step.inputs + step.outputs
+    if isinstance(step, Copy):
+        return (step.src, step.dst)
+    return step.args
+
+
+def _bytes_to_array(v):
+    return np.frombuffer(v, np.uint8).copy() if isinstance(v, bytes) else v
+
+
+def _array_to_bytes(v):
+    return v.tobytes() if isinstance(v, np.ndarray) else v
+
+
+def _with_bytes_as(value, convert):
+    """``value`` with every bytes field converted (the codec carries bytes as uint8 arrays)."""
+    if isinstance(value, list):
+        return [_with_bytes_as(v, convert) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {}
+        for f in dataclasses.fields(value):
+            v = getattr(value, f.name)
+            new = _with_bytes_as(v, convert) if isinstance(v, list) or \
+                dataclasses.is_dataclass(v) else convert(v)  # fmt: skip
+            if new is not v:
+                changes[f.name] = new
+        return dataclasses.replace(value, **changes) if changes else value
+    return value
+
+
+_CLASSES: dict[str, type] = {c.__name__: c for c in (
+    BufferSlot, KernelLaunch, GemmSpec, LibraryCall, HostFallback, Copy, KernelInfo, GpuProgram)}
+
+__all__ = ["BufferSlot", "Copy", "GemmSpec", "GpuProgram", "HostFallback", "KernelInfo",
+           "KernelLaunch", "LibraryCall", "Step", "SLOT_KINDS"]  # fmt: skip

@@ -1,0 +1,234 @@
+"""Run a GpuProgram's steps on one device: kernels, library calls, copies, host fallbacks.
+
+The program (hlort.codegen.gpu.program) is plain data; this module is what executes it. Per
+device, the target binary is loaded once, its kernels looked up and the constant slots uploaded
+(:class:`LoadedProgram`). Per launch, every temp and output slot gets its own block from the
+caching allocator (the program's arena offsets are not needed: cached blocks make separate
+allocations cheap, and outputs must be freeable one by one as buffers), the steps are enqueued on
+the device's stream in order, temps go back to the cache (stream order keeps that safe) and the
+output blocks are returned. A host fallback synchronizes the stream, copies its operands out,
+runs the instruction on the reference interpreter and copies the results back.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hlort import dtypes
+from hlort.codegen.gpu.program import (
+    Copy,
+    GpuProgram,
+    HostFallback,
+    KernelLaunch,
+    LibraryCall,
+)
+from hlort.errors import InvalidArgument, NotFound, Unimplemented
+from hlort.plugin.base.gpu_allocator import DeviceBlock
+from hlort.plugin.base.gpu_device import GpuDevice
+from hlort.plugin.base.gpu_driver import Handle
+from hlort.shape import ArrayShape
+
+LibraryRunner = Callable[[GpuDevice, LibraryCall, Sequence[DeviceBlock]], None]
+"""Runs one library call (``gemm``) on a device's stream, given the blocks of its slots."""
+
+
+@dataclass
+class LoadedProgram:
+    """A program made ready on one device: module handle, kernels, constant blocks."""
+
+    device: GpuDevice
+    module: Handle
+    functions: dict[str, Handle]
+    constants: dict[int, DeviceBlock] = field(default_factory=dict)
+
+
+def slot_shape(program: GpuProgram, slot_id: int) -> ArrayShape:
+    slot = program.slot(slot_id)
+    return ArrayShape(dtypes.from_hlo_name(slot.dtype), tuple(slot.dims))
+
+
+def check_program_for_device(program: GpuProgram, device: GpuDevice) -> None:
+    """INVALID_ARGUMENT when the program was built for another target or exceeds the device's
+    launch limits (a blob is untrusted input: every launch is checked before anything runs)."""
+    props = device.properties
+    if program.target != props.arch:
+        raise InvalidArgument(
+            f"GPU program {program.name!r} was compiled for {program.target}, but "
+            f"{device.where} ({props.name}) is {props.arch}; compile the module again for this "
+            f"device (or pass --target {props.arch} when compiling ahead of time)"
+        )
+    names = {k.name for k in program.kernels}
+    for step in program.steps:
+        if not isinstance(step, KernelLaunch):
+            continue
+        if step.kernel not in names:
+            raise InvalidArgument(f"GPU program {program.name!r} launches {step.kernel!r}, "
+                                  f"which its kernel list lacks; recompile it")  # fmt: skip
+        threads = step.block[0] * step.block[1] * step.block[2]
+        if threads > props.max_threads_per_block or min(step.block + step.grid) < 1:
+            raise InvalidArgument(
+                f"GPU program {program.name!r}: kernel {step.kernel} launches grid {step.grid} "
+                f"x block {step.block}; {device.where} allows at most "
+                f"{props.max_threads_per_block} threads per block; recompile it for this device"
+            )
+        if step.shared_bytes > props.max_shared_memory_per_block:
+            raise InvalidArgument(
+                f"GPU program {program.name!r}: kernel {step.kernel} asks for "
+                f"{step.shared_bytes} bytes of shared memory; {device.where} has "
+                f"{props.max_shared_memory_per_block}; recompile it for this device"
+            )
+
+
+class ProgramRunner:
+    """Executes one :class:`GpuProgram` on any device of a client; thread-safe."""
+
+    def __init__(self, program: GpuProgram, library: LibraryRunner | None):
+        self.program = program
+        self.library = library
+        self._loaded: dict[int, LoadedProgram] = {}
+        self._lock = threading.Lock()
+        if library is None and any(isinstance(s, LibraryCall) for s in program.steps):
+            routines = sorted({s.routine for s in program.steps if isinstance(s, LibraryCall)})
+            raise Unimplemented(
+                f"GPU program {program.name!r} calls library routine(s) {routines}, which this "
+                f"installation cannot run (no vendor library found); install the vendor "
+                f"library package the plugin names in its README"
+            )
+
+    # -- per device ----------------------------------------------------------------------------
+    def loaded_on(self, device: GpuDevice) -> LoadedProgram:
+        with self._lock:
+            loaded = self._loaded.get(device.id)
+            if loaded is None:
+                loaded = self._load(device)
+                self._loaded[device.id] = loaded
+            return loaded
+
+    def _load(self, device: GpuDevice) -> LoadedProgram:
+        program, driver = self.program, device.driver
+        module = driver.module_load(device.ordinal, program.binary) if program.kernels else None
+        functions: dict[str, Handle] = {}
+        for info in program.kernels:
+            try:
+                functions[info.name] = driver.function(module, info.name)
+            except NotFound:
+                raise InvalidArgument(f"GPU program {program.name!r}: its binary has no kernel "
+                                      f"{info.name!r}; recompile it") from None  # fmt: skip
+        loaded = LoadedProgram(device, module, functions)
+        for slot in program.slots:
+            if slot.kind != "constant":
+                continue
+            data = np.frombuffer(slot.constant or b"", np.uint8)
+            if data.size != slot.size:
+                raise InvalidArgument(f"GPU program {program.name!r}: constant slot {slot.id} "
+                                      f"holds {data.size} bytes, declares {slot.size}")  # fmt: skip
+            block = device.allocate_bytes(slot.size)
+            device.copy_in(block, data)
+            loaded.constants[slot.id] = block
+        device.synchronize()  # the constants' host bytes are program data; wait, then done
+        return loaded
+
+    def unload(self) -> None:
+        """Free the constant blocks and unload the module on every device it was loaded on."""
+        with self._lock:
+            loaded, self._loaded = self._loaded, {}
+        for item in loaded.values():
+            for block in item.constants.values():
+                item.device.free(block)
+            if item.module is not None:
+                item.device.driver.module_unload(item.module)
+
+    # -- per launch ----------------------------------------------------------------------------
+    def run(
+        self,
+        device: GpuDevice,
+        arguments: Sequence[DeviceBlock],
+        donated: set[int],
+    ) -> list[DeviceBlock]:
+        """Enqueue the program on ``device`` with the argument blocks; returns the output blocks.
+
+        ``donated`` are the flat argument numbers whose blocks this launch may write; a program
+        compiled to write a parameter in place (``donation``) gets a private copy of one that
+        this call keeps.
+        """
+        program, loaded = self.program, self.loaded_on(device)
+        storage: dict[int, DeviceBlock] = dict(loaded.constants)
+        fresh: list[DeviceBlock] = []
+        for number, slot_id in enumerate(program.parameters):
+            block = arguments[number]
+            if number in program.donation and number not in donated:
+                block = device.duplicate(block, slot_shape(program, slot_id))
+                fresh.append(block)
+            storage[slot_id] = block
+        try:
+            for slot in program.slots:
+                if slot.kind in ("temp", "output") and slot.id not in storage:
+                    block = device.allocate_bytes(slot.size)
+                    storage[slot.id] = block
+                    fresh.append(block)
+            for step in program.steps:
+                self._run_step(device, loaded, step, storage)
+        except BaseException:
+            for block in fresh:
+                device.free(block)
+            raise
+        outputs = [storage[s] for s in program.outputs]
+        kept = {id(b) for b in outputs}
+        for block in fresh:
+            if id(block) not in kept:
+                device.free(block)
+        return outputs
+
+    def _run_step(self, device: GpuDevice, loaded: LoadedProgram, step: Any,
+                  storage: dict[int, DeviceBlock]) -> None:  # fmt: skip
+        driver = device.driver
+        if isinstance(step, KernelLaunch):
+            pointers = [storage[s].pointer for s in step.args]
+            driver.launch(loaded.functions[step.kernel], step.grid, step.block,
+                          step.shared_bytes, device.stream, pointers)  # fmt: skip
+        elif isinstance(step, LibraryCall):
+            assert self.library is not None  # checked in __init__
+            self.library(device, step, [storage[s] for s in step.args])
+        elif isinstance(step, Copy):
+            self._copy(device, step, storage)
+        elif isinstance(step, HostFallback):
+            self._host_fallback(device, step, storage)
+        else:
+            raise InvalidArgument(f"GPU program {self.program.name!r}: unknown step {step!r}")
+
+    def _copy(self, device: GpuDevice, step: Copy, storage: dict[int, DeviceBlock]) -> None:
+        src, dst = storage[step.src], storage[step.dst]
+        if step.src_offset + step.size > src.nbytes or step.dst_offset + step.size > dst.nbytes:
+            raise InvalidArgument(f"GPU program {self.program.name!r}: copy {step} runs past its "
+                                  f"slots ({src.nbytes} and {dst.nbytes} bytes)")  # fmt: skip
+        if step.size:
+            device.driver.copy_d2d_async(dst.pointer + step.dst_offset,
+                                         src.pointer + step.src_offset, step.size,
+                                         device.stream)  # fmt: skip
+
+    def _host_fallback(self, device: GpuDevice, step: HostFallback,
+                       storage: dict[int, DeviceBlock]) -> None:  # fmt: skip
+        from hlort.interpreter.evaluator import evaluate
+        from hlort.ir.module_codec import decode_module
+        from hlort.plugin.interpreter_backend import flatten_value
+
+        program = self.program
+        inputs = [device.copy_out(storage[s], slot_shape(program, s)) for s in step.inputs]
+        result = evaluate(decode_module(step.module), inputs)
+        leaves = flatten_value(result)
+        if len(leaves) != len(step.outputs):
+            raise InvalidArgument(f"GPU program {program.name!r}: host step {step.instruction} "
+                                  f"gave {len(leaves)} result(s), expected "
+                                  f"{len(step.outputs)}")  # fmt: skip
+        staged = []
+        for value, slot_id in zip(leaves, step.outputs, strict=True):
+            shape = slot_shape(program, slot_id)
+            host = np.ascontiguousarray(np.asarray(value, dtype=shape.dtype.numpy))
+            device.copy_in(storage[slot_id], host.reshape(shape.dims))
+            staged.append(host)
+        device.synchronize()  # the staged results must outlive their copies

@@ -1,0 +1,56 @@
+"""The GPU program plan round-trips through its pickle-free form and rejects bad blobs."""
+
+import pytest
+
+from hlort.codegen.gpu.program import (
+    BufferSlot,
+    Copy,
+    GemmSpec,
+    GpuProgram,
+    HostFallback,
+    KernelInfo,
+    KernelLaunch,
+    LibraryCall,
+)
+from hlort.errors import HlortError
+
+
+def _program() -> GpuProgram:
+    slots = [
+        BufferSlot(0, "parameter", 64, 256, "f32", (4, 4), parameter_number=0, label="p0"),
+        BufferSlot(1, "constant", 4, 256, "f32", (), constant=b"\x00\x00\x80?", label="c"),
+        BufferSlot(2, "temp", 64, 256, "f32", (4, 4), offset=0, label="t"),
+        BufferSlot(3, "output", 64, 256, "f32", (4, 4), offset=256, label="out"),
+    ]
+    steps = [
+        LibraryCall("gemm", (0, 0, 2), GemmSpec(4, 4, 4, 1, "f32", "f32", "f32"), "dot"),
+        KernelLaunch("k0", (1, 1, 1), (128, 1, 1), 512, (2, 1, 3), "fusion"),
+        HostFallback("sort.1", "sort", "no GPU sort yet", b"HLORTVAL1\x00", (3,), (2,)),
+        Copy(2, 3, 64, label="copy"),
+    ]
+    return GpuProgram("m", "sm_90", "nvptx64-nvidia-cuda", "ptx", "; ir", b".version 8.0\x00",
+                      [KernelInfo("k0", "elementwise", 3)], slots, steps, [0], [3], False, 512,
+                      donation={0: 0})  # fmt: skip
+
+
+def test_round_trip_keeps_every_field():
+    program = _program()
+    back = GpuProgram.from_bytes(program.to_bytes())
+    assert back == program
+    assert isinstance(back.binary, bytes) and back.slots[1].constant == b"\x00\x00\x80?"
+    assert back.stats() == {"kernels": 1, "launches": 1, "library_calls": 1,
+                            "host_fallbacks": 1, "copies": 1}  # fmt: skip
+    assert [f.instruction for f in back.fallbacks] == ["sort.1"]
+
+
+def test_damaged_blob_is_rejected():
+    data = _program().to_bytes()
+    with pytest.raises(HlortError, match="recompile"):
+        GpuProgram.from_bytes(data[:20])
+
+
+def test_step_naming_a_missing_slot_is_rejected():
+    program = _program()
+    program.steps.append(Copy(2, 9, 4))
+    with pytest.raises(HlortError, match="outside"):
+        GpuProgram.from_bytes(program.to_bytes())
