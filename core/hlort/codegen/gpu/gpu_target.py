@@ -1,0 +1,83 @@
+"""What a GPU kernel schedule needs to know about its target: the one place CUDA and ROCm differ.
+
+The schedules in this package (elementwise loops, row reductions, ...) are written once against a
+:class:`GpuTarget`: the triple and data layout, the kernel calling convention, the address spaces
+of global and shared memory, the warp (wavefront) size, and four intrinsics (thread index, block
+index, barrier, a 32-bit cross-lane exchange). The NVPTX target lives in plugins/cuda
+(hlort_cuda/nvptx_target.py), the AMDGPU one in plugins/rocm. Launch shapes are chosen at
+compile time and baked into the kernels, so no block-size or grid-size query is needed.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import llvmlite.ir as ir
+
+I32 = ir.IntType(32)
+
+
+class GpuTarget(ABC):
+    """A GPU code-generation target; subclasses fill in the attributes and intrinsics."""
+
+    name: str = ""  # "sm_90", "gfx90a": the device the code is compiled for
+    triple: str = ""
+    data_layout: str = ""
+    kernel_calling_convention: str = ""  # "ptx_kernel", "amdgpu_kernel"
+    binary_format: str = ""  # "ptx", "hsaco"
+    warp_size: int = 32
+    global_addrspace: int = 1
+    shared_addrspace: int = 3
+    max_threads_per_block: int = 1024
+    max_grid_blocks: int = 65535  # per grid dimension the schedules use (x)
+
+    @property
+    def global_pointer(self) -> ir.PointerType:
+        return ir.PointerType(addrspace=self.global_addrspace)
+
+    def new_module(self, name: str) -> ir.Module:
+        module = ir.Module(name)
+        module.triple = self.triple
+        if self.data_layout:
+            module.data_layout = self.data_layout
+        return module
+
+    def declare_kernel(self, module: ir.Module, name: str, num_args: int) -> ir.Function:
+        """A kernel taking ``num_args`` global pointers (the kernel ABI of GpuProgram)."""
+        fnty = ir.FunctionType(ir.VoidType(), [self.global_pointer] * num_args)
+        fn = ir.Function(module, fnty, name)
+        fn.calling_convention = self.kernel_calling_convention
+        for arg in fn.args:
+            arg.add_attribute("noalias")
+        return fn
+
+    # -- intrinsics (each returns an i32 or emits the instruction) ----------------------------
+    @abstractmethod
+    def thread_index(self, b: ir.IRBuilder) -> ir.Value:
+        """threadIdx.x as i32."""
+
+    @abstractmethod
+    def block_index(self, b: ir.IRBuilder) -> ir.Value:
+        """blockIdx.x as i32."""
+
+    @abstractmethod
+    def barrier(self, b: ir.IRBuilder) -> None:
+        """__syncthreads(): every thread of the block, shared memory visible after it."""
+
+    @abstractmethod
+    def shuffle_xor(self, b: ir.IRBuilder, value: ir.Value, lane_mask: int) -> ir.Value:
+        """The i32 ``value`` of lane ``lane ^ lane_mask`` (all lanes of the warp take part)."""
+
+    @abstractmethod
+    def compile(self, llvm_ir: str) -> bytes:
+        """The module's IR lowered to the target's loadable form (PTX text, an object)."""
+
+
+def declare(module: ir.Module, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
+    existing = module.globals.get(name)
+    if existing is not None:
+        return existing
+    return ir.Function(module, ir.FunctionType(ret, args), name)
+
+
+__all__ = ["GpuTarget", "declare"]

@@ -1,0 +1,92 @@
+"""All GPU kernels of one module in one LLVM module, each made by the schedule that fits it.
+
+``choose_schedule(comp)`` picks, for a fused computation (or one instruction wrapped as one):
+"transpose" (a tiled shared-memory transpose, transpose_schedule.py), "row_reduce" (one block per
+row, row_schedule.py) for row fusions whose rows are long enough, "loop" (a grid-stride loop over
+the outputs, loop_schedule.py; reduces inside it, column reductions included, run one output
+element per thread) for everything else the element generators support, or None with the
+reason. A kernel takes the computation's parameters, then its outputs (the root's leaves), each
+as one global pointer.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from hlort.codegen.gpu.gpu_target import GpuTarget
+from hlort.codegen.gpu.launch import LaunchShape
+from hlort.codegen.gpu.loop_schedule import emit_loop_kernel, root_outputs
+from hlort.codegen.gpu.reduce_emitter import supports_loop_body
+from hlort.codegen.gpu.row_schedule import MIN_BLOCK_ROW, emit_row_kernel
+from hlort.codegen.gpu.transpose_schedule import emit_transpose_kernel, plan_tiled_transpose
+from hlort.codegen.llvm.row_fusion import plan_row_fusion
+from hlort.errors import Unimplemented
+from hlort.ir.computation import Computation
+from hlort.ir.opcodes import Opcode
+
+
+@dataclass(frozen=True)
+class GpuKernel:
+    name: str
+    schedule: str
+    launch: LaunchShape
+    num_args: int
+
+
+def choose_schedule(comp: Computation) -> tuple[str | None, str]:
+    """(schedule, "") or (None, why no GPU kernel can compute ``comp``)."""
+    outputs = root_outputs(comp)
+    if any(not o.shape.is_array for o in outputs):
+        return None, "an output is not an array"
+    if any(p.shape.is_tuple or not p.shape.is_array for p in comp.parameters):
+        return None, "a parameter is not an array"
+    if plan_tiled_transpose(comp) is not None:
+        return "transpose", ""
+    if any(i.opcode is Opcode.REDUCE for i in comp.instructions):
+        plan = plan_row_fusion(comp)
+        if plan is not None:
+            row = math.prod(plan.in_dims[d] for d in plan.reduced)
+            if row >= MIN_BLOCK_ROW:
+                return "row_reduce", ""
+    if len({o.shape.dims for o in outputs}) != 1:
+        return None, "its outputs have different shapes (no loop over one index space)"
+    if not supports_loop_body(comp):
+        bad = sorted({i.opcode.value for i in comp.instructions
+                      if i.opcode not in (Opcode.PARAMETER, Opcode.TUPLE)})  # fmt: skip
+        return None, f"the GPU element generators do not cover it ({', '.join(bad)})"
+    return "loop", ""
+
+
+class GpuKernelModule:
+    """Collects kernels into one LLVM module for ``target``."""
+
+    def __init__(self, target: GpuTarget, name: str):
+        self.target = target
+        self.module = target.new_module(name)
+        self.kernels: list[GpuKernel] = []
+
+    def add(self, name: str, comp: Computation) -> GpuKernel:
+        schedule, why = choose_schedule(comp)
+        if schedule is None:
+            raise Unimplemented(f"{comp.name}: {why}")
+        nargs = len(comp.parameters) + len(root_outputs(comp))
+        fn = self.target.declare_kernel(self.module, name, nargs)
+        if schedule == "row_reduce":
+            launch = emit_row_kernel(self.target, fn, comp, plan_row_fusion(comp))
+        elif schedule == "transpose":
+            launch = emit_transpose_kernel(self.target, fn, comp, plan_tiled_transpose(comp))
+        else:
+            launch = emit_loop_kernel(self.target, fn, comp)
+        kernel = GpuKernel(name, schedule, launch, nargs)
+        self.kernels.append(kernel)
+        return kernel
+
+    def ir_text(self) -> str:
+        return str(self.module)
+
+    def compile(self) -> bytes:
+        return self.target.compile(self.ir_text())
+
+
+__all__ = ["GpuKernel", "GpuKernelModule", "choose_schedule"]
