@@ -28,6 +28,7 @@ from hlort_rocm.amdgpu_target import (
 _LOCK = threading.Lock()
 _MODULE_FLAGS = re.compile(r"^!llvm\.module\.flags\s*=\s*!\{(.*)\}\s*$", re.MULTILINE)
 _METADATA_ID = re.compile(r"!(\d+)\b")
+_FLAT_ALLOCA = re.compile(r"^(\s*)(%\S+) = alloca (.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,14 @@ def _machine(gfx: GfxTarget, opt_level: int):
         cpu=gfx.name, features="", opt=opt_level, reloc=RELOC, codemodel=CODE_MODEL)  # fmt: skip
 
 
+@cache
+def target_data_layout(gfx: GfxTarget) -> str:
+    """LLVM's data layout for AMDGPU (what new modules declare, so the schedules' type sizes
+    and address-space pointer widths match the back end's)."""
+    with _LOCK:
+        return str(_machine(gfx, 3).target_data)
+
+
 def with_code_object_version(ir_text: str, version: int) -> str:
     """``ir_text`` with the module flag that selects the code object version (LLVM's default
     changes between releases; the loader and the linker care). An existing flag is kept."""
@@ -71,6 +80,27 @@ def with_code_object_version(ir_text: str, version: int) -> str:
     listed = flags.group(1).strip()
     merged = f"!llvm.module.flags = !{{{listed + ', ' if listed else ''}!{node}}}"
     return f"{ir_text[:flags.start()]}{merged}{ir_text[flags.end():].rstrip()}\n{flag}\n"
+
+
+def with_private_allocas(ir_text: str) -> str:
+    """``ir_text`` with every ``alloca`` in AMDGPU's private address space (5), cast to a flat
+    pointer for its users. The shared emitter writes allocas in address space 0, which LLVM
+    rejects for AMDGPU ("alloca on amdgpu must be in addrspace(5)"); after the cast, SROA and
+    address-space inference turn them back into registers (validation checks the stack is 0)."""
+    count = 0
+
+    def private(match: re.Match) -> str:
+        nonlocal count
+        indent, name, rest = match.groups()
+        if "addrspace(" in rest:
+            return match.group(0)
+        body, sep, metadata = rest.partition(", !")
+        count += 1
+        slot = f'%"hlort.private.{count}"'
+        return (f"{indent}{slot} = alloca {body}, addrspace(5){sep}{metadata}\n"
+                f"{indent}{name} = addrspacecast ptr addrspace(5) {slot} to ptr")
+
+    return _FLAT_ALLOCA.sub(private, ir_text)
 
 
 def _parse(ir_text: str, machine):
@@ -97,7 +127,7 @@ def compile_ir(ir_text: str, gfx: GfxTarget, *, version: int, opt_level: int = 3
     """Optimize ``ir_text`` (kernels for ``gfx``) and emit its object, each from a fresh parse."""
     if opt_level not in (0, 1, 2, 3):
         raise InvalidArgument(f"opt_level={opt_level!r} must be 0, 1, 2 or 3")
-    text = with_code_object_version(ir_text, version)
+    text = with_code_object_version(with_private_allocas(ir_text), version)
     with _LOCK:
         machine = _machine(gfx, opt_level)
         module = _parse(text, machine)
