@@ -1,0 +1,179 @@
+"""The code-object check over StableHLO corpora: ``python -m hlort_rocm.corpus_check PATH...``.
+
+For every corpus case the reference interpreter runs (it imports, runs and passes its checks),
+the module is compiled for each gfx target with a compile-only client (no GPU; its array
+constants made parameters first: the corpus feeds the op under test constants, which the
+pipeline would fold into no kernel at all), its kernels' code object is linked, and the code
+object is validated with llvm-readelf-19 --notes (target, each kernel's ``.kd`` descriptor,
+argument layout, no private segment) and disassembled with llvm-objdump-19. The summary
+counts modules, kernels, linked and validated code objects, and lists every op left to the
+host (a counted fallback) with how many modules have it.
+
+No AMD GPU is needed or used: this is the "compiles, links and validates" half of the plugin's
+verification, the half that can run anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+
+DEFAULT_TARGETS = ("gfx90a", "gfx942")
+
+
+@dataclass
+class CaseResult:
+    case: str
+    interpreter: str  # "pass", or why the case is not counted
+    kernels: dict[str, int] = field(default_factory=dict)  # target -> kernels
+    linked: list[str] = field(default_factory=list)  # targets whose code object linked
+    validated: list[str] = field(default_factory=list)
+    host_ops: list[str] = field(default_factory=list)  # opcodes of host fallbacks
+    problems: list[str] = field(default_factory=list)
+
+
+def check_case(case, targets: tuple[str, ...] = DEFAULT_TARGETS,
+               code_object_version: int = 5) -> CaseResult:  # fmt: skip
+    """Compile, link and validate one corpus case for each target (if the interpreter runs it)."""
+    from hlort.errors import HlortError
+    from hlort.importers.stablehlo import import_stablehlo
+    from hlort.plugin.options import CompileOptions
+    from hlort.runtime.client import Backend
+    from hlort.testdata.execution import PASS, run_case
+    from hlort_rocm.compiler import check_program_code_object
+    from hlort_rocm.plugin import RocmPlugin
+
+    outcome = run_case(case, "interpreter")
+    result = CaseResult(case.id, "pass" if outcome.status == PASS else outcome.status)
+    if outcome.status != PASS:
+        return result
+    plugin = RocmPlugin()
+    options = CompileOptions(target_options={"code_object_version": code_object_version})
+    for target in targets:
+        try:
+            module = constants_as_parameters(
+                import_stablehlo(case.text, case.relpath, collect_checks=True).module)
+            exe = Backend(plugin.create_compile_only_client(target), plugin).compile(
+                module, None, options)  # fmt: skip
+            program = exe.raw.program
+        except HlortError as err:
+            result.problems.append(f"{target}: compile: {err}")
+            continue
+        except Exception as err:  # noqa: BLE001 - a crash is a finding, reported per case
+            result.problems.append(f"{target}: compile crashed: {type(err).__name__}: {err}")
+            continue
+        if target == targets[0]:
+            result.host_ops = sorted(f.opcode for f in program.fallbacks)
+        result.kernels[target] = len(program.kernels)
+        if not program.kernels:
+            continue
+        result.linked.append(target)
+        try:
+            report = check_program_code_object(program, code_object_version)
+        except HlortError as err:
+            result.problems.append(f"{target}: validate: {err}")
+            continue
+        if report.ok:
+            result.validated.append(target)
+        else:
+            result.problems.append(f"{target}: {'; '.join(report.problems)}")
+    return result
+
+
+def constants_as_parameters(module):
+    """``module`` with calls inlined and each array constant of its entry (the corpus's inputs)
+    turned into a new parameter, as a program on run-time data would have it."""
+    from hlort.ir.instruction import Instruction
+    from hlort.ir.opcodes import Opcode
+    from hlort.passes.call_inlining import CallInliner
+
+    CallInliner().run(module)
+    entry = module.entry
+    number = len(entry.parameters)
+    for instr in list(entry.instructions):
+        shape = instr.shape
+        if instr.opcode is Opcode.CONSTANT and shape.is_array and shape.rank > 0:
+            param = Instruction(Opcode.PARAMETER, shape, name=f"input{number}",
+                                parameter_number=number)  # fmt: skip
+            entry.add_instruction(param)
+            entry.replace_all_uses(instr, param)
+            entry.remove_instruction(instr)
+            number += 1
+    module.attributes.pop("entry_computation_layout", None)
+    return module
+
+
+def _check_one(args) -> CaseResult:
+    case, targets, version = args
+    return check_case(case, targets, version)
+
+
+def summarize(results: list[CaseResult], targets: tuple[str, ...]) -> dict:
+    counted = [r for r in results if r.interpreter == "pass"]
+    host_ops = Counter(op for r in counted for op in set(r.host_ops))
+    return {
+        "cases": len(results),
+        "modules": len(counted),
+        "not_run_by_interpreter": len(results) - len(counted),
+        "targets": list(targets),
+        "kernels": {t: sum(r.kernels.get(t, 0) for r in counted) for t in targets},
+        "modules_with_kernels": {t: sum(1 for r in counted if r.kernels.get(t)) for t in targets},
+        "linked": {t: sum(1 for r in counted if t in r.linked) for t in targets},
+        "validated": {t: sum(1 for r in counted if t in r.validated) for t in targets},
+        "modules_all_native": sum(1 for r in counted if not r.host_ops and not r.problems),
+        "ops_not_compiled_natively": dict(sorted(host_ops.items())),
+        "problems": [f"{r.case}: {p}" for r in counted for p in r.problems],
+    }
+
+
+def run(
+    paths: list[str],
+    targets: tuple[str, ...] = DEFAULT_TARGETS,
+    jobs: int = 1,
+    code_object_version: int = 5,
+    limit: int | None = None,
+) -> tuple[dict, list[CaseResult]]:
+    from hlort.testdata.cases import load_cases
+
+    os.environ["HLORT_FALLBACK"] = "allow"  # counted here, not refused: the point is the count
+    cases = load_cases(paths)[:limit]
+    work = [(c, targets, code_object_version) for c in cases]
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            results = list(pool.map(_check_one, work, chunksize=8))
+    else:
+        results = [_check_one(w) for w in work]
+    return summarize(results, targets), results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m hlort_rocm.corpus_check",
+                                     description=__doc__.split("\n\n")[0])  # fmt: skip
+    parser.add_argument("paths", nargs="+", metavar="PATH")
+    parser.add_argument("--targets", default=",".join(DEFAULT_TARGETS))
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--code-object-version", type=int, default=5)
+    parser.add_argument("--limit", type=int, help="only the first N cases")
+    parser.add_argument("--report", metavar="FILE.json", help="write every case's result")
+    args = parser.parse_args(argv)
+    targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
+    summary, results = run(args.paths, targets, args.jobs, args.code_object_version, args.limit)
+    if args.report:
+        with open(args.report, "w") as f:
+            json.dump({"summary": summary, "cases": [asdict(r) for r in results]}, f, indent=1)
+    problems = summary.pop("problems")
+    print(json.dumps(summary, indent=1))
+    for line in problems[:50]:
+        print(f"problem: {line}")
+    if len(problems) > 50:
+        print(f"... {len(problems) - 50} more problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
