@@ -184,8 +184,9 @@ def validate_code_object(
 ) -> CodeObjectReport:
     """Check ``hsaco`` against what was compiled: ``expected`` maps each kernel name to its
     explicit argument layout (None: not checked). Problems are collected, never raised here."""
-    readelf = find_readelf()
-    notes = parse_metadata_yaml(_run(readelf, ["--notes"], hsaco))
+    listing = _run(find_readelf(), ["--notes", "--dyn-syms"], hsaco)
+    notes_text, dynamic_text = _sections(listing, "Displaying notes", "Symbol table '.dynsym'")
+    notes = parse_metadata_yaml(notes_text)
     report = CodeObjectReport(str(notes.get("amdhsa.target", "")), code_object_version)
     abi = hsaco[_EI_ABIVERSION] if len(hsaco) > _EI_ABIVERSION else -1
     if abi != ELF_ABI_VERSION[code_object_version]:
@@ -199,7 +200,7 @@ def validate_code_object(
     for entry in notes.get("amdhsa.kernels") or []:
         note = _kernel_note(entry)
         report.kernels[note.name] = note
-    dynamic = _run(readelf, ["--dyn-syms"], hsaco).split()
+    dynamic = dynamic_text.split()
     for name, args in expected.items():
         note = report.kernels.get(name)
         if note is None:
@@ -219,6 +220,15 @@ def validate_code_object(
     if disassemble:
         _count_instructions(report, hsaco, gfx)
     return report
+
+
+def _sections(listing: str, first: str, second: str) -> tuple[str, str]:
+    """The parts of a readelf listing that start at the headers ``first`` and ``second``, in
+    whichever order readelf printed them ("" for a missing one)."""
+    a, b = listing.find(first), listing.find(second)
+    if a < 0 or b < 0:
+        return (listing[a:] if a >= 0 else ""), (listing[b:] if b >= 0 else "")
+    return (listing[a:b], listing[b:]) if a < b else (listing[a:], listing[b:a])
 
 
 def _count_instructions(report: CodeObjectReport, hsaco: bytes, gfx: GfxTarget) -> None:
