@@ -50,6 +50,10 @@ def test_compile_only_links_a_validated_code_object(llvm19_tools, target):
     name = exe.raw.name
     assert files[f"{name}.hsaco"] == program.binary and files[f"{name}.o"][:4] == b"\x7fELF"
     assert "amdgpu_kernel" in files[f"{name}.ll"] and "s_endpgm" in files[f"{name}.s"]
+    # the row reduction's AMDGPU pieces: lane id from mbcnt, exchanges by ds_bpermute, barriers
+    for instruction in ("v_mbcnt_lo_u32_b32", "v_mbcnt_hi_u32_b32", "ds_bpermute_b32",
+                        "s_barrier"):  # fmt: skip
+        assert instruction in files[f"{name}.s"], instruction
 
 
 def test_serialized_executables_are_keyed_by_the_gfx_target(llvm19_tools):
