@@ -22,6 +22,7 @@ import sys
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
+from functools import cache
 
 DEFAULT_TARGETS = ("gfx90a", "gfx942")
 
@@ -40,26 +41,41 @@ class CaseResult:
 def check_case(case, targets: tuple[str, ...] = DEFAULT_TARGETS,
                code_object_version: int = 5) -> CaseResult:  # fmt: skip
     """Compile, link and validate one corpus case for each target (if the interpreter runs it)."""
-    from hlort.errors import HlortError
     from hlort.importers.stablehlo import import_stablehlo
-    from hlort.plugin.options import CompileOptions
-    from hlort.runtime.client import Backend
     from hlort.testdata.execution import PASS, run_case
-    from hlort_rocm.compiler import check_program_code_object
-    from hlort_rocm.plugin import RocmPlugin
 
     outcome = run_case(case, "interpreter")
     result = CaseResult(case.id, "pass" if outcome.status == PASS else outcome.status)
-    if outcome.status != PASS:
-        return result
+    if outcome.status == PASS:
+        check_module(result, lambda: constants_as_parameters(
+            import_stablehlo(case.text, case.relpath, collect_checks=True).module),
+            targets, code_object_version)  # fmt: skip
+    return result
+
+
+def check_op_case(case, targets: tuple[str, ...] = DEFAULT_TARGETS,
+                  code_object_version: int = 5) -> CaseResult:  # fmt: skip
+    """The same for one conformance-suite op case (its module takes its inputs as parameters)."""
+    result = CaseResult(f"op:{case.id}", "pass")
+    check_module(result, case.module.clone, targets, code_object_version)
+    return result
+
+
+def check_module(result: CaseResult, make_module, targets: tuple[str, ...],
+                 code_object_version: int) -> None:  # fmt: skip
+    """Compile a fresh ``make_module()`` per target, link, validate; record into ``result``."""
+    from hlort.errors import HlortError
+    from hlort.plugin.options import CompileOptions
+    from hlort.runtime.client import Backend
+    from hlort_rocm.compiler import check_program_code_object
+    from hlort_rocm.plugin import RocmPlugin
+
     plugin = RocmPlugin()
     options = CompileOptions(target_options={"code_object_version": code_object_version})
     for target in targets:
         try:
-            module = constants_as_parameters(
-                import_stablehlo(case.text, case.relpath, collect_checks=True).module)
             exe = Backend(plugin.create_compile_only_client(target), plugin).compile(
-                module, None, options)  # fmt: skip
+                make_module(), None, options)  # fmt: skip
             program = exe.raw.program
         except HlortError as err:
             result.problems.append(f"{target}: compile: {err}")
@@ -82,7 +98,6 @@ def check_case(case, targets: tuple[str, ...] = DEFAULT_TARGETS,
             result.validated.append(target)
         else:
             result.problems.append(f"{target}: {'; '.join(report.problems)}")
-    return result
 
 
 def constants_as_parameters(module):
@@ -108,8 +123,17 @@ def constants_as_parameters(module):
     return module
 
 
+@cache
+def _op_cases(quick: bool) -> list:
+    from hlort.testing.op_case import all_cases
+
+    return all_cases(quick=quick)
+
+
 def _check_one(args) -> CaseResult:
     case, targets, version = args
+    if isinstance(case, tuple):  # ("op", quick, index): op cases hold closures, never pickled
+        return check_op_case(_op_cases(case[1])[case[2]], targets, version)
     return check_case(case, targets, version)
 
 
@@ -137,11 +161,17 @@ def run(
     jobs: int = 1,
     code_object_version: int = 5,
     limit: int | None = None,
+    conformance: str | None = None,
 ) -> tuple[dict, list[CaseResult]]:
+    """``conformance`` "quick" or "all" adds the conformance suite's op cases."""
     from hlort.testdata.cases import load_cases
 
     os.environ["HLORT_FALLBACK"] = "allow"  # counted here, not refused: the point is the count
-    cases = load_cases(paths)[:limit]
+    cases: list = load_cases(paths) if paths else []
+    if conformance:
+        quick = conformance == "quick"
+        cases += [("op", quick, k) for k in range(len(_op_cases(quick)))]
+    cases = cases[:limit]
     work = [(c, targets, code_object_version) for c in cases]
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
@@ -154,7 +184,9 @@ def run(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m hlort_rocm.corpus_check",
                                      description=__doc__.split("\n\n")[0])  # fmt: skip
-    parser.add_argument("paths", nargs="+", metavar="PATH")
+    parser.add_argument("paths", nargs="*", metavar="PATH")
+    parser.add_argument("--conformance", choices=["quick", "all"],
+                        help="also the conformance suite's op cases (a sample, or all)")
     parser.add_argument("--targets", default=",".join(DEFAULT_TARGETS))
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--code-object-version", type=int, default=5)
@@ -162,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", metavar="FILE.json", help="write every case's result")
     args = parser.parse_args(argv)
     targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
-    summary, results = run(args.paths, targets, args.jobs, args.code_object_version, args.limit)
+    summary, results = run(args.paths, targets, args.jobs, args.code_object_version, args.limit,
+                           args.conformance)  # fmt: skip
     if args.report:
         with open(args.report, "w") as f:
             json.dump({"summary": summary, "cases": [asdict(r) for r in results]}, f, indent=1)
