@@ -83,15 +83,24 @@ def explicit_args(sizes: list[int], kinds: list[str]) -> list[KernelArg]:
     return args
 
 
-def _run(tool: LlvmTool, args: list[str], hsaco: bytes) -> str:
-    with tempfile.TemporaryDirectory(prefix="hlort-rocm-") as tmp:
-        path = Path(tmp, "code.hsaco")
-        path.write_bytes(hsaco)
-        run = subprocess.run([tool.path, *args, str(path)], capture_output=True, text=True,
-                             timeout=120)  # fmt: skip
+def _run(tool: LlvmTool, args: list[str], paths: list[Path]) -> str:
+    run = subprocess.run([tool.path, *args, *map(str, paths)], capture_output=True, text=True,
+                         timeout=600)  # fmt: skip
     if run.returncode != 0:
         raise Internal(f"{tool.path} {' '.join(args)} failed: {run.stderr.strip()[:1000]}")
     return run.stdout
+
+
+def _per_file(listing: str, paths: list[Path], header: str) -> dict[Path, str]:
+    """A multi-file listing cut at each file's header line (``header`` formats the path)."""
+    if len(paths) == 1:
+        return {paths[0]: listing}
+    starts = sorted((listing.find(header.format(path=p)), p) for p in paths)
+    out = {}
+    for k, (start, path) in enumerate(starts):
+        end = starts[k + 1][0] if k + 1 < len(starts) else len(listing)
+        out[path] = listing[start:end] if start >= 0 else ""
+    return out
 
 
 def parse_metadata_yaml(text: str) -> dict[str, Any]:
@@ -173,6 +182,18 @@ def _kernel_note(entry: dict[str, Any]) -> KernelNote:
     )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class CodeObjectToCheck:
+    """One linked code object and what it must hold: ``expected`` maps each kernel name to its
+    explicit argument layout (None: not checked)."""
+
+    hsaco: bytes
+    gfx: GfxTarget
+    code_object_version: int
+    expected: dict[str, list[KernelArg] | None]
+    no_stack: bool = True
+
+
 def validate_code_object(
     hsaco: bytes,
     gfx: GfxTarget,
@@ -182,18 +203,46 @@ def validate_code_object(
     no_stack: bool = True,
     disassemble: bool = True,
 ) -> CodeObjectReport:
-    """Check ``hsaco`` against what was compiled: ``expected`` maps each kernel name to its
-    explicit argument layout (None: not checked). Problems are collected, never raised here."""
-    listing = _run(find_readelf(), ["--notes", "--dyn-syms"], hsaco)
+    """Check one code object against what was compiled; problems are collected, not raised."""
+    item = CodeObjectToCheck(hsaco, gfx, code_object_version, expected, no_stack)
+    return validate_code_objects([item], disassemble=disassemble)[0]
+
+
+def validate_code_objects(
+    items: list[CodeObjectToCheck], *, disassemble: bool = True
+) -> list[CodeObjectReport]:
+    """Check many code objects with one llvm-readelf and one llvm-objdump per gfx target (the
+    tools' start-up, not their work, is what costs)."""
+    if not items:
+        return []
+    with tempfile.TemporaryDirectory(prefix="hlort-rocm-") as tmp:
+        paths = [Path(tmp, f"code{k}.hsaco") for k in range(len(items))]
+        for path, item in zip(paths, items, strict=True):
+            path.write_bytes(item.hsaco)
+        listing = _run(find_readelf(), ["--notes", "--dyn-syms"], paths)
+        per_file = _per_file(listing, paths, "File: {path}\n")
+        reports = [_report(item, per_file[path]) for path, item in zip(paths, items, strict=True)]
+        if disassemble:
+            for gfx in {item.gfx for item in items}:
+                group = [k for k, item in enumerate(items) if item.gfx == gfx]
+                listing = _run(find_objdump(), ["-d", f"--mcpu={gfx.name}"],
+                               [paths[k] for k in group])  # fmt: skip
+                text = _per_file(listing, [paths[k] for k in group], "{path}:\tfile format")
+                for k in group:
+                    _count_instructions(reports[k], text[paths[k]], gfx)
+    return reports
+
+
+def _report(item: CodeObjectToCheck, listing: str) -> CodeObjectReport:
     notes_text, dynamic_text = _sections(listing, "Displaying notes", "Symbol table '.dynsym'")
     notes = parse_metadata_yaml(notes_text)
-    report = CodeObjectReport(str(notes.get("amdhsa.target", "")), code_object_version)
+    version, gfx, hsaco = item.code_object_version, item.gfx, item.hsaco
+    report = CodeObjectReport(str(notes.get("amdhsa.target", "")), version)
     abi = hsaco[_EI_ABIVERSION] if len(hsaco) > _EI_ABIVERSION else -1
-    if abi != ELF_ABI_VERSION[code_object_version]:
-        report.problems.append(f"ELF ABI version {abi}, expected "
-                               f"{ELF_ABI_VERSION[code_object_version]} (code object "
-                               f"v{code_object_version})")  # fmt: skip
-    if notes.get("amdhsa.version") != METADATA_VERSION[code_object_version]:
+    if abi != ELF_ABI_VERSION[version]:
+        report.problems.append(f"ELF ABI version {abi}, expected {ELF_ABI_VERSION[version]} "
+                               f"(code object v{version})")  # fmt: skip
+    if notes.get("amdhsa.version") != METADATA_VERSION[version]:
         report.problems.append(f"metadata version {notes.get('amdhsa.version')}")
     if report.target.split(":")[0] != gfx.isa_name:
         report.problems.append(f"target {report.target!r}, expected {gfx.isa_name!r}")
@@ -201,7 +250,7 @@ def validate_code_object(
         note = _kernel_note(entry)
         report.kernels[note.name] = note
     dynamic = dynamic_text.split()
-    for name, args in expected.items():
+    for name, args in item.expected.items():
         note = report.kernels.get(name)
         if note is None:
             report.problems.append(f"kernel {name} is not in the metadata")
@@ -212,13 +261,11 @@ def validate_code_object(
             report.problems.append(f"{name}: wavefront {note.wavefront_size}")
         if args is not None and note.args != args:
             report.problems.append(f"{name}: arguments {note.args}, expected {args}")
-        if no_stack and (note.private_segment_size != 0 or note.uses_dynamic_stack):
+        if item.no_stack and (note.private_segment_size != 0 or note.uses_dynamic_stack):
             report.problems.append(f"{name}: uses {note.private_segment_size} bytes of "
                                    f"private segment (stack)")  # fmt: skip
-    for name in report.kernels.keys() - expected.keys():
+    for name in report.kernels.keys() - item.expected.keys():
         report.problems.append(f"unexpected kernel {name}")
-    if disassemble:
-        _count_instructions(report, hsaco, gfx)
     return report
 
 
@@ -231,8 +278,7 @@ def _sections(listing: str, first: str, second: str) -> tuple[str, str]:
     return (listing[a:b], listing[b:]) if a < b else (listing[a:], listing[b:a])
 
 
-def _count_instructions(report: CodeObjectReport, hsaco: bytes, gfx: GfxTarget) -> None:
-    listing = _run(find_objdump(), ["-d", f"--mcpu={gfx.name}"], hsaco)
+def _count_instructions(report: CodeObjectReport, listing: str, gfx: GfxTarget) -> None:
     current: KernelNote | None = None
     ended: set[str] = set()
     for line in listing.splitlines():

@@ -31,7 +31,12 @@ from hlort_rocm.amdgpu_target import (
     code_object_version,
     gfx_target,
 )
-from hlort_rocm.code_object_check import CodeObjectReport, explicit_args, validate_code_object
+from hlort_rocm.code_object_check import (
+    CodeObjectReport,
+    CodeObjectToCheck,
+    explicit_args,
+    validate_code_objects,
+)
 
 NO_ROCBLAS = "no rocBLAS (librocblas.so) on this machine; install ROCm's rocblas package"
 
@@ -91,9 +96,15 @@ def gemm_calls_on_host(module: Module, program: GpuProgram, reason: str) -> GpuP
     return replace(program, steps=steps)
 
 
-def check_program_code_object(program: GpuProgram, version: int) -> CodeObjectReport:
-    """Validate a program's code object against its kernel list (the kernel ABI: one global
-    pointer per argument) with llvm-readelf/objdump; the report lists what does not match."""
+def code_object_to_check(program: GpuProgram, version: int) -> CodeObjectToCheck:
+    """What a program's code object must hold: its kernels, each in the kernel ABI (one global
+    pointer per argument), no stack."""
     expected = {k.name: explicit_args([8] * k.num_args, ["global_buffer"] * k.num_args)
                 for k in program.kernels}  # fmt: skip
-    return validate_code_object(program.binary, gfx_target(program.target), version, expected)
+    return CodeObjectToCheck(program.binary, gfx_target(program.target), version, expected)
+
+
+def check_program_code_object(program: GpuProgram, version: int) -> CodeObjectReport:
+    """Validate a program's code object with llvm-readelf/objdump; the report lists what does
+    not match."""
+    return validate_code_objects([code_object_to_check(program, version)])[0]

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 
 DEFAULT_TARGETS = ("gfx90a", "gfx942")
+CHUNK = 16  # cases per validation batch
 
 
 @dataclass
@@ -38,36 +39,39 @@ class CaseResult:
     problems: list[str] = field(default_factory=list)
 
 
-def check_case(case, targets: tuple[str, ...] = DEFAULT_TARGETS,
-               code_object_version: int = 5) -> CaseResult:  # fmt: skip
-    """Compile, link and validate one corpus case for each target (if the interpreter runs it)."""
+Pending = list  # (CaseResult, target, GpuProgram): code objects linked, not yet validated
+
+
+def check_case(case, targets: tuple[str, ...], code_object_version: int,
+               pending: Pending) -> CaseResult:  # fmt: skip
+    """Compile and link one corpus case for each target (if the interpreter runs it)."""
     from hlort.importers.stablehlo import import_stablehlo
     from hlort.testdata.execution import PASS, run_case
 
     outcome = run_case(case, "interpreter")
     result = CaseResult(case.id, "pass" if outcome.status == PASS else outcome.status)
     if outcome.status == PASS:
-        check_module(result, lambda: constants_as_parameters(
+        compile_module(result, lambda: constants_as_parameters(
             import_stablehlo(case.text, case.relpath, collect_checks=True).module),
-            targets, code_object_version)  # fmt: skip
+            targets, code_object_version, pending)  # fmt: skip
     return result
 
 
-def check_op_case(case, targets: tuple[str, ...] = DEFAULT_TARGETS,
-                  code_object_version: int = 5) -> CaseResult:  # fmt: skip
+def check_op_case(case, targets: tuple[str, ...], code_object_version: int,
+                  pending: Pending) -> CaseResult:  # fmt: skip
     """The same for one conformance-suite op case (its module takes its inputs as parameters)."""
     result = CaseResult(f"op:{case.id}", "pass")
-    check_module(result, case.module.clone, targets, code_object_version)
+    compile_module(result, case.module.clone, targets, code_object_version, pending)
     return result
 
 
-def check_module(result: CaseResult, make_module, targets: tuple[str, ...],
-                 code_object_version: int) -> None:  # fmt: skip
-    """Compile a fresh ``make_module()`` per target, link, validate; record into ``result``."""
+def compile_module(result: CaseResult, make_module, targets: tuple[str, ...],
+                   code_object_version: int, pending: Pending) -> None:  # fmt: skip
+    """Compile a fresh ``make_module()`` per target (which links its code object); record into
+    ``result`` and queue each code object for validation."""
     from hlort.errors import HlortError
     from hlort.plugin.options import CompileOptions
     from hlort.runtime.client import Backend
-    from hlort_rocm.compiler import check_program_code_object
     from hlort_rocm.plugin import RocmPlugin
 
     plugin = RocmPlugin()
@@ -86,15 +90,31 @@ def check_module(result: CaseResult, make_module, targets: tuple[str, ...],
         if target == targets[0]:
             result.host_ops = sorted(f.opcode for f in program.fallbacks)
         result.kernels[target] = len(program.kernels)
-        if not program.kernels:
-            continue
-        result.linked.append(target)
-        try:
-            report = check_program_code_object(program, code_object_version)
-        except HlortError as err:
-            result.problems.append(f"{target}: validate: {err}")
-            continue
-        if report.ok:
+        if program.kernels:
+            result.linked.append(target)
+            pending.append((result, target, program))
+
+
+def validate_pending(pending: Pending, code_object_version: int) -> None:
+    """Validate every queued code object in one batch (one readelf, one objdump per target)."""
+    from hlort.errors import HlortError
+    from hlort_rocm.code_object_check import validate_code_objects
+    from hlort_rocm.compiler import code_object_to_check
+
+    items = [code_object_to_check(p, code_object_version) for _, _, p in pending]
+    try:
+        reports = validate_code_objects(items)
+    except HlortError:  # one bad file fails a batch: find it one by one
+        reports = []
+        for item in items:
+            try:
+                reports.append(validate_code_objects([item])[0])
+            except HlortError as err:
+                reports.append(err)
+    for (result, target, _), report in zip(pending, reports, strict=True):
+        if isinstance(report, HlortError):
+            result.problems.append(f"{target}: validate: {report}")
+        elif report.ok:
             result.validated.append(target)
         else:
             result.problems.append(f"{target}: {'; '.join(report.problems)}")
@@ -130,11 +150,21 @@ def _op_cases(quick: bool) -> list:
     return all_cases(quick=quick)
 
 
-def _check_one(args) -> CaseResult:
-    case, targets, version = args
-    if isinstance(case, tuple):  # ("op", quick, index): op cases hold closures, never pickled
-        return check_op_case(_op_cases(case[1])[case[2]], targets, version)
-    return check_case(case, targets, version)
+def check_chunk(cases: list, targets: tuple[str, ...], version: int) -> list[CaseResult]:
+    """Compile and link a few cases, then validate all their code objects at once."""
+    pending: Pending = []
+    results = []
+    for case in cases:
+        if isinstance(case, tuple):  # ("op", quick, index): op cases hold closures, never pickled
+            results.append(check_op_case(_op_cases(case[1])[case[2]], targets, version, pending))
+        else:
+            results.append(check_case(case, targets, version, pending))
+    validate_pending(pending, version)
+    return results
+
+
+def _check_chunk(args) -> list[CaseResult]:
+    return check_chunk(*args)
 
 
 def summarize(results: list[CaseResult], targets: tuple[str, ...]) -> dict:
@@ -172,12 +202,14 @@ def run(
         quick = conformance == "quick"
         cases += [("op", quick, k) for k in range(len(_op_cases(quick)))]
     cases = cases[:limit]
-    work = [(c, targets, code_object_version) for c in cases]
+    work = [(cases[k:k + CHUNK], targets, code_object_version)
+            for k in range(0, len(cases), CHUNK)]  # fmt: skip
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
-            results = list(pool.map(_check_one, work, chunksize=8))
+            chunks = list(pool.map(_check_chunk, work))
     else:
-        results = [_check_one(w) for w in work]
+        chunks = [_check_chunk(w) for w in work]
+    results = [r for chunk in chunks for r in chunk]
     return summarize(results, targets), results
 
 

@@ -11,7 +11,12 @@ import seed_kernels
 from hlort.errors import ErrorCode, HlortError
 from hlort_rocm.amdgpu_target import GFX_TARGETS, gfx_target
 from hlort_rocm.code_object import compile_ir, emit_assembly, with_code_object_version
-from hlort_rocm.code_object_check import explicit_args, validate_code_object
+from hlort_rocm.code_object_check import (
+    CodeObjectToCheck,
+    explicit_args,
+    validate_code_object,
+    validate_code_objects,
+)
 from hlort_rocm.lld_linker import find_linker, link_code_object
 
 POINTERS3 = explicit_args([8, 8, 8], ["global_buffer"] * 3)
@@ -88,3 +93,21 @@ def test_bad_ir_is_internal_and_names_the_problem():
     with pytest.raises(HlortError) as info:
         compile_ir("define void @f( {", gfx_target("gfx942"), version=5)
     assert info.value.code is ErrorCode.INTERNAL and "LLVM IR" in info.value.message
+
+
+def test_a_batch_validates_each_code_object_on_its_own(llvm19_tools):
+    """One readelf and one objdump per target for many files: each report is its own file's."""
+    items = []
+    for target in ("gfx90a", "gfx942", "gfx90a"):
+        gfx = gfx_target(target)
+        hsaco = link_code_object(find_linker(5), compile_ir(seed_kernels.ADD_F32, gfx,
+                                                            version=5).object_code)  # fmt: skip
+        items.append(CodeObjectToCheck(hsaco, gfx, 5, {"add_f32": POINTERS3}))
+    stack = compile_ir(seed_kernels.STACK_USER, gfx_target("gfx942"), version=5).object_code
+    items.insert(1, CodeObjectToCheck(link_code_object(find_linker(5), stack),
+                                      gfx_target("gfx942"), 5, {"uses_stack": None}))  # fmt: skip
+    reports = validate_code_objects(items)
+    assert [r.ok for r in reports] == [True, False, True, True]
+    assert [r.target.split(":")[0][-6:] for r in reports] == ["gfx90a", "gfx942", "gfx942",
+                                                              "gfx90a"]  # fmt: skip
+    assert all(r.kernels["add_f32"].instructions > 5 for r in reports if r.ok)
