@@ -34,6 +34,8 @@ from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
 from hlort.passes.buffer_assignment import BufferAssignment, LogicalBuffer, assign_buffers
+from hlort.passes.fusion_policy import FusionPolicy
+from hlort.passes.pass_options import PassOptions
 from hlort.plugin.base.fallback_policy import FallbackReport
 
 SLOT_ALIGNMENT = 256  # what cudaMalloc and hipMalloc give; vector loads need 16
@@ -46,6 +48,17 @@ KERNEL_OPS = frozenset({
 })  # fmt: skip
 
 
+# Ops that have no GPU kernel yet and run as host fallbacks (docs/cuda-kernels.md). A dot whose
+# operands are not one float type, and a bitcast-convert that changes the element width, also
+# fall back (gemm_step.py, the element generators).
+HOST_FALLBACK_OPS = frozenset({
+    "after-all", "cholesky", "conditional", "convolution", "custom-call", "fft", "opt-barrier",
+    "partition-id", "reduce-window", "replica-id", "rng-bit-generator", "scatter",
+    "select-and-scatter", "sort", "topk", "triangular-solve", "while",
+})  # fmt: skip
+PARTLY_NATIVE_OPS = frozenset({"dot", "bitcast-convert"})
+
+
 def wrap_instruction(instr: Instruction) -> Computation:
     """A computation holding just ``instr`` on fresh parameters (a one-op "fusion")."""
     comp = Computation(f"wrapped_{instr.name}")
@@ -53,6 +66,11 @@ def wrap_instruction(instr: Instruction) -> Computation:
                                                parameter_number=i))
               for i, o in enumerate(instr.operands)]  # fmt: skip
     clone = comp.add_instruction(instr.clone_with(operands=params))
+    if clone.shape.is_tuple:  # a variadic reduce: its leaves, as a fusion's root would be
+        leaves = [comp.add_instruction(Instruction(Opcode.GET_TUPLE_ELEMENT, e, [clone],
+                                                   {"index": k}))
+                  for k, e in enumerate(clone.shape.elements)]  # fmt: skip
+        clone = comp.add_instruction(Instruction(Opcode.TUPLE, clone.shape, leaves))
     comp.set_root(clone)
     return comp
 
@@ -62,7 +80,9 @@ def kernel_computation(instr: Instruction) -> tuple[Computation | None, str]:
     if instr.opcode is Opcode.FUSION:
         comp = instr.attrs["calls"]
     elif instr.is_elementwise or instr.opcode in KERNEL_OPS:
-        if not all(o.shape.is_array for o in instr.operands) or not instr.shape.is_array:
+        arrays = instr.shape.is_array or (instr.opcode is Opcode.REDUCE and all(
+            e.is_array for e in instr.shape.elements))  # fmt: skip
+        if not all(o.shape.is_array for o in instr.operands) or not arrays:
             return None, "its operands or result are not all arrays"
         comp = wrap_instruction(instr)
     else:
@@ -109,6 +129,26 @@ class _Slots:
         self._by_buffer[id(buf)] = slot.id
         return slot.id
 
+    def scratch(self, kernel) -> tuple[int, ...]:
+        """Slots for a kernel's scratch buffers (temps after the arena) and its counters (a
+        constant of zeros that the kernel restores)."""
+        out = []
+        for size in kernel.scratch:
+            offset = -(-self.arena_end // SLOT_ALIGNMENT) * SLOT_ALIGNMENT
+            self.arena_end = offset + size
+            out.append(self._add(BufferSlot(len(self.slots), "temp", size, SLOT_ALIGNMENT, "u8",
+                                            (size,), offset, label=f"{kernel.name} scratch")))
+        if kernel.counter_bytes:
+            size = kernel.counter_bytes
+            out.append(self._add(BufferSlot(len(self.slots), "constant", size, SLOT_ALIGNMENT,
+                                            "u8", (size,), constant=bytes(size),
+                                            label=f"{kernel.name} counters")))  # fmt: skip
+        return tuple(out)
+
+    def _add(self, slot: BufferSlot) -> int:
+        self.slots.append(slot)
+        return slot.id
+
     def fresh_output(self, like: BufferSlot) -> int:
         offset = -(-self.arena_end // SLOT_ALIGNMENT) * SLOT_ALIGNMENT
         self.arena_end = offset + like.size
@@ -118,9 +158,27 @@ class _Slots:
         return slot.id
 
 
+def emits_one_kernel(comp: Computation) -> bool:
+    """Whether a fused computation would become one GPU kernel (the fusion passes ask)."""
+    try:
+        return choose_schedule(comp)[0] is not None
+    except HlortError:
+        return False
+
+
+def gpu_pass_options() -> PassOptions:
+    """The pipeline a GPU plugin asks for: row epilogues join their reductions (softmax is one
+    kernel), and only fusions that one kernel schedule covers are made."""
+    return PassOptions(policy=FusionPolicy(row_epilogue_fusion=True, can_emit=emits_one_kernel))
+
+
 def compile_gpu_program(module: Module, target: GpuTarget, donated=(),
-                        report: FallbackReport | None = None) -> GpuProgram:  # fmt: skip
-    """Compile the optimized, scheduled ``module`` for ``target``."""
+                        report: FallbackReport | None = None, apply_policy: bool = True,
+                        kernel_prefix: str = "") -> GpuProgram:  # fmt: skip
+    """Compile the optimized, scheduled ``module`` for ``target``. The fallback report is
+    applied (HLORT_FALLBACK: raise, warn or allow) unless ``apply_policy`` is False (the offline
+    checks count fallbacks instead); ``kernel_prefix`` starts every kernel's name (programs
+    whose PTX is assembled together need distinct names)."""
     entry = module.entry
     assignment = assign_buffers(module, donated=donated, alignment=SLOT_ALIGNMENT,
                                 in_place=False)  # fmt: skip
@@ -144,10 +202,10 @@ def compile_gpu_program(module: Module, target: GpuTarget, donated=(),
         else:
             comp, why = kernel_computation(instr)
             if comp is not None:
-                name = f"k{len(infos)}_{_symbol(instr.name)}"
+                name = f"{kernel_prefix}k{len(infos)}_{_symbol(instr.name)}"
                 kernel = kernels.add(name, comp)
                 args = tuple(s for o in instr.operands for s in slots.of(o)) + tuple(
-                    slots.of(instr))  # fmt: skip
+                    slots.of(instr)) + slots.scratch(kernel)  # fmt: skip
                 infos.append(KernelInfo(name, kernel.schedule, kernel.num_args, instr.name))
                 launch = kernel.launch
                 steps.append(KernelLaunch(name, launch.grid3(), launch.block3(),
@@ -161,7 +219,8 @@ def compile_gpu_program(module: Module, target: GpuTarget, donated=(),
         steps.append(HostFallback(instr.name, kind, why, host_fallback_module(module, instr),
                                   inputs, tuple(slots.of(instr))))  # fmt: skip
     outputs, donation = _outputs(entry, assignment, slots, steps)
-    report.apply()
+    if apply_policy:
+        report.apply()
     binary = kernels.compile() if infos else b""
     program = GpuProgram(module.name, target.name, target.triple, target.binary_format,
                          kernels.ir_text(), binary, infos, slots.slots, steps, parameters,
@@ -204,4 +263,6 @@ def _symbol(name: str) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
 
 
-__all__ = ["compile_gpu_program", "kernel_computation", "wrap_instruction"]
+__all__ = ["HOST_FALLBACK_OPS", "PARTLY_NATIVE_OPS", "compile_gpu_program", "emits_one_kernel",
+           "gpu_pass_options", "kernel_computation",
+           "wrap_instruction"]  # fmt: skip

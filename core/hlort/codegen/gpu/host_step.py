@@ -1,7 +1,8 @@
 """The one-instruction module a HostFallback step carries, encoded without pickle.
 
 Its entry takes one parameter per array leaf of the instruction's operands (the step's input
-slots, in order), rebuilds tuple operands with tuple instructions, and returns the instruction's
+slots, in order), rebuilds tuple operands with tuple instructions (a token operand is a fresh
+after-all), and returns the instruction's
 result, so the runtime passes the slots' host copies as they are and flattens the result into
 the output slots. The computations the instruction calls (a while's body, a sort's comparator)
 come along, encoded from the module they live in without copying it.
@@ -21,6 +22,8 @@ def _rebuild(comp: Computation, shape: Shape, counter: list[int]) -> Instruction
     if shape.is_tuple:
         parts = [_rebuild(comp, e, counter) for e in shape.elements]
         return comp.add_instruction(Instruction(Opcode.TUPLE, shape, parts))
+    if not shape.is_array:  # a token: no slot carries it; a fresh one stands in
+        return comp.add_instruction(Instruction(Opcode.AFTER_ALL, shape, ()))
     number = counter[0]
     counter[0] += 1
     return comp.add_instruction(Instruction(Opcode.PARAMETER, shape, (), name=f"arg{number}",

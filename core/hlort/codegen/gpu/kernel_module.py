@@ -1,8 +1,10 @@
 """All GPU kernels of one module in one LLVM module, each made by the schedule that fits it.
 
 ``choose_schedule(comp)`` picks, for a fused computation (or one instruction wrapped as one):
-"transpose" (a tiled shared-memory transpose, transpose_schedule.py), "row_reduce" (one block per
-row, row_schedule.py) for row fusions whose rows are long enough, "loop" (a grid-stride loop over
+"transpose" (a tiled shared-memory transpose, transpose_schedule.py), "split_row_reduce" (several
+blocks per row, the last one finishing it: split_row_schedule.py) for few long rows such as a
+full reduction, "row_reduce" (one block per row, row_schedule.py) for row fusions whose rows are
+long enough, "loop" (a grid-stride loop over
 the outputs, loop_schedule.py; reduces inside it, column reductions included, run one output
 element per thread) for everything else the element generators support, or None with the
 reason. A kernel takes the computation's parameters, then its outputs (the root's leaves), each
@@ -19,6 +21,7 @@ from hlort.codegen.gpu.launch import LaunchShape
 from hlort.codegen.gpu.loop_schedule import emit_loop_kernel, root_outputs
 from hlort.codegen.gpu.reduce_emitter import supports_loop_body
 from hlort.codegen.gpu.row_schedule import MIN_BLOCK_ROW, emit_row_kernel
+from hlort.codegen.gpu.split_row_schedule import emit_split_row_kernel, plan_split_rows
 from hlort.codegen.gpu.transpose_schedule import emit_transpose_kernel, plan_tiled_transpose
 from hlort.codegen.llvm.row_fusion import plan_row_fusion
 from hlort.errors import Unimplemented
@@ -28,10 +31,15 @@ from hlort.ir.opcodes import Opcode
 
 @dataclass(frozen=True)
 class GpuKernel:
+    """``scratch``: bytes of each temp buffer the kernel takes after its outputs; then, when
+    ``counter_bytes``, a buffer of that many zero bytes that the kernel leaves zero again."""
+
     name: str
     schedule: str
     launch: LaunchShape
     num_args: int
+    scratch: tuple[int, ...] = ()
+    counter_bytes: int = 0
 
 
 def choose_schedule(comp: Computation) -> tuple[str | None, str]:
@@ -47,6 +55,8 @@ def choose_schedule(comp: Computation) -> tuple[str | None, str]:
         plan = plan_row_fusion(comp)
         if plan is not None:
             row = math.prod(plan.in_dims[d] for d in plan.reduced)
+            if plan_split_rows(plan) is not None:
+                return "split_row_reduce", ""
             if row >= MIN_BLOCK_ROW:
                 return "row_reduce", ""
     if len({o.shape.dims for o in outputs}) != 1:
@@ -71,14 +81,21 @@ class GpuKernelModule:
         if schedule is None:
             raise Unimplemented(f"{comp.name}: {why}")
         nargs = len(comp.parameters) + len(root_outputs(comp))
+        scratch, counter = (), 0
+        if schedule == "split_row_reduce":
+            split = plan_split_rows(plan_row_fusion(comp))
+            scratch, counter = tuple(split.scratch_bytes), split.counter_bytes
+            nargs += len(scratch) + 1
         fn = self.target.declare_kernel(self.module, name, nargs)
-        if schedule == "row_reduce":
+        if schedule == "split_row_reduce":
+            launch = emit_split_row_kernel(self.target, fn, comp, plan_row_fusion(comp), split)
+        elif schedule == "row_reduce":
             launch = emit_row_kernel(self.target, fn, comp, plan_row_fusion(comp))
         elif schedule == "transpose":
             launch = emit_transpose_kernel(self.target, fn, comp, plan_tiled_transpose(comp))
         else:
             launch = emit_loop_kernel(self.target, fn, comp)
-        kernel = GpuKernel(name, schedule, launch, nargs)
+        kernel = GpuKernel(name, schedule, launch, nargs, scratch, counter)
         self.kernels.append(kernel)
         return kernel
 

@@ -16,9 +16,11 @@ AMDGPU), and the steps that run them, in execution order, on buffer slots:
 - :class:`Copy`: bytes from one slot to another on the device.
 
 Slots (:class:`BufferSlot`) come from buffer assignment: parameters (the caller's buffers),
-constants (bytes the runtime uploads once at load time), temps and outputs. Temps and outputs
-carry an ``offset`` into one device arena of ``arena_bytes`` (a runtime may allocate them one by
-one instead: their live ranges are already checked not to overlap where offsets do). ``outputs``
+constants (bytes the runtime uploads once at load time; a kernel's row counters are such a
+constant of zeros, which the kernel itself returns to zero before it ends), temps and outputs.
+Temps and outputs carry an ``offset`` into one device arena of ``arena_bytes`` (a runtime may
+allocate them one by one instead: their live ranges are already checked not to overlap where
+offsets do). ``outputs``
 names the slots holding the flattened result leaves; an output never names a parameter or a
 constant slot unless ``donation`` maps that parameter to it (the compiler adds a Copy otherwise).
 
