@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from hlort.codegen.gpu.compiler import gpu_pass_options
 from hlort.codegen.gpu.program import GpuProgram
 from hlort.errors import Unavailable
+from hlort.passes.pass_options import PassOptions
 from hlort.plugin.base.gpu_client import CompileOnlyGpuClient, GpuClient
 from hlort.plugin.base.gpu_program_runner import LibraryRunner
 from hlort.plugin.options import CompileOptions
@@ -23,6 +25,9 @@ from hlort_rocm.executable import RocmExecutable
 
 class RocmClient(GpuClient):
     executable_class = RocmExecutable
+
+    def pass_options(self) -> PassOptions:
+        return gpu_pass_options()  # fusions one GPU kernel schedule covers; softmax = one kernel
 
     def create_driver(self, options: Mapping[str, Any]):
         from hlort_rocm.probe import probe_runtime
@@ -62,6 +67,9 @@ class RocmCompileOnlyClient(CompileOnlyGpuClient):
     """Compiles for one gfx target on any machine; keeps gemm calls for the one that runs it."""
 
     executable_class = RocmExecutable
+
+    def pass_options(self) -> PassOptions:
+        return gpu_pass_options()
 
     def compile_program(self, module, options: CompileOptions, target: str) -> GpuProgram:
         return compile_rocm_program(module, options, target, gemm_library=True)

@@ -73,7 +73,9 @@ def compile_rocm_program(
     opts = rocm_target_options(dict(options.target_options))
     amdgpu = AmdgpuTarget(target, code_object=opts.code_object_version,
                           opt_level=opts.opt_level)  # fmt: skip
-    program = compile_gpu_program(module, amdgpu, donated=tuple(options.donated_arguments))
+    # the executable applies HLORT_FALLBACK once, to every fallback (gemm calls on the host too)
+    program = compile_gpu_program(module, amdgpu, donated=tuple(options.donated_arguments),
+                                  apply_policy=False)  # fmt: skip
     if not gemm_library:
         program = gemm_calls_on_host(module, program, NO_ROCBLAS)
     if opts.validate and program.kernels:
