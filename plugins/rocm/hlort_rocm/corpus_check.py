@@ -192,8 +192,10 @@ def run(
     code_object_version: int = 5,
     limit: int | None = None,
     conformance: str | None = None,
+    progress=None,
 ) -> tuple[dict, list[CaseResult]]:
-    """``conformance`` "quick" or "all" adds the conformance suite's op cases."""
+    """``conformance`` "quick" or "all" adds the conformance suite's op cases; ``progress`` (a
+    text file) gets each case's result as a JSON line as soon as its chunk is done."""
     from hlort.testdata.cases import load_cases
 
     os.environ["HLORT_FALLBACK"] = "allow"  # counted here, not refused: the point is the count
@@ -204,12 +206,23 @@ def run(
     cases = cases[:limit]
     work = [(cases[k:k + CHUNK], targets, code_object_version)
             for k in range(0, len(cases), CHUNK)]  # fmt: skip
+    results: list[CaseResult] = []
+
+    def collect(chunk: list[CaseResult]) -> None:
+        results.extend(chunk)
+        if progress is not None:
+            for r in chunk:
+                progress.write(json.dumps(asdict(r)) + "\n")
+            progress.flush()
+            print(f"corpus_check: {len(results)}/{len(cases)} cases", file=sys.stderr, flush=True)
+
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
-            chunks = list(pool.map(_check_chunk, work))
+            for chunk in pool.map(_check_chunk, work):
+                collect(chunk)
     else:
-        chunks = [_check_chunk(w) for w in work]
-    results = [r for chunk in chunks for r in chunk]
+        for w in work:
+            collect(_check_chunk(w))
     return summarize(results, targets), results
 
 
@@ -224,10 +237,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--code-object-version", type=int, default=5)
     parser.add_argument("--limit", type=int, help="only the first N cases")
     parser.add_argument("--report", metavar="FILE.json", help="write every case's result")
+    parser.add_argument("--progress", metavar="FILE.jsonl",
+                        help="append each case's result as it is done (and count on stderr)")
+    parser.add_argument("--summarize", metavar="FILE.jsonl",
+                        help="print the summary of a --progress file and stop")
     args = parser.parse_args(argv)
     targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
-    summary, results = run(args.paths, targets, args.jobs, args.code_object_version, args.limit,
-                           args.conformance)  # fmt: skip
+    if args.summarize:
+        with open(args.summarize) as f:
+            done = [CaseResult(**json.loads(line)) for line in f if line.strip()]
+        print(json.dumps(summarize(done, targets), indent=1))
+        return 0
+    progress = open(args.progress, "a") if args.progress else None  # noqa: SIM115
+    try:
+        summary, results = run(args.paths, targets, args.jobs, args.code_object_version,
+                               args.limit, args.conformance, progress)  # fmt: skip
+    finally:
+        if progress is not None:
+            progress.close()
     if args.report:
         with open(args.report, "w") as f:
             json.dump({"summary": summary, "cases": [asdict(r) for r in results]}, f, indent=1)
