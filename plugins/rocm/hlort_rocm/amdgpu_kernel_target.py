@@ -12,6 +12,8 @@ code object with ld.lld, which is the binary the HIP loader takes.
 
 from __future__ import annotations
 
+import re
+
 import llvmlite.ir as ir
 
 from hlort.codegen.gpu.gpu_target import I32, GpuTarget, declare
@@ -26,6 +28,7 @@ from hlort_rocm.amdgpu_target import (
     THREAD_ID_INTRINSIC,
     TRIPLE,
     code_object_version,
+    flat_workgroup_size_attribute,
     gfx_target,
 )
 from hlort_rocm.code_object import CompiledObject, compile_ir, target_data_layout
@@ -38,7 +41,7 @@ class AmdgpuTarget(GpuTarget):
     binary_format = "hsaco"
     global_addrspace = ADDRESS_SPACE_GLOBAL
     shared_addrspace = ADDRESS_SPACE_SHARED
-    max_threads_per_block = 1024
+    max_threads_per_block = 512  # every kernel says so to LLVM (fewer registers reserved)
     max_grid_blocks = 65535  # the schedules' grid-stride loops cover any size with this many
 
     def __init__(self, gfx: str = "gfx942", *, code_object: int = DEFAULT_CODE_OBJECT_VERSION,
@@ -78,7 +81,10 @@ class AmdgpuTarget(GpuTarget):
         return b.call(bpermute, [address, value])
 
     def compile_object(self, llvm_ir: str) -> CompiledObject:
-        """The kernels' optimized IR and AMDGPU object (not yet linked)."""
+        """The kernels' optimized IR and AMDGPU object (not yet linked). Each kernel is told its
+        largest work-group (``max_threads_per_block``): LLVM's default of 1024 work-items halves
+        the registers a work-item may use, and large fusions then spill to the stack."""
+        llvm_ir = with_flat_workgroup_size(llvm_ir, self.max_threads_per_block)
         compiled = compile_ir(llvm_ir, self.gfx, version=self.code_object_version,
                               opt_level=self.opt_level)  # fmt: skip
         self.last_object = compiled
@@ -89,6 +95,22 @@ class AmdgpuTarget(GpuTarget):
         compiled = self.compile_object(llvm_ir)
         linker = find_linker(self.code_object_version)
         return link_code_object(linker, compiled.object_code, name=f"{self.name} kernels")
+
+
+_KERNEL_DEFINE = re.compile(r"^(define amdgpu_kernel [^\n{]*?)(\s*\{?)$", re.MULTILINE)
+
+
+def with_flat_workgroup_size(ir_text: str, threads: int) -> str:
+    """Every ``amdgpu_kernel`` definition of ``ir_text`` marked as launched with at most
+    ``threads`` work-items (one that already says is left alone)."""
+
+    def mark(match: re.Match) -> str:
+        head, brace = match.groups()
+        if "amdgpu-flat-work-group-size" in head:
+            return match.group(0)
+        return f"{head} {flat_workgroup_size_attribute(threads)}{brace}"
+
+    return _KERNEL_DEFINE.sub(mark, ir_text)
 
 
 def amdgpu_target(gfx: str = "gfx942", **options) -> AmdgpuTarget:

@@ -29,6 +29,7 @@ _LOCK = threading.Lock()
 _MODULE_FLAGS = re.compile(r"^!llvm\.module\.flags\s*=\s*!\{(.*)\}\s*$", re.MULTILINE)
 _METADATA_ID = re.compile(r"!(\d+)\b")
 _FLAT_ALLOCA = re.compile(r"^(\s*)(%\S+) = alloca (.*)$", re.MULTILINE)
+_VECTOR_VARIANTS = re.compile(r'\s*"vector-function-abi-variant"="[^"]*"')
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,14 @@ def with_private_allocas(ir_text: str) -> str:
     return _FLAT_ALLOCA.sub(private, ir_text)
 
 
+def without_vector_variants(ir_text: str) -> str:
+    """``ir_text`` without the ``vector-function-abi-variant`` attributes the shared emitter puts
+    on outlined math (SIMD copies for CPU loop vectorizers): a GPU vectorizes across lanes, not
+    within one, and LLVM's verifier rejects the variant names for AMDGPU ("invalid name for a
+    VFABI variant"). The scalar function stays; its unused copies cost nothing."""
+    return _VECTOR_VARIANTS.sub("", ir_text)
+
+
 def _parse(ir_text: str, machine):
     """A new llvmlite module (in a context of its own) for ``ir_text``, for this machine."""
     llvm = _llvm()
@@ -127,7 +136,8 @@ def compile_ir(ir_text: str, gfx: GfxTarget, *, version: int, opt_level: int = 3
     """Optimize ``ir_text`` (kernels for ``gfx``) and emit its object, each from a fresh parse."""
     if opt_level not in (0, 1, 2, 3):
         raise InvalidArgument(f"opt_level={opt_level!r} must be 0, 1, 2 or 3")
-    text = with_code_object_version(with_private_allocas(ir_text), version)
+    legal = without_vector_variants(with_private_allocas(ir_text))
+    text = with_code_object_version(legal, version)
     with _LOCK:
         machine = _machine(gfx, opt_level)
         module = _parse(text, machine)

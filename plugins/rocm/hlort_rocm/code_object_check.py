@@ -43,6 +43,8 @@ class KernelNote:
     uses_dynamic_stack: bool
     wavefront_size: int
     group_segment_size: int
+    vgpr_spills: int = 0
+    sgpr_spills: int = 0
     instructions: int = 0  # counted in the disassembly
 
 
@@ -179,6 +181,8 @@ def _kernel_note(entry: dict[str, Any]) -> KernelNote:
         uses_dynamic_stack=bool(entry.get(".uses_dynamic_stack", False)),
         wavefront_size=int(entry.get(".wavefront_size", -1)),
         group_segment_size=int(entry.get(".group_segment_fixed_size", 0)),
+        vgpr_spills=int(entry.get(".vgpr_spill_count", 0)),
+        sgpr_spills=int(entry.get(".sgpr_spill_count", 0)),
     )  # fmt: skip
 
 

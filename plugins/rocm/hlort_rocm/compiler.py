@@ -17,12 +17,13 @@ Target options (``CompileOptions.target_options``):
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from math import prod
 from typing import Any
 
 from hlort.codegen.gpu.compiler import compile_gpu_program
 from hlort.codegen.gpu.host_step import host_fallback_module
-from hlort.codegen.gpu.program import GpuProgram, HostFallback, LibraryCall
-from hlort.errors import InvalidArgument
+from hlort.codegen.gpu.program import GpuProgram, HostFallback, KernelLaunch, LibraryCall
+from hlort.errors import Internal, InvalidArgument
 from hlort.ir.module import Module
 from hlort.plugin.options import CompileOptions
 from hlort_rocm.amdgpu_kernel_target import AmdgpuTarget
@@ -76,6 +77,11 @@ def compile_rocm_program(
     # the executable applies HLORT_FALLBACK once, to every fallback (gemm calls on the host too)
     program = compile_gpu_program(module, amdgpu, donated=tuple(options.donated_arguments),
                                   apply_policy=False)  # fmt: skip
+    for step in program.steps:  # each kernel told LLVM its largest work-group
+        if isinstance(step, KernelLaunch) and prod(step.block) > amdgpu.max_threads_per_block:
+            raise Internal(f"rocm: kernel {step.kernel} launches {prod(step.block)} work-items, "
+                           f"more than the {amdgpu.max_threads_per_block} it was compiled "
+                           f"for")  # fmt: skip
     if not gemm_library:
         program = gemm_calls_on_host(module, program, NO_ROCBLAS)
     if opts.validate and program.kernels:
@@ -98,12 +104,14 @@ def gemm_calls_on_host(module: Module, program: GpuProgram, reason: str) -> GpuP
     return replace(program, steps=steps)
 
 
-def code_object_to_check(program: GpuProgram, version: int) -> CodeObjectToCheck:
+def code_object_to_check(program: GpuProgram, version: int,
+                         no_stack: bool = True) -> CodeObjectToCheck:  # fmt: skip
     """What a program's code object must hold: its kernels, each in the kernel ABI (one global
-    pointer per argument), no stack."""
+    pointer per argument), and (``no_stack``) no private segment."""
     expected = {k.name: explicit_args([8] * k.num_args, ["global_buffer"] * k.num_args)
                 for k in program.kernels}  # fmt: skip
-    return CodeObjectToCheck(program.binary, gfx_target(program.target), version, expected)
+    return CodeObjectToCheck(program.binary, gfx_target(program.target), version, expected,
+                             no_stack)  # fmt: skip
 
 
 def check_program_code_object(program: GpuProgram, version: int) -> CodeObjectReport:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from hlort.plugin.base.gpu_executable import GpuExecutable
-from hlort_rocm.amdgpu_target import gfx_target
-from hlort_rocm.code_object import compile_ir, emit_assembly
+from hlort_rocm.amdgpu_kernel_target import AmdgpuTarget
+from hlort_rocm.code_object import emit_assembly
 from hlort_rocm.compiler import rocm_target_options
 
 
@@ -21,9 +21,9 @@ class RocmExecutable(GpuExecutable):
         program = self.program
         if program.kernels:
             opts = rocm_target_options(dict(self.options.target_options))
-            compiled = compile_ir(program.llvm_ir, gfx_target(program.target),
-                                  version=opts.code_object_version,
+            target = AmdgpuTarget(program.target, code_object=opts.code_object_version,
                                   opt_level=opts.opt_level)  # fmt: skip
+            compiled = target.compile_object(program.llvm_ir)  # what compile() linked
             files[f"{self.name}.o"] = compiled.object_code
             files[f"{self.name}.s"] = emit_assembly(compiled)
         return files
