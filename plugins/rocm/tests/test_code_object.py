@@ -111,3 +111,20 @@ def test_a_batch_validates_each_code_object_on_its_own(llvm19_tools):
     assert [r.target.split(":")[0][-6:] for r in reports] == ["gfx90a", "gfx942", "gfx942",
                                                               "gfx90a"]  # fmt: skip
     assert all(r.kernels["add_f32"].instructions > 5 for r in reports if r.ok)
+
+
+def test_ir_legalized_for_amdgpu_before_parsing():
+    from hlort_rocm.amdgpu_kernel_target import with_flat_workgroup_size
+    from hlort_rocm.code_object import with_private_allocas, without_vector_variants
+
+    flat = '  %".8" = alloca float, align 4\n  store float 0.0, ptr %".8"\n'
+    private = with_private_allocas(flat)
+    assert 'alloca float, align 4, addrspace(5)' in private
+    assert 'addrspacecast ptr addrspace(5) %"hlort.private.1" to ptr' in private
+    assert with_private_allocas(private) == private  # already private: kept
+    attrs = 'attributes #0 = { nounwind "vector-function-abi-variant"="_ZGV_LLVM_N2v_f(f_v2)" }'
+    assert without_vector_variants(attrs) == "attributes #0 = { nounwind }"
+    kernel = 'define amdgpu_kernel void @"k"(ptr addrspace(1) %".1")\n{\n  ret void\n}\n'
+    marked = with_flat_workgroup_size(kernel, 512)
+    assert '@"k"(ptr addrspace(1) %".1") "amdgpu-flat-work-group-size"="1,512"\n{' in marked
+    assert with_flat_workgroup_size(marked, 256) == marked
