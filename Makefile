@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PLUGINS := $(patsubst %/pyproject.toml,%,$(wildcard plugins/*/pyproject.toml))
 STAMP := $(VENV)/.hlort-installed
 
-.PHONY: demo test bench lint corpus conformance venv clean jax-tests
+.PHONY: demo test bench lint corpus conformance venv clean jax-tests rocm-corpus
 
 venv: $(STAMP)
 
@@ -52,6 +52,11 @@ conformance: $(STAMP)
 
 corpus: $(STAMP)
 	$(PY) -m hlort.cli testdata ../shared/stablehlo-testdata/testdata ../shared/stablehlo-testdata/tests/interpret --jobs 2
+
+# hlort-rocm's code-object check: every interpreter-run corpus case and a sample of the conformance
+# op cases compiled for gfx90a and gfx942, linked, validated with llvm-readelf-19/llvm-objdump-19.
+rocm-corpus: $(STAMP)
+	$(PY) -m hlort_rocm.corpus_check ../shared/stablehlo-testdata/testdata ../shared/stablehlo-testdata/tests/interpret --conformance quick --jobs 2
 
 clean:
 	rm -rf $(VENV) build *.egg-info core/*.egg-info
