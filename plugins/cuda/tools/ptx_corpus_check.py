@@ -1,6 +1,9 @@
 """Offline PTX check of whole corpora: compile every module for NVPTX and assemble it with ptxas.
 
-``python -m hlort_cuda.ptx_corpus_check [PATH...] [--conformance] [--arch sm_80,sm_90]``
+``python plugins/cuda/tools/ptx_corpus_check.py [PATH...] [--conformance] [--arch sm_80,sm_90]``
+
+A tool beside the plugin, not in it: it drives the importer, the pipeline and the conformance
+cases, which the plugin package itself may not import (tests/architecture: the plugin surface).
 
 For the StableHLO corpus (``../shared/stablehlo-testdata``: every ``.mlir`` file or ``// -----``
 case the reference interpreter runs; ``--no-interpret`` counts what imports instead; the array
@@ -170,7 +173,7 @@ def corpus_modules(paths: list[str], interpret: bool = True,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hlort_cuda.ptx_corpus_check",
+    parser = argparse.ArgumentParser(prog="ptx_corpus_check.py",
                                      description=__doc__.split("\n")[0])  # fmt: skip
     parser.add_argument("paths", nargs="*", help="StableHLO .mlir files or directories")
     parser.add_argument("--conformance", action="store_true", help="the conformance cases too")
