@@ -78,10 +78,10 @@ ENTRY main {
 """
 FEW_LONG_ROWS = "HloModule few\n" + ADD + """
 ENTRY main {
-  x = f32[3,40000] parameter(0)
+  x = f32[2,33000] parameter(0)
   ninf = f32[] constant(-inf)
-  m = f32[3] reduce(x, ninf), dimensions={1}, to_apply=max_f
-  ROOT e = f32[3] exponential(m)
+  m = f32[2] reduce(x, ninf), dimensions={1}, to_apply=max_f
+  ROOT e = f32[2] exponential(m)
 }
 """
 TRANSPOSE = """HloModule transpose
@@ -155,9 +155,8 @@ def test_full_reduction_is_one_kernel_of_several_blocks():
     _check(FULL, 32, ["split_row_reduce"])
 
 
-@pytest.mark.parametrize("warp", [32, 64])
-def test_few_long_rows_split_with_nan_and_an_epilogue(warp):
-    _check(FEW_LONG_ROWS, warp, ["split_row_reduce"], specials=True)
+def test_few_long_rows_split_with_nan_and_an_epilogue():
+    _check(FEW_LONG_ROWS, 64, ["split_row_reduce"], specials=True)
 
 
 def test_rows_of_a_partly_used_block_and_a_non_identity_init():

@@ -7,11 +7,15 @@ fusion pass leaves it); parameters, constants, tuples and get-tuple-elements are
 Everything else (while, conditional, sort, scatter, custom calls, a fusion no schedule covers,
 ...) is a HostFallback step: the instruction runs on the reference interpreter between the
 kernels, and every one is listed with its reason in the program (``GpuProgram.fallbacks``) and
-in the fallback report (HLORT_FALLBACK decides whether that warns or raises). Nothing falls back
-silently. Compiling needs no GPU: the target lowers the kernels to PTX or an object offline.
+in the caller's fallback report (the plugin's hlort.plugin.base FallbackReport: HLORT_FALLBACK
+decides whether that warns or raises; codegen sits below the plugin layer, so the caller makes
+the report). Nothing falls back silently. Compiling needs no GPU: the target lowers the kernels
+to PTX or an object offline.
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 from hlort.codegen.gpu.gemm_step import gemm_spec
 from hlort.codegen.gpu.gpu_target import GpuTarget
@@ -34,7 +38,6 @@ from hlort.ir.opcodes import Opcode
 from hlort.passes.buffer_assignment import BufferAssignment, assign_buffers
 from hlort.passes.fusion_policy import FusionPolicy
 from hlort.passes.pass_options import PassOptions
-from hlort.plugin.base.fallback_policy import FallbackReport
 
 _STRUCTURAL = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT}
 KERNEL_OPS = frozenset({
@@ -107,27 +110,39 @@ def gpu_pass_options() -> PassOptions:
     return PassOptions(policy=FusionPolicy(row_epilogue_fusion=True, can_emit=emits_one_kernel))
 
 
+class FallbackSink(Protocol):
+    def add(self, instruction: str, kind: str, reason: str) -> None: ...
+
+
+class _Records:
+    """The sink when the caller gives none: the program's own list is the record."""
+
+    def add(self, instruction: str, kind: str, reason: str) -> None:
+        pass
+
+
 def compile_gpu_program(module: Module, target: GpuTarget, donated=(),
-                        report: FallbackReport | None = None, apply_policy: bool = True,
+                        report: FallbackSink | None = None, apply_policy: bool = True,
                         kernel_prefix: str = "",
                         host_loops: bool = False) -> GpuProgram:  # fmt: skip
-    """Compile the optimized, scheduled ``module`` for ``target``. The fallback report is
-    applied (HLORT_FALLBACK: raise, warn or allow) unless ``apply_policy`` is False (the offline
-    checks count fallbacks instead); ``kernel_prefix`` starts every kernel's name (programs
-    whose PTX is assembled together need distinct names); ``host_loops`` compiles while loops
-    as HostLoop steps (condition and body on the device) instead of host fallbacks, for
-    runtimes that run them."""
+    """Compile the optimized, scheduled ``module`` for ``target``. Every host fallback is added
+    to ``report`` (``add(instruction, kind, reason)``: a plugin passes its FallbackReport), whose
+    ``apply()`` (HLORT_FALLBACK: raise, warn or allow) runs at the end unless ``apply_policy`` is
+    False (the offline checks count fallbacks instead); ``kernel_prefix`` starts every kernel's
+    name (programs whose PTX is assembled together need distinct names); ``host_loops``
+    compiles while loops as HostLoop steps (condition and body on the device) instead of host
+    fallbacks, for runtimes that run them."""
     entry = module.entry
     assignment = assign_buffers(module, donated=donated, alignment=SLOT_ALIGNMENT,
                                 in_place=False)  # fmt: skip
     slots = SlotTable(assignment)
     parameters = [s for p in sorted(entry.parameters, key=lambda p: p.parameter_number)
                   for s in slots.of(p)]  # fmt: skip
-    report = report or FallbackReport(target.name, module.name)
+    report = report if report is not None else _Records()
     walker = _Walker(module, target, report, kernel_prefix, host_loops)
     steps = walker.steps(assignment, slots)
     outputs, donation = _outputs(entry, assignment, slots, steps)
-    if apply_policy:
+    if apply_policy and hasattr(report, "apply"):
         report.apply()
     binary = walker.kernels.compile() if walker.infos else b""
     program = GpuProgram(module.name, target.name, target.triple, target.binary_format,
@@ -141,7 +156,7 @@ def compile_gpu_program(module: Module, target: GpuTarget, donated=(),
 class _Walker:
     """Turns the instructions of a computation, in schedule order, into steps."""
 
-    def __init__(self, module: Module, target: GpuTarget, report: FallbackReport,
+    def __init__(self, module: Module, target: GpuTarget, report: FallbackSink,
                  kernel_prefix: str, host_loops: bool):  # fmt: skip
         self.module, self.report = module, report
         self.kernels = GpuKernelModule(target, f"{module.name}_gpu")

@@ -1,6 +1,9 @@
 """Offline PTX check of whole corpora: compile every module for NVPTX and assemble it with ptxas.
 
-``python -m hlort_cuda.ptx_corpus_check [PATH...] [--conformance] [--arch sm_80,sm_90]``
+``python plugins/cuda/tools/ptx_corpus_check.py [PATH...] [--conformance] [--arch sm_80,sm_90]``
+
+A tool beside the plugin, not in it: it drives the importer, the pipeline and the conformance
+cases, which the plugin package itself may not import (tests/architecture: the plugin surface).
 
 For the StableHLO corpus (``../shared/stablehlo-testdata``: every ``.mlir`` file or ``// -----``
 case the reference interpreter runs; ``--no-interpret`` counts what imports instead; the array
@@ -74,9 +77,9 @@ class CheckSummary:
 
 
 def check_modules(modules: Iterable[tuple[str, Module]], archs=DEFAULT_ARCHS,
-                  ptxas: str | None = None) -> CheckSummary:  # fmt: skip
+                  ptxas: str | None = None, host_loops: bool = False) -> CheckSummary:  # fmt: skip
     """Compile each (label, module) for every arch (the module is optimized in a copy) and
-    assemble the PTX with ptxas."""
+    assemble the PTX with ptxas; ``host_loops``: while loops as HostLoop steps."""
     summary = CheckSummary(tuple(archs))
     targets = {arch: NvptxTarget(arch) for arch in archs}
     ptx: dict[str, dict[str, bytes]] = {arch: {} for arch in archs}
@@ -87,7 +90,8 @@ def check_modules(modules: Iterable[tuple[str, Module]], archs=DEFAULT_ARCHS,
             optimized = module.clone()
             run_default_pipeline(optimized, policy=policy)
             programs = {arch: compile_gpu_program(optimized, t, apply_policy=False,
-                                                  kernel_prefix=f"m{n}_")
+                                                  kernel_prefix=f"m{n}_",
+                                                  host_loops=host_loops)
                         for arch, t in targets.items()}  # fmt: skip
         except HlortError as err:
             summary.crashed.append((label, f"{err.code.name}: {err.message}"[:300]))
@@ -169,7 +173,7 @@ def corpus_modules(paths: list[str], interpret: bool = True,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hlort_cuda.ptx_corpus_check",
+    parser = argparse.ArgumentParser(prog="ptx_corpus_check.py",
                                      description=__doc__.split("\n")[0])  # fmt: skip
     parser.add_argument("paths", nargs="*", help="StableHLO .mlir files or directories")
     parser.add_argument("--conformance", action="store_true", help="the conformance cases too")
@@ -179,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="count every corpus case that imports, run or not")
     parser.add_argument("--keep-constants", action="store_true",
                         help="compile corpus modules as they are (most fold to constants)")
+    parser.add_argument("--host-loops", action="store_true",
+                        help="compile while loops as host loops with device bodies")
     parser.add_argument("--limit", type=int, default=0, help="at most this many modules")
     args = parser.parse_args(argv)
     if not args.paths and not args.conformance:
@@ -198,7 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     stream = modules()
     if args.limit:
         stream = (m for _, m in zip(range(args.limit), stream, strict=False))
-    summary = check_modules(stream, tuple(a.strip() for a in args.arch.split(",")), exe)
+    archs = tuple(a.strip() for a in args.arch.split(","))
+    summary = check_modules(stream, archs, exe, args.host_loops)
     print(summary.to_text(), end="")
     print(f"ptxas: {exe}; {time.perf_counter() - start:.0f} s")
     return 0 if summary.ok else 1
