@@ -31,7 +31,7 @@ def test_case_matches_the_interpreter(case):
     expected = flatten_value(evaluate(case.module, unflatten(shapes, args)))
     module = case.module.clone()
     run_default_pipeline(module, policy=gpu_pass_options().policy)
-    program = compile_gpu_program(module, HostSimTarget(32), apply_policy=False)
+    program = compile_gpu_program(module, HostSimTarget(32))
     got = HostSimRunner(program).run(args)
     assert len(got) == len(expected)
     for k, (g, e) in enumerate(zip(got, expected, strict=True)):

@@ -24,7 +24,7 @@ def test_while_runs_as_a_host_loop(case):
     expected = flatten_value(evaluate(case.module, unflatten(shapes, args)))
     module = case.module.clone()
     run_default_pipeline(module, policy=gpu_pass_options().policy)
-    program = compile_gpu_program(module, HostSimTarget(32), apply_policy=False,
+    program = compile_gpu_program(module, HostSimTarget(32),
                                   host_loops=True)  # fmt: skip
     assert any(isinstance(s, HostLoop) for s in program.steps)
     assert "while" not in {f.opcode for f in program.fallbacks}

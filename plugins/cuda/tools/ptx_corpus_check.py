@@ -89,7 +89,7 @@ def check_modules(modules: Iterable[tuple[str, Module]], archs=DEFAULT_ARCHS,
         try:
             optimized = module.clone()
             run_default_pipeline(optimized, policy=policy)
-            programs = {arch: compile_gpu_program(optimized, t, apply_policy=False,
+            programs = {arch: compile_gpu_program(optimized, t,
                                                   kernel_prefix=f"m{n}_",
                                                   host_loops=host_loops)
                         for arch, t in targets.items()}  # fmt: skip

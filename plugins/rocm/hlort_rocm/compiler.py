@@ -75,8 +75,7 @@ def compile_rocm_program(
     amdgpu = AmdgpuTarget(target, code_object=opts.code_object_version,
                           opt_level=opts.opt_level)  # fmt: skip
     # the executable applies HLORT_FALLBACK once, to every fallback (gemm calls on the host too)
-    program = compile_gpu_program(module, amdgpu, donated=tuple(options.donated_arguments),
-                                  apply_policy=False)  # fmt: skip
+    program = compile_gpu_program(module, amdgpu, donated=tuple(options.donated_arguments))
     for step in program.steps:  # each kernel told LLVM its largest work-group
         if isinstance(step, KernelLaunch) and prod(step.block) > amdgpu.max_threads_per_block:
             raise Internal(f"rocm: kernel {step.kernel} launches {prod(step.block)} work-items, "

@@ -30,7 +30,7 @@ from hlort.plugin.base.gpu_driver import (
     Handle,
     KernelArgument,
 )
-from hlort_rocm.probe import NO_RUNTIME, RUNTIME_FIX
+from hlort_rocm.runtime_messages import NO_RUNTIME, RUNTIME_FIX
 
 _BAD_IMAGE = {"hipErrorInvalidImage", "hipErrorNoBinaryForGpu", "hipErrorInvalidKernelFile",
               "hipErrorSharedObjectInitFailed", "hipErrorInvalidSource"}  # fmt: skip

@@ -16,13 +16,13 @@ import importlib.util
 import os
 from dataclasses import dataclass
 
-HIP_LIBRARY = "libamdhip64.so"
-NO_RUNTIME = f"no ROCm runtime ({HIP_LIBRARY}) found"
-RUNTIME_FIX = ("install ROCm's HIP runtime (AMD's rocm-hip-runtime package, ROCm >= 6.0) or put "
-               "its lib directory (e.g. /opt/rocm/lib) on LD_LIBRARY_PATH; compiling for AMD "
-               "GPUs needs no runtime: hlort compile --platform rocm --target gfx942")  # fmt: skip
-NO_BINDINGS = "hip-python is not installed"
-BINDINGS_FIX = "pip install 'hlort-rocm[hip]' (or pip install hip-python matching your ROCm)"
+from hlort_rocm.runtime_messages import (
+    BINDINGS_FIX,
+    HIP_LIBRARY,
+    NO_BINDINGS,
+    NO_RUNTIME,
+    RUNTIME_FIX,
+)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from hlort.plugin.base.gpu_driver import GpuOutOfMemory
 from hlort_rocm import RocmPlugin
 from hlort_rocm.client import RocmClient
 from hlort_rocm.hip_driver import HipDriver, kernel_arguments
-from hlort_rocm.probe import NO_RUNTIME
+from hlort_rocm.runtime_messages import NO_RUNTIME
 
 
 def test_devices_properties_and_version():

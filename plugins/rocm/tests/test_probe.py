@@ -4,7 +4,8 @@ raises and nothing crashes."""
 import pytest
 
 from hlort_rocm import RocmPlugin
-from hlort_rocm.probe import NO_RUNTIME, hip_library_path
+from hlort_rocm.probe import hip_library_path
+from hlort_rocm.runtime_messages import NO_RUNTIME
 
 
 @pytest.mark.skipif(hip_library_path() is not None, reason="this machine has a HIP runtime")

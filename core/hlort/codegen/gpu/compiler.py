@@ -6,16 +6,13 @@ fit a gemm become ``gemm`` library calls (their epilogue is the fused kernel aft
 fusion pass leaves it); parameters, constants, tuples and get-tuple-elements are buffer slots.
 Everything else (while, conditional, sort, scatter, custom calls, a fusion no schedule covers,
 ...) is a HostFallback step: the instruction runs on the reference interpreter between the
-kernels, and every one is listed with its reason in the program (``GpuProgram.fallbacks``) and
-in the caller's fallback report (the plugin's hlort.plugin.base FallbackReport: HLORT_FALLBACK
-decides whether that warns or raises; codegen sits below the plugin layer, so the caller makes
-the report). Nothing falls back silently. Compiling needs no GPU: the target lowers the kernels
-to PTX or an object offline.
+kernels, and every one is listed with its reason in the program (``GpuProgram.fallbacks``); the
+GPU executable (hlort.plugin.base, above codegen) reports them and applies HLORT_FALLBACK, for a
+fresh compile and a deserialized blob alike. Nothing falls back silently. Compiling needs no
+GPU: the target lowers the kernels to PTX or an object offline.
 """
 
 from __future__ import annotations
-
-from typing import Protocol
 
 from hlort.codegen.gpu.gemm_step import gemm_spec
 from hlort.codegen.gpu.gpu_target import GpuTarget
@@ -110,40 +107,22 @@ def gpu_pass_options() -> PassOptions:
     return PassOptions(policy=FusionPolicy(row_epilogue_fusion=True, can_emit=emits_one_kernel))
 
 
-class FallbackSink(Protocol):
-    def add(self, instruction: str, kind: str, reason: str) -> None: ...
-
-
-class _Records:
-    """The sink when the caller gives none: the program's own list is the record."""
-
-    def add(self, instruction: str, kind: str, reason: str) -> None:
-        pass
-
-
-def compile_gpu_program(module: Module, target: GpuTarget, donated=(),
-                        report: FallbackSink | None = None, apply_policy: bool = True,
-                        kernel_prefix: str = "",
+def compile_gpu_program(module: Module, target: GpuTarget, donated=(), kernel_prefix: str = "",
                         host_loops: bool = False) -> GpuProgram:  # fmt: skip
-    """Compile the optimized, scheduled ``module`` for ``target``. Every host fallback is added
-    to ``report`` (``add(instruction, kind, reason)``: a plugin passes its FallbackReport), whose
-    ``apply()`` (HLORT_FALLBACK: raise, warn or allow) runs at the end unless ``apply_policy`` is
-    False (the offline checks count fallbacks instead); ``kernel_prefix`` starts every kernel's
-    name (programs whose PTX is assembled together need distinct names); ``host_loops``
-    compiles while loops as HostLoop steps (condition and body on the device) instead of host
-    fallbacks, for runtimes that run them."""
+    """Compile the optimized, scheduled ``module`` for ``target``. Every host fallback is a
+    step of the program, with its reason (``GpuProgram.fallbacks``); ``kernel_prefix`` starts
+    every kernel's name (programs whose PTX is assembled together need distinct names);
+    ``host_loops`` compiles while loops as HostLoop steps (condition and body on the device)
+    instead of host fallbacks, for runtimes that run them."""
     entry = module.entry
     assignment = assign_buffers(module, donated=donated, alignment=SLOT_ALIGNMENT,
                                 in_place=False)  # fmt: skip
     slots = SlotTable(assignment)
     parameters = [s for p in sorted(entry.parameters, key=lambda p: p.parameter_number)
                   for s in slots.of(p)]  # fmt: skip
-    report = report if report is not None else _Records()
-    walker = _Walker(module, target, report, kernel_prefix, host_loops)
+    walker = _Walker(module, target, kernel_prefix, host_loops)
     steps = walker.steps(assignment, slots)
     outputs, donation = _outputs(entry, assignment, slots, steps)
-    if apply_policy and hasattr(report, "apply"):
-        report.apply()
     binary = walker.kernels.compile() if walker.infos else b""
     program = GpuProgram(module.name, target.name, target.triple, target.binary_format,
                          walker.kernels.ir_text(), binary, walker.infos, slots.slots, steps,
@@ -156,9 +135,8 @@ def compile_gpu_program(module: Module, target: GpuTarget, donated=(),
 class _Walker:
     """Turns the instructions of a computation, in schedule order, into steps."""
 
-    def __init__(self, module: Module, target: GpuTarget, report: FallbackSink,
-                 kernel_prefix: str, host_loops: bool):  # fmt: skip
-        self.module, self.report = module, report
+    def __init__(self, module: Module, target: GpuTarget, kernel_prefix: str, host_loops: bool):
+        self.module = module
         self.kernels = GpuKernelModule(target, f"{module.name}_gpu")
         self.infos: list[KernelInfo] = []
         self.kernel_prefix, self.host_loops = kernel_prefix, host_loops
@@ -191,7 +169,6 @@ class _Walker:
         kind = instr.opcode.value
         if instr.opcode is Opcode.FUSION:
             kind = f"fusion({instr.attrs.get('kind', '')})".replace("FusionKind.", "")
-        self.report.add(instr.name, kind, why)
         return HostFallback(instr.name, kind, why, host_fallback_module(self.module, instr),
                             inputs, tuple(slots.of(instr)))  # fmt: skip
 

@@ -60,9 +60,8 @@ class GpuClient(SimpleClient):
 
     @abc.abstractmethod
     def compile_program(self, module, options: CompileOptions, target: str) -> GpuProgram:
-        """Compile an optimized module for ``target`` (``"sm_90"``); needs no device. It applies
-        the HLORT_FALLBACK policy to the program's host fallbacks (FallbackReport.apply), as
-        ``hlort.codegen.gpu.compiler.compile_gpu_program`` does."""
+        """Compile an optimized module for ``target`` (``"sm_90"``); needs no device. Host
+        fallbacks are steps of the program; the executable applies HLORT_FALLBACK to them."""
 
     def library_runner(self, program: GpuProgram) -> LibraryRunner | None:
         """What runs the program's library calls, or None (then a program with one is

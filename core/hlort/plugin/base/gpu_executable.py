@@ -82,11 +82,11 @@ class GpuExecutable(SimpleExecutable):
             if isinstance(placement.device, GpuDevice):
                 check_program_for_device(program, placement.device)
         self.program = program
-        if self._given_program is not None:  # a fresh compile applied the policy itself
-            report = FallbackReport(self.client.platform_name, self.name)
-            for step in program.fallbacks:
-                report.add(step.instruction, step.opcode, step.reason)
-            report.apply()
+        # HLORT_FALLBACK, once, for a fresh compile and a deserialized blob alike
+        report = FallbackReport(self.client.platform_name, self.name)
+        for step in program.fallbacks:
+            report.add(step.instruction, step.opcode, step.reason)
+        report.apply()
         self.runner = ProgramRunner(program, self.client.library_runner(program))
 
     def _check_boundary(self, program: GpuProgram) -> None:
