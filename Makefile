@@ -56,7 +56,7 @@ corpus: $(STAMP)
 # hlort-rocm's code-object check: every interpreter-run corpus case and a sample of the conformance
 # op cases compiled for gfx90a and gfx942, linked, validated with llvm-readelf-19/llvm-objdump-19.
 rocm-corpus: $(STAMP)
-	$(PY) -m hlort_rocm.corpus_check ../shared/stablehlo-testdata/testdata ../shared/stablehlo-testdata/tests/interpret --conformance quick --jobs 2
+	$(PY) plugins/rocm/tools/code_object_check.py ../shared/stablehlo-testdata/testdata ../shared/stablehlo-testdata/tests/interpret --conformance quick --jobs 2
 
 clean:
 	rm -rf $(VENV) build *.egg-info core/*.egg-info
