@@ -3,7 +3,7 @@
 Like XLA's CPU backend we emit our own approximations, so the loop vectorizer can turn a fused
 loop containing ``exp`` or ``tanh`` into SIMD code. Every function is branch-free (selects for
 special cases; f64 pow is a call, see pow_f64.py) and handles NaN, +-inf, +-0 and subnormals as
-C99 does. Accuracy is measured by tests/codegen/test_transcendental_ulp.py over sampled bit
+C99 does. Accuracy is measured by plugins/cpu/tests/test_transcendental_ulp.py over sampled bit
 patterns of the whole float range against the interpreter (NumPy f64, rounded):
 
   f32  exp, log ........................ Cephes-style polynomials in f32, <= 2 ulp

@@ -13,28 +13,27 @@ Serial on purpose: targets may repeat, and only the copy is provably safe to spl
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import llvmlite.ir as ir
 
 from hlort.codegen.llvm.fused_emitter import FusedEmitter, emit_scalar_computation
 from hlort.codegen.llvm.gather import start_vector_index, widen_index
-from hlort.codegen.llvm.hero_launch import HeroLaunch
 from hlort.codegen.llvm.index import Index, delinearize, i64, linearize
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import load_element, store_element
 from hlort.codegen.llvm.loops import emit_loop, emit_nest
+from hlort.codegen.llvm.target_spec import TargetSpec
 from hlort.codegen.llvm.window_index import emit_if
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
-
-if TYPE_CHECKING:
-    from hlort.codegen.llvm.kernel_builder import KernelModule
+from hlort_cpu.codegen.fusion_kernel import open_fusion_kernel
+from hlort_cpu.codegen.hero_launch import HeroLaunch
 
 COPY_CHUNK = 1 << 16  # operand elements copied per parallel iteration
 
 
-def emit_scatter(km: KernelModule, name: str, comp: Computation) -> HeroLaunch:
+def emit_scatter(module: ir.Module, target: TargetSpec, name: str,
+                 comp: Computation) -> HeroLaunch:  # fmt: skip
     root = comp.root
     n = (len(root.operands) - 1) // 2
     operands = root.operands[:n]
@@ -42,7 +41,7 @@ def emit_scatter(km: KernelModule, name: str, comp: Computation) -> HeroLaunch:
     dims = shapes[0].dims
     total = math.prod(dims)
     parts = -(-total // COPY_CHUNK)
-    _fn, b, ctx, params, outs, begin, end = km._function(name, comp, n)
+    _fn, b, ctx, params, outs, begin, end = open_fusion_kernel(module, target, name, comp, n)
     em = FusedEmitter(ctx, comp, params)
 
     def outer(k: ir.Value) -> None:
