@@ -15,7 +15,7 @@ from hlort_cpu.executable import CpuExecutable
 
 def emits_one_kernel(comp: Computation) -> bool:
     """Whether the compiler would turn fused computation ``comp`` into one LLVM kernel."""
-    from hlort.codegen.llvm import classify
+    from hlort_cpu.codegen.kernel_builder import classify
 
     try:
         return classify(comp) is not None
@@ -34,7 +34,7 @@ class CpuClient(SimpleClient):
                                                can_emit=emits_one_kernel))  # fmt: skip
 
     def create_devices(self) -> list[SimpleDevice]:
-        from hlort.codegen.llvm import jit_engine
+        from hlort_cpu.codegen.jit import jit_engine
 
         target = jit_engine().target
         if compile_cache.enabled():

@@ -92,9 +92,9 @@ def store_module(key: str, module) -> None:
 
 def _info_classes() -> dict[str, type]:
     """The launch descriptions an object entry may hold: the emitters' own dataclasses."""
-    from hlort.codegen.llvm import kernel_builder, while_driver
+    from hlort_cpu.codegen import fusion_kernel, while_driver
 
-    return {name: cls for mod in (kernel_builder, while_driver) for name, cls in vars(mod).items()
+    return {name: cls for mod in (fusion_kernel, while_driver) for name, cls in vars(mod).items()
             if dataclasses.is_dataclass(cls) and cls.__module__ == mod.__name__}  # fmt: skip
 
 

@@ -20,9 +20,6 @@ from functools import partial
 
 import numpy as np
 
-from hlort.codegen.llvm import KernelModule, classify, jit_engine
-from hlort.codegen.llvm.unsupported_reason import why_not_compiled
-from hlort.codegen.llvm.while_driver import emit_while_driver, load_entry_points
 from hlort.errors import Unimplemented
 from hlort.interpreter.evaluator import Evaluator
 from hlort.interpreter.registry import function_for
@@ -34,6 +31,10 @@ from hlort.plugin.base.fallback_policy import FallbackReport
 from hlort.shape import Token, TokenShape, TupleShape
 from hlort_cpu import compile_cache
 from hlort_cpu.arena import plan_arena
+from hlort_cpu.codegen.jit import jit_engine
+from hlort_cpu.codegen.kernel_builder import KernelModule, classify
+from hlort_cpu.codegen.unsupported_reason import why_not_compiled
+from hlort_cpu.codegen.while_driver import emit_while_driver, load_entry_points
 from hlort_cpu.control_flow import CONTROL_FLOW_OPS, ProgramSet, program_orders
 from hlort_cpu.custom_call import custom_call_thunk
 from hlort_cpu.dot import dot_thunk

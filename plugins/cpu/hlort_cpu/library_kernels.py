@@ -3,9 +3,9 @@ functions (``__xla_cpu_runtime_*``), rather than once per module.
 
 A module's own kernels are specialized to its shapes and compiled with it (``compiler.py``).
 These take their sizes at run time, so one object serves every program: the triangular-solve
-substitutions (f64 / c128, forward / back; ``hlort.codegen.llvm.triangular_solve_kernel``) and
+substitutions (f64 / c128, forward / back; ``hlort_cpu.codegen.triangular_solve_kernel``) and
 the elementwise Threefry-2x32 of JAX's threefry custom calls
-(``hlort.codegen.llvm.threefry_kernel``). All are built into one LLVM module on first use,
+(``hlort_cpu.codegen.threefry_kernel``). All are built into one LLVM module on first use,
 kept in the compile cache (memory and disk, keyed like a module's kernels by the emitter's
 source digest, this plugin's version and the host target) and loaded once.
 """
@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import threading
 
-from hlort.codegen.llvm import jit_engine
-from hlort.codegen.llvm.compiled import KERNEL_CFUNC
-from hlort.codegen.llvm.target_spec import NEUTRAL_TARGET
-from hlort.codegen.llvm.threefry_kernel import emit_threefry_elementwise
-from hlort.codegen.llvm.triangular_solve_kernel import emit_triangular_substitution
 from hlort_cpu import compile_cache
+from hlort_cpu.codegen.compiled import KERNEL_CFUNC
+from hlort_cpu.codegen.cpu_target import CPU_TARGET
+from hlort_cpu.codegen.jit import jit_engine
+from hlort_cpu.codegen.threefry_kernel import emit_threefry_elementwise
+from hlort_cpu.codegen.triangular_solve_kernel import emit_triangular_substitution
 from hlort_cpu.plugin import PLUGIN_VERSION
 
 _LOCK = threading.Lock()
@@ -49,10 +49,10 @@ def _load() -> dict[str, object]:
     symbols = {name: f"hl{key[:16]}_{name}" for name in NAMES}
     cached = compile_cache.lookup(key)
     if cached is None:
-        module = NEUTRAL_TARGET.new_module("hlort_cpu_library")
-        emit_threefry_elementwise(module, NEUTRAL_TARGET, symbols["threefry2x32"])
+        module = CPU_TARGET.new_module("hlort_cpu_library")
+        emit_threefry_elementwise(module, CPU_TARGET, symbols["threefry2x32"])
         for name, (is_complex, lower) in SUBSTITUTIONS.items():
-            emit_triangular_substitution(module, NEUTRAL_TARGET, symbols[name], is_complex, lower)
+            emit_triangular_substitution(module, CPU_TARGET, symbols[name], is_complex, lower)
         obj = engine.compile_ir(str(module))
         compile_cache.store(key, obj, sorted(symbols.values()))
     else:

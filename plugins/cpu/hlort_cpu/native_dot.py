@@ -5,7 +5,7 @@ Only dots whose arithmetic is plain BLAS in the operands' own type qualify (f32 
 and result of one type), with each operand a BLAS-ready strided view of its buffer
 (``plan_matrix_view``, as the DotThunk plans them: no copy). Those of at most
 ``SMALL_GEMM_MAX_PRODUCTS`` products per matrix whose rhs rows are contiguous run in the
-register-blocked emitter (``hlort.codegen.llvm.small_gemm``; measured on JAX LSTM scans it
+register-blocked emitter (``hlort_cpu.codegen.small_gemm``; measured on JAX LSTM scans it
 matched or beat the BLAS call, which packs the weights every call and whose threads stall on a
 busy machine); the others call NumPy's gemm (``blas_functions``) with the DotThunk's layout, so
 their results are the DotThunk's bit for bit. Every other dot (integers, f16/bf16, complex,
@@ -18,10 +18,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from hlort.codegen.llvm.small_gemm import SMALL_GEMM_MAX_PRODUCTS, SmallDot, SmallGemm
-from hlort.codegen.llvm.while_steps import GemmCall, MatrixArg
 from hlort.ir.instruction import Instruction
 from hlort_cpu import blas_functions
+from hlort_cpu.codegen.small_gemm import SMALL_GEMM_MAX_PRODUCTS, SmallDot, SmallGemm
+from hlort_cpu.codegen.while_steps import GemmCall, MatrixArg
 from hlort_cpu.contraction_arithmetic import plan_arithmetic
 from hlort_cpu.dot import dot_groups, plan_matrix_view
 

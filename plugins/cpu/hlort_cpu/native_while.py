@@ -4,7 +4,7 @@ runs the whole loop.
 A while whose condition and body hold only compiled kernels, dots that are plain f32/f64 BLAS
 (native_dot.py: the driver calls NumPy's own gemm through a function pointer), in-place
 dynamic-update-slices and structure (parameter, tuple, get-tuple-element, constant) runs as one
-LLVM driver (``hlort.codegen.llvm.while_driver``): no Python, no allocation and no ctypes call per
+LLVM driver (``hlort_cpu.codegen.while_driver``): no Python, no allocation and no ctypes call per
 iteration. Kernels run single-threaded there, so a loop with a kernel big enough for the thread
 pool to split (``PARALLEL_MIN_ELEMENTS``) stays on the Python path, where it is split.
 
@@ -27,21 +27,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hlort.codegen.llvm.kernel_builder import KernelInfo
-from hlort.codegen.llvm.small_gemm import SmallDot
-from hlort.codegen.llvm.while_driver import (
+from hlort.ir.computation import Computation
+from hlort.ir.instruction import Instruction
+from hlort.ir.opcodes import Opcode
+from hlort.shape import ArrayShape, Shape, TupleShape
+from hlort_cpu import blas_functions
+from hlort_cpu.codegen.fusion_kernel import KernelInfo
+from hlort_cpu.codegen.small_gemm import SmallDot
+from hlort_cpu.codegen.while_driver import (
     ARENA_ALIGN,
     BufferRef,
     ByteCopy,
     KernelCall,
     WhileDriverPlan,
 )
-from hlort.codegen.llvm.while_steps import SliceUpdate
-from hlort.ir.computation import Computation
-from hlort.ir.instruction import Instruction
-from hlort.ir.opcodes import Opcode
-from hlort.shape import ArrayShape, Shape, TupleShape
-from hlort_cpu import blas_functions
+from hlort_cpu.codegen.while_steps import SliceUpdate
 from hlort_cpu.native_dot import gemm_dtype, plan_dot
 from hlort_cpu.thread_pool import PARALLEL_MIN_ELEMENTS
 

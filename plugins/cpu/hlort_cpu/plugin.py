@@ -50,7 +50,7 @@ class CpuPlugin(SimplePlugin):
             tolerances={"power:c128": Tolerance(ulp=4, rtol=1e-13, atol=1e-15)})
 
     def create_client(self, options: Mapping[str, Any] | None = None):
-        from hlort.codegen.llvm_start import start_in_background
+        from hlort_cpu.codegen.llvm_start import start_in_background
 
         start_in_background()  # LLVM starts while the compiler's modules import
         return self.client_class(self, options)

@@ -1,7 +1,7 @@
 """TriangularSolveThunk: triangular-solve on a compiled substitution kernel (NumPy has no trsm).
 
 Every form reduces to ``T X = B`` with a lower or upper ``T`` on the left
-(``hlort.codegen.llvm.triangular_solve_kernel``, a library kernel: ``library_kernels.py``):
+(``hlort_cpu.codegen.triangular_solve_kernel``, a library kernel: ``library_kernels.py``):
 
 - ``left_side``: ``op(a) x = b``, so ``T = op(a)``, ``B = b``;
 - otherwise ``x op(a) = b``, i.e. ``op(a)^T x^T = b^T``: ``T = op(a)^T``, ``B = b^T``, and the
@@ -28,9 +28,9 @@ import math
 
 import numpy as np
 
-from hlort.codegen.llvm.triangular_solve_kernel import COLUMN_BLOCK
 from hlort.ir.attributes import Transpose
 from hlort.ir.instruction import Instruction
+from hlort_cpu.codegen.triangular_solve_kernel import COLUMN_BLOCK
 from hlort_cpu.host_pool import host_pool
 from hlort_cpu.library_kernels import library_kernel, substitution_name
 from hlort_cpu.thread_pool import chunks, run_chunks

@@ -1,7 +1,7 @@
 """Hypothesis-generated fused programs on the cpu backend vs the interpreter.
 
 Integer and data-movement programs must match bit for bit; float programs within a few ulp
-(the emitted exp/tanh are within 2-3 ulp, see tests/codegen)."""
+(the emitted exp/tanh are within 2-3 ulp, see test_transcendental_ulp.py)."""
 
 from __future__ import annotations
 

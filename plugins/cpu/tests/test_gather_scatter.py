@@ -16,12 +16,12 @@ pytest.importorskip("llvmlite")
 
 import hlort  # noqa: E402
 from hlort import Builder, dtypes, shape  # noqa: E402
-from hlort.codegen.llvm import KernelModule, classify  # noqa: E402
-from hlort.codegen.llvm.compiled import compile_kernel_module  # noqa: E402
 from hlort.errors import HlortError  # noqa: E402
 from hlort.ir.attributes import GatherDimensionNumbers as GatherDims  # noqa: E402
 from hlort.ir.attributes import ScatterDimensionNumbers as ScatterDims  # noqa: E402
 from hlort.testing.values import mixed  # noqa: E402
+from hlort_cpu.codegen.compiled import compile_kernel_module  # noqa: E402
+from hlort_cpu.codegen.kernel_builder import KernelModule, classify  # noqa: E402
 
 DATA_TYPES = ["pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32",
               "f64"]  # fmt: skip

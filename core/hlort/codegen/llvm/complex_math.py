@@ -33,8 +33,8 @@ import math
 import llvmlite.ir as ir
 
 from hlort.codegen.llvm import double_double as dd
-from hlort.codegen.llvm import float_math as fm
 from hlort.codegen.llvm import float_math_f64 as f64
+from hlort.codegen.llvm import float_parts as fp
 from hlort.codegen.llvm.double_double import const
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import F64, I64
@@ -115,7 +115,7 @@ def mul_pow2(ctx: IrContext, v: ir.Value, m: dd.DD, n: ir.Value) -> ir.Value:
     last_down = b.select(b.icmp_signed(">", ni, floor), ni, floor)
     last = b.select(up, b.sub(ni, half), last_down)
     first = b.sub(ni, last)
-    r = b.fmul(b.fmul(y, fm._pow2(ctx, first, F64)), fm._pow2(ctx, last, F64))
+    r = b.fmul(b.fmul(y, fp.pow2(ctx, first, F64)), fp.pow2(ctx, last, F64))
     return b.select(is_zero(ctx, y), b.fmul(vs, m[0]), r)
 
 
@@ -158,14 +158,14 @@ def scaled_parts(ctx: IrContext, x: ir.Value, y: ir.Value) -> tuple[ir.Value, ir
     e = b.select(b.icmp_signed("<", e, ir.Constant(I64, -1022)), ir.Constant(I64, -1022), e)
     e = b.select(b.icmp_signed(">", e, ir.Constant(I64, 1022)), ir.Constant(I64, 1022), e)
     e = b.and_(e, ir.Constant(I64, -2))
-    f = fm._pow2(ctx, b.neg(e), F64)
+    f = fp.pow2(ctx, b.neg(e), F64)
     k = b.fsub(b.sitofp(e, F64), b.select(tiny, const(600.0), const(0.0)))
     return b.fmul(b.fmul(x, pre), f), b.fmul(b.fmul(y, pre), f), k
 
 
 def pow2_half(ctx: IrContext, k: ir.Value) -> ir.Value:
     """2^(k/2) for an even k from scaled_parts (a normal double)."""
-    return fm._pow2(ctx, ctx.b.fptosi(ctx.b.fmul(k, const(0.5)), I64), F64)
+    return fp.pow2(ctx, ctx.b.fptosi(ctx.b.fmul(k, const(0.5)), I64), F64)
 
 
 def sum_of_squares(ctx: IrContext, x: ir.Value, y: ir.Value) -> dd.DD:
@@ -192,8 +192,8 @@ def log_abs(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
     s_hi, s_lo = sum_of_squares(ctx, xs, ys)
     l_hi, l_lo = f64._log_dd(ctx, s_hi)
     l_lo = b.fadd(l_lo, b.fdiv(s_lo, s_hi))
-    hi, err = dd.two_sum(ctx, b.fmul(const(0.5), l_hi), b.fmul(k, const(fm._LN2_HI)))
-    return b.fadd(hi, b.fadd(err, ctx.fma(const(0.5), l_lo, b.fmul(k, const(fm._LN2_LO)))))
+    hi, err = dd.two_sum(ctx, b.fmul(const(0.5), l_hi), b.fmul(k, const(fp.LN2_HI)))
+    return b.fadd(hi, b.fadd(err, ctx.fma(const(0.5), l_lo, b.fmul(k, const(fp.LN2_LO)))))
 
 
 # -- exp, log, sqrt -------------------------------------------------------------------------------
@@ -273,7 +273,7 @@ def sinh_cosh(ctx: IrContext, x: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value
     b = ctx.b
     a = ctx.fabs(x)
     (e_hi, e_lo), n = exp_split(ctx, a)
-    scale = fm._pow2(ctx, b.fptosi(b.select(b.fcmp_ordered("<", a, const(_SINH_COSH_SPLIT)), n,
+    scale = fp.pow2(ctx, b.fptosi(b.select(b.fcmp_ordered("<", a, const(_SINH_COSH_SPLIT)), n,
                                             const(0.0)), I64), F64)  # fmt: skip
     big_e, big_e_lo = b.fmul(e_hi, scale), b.fmul(e_lo, scale)  # e^|x| exactly scaled
     inv = b.fdiv(const(1.0), big_e)

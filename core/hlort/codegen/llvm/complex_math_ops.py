@@ -47,7 +47,9 @@ from hlort import dtypes
 from hlort.codegen.llvm import complex_math as cm
 from hlort.codegen.llvm import float_math as fm
 from hlort.codegen.llvm import float_math_f64 as f64
+from hlort.codegen.llvm import float_parts as fp
 from hlort.codegen.llvm.complex_math import INF, NAN, Pair, is_inf, is_zero, select_pair
+from hlort.codegen.llvm.complex_types import make, parts
 from hlort.codegen.llvm.double_double import const
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import F32, F64, I64
@@ -145,7 +147,7 @@ def _log_real(ctx: IrContext, h: ir.Value) -> ir.Value:
     b = ctx.b
     regular = b.and_(b.fcmp_ordered(">", h, const(0.0)), b.fcmp_ordered("<", h, const(INF)))
     hi, lo = f64._log_dd(ctx, b.select(regular, h, const(1.0)))
-    return fm._log_specials(ctx, h, b.fadd(hi, lo))
+    return fp.log_specials(ctx, h, b.fadd(hi, lo))
 
 
 def _hypot(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
@@ -258,8 +260,6 @@ def can_emit_math(instr: Instruction) -> bool:
 
 def emit_math(ctx: IrContext, instr: Instruction, values: list[ir.Value]) -> ir.Value:
     """The value of a complex abs, sign, transcendental, power or atan2 instruction."""
-    from hlort.codegen.llvm.complex_values import make, parts
-
     b = ctx.b
     narrow = instr.operands[0].shape.dtype is dtypes.C64
     wide = [tuple(b.fpext(p, F64) if narrow else p for p in parts(b, v)) for v in values]

@@ -22,13 +22,21 @@ and selects made of the ops above.
 from __future__ import annotations
 
 import llvmlite.ir as ir
-import numpy as np
 
 from hlort import dtypes
 from hlort.codegen.llvm.complex_math_ops import OPCODES as MATH_OPCODES
 from hlort.codegen.llvm.complex_math_ops import can_emit_math, emit_math
+from hlort.codegen.llvm.complex_types import (
+    complex_constant,
+    complex_elements,
+    complex_type,
+    make,
+    part_dtype,
+    parts,
+)
+from hlort.codegen.llvm.conversions import convert_real
 from hlort.codegen.llvm.ir_context import IrContext
-from hlort.codegen.llvm.llvm_types import F32, F64
+from hlort.codegen.llvm.llvm_types import F32, F64, is_compiled_dtype
 from hlort.dtypes import DType
 from hlort.errors import Unimplemented
 from hlort.ir.attributes import ComparisonDirection, ComparisonType
@@ -37,50 +45,14 @@ from hlort.ir.opcodes import Opcode
 from hlort.ir.patterns import comparison_type_of
 
 INF = float("inf")
-C64_TYPE = ir.LiteralStructType([F32, F32])
-C128_TYPE = ir.LiteralStructType([F64, F64])
-
-
-def complex_type(dtype: DType) -> ir.LiteralStructType:
-    """The register (and storage) type of a complex element."""
-    return C128_TYPE if dtype is dtypes.C128 else C64_TYPE
-
-
-def part_dtype(dtype: DType) -> DType:
-    """The real type of each part: f32 for c64, f64 for c128."""
-    return dtypes.F64 if dtype is dtypes.C128 else dtypes.F32
-
-
 def is_element_dtype(dtype: DType) -> bool:
     """Element types the fused emitter handles: the compiled real types, c64 and c128."""
-    from hlort.codegen.llvm.llvm_types import is_compiled_dtype
-
     return dtype.is_complex or is_compiled_dtype(dtype)
 
 
 def involves_complex(instr: Instruction) -> bool:
     shapes = [instr.shape] + [o.shape for o in instr.operands]
     return any(s.is_array and s.dtype.is_complex for s in shapes)
-
-
-def complex_constant(dtype: DType, value) -> ir.Constant:
-    z = complex(np.asarray(value).astype(dtype.numpy))
-    t = F64 if dtype is dtypes.C128 else F32
-    return ir.Constant(complex_type(dtype), [ir.Constant(t, z.real), ir.Constant(t, z.imag)])
-
-
-def complex_elements(dtype: DType, flat: np.ndarray) -> list[ir.Constant]:
-    """Constants for a global array of complex elements (one per element of ``flat``)."""
-    return [complex_constant(dtype, v) for v in flat.astype(dtype.numpy)]
-
-
-def parts(b: ir.IRBuilder, z: ir.Value) -> tuple[ir.Value, ir.Value]:
-    return b.extract_value(z, 0), b.extract_value(z, 1)
-
-
-def make(b: ir.IRBuilder, re: ir.Value, im: ir.Value) -> ir.Value:
-    t = ir.LiteralStructType([re.type, im.type])
-    return b.insert_value(b.insert_value(ir.Constant(t, ir.Undefined), re, 0), im, 1)
 
 
 # -- what compiles ------------------------------------------------------------------------------
@@ -176,24 +148,22 @@ def convert_complex(ctx: IrContext, x: ir.Value, src: DType, dst: DType) -> ir.V
     complex -> pred is ``x != 0`` (either part nonzero or NaN); complex -> other real types
     convert the real part.
     """
-    from hlort.codegen.llvm.elemental import convert_value
-
     b = ctx.b
     if src is dst:
         return x
     if not src.is_complex:
         part = part_dtype(dst)
-        re = convert_value(ctx, x, src, part)
+        re = convert_real(ctx, x, src, part)
         return make(b, re, ir.Constant(re.type, 0.0))
     re, im = parts(b, x)
     if dst.is_complex:
         part = part_dtype(dst)
-        return make(b, convert_value(ctx, re, part_dtype(src), part),
-                    convert_value(ctx, im, part_dtype(src), part))  # fmt: skip
+        return make(b, convert_real(ctx, re, part_dtype(src), part),
+                    convert_real(ctx, im, part_dtype(src), part))  # fmt: skip
     if dst.is_pred:
         zero = ctx.f(re.type, 0.0)
         return b.or_(b.fcmp_unordered("!=", re, zero), b.fcmp_unordered("!=", im, zero))
-    return convert_value(ctx, re, part_dtype(src), dst)
+    return convert_real(ctx, re, part_dtype(src), dst)
 
 
 def _is_inf(ctx: IrContext, x: ir.Value) -> ir.Value:

@@ -23,34 +23,26 @@ from hlort.codegen.llvm.complex_values import (
     emit_complex,
     involves_complex,
 )
+from hlort.codegen.llvm.conversions import convert_real
 from hlort.codegen.llvm.float8 import (
-    canonical_float8_nan,
     f32_to_float8,
     float8_to_f32,
     is_float8,
     keeps_nan_payload,
 )
 from hlort.codegen.llvm.ir_context import IrContext
-from hlort.codegen.llvm.llvm_types import F32, F64, I1, I64, NARROW, round_to, value_type
-from hlort.codegen.llvm.wide_int_rounding import int64_to_f64_sticky
+from hlort.codegen.llvm.llvm_types import F32, F64, I1, I64, round_to, value_type
 from hlort.dtypes import DType
 from hlort.errors import Unimplemented
 from hlort.ir.attributes import ComparisonDirection, ComparisonType
 from hlort.ir.instruction import Instruction
+from hlort.ir.op_registry import OpRegistry
 from hlort.ir.opcodes import Opcode
 from hlort.ir.patterns import comparison_type_of
 
 Emitter = Callable[[IrContext, Instruction, list[ir.Value]], ir.Value]
-_EMITTERS: dict[Opcode, Emitter] = {}
-
-
-def emits(*opcodes: Opcode):
-    def register(fn: Emitter) -> Emitter:
-        for op in opcodes:
-            _EMITTERS[op] = fn
-        return fn
-
-    return register
+ELEMENTAL_EMITTERS: OpRegistry[Opcode, Emitter] = OpRegistry("elemental emitter")
+emits = ELEMENTAL_EMITTERS.register  # @emits(Opcode.X) above an op's emitter
 
 
 def can_emit(instr: Instruction) -> bool:
@@ -59,7 +51,7 @@ def can_emit(instr: Instruction) -> bool:
 
     if involves_complex(instr):
         return can_emit_complex(instr)
-    if instr.opcode not in _EMITTERS:
+    if instr.opcode not in ELEMENTAL_EMITTERS:
         return False
     shapes = [instr.shape] + [o.shape for o in instr.operands]
     if not all(s.is_array and is_compiled_dtype(s.dtype) for s in shapes):
@@ -72,7 +64,7 @@ def can_emit(instr: Instruction) -> bool:
 def emit_elementwise(ctx: IrContext, instr: Instruction, values: list[ir.Value]) -> ir.Value:
     if involves_complex(instr):
         return emit_complex(ctx, instr, values)
-    fn = _EMITTERS.get(instr.opcode)
+    fn = ELEMENTAL_EMITTERS.get(instr.opcode)
     if fn is None:
         raise Unimplemented(f"no elemental emitter for {instr.opcode.value} ({instr.name})")
     result = fn(ctx, instr, values)
@@ -180,74 +172,11 @@ def _transcendental(ctx, instr, v):
 # -- conversions ----------------------------------------------------------------------------------
 def convert_value(ctx: IrContext, x: ir.Value, src: DType, dst: DType) -> ir.Value:
     """XLA's convert on one register value (see the interpreter's conversions module)."""
-    b = ctx.b
     if src is dst:
         return x
     if src.is_complex or dst.is_complex:
         return convert_complex(ctx, x, src, dst)
-    if is_float8(src):
-        x = canonical_float8_nan(b, src, x)
-    vt = value_type(dst)
-    if dst.is_pred:
-        if _is_float(src):
-            return b.fcmp_unordered("!=", x, ctx.f(x.type, 0.0))
-        return b.icmp_unsigned("!=", x, ir.Constant(x.type, 0))
-    if src.is_pred:
-        return b.uitofp(x, vt) if _is_float(dst) else b.zext(x, vt)
-    if dst.is_integer:
-        if _is_float(src):
-            name = "fptosi.sat" if dst.is_signed_integer else "fptoui.sat"
-            fn = ctx.function(f"llvm.{name}.i{dst.bits}.{_fsuffix(x.type)}", vt, [x.type])
-            return b.call(fn, [x])
-        if dst.bits < src.bits:
-            return b.trunc(x, vt)
-        if dst.bits > src.bits:
-            return b.sext(x, vt) if src.is_signed_integer else b.zext(x, vt)
-        return x
-    # to a float
-    if src.is_integer:
-        if dst in NARROW and src.bits == 64:  # rounded once, as the interpreter rounds
-            return _f64_to_narrow(ctx, int64_to_f64_sticky(ctx, x, src.is_signed_integer), dst)
-        if dst is dtypes.F16:
-            h = b.sitofp(x, ir.HalfType()) if src.is_signed_integer else b.uitofp(x, ir.HalfType())
-            return b.fpext(h, F32)
-        if dst in NARROW:  # bf16, float8: exact in f64, then rounded once
-            d = b.sitofp(x, F64) if src.is_signed_integer else b.uitofp(x, F64)
-            return _f64_to_narrow(ctx, d, dst)
-        return b.sitofp(x, vt) if src.is_signed_integer else b.uitofp(x, vt)
-    if src is dtypes.F64:
-        if dst in NARROW:
-            return _f64_to_narrow(ctx, x, dst)
-        return b.fptrunc(x, F32)
-    # src is f32 or narrow (held as f32)
-    if dst is dtypes.F64:
-        return b.fpext(x, F64)
-    return round_to(b, dst, x)
-
-
-def _fsuffix(t: ir.Type) -> str:
-    return "f64" if isinstance(t, ir.DoubleType) else "f32"
-
-
-def _f64_to_narrow(ctx: IrContext, x: ir.Value, dst: DType) -> ir.Value:
-    """f64 -> f16/bf16 rounded once: via f32 rounded to odd, then to nearest even."""
-    b = ctx.b
-    f = b.fptrunc(x, F32)
-    back = b.fpext(f, F64)
-    inexact = b.fcmp_ordered("!=", back, x)
-    bits = b.bitcast(f, ir.IntType(32))
-    even = b.icmp_unsigned("==", b.and_(bits, ir.Constant(ir.IntType(32), 1)),
-                           ir.Constant(ir.IntType(32), 0))  # fmt: skip
-    # step the magnitude toward x: +1 on the bits when |back| < |x|, else -1
-    toward_larger = b.fcmp_ordered("<", ctx.fabs(back), ctx.fabs(x))
-    step = b.select(toward_larger, ir.Constant(ir.IntType(32), 1), ir.Constant(ir.IntType(32), -1))
-    odd = b.bitcast(b.add(bits, step), F32)
-    is_inf = b.fcmp_ordered("==", ctx.fabs(f), ctx.f(F32, fm.INF))
-    finite_x = b.fcmp_ordered("<", ctx.fabs(x), ctx.f(F64, fm.INF))
-    largest = ctx.copysign(ctx.f(F32, 3.4028234663852886e38), f)
-    f = b.select(b.and_(b.and_(inexact, even), b.not_(is_inf)), odd, f)
-    f = b.select(b.and_(is_inf, finite_x), largest, f)
-    return round_to(b, dst, f)
+    return convert_real(ctx, x, src, dst)
 
 
 @emits(Opcode.CONVERT)

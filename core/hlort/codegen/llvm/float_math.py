@@ -3,7 +3,7 @@
 Like XLA's CPU backend we emit our own approximations, so the loop vectorizer can turn a fused
 loop containing ``exp`` or ``tanh`` into SIMD code. Every function is branch-free (selects for
 special cases; f64 pow is a call, see pow_f64.py) and handles NaN, +-inf, +-0 and subnormals as
-C99 does. Accuracy is measured by tests/codegen/test_transcendental_ulp.py over sampled bit
+C99 does. Accuracy is measured by plugins/cpu/tests/test_transcendental_ulp.py over sampled bit
 patterns of the whole float range against the interpreter (NumPy f64, rounded):
 
   f32  exp, log ........................ Cephes-style polynomials in f32, <= 2 ulp
@@ -33,58 +33,22 @@ from fractions import Fraction
 
 import llvmlite.ir as ir
 
+from hlort.codegen.llvm import float_math_f64 as f64
+from hlort.codegen.llvm import pow_f64 as pow64
+from hlort.codegen.llvm.float_parts import (
+    INF,
+    LN2_HI,
+    LN2_LO,
+    NAN,
+    clamp,
+    keep_nan,
+    log_specials,
+    scale,
+    split_mantissa,
+)
 from hlort.codegen.llvm.ir_context import IrContext
-from hlort.codegen.llvm.llvm_types import F32, F64, I32, I64
+from hlort.codegen.llvm.llvm_types import F32, F64, I64
 from hlort.errors import Unimplemented
-
-INF = math.inf
-NAN = math.nan
-
-
-# -- helpers --------------------------------------------------------------------------------------
-def _pow2(ctx: IrContext, k: ir.Value, t: ir.Type) -> ir.Value:
-    """2**k for an integer k in the normal exponent range of ``t``."""
-    b = ctx.b
-    if isinstance(t, ir.DoubleType):
-        bits = b.shl(b.add(k, ir.Constant(I64, 1023)), ir.Constant(I64, 52))
-        return b.bitcast(bits, F64)
-    bits = b.shl(b.add(k, ir.Constant(I32, 127)), ir.Constant(I32, 23))
-    return b.bitcast(bits, F32)
-
-
-def _scale(ctx: IrContext, y: ir.Value, n: ir.Value) -> ir.Value:
-    """y * 2**n for a float-typed integral n in [-2*bias, 2*bias] (two exact steps)."""
-    b = ctx.b
-    it = ctx.int_type_of(y.type)
-    ni = b.fptosi(n, it)
-    n1 = b.ashr(ni, ir.Constant(it, 1))
-    n2 = b.sub(ni, n1)
-    return b.fmul(b.fmul(y, _pow2(ctx, n1, y.type)), _pow2(ctx, n2, y.type))
-
-
-def _clamp(ctx: IrContext, x: ir.Value, lo: float, hi: float) -> ir.Value:
-    """x clamped to [lo, hi]; NaN becomes 0 (callers restore NaN at the end)."""
-    b = ctx.b
-    t = x.type
-    x = b.select(ctx.is_nan(x), ctx.f(t, 0.0), x)
-    x = b.select(b.fcmp_ordered("<", x, ctx.f(t, lo)), ctx.f(t, lo), x)
-    return b.select(b.fcmp_ordered(">", x, ctx.f(t, hi)), ctx.f(t, hi), x)
-
-
-def _keep_nan(ctx: IrContext, x: ir.Value, result: ir.Value) -> ir.Value:
-    return ctx.b.select(ctx.is_nan(x), x, result)
-
-
-def _log_specials(ctx: IrContext, x: ir.Value, result: ir.Value) -> ir.Value:
-    """log(x<0) = NaN, log(+-0) = -inf, log(inf) = inf, log(NaN) = NaN."""
-    b = ctx.b
-    t = x.type
-    zero = ctx.f(t, 0.0)
-    result = b.select(b.fcmp_ordered("==", x, ctx.f(t, INF)), ctx.f(t, INF), result)
-    result = b.select(b.fcmp_ordered("==", x, zero), ctx.f(t, -INF), result)
-    result = b.select(b.fcmp_ordered("<", x, zero), ctx.f(t, NAN), result)
-    return _keep_nan(ctx, x, result)
-
 
 # -- exp and log ----------------------------------------------------------------------------------
 _EXPF_P = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
@@ -93,28 +57,26 @@ _EXPF_P = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
 
 def exp_f32(ctx: IrContext, x: ir.Value) -> ir.Value:
     b = ctx.b
-    xc = _clamp(ctx, x, -104.0, 89.0)
+    xc = clamp(ctx, x, -104.0, 89.0)
     n = ctx.intrinsic("roundeven", b.fmul(xc, ctx.f(F32, 1.44269504088896341)))
     r = ctx.fma(n, ctx.f(F32, -0.693359375), xc)
     r = ctx.fma(n, ctx.f(F32, 2.12194440e-4), r)
     p = ctx.horner(r, _EXPF_P)
     y = b.fadd(ctx.fma(p, b.fmul(r, r), r), ctx.f(F32, 1.0))
-    return _keep_nan(ctx, x, _scale(ctx, y, n))
+    return keep_nan(ctx, x, scale(ctx, y, n))
 
 
-_LN2_HI = 6.93147180369123816490e-01  # fdlibm: trailing zeros make n * _LN2_HI exact
-_LN2_LO = 1.90821492927058770002e-10
 _EXP_TAYLOR = tuple(1.0 / math.factorial(k) for k in range(13, -1, -1))
 
 
 def exp_f64(ctx: IrContext, x: ir.Value) -> ir.Value:
     """Degree-13 Taylor polynomial on |r| <= ln2/2 (truncation < 1e-17 relative)."""
     b = ctx.b
-    xc = _clamp(ctx, x, -746.0, 710.0)
+    xc = clamp(ctx, x, -746.0, 710.0)
     n = ctx.intrinsic("roundeven", b.fmul(xc, ctx.f(F64, 1.4426950408889634)))
-    r = ctx.fma(n, ctx.f(F64, -_LN2_HI), xc)
-    r = ctx.fma(n, ctx.f(F64, -_LN2_LO), r)
-    return _keep_nan(ctx, x, _scale(ctx, ctx.horner(r, _EXP_TAYLOR), n))
+    r = ctx.fma(n, ctx.f(F64, -LN2_HI), xc)
+    r = ctx.fma(n, ctx.f(F64, -LN2_LO), r)
+    return keep_nan(ctx, x, scale(ctx, ctx.horner(r, _EXP_TAYLOR), n))
 
 
 _LOGF_P = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
@@ -122,39 +84,16 @@ _LOGF_P = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
            3.3333331174e-1)  # Cephes logf  # fmt: skip
 
 
-def _split_mantissa(ctx: IrContext, x: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """(m, e) with x = m * 2**e, m in [sqrt(1/2), sqrt(2)), for finite x > 0 (subnormals too)."""
-    b = ctx.b
-    t = x.type
-    wide = isinstance(t, ir.DoubleType)
-    it = I64 if wide else I32
-    mant_bits, bias, half_bits = (52, 1022, 0x3FE0000000000000) if wide else (23, 126, 0x3F000000)
-    tiny = 2.0 ** (-1022 if wide else -126)
-    sub = b.fcmp_ordered("<", x, ctx.f(t, tiny))
-    xs = b.select(sub, b.fmul(x, ctx.f(t, 2.0**mant_bits)), x)
-    bits = b.bitcast(xs, it)
-    exp_mask = (1 << (64 - 1 - mant_bits if wide else 8)) - 1
-    e = b.sub(b.and_(b.lshr(bits, ir.Constant(it, mant_bits)), ir.Constant(it, exp_mask)),
-              ir.Constant(it, bias))  # fmt: skip
-    e = b.sub(e, b.select(sub, ir.Constant(it, mant_bits), ir.Constant(it, 0)))
-    m_bits = b.or_(b.and_(bits, ir.Constant(it, (1 << mant_bits) - 1)), ir.Constant(it, half_bits))
-    m = b.bitcast(m_bits, t)
-    small = b.fcmp_ordered("<", m, ctx.f(t, 0.707106781186547524))
-    e = b.sub(e, b.zext(small, it))
-    m = b.select(small, b.fadd(m, m), m)
-    return m, b.sitofp(e, t)
-
-
 def log_f32(ctx: IrContext, x: ir.Value) -> ir.Value:
     b = ctx.b
-    m, e = _split_mantissa(ctx, x)
+    m, e = split_mantissa(ctx, x)
     f = b.fsub(m, ctx.f(F32, 1.0))
     z = b.fmul(f, f)
     y = b.fmul(b.fmul(f, z), ctx.horner(f, _LOGF_P))
     y = ctx.fma(e, ctx.f(F32, -2.12194440e-4), y)
     y = ctx.fma(z, ctx.f(F32, -0.5), y)
     r = ctx.fma(e, ctx.f(F32, 0.693359375), b.fadd(f, y))
-    return _log_specials(ctx, x, r)
+    return log_specials(ctx, x, r)
 
 
 _ATANH_R = tuple(2.0 / (2 * k + 1) for k in range(11, 0, -1))  # 2/3, 2/5, ... (series of 2 atanh)
@@ -163,15 +102,15 @@ _ATANH_R = tuple(2.0 / (2 * k + 1) for k in range(11, 0, -1))  # 2/3, 2/5, ... (
 def log_f64(ctx: IrContext, x: ir.Value) -> ir.Value:
     """fdlibm's form log(1+f) = f - (f^2/2 - s (f^2/2 + R(s^2))), s = f / (2 + f)."""
     b = ctx.b
-    m, e = _split_mantissa(ctx, x)
+    m, e = split_mantissa(ctx, x)
     f = b.fsub(m, ctx.f(F64, 1.0))
     s = b.fdiv(f, b.fadd(f, ctx.f(F64, 2.0)))
     s2 = b.fmul(s, s)
     big_r = b.fmul(s2, ctx.horner(s2, _ATANH_R))
     hfsq = b.fmul(ctx.f(F64, 0.5), b.fmul(f, f))
     log_m = b.fsub(f, b.fsub(hfsq, b.fmul(s, b.fadd(hfsq, big_r))))
-    r = ctx.fma(e, ctx.f(F64, _LN2_HI), ctx.fma(e, ctx.f(F64, _LN2_LO), log_m))
-    return _log_specials(ctx, x, r)
+    r = ctx.fma(e, ctx.f(F64, LN2_HI), ctx.fma(e, ctx.f(F64, LN2_LO), log_m))
+    return log_specials(ctx, x, r)
 
 
 def exp_any(ctx: IrContext, x: ir.Value) -> ir.Value:
@@ -210,7 +149,7 @@ def expm1(ctx: IrContext, x: ir.Value) -> ir.Value:
     small = b.fcmp_ordered("<", ctx.fabs(xd), ctx.f(F64, 0.5))
     r = b.select(small, series, big)
     r = b.select(b.fcmp_ordered("==", xd, ctx.f(F64, 0.0)), xd, r)  # keeps -0
-    return _narrow(ctx, _keep_nan(ctx, xd, r), x.type)
+    return _narrow(ctx, keep_nan(ctx, xd, r), x.type)
 
 
 def log1p(ctx: IrContext, x: ir.Value) -> ir.Value:
@@ -223,7 +162,7 @@ def log1p(ctx: IrContext, x: ir.Value) -> ir.Value:
     r = b.select(b.fcmp_ordered("==", xd, ctx.f(F64, INF)), xd, r)
     r = b.select(b.fcmp_ordered("==", xd, ctx.f(F64, -1.0)), ctx.f(F64, -INF), r)
     r = b.select(b.fcmp_ordered("<", xd, ctx.f(F64, -1.0)), ctx.f(F64, NAN), r)
-    return _narrow(ctx, _keep_nan(ctx, xd, r), x.type)
+    return _narrow(ctx, keep_nan(ctx, xd, r), x.type)
 
 
 # -- hyperbolic and logistic ---------------------------------------------------------------------
@@ -239,7 +178,7 @@ def tanh_f32(ctx: IrContext, x: ir.Value) -> ir.Value:
     e = exp_f32(ctx, b.fmul(ctx.f(F32, 2.0), z))
     large = b.fsub(ctx.f(F32, 1.0), b.fdiv(ctx.f(F32, 2.0), b.fadd(e, ctx.f(F32, 1.0))))
     r = b.select(b.fcmp_ordered("<", z, ctx.f(F32, 0.625)), small, large)
-    return _keep_nan(ctx, x, ctx.copysign(ctx.fabs(r), x))
+    return keep_nan(ctx, x, ctx.copysign(ctx.fabs(r), x))
 
 
 def tanh(ctx: IrContext, x: ir.Value) -> ir.Value:
@@ -254,7 +193,7 @@ def logistic(ctx: IrContext, x: ir.Value) -> ir.Value:
     t = x.type
     e = exp_any(ctx, b.fneg(ctx.fabs(x)))
     num = b.select(b.fcmp_ordered(">=", x, ctx.f(t, 0.0)), ctx.f(t, 1.0), e)
-    return _keep_nan(ctx, x, b.fdiv(num, b.fadd(ctx.f(t, 1.0), e)))
+    return keep_nan(ctx, x, b.fdiv(num, b.fadd(ctx.f(t, 1.0), e)))
 
 
 # -- erf ------------------------------------------------------------------------------------------
@@ -267,7 +206,7 @@ def erf(ctx: IrContext, x: ir.Value) -> ir.Value:
     ax = ctx.fabs(xd)
     z = b.fmul(xd, xd)
     small = b.fdiv(b.fmul(xd, ctx.horner(z, sf._T)), ctx.horner(z, sf._U))
-    mid = _clamp(ctx, ax, 1.0, 8.0)
+    mid = clamp(ctx, ax, 1.0, 8.0)
     m = b.fdiv(ctx.intrinsic("roundeven", b.fmul(mid, ctx.f(F64, 128.0))), ctx.f(F64, 128.0))
     ex2 = b.fmul(exp_f64(ctx, b.fneg(b.fmul(m, m))),
                  exp_f64(ctx, b.fneg(b.fmul(b.fsub(mid, m), b.fadd(mid, m)))))  # fmt: skip
@@ -276,7 +215,7 @@ def erf(ctx: IrContext, x: ir.Value) -> ir.Value:
     large = ctx.copysign(b.select(b.fcmp_ordered(">=", ax, ctx.f(F64, 8.0)), one,
                                   b.fsub(one, erfc)), xd)  # fmt: skip
     r = b.select(b.fcmp_ordered("<", ax, one), small, large)
-    return _narrow(ctx, _keep_nan(ctx, xd, r), x.type)
+    return _narrow(ctx, keep_nan(ctx, xd, r), x.type)
 
 
 # -- trigonometry ---------------------------------------------------------------------------------
@@ -376,7 +315,7 @@ def _trig(ctx: IrContext, x: ir.Value, which: str) -> ir.Value:
         r = b.select(odd, b.fneg(b.fdiv(c, s)), b.fdiv(s, c))
         r = b.select(b.fcmp_ordered("==", xd, ctx.f(F64, 0.0)), xd, r)
     r = b.select(b.fcmp_ordered("==", ctx.fabs(xd), ctx.f(F64, INF)), ctx.f(F64, NAN), r)
-    return _narrow(ctx, _keep_nan(ctx, xd, r), x.type)
+    return _narrow(ctx, keep_nan(ctx, xd, r), x.type)
 
 
 def sin(ctx: IrContext, x: ir.Value) -> ir.Value:
@@ -500,5 +439,3 @@ def log(ctx: IrContext, x: ir.Value) -> ir.Value:
     return log_any(ctx, x)
 
 
-from hlort.codegen.llvm import float_math_f64 as f64  # noqa: E402  (uses helpers above)
-from hlort.codegen.llvm import pow_f64 as pow64  # noqa: E402

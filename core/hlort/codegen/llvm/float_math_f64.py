@@ -33,13 +33,7 @@ import llvmlite.ir as ir
 
 from hlort.codegen.llvm import double_double as dd
 from hlort.codegen.llvm.double_double import const
-from hlort.codegen.llvm.float_math import (
-    _LN2_HI,
-    _LN2_LO,
-    _keep_nan,
-    _pow2,
-    _split_mantissa,
-)
+from hlort.codegen.llvm.float_parts import LN2_HI, LN2_LO, keep_nan, pow2, split_mantissa
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import F64, I64
 from hlort.codegen.llvm.pi_reduction_f64 import (
@@ -116,7 +110,7 @@ def _trig(ctx: IrContext, x: ir.Value, which: str) -> ir.Value:
         r = b.select(negative, b.fneg(r), r)
         r = b.select(b.fcmp_ordered("==", x, const(0.0)), x, r)  # keeps -0
     r = b.select(b.fcmp_ordered("==", ax, const(INF)), const(NAN), r)
-    return _keep_nan(ctx, x, r)
+    return keep_nan(ctx, x, r)
 
 
 def sin_f64(ctx: IrContext, x: ir.Value) -> ir.Value:
@@ -140,8 +134,8 @@ def _exp_dd(ctx: IrContext, xh: ir.Value, xl: ir.Value) -> tuple[dd.DD, ir.Value
     e_hi + e_lo in [0.7, 1.42] good to ~2**-60 relative."""
     b = ctx.b
     n = ctx.intrinsic("roundeven", b.fmul(xh, const(1.4426950408889634)))
-    r0 = ctx.fma(b.fneg(n), const(_LN2_HI), xh)  # exact: n * _LN2_HI has <= 43 bits
-    correction = b.fsub(xl, b.fmul(n, const(_LN2_LO)))
+    r0 = ctx.fma(b.fneg(n), const(LN2_HI), xh)  # exact: n * LN2_HI has <= 43 bits
+    correction = b.fsub(xl, b.fmul(n, const(LN2_LO)))
     rh, rl = dd.two_sum(ctx, r0, correction)
     sq, sq_err = dd.two_prod(ctx, rh, rh)
     cube_part = b.fmul(b.fmul(sq, rh), ctx.horner(rh, _EXP_TAIL))  # r**3/3! + ...
@@ -166,7 +160,7 @@ def _log_dd(ctx: IrContext, ax: ir.Value) -> dd.DD:
     z**2 (1/5 + z/7 + ...) (< 2**-12 of the whole) is plain f64.
     """
     b = ctx.b
-    m, e = _split_mantissa(ctx, ax)
+    m, e = split_mantissa(ctx, ax)
     f = b.fsub(m, const(1.0))
     s = dd.div_dd(ctx, (f, const(0.0)), dd.fast_two_sum(ctx, const(2.0), f))
     z = dd.mul_dd(ctx, s, s)
@@ -177,8 +171,8 @@ def _log_dd(ctx: IrContext, ax: ir.Value) -> dd.DD:
     h, h_err = dd.fast_two_sum(ctx, s[0], series[0])
     log_m_lo = b.fadd(h_err, b.fadd(s[1], series[1]))
     two = const(2.0)
-    hi, hi_err = dd.two_sum(ctx, b.fmul(e, const(_LN2_HI)), b.fmul(two, h))
-    lo = b.fadd(hi_err, ctx.fma(two, log_m_lo, b.fmul(e, const(_LN2_LO))))
+    hi, hi_err = dd.two_sum(ctx, b.fmul(e, const(LN2_HI)), b.fmul(two, h))
+    lo = b.fadd(hi_err, ctx.fma(two, log_m_lo, b.fmul(e, const(LN2_LO))))
     return dd.fast_two_sum(ctx, hi, lo)
 
 
@@ -200,13 +194,13 @@ def tanh_f64(ctx: IrContext, x: ir.Value) -> ir.Value:
     a = b.select(b.fcmp_ordered("<", ax, const(_TANH_SATURATION)), ax,
                  const(_TANH_SATURATION))  # fmt: skip
     (eh, el), n = _exp_dd(ctx, b.fmul(const(2.0), a), const(0.0))
-    scale = _pow2(ctx, b.fptosi(n, I64), F64)  # exact: n <= 64
+    scale = pow2(ctx, b.fptosi(n, I64), F64)  # exact: n <= 64
     dh, d_err = dd.fast_two_sum(ctx, b.fmul(eh, scale), const(1.0))
     qh, ql = dd.div_dd(ctx, (const(2.0), const(0.0)), (dh, b.fadd(d_err, b.fmul(el, scale))))
     th, tl = dd.fast_two_sum(ctx, const(1.0), b.fneg(qh))
     large = ctx.copysign(b.fadd(th, b.fsub(tl, ql)), x)
     r = b.select(b.fcmp_ordered("<", ax, const(_TANH_POLY_LIMIT)), small, large)
-    return _keep_nan(ctx, x, r)
+    return keep_nan(ctx, x, r)
 
 
 # -- atan2 ---------------------------------------------------------------------------------------
@@ -303,7 +297,7 @@ def cbrt_f64(ctx: IrContext, x: ir.Value) -> ir.Value:
     cube_err = ctx.fma(y, sq_err, cube_err)
     residual = b.fsub(b.fsub(xs, cube), cube_err)  # xs - cube is exact (Sterbenz)
     y = b.fadd(y, b.fdiv(residual, b.fmul(const(3.0), sq)))  # Newton on the exact residual
-    r = ctx.copysign(b.fmul(y, _pow2(ctx, b.fptosi(q, I64), F64)), x)
+    r = ctx.copysign(b.fmul(y, pow2(ctx, b.fptosi(q, I64), F64)), x)
     special = b.or_(b.fcmp_ordered("==", ax, const(0.0)), b.fcmp_unordered("uno", ax, ax))
     special = b.or_(special, b.fcmp_ordered("==", ax, const(INF)))
     return b.select(special, x, r)

@@ -12,10 +12,13 @@ once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import llvmlite.ir as ir
 import numpy as np
 
-from hlort.codegen.llvm.complex_values import complex_elements, is_element_dtype
+from hlort.codegen.llvm.complex_types import complex_elements
+from hlort.codegen.llvm.complex_values import is_element_dtype
 from hlort.codegen.llvm.elemental import can_emit, convert_value, emit_elementwise
 from hlort.codegen.llvm.gather import emit_gather
 from hlort.codegen.llvm.index import Index, i64
@@ -25,12 +28,12 @@ from hlort.codegen.llvm.llvm_types import (
     constant,
     load_element,
     storage_type,
-    value_type,
 )
 from hlort.dtypes import S64 as _S64
 from hlort.errors import Unimplemented
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
+from hlort.ir.op_registry import OpRegistry
 from hlort.ir.opcodes import Opcode
 
 # Ops whose index map needs the per-dimension index (the rest work on the linear index).
@@ -40,6 +43,12 @@ NEEDS_MULTI = frozenset({
     Opcode.GATHER,
 })  # fmt: skip
 INDEX_MAPPED = NEEDS_MULTI | {Opcode.RESHAPE, Opcode.BITCAST_CONVERT}
+
+ElementOf = Callable[["FusedEmitter", Instruction, Index], ir.Value]
+FUSED_ELEMENTS: OpRegistry[Opcode, ElementOf] = OpRegistry("fused element generator")
+"""The ops the fused emitter generates itself (loads, constants, index maps, map); any other
+elementwise op goes to the elemental emitters (elemental.ELEMENTAL_EMITTERS)."""
+fused_element = FUSED_ELEMENTS.register  # @fused_element(Opcode.X) above an op's generator
 
 
 def supports_instruction(instr: Instruction) -> bool:
@@ -106,28 +115,30 @@ class FusedEmitter:
 
     # -- dispatch ------------------------------------------------------------------------------
     def _emit(self, instr: Instruction, index: Index) -> ir.Value:
-        op = instr.opcode
-        b = self.b
-        if op is Opcode.PARAMETER:
-            ptr = self.params[instr.parameter_number]
-            if instr.shape.rank == 0:
-                return self._scalar_parameter(instr, ptr)
-            return load_element(b, instr.shape.dtype, ptr, index.linear)
-        if op is Opcode.CONSTANT:
-            return self._constant(instr, index)
-        if op is Opcode.IOTA:
-            pos = index.multi[instr.attrs["iota_dimension"]]
-            return convert_value(self.ctx, pos, _S64, instr.shape.dtype)
-        handler = getattr(self, f"_{op.name.lower()}", None)
+        handler = FUSED_ELEMENTS.get(instr.opcode)
         if handler is not None:
-            return handler(instr, index)
-        if op is Opcode.MAP:
-            values = [self.value(o, self._same(o, index)) for o in instr.operands]
-            return emit_scalar_computation(self.ctx, instr.attrs["to_apply"], values)[0]
+            return handler(self, instr, index)
         if instr.is_elementwise:
             values = [self.value(o, self._same(o, index)) for o in instr.operands]
             return emit_elementwise(self.ctx, instr, values)
-        raise Unimplemented(f"fused loop cannot generate {op.value} ({instr.name})")
+        raise Unimplemented(f"fused loop cannot generate {instr.opcode.value} ({instr.name})")
+
+    @fused_element(Opcode.PARAMETER)
+    def _parameter(self, instr: Instruction, index: Index) -> ir.Value:
+        ptr = self.params[instr.parameter_number]
+        if instr.shape.rank == 0:
+            return self._scalar_parameter(instr, ptr)
+        return load_element(self.b, instr.shape.dtype, ptr, index.linear)
+
+    @fused_element(Opcode.IOTA)
+    def _iota(self, instr: Instruction, index: Index) -> ir.Value:
+        pos = index.multi[instr.attrs["iota_dimension"]]
+        return convert_value(self.ctx, pos, _S64, instr.shape.dtype)
+
+    @fused_element(Opcode.MAP)
+    def _map(self, instr: Instruction, index: Index) -> ir.Value:
+        values = [self.value(o, self._same(o, index)) for o in instr.operands]
+        return emit_scalar_computation(self.ctx, instr.attrs["to_apply"], values)[0]
 
     def _scalar_parameter(self, instr: Instruction, ptr: ir.Value) -> ir.Value:
         """A scalar parameter is loaded once, in the function's entry block: everything computed
@@ -152,6 +163,7 @@ class FusedEmitter:
         raise Unimplemented(f"elementwise operand {operand.name} has dims {operand.shape.dims}, "
                             f"expected {index.dims}")  # fmt: skip
 
+    @fused_element(Opcode.CONSTANT)
     def _constant(self, instr: Instruction, index: Index) -> ir.Value:
         literal = np.asarray(instr.literal)
         dt = instr.shape.dtype
@@ -188,6 +200,7 @@ class FusedEmitter:
         return gv
 
     # -- index maps ----------------------------------------------------------------------------
+    @fused_element(Opcode.BROADCAST)
     def _broadcast(self, instr, index):
         operand = instr.operands[0]
         if operand.shape.rank == 0:
@@ -196,15 +209,18 @@ class FusedEmitter:
         multi = [index.multi[d] for d in dims]
         return self.value(operand, Index(self.b, operand.shape.dims, multi=multi))
 
+    @fused_element(Opcode.RESHAPE)
     def _reshape(self, instr, index):
         operand = instr.operands[0]
         return self.value(operand, Index(self.b, operand.shape.dims, linear=index.linear))
 
+    @fused_element(Opcode.BITCAST_CONVERT)
     def _bitcast_convert(self, instr, index):
         operand = instr.operands[0]
         value = self.value(operand, self._same(operand, index))
         return emit_elementwise(self.ctx, instr, [value])
 
+    @fused_element(Opcode.TRANSPOSE)
     def _transpose(self, instr, index):
         operand = instr.operands[0]
         perm = instr.attrs["dimensions"]
@@ -213,6 +229,7 @@ class FusedEmitter:
             multi[p] = index.multi[i]
         return self.value(operand, Index(self.b, operand.shape.dims, multi=multi))
 
+    @fused_element(Opcode.SLICE)
     def _slice(self, instr, index):
         b = self.b
         operand = instr.operands[0]
@@ -222,6 +239,7 @@ class FusedEmitter:
             multi.append(b.add(v, i64(s.start)) if s.start else v)
         return self.value(operand, Index(b, operand.shape.dims, multi=multi))
 
+    @fused_element(Opcode.REVERSE)
     def _reverse(self, instr, index):
         b = self.b
         operand = instr.operands[0]
@@ -230,6 +248,7 @@ class FusedEmitter:
         multi = [b.sub(i64(d - 1), m) if k in dims else m for k, (m, d) in pairs]
         return self.value(operand, Index(b, operand.shape.dims, multi=multi))
 
+    @fused_element(Opcode.PAD)
     def _pad(self, instr, index):
         b = self.b
         operand, pad_value = instr.operands
@@ -255,6 +274,7 @@ class FusedEmitter:
         inner = self.value(operand, Index(b, operand.shape.dims, multi=multi))
         return b.select(valid, inner, pad) if valid is not None else inner
 
+    @fused_element(Opcode.CONCATENATE)
     def _concatenate(self, instr, index):
         b = self.b
         dim = instr.attrs["dimensions"][0]
@@ -296,6 +316,7 @@ class FusedEmitter:
             out.append(wide)
         return out
 
+    @fused_element(Opcode.DYNAMIC_SLICE)
     def _dynamic_slice(self, instr, index):
         b = self.b
         operand = instr.operands[0]
@@ -304,9 +325,11 @@ class FusedEmitter:
         multi = [b.add(m, s) for m, s in zip(index.multi, starts, strict=True)]
         return self.value(operand, Index(b, operand.shape.dims, multi=multi))
 
+    @fused_element(Opcode.GATHER)
     def _gather(self, instr, index):
         return emit_gather(self, instr, index)
 
+    @fused_element(Opcode.DYNAMIC_UPDATE_SLICE)
     def _dynamic_update_slice(self, instr, index):
         b = self.b
         operand, update = instr.operands[:2]
@@ -379,4 +402,4 @@ def supports_scalar_computation(comp: Computation) -> bool:
     return True
 
 
-__all__ = ["FusedEmitter", "emit_scalar_computation", "value_type", "supports_instruction"]
+__all__ = ["FUSED_ELEMENTS", "FusedEmitter", "emit_scalar_computation", "supports_instruction"]

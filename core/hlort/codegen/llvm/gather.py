@@ -10,7 +10,7 @@ starts above int64's range clamp to the top like the interpreter's saturation.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import llvmlite.ir as ir
 
@@ -19,8 +19,14 @@ from hlort.codegen.llvm.llvm_types import I64, constant
 from hlort.dtypes import DType
 from hlort.ir.instruction import Instruction
 
-if TYPE_CHECKING:
-    from hlort.codegen.llvm.fused_emitter import FusedEmitter
+
+class ElementSource(Protocol):
+    """What gather needs of its caller (fused_emitter.FusedEmitter): the builder and the
+    element of any instruction at an index."""
+
+    b: ir.IRBuilder
+
+    def value(self, instr: Instruction, index: Index) -> ir.Value: ...
 
 
 def widen_index(b: ir.IRBuilder, value: ir.Value, dtype: DType) -> ir.Value:
@@ -47,7 +53,7 @@ def start_vector_index(b: ir.IRBuilder, batch: list[ir.Value], k: int, vector_di
     return batch[:vector_dim] + [i64(k)] + batch[vector_dim:]
 
 
-def emit_gather(em: FusedEmitter, instr: Instruction, index: Index) -> ir.Value:
+def emit_gather(em: ElementSource, instr: Instruction, index: Index) -> ir.Value:
     """One element of ``instr`` (a gather) at ``index``."""
     b = em.b
     operand, indices = instr.operands

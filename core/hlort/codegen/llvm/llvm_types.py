@@ -6,8 +6,9 @@ f32/f64 are float/double, and f16/bf16 are held as f32, exactly as XLA upcasts t
 narrow type rounds its f32 result back through the narrow type, so a fused chain rounds after
 every op like the interpreter does. float8 types are stored as bytes and held as f32 the same
 way (float8.py; an f8E5M2 NaN keeps its payload in the register). c64/c128 are a struct of two
-parts in memory and in registers (complex_values.py); ``is_compiled_dtype`` leaves them out: only
-the elemental emitter and the kernels that move or combine elements take them.
+parts in memory and in registers (complex_types.py; their ops: complex_values.py);
+``is_compiled_dtype`` leaves them out: only the elemental emitter and the kernels that move or
+combine elements take them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from hlort import dtypes
+from hlort.codegen.llvm.complex_types import complex_constant, complex_type
 from hlort.codegen.llvm.float8 import (
     f32_to_float8,
     float8_register_constant,
@@ -53,8 +55,6 @@ def value_type(dtype: DType) -> ir.Type:
     """The register type of ``dtype`` (f32 for f16/bf16)."""
     _check(dtype)
     if dtype.is_complex:
-        from hlort.codegen.llvm.complex_values import complex_type
-
         return complex_type(dtype)
     if dtype.is_pred:
         return I1
@@ -142,8 +142,6 @@ def constant(dtype: DType, value) -> ir.Constant:
     import numpy as np
 
     if dtype.is_complex:
-        from hlort.codegen.llvm.complex_values import complex_constant
-
         return complex_constant(dtype, value)
     vt = value_type(dtype)
     if dtype.is_pred:

@@ -1,9 +1,7 @@
 """Counted loops in LLVM IR, shaped so LLVM's loop vectorizer recognizes them.
 
-Hot element loops ask for ``INTERLEAVE`` interleaved vector iterations (``llvm.loop`` metadata):
-a fused body is one long dependence chain (a polynomial, an exp), and LLVM's cost model keeps a
-single chain for big bodies, which leaves the core waiting on latency. Measured on GELU 2^24
-(one thread): 27 ms with LLVM's choice, 15.6 ms with 4 chains.
+A loop may carry an interleave hint (``llvm.loop.interleave.count`` metadata); how many a target
+asks for is the target's schedule's choice (the CPU's: hlort_cpu.codegen.interleave).
 """
 
 from __future__ import annotations
@@ -13,15 +11,6 @@ from collections.abc import Callable
 import llvmlite.ir as ir
 
 from hlort.codegen.llvm.llvm_types import I64
-
-INTERLEAVE = 4
-MIN_INTERLEAVED_TRIPS = 256  # below this the hint buys nothing; on a 1-trip loop with a big
-# body LLVM's vectorizer ran for minutes (a scalar bf16 cbrt)
-
-
-def interleave_for(trips: int) -> int:
-    """The interleave hint for a loop of ``trips`` iterations known at compile time."""
-    return INTERLEAVE if trips >= MIN_INTERLEAVED_TRIPS else 0
 
 
 def emit_loop(b: ir.IRBuilder, start: ir.Value, stop: ir.Value,

@@ -26,7 +26,7 @@ import llvmlite.ir as ir
 
 from hlort.codegen.llvm import double_double as dd
 from hlort.codegen.llvm import pow_tables_f64 as tables
-from hlort.codegen.llvm.float_math import _LN2_HI, _LN2_LO
+from hlort.codegen.llvm.float_parts import LN2_HI, LN2_LO
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import F64, I1, I32, I64, PTR
 from hlort.codegen.llvm.outlined_math import call_outlined
@@ -39,8 +39,8 @@ _EXP_ARG_LIMIT = 1100.0  # beyond this the result over/underflows whatever the r
 _LOG1P_TAIL = tuple((-1) ** (k + 1) / k for k in range(9, 2, -1))  # r**9/9 .. r**3/3, over r**3
 _EXPM1_TAIL = tuple(1.0 / math.factorial(k) for k in range(6, 1, -1))  # r**6/720 .. r**2/2
 _INV_LN2_N = tables.EXP_N / math.log(2)
-_LN2_N_HI = _LN2_HI / tables.EXP_N  # k * _LN2_N_HI is exact for |k| < 2**20
-_LN2_N_LO = _LN2_LO / tables.EXP_N
+_LN2_N_HI = LN2_HI / tables.EXP_N  # k * _LN2_N_HI is exact for |k| < 2**20
+_LN2_N_LO = LN2_LO / tables.EXP_N
 
 
 def power_f64(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
@@ -91,7 +91,7 @@ def _log_dd(ctx: IrContext, bits: ir.Value, k_shift: ir.Value) -> dd.DD:
     logc_hi = _gather(ctx, table, b.or_(row, ctx.const(it, 1)))
     logc_lo = _gather(ctx, table, b.or_(row, ctx.const(it, 2)))
     r = ctx.fma(z, invc, ctx.f(t, -1.0))  # exact (pow_tables_f64 chooses invc so)
-    t1 = ctx.fma(kd, ctx.f(t, _LN2_HI), logc_hi)  # exact (pow_tables_f64._log_dd)
+    t1 = ctx.fma(kd, ctx.f(t, LN2_HI), logc_hi)  # exact (pow_tables_f64._log_dd)
     t2, e2 = dd.fast_two_sum(ctx, t1, r)  # |t1| >= |r| or t1 = 0 (asserted by the table)
     ar = b.fmul(r, ctx.f(t, -0.5))
     ar2 = b.fmul(r, ar)
@@ -99,7 +99,7 @@ def _log_dd(ctx: IrContext, bits: ir.Value, k_shift: ir.Value) -> dd.DD:
     hi, e4 = dd.fast_two_sum(ctx, t2, ar2)  # |t2| > r**2/2: |r| or |log x| > 2**-9
     r2 = b.fmul(r, r)
     p = b.fmul(b.fmul(r2, r), ctx.horner(r, _LOG1P_TAIL))
-    lo = b.fadd(b.fadd(e2, e3), b.fadd(e4, b.fadd(p, ctx.fma(kd, ctx.f(t, _LN2_LO), logc_lo))))
+    lo = b.fadd(b.fadd(e2, e3), b.fadd(e4, b.fadd(p, ctx.fma(kd, ctx.f(t, LN2_LO), logc_lo))))
     return dd.fast_two_sum(ctx, hi, lo)
 
 
@@ -120,7 +120,7 @@ def _exp_parts(ctx: IrContext, xh: ir.Value, xl: ir.Value) -> tuple[ir.Value, ..
     return b.fadd(tail, expm1), bits, k
 
 
-def _pow2(ctx: IrContext, m: ir.Value, t: ir.Type) -> ir.Value:
+def pow2(ctx: IrContext, m: ir.Value, t: ir.Type) -> ir.Value:
     """2**m for integers m in [-1022, 1023] (of t's integer type)."""
     it = ctx.int_type_of(t)
     return ctx.b.bitcast(ctx.b.shl(ctx.b.add(m, ctx.const(it, 1023)), ctx.const(it, 52)), t)
@@ -140,12 +140,12 @@ def _scaled(ctx: IrContext, tmp: ir.Value, bits: ir.Value, k: ir.Value) -> ir.Va
                                       ctx.const(it, 52 - steps))), t)  # fmt: skip
     m = b.ashr(k, ctx.const(it, steps))
     half = b.ashr(m, ctx.const(it, 1))
-    first = b.fmul(mid, _pow2(ctx, half, t))
-    normal = b.fmul(ctx.fma(first, tmp, first), _pow2(ctx, b.sub(m, half), t))
+    first = b.fmul(mid, pow2(ctx, half, t))
+    normal = b.fmul(ctx.fma(first, tmp, first), pow2(ctx, b.sub(m, half), t))
     p, p_err = dd.two_prod(ctx, mid, tmp)
     hi, lo = dd.fast_two_sum(ctx, mid, p)
     up = b.add(m, ctx.const(it, 1022))
-    unit = _pow2(ctx, b.select(b.icmp_signed("<", up, ctx.const(it, 64)), up,
+    unit = pow2(ctx, b.select(b.icmp_signed("<", up, ctx.const(it, 64)), up,
                                ctx.const(it, 64)), t)  # fmt: skip
     yh, yl = b.fmul(hi, unit), b.fmul(b.fadd(lo, p_err), unit)  # in units of 2**-1022
     one = ctx.f(t, 1.0)

@@ -26,10 +26,9 @@ from hlort.codegen.llvm.fused_emitter import (
     supports_instruction,
     supports_scalar_computation,
 )
-from hlort.codegen.llvm.index import Index, delinearize, i64
+from hlort.codegen.llvm.index import Index, i64
 from hlort.codegen.llvm.ir_context import IrContext
-from hlort.codegen.llvm.llvm_types import NARROW, round_to, store_element, value_type
-from hlort.codegen.llvm.loops import emit_loop, interleave_for
+from hlort.codegen.llvm.llvm_types import NARROW
 from hlort.errors import Unimplemented
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
@@ -239,73 +238,3 @@ def apply_reducer(ctx: IrContext, r: Instruction, accs: list[ir.Value],
         if len(out) == len(accs):
             return out
     return emit_scalar_computation(ctx, comp, accs + values)
-
-
-def emit_row_fusion(fn: ir.Function, b: ir.IRBuilder, ctx: IrContext, comp: Computation,
-                    plan: RowPlan, params: list[ir.Value], out_ptrs: list[ir.Value],
-                    begin: ir.Value, end: ir.Value) -> tuple[int, int]:  # fmt: skip
-    """Emit the row loop; returns (extent, elements per row)."""
-    em = RowEmitter(ctx, comp, params, plan.row_level)
-    in_dims, kept = plan.in_dims, plan.kept_dims
-    red_dims = [in_dims[d] for d in plan.reduced]
-    row_size = math.prod(red_dims)
-    extent = math.prod(kept) if kept else 1
-    if math.prod(in_dims) == 0 and row_size != 0:
-        extent = 0
-    slots = {id(r): [value_type(o.shape.dtype) for o in r.operands[: len(r.operands) // 2]]
-             for r in plan.reduces}  # fmt: skip
-    allocas = {id(r): [b.alloca(t) for t in ts] for r, ts in
-               ((r, slots[id(r)]) for r in plan.reduces)}  # fmt: skip
-
-    def outer(o: ir.Value) -> None:
-        kept_multi = delinearize(b, o, kept)
-        em.start_row(o, kept_multi, kept)
-
-        def element_index(values: list[ir.Value]) -> Index:
-            multi = kept_multi + values if len(plan.reduced) == 1 else None
-            return Index(b, in_dims, multi=multi, linear=b.add(b.mul(o, i64(row_size)), values[0]))
-
-        def run_inner(step) -> None:
-            def body(r: ir.Value) -> None:
-                em.reset()
-                step(element_index([r]))
-
-            emit_loop(b, i64(0), i64(row_size), body, "row", interleave_for(row_size))
-            em.reset()
-
-        for r in plan.reduces:
-            n = len(r.operands) // 2
-            scalar = Index.scalar(b)
-            for a, init in zip(allocas[id(r)], r.operands[n:], strict=True):
-                b.store(em.value(init, scalar), a)
-
-            def step(index: Index, r=r, n=n) -> None:
-                accs = [b.load(a, typ=t) for a, t in zip(allocas[id(r)], slots[id(r)],
-                                                        strict=True)]  # fmt: skip
-                values = [em.value(x, index) for x in r.operands[:n]]
-                for a, v in zip(allocas[id(r)], apply_reducer(ctx, r, accs, values), strict=True):
-                    b.store(v, a)
-
-            run_inner(step)
-            # narrow floats accumulate in f32 and round once, as the interpreter's reduce does
-            em.row_values[id(r)] = [round_to(b, x.shape.dtype, b.load(a, typ=t)) for a, t, x in
-                                    zip(allocas[id(r)], slots[id(r)], r.operands[:n],
-                                        strict=True)]  # fmt: skip
-        element_outs = []
-        for k, out in enumerate(plan.outputs):
-            if out.shape.dims == in_dims and in_dims != kept:
-                element_outs.append(k)
-                continue
-            row_index = em.row_index(out.shape.dims)
-            store_element(b, out.shape.dtype, em.value(out, row_index), out_ptrs[k], o)
-        if element_outs:
-
-            def write(index: Index) -> None:
-                for k in element_outs:
-                    out = plan.outputs[k]
-                    store_element(b, out.shape.dtype, em.value(out, index), out_ptrs[k],
-                                  index.linear)  # fmt: skip
-            run_inner(write)
-
-    emit_loop(b, begin, end, outer, "rows")
-    return extent, row_size

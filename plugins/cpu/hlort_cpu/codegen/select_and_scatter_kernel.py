@@ -20,25 +20,24 @@ values are combined in channel order, which is the windows' order.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import llvmlite.ir as ir
 
 from hlort.codegen.llvm.fused_emitter import FusedEmitter, emit_scalar_computation
-from hlort.codegen.llvm.hero_launch import HeroLaunch
 from hlort.codegen.llvm.index import Index, delinearize, i64
 from hlort.codegen.llvm.llvm_types import I64, constant, load_element, store_element, value_type
 from hlort.codegen.llvm.loops import emit_loop, emit_nest
+from hlort.codegen.llvm.target_spec import TargetSpec
 from hlort.codegen.llvm.window_index import emit_if, window_axes, window_positions
 from hlort.ir.computation import Computation
-
-if TYPE_CHECKING:
-    from hlort.codegen.llvm.kernel_builder import KernelModule
+from hlort_cpu.codegen.fusion_kernel import open_fusion_kernel
+from hlort_cpu.codegen.hero_launch import HeroLaunch
 
 LANE_TILE = 256  # windows searched side by side along a trivially windowed last dimension
 
 
-def emit_select_and_scatter(km: KernelModule, name: str, comp: Computation) -> HeroLaunch:
+def emit_select_and_scatter(module: ir.Module, target: TargetSpec, name: str,
+                            comp: Computation) -> HeroLaunch:  # fmt: skip
     root = comp.root
     operand, source, init = root.operands
     select, scatter = root.attrs["select"], root.attrs["scatter"]
@@ -58,7 +57,7 @@ def emit_select_and_scatter(km: KernelModule, name: str, comp: Computation) -> H
     window_dims = source_dims[lead : len(searched)]
     sizes = [a.window.size for a in searched[lead:]]
     extent = math.prod(dims[:lead]) if math.prod(dims) else 0
-    _fn, b, ctx, params, (out,), begin, end = km._function(name, comp, 1)
+    _fn, b, ctx, params, (out,), begin, end = open_fusion_kernel(module, target, name, comp, 1)
     em = FusedEmitter(ctx, comp, params)
     vt = value_type(dt)
     chosen = b.alloca(I64, size=i64(tile))

@@ -16,65 +16,22 @@ Dimensions the permutation keeps together are merged first, so any rank reduces 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
 from hlort.codegen.llvm.index import delinearize, i64
-from hlort.codegen.llvm.llvm_types import I64, PTR
+from hlort.codegen.llvm.llvm_types import I64
 from hlort.codegen.llvm.loops import emit_loop
-from hlort.ir.computation import Computation
-from hlort.ir.opcodes import Opcode
+from hlort.codegen.llvm.transpose_plan import TransposePlan
 
 TILE = 64  # elements per side of the tile walked by one outer iteration
 VECTOR_BYTES = 64  # one block row is (at most) one cache line / one zmm register
 STREAM_MIN_BYTES = 4 << 20  # outputs this big bypass the caches (streaming stores)
 
 
-@dataclass(frozen=True)
-class TransposePlan:
-    in_dims: tuple[int, ...]  # after merging
-    perm: tuple[int, ...]  # output dim k reads merged input dim perm[k]
-    itemsize: int
-
-    @property
-    def out_dims(self) -> tuple[int, ...]:
-        return tuple(self.in_dims[p] for p in self.perm)
-
-    @property
-    def block(self) -> int:
-        return max(2, min(16, VECTOR_BYTES // self.itemsize))
-
-
-def plan_transpose(comp: Computation) -> TransposePlan | None:
-    """The plan when ``comp`` is exactly ``transpose(parameter)`` moving the last dimension."""
-    root = comp.root
-    if root.opcode is not Opcode.TRANSPOSE or root.operands[0].opcode is not Opcode.PARAMETER:
-        return None
-    if len(comp.parameters) != 1 or not root.shape.is_array:
-        return None
-    itemsize = root.shape.dtype.numpy.itemsize
-    if itemsize not in (1, 2, 4, 8) or root.shape.size == 0:
-        return None
-    in_dims, perm = _merge(root.operands[0].shape.dims, tuple(root.attrs["dimensions"]))
-    if len(perm) < 2 or perm[-1] == len(perm) - 1:
-        return None  # the contiguous dimension stays last: the plain loop copies rows
-    return TransposePlan(in_dims, perm, itemsize)
-
-
-def _merge(dims: tuple[int, ...], perm: tuple[int, ...]) -> tuple[tuple[int, ...], tuple]:
-    """Drop size-1 dims and merge input dims that stay adjacent and in order in the output."""
-    keep = [d for d in perm if dims[d] != 1]
-    groups: list[list[int]] = []
-    for d in keep:
-        if groups and groups[-1][-1] + 1 == d:
-            groups[-1].append(d)
-        else:
-            groups.append([d])
-    order = sorted(range(len(groups)), key=lambda g: groups[g][0])
-    merged_in = tuple(math.prod(dims[d] for d in groups[g]) for g in order)
-    rank = {g: k for k, g in enumerate(order)}
-    return merged_in, tuple(rank[g] for g in range(len(groups)))
+def block_size(plan: TransposePlan) -> int:
+    """Elements per side of a register-transposed block: one vector of VECTOR_BYTES."""
+    return max(2, min(16, VECTOR_BYTES // plan.itemsize))
 
 
 def _strides(dims: tuple[int, ...]) -> list[int]:
@@ -98,7 +55,7 @@ def emit_transpose(b: ir.IRBuilder, plan: TransposePlan, src: ir.Value, dst: ir.
     rows, cols = plan.in_dims[a], plan.in_dims[last_in]  # tile is rows x cols of the input
     grid = tuple([out_dims[k] for k in rest] + [-(-cols // TILE), -(-rows // TILE)])
     elem = ir.IntType(8 * plan.itemsize)
-    vec = ir.VectorType(elem, plan.block)
+    vec = ir.VectorType(elem, block_size(plan))
     sa, st = in_str[a], out_str[t]
 
     def tile(o: ir.Value) -> None:
@@ -118,13 +75,13 @@ def emit_transpose(b: ir.IRBuilder, plan: TransposePlan, src: ir.Value, dst: ir.
         def dst_at(c: ir.Value, r: ir.Value) -> ir.Value:
             return b.gep(dst, [b.add(out_base, b.add(b.mul(c, i64(st)), r))], source_etype=elem)
 
-        _blocks(b, plan.block, vec, elem, plan.itemsize, r0, r1, c0, c1, src_at, dst_at,
+        _blocks(b, block_size(plan), vec, elem, plan.itemsize, r0, r1, c0, c1, src_at, dst_at,
                 streaming)  # fmt: skip
 
     extent = math.prod(grid)
     line_strides = all(out_str[k] * plan.itemsize % VECTOR_BYTES == 0 for k in rest + [t])
     streaming = False
-    if (plan.block * plan.itemsize == VECTOR_BYTES and line_strides
+    if (block_size(plan) * plan.itemsize == VECTOR_BYTES and line_strides
             and math.prod(out_dims) * plan.itemsize >= STREAM_MIN_BYTES):  # fmt: skip
         aligned = b.icmp_unsigned("==", b.and_(b.ptrtoint(dst, I64), i64(VECTOR_BYTES - 1)),
                                   i64(0))  # fmt: skip
@@ -210,4 +167,4 @@ def _min(b: ir.IRBuilder, v: ir.Value, n: int) -> ir.Value:
     return b.select(b.icmp_signed("<", v, i64(n)), v, i64(n))
 
 
-__all__ = ["TransposePlan", "plan_transpose", "emit_transpose", "I64", "PTR"]
+__all__ = ["emit_transpose", "block_size"]

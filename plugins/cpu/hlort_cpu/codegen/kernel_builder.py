@@ -21,58 +21,43 @@ partials are the only reassociation done.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
-from hlort.codegen.llvm.column_reduce import emit_column, plan_column
 from hlort.codegen.llvm.fused_emitter import (
     FusedEmitter,
     needs_multi,
     supports_instruction,
     supports_scalar_computation,
 )
-from hlort.codegen.llvm.hero_kernels import classify_hero, emit_hero_kernel
 from hlort.codegen.llvm.index import Index, delinearize, i64
-from hlort.codegen.llvm.kernel_abi import define_kernel
 from hlort.codegen.llvm.llvm_types import (
     NARROW,
     constant,
     store_element,
 )
-from hlort.codegen.llvm.loops import emit_loop, interleave_for
-from hlort.codegen.llvm.op_kernels import classify_op_kernel, emit_op_kernel
-from hlort.codegen.llvm.row_fusion import emit_row_fusion, plan_row_fusion
-from hlort.codegen.llvm.split_reduce import SPLIT_CHUNK, emit_split_reduce, split_reduce
-from hlort.codegen.llvm.target_spec import NEUTRAL_TARGET, TargetSpec
-from hlort.codegen.llvm.transpose_kernel import TILE as TRANSPOSE_TILE
-from hlort.codegen.llvm.transpose_kernel import emit_transpose, plan_transpose
+from hlort.codegen.llvm.loops import emit_loop
+from hlort.codegen.llvm.row_fusion import plan_row_fusion
+from hlort.codegen.llvm.target_spec import TargetSpec
+from hlort.codegen.llvm.transpose_plan import plan_transpose
 from hlort.errors import Unimplemented
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.ir.patterns import variadic_reducer_opcodes
-from hlort.shape import ArrayShape
+from hlort_cpu.codegen.column_reduce import emit_column, plan_column
+from hlort_cpu.codegen.cpu_target import CPU_TARGET
+from hlort_cpu.codegen.fusion_kernel import KernelInfo, open_fusion_kernel
+from hlort_cpu.codegen.hero_kernels import classify_hero, emit_hero_kernel
+from hlort_cpu.codegen.interleave import interleave_for
+from hlort_cpu.codegen.op_kernels import classify_op_kernel, emit_op_kernel
+from hlort_cpu.codegen.row_loops import emit_row_fusion
+from hlort_cpu.codegen.split_reduce import SPLIT_CHUNK, emit_split_reduce, split_reduce
+from hlort_cpu.codegen.transpose_kernel import TILE as TRANSPOSE_TILE
+from hlort_cpu.codegen.transpose_kernel import emit_transpose
 
 FLAT_BLOCK = 8192  # elements per outer iteration of a flat loop
 TILE = 64  # side of the square tiles of a transposing loop fusion
-
-
-@dataclass(frozen=True)
-class KernelInfo:
-    name: str
-    kind: str  # "loop" | "row_reduce" | "column_reduce" | a hero kind (hero_kernels.py)
-    num_inputs: int
-    output_shapes: tuple[ArrayShape, ...]
-    extent: int
-    elements_per_iteration: int
-    split: bool = False  # [0, extent) in parallel, then iteration extent alone (a scratch
-    # buffer of ``extent`` elements follows the outputs: split reduces' partials)
-    scratch_bytes: int = 0  # > 0: a scratch buffer this long, last, for each thread's range
-
-    @property
-    def parallel(self) -> bool:
-        return self.extent > 1
 
 
 def root_outputs(comp: Computation) -> list[Instruction]:
@@ -124,7 +109,7 @@ def _is_narrow(r: Instruction) -> bool:
 class KernelModule:
     """Collects kernels into one LLVM module (optimized and compiled together)."""
 
-    def __init__(self, name: str = "kernels", target: TargetSpec = NEUTRAL_TARGET):
+    def __init__(self, name: str = "kernels", target: TargetSpec = CPU_TARGET):
         self.target = target
         self.module = target.new_module(name)
         self.kernels: list[KernelInfo] = []
@@ -145,7 +130,7 @@ class KernelModule:
         elif kind in ("sort", "rng"):
             info = emit_op_kernel(self.module, self.target, name, comp, kind)
         elif kind != "loop":  # reduce-window, scatter, select-and-scatter
-            launch = emit_hero_kernel(self, name, comp, kind)
+            launch = emit_hero_kernel(self.module, self.target, name, comp, kind)
             info = KernelInfo(name, kind, len(comp.parameters), *launch)
         else:
             info = self._loop(name, comp)
@@ -154,9 +139,7 @@ class KernelModule:
 
     # -- common prologue -------------------------------------------------------------------------
     def _function(self, name: str, comp: Computation, n_out: int):
-        n_in = len(comp.parameters)
-        k = define_kernel(self.module, self.target, name, n_in + n_out)
-        return k.function, k.builder, k.ctx, k.buffers[:n_in], k.buffers[n_in:], k.begin, k.end
+        return open_fusion_kernel(self.module, self.target, name, comp, n_out)
 
     # -- transposes of the contiguous dimension (transpose_kernel.py) ----------------------------
     def _transpose(self, name: str, comp: Computation) -> KernelInfo:

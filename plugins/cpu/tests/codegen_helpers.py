@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from hlort import Builder, evaluate, shape  # noqa: E402
-from hlort.codegen.llvm import KernelModule, compile_kernel_module  # noqa: E402
+from hlort_cpu.codegen.compiled import compile_kernel_module  # noqa: E402
+from hlort_cpu.codegen.kernel_builder import KernelModule  # noqa: E402
 
 _counter = [0]
 

@@ -19,12 +19,13 @@ from hlort.codegen.llvm.fused_emitter import FusedEmitter
 from hlort.codegen.llvm.index import Index, i64
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import load_element, store_element, value_type
-from hlort.codegen.llvm.loops import emit_loop, interleave_for
+from hlort.codegen.llvm.loops import emit_loop
 from hlort.codegen.llvm.row_fusion import apply_reducer, plan_row_fusion
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.ir.patterns import variadic_reducer_opcodes
+from hlort_cpu.codegen.interleave import interleave_for
 
 SPLIT_CHUNK = 1 << 16  # elements per partial
 

@@ -26,6 +26,7 @@ from hlort.ir.attributes import RngAlgorithm
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
+from hlort_cpu.codegen.fusion_kernel import KernelInfo
 
 RNG_BLOCK = 4096  # counters per outer iteration
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -289,8 +290,6 @@ def _min(b: ir.IRBuilder, v: ir.Value, n: int) -> ir.Value:
 
 def emit_rng_kernel(module: ir.Module, target: TargetSpec, name: str, comp: Computation):
     """The kernel of a wrapped rng-bit-generator; returns its KernelInfo."""
-    from hlort.codegen.llvm.kernel_builder import KernelInfo
-
     instr = comp.root
     if not supports_rng(instr):
         raise Unimplemented(f"{instr.name}: no compiled rng-bit-generator for {instr.shape}")

@@ -29,12 +29,13 @@ from hlort.codegen.llvm.llvm_types import (
     round_to,
     store_element,
 )
-from hlort.codegen.llvm.loops import emit_loop, emit_nest, interleave_for
+from hlort.codegen.llvm.loops import emit_loop, emit_nest
 from hlort.codegen.llvm.row_fusion import apply_reducer
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.shape import ArrayShape
+from hlort_cpu.codegen.interleave import interleave_for
 
 SCRATCH_ALIGN = 16
 

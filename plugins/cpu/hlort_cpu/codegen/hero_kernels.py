@@ -11,20 +11,19 @@ first and builds these with :func:`emit_hero_kernel`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+
+import llvmlite.ir as ir
 
 from hlort.codegen.llvm.complex_values import is_element_dtype
 from hlort.codegen.llvm.fused_emitter import supports_instruction, supports_scalar_computation
-from hlort.codegen.llvm.hero_launch import HeroLaunch
-from hlort.codegen.llvm.reduce_window_kernel import emit_reduce_window
-from hlort.codegen.llvm.scatter_kernel import emit_scatter
-from hlort.codegen.llvm.select_and_scatter_kernel import emit_select_and_scatter
+from hlort.codegen.llvm.target_spec import TargetSpec
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
-
-if TYPE_CHECKING:
-    from hlort.codegen.llvm.kernel_builder import KernelModule
+from hlort_cpu.codegen.hero_launch import HeroLaunch
+from hlort_cpu.codegen.reduce_window_kernel import emit_reduce_window
+from hlort_cpu.codegen.scatter_kernel import emit_scatter
+from hlort_cpu.codegen.select_and_scatter_kernel import emit_select_and_scatter
 
 HERO_KINDS = {
     Opcode.REDUCE_WINDOW: "reduce_window",
@@ -66,8 +65,9 @@ def _producer_ok(instr: Instruction) -> bool:
     return instr.opcode not in HERO_KINDS and supports_instruction(instr)
 
 
-def emit_hero_kernel(km: KernelModule, name: str, comp: Computation, kind: str) -> HeroLaunch:
-    return _EMITTERS[kind](km, name, comp)
+def emit_hero_kernel(module: ir.Module, target: TargetSpec, name: str, comp: Computation,
+                     kind: str) -> HeroLaunch:  # fmt: skip
+    return _EMITTERS[kind](module, target, name, comp)
 
 
 _EMITTERS: dict[str, Callable[..., HeroLaunch]] = {

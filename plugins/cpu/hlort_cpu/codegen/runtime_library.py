@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from hlort.codegen.llvm.runtime_float_helpers import float_helpers
-from hlort.codegen.llvm.runtime_int128_helpers import int128_helpers
+from hlort_cpu.codegen.runtime_float_helpers import float_helpers
+from hlort_cpu.codegen.runtime_int128_helpers import int128_helpers
 
 _ENTITY = re.compile(r"(?m)^(?=declare |define )")
 _SYMBOL = re.compile(r"@([\w.$]+)\(")

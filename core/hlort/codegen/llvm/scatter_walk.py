@@ -1,81 +1,35 @@
-"""Scatter kernels (variadic too): copy the operands, then walk the updates in order.
+"""Scatter's update walk: every update row in row-major order of its scatter index, each row's
+window in row-major order, exactly the order the interpreter applies them, so duplicate targets
+combine in the same order and results match bit for bit.
 
-Outer iterations ``[0, P)`` copy chunks of the operands into the outputs (in parallel); the one
-iteration ``P``, run after them (the runtime's "split" launch), walks the update rows serially in
-row-major order of their scatter index, each row's window in row-major order, exactly the order
-the interpreter applies them, so duplicate targets combine in the same order and results match
-bit for bit. A row whose window does not fit inside the operand is skipped as XLA skips it (one
-unsigned compare per start: negative starts wrap to huge values). The update computation is
-inlined as scalar code on ``(current..., update...)``; for an overwrite it reduces to a store.
-Serial on purpose: targets may repeat, and only the copy is provably safe to split.
+A row whose window does not fit inside the operand is skipped as XLA skips it (one unsigned
+compare per start: negative starts wrap to huge values). The update computation is inlined as
+scalar code on ``(current..., update...)``; for an overwrite it reduces to a store. Target-neutral
+and serial: the CPU runs it as its scatter kernel's last iteration (hlort_cpu.codegen.
+scatter_kernel), a GPU may run it in one thread or replace it where the combiner allows atomics.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import llvmlite.ir as ir
 
 from hlort.codegen.llvm.fused_emitter import FusedEmitter, emit_scalar_computation
 from hlort.codegen.llvm.gather import start_vector_index, widen_index
-from hlort.codegen.llvm.hero_launch import HeroLaunch
 from hlort.codegen.llvm.index import Index, delinearize, i64, linearize
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import load_element, store_element
 from hlort.codegen.llvm.loops import emit_loop, emit_nest
 from hlort.codegen.llvm.window_index import emit_if
-from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 
-if TYPE_CHECKING:
-    from hlort.codegen.llvm.kernel_builder import KernelModule
 
-COPY_CHUNK = 1 << 16  # operand elements copied per parallel iteration
-
-
-def emit_scatter(km: KernelModule, name: str, comp: Computation) -> HeroLaunch:
-    root = comp.root
-    n = (len(root.operands) - 1) // 2
-    operands = root.operands[:n]
-    shapes = tuple(root.shape.leaf_shapes())
-    dims = shapes[0].dims
-    total = math.prod(dims)
-    parts = -(-total // COPY_CHUNK)
-    _fn, b, ctx, params, outs, begin, end = km._function(name, comp, n)
-    em = FusedEmitter(ctx, comp, params)
-
-    def outer(k: ir.Value) -> None:
-        fn = b.block.function
-        copy, walk, done = (fn.append_basic_block(f"scatter.{s}") for s in ("copy", "walk", "done"))
-        b.cbranch(b.icmp_signed("<", k, i64(parts)), copy, walk)
-        b.position_at_end(copy)
-        start = b.mul(k, i64(COPY_CHUNK))
-        stop = b.add(start, i64(COPY_CHUNK))
-        stop = b.select(b.icmp_signed("<", stop, i64(total)), stop, i64(total))
-
-        def copy_one(j: ir.Value) -> None:
-            em.reset()
-            index = Index(b, dims, linear=j)
-            for x, ptr, s in zip(operands, outs, shapes, strict=True):
-                store_element(b, s.dtype, em.value(x, index), ptr, j)
-
-        emit_loop(b, start, stop, copy_one, "scatter_copy")
-        b.branch(done)
-        b.position_at_end(walk)
-        em.reset()
-        _walk_updates(b, ctx, em, root, outs)
-        b.branch(done)
-        b.position_at_end(done)
-        em.reset()
-
-    emit_loop(b, begin, end, outer, "scatter_parts")
-    b.ret_void()
-    return HeroLaunch(shapes, parts, COPY_CHUNK, split=True)
-
-
-def _walk_updates(b: ir.IRBuilder, ctx: IrContext, em: FusedEmitter, root: Instruction,
-                  outs: list[ir.Value]) -> None:  # fmt: skip
+def walk_scatter_updates(b: ir.IRBuilder, ctx: IrContext, em: FusedEmitter, root: Instruction,
+                         outs: list[ir.Value]) -> None:  # fmt: skip
+    """Apply every update of scatter ``root`` to the outputs at ``outs`` (already holding the
+    operands), one after another in the interpreter's order; ``em`` generates the indices and
+    updates. Emitted where the builder is, as straight serial loops."""
     n = (len(root.operands) - 1) // 2
     indices, updates = root.operands[n], root.operands[n + 1 :]
     shapes = root.shape.leaf_shapes()

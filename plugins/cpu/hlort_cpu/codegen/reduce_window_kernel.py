@@ -20,21 +20,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import llvmlite.ir as ir
 
 from hlort.codegen.llvm.fused_emitter import FusedEmitter, emit_scalar_computation
-from hlort.codegen.llvm.hero_launch import HeroLaunch
 from hlort.codegen.llvm.index import Index, delinearize, i64
 from hlort.codegen.llvm.llvm_types import load_element, store_element
 from hlort.codegen.llvm.loops import emit_loop, emit_nest
+from hlort.codegen.llvm.target_spec import TargetSpec
 from hlort.codegen.llvm.window_index import emit_if, window_axes, window_positions
 from hlort.ir.computation import Computation
 from hlort.ir.shape_rules.convolution import dilated_bound
-
-if TYPE_CHECKING:
-    from hlort.codegen.llvm.kernel_builder import KernelModule
+from hlort_cpu.codegen.fusion_kernel import open_fusion_kernel
+from hlort_cpu.codegen.hero_launch import HeroLaunch
 
 ROW_TILE = 1024  # output elements of one row per outer iteration
 
@@ -42,12 +40,13 @@ Fold = Callable[[list[ir.Value], Index], list[ir.Value]]
 Inits = Callable[[], list[ir.Value]]
 
 
-def emit_reduce_window(km: KernelModule, name: str, comp: Computation) -> HeroLaunch:
+def emit_reduce_window(module: ir.Module, target: TargetSpec, name: str,
+                       comp: Computation) -> HeroLaunch:  # fmt: skip
     root = comp.root
     n = len(root.operands) // 2
     inputs, inits = root.operands[:n], root.operands[n:]
     reducer = root.attrs["to_apply"]
-    _fn, b, ctx, params, outs, begin, end = km._function(name, comp, n)
+    _fn, b, ctx, params, outs, begin, end = open_fusion_kernel(module, target, name, comp, n)
     em = FusedEmitter(ctx, comp, params)
 
     def fold(accs: list[ir.Value], index: Index) -> list[ir.Value]:

@@ -16,23 +16,23 @@ import pytest
 
 pytest.importorskip("llvmlite")
 
-from hlort.codegen.llvm.compiled import compile_kernel_module  # noqa: E402
-from hlort.codegen.llvm.jit import jit_engine  # noqa: E402
-from hlort.codegen.llvm.kernel_builder import KernelModule  # noqa: E402
-from hlort.codegen.llvm_start import host_llvm  # noqa: E402
 from hlort.ir.computation import Computation  # noqa: E402
 from hlort.ir.instruction import Instruction  # noqa: E402
 from hlort.ir.opcodes import Opcode  # noqa: E402
 from hlort.shape import array  # noqa: E402
+from hlort_cpu.codegen.compiled import compile_kernel_module  # noqa: E402
+from hlort_cpu.codegen.jit import jit_engine  # noqa: E402
+from hlort_cpu.codegen.kernel_builder import KernelModule  # noqa: E402
+from hlort_cpu.codegen.llvm_start import host_llvm  # noqa: E402
 
 _BACKGROUND = """
 import threading
-from hlort.codegen import llvm_start
+from hlort_cpu.codegen import llvm_start
 assert llvm_start.start_in_background(force=True)
 assert llvm_start.start_in_background(force=True)  # idempotent: one thread
 host = llvm_start.host_llvm()
 assert host is llvm_start.host_llvm()
-from hlort.codegen.llvm.jit import jit_engine
+from hlort_cpu.codegen.jit import jit_engine
 engine = jit_engine()
 assert engine.machine is host.machine and engine.engine is host.engine
 import hlort, numpy as np
@@ -95,7 +95,7 @@ def test_compiles_from_several_threads_at_once_are_safe():
 _FORK_MID_START = """
 import os, time
 import numpy as np
-from hlort.codegen import llvm_start
+from hlort_cpu.codegen import llvm_start
 slow_create = llvm_start._create
 llvm_start._create = lambda opt: (time.sleep(0.5), slow_create(opt))[1]  # still starting at fork
 import hlort

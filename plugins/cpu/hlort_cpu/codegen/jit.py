@@ -5,7 +5,7 @@ name and every feature the CPU reports, AVX-512 included). ``compile_ir`` optimi
 kernels, emits host object code and loads it; ``load_object`` loads object code a cache stored
 earlier, skipping LLVM entirely. Symbols must be unique per process, so callers prefix kernel
 names with a content hash. llvmlite is imported here, lazily, never by ``import hlort``; the
-target machine and MCJIT come from ``hlort.codegen.llvm_start`` (made once per process, often on
+target machine and MCJIT come from ``hlort_cpu.codegen.llvm_start`` (made once per process, often on
 a background thread while the plugin imports its compiler).
 """
 
@@ -15,8 +15,8 @@ import re
 import threading
 from dataclasses import dataclass
 
-from hlort.codegen.llvm.object_symbols import object_symbols
-from hlort.codegen.llvm_start import host_llvm, optimize_module
+from hlort_cpu.codegen.llvm_start import host_llvm, optimize_module
+from hlort_cpu.codegen.object_symbols import object_symbols
 
 _LOCK = threading.Lock()
 _DEFINE = re.compile(r"^(define [^\n{]*)$", re.MULTILINE)
@@ -141,7 +141,7 @@ class JitEngine:
                          if n not in self._defined and not llvm.address_of_symbol(n))  # fmt: skip
         if not missing:
             return
-        from hlort.codegen.llvm.runtime_library import helper_names  # only when needed
+        from hlort_cpu.codegen.runtime_library import helper_names  # only when needed
 
         if not self._library_loaded and any(n in helper_names() for n in missing):
             self._load_runtime_library()
@@ -156,7 +156,7 @@ class JitEngine:
 
     def _load_runtime_library(self) -> None:
         """Compile and load compiler-rt's helpers (runtime_library.py); caller holds the lock."""
-        from hlort.codegen.llvm.runtime_library import helper_names, library_ir
+        from hlort_cpu.codegen.runtime_library import helper_names, library_ir
 
         obj = self.compile_ir(library_ir())
         table = object_symbols(obj)

@@ -16,8 +16,9 @@ import pytest
 from codegen_helpers import compile_modules, reference, same_bits, ulp_distance
 
 from hlort import Builder, shape
-from hlort.codegen.llvm import KernelModule, jit_engine
 from hlort.ir.opcodes import Opcode
+from hlort_cpu.codegen.jit import jit_engine
+from hlort_cpu.codegen.kernel_builder import KernelModule
 
 UNARY = (Opcode.TANH, Opcode.SINE, Opcode.COSINE, Opcode.TAN, Opcode.CBRT)
 BINARY = (Opcode.POWER, Opcode.ATAN2)

@@ -20,9 +20,15 @@ from hlort.codegen.llvm.index import i64
 from hlort.codegen.llvm.kernel_abi import define_kernel
 from hlort.codegen.llvm.llvm_types import I32, I64, PTR
 from hlort.codegen.llvm.loops import emit_loop
-from hlort.codegen.llvm.sort_network import emit_network_sort
 from hlort.codegen.llvm.sort_plan import SortPlan, plan_sort
-from hlort.codegen.llvm.sort_records import (
+from hlort.codegen.llvm.target_spec import TargetSpec
+from hlort.dtypes import S32
+from hlort.errors import Unimplemented
+from hlort.ir.computation import Computation
+from hlort.shape import ArrayShape
+from hlort_cpu.codegen.fusion_kernel import KernelInfo
+from hlort_cpu.codegen.sort_network import emit_network_sort
+from hlort_cpu.codegen.sort_records import (
     BUCKETS,
     RecordLayout,
     digit,
@@ -34,11 +40,6 @@ from hlort.codegen.llvm.sort_records import (
     record_position,
     store_record,
 )
-from hlort.codegen.llvm.target_spec import TargetSpec
-from hlort.dtypes import S32
-from hlort.errors import Unimplemented
-from hlort.ir.computation import Computation
-from hlort.shape import ArrayShape
 
 SELECT_MAX_K = 16  # top-k keeps a sorted buffer of the k best up to this k, else sorts the row
 
@@ -321,8 +322,6 @@ class SortKernel:
 
 def emit_sort_kernel(module: ir.Module, target: TargetSpec, name: str, comp: Computation):
     """The kernel of a wrapped sort or top-k; returns its KernelInfo."""
-    from hlort.codegen.llvm.kernel_builder import KernelInfo
-
     plan = plan_sort(comp.root)
     if plan is None:
         raise Unimplemented(f"{comp.root.name}: no compiled sort for this comparator or type")

@@ -27,11 +27,11 @@ import llvmlite.ir as ir
 
 from hlort.codegen.llvm.index import i64
 from hlort.codegen.llvm.kernel_abi import define_kernel
-from hlort.codegen.llvm.kernel_builder import KernelInfo
 from hlort.codegen.llvm.llvm_types import I1, I8, I64, PTR
-from hlort.codegen.llvm.small_gemm import SmallDot, emit_small_dot
 from hlort.codegen.llvm.target_spec import TargetSpec
-from hlort.codegen.llvm.while_steps import (
+from hlort_cpu.codegen.fusion_kernel import KernelInfo
+from hlort_cpu.codegen.small_gemm import SmallDot, emit_small_dot
+from hlort_cpu.codegen.while_steps import (
     GemmCall,
     SliceUpdate,
     emit_gemm,
@@ -124,7 +124,7 @@ def emit_while_driver(module: ir.Module, target: TargetSpec,
 
     memcpy = intrinsic(module, "llvm.memcpy.p0.p0.i64", [PTR, PTR, I64, I1])
     memmove, memset = memmove_fn(module), memset_fn(module)
-    from hlort.codegen.llvm.jit import jit_engine
+    from hlort_cpu.codegen.jit import jit_engine
 
     vector_bits = jit_engine().target.vector_bits
 
@@ -188,8 +188,8 @@ def _arg_numbers(plan: WhileDriverPlan) -> list[int]:
 
 def load_entry_points(obj: bytes, infos: Sequence[KernelInfo | DriverInfo]) -> dict[str, object]:
     """Load object code once: a CompiledKernel per KernelInfo, a ctypes function per driver."""
-    from hlort.codegen.llvm.compiled import KERNEL_CFUNC, CompiledKernel
-    from hlort.codegen.llvm.jit import jit_engine
+    from hlort_cpu.codegen.compiled import KERNEL_CFUNC, CompiledKernel
+    from hlort_cpu.codegen.jit import jit_engine
 
     addresses = jit_engine().load_object(obj, [info.name for info in infos])
     return {

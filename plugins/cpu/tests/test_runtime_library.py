@@ -21,9 +21,9 @@ import pytest
 
 pytest.importorskip("llvmlite")
 
-from hlort.codegen.llvm.jit import jit_engine  # noqa: E402
-from hlort.codegen.llvm.runtime_library import helper_names  # noqa: E402
 from hlort.errors import ErrorCode, HlortError  # noqa: E402
+from hlort_cpu.codegen.jit import jit_engine  # noqa: E402
+from hlort_cpu.codegen.runtime_library import helper_names  # noqa: E402
 
 _COUNTER = itertools.count()
 _IR_TYPES = {np.dtype(np.float64): "double", np.dtype(np.float32): "float",
@@ -262,7 +262,7 @@ def test_unresolvable_symbol_is_an_internal_error_not_an_abort():
 
 _NOT_ELF = """
 import numpy as np
-import hlort.codegen.llvm.jit as jit
+import hlort_cpu.codegen.jit as jit
 jit.object_symbols = lambda obj: None  # a target whose objects' symbol tables are not read
 import sys
 sys.path.insert(0, {tests!r})

@@ -11,9 +11,9 @@ import pytest
 from codegen_helpers import compile_modules, reference, same_bits
 
 from hlort import Builder, shape
-from hlort.codegen.llvm import classify
 from hlort.ir.opcodes import Opcode
 from hlort.text.printer import print_computation
+from hlort_cpu.codegen.kernel_builder import classify
 
 RNG = np.random.default_rng(5)
 
@@ -203,8 +203,9 @@ PIPELINE_FUSIONS = _pipeline_fusions()
 
 
 def test_pipeline_fusions_compile_and_match():
-    from hlort.codegen.llvm import KernelModule, compile_kernel_module
     from hlort.interpreter.evaluator import Evaluator
+    from hlort_cpu.codegen.compiled import compile_kernel_module
+    from hlort_cpu.codegen.kernel_builder import KernelModule
 
     km = KernelModule()
     for k, comp in enumerate(PIPELINE_FUSIONS.values()):

@@ -12,8 +12,8 @@ import pytest
 from codegen_helpers import compile_modules, reference, same_bits
 
 from hlort import Builder, shape
-from hlort.codegen.llvm.kernel_builder import TILE, transposed_dim
-from hlort.codegen.llvm.split_reduce import SPLIT_CHUNK, split_reduce
+from hlort_cpu.codegen.kernel_builder import TILE, transposed_dim
+from hlort_cpu.codegen.split_reduce import SPLIT_CHUNK, split_reduce
 
 RNG = np.random.default_rng(11)
 

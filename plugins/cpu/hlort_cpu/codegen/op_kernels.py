@@ -8,12 +8,12 @@ these ops (a computation whose root is the op on parameters) gets its own kernel
 
 from __future__ import annotations
 
-from hlort.codegen.llvm.rng_kernel import emit_rng_kernel, supports_rng
-from hlort.codegen.llvm.sort_kernel import emit_sort_kernel
 from hlort.codegen.llvm.sort_plan import plan_sort
 from hlort.codegen.llvm.target_spec import TargetSpec
 from hlort.ir.computation import Computation
 from hlort.ir.opcodes import Opcode
+from hlort_cpu.codegen.rng_kernel import emit_rng_kernel, supports_rng
+from hlort_cpu.codegen.sort_kernel import emit_sort_kernel
 
 _SORTS = (Opcode.SORT, Opcode.TOPK)
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from hlort.codegen.llvm.complex_values import is_element_dtype
 from hlort.codegen.llvm.fused_emitter import supports_instruction, supports_scalar_computation
-from hlort.codegen.llvm.hero_kernels import HERO_KINDS
 from hlort.codegen.llvm.llvm_types import NARROW
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.ir.patterns import variadic_reducer_opcodes
+from hlort_cpu.codegen.hero_kernels import HERO_KINDS
 
 _CALLED = {Opcode.REDUCE: "to_apply", Opcode.REDUCE_WINDOW: "to_apply",
            Opcode.SCATTER: "to_apply", Opcode.SELECT_AND_SCATTER: "scatter"}  # fmt: skip
