@@ -30,24 +30,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("plugins", ()),  # every plugins/*/hlort_* package
 )
 
-# Edges (source, target) both rules skip, each breaking a cycle that another branch of this
-# session is restructuring. The test below fails once an entry no longer exists.
-# issue 15 split: the integrator empties this after merging
-CODEGEN_ALLOWLIST: frozenset[tuple[str, str]] = frozenset({
-    ("hlort.codegen.llvm.complex_math_ops", "hlort.codegen.llvm.complex_values"),
-    ("hlort.codegen.llvm.complex_values", "hlort.codegen.llvm.elemental"),
-    ("hlort.codegen.llvm.complex_values", "hlort.codegen.llvm.llvm_types"),
-    ("hlort.codegen.llvm.elemental", "hlort.codegen.llvm.llvm_types"),
-    ("hlort.codegen.llvm.float_math_f64", "hlort.codegen.llvm.float_math"),
-    ("hlort.codegen.llvm.llvm_types", "hlort.codegen.llvm.complex_values"),
-    ("hlort.codegen.llvm.pow_f64", "hlort.codegen.llvm.float_math"),
-    ("hlort.codegen.llvm.rng_kernel", "hlort.codegen.llvm.kernel_builder"),
-    ("hlort.codegen.llvm.sort_kernel", "hlort.codegen.llvm.kernel_builder"),
-    # plugins/cpu, which split restructures (codegen's CPU parts move in): its modules import
-    # PLUGIN_VERSION from plugin.py, which imports the client lazily
-    ("hlort_cpu.plugin", "hlort_cpu.client"),
-})
-ALLOWLIST = CODEGEN_ALLOWLIST
+# Edges (source, target) both rules skip: none. An entry must break a real cycle that is being
+# restructured, with the issue that removes it; the test below fails once an entry is stale.
+ALLOWLIST: frozenset[tuple[str, str]] = frozenset()
 
 
 def layer_of(module: str) -> int:

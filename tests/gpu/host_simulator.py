@@ -28,8 +28,8 @@ from hlort.codegen.gpu.program import (
     KernelLaunch,
     LibraryCall,
 )
-from hlort.codegen.llvm.runtime_library import library_ir
 from hlort.dtypes import from_hlo_name as by_name
+from hlort_cpu.codegen.runtime_library import library_ir
 
 _TID = ctypes.CFUNCTYPE(ctypes.c_int32)
 _BARRIER = ctypes.CFUNCTYPE(None)

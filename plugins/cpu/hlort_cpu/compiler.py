@@ -39,13 +39,13 @@ from hlort_cpu.control_flow import CONTROL_FLOW_OPS, ProgramSet, program_orders
 from hlort_cpu.custom_call import custom_call_thunk
 from hlort_cpu.dot import dot_thunk
 from hlort_cpu.native_while import plan_native_whiles
-from hlort_cpu.plugin import PLUGIN_VERSION
 from hlort_cpu.thunks import (
     FallbackThunk,
     FusionFallbackThunk,
     KernelThunk,
     Program,
 )
+from hlort_cpu.version import PLUGIN_VERSION
 from hlort_cpu.view_thunks import VIEW_OPS, view_thunk
 
 _STRUCTURAL = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT}

@@ -10,7 +10,7 @@ from hlort.plugin.base import LaunchContext, SimpleDevice, SimpleExecutable
 from hlort.plugin.capabilities import CompiledMemoryStats
 from hlort_cpu import compile_cache
 from hlort_cpu.compiler import compile_program
-from hlort_cpu.plugin import PLUGIN_VERSION
+from hlort_cpu.version import PLUGIN_VERSION
 
 
 class CpuExecutable(SimpleExecutable):

@@ -20,7 +20,7 @@ from hlort_cpu.codegen.cpu_target import CPU_TARGET
 from hlort_cpu.codegen.jit import jit_engine
 from hlort_cpu.codegen.threefry_kernel import emit_threefry_elementwise
 from hlort_cpu.codegen.triangular_solve_kernel import emit_triangular_substitution
-from hlort_cpu.plugin import PLUGIN_VERSION
+from hlort_cpu.version import PLUGIN_VERSION
 
 _LOCK = threading.Lock()
 _KERNELS: dict[str, object] = {}

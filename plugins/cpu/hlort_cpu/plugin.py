@@ -11,8 +11,7 @@ from hlort.plugin.api import AttributeValue, ProbeResult
 from hlort.plugin.base import SimplePlugin
 from hlort.plugin.capabilities import Capabilities
 from hlort.plugin.versioning import API_VERSION
-
-PLUGIN_VERSION = "0.1.0"
+from hlort_cpu.version import PLUGIN_VERSION
 
 
 class CpuPlugin(SimplePlugin):
