@@ -40,7 +40,9 @@ jax-tests: $(STAMP)
 	$(PY) -m pip install -q "jax[cpu]==0.10.2" absl-py pytest-xdist pytest-timeout
 	$(PY) plugins/jax/tools/jax_tests.py $(JAX_TESTS_ARGS)
 
+# one formatting rule, enforced: ruff format (no `# fmt: skip` markers), then ruff's lint rules
 lint: $(STAMP)
+	$(PY) -m ruff format --check core plugins tests benchmarks
 	$(PY) -m ruff check core plugins tests benchmarks
 
 # The full conformance suite on cpu and tpusim, cold and then on the warm cache (CI runs --quick).

@@ -51,9 +51,12 @@ for name, program in programs:
 """
 
 
-def compile_in_child(programs: list[tuple[str, object]], env: dict | None = None,
-                     cap: int = MEMORY_CAP_BYTES,
-                     seconds: int = SECONDS_PER_PROGRAM) -> dict[str, dict]:  # fmt: skip
+def compile_in_child(
+    programs: list[tuple[str, object]],
+    env: dict | None = None,
+    cap: int = MEMORY_CAP_BYTES,
+    seconds: int = SECONDS_PER_PROGRAM,
+) -> dict[str, dict]:
     """{name: row} for every program, in order; a program the child died on gets an
     ``error`` naming how it died, and a fresh child carries on with the rest."""
     env = dict(os.environ if env is None else env)
@@ -75,8 +78,13 @@ def compile_in_child(programs: list[tuple[str, object]], env: dict | None = None
 
 def _run(code: str, env: dict, results: dict, timeout: float):
     """Run one child, filling ``results``; (name, how it died) if it died inside a compile."""
-    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

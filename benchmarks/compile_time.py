@@ -36,11 +36,15 @@ def _layer(b: Builder, x, w, gamma, beta, rows: int, cols: int):
     eps = b.broadcast(b.constant(np.float32(1e-5)), [rows], [])
     inv_std = b.rsqrt(b.add(var, eps))
     normed = b.multiply(centered, b.broadcast(inv_std, [rows, cols], [0]))
-    h = b.add(b.multiply(normed, b.broadcast(gamma, [rows, cols], [1])),
-              b.broadcast(beta, [rows, cols], [1]))  # fmt: skip
+    h = b.add(
+        b.multiply(normed, b.broadcast(gamma, [rows, cols], [1])),
+        b.broadcast(beta, [rows, cols], [1]),
+    )
     mm = b.dot_general(h, w, DotDimensionNumbers((1,), (0,)))
-    relu = b.maximum(b.add(mm, b.broadcast(beta, [rows, cols], [1])),
-                     b.broadcast(b.constant(np.float32(0)), [rows, cols], []))  # fmt: skip
+    relu = b.maximum(
+        b.add(mm, b.broadcast(beta, [rows, cols], [1])),
+        b.broadcast(b.constant(np.float32(0)), [rows, cols], []),
+    )
     row_max = _row_reduce(b, relu, "maximum", -np.inf)
     e = b.exp(b.subtract(relu, b.broadcast(row_max, [rows, cols], [0])))
     soft = b.divide(e, b.broadcast(_row_reduce(b, e, "add", 0.0), [rows, cols], [0]))
@@ -73,8 +77,10 @@ def main() -> None:
     if args.quick:
         args.instructions, args.repeat = 200, 1
     module = big_module(args.instructions)
-    print(f"module: {module.instruction_count()} instructions in "
-          f"{len(module.computations)} computations")  # fmt: skip
+    print(
+        f"module: {module.instruction_count()} instructions in "
+        f"{len(module.computations)} computations"
+    )
     best = None
     for _ in range(args.repeat):
         work = module.clone()
@@ -85,15 +91,19 @@ def main() -> None:
             best = (elapsed, cpu, report, work)
     elapsed, cpu, report, work = best
     fusions = sum(1 for i in work.entry.instructions if i.opcode.value == "fusion")
-    print(f"pipeline: {elapsed * 1e3:.1f} ms wall, {cpu * 1e3:.1f} ms cpu "
-          f"(best of {args.repeat}); after: {work.instruction_count()} instructions, "
-          f"{fusions} fusions")  # fmt: skip
+    print(
+        f"pipeline: {elapsed * 1e3:.1f} ms wall, {cpu * 1e3:.1f} ms cpu "
+        f"(best of {args.repeat}); after: {work.instruction_count()} instructions, "
+        f"{fusions} fusions"
+    )
     for name, seconds in sorted(report.seconds_by_pass().items(), key=lambda kv: -kv[1]):
         print(f"  {name:<36} {seconds * 1e3:9.2f} ms")
     if not args.quick:
         budget = args.instructions / 2000
-        print(f"budget: {budget * 1e3:.0f} ms for {args.instructions} instructions -> "
-              + ("OK" if cpu < budget else "OVER"))
+        print(
+            f"budget: {budget * 1e3:.0f} ms for {args.instructions} instructions -> "
+            + ("OK" if cpu < budget else "OVER")
+        )
 
 
 if __name__ == "__main__":

@@ -81,8 +81,10 @@ def _softmax_body(rows: int, cols: int, x: str) -> str:
 
 
 def softmax(rows: int, cols: int) -> str:
-    return (f"HloModule softmax\n{ADD}\nENTRY main {{\n  x = f32[{rows},{cols}] parameter(0)\n"
-            f"{_softmax_body(rows, cols, 'x')}}}\n")
+    return (
+        f"HloModule softmax\n{ADD}\nENTRY main {{\n  x = f32[{rows},{cols}] parameter(0)\n"
+        f"{_softmax_body(rows, cols, 'x')}}}\n"
+    )
 
 
 def layernorm(rows: int, cols: int) -> str:
@@ -133,7 +135,7 @@ ENTRY main {{
   z = f32[] constant(0)
   zb = f32[{n},{n}] broadcast(z), dimensions={{}}
   r = f32[{n},{n}] maximum(sa, zb)
-{_softmax_body(n, n, 'r')}}}
+{_softmax_body(n, n, "r")}}}
 """
 
 
@@ -151,8 +153,10 @@ class GpuTimer:
         self.driver = device.driver
 
     def _pair(self):
-        return (self.driver.event_create(self.device.ordinal, timing=True),
-                self.driver.event_create(self.device.ordinal, timing=True))  # fmt: skip
+        return (
+            self.driver.event_create(self.device.ordinal, timing=True),
+            self.driver.event_create(self.device.ordinal, timing=True),
+        )
 
     def _elapsed(self, start, end) -> float:
         self.driver.event_synchronize(end)
@@ -212,7 +216,8 @@ class Timed:
         for _ in range(WARMUP):
             outs.append(self.raw.execute([self.buffers])[0])
         ms = self.timer.span_ms(
-            lambda: outs.extend(self.raw.execute([self.buffers])[0] for _ in range(REPEAT)))
+            lambda: outs.extend(self.raw.execute([self.buffers])[0] for _ in range(REPEAT))
+        )
         for row in outs:
             for buf in row:
                 buf.ready_event().wait()
@@ -228,8 +233,9 @@ def cublas_alone_ms(timed: Timed) -> float:
     device, program = timed.device, timed.raw.program
     call = next(s for s in program.steps if isinstance(s, LibraryCall))
     a, b, c = call.args
-    blocks = {s: timed.blocks[program.parameters.index(s)] for s in (a, b)
-              if s in program.parameters}  # fmt: skip
+    blocks = {
+        s: timed.blocks[program.parameters.index(s)] for s in (a, b) if s in program.parameters
+    }
     for s in (a, b, c):
         if s not in blocks:
             blocks[s] = device.allocate_bytes(program.slot(s).size)
@@ -244,7 +250,8 @@ def cublas_alone_ms(timed: Timed) -> float:
 def copy_bandwidth(device, timer: GpuTimer, nbytes: int) -> float:
     src, dst = device.allocate_bytes(nbytes), device.allocate_bytes(nbytes)
     ms = timer.device_ms(
-        lambda: device.driver.copy_d2d_async(dst.pointer, src.pointer, nbytes, device.stream))
+        lambda: device.driver.copy_d2d_async(dst.pointer, src.pointer, nbytes, device.stream)
+    )
     device.free(src)
     device.free(dst)
     return 2 * nbytes / (ms * 1e-3)
@@ -277,8 +284,10 @@ def main(argv=None) -> int:
         ms, wall = timed.device_ms(), timed.wall_ms()
         ratio = nbytes / (ms * 1e-3) / bw
         results[name] = ratio
-        print(f"{name:<34} {ms:8.3f} ms  {ratio:5.2f} of copy bandwidth  (goal {goal}; "
-              f"{wall:.3f} ms per execute through the API)")  # fmt: skip
+        print(
+            f"{name:<34} {ms:8.3f} ms  {ratio:5.2f} of copy bandwidth  (goal {goal}; "
+            f"{wall:.3f} ms per execute through the API)"
+        )
 
     xs = [f32(big) for _ in range(3)]
     log2 = big.bit_length() - 1
@@ -295,14 +304,18 @@ def main(argv=None) -> int:
         timed = Timed(backend, matmul(mm, dtype), [a, b], timer)
         ms, alone = timed.device_ms(), cublas_alone_ms(timed)
         results[f"matmul_{dtype}_cublas_over_hlort"] = alone / ms
-        print(f"matmul {mm}^3 {dtype:<5}                {ms:8.3f} ms  cuBLAS alone {alone:.3f} ms"
-              f"  ratio {alone / ms:5.2f}  (goal >= 0.95)")  # fmt: skip
+        print(
+            f"matmul {mm}^3 {dtype:<5}                {ms:8.3f} ms  cuBLAS alone {alone:.3f} ms"
+            f"  ratio {alone / ms:5.2f}  (goal >= 0.95)"
+        )
     a, b, bias = f32(att, att), f32(att, att), f32(att)
     fused = Timed(backend, attention_like(att), [a, b, bias], timer).device_ms()
     plain = Timed(backend, matmul(att, "f32"), [a, b], timer).device_ms()
     results["softmax_relu_matmul_over_matmul"] = fused / plain
-    print(f"softmax(relu(matmul+bias)) {att}      {fused:8.3f} ms  matmul alone {plain:.3f} ms"
-          f"  ratio {fused / plain:5.2f}  (goal <= 1.15)")  # fmt: skip
+    print(
+        f"softmax(relu(matmul+bias)) {att}      {fused:8.3f} ms  matmul alone {plain:.3f} ms"
+        f"  ratio {fused / plain:5.2f}  (goal <= 1.15)"
+    )
     print(f"benchmark took {time.perf_counter() - t0:.1f} s")
     if args.json:
         with open(args.json, "w") as f:

@@ -49,8 +49,9 @@ print((time.perf_counter() - start) * 1e3)
 
 
 def _child_ms(code: str, env: dict) -> float:
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
     if done.returncode != 0:
         raise RuntimeError(f"fresh-process compile failed: {done.stderr[-2000:]}")
     return float(done.stdout.strip().splitlines()[-1])
@@ -66,8 +67,11 @@ def measure(quick: bool = False, use_jax: bool | None = None, repeat: int = 3) -
     w = softmax(*dims)
     use_jax = jax is not None if use_jax is None else use_jax
     source = source_of(w, use_jax)
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("HLORT_CACHE_DIR", "PYTHONDONTWRITEBYTECODE")}  # fmt: skip
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("HLORT_CACHE_DIR", "PYTHONDONTWRITEBYTECODE")
+    }
     env["HLORT_CACHE"] = "0"
     env.setdefault("HLORT_FALLBACK", "allow")
     with tempfile.TemporaryDirectory(prefix="hlort-fresh-") as tmp:
@@ -82,8 +86,12 @@ def measure(quick: bool = False, use_jax: bool | None = None, repeat: int = 3) -
         code = _JAX_CHILD.format(here=_HERE, dims=dims)
         _child_ms(code, env)
         jax_ms = statistics.median(_child_ms(code, env) for _ in range(repeat))
-    return {"program": w.name, "source": source.label,
-            "hlort_ms": statistics.median(hlort_ms), "jax_ms": jax_ms}  # fmt: skip
+    return {
+        "program": w.name,
+        "source": source.label,
+        "hlort_ms": statistics.median(hlort_ms),
+        "jax_ms": jax_ms,
+    }
 
 
 if __name__ == "__main__":

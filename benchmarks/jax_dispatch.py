@@ -52,8 +52,10 @@ def main(argv=None) -> int:
     import hlort
 
     results = {}
-    for label, device in (("bridge", jax.devices(args.platform)[0]),
-                          ("jax-cpu", jax.devices("cpu")[0])):  # fmt: skip
+    for label, device in (
+        ("bridge", jax.devices(args.platform)[0]),
+        ("jax-cpu", jax.devices("cpu")[0]),
+    ):
         x = jax.device_put(np.arange(4, dtype=np.float32), device)
         f = jax.jit(lambda v: v + 1)
         f(x).block_until_ready()

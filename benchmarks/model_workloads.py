@@ -25,14 +25,19 @@ def _causal_attention(q, k, v, batch_dims: str):
     scores = jnp.einsum(f"{batch_dims}qd,{batch_dims}kd->{batch_dims}qk", q, k) / np.sqrt(d)
     mask = jnp.arange(seq)[:, None] >= jnp.arange(seq)[None, :]
     scores = jnp.where(mask, scores, jnp.finfo(scores.dtype).min)
-    return jnp.einsum(f"{batch_dims}qk,{batch_dims}kd->{batch_dims}qd",
-                      jax.nn.softmax(scores, axis=-1), v)  # fmt: skip
+    return jnp.einsum(
+        f"{batch_dims}qk,{batch_dims}kd->{batch_dims}qd", jax.nn.softmax(scores, axis=-1), v
+    )
 
 
 def attention(heads, seq, d):
-    return Workload(f"causal attention h{heads} s{seq} d{d}",
-                    lambda q, k, v: _causal_attention(q, k, v, "h"),
-                    [Arg((heads, seq, d))] * 3, kind="model", seed=10)  # fmt: skip
+    return Workload(
+        f"causal attention h{heads} s{seq} d{d}",
+        lambda q, k, v: _causal_attention(q, k, v, "h"),
+        [Arg((heads, seq, d))] * 3,
+        kind="model",
+        seed=10,
+    )
 
 
 def _dense_layers(x, flat):
@@ -79,18 +84,29 @@ def cnn_forward(batch, hw, channels=(16, 32), classes=10):
         mean = h.mean(axis=(0, 1, 2))
         var = ((h - mean) ** 2).mean(axis=(0, 1, 2))
         h = jax.nn.relu((h - mean) * lax.rsqrt(var + 1e-5) * gamma + beta)
-        h = jax.nn.relu(lax.conv_general_dilated(h, k2, (2, 2), "SAME", dimension_numbers=dn)
-                        + b2)  # fmt: skip
+        h = jax.nn.relu(lax.conv_general_dilated(h, k2, (2, 2), "SAME", dimension_numbers=dn) + b2)
         h = lax.reduce_window(h, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
         return h.reshape(batch, -1) @ w + b
 
     flat = (hw // 4) * (hw // 4) * c2
-    args = [Arg((batch, hw, hw, 3)), Arg((3, 3, 3, c1), scale=27**-0.5), Arg((c1,), scale=0.1),
-            Arg((c1,), value=1.0), Arg((c1,), scale=0.1),
-            Arg((3, 3, c1, c2), scale=(9 * c1) ** -0.5), Arg((c2,), scale=0.1),
-            Arg((flat, classes), scale=flat**-0.5), Arg((classes,), scale=0.1)]  # fmt: skip
-    return Workload(f"CNN forward {batch}x{hw}x{hw}x3 conv{c1}-bn-conv{c2}-pool-dense", forward,
-                    args, kind="model", seed=12)  # fmt: skip
+    args = [
+        Arg((batch, hw, hw, 3)),
+        Arg((3, 3, 3, c1), scale=27**-0.5),
+        Arg((c1,), scale=0.1),
+        Arg((c1,), value=1.0),
+        Arg((c1,), scale=0.1),
+        Arg((3, 3, c1, c2), scale=(9 * c1) ** -0.5),
+        Arg((c2,), scale=0.1),
+        Arg((flat, classes), scale=flat**-0.5),
+        Arg((classes,), scale=0.1),
+    ]
+    return Workload(
+        f"CNN forward {batch}x{hw}x{hw}x3 conv{c1}-bn-conv{c2}-pool-dense",
+        forward,
+        args,
+        kind="model",
+        seed=12,
+    )
 
 
 def _layer_norm(x, g, b, eps=1e-5):
@@ -104,19 +120,33 @@ def transformer_block(batch, seq, d, heads, hidden):
 
     def block(x, g1, be1, wqkv, wo, g2, be2, w1, b1, w2, b2):
         h = _layer_norm(x, g1, be1) @ wqkv
-        q, k, v = (t.reshape(batch, seq, heads, dh).transpose(0, 2, 1, 3)
-                   for t in jnp.split(h, 3, axis=-1))  # fmt: skip
+        q, k, v = (
+            t.reshape(batch, seq, heads, dh).transpose(0, 2, 1, 3) for t in jnp.split(h, 3, axis=-1)
+        )
         o = _causal_attention(q, k, v, "bh").transpose(0, 2, 1, 3).reshape(batch, seq, d)
         x = x + o @ wo
         return x + jax.nn.gelu(_layer_norm(x, g2, be2) @ w1 + b1) @ w2 + b2
 
     ln = [Arg((d,), value=1.0), Arg((d,), scale=0.1)]
-    args = ([Arg((batch, seq, d))] + ln + [Arg((d, 3 * d), scale=d**-0.5),
-            Arg((d, d), scale=d**-0.5)] + ln + [Arg((d, hidden), scale=d**-0.5),
-            Arg((hidden,), scale=0.1), Arg((hidden, d), scale=hidden**-0.5),
-            Arg((d,), scale=0.1)])  # fmt: skip
-    return Workload(f"Transformer block b{batch} s{seq} d{d} h{heads} mlp{hidden}", block, args,
-                    kind="model", seed=13)  # fmt: skip
+    args = (
+        [Arg((batch, seq, d))]
+        + ln
+        + [Arg((d, 3 * d), scale=d**-0.5), Arg((d, d), scale=d**-0.5)]
+        + ln
+        + [
+            Arg((d, hidden), scale=d**-0.5),
+            Arg((hidden,), scale=0.1),
+            Arg((hidden, d), scale=hidden**-0.5),
+            Arg((d,), scale=0.1),
+        ]
+    )
+    return Workload(
+        f"Transformer block b{batch} s{seq} d{d} h{heads} mlp{hidden}",
+        block,
+        args,
+        kind="model",
+        seed=13,
+    )
 
 
 def lstm_scan(steps, batch, features, hidden):
@@ -131,11 +161,17 @@ def lstm_scan(steps, batch, features, hidden):
         (h, c), hs = lax.scan(cell, (h0, c0), xs)
         return hs, h, c
 
-    args = [Arg((steps, batch, features)), Arg((features, 4 * hidden), scale=features**-0.5),
-            Arg((hidden, 4 * hidden), scale=hidden**-0.5), Arg((4 * hidden,), scale=0.1),
-            Arg((batch, hidden), scale=0.1), Arg((batch, hidden), scale=0.1)]  # fmt: skip
-    return Workload(f"LSTM scan T{steps} b{batch} in{features} h{hidden}", run, args,
-                    kind="model", seed=14)  # fmt: skip
+    args = [
+        Arg((steps, batch, features)),
+        Arg((features, 4 * hidden), scale=features**-0.5),
+        Arg((hidden, 4 * hidden), scale=hidden**-0.5),
+        Arg((4 * hidden,), scale=0.1),
+        Arg((batch, hidden), scale=0.1),
+        Arg((batch, hidden), scale=0.1),
+    ]
+    return Workload(
+        f"LSTM scan T{steps} b{batch} in{features} h{hidden}", run, args, kind="model", seed=14
+    )
 
 
 def adamw_train_step(batch, sizes, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8, wd=0.01):
@@ -144,7 +180,7 @@ def adamw_train_step(batch, sizes, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8, wd=0.01)
 
     def step(x, labels, count, *state):
         n = 2 + n_dense
-        params, mus, nus = state[:n], state[n:2 * n], state[2 * n:]
+        params, mus, nus = state[:n], state[n : 2 * n], state[2 * n :]
 
         def loss_fn(p):
             return _cross_entropy(_dense_layers(_layer_norm(x, p[0], p[1]), p[2:]), labels)
@@ -164,17 +200,31 @@ def adamw_train_step(batch, sizes, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8, wd=0.01)
     params = [Arg((sizes[0],), value=1.0), Arg((sizes[0],), scale=0.1)] + _dense_args(sizes)
     mus = [Arg(a.shape, scale=1e-3) for a in params]
     nus = [Arg(a.shape, scale=1e-6, positive=True) for a in params]
-    args = [Arg((batch, sizes[0])), Arg((batch,), "int32", high=sizes[-1]),
-            Arg((), value=3.0)] + params + mus + nus  # fmt: skip
+    args = (
+        [Arg((batch, sizes[0])), Arg((batch,), "int32", high=sizes[-1]), Arg((), value=3.0)]
+        + params
+        + mus
+        + nus
+    )
     name = f"AdamW train step LN+{batch}x" + "-".join(map(str, sizes))
     return Workload(name, step, args, kind="model", seed=15)
 
 
 def model_workloads(quick: bool = False) -> list[Workload]:
     if quick:
-        return [attention(2, 16, 8), mlp_train_step(8, [16, 32, 10]), cnn_forward(2, 8, (4, 8)),
-                transformer_block(2, 8, 16, 2, 32), lstm_scan(4, 2, 8, 16),
-                adamw_train_step(8, [16, 32, 10])]  # fmt: skip
-    return [attention(8, 512, 64), mlp_train_step(128, [784, 512, 512, 10]),
-            cnn_forward(16, 32), transformer_block(4, 128, 256, 4, 1024),
-            lstm_scan(64, 16, 32, 128), adamw_train_step(64, [256, 512, 10])]  # fmt: skip
+        return [
+            attention(2, 16, 8),
+            mlp_train_step(8, [16, 32, 10]),
+            cnn_forward(2, 8, (4, 8)),
+            transformer_block(2, 8, 16, 2, 32),
+            lstm_scan(4, 2, 8, 16),
+            adamw_train_step(8, [16, 32, 10]),
+        ]
+    return [
+        attention(8, 512, 64),
+        mlp_train_step(128, [784, 512, 512, 10]),
+        cnn_forward(16, 32),
+        transformer_block(4, 128, 256, 4, 1024),
+        lstm_scan(64, 16, 32, 128),
+        adamw_train_step(64, [256, 512, 10]),
+    ]

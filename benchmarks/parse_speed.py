@@ -14,8 +14,12 @@ from hlort.text import parse_module, print_module
 
 
 def _big_module(n: int) -> str:
-    lines = ["HloModule big", "", "ENTRY %main (p: f32[128,256]) -> f32[128,256] {",
-             "  %p = f32[128,256]{1,0} parameter(0)"]  # fmt: skip
+    lines = [
+        "HloModule big",
+        "",
+        "ENTRY %main (p: f32[128,256]) -> f32[128,256] {",
+        "  %p = f32[128,256]{1,0} parameter(0)",
+    ]
     prev = "p"
     for i in range(n):
         lines.append(
@@ -46,8 +50,10 @@ def main() -> None:
     values = np.random.default_rng(0).standard_normal(200_000 // scale).astype(np.float32)
     const_text = print_module(b.build(b.constant(values)))
     t = _time(lambda: parse_module(const_text, verify=False), repeat)
-    print(f"{values.size // 1000}k-element f32 constant ({len(const_text) / 1e6:.2f} MB): "
-          f"parse {t:.3f} s")
+    print(
+        f"{values.size // 1000}k-element f32 constant ({len(const_text) / 1e6:.2f} MB): "
+        f"parse {t:.3f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -6,10 +6,21 @@ import statistics
 
 import numpy as np
 
-_COLUMNS = [("workload", "<52"), ("src", "<8"), ("fb", ">4"), ("hlort ms", ">10"),
-            ("jax ms", ">10"), ("hlort/jax", ">10"), ("numpy ms", ">10"), ("%bw", ">5"),
-            ("compile ms", ">11"), ("jax c ms", ">9"), ("call ms", ">10"), ("err", ">9")]
-# fmt: skip
+_COLUMNS = [
+    ("workload", "<52"),
+    ("src", "<8"),
+    ("fb", ">4"),
+    ("hlort ms", ">10"),
+    ("jax ms", ">10"),
+    ("hlort/jax", ">10"),
+    ("numpy ms", ">10"),
+    ("%bw", ">5"),
+    ("compile ms", ">11"),
+    ("jax c ms", ">9"),
+    ("call ms", ">10"),
+    ("err", ">9"),
+]
+
 
 GOALS = {"ratio": 1.0, "geomean": 0.6, "bandwidth": 0.70, "matmul": 1.1, "first_compile_ms": 100}
 
@@ -30,15 +41,28 @@ def print_row(row: dict, tolerance: float) -> None:
     ratio = row["hlort_over_jax"]
     err = row["max_rel_error"]
     flag = "!" if not err <= tolerance else ""  # NaN is flagged too
-    cells = [row["workload"], row["source"], row["fallback_count"], _ms(row["hlort_s"]),
-             _ms(row["jax_s"]), float("nan") if ratio is None else ratio, _ms(row["numpy_s"]),
-             float("nan") if frac is None else frac * 100, row["compile_ms"],
-             float("nan") if row["jax_compile_ms"] is None else row["jax_compile_ms"],
-             _ms(row["hlort_executable_call_s"]), f"{err:.0e}{flag}"]  # fmt: skip
+    cells = [
+        row["workload"],
+        row["source"],
+        row["fallback_count"],
+        _ms(row["hlort_s"]),
+        _ms(row["jax_s"]),
+        float("nan") if ratio is None else ratio,
+        _ms(row["numpy_s"]),
+        float("nan") if frac is None else frac * 100,
+        row["compile_ms"],
+        float("nan") if row["jax_compile_ms"] is None else row["jax_compile_ms"],
+        _ms(row["hlort_executable_call_s"]),
+        f"{err:.0e}{flag}",
+    ]
     digits = [None, None, "d", ".3f", ".3f", ".2f", ".3f", ".0f", ".1f", ".1f", ".3f", None]
-    print("".join(f"{cell:{fmt}{d or ''}}" for cell, (_, fmt), d in zip(cells, _COLUMNS, digits,
-                                                                         strict=True)),
-          flush=True)  # fmt: skip
+    print(
+        "".join(
+            f"{cell:{fmt}{d or ''}}"
+            for cell, (_, fmt), d in zip(cells, _COLUMNS, digits, strict=True)
+        ),
+        flush=True,
+    )
 
 
 def _geomean(values: list[float]) -> float:
@@ -53,8 +77,13 @@ def _tagged(rows: list[dict], tag: str) -> dict | None:
     return next((r for r in rows if tag in r["tags"] and "error" not in r), None)
 
 
-def goals(rows: list[dict], warm: dict[str, float], fresh: dict, tiny: tuple[float, float],
-          tolerance: float) -> dict:  # fmt: skip
+def goals(
+    rows: list[dict],
+    warm: dict[str, float],
+    fresh: dict,
+    tiny: tuple[float, float],
+    tolerance: float,
+) -> dict:
     """The summary: numbers and the lines that print them."""
     ran = [r for r in rows if "error" not in r]
     failed = [r for r in rows if "error" in r and r["source"] != "skipped"]
@@ -64,8 +93,10 @@ def goals(rows: list[dict], warm: dict[str, float], fresh: dict, tiny: tuple[flo
     fallbacks = sum(r["fallback_count"] for r in ran)
     out["fallbacks"], out["compile_failures"] = fallbacks, [r["workload"] for r in failed]
     with_fb = ", ".join(f"{r['workload']} {r['fallbacks']}" for r in ran if r["fallback_count"])
-    say(f"fallbacks: {fallbacks} in {len(ran)} compiled workloads ({with_fb or 'none'}); "
-        f"compile failures: {len(failed)} [{_mark(not failed and not fallbacks)}: goal 0 and 0]")
+    say(
+        f"fallbacks: {fallbacks} in {len(ran)} compiled workloads ({with_fb or 'none'}); "
+        f"compile failures: {len(failed)} [{_mark(not failed and not fallbacks)}: goal 0 and 0]"
+    )
     for r in ran:
         for reason in r.get("fallback_reasons") or []:
             say(f"  {r['workload']}: {reason}")
@@ -73,9 +104,11 @@ def goals(rows: list[dict], warm: dict[str, float], fresh: dict, tiny: tuple[flo
         say(f"skipped ({len(skipped)}, need jax): " + ", ".join(r["workload"] for r in skipped))
     wrong = [r["workload"] for r in ran if not r["max_rel_error"] <= tolerance]
     out["wrong_results"] = wrong
-    say(f"results vs {'jax' if any(r['jax_s'] for r in ran) else 'NumPy'} within {tolerance:g} "
+    say(
+        f"results vs {'jax' if any(r['jax_s'] for r in ran) else 'NumPy'} within {tolerance:g} "
         f"(relative to the largest magnitude): {len(ran) - len(wrong)} of {len(ran)}"
-        + (f"; WRONG: {', '.join(wrong)}" if wrong else ""))
+        + (f"; WRONG: {', '.join(wrong)}" if wrong else "")
+    )
     jax_rows = [r for r in ran if r["jax_s"]]
     if jax_rows:
         ratios = [r["hlort_over_jax"] for r in jax_rows]
@@ -83,16 +116,21 @@ def goals(rows: list[dict], warm: dict[str, float], fresh: dict, tiny: tuple[flo
         out["geomean_hlort_over_jax"] = g
         slow = [r for r in jax_rows if r["hlort_over_jax"] > GOALS["ratio"]]
         worst = max(jax_rows, key=lambda r: r["hlort_over_jax"])
-        say(f"workloads at <= {GOALS['ratio']}x jax.jit's time: {len(jax_rows) - len(slow)} of "
+        say(
+            f"workloads at <= {GOALS['ratio']}x jax.jit's time: {len(jax_rows) - len(slow)} of "
             f"{len(jax_rows)}, worst {worst['workload']} {worst['hlort_over_jax']:.2f}x "
-            f"[{_mark(not slow and not failed)}]")
+            f"[{_mark(not slow and not failed)}]"
+        )
         models = [r for r in jax_rows if r["kind"] == "model"]
         if models:
-            short = [f"{' '.join(r['workload'].split()[:2])} {r['hlort_over_jax']:.2f}x"
-                     for r in models]  # fmt: skip
+            short = [
+                f"{' '.join(r['workload'].split()[:2])} {r['hlort_over_jax']:.2f}x" for r in models
+            ]
             say("  model workloads hlort/jax: " + ", ".join(short))
-        say(f"geomean hlort/jax time: {g:.2f} over {len(jax_rows)} workloads "
-            f"[{_mark(g <= GOALS['geomean'])}: goal <= {GOALS['geomean']}]")
+        say(
+            f"geomean hlort/jax time: {g:.2f} over {len(jax_rows)} workloads "
+            f"[{_mark(g <= GOALS['geomean'])}: goal <= {GOALS['geomean']}]"
+        )
         c = statistics.median(r["compile_ms"] for r in jax_rows)
         j = statistics.median(r["jax_compile_ms"] for r in jax_rows)
         out["median_compile_ms"], out["median_jax_compile_ms"] = c, j
@@ -105,8 +143,10 @@ def goals(rows: list[dict], warm: dict[str, float], fresh: dict, tiny: tuple[flo
         if "bandwidth-goal" in r["tags"]:
             frac = r["bandwidth_fraction"]
             out["bandwidth_fraction"][r["workload"]] = frac
-            say(f"{r['workload']}: {frac * 100:.0f}% of the copy-bandwidth floor "
-                f"[{_mark(frac >= GOALS['bandwidth'])}: goal >= {GOALS['bandwidth']:.0%}]")
+            say(
+                f"{r['workload']}: {frac * 100:.0f}% of the copy-bandwidth floor "
+                f"[{_mark(frac >= GOALS['bandwidth'])}: goal >= {GOALS['bandwidth']:.0%}]"
+            )
     out["seed_over_matmul"] = {}
     for r in ran:
         for tag in r["tags"]:
@@ -117,26 +157,37 @@ def goals(rows: list[dict], warm: dict[str, float], fresh: dict, tiny: tuple[flo
                 continue
             ratio = r["hlort_s"] / alone["hlort_s"]
             out["seed_over_matmul"][r["workload"]] = ratio
-            jax_part = (f" (jax: {r['jax_s'] / alone['jax_s']:.2f})"
-                        if r["jax_s"] and alone["jax_s"] else "")  # fmt: skip
-            say(f"{r['workload']} / {alone['workload']}: {ratio:.2f}{jax_part} "
-                f"[{_mark(ratio <= GOALS['matmul'])}: goal <= {GOALS['matmul']}]")
+            jax_part = (
+                f" (jax: {r['jax_s'] / alone['jax_s']:.2f})"
+                if r["jax_s"] and alone["jax_s"]
+                else ""
+            )
+            say(
+                f"{r['workload']} / {alone['workload']}: {ratio:.2f}{jax_part} "
+                f"[{_mark(ratio <= GOALS['matmul'])}: goal <= {GOALS['matmul']}]"
+            )
     out["first_compile"] = fresh
     jax_first = ""
     if fresh["jax_ms"] is not None:
         ratio = fresh["hlort_ms"] / fresh["jax_ms"]
         jax_first = f", jax {fresh['jax_ms']:.0f} ms, hlort/jax {ratio:.2f}"
     ok = fresh["hlort_ms"] <= GOALS["first_compile_ms"]
-    say(f"first compile in a fresh process ({fresh['program']}, {fresh['source']}): hlort "
+    say(
+        f"first compile in a fresh process ({fresh['program']}, {fresh['source']}): hlort "
         f"{fresh['hlort_ms']:.0f} ms{jax_first} "
-        f"[{_mark(ok)}: goal <= {GOALS['first_compile_ms']} ms]")
+        f"[{_mark(ok)}: goal <= {GOALS['first_compile_ms']} ms]"
+    )
     out["warm_cache_load_ms"] = warm
     if warm:
-        say(f"second process, warm cache: median load {statistics.median(warm.values()):.2f} ms, "
-            f"worst {max(warm.values()):.2f} ms ({max(warm, key=warm.get)})")
+        say(
+            f"second process, warm cache: median load {statistics.median(warm.values()):.2f} ms, "
+            f"worst {max(warm.values()):.2f} ms ({max(warm, key=warm.get)})"
+        )
     out["tiny_dispatch_us"] = tiny
-    say(f"compiled x+1 on f32[4], NumPy in/out: {tiny[0]:.1f} us per call "
-        f"({tiny[1]:.1f} us through hlort.Executable)")
+    say(
+        f"compiled x+1 on f32[4], NumPy in/out: {tiny[0]:.1f} us per call "
+        f"({tiny[1]:.1f} us through hlort.Executable)"
+    )
     return out
 
 

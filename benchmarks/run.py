@@ -44,8 +44,9 @@ class Timer:
         fn(*args)
         times: list[float] = []
         start = time.perf_counter()
-        while ((time.perf_counter() - start < min_time or len(times) < self.min_reps)
-               and len(times) < max_reps):  # fmt: skip
+        while (time.perf_counter() - start < min_time or len(times) < self.min_reps) and len(
+            times
+        ) < max_reps:
             t = time.perf_counter()
             fn(*args)
             times.append(time.perf_counter() - t)
@@ -116,18 +117,29 @@ def measure(w: Workload, source, timer: Timer, bw: float) -> dict:
 
 
 def _error_row(w: Workload, source, why: str) -> dict:
-    return {"workload": w.name, "kind": w.kind, "source": source.label, "error": why,
-            "tags": list(w.tags)}  # fmt: skip
+    return {
+        "workload": w.name,
+        "kind": w.kind,
+        "source": source.label,
+        "error": why,
+        "tags": list(w.tags),
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, one repeat (CI)")
     parser.add_argument("--only", default="", help="substring of workload names")
-    parser.add_argument("--no-jax", action="store_true",
-                        help="builder modules and NumPy only, as when jax is absent")  # fmt: skip
-    parser.add_argument("--results", default=os.path.join(os.path.dirname(__file__), "results"),
-                        help="folder for the JSON results")  # fmt: skip
+    parser.add_argument(
+        "--no-jax",
+        action="store_true",
+        help="builder modules and NumPy only, as when jax is absent",
+    )
+    parser.add_argument(
+        "--results",
+        default=os.path.join(os.path.dirname(__file__), "results"),
+        help="folder for the JSON results",
+    )
     opts = parser.parse_args()
     os.environ.setdefault("HLORT_CACHE", "0")
     os.environ.setdefault("HLORT_FALLBACK", "allow")
@@ -140,8 +152,11 @@ def main() -> int:
     workloads = [w for w in all_workloads(opts.quick) if opts.only in w.name]
     use_jax = jax is not None and not opts.no_jax
     sources = {w.name: source_of(w, use_jax) for w in workloads}
-    jax_says = (jax.__version__ if use_jax else
-                f"{'not installed' if jax is None else 'off'}: builder modules, models skipped")
+    jax_says = (
+        jax.__version__
+        if use_jax
+        else f"{'not installed' if jax is None else 'off'}: builder modules, models skipped"
+    )
     print(f"jax: {jax_says}; fallbacks: {os.environ['HLORT_FALLBACK']}, counted")
     # The children run before this process allocates the large inputs: right after freeing
     # ~1 GB, the VM faults fresh pages slowly for a while, and the children would time that.
@@ -169,8 +184,17 @@ def main() -> int:
     os.makedirs(opts.results, exist_ok=True)
     path = os.path.join(opts.results, time.strftime("bench-%Y%m%d-%H%M%S.json"))
     with open(path, "w") as f:
-        json.dump({"bandwidth_bytes_per_s": bw, "jax": jax.__version__ if use_jax else None,
-                   "quick": opts.quick, "rows": rows, "summary": summary}, f, indent=2)  # fmt: skip
+        json.dump(
+            {
+                "bandwidth_bytes_per_s": bw,
+                "jax": jax.__version__ if use_jax else None,
+                "quick": opts.quick,
+                "rows": rows,
+                "summary": summary,
+            },
+            f,
+            indent=2,
+        )
     print(f"saved {path}")
     return 0
 

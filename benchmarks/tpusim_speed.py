@@ -63,8 +63,9 @@ def measure(client, module, dims, dtype, repeat: int) -> dict:
     rng = np.random.default_rng(0)
     np_dtype = ml_dtypes.bfloat16 if dtype == "bf16" else np.float32
     dev = client.devices()[0]
-    bufs = [client.buffer_from_host(rng.standard_normal(dims).astype(np_dtype), dev)
-            for _ in range(2)]  # fmt: skip
+    bufs = [
+        client.buffer_from_host(rng.standard_normal(dims).astype(np_dtype), dev) for _ in range(2)
+    ]
     for b in bufs:
         b.ready_event().wait()
     times = []
@@ -91,22 +92,29 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--tiled", action="store_true", help="also time bulk_simulation=False")
     parser.add_argument("--quick", action="store_true", help="small cases, one launch (CI)")
-    parser.add_argument("--results", default=os.path.join(os.path.dirname(__file__), "results"),
-                        help="folder for tpusim_speed.json")  # fmt: skip
+    parser.add_argument(
+        "--results",
+        default=os.path.join(os.path.dirname(__file__), "results"),
+        help="folder for tpusim_speed.json",
+    )
     args = parser.parse_args()
     if args.quick:
         args.repeat = 1
     modes = [("bulk", True)] + ([("tiled", False)] if args.tiled else [])
     results = []
-    print(f"{'case':<30} {'mode':<6} {'compile s':>9} {'simulate s':>10} {'device us':>10} "
-          f"{'MXU util':>8}")  # fmt: skip
+    print(
+        f"{'case':<30} {'mode':<6} {'compile s':>9} {'simulate s':>10} {'device us':>10} "
+        f"{'MXU util':>8}"
+    )
     for mode, bulk in modes:
         client = TpuSimPlugin().create_client({"bulk_simulation": bulk})
         for name, build, dims, dtype in cases(args.quick):
             row = {"case": name, "mode": mode, **measure(client, build(), dims, dtype, args.repeat)}
             results.append(row)
-            print(f"{name:<30} {mode:<6} {row['compile_s']:>9.3f} {row['simulate_s']:>10.3f} "
-                  f"{row['device_us']:>10.1f} {row['mxu_utilization'] * 100:>7.1f}%")  # fmt: skip
+            print(
+                f"{name:<30} {mode:<6} {row['compile_s']:>9.3f} {row['simulate_s']:>10.3f} "
+                f"{row['device_us']:>10.1f} {row['mxu_utilization'] * 100:>7.1f}%"
+            )
         client.close()
     os.makedirs(args.results, exist_ok=True)
     with open(os.path.join(args.results, "tpusim_speed.json"), "w") as f:

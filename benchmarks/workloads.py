@@ -78,9 +78,15 @@ def _pow2(n: int) -> str:
 
 
 def reduce_sum_fma(n):
-    return Workload(f"reduce_sum(x+y*z) {_pow2(n)}", lambda x, y, z: jnp.sum(x + y * z),
-                    [Arg((n,))] * 3, lambda x, y, z: np.sum(x + y * z),
-                    lambda: examples.reduce_sum_fma(n)[0], 3 * 4 * n, seed=0)  # fmt: skip
+    return Workload(
+        f"reduce_sum(x+y*z) {_pow2(n)}",
+        lambda x, y, z: jnp.sum(x + y * z),
+        [Arg((n,))] * 3,
+        lambda x, y, z: np.sum(x + y * z),
+        lambda: examples.reduce_sum_fma(n)[0],
+        3 * 4 * n,
+        seed=0,
+    )
 
 
 def _softmax_module(rows, cols):
@@ -97,9 +103,16 @@ def softmax(rows, cols):
         e = np.exp(x - x.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
 
-    return Workload(f"softmax [{rows},{cols}]", lambda x: jax.nn.softmax(x, axis=1),
-                    [Arg((rows, cols))], np_fn, lambda: _softmax_module(rows, cols),
-                    2 * 4 * rows * cols, seed=1, tags=("bandwidth-goal",))  # fmt: skip
+    return Workload(
+        f"softmax [{rows},{cols}]",
+        lambda x: jax.nn.softmax(x, axis=1),
+        [Arg((rows, cols))],
+        np_fn,
+        lambda: _softmax_module(rows, cols),
+        2 * 4 * rows * cols,
+        seed=1,
+        tags=("bandwidth-goal",),
+    )
 
 
 def matmul_softmax(n):
@@ -107,9 +120,15 @@ def matmul_softmax(n):
         return jax.nn.softmax(jnp.maximum(a @ w + bias, 0), axis=1)
 
     module, ref = examples.softmax_relu_matmul(n, n, n)
-    return Workload(f"matmul+bias+relu+softmax {n}", jax_fn,
-                    [Arg((n, n), scale=1 / np.sqrt(n)), Arg((n, n)), Arg((n,))], ref,
-                    lambda: module, seed=2, tags=(f"seed-matmul-{n}",))  # fmt: skip
+    return Workload(
+        f"matmul+bias+relu+softmax {n}",
+        jax_fn,
+        [Arg((n, n), scale=1 / np.sqrt(n)), Arg((n, n)), Arg((n,))],
+        ref,
+        lambda: module,
+        seed=2,
+        tags=(f"seed-matmul-{n}",),
+    )
 
 
 def _matmul_module(n):
@@ -121,9 +140,15 @@ def _matmul_module(n):
 
 def matmul(n):
     """The matmul of ``matmul_softmax(n)`` alone: the goal compares the two."""
-    return Workload(f"matmul {n} (alone)", lambda a, w: a @ w,
-                    [Arg((n, n), scale=1 / np.sqrt(n)), Arg((n, n))], lambda a, w: a @ w,
-                    lambda: _matmul_module(n), seed=2, tags=(f"matmul-alone-{n}",))  # fmt: skip
+    return Workload(
+        f"matmul {n} (alone)",
+        lambda a, w: a @ w,
+        [Arg((n, n), scale=1 / np.sqrt(n)), Arg((n, n))],
+        lambda a, w: a @ w,
+        lambda: _matmul_module(n),
+        seed=2,
+        tags=(f"matmul-alone-{n}",),
+    )
 
 
 def layernorm(rows, cols):
@@ -133,18 +158,28 @@ def layernorm(rows, cols):
         return (x - mu) / jnp.sqrt(var + 1e-5) * g + b
 
     module, ref = examples.layernorm(rows, cols)
-    return Workload(f"layernorm [{rows},{cols}]", jax_fn,
-                    [Arg((rows, cols)), Arg((cols,)), Arg((cols,))], ref, lambda: module,
-                    2 * 4 * rows * cols, seed=3, tags=("bandwidth-goal",))  # fmt: skip
+    return Workload(
+        f"layernorm [{rows},{cols}]",
+        jax_fn,
+        [Arg((rows, cols)), Arg((cols,)), Arg((cols,))],
+        ref,
+        lambda: module,
+        2 * 4 * rows * cols,
+        seed=3,
+        tags=("bandwidth-goal",),
+    )
 
 
 def _gelu_module(n):
     b = Builder("gelu")
     x = b.parameter(shape.array("f32", [n]))
-    inner = b.multiply(_c(b, 0.7978845608, [n]),
-                       b.add(x, b.multiply(_c(b, 0.044715, [n]), b.multiply(x, b.multiply(x, x)))))
-    return b.build(b.multiply(b.multiply(_c(b, 0.5, [n]), x),
-                              b.add(_c(b, 1.0, [n]), b.tanh(inner))))  # fmt: skip
+    inner = b.multiply(
+        _c(b, 0.7978845608, [n]),
+        b.add(x, b.multiply(_c(b, 0.044715, [n]), b.multiply(x, b.multiply(x, x)))),
+    )
+    return b.build(
+        b.multiply(b.multiply(_c(b, 0.5, [n]), x), b.add(_c(b, 1.0, [n]), b.tanh(inner)))
+    )
 
 
 def gelu(n):
@@ -154,8 +189,9 @@ def gelu(n):
     def jax_fn(x):
         return 0.5 * x * (1 + jnp.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
 
-    return Workload(f"gelu(tanh) {_pow2(n)}", jax_fn, [Arg((n,))], np_fn,
-                    lambda: _gelu_module(n), 8 * n, seed=4)  # fmt: skip
+    return Workload(
+        f"gelu(tanh) {_pow2(n)}", jax_fn, [Arg((n,))], np_fn, lambda: _gelu_module(n), 8 * n, seed=4
+    )
 
 
 def _chain8_module(n):
@@ -176,8 +212,15 @@ def chain8(n):
         v = jnp.maximum((x + y) * x - y, 0) * 1.5 + 2
         return jnp.minimum(v / 3, 10.0)
 
-    return Workload(f"8-op chain {_pow2(n)}", jax_fn, [Arg((n,))] * 2, np_fn,
-                    lambda: _chain8_module(n), 12 * n, seed=5)  # fmt: skip
+    return Workload(
+        f"8-op chain {_pow2(n)}",
+        jax_fn,
+        [Arg((n,))] * 2,
+        np_fn,
+        lambda: _chain8_module(n),
+        12 * n,
+        seed=5,
+    )
 
 
 def _transpose_module(n):
@@ -186,9 +229,15 @@ def _transpose_module(n):
 
 
 def transpose(n):
-    return Workload(f"transpose [{n},{n}]", lambda x: x.T, [Arg((n, n))],
-                    lambda x: np.ascontiguousarray(x.T), lambda: _transpose_module(n),
-                    8 * n * n, seed=6)  # fmt: skip
+    return Workload(
+        f"transpose [{n},{n}]",
+        lambda x: x.T,
+        [Arg((n, n))],
+        lambda x: np.ascontiguousarray(x.T),
+        lambda: _transpose_module(n),
+        8 * n * n,
+        seed=6,
+    )
 
 
 def _row_broadcast_module(n):
@@ -199,9 +248,15 @@ def _row_broadcast_module(n):
 
 
 def row_broadcast(n):
-    return Workload(f"x[{n},{n}] + row[{n}]", lambda x, r: x + r, [Arg((n, n)), Arg((n,))],
-                    lambda x, r: x + r, lambda: _row_broadcast_module(n), 8 * n * n,
-                    seed=7)  # fmt: skip
+    return Workload(
+        f"x[{n},{n}] + row[{n}]",
+        lambda x, r: x + r,
+        [Arg((n, n)), Arg((n,))],
+        lambda x, r: x + r,
+        lambda: _row_broadcast_module(n),
+        8 * n * n,
+        seed=7,
+    )
 
 
 def _mlp_module(batch, sizes):
@@ -222,8 +277,9 @@ def mlp(batch, sizes):
     def jax_fn(x, w0, w1, w2):
         return jnp.maximum(jnp.maximum(x @ w0, 0) @ w1, 0) @ w2
 
-    args = [Arg((batch, sizes[0]))] + [Arg((sizes[i], sizes[i + 1]), scale=sizes[i] ** -0.5)
-                                       for i in range(3)]  # fmt: skip
+    args = [Arg((batch, sizes[0]))] + [
+        Arg((sizes[i], sizes[i + 1]), scale=sizes[i] ** -0.5) for i in range(3)
+    ]
     name = f"MLP {batch}x" + "-".join(map(str, sizes))
     return Workload(name, jax_fn, args, np_fn, lambda: _mlp_module(batch, sizes), seed=8)
 
@@ -231,15 +287,36 @@ def mlp(batch, sizes):
 def kernel_workloads(quick: bool = False) -> list[Workload]:
     """The suite's kernels, with the seed's matmul+softmax next to the matmul alone."""
     if quick:  # tiny sizes: the CI smoke test runs every row in seconds
-        return [reduce_sum_fma(1 << 10), softmax(64, 128), matmul_softmax(32), matmul(32),
-                layernorm(64, 128), gelu(1 << 10), chain8(1 << 10), transpose(64),
-                row_broadcast(64), mlp(8, [32, 64, 64, 10])]  # fmt: skip
+        return [
+            reduce_sum_fma(1 << 10),
+            softmax(64, 128),
+            matmul_softmax(32),
+            matmul(32),
+            layernorm(64, 128),
+            gelu(1 << 10),
+            chain8(1 << 10),
+            transpose(64),
+            row_broadcast(64),
+            mlp(8, [32, 64, 64, 10]),
+        ]
     big = 1 << 24
-    return [reduce_sum_fma(1 << 16), reduce_sum_fma(1 << 20), reduce_sum_fma(big),
-            softmax(4096, 1024), softmax(256, 1024), matmul_softmax(512), matmul(512),
-            matmul_softmax(2048), matmul(2048), layernorm(4096, 1024), gelu(big),
-            mlp(256, [784, 1024, 1024, 10]), chain8(big), transpose(4096),
-            row_broadcast(4096)]  # fmt: skip
+    return [
+        reduce_sum_fma(1 << 16),
+        reduce_sum_fma(1 << 20),
+        reduce_sum_fma(big),
+        softmax(4096, 1024),
+        softmax(256, 1024),
+        matmul_softmax(512),
+        matmul(512),
+        matmul_softmax(2048),
+        matmul(2048),
+        layernorm(4096, 1024),
+        gelu(big),
+        mlp(256, [784, 1024, 1024, 10]),
+        chain8(big),
+        transpose(4096),
+        row_broadcast(4096),
+    ]
 
 
 def all_workloads(quick: bool = False) -> list[Workload]:

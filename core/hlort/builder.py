@@ -116,17 +116,25 @@ class Builder:
             arr = arr.astype(np.int32)
         dt = dtypes.from_numpy(arr.dtype)
         instr = Instruction(
-            Opcode.CONSTANT, ArrayShape(dt, arr.shape), (), name=name or "constant",
+            Opcode.CONSTANT,
+            ArrayShape(dt, arr.shape),
+            (),
+            name=name or "constant",
             literal=np.array(arr, order="C"),  # a copy; keeps 0-d arrays 0-d
-        )  # fmt: skip
+        )
         return self._append(instr)
 
     def iota(self, shape: ArrayShape, dimension: int) -> Op:
         return self.op(Opcode.IOTA, (), shape, iota_dimension=dimension)
 
     # -- elementwise ----------------------------------------------------------------------------
-    def compare(self, a: Op, b: Op, direction: str | A.ComparisonDirection,
-                comparison_type: str | A.ComparisonType | None = None) -> Op:  # fmt: skip
+    def compare(
+        self,
+        a: Op,
+        b: Op,
+        direction: str | A.ComparisonDirection,
+        comparison_type: str | A.ComparisonType | None = None,
+    ) -> Op:
         attrs: dict[str, Any] = {"direction": A.ComparisonDirection(direction)}
         if comparison_type is not None:
             attrs["comparison_type"] = A.ComparisonType(comparison_type)
@@ -153,8 +161,9 @@ class Builder:
         return self.op(Opcode.BITCAST_CONVERT, (x,), ArrayShape(to, dims))
 
     def reduce_precision(self, x: Op, exponent_bits: int, mantissa_bits: int) -> Op:
-        return self.op(Opcode.REDUCE_PRECISION, (x,), exponent_bits=exponent_bits,
-                       mantissa_bits=mantissa_bits)  # fmt: skip
+        return self.op(
+            Opcode.REDUCE_PRECISION, (x,), exponent_bits=exponent_bits, mantissa_bits=mantissa_bits
+        )
 
     def map(self, operands: Sequence[Op], computation: Computation) -> Op:
         dims = tuple(range(operands[0].shape.rank))
@@ -164,8 +173,12 @@ class Builder:
     def broadcast(self, x: Op, dims: Sequence[int], broadcast_dimensions: Sequence[int]) -> Op:
         """Result of ``dims``; operand dimension i maps to result dimension
         ``broadcast_dimensions[i]``."""
-        return self.op(Opcode.BROADCAST, (x,), array(x.shape.dtype, dims),
-                       dimensions=tuple(broadcast_dimensions))  # fmt: skip
+        return self.op(
+            Opcode.BROADCAST,
+            (x,),
+            array(x.shape.dtype, dims),
+            dimensions=tuple(broadcast_dimensions),
+        )
 
     def reshape(self, x: Op, dims: Sequence[int]) -> Op:
         return self.op(Opcode.RESHAPE, (x,), array(x.shape.dtype, dims))
@@ -180,13 +193,14 @@ class Builder:
                 f"slice: starts {list(starts)}, limits {list(limits)} and strides "
                 f"{list(strides)} must have one entry per dimension of {x.shape}"
             )
-        spec = tuple(A.SliceDim(int(a), int(b), int(c))
-                     for a, b, c in zip(starts, limits, strides, strict=True))  # fmt: skip
+        spec = tuple(
+            A.SliceDim(int(a), int(b), int(c))
+            for a, b, c in zip(starts, limits, strides, strict=True)
+        )
         return self.op(Opcode.SLICE, (x,), slice=spec)
 
     def dynamic_slice(self, x: Op, start_indices: Sequence[Op], sizes: Sequence[int]) -> Op:
-        return self.op(Opcode.DYNAMIC_SLICE, (x, *start_indices),
-                       dynamic_slice_sizes=tuple(sizes))  # fmt: skip
+        return self.op(Opcode.DYNAMIC_SLICE, (x, *start_indices), dynamic_slice_sizes=tuple(sizes))
 
     def dynamic_update_slice(self, x: Op, update: Op, start_indices: Sequence[Op]) -> Op:
         return self.op(Opcode.DYNAMIC_UPDATE_SLICE, (x, update, *start_indices))
@@ -200,55 +214,121 @@ class Builder:
     def reverse(self, x: Op, dims: Sequence[int]) -> Op:
         return self.op(Opcode.REVERSE, (x,), dimensions=tuple(dims))
 
-    def gather(self, operand: Op, indices: Op, dnums: A.GatherDimensionNumbers,
-               slice_sizes: Sequence[int], indices_are_sorted: bool = False) -> Op:  # fmt: skip
-        return self.op(Opcode.GATHER, (operand, indices), gather_dimension_numbers=dnums,
-                       slice_sizes=tuple(slice_sizes),
-                       indices_are_sorted=indices_are_sorted)  # fmt: skip
+    def gather(
+        self,
+        operand: Op,
+        indices: Op,
+        dnums: A.GatherDimensionNumbers,
+        slice_sizes: Sequence[int],
+        indices_are_sorted: bool = False,
+    ) -> Op:
+        return self.op(
+            Opcode.GATHER,
+            (operand, indices),
+            gather_dimension_numbers=dnums,
+            slice_sizes=tuple(slice_sizes),
+            indices_are_sorted=indices_are_sorted,
+        )
 
-    def scatter(self, operands: Sequence[Op], indices: Op, updates: Sequence[Op],
-                computation: Computation, dnums: A.ScatterDimensionNumbers,
-                indices_are_sorted: bool = False, unique_indices: bool = False) -> Op:  # fmt: skip
-        return self.op(Opcode.SCATTER, (*operands, indices, *updates),
-                       scatter_dimension_numbers=dnums, to_apply=self._comp(computation),
-                       indices_are_sorted=indices_are_sorted,
-                       unique_indices=unique_indices)  # fmt: skip
+    def scatter(
+        self,
+        operands: Sequence[Op],
+        indices: Op,
+        updates: Sequence[Op],
+        computation: Computation,
+        dnums: A.ScatterDimensionNumbers,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+    ) -> Op:
+        return self.op(
+            Opcode.SCATTER,
+            (*operands, indices, *updates),
+            scatter_dimension_numbers=dnums,
+            to_apply=self._comp(computation),
+            indices_are_sorted=indices_are_sorted,
+            unique_indices=unique_indices,
+        )
 
     # -- reductions ---------------------------------------------------------------------------
-    def reduce(self, operands: Sequence[Op] | Op, inits: Sequence[Op] | Op,
-               computation: Computation, dimensions: Sequence[int]) -> Op:  # fmt: skip
+    def reduce(
+        self,
+        operands: Sequence[Op] | Op,
+        inits: Sequence[Op] | Op,
+        computation: Computation,
+        dimensions: Sequence[int],
+    ) -> Op:
         operands = [operands] if isinstance(operands, Instruction) else list(operands)
         inits = [inits] if isinstance(inits, Instruction) else list(inits)
-        return self.op(Opcode.REDUCE, (*operands, *inits), dimensions=tuple(dimensions),
-                       to_apply=self._comp(computation))  # fmt: skip
+        return self.op(
+            Opcode.REDUCE,
+            (*operands, *inits),
+            dimensions=tuple(dimensions),
+            to_apply=self._comp(computation),
+        )
 
-    def reduce_window(self, operands: Sequence[Op] | Op, inits: Sequence[Op] | Op,
-                      computation: Computation, window: Sequence[A.WindowDim]) -> Op:  # fmt: skip
+    def reduce_window(
+        self,
+        operands: Sequence[Op] | Op,
+        inits: Sequence[Op] | Op,
+        computation: Computation,
+        window: Sequence[A.WindowDim],
+    ) -> Op:
         operands = [operands] if isinstance(operands, Instruction) else list(operands)
         inits = [inits] if isinstance(inits, Instruction) else list(inits)
-        return self.op(Opcode.REDUCE_WINDOW, (*operands, *inits), window=tuple(window),
-                       to_apply=self._comp(computation))  # fmt: skip
+        return self.op(
+            Opcode.REDUCE_WINDOW,
+            (*operands, *inits),
+            window=tuple(window),
+            to_apply=self._comp(computation),
+        )
 
-    def select_and_scatter(self, operand: Op, select: Computation, window: Sequence[A.WindowDim],
-                           source: Op, init: Op, scatter: Computation) -> Op:  # fmt: skip
-        return self.op(Opcode.SELECT_AND_SCATTER, (operand, source, init), window=tuple(window),
-                       select=self._comp(select), scatter=self._comp(scatter))  # fmt: skip
+    def select_and_scatter(
+        self,
+        operand: Op,
+        select: Computation,
+        window: Sequence[A.WindowDim],
+        source: Op,
+        init: Op,
+        scatter: Computation,
+    ) -> Op:
+        return self.op(
+            Opcode.SELECT_AND_SCATTER,
+            (operand, source, init),
+            window=tuple(window),
+            select=self._comp(select),
+            scatter=self._comp(scatter),
+        )
 
-    def sort(self, operands: Sequence[Op] | Op, comparator: Computation, dimension: int = -1,
-             is_stable: bool = False) -> Op:  # fmt: skip
+    def sort(
+        self,
+        operands: Sequence[Op] | Op,
+        comparator: Computation,
+        dimension: int = -1,
+        is_stable: bool = False,
+    ) -> Op:
         operands = [operands] if isinstance(operands, Instruction) else list(operands)
         if dimension < 0:
             dimension += operands[0].shape.rank
-        return self.op(Opcode.SORT, operands, dimensions=(dimension,), is_stable=is_stable,
-                       to_apply=self._comp(comparator))  # fmt: skip
+        return self.op(
+            Opcode.SORT,
+            operands,
+            dimensions=(dimension,),
+            is_stable=is_stable,
+            to_apply=self._comp(comparator),
+        )
 
     def top_k(self, x: Op, k: int, largest: bool = True) -> Op:
         return self.op(Opcode.TOPK, (x,), k=k, largest=largest)
 
     # -- linear algebra -----------------------------------------------------------------------
-    def dot_general(self, lhs: Op, rhs: Op, dnums: A.DotDimensionNumbers,
-                    precision: Sequence[str] | None = None,
-                    preferred: DType | str | None = None) -> Op:  # fmt: skip
+    def dot_general(
+        self,
+        lhs: Op,
+        rhs: Op,
+        dnums: A.DotDimensionNumbers,
+        precision: Sequence[str] | None = None,
+        preferred: DType | str | None = None,
+    ) -> Op:
         attrs: dict[str, Any] = {"dot_dimension_numbers": dnums}
         return self._contraction(Opcode.DOT, lhs, rhs, attrs, precision, preferred)
 
@@ -257,18 +337,34 @@ class Builder:
         dnums = A.DotDimensionNumbers((lhs.shape.rank - 1,), (0,))
         return self.dot_general(lhs, rhs, dnums, precision)
 
-    def convolution(self, lhs: Op, rhs: Op, window: Sequence[A.WindowDim],
-                    dnums: A.ConvDimensionNumbers, feature_group_count: int = 1,
-                    batch_group_count: int = 1, precision: Sequence[str] | None = None,
-                    preferred: DType | str | None = None) -> Op:  # fmt: skip
-        attrs: dict[str, Any] = dict(window=tuple(window), dim_labels=dnums,
-                                     feature_group_count=feature_group_count,
-                                     batch_group_count=batch_group_count)  # fmt: skip
+    def convolution(
+        self,
+        lhs: Op,
+        rhs: Op,
+        window: Sequence[A.WindowDim],
+        dnums: A.ConvDimensionNumbers,
+        feature_group_count: int = 1,
+        batch_group_count: int = 1,
+        precision: Sequence[str] | None = None,
+        preferred: DType | str | None = None,
+    ) -> Op:
+        attrs: dict[str, Any] = dict(
+            window=tuple(window),
+            dim_labels=dnums,
+            feature_group_count=feature_group_count,
+            batch_group_count=batch_group_count,
+        )
         return self._contraction(Opcode.CONVOLUTION, lhs, rhs, attrs, precision, preferred)
 
-    def _contraction(self, opcode: Opcode, lhs: Op, rhs: Op, attrs: dict[str, Any],
-                     precision: Sequence[str] | None,
-                     preferred: DType | str | None) -> Op:  # fmt: skip
+    def _contraction(
+        self,
+        opcode: Opcode,
+        lhs: Op,
+        rhs: Op,
+        attrs: dict[str, Any],
+        precision: Sequence[str] | None,
+        preferred: DType | str | None,
+    ) -> Op:
         """Dot or convolution with optional per-operand ``precision`` and a ``preferred`` result
         element type (XLA's preferred_element_type) in place of the inferred one."""
         if precision is not None:
@@ -289,9 +385,15 @@ class Builder:
         """
         return self.op(Opcode.CHOLESKY, (a,), lower=lower)
 
-    def triangular_solve(self, a: Op, b: Op, left_side: bool = True, lower: bool = True,
-                         unit_diagonal: bool = False,
-                         transpose_a: str | A.Transpose = "NO_TRANSPOSE") -> Op:  # fmt: skip
+    def triangular_solve(
+        self,
+        a: Op,
+        b: Op,
+        left_side: bool = True,
+        lower: bool = True,
+        unit_diagonal: bool = False,
+        transpose_a: str | A.Transpose = "NO_TRANSPOSE",
+    ) -> Op:
         """Solve op(a) x = b (``left_side``) or x op(a) = b for x, ``a`` triangular.
 
         ``left_side`` and ``lower`` default to True here (the common left-hand, lower-triangular
@@ -300,13 +402,17 @@ class Builder:
         ``unit_diagonal`` (default False) takes the diagonal of ``a`` as ones; ``transpose_a`` is
         NO_TRANSPOSE, TRANSPOSE or ADJOINT.
         """
-        return self.op(Opcode.TRIANGULAR_SOLVE, (a, b), left_side=left_side, lower=lower,
-                       unit_diagonal=unit_diagonal,
-                       transpose_a=A.Transpose(transpose_a))  # fmt: skip
+        return self.op(
+            Opcode.TRIANGULAR_SOLVE,
+            (a, b),
+            left_side=left_side,
+            lower=lower,
+            unit_diagonal=unit_diagonal,
+            transpose_a=A.Transpose(transpose_a),
+        )
 
     def fft(self, x: Op, fft_type: str | A.FftType, fft_length: Sequence[int]) -> Op:
-        return self.op(Opcode.FFT, (x,), fft_type=A.FftType(fft_type),
-                       fft_length=tuple(fft_length))  # fmt: skip
+        return self.op(Opcode.FFT, (x,), fft_type=A.FftType(fft_type), fft_length=tuple(fft_length))
 
     # -- control flow and structure -----------------------------------------------------------
     def tuple(self, elements: Sequence[Op]) -> Op:
@@ -316,15 +422,16 @@ class Builder:
         return self.op(Opcode.GET_TUPLE_ELEMENT, (t,), index=index)
 
     def while_loop(self, condition: Computation, body: Computation, init: Op) -> Op:
-        return self.op(Opcode.WHILE, (init,), condition=self._comp(condition),
-                       body=self._comp(body))  # fmt: skip
+        return self.op(
+            Opcode.WHILE, (init,), condition=self._comp(condition), body=self._comp(body)
+        )
 
-    def conditional(self, selector: Op, branches: Sequence[Computation],
-                    branch_operands: Sequence[Op]) -> Op:  # fmt: skip
+    def conditional(
+        self, selector: Op, branches: Sequence[Computation], branch_operands: Sequence[Op]
+    ) -> Op:
         """``selector`` pred (branches = [true, false]) or s32 index (out of range -> last)."""
         comps = tuple(self._comp(c) for c in branches)
-        return self.op(Opcode.CONDITIONAL, (selector, *branch_operands),
-                       branch_computations=comps)  # fmt: skip
+        return self.op(Opcode.CONDITIONAL, (selector, *branch_operands), branch_computations=comps)
 
     def call(self, computation: Computation, operands: Sequence[Op]) -> Op:
         return self.op(Opcode.CALL, tuple(operands), to_apply=self._comp(computation))
@@ -335,9 +442,14 @@ class Builder:
     def after_all(self, tokens: Sequence[Op] = ()) -> Op:
         return self.op(Opcode.AFTER_ALL, tuple(tokens))
 
-    def custom_call(self, target: str, operands: Sequence[Op], shape: Shape,
-                    backend_config: str | None = None,
-                    has_side_effect: bool = False) -> Op:  # fmt: skip
+    def custom_call(
+        self,
+        target: str,
+        operands: Sequence[Op],
+        shape: Shape,
+        backend_config: str | None = None,
+        has_side_effect: bool = False,
+    ) -> Op:
         attrs: dict[str, Any] = {"custom_call_target": target}
         if backend_config is not None:
             attrs["backend_config"] = backend_config
@@ -345,15 +457,16 @@ class Builder:
             attrs["has_side_effect"] = True
         return self.op(Opcode.CUSTOM_CALL, tuple(operands), shape, **attrs)
 
-    def rng_bit_generator(self, state: Op, shape: ArrayShape,
-                          algorithm: str | A.RngAlgorithm = "rng_default") -> Op:  # fmt: skip
+    def rng_bit_generator(
+        self, state: Op, shape: ArrayShape, algorithm: str | A.RngAlgorithm = "rng_default"
+    ) -> Op:
         out = TupleShape((state.shape, shape))
-        return self.op(Opcode.RNG_BIT_GENERATOR, (state,), out,
-                       algorithm=A.RngAlgorithm(algorithm))  # fmt: skip
+        return self.op(Opcode.RNG_BIT_GENERATOR, (state,), out, algorithm=A.RngAlgorithm(algorithm))
 
     # -- common nested computations -----------------------------------------------------------
-    def scalar_computation(self, opcode: Opcode | str, dtype: DType | str,
-                           name: str | None = None) -> Computation:  # fmt: skip
+    def scalar_computation(
+        self, opcode: Opcode | str, dtype: DType | str, name: str | None = None
+    ) -> Computation:
         """``(a, b) -> opcode(a, b)`` on scalars: the usual reducer (add, maximum...)."""
         if isinstance(opcode, str):
             opcode = Opcode(opcode)
@@ -364,8 +477,12 @@ class Builder:
         comp = sub.finish(sub.op(opcode, (a, b)))
         return self._comp(comp)
 
-    def comparator(self, dtypes_: Sequence[DType | str], direction: str = "LT",
-                   comparison_type: str | None = None) -> Computation:  # fmt: skip
+    def comparator(
+        self,
+        dtypes_: Sequence[DType | str],
+        direction: str = "LT",
+        comparison_type: str | None = None,
+    ) -> Computation:
         """A sort comparator on the first operand of ``dtypes_`` (the others ride along)."""
         sub = self.sub("compare_" + direction.lower())
         params = []
@@ -381,12 +498,24 @@ def _add_elementwise_methods() -> None:
     """``b.add(x, y)``, ``b.exp(x)``...: one method per elementwise opcode, named by the op."""
     simple = [op for op in Opcode if op.info.elementwise and op.info.arity in (1, 2)]
     skip = {Opcode.COMPARE, Opcode.CONVERT, Opcode.REDUCE_PRECISION, Opcode.MAP}
-    aliases = {Opcode.EXP: "exp", Opcode.SUBTRACT: "sub", Opcode.MULTIPLY: "mul",
-               Opcode.DIVIDE: "div", Opcode.SINE: "sin", Opcode.COSINE: "cos",
-               Opcode.CLZ: "clz", Opcode.EXPM1: "expm1", Opcode.LOG1P: "log1p",
-               Opcode.POWER: "pow", Opcode.MAXIMUM: "max", Opcode.MINIMUM: "min",
-               Opcode.NOT: "not_", Opcode.AND: "and_", Opcode.OR: "or_",
-               Opcode.XOR: "xor"}  # fmt: skip
+    aliases = {
+        Opcode.EXP: "exp",
+        Opcode.SUBTRACT: "sub",
+        Opcode.MULTIPLY: "mul",
+        Opcode.DIVIDE: "div",
+        Opcode.SINE: "sin",
+        Opcode.COSINE: "cos",
+        Opcode.CLZ: "clz",
+        Opcode.EXPM1: "expm1",
+        Opcode.LOG1P: "log1p",
+        Opcode.POWER: "pow",
+        Opcode.MAXIMUM: "max",
+        Opcode.MINIMUM: "min",
+        Opcode.NOT: "not_",
+        Opcode.AND: "and_",
+        Opcode.OR: "or_",
+        Opcode.XOR: "xor",
+    }
     for op in simple:
         if op in skip:
             continue

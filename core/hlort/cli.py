@@ -23,10 +23,16 @@ from hlort.errors import ErrorCode, HlortError, Internal, InvalidArgument, Unimp
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_UNSUPPORTED = 0, 1, 2, 3
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a Unix tool killed by a closed pipe
 _BAD_INPUT_CODES = {
-    ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND, ErrorCode.OUT_OF_RANGE,
-    ErrorCode.ALREADY_EXISTS, ErrorCode.FAILED_PRECONDITION, ErrorCode.DATA_LOSS,
-    ErrorCode.UNAVAILABLE, ErrorCode.PERMISSION_DENIED, ErrorCode.UNAUTHENTICATED,
-}  # fmt: skip
+    ErrorCode.INVALID_ARGUMENT,
+    ErrorCode.NOT_FOUND,
+    ErrorCode.OUT_OF_RANGE,
+    ErrorCode.ALREADY_EXISTS,
+    ErrorCode.FAILED_PRECONDITION,
+    ErrorCode.DATA_LOSS,
+    ErrorCode.UNAVAILABLE,
+    ErrorCode.PERMISSION_DENIED,
+    ErrorCode.UNAUTHENTICATED,
+}
 
 
 def exit_code_for(code: ErrorCode) -> int:
@@ -76,8 +82,10 @@ def cmd_devices(args: argparse.Namespace) -> int:
             attrs = record.plugin.attributes() if record.plugin is not None else {}
             version = attrs.get("version", record.client.platform_version)
             tag = " (default)" if record.name == default else ""
-            print(f"{record.name:<16} ok{tag}: version {version}, priority {record.priority}, "
-                  f"{record.source}")  # fmt: skip
+            print(
+                f"{record.name:<16} ok{tag}: version {version}, priority {record.priority}, "
+                f"{record.source}"
+            )
             backend = backend_for_client(record.client)
             for device in backend.devices():
                 extra = " ".join(f"{k}={v}" for k, v in device.attributes().items())
@@ -181,12 +189,18 @@ def _describe(name: str, shape) -> dict:
 
 
 def _profile(exe, load_s: float, transfer_in_s: float, transfer_out_s: float) -> dict:
-    phases = {"parse": load_s, **exe.timings, "transfer_in": transfer_in_s,
-              "transfer_out": transfer_out_s}  # fmt: skip
+    phases = {
+        "parse": load_s,
+        **exe.timings,
+        "transfer_in": transfer_in_s,
+        "transfer_out": transfer_out_s,
+    }
     profile: dict = {"phases_ms": {k: _ms(v) for k, v in phases.items() if k != "load"}}
-    getters = (("cost_analysis", exe.cost_analysis),
-               ("compiled_memory_stats", exe.compiled_memory_stats),
-               ("execution_profile", getattr(exe.raw, "execution_profile", None)))  # fmt: skip
+    getters = (
+        ("cost_analysis", exe.cost_analysis),
+        ("compiled_memory_stats", exe.compiled_memory_stats),
+        ("execution_profile", getattr(exe.raw, "execution_profile", None)),
+    )
     for key, getter in getters:
         if getter is None:  # execution_profile: optional, plugins with a device model have it
             continue
@@ -206,8 +220,10 @@ def _fallbacks(exe) -> list[str]:
 
 
 def _print_fallbacks(reasons: list[str], indent: str, stream) -> None:
-    print(f"{indent}fallbacks: {len(reasons)} (instructions on the reference interpreter)",
-          file=stream)  # fmt: skip
+    print(
+        f"{indent}fallbacks: {len(reasons)} (instructions on the reference interpreter)",
+        file=stream,
+    )
     for reason in reasons:
         print(f"{indent}  {' '.join(reason.split())}", file=stream)
 
@@ -218,16 +234,20 @@ def _shape_text(d: dict) -> str:
 
 def _print_run(report: dict, results: list[np.ndarray], show_values: bool) -> None:
     print(f"module   {report['module']} ({report['format']}) on {report['device']}")
-    print(f"inputs   {', '.join(map(_shape_text, report['inputs'])) or '(none)'}"
-          f"  [{report['inputs_source']}]")  # fmt: skip
+    print(
+        f"inputs   {', '.join(map(_shape_text, report['inputs'])) or '(none)'}"
+        f"  [{report['inputs_source']}]"
+    )
     print(f"outputs  {', '.join(map(_shape_text, report['outputs'])) or '(none)'}")
     print(f"compile  {report['compile_ms']:.3f} ms")
     runs = len(report["execute_ms"])
     if runs == 1:
         print(f"execute  {report['execute_ms_mean']:.3f} ms")
     else:
-        print(f"execute  {report['execute_ms_mean']:.3f} ms mean, "
-              f"{report['execute_ms_min']:.3f} ms min over {runs} runs")  # fmt: skip
+        print(
+            f"execute  {report['execute_ms_mean']:.3f} ms mean, "
+            f"{report['execute_ms_min']:.3f} ms min over {runs} runs"
+        )
     if "profile" in report:
         for phase, ms in report["profile"]["phases_ms"].items():
             print(f"  {phase:<16} {ms:10.3f} ms")
@@ -288,8 +308,9 @@ def _import_optional(module_name: str, feature: str):
         return importlib.import_module(module_name)
     except ModuleNotFoundError as err:
         if err.name is not None and module_name.startswith(err.name):
-            raise Unimplemented(f"{feature} is not available in this installation "
-                                f"({module_name} is missing)") from None  # fmt: skip
+            raise Unimplemented(
+                f"{feature} is not available in this installation ({module_name} is missing)"
+            ) from None
         raise
 
 
@@ -315,19 +336,37 @@ def cmd_conformance(args: argparse.Namespace) -> int:
     import hlort
 
     backend = hlort.backend(args.platform)  # unknown or broken platform -> exit 2 here, clearly
-    for module, fix in (("pytest", "pip install pytest"),
-                        ("hlort.testing.pytest_plugin", "reinstall hlort")):  # fmt: skip
+    for module, fix in (
+        ("pytest", "pip install pytest"),
+        ("hlort.testing.pytest_plugin", "reinstall hlort"),
+    ):
         if importlib.util.find_spec(module) is None:
-            raise Unimplemented(f"the conformance suite needs {module}, which this "
-                                f"installation lacks; fix: {fix}")  # fmt: skip
+            raise Unimplemented(
+                f"the conformance suite needs {module}, which this installation lacks; fix: {fix}"
+            )
     _check_conformance_profile(backend)
     # -c devnull and --noconftest: the suite runs the same whatever pytest configuration the
     # current directory has (a project's conftest.py, e.g. hlort's own with HLORT_FALLBACK=error,
     # would otherwise apply when the suite is installed in editable mode below it);
     # no:hypothesispytest saves hypothesis's ~2 s of start-up (the suite does not use it).
-    cmd = [sys.executable, "-m", "pytest", "--pyargs", "hlort.testing",
-           "--hlort-platform", args.platform, "-c", os.devnull, "--rootdir", os.getcwd(),
-           "--noconftest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--pyargs",
+        "hlort.testing",
+        "--hlort-platform",
+        args.platform,
+        "-c",
+        os.devnull,
+        "--rootdir",
+        os.getcwd(),
+        "--noconftest",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:hypothesispytest",
+    ]
     if args.quick:
         cmd.append("--hlort-quick")
     if args.strict:
@@ -344,11 +383,15 @@ def cmd_conformance(args: argparse.Namespace) -> int:
     if rc == 2:  # interrupted
         return 130
     if rc == 4:  # usage error: pytest has printed it (e.g. the platform cannot start there)
-        raise InvalidArgument(f"the conformance suite could not start on {args.platform!r} "
-                              f"(pytest usage error, printed above)")  # fmt: skip
+        raise InvalidArgument(
+            f"the conformance suite could not start on {args.platform!r} "
+            f"(pytest usage error, printed above)"
+        )
     if rc == 5:  # no tests collected
-        raise Unimplemented("the conformance suite (hlort.testing) is not available in this "
-                            "installation: pytest collected no tests from it")  # fmt: skip
+        raise Unimplemented(
+            "the conformance suite (hlort.testing) is not available in this "
+            "installation: pytest collected no tests from it"
+        )
     raise Internal(f"pytest stopped with exit status {rc} running the conformance suite")
 
 
@@ -375,8 +418,9 @@ def cmd_testdata(args: argparse.Namespace) -> int:
 # -- parser and main -----------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
-    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                        help="show tracebacks")  # fmt: skip
+    common.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks"
+    )
     parser = _Parser(prog="hlort", description="hlort: run ML programs on pluggable backends")
     parser.add_argument("--debug", action="store_true", default=False, help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -398,20 +442,34 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compile", parents=[common], help="print the optimized HLO of a module")
     p.add_argument("module", metavar="MODULE")
     p.add_argument("--platform", metavar="P")
-    p.add_argument("--dump-dir", metavar="D", help="write the module after each pass and "
-                   "the backend's artifacts here")  # fmt: skip
-    p.add_argument("--target", metavar="T", help="compile ahead of time for this target of the "
-                   "platform (e.g. sm_90 for cuda); needs no device")  # fmt: skip
+    p.add_argument(
+        "--dump-dir",
+        metavar="D",
+        help="write the module after each pass and the backend's artifacts here",
+    )
+    p.add_argument(
+        "--target",
+        metavar="T",
+        help="compile ahead of time for this target of the "
+        "platform (e.g. sm_90 for cuda); needs no device",
+    )
     p.set_defaults(handler=cmd_compile)
 
     p = sub.add_parser("conformance", parents=[common], help="run the conformance suite")
     p.add_argument("--platform", metavar="P", required=True)
-    p.add_argument("--report", metavar="FILE", help="write the suite's report to FILE.json and "
-                   "FILE.md (every test; the op x element-type table)")  # fmt: skip
+    p.add_argument(
+        "--report",
+        metavar="FILE",
+        help="write the suite's report to FILE.json and "
+        "FILE.md (every test; the op x element-type table)",
+    )
     p.add_argument("--junit-xml", metavar="FILE", help="also write a JUnit XML report")
     p.add_argument("--quick", action="store_true", help="a sample of the op cases (--hlort-quick)")
-    p.add_argument("--strict", action="store_true",
-                   help="fail when an expected failure passes (--hlort-strict)")  # fmt: skip
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail when an expected failure passes (--hlort-strict)",
+    )
     p.set_defaults(handler=cmd_conformance)
 
     p = sub.add_parser("new-plugin", parents=[common], help="create a plugin from the template")
@@ -424,8 +482,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--platform", metavar="P")
     p.add_argument("--jobs", metavar="N", type=int)
     p.add_argument("--report", metavar="FILE")
-    p.add_argument("--option", metavar="KEY=VALUE", action="append", default=[],
-                   help="a compile target option for every compile (repeatable)")
+    p.add_argument(
+        "--option",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="a compile target option for every compile (repeatable)",
+    )
     p.set_defaults(handler=cmd_testdata)
     return parser
 

@@ -44,8 +44,10 @@ def run_program(title: str, module, reference, inputs) -> None:
     compile_s = time.perf_counter() - start
     optimized = exe.module
     if optimized is not module:
-        print(f"-- after the core passes: {optimized.instruction_count()} instructions, "
-              f"{_fusions(optimized)} fusion(s)")  # fmt: skip
+        print(
+            f"-- after the core passes: {optimized.instruction_count()} instructions, "
+            f"{_fusions(optimized)} fusion(s)"
+        )
         print(print_module(optimized))
     start = time.perf_counter()
     got = exe(*inputs)
@@ -53,8 +55,10 @@ def run_program(title: str, module, reference, inputs) -> None:
     want = reference(*inputs)
     err = float(np.max(np.abs(np.asarray(got, np.float64) - want))) if np.size(want) else 0.0
     status = "matches NumPy" if np.allclose(got, want, rtol=1e-4, atol=1e-5) else "MISMATCH"
-    print(f"-- {exe.backend.platform}: compile {compile_s * 1e3:.1f} ms, run {run_s * 1e3:.2f} ms, "
-          f"max |error| {err:.2e}: {status}")  # fmt: skip
+    print(
+        f"-- {exe.backend.platform}: compile {compile_s * 1e3:.1f} ms, run {run_s * 1e3:.2f} ms, "
+        f"max |error| {err:.2e}: {status}"
+    )
     if status != "matches NumPy":
         raise SystemExit(1)
 

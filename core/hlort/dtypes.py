@@ -94,9 +94,24 @@ F8E4M3FN = DType("f8e4m3fn", "f8E4M3FN", np.dtype(ml_dtypes.float8_e4m3fn), "flo
 F8E5M2 = DType("f8e5m2", "f8E5M2", np.dtype(ml_dtypes.float8_e5m2), "float")
 
 ALL_DTYPES: tuple[DType, ...] = (
-    PRED, S8, S16, S32, S64, U8, U16, U32, U64,
-    F16, BF16, F32, F64, C64, C128, F8E4M3FN, F8E5M2,
-)  # fmt: skip
+    PRED,
+    S8,
+    S16,
+    S32,
+    S64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F16,
+    BF16,
+    F32,
+    F64,
+    C64,
+    C128,
+    F8E4M3FN,
+    F8E5M2,
+)
 SIGNED_INTEGER_DTYPES = tuple(d for d in ALL_DTYPES if d.kind == "sint")
 UNSIGNED_INTEGER_DTYPES = tuple(d for d in ALL_DTYPES if d.kind == "uint")
 INTEGER_DTYPES = SIGNED_INTEGER_DTYPES + UNSIGNED_INTEGER_DTYPES

@@ -70,8 +70,10 @@ def layernorm(rows: int, cols: int, eps: float = 1e-5, dtype: str = "f32"):
     eps_b = b.broadcast(b.constant(np.array(eps, dt.numpy)), [rows], [])
     inv_std = b.rsqrt(b.add(var, eps_b))
     normed = b.multiply(centered, b.broadcast(inv_std, [rows, cols], [0]))
-    out = b.add(b.multiply(normed, b.broadcast(gamma, [rows, cols], [1])),
-                b.broadcast(beta, [rows, cols], [1]))  # fmt: skip
+    out = b.add(
+        b.multiply(normed, b.broadcast(gamma, [rows, cols], [1])),
+        b.broadcast(beta, [rows, cols], [1]),
+    )
 
     def reference(x, gamma, beta):
         mu = x.mean(axis=1, keepdims=True)

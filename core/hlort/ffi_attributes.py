@@ -17,7 +17,7 @@ from hlort.errors import InvalidArgument
 _ENTRY = re.compile(
     r'\s*(?P<key>[A-Za-z_][\w.$-]*|"[^"]*")\s*=\s*'
     r'(?P<value>"(?:[^"\\]|\\.)*"|true|false|[-+]?[\w.+-]+)'
-    r'(?:\s*:\s*(?P<type>[a-z]+\d*))?\s*(?:,|$)'
+    r"(?:\s*:\s*(?P<type>[a-z]+\d*))?\s*(?:,|$)"
 )
 
 
@@ -34,8 +34,10 @@ def ffi_attributes_text(attributes: dict) -> str:
         elif isinstance(value, str):
             text = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
         else:
-            raise InvalidArgument(f"typed-FFI attribute {key!r} has a value hlort cannot keep: "
-                                  f"{value!r}; only integers, floats, booleans and strings")
+            raise InvalidArgument(
+                f"typed-FFI attribute {key!r} has a value hlort cannot keep: "
+                f"{value!r}; only integers, floats, booleans and strings"
+            )
         parts.append(f"{key} = {text}")
     return "{" + ", ".join(parts) + "}"
 
@@ -62,21 +64,27 @@ def parse_ffi_attributes(config, where: str) -> dict:
         return dict(config)
     body = config.strip()
     if not (body.startswith("{") and body.endswith("}")):
-        raise InvalidArgument(f"{where}: backend_config {config!r} is not a typed-FFI attribute "
-                              "dictionary like {uplo = 76 : ui8}")
+        raise InvalidArgument(
+            f"{where}: backend_config {config!r} is not a typed-FFI attribute "
+            "dictionary like {uplo = 76 : ui8}"
+        )
     body = body[1:-1].strip()
     out: dict = {}
     pos = 0
     while pos < len(body):
         match = _ENTRY.match(body, pos)
         if match is None:
-            raise InvalidArgument(f"{where}: cannot read the typed-FFI attributes {config!r} "
-                                  f"at {body[pos:pos + 20]!r}")
+            raise InvalidArgument(
+                f"{where}: cannot read the typed-FFI attributes {config!r} "
+                f"at {body[pos : pos + 20]!r}"
+            )
         key = match["key"].strip('"')
         try:
             out[key] = _value(match["value"], match["type"])
         except ValueError:
-            raise InvalidArgument(f"{where}: typed-FFI attribute {key} = {match['value']!r} "
-                                  "is not a number, boolean or string") from None
+            raise InvalidArgument(
+                f"{where}: typed-FFI attribute {key} = {match['value']!r} "
+                "is not a number, boolean or string"
+            ) from None
         pos = match.end()
     return out

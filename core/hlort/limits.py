@@ -34,8 +34,10 @@ def _read(name: str) -> int:
     try:
         value = int(raw, 0)
     except ValueError:
-        raise InvalidArgument(f"{name}={raw!r} is not an integer; unset it or give a "
-                              f"positive whole number (default {_DEFAULTS[name]})") from None
+        raise InvalidArgument(
+            f"{name}={raw!r} is not an integer; unset it or give a "
+            f"positive whole number (default {_DEFAULTS[name]})"
+        ) from None
     if value <= 0:
         raise InvalidArgument(f"{name}={raw!r} must be positive (default {_DEFAULTS[name]})")
     return value
@@ -56,11 +58,14 @@ def max_constant_bytes() -> int:
     return _read("HLORT_MAX_CONSTANT_BYTES")
 
 
-def check_constant_size(nbytes: int, what: str,
-                        fail: Callable[[str], Exception] = InvalidArgument) -> None:
+def check_constant_size(
+    nbytes: int, what: str, fail: Callable[[str], Exception] = InvalidArgument
+) -> None:
     """Refuse a constant larger than the limit, before anything is allocated for it.
     ``fail(message)`` builds the INVALID_ARGUMENT error (a parser passes one naming line:col)."""
     limit = max_constant_bytes()
     if nbytes > limit:
-        raise fail(f"{what} stands for {nbytes:,} bytes, over the {limit:,}-byte limit for one "
-                   "constant; pass the data as a parameter, or raise HLORT_MAX_CONSTANT_BYTES")
+        raise fail(
+            f"{what} stands for {nbytes:,} bytes, over the {limit:,}-byte limit for one "
+            "constant; pass the data as a parameter, or raise HLORT_MAX_CONSTANT_BYTES"
+        )

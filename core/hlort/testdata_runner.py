@@ -23,9 +23,15 @@ from hlort.testdata.report import Summary
 from hlort.testdata.scheduler import run_files
 
 
-def run_testdata(paths: list[str], platform: str = "interpreter", jobs: int = 1,
-                 report: str | None = None, timeout: float = 60.0, root: str | None = None,
-                 verbose: bool = False) -> Summary:  # fmt: skip
+def run_testdata(
+    paths: list[str],
+    platform: str = "interpreter",
+    jobs: int = 1,
+    report: str | None = None,
+    timeout: float = 60.0,
+    root: str | None = None,
+    verbose: bool = False,
+) -> Summary:
     """Run every ``.mlir`` file under ``paths``; returns the :class:`Summary` (and writes it to
     ``report`` when given). ``jobs=0`` runs in-process without a timeout."""
     files = find_files(list(paths), root)
@@ -63,16 +69,25 @@ def platform_problem(platform: str) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="hlort testdata", description=__doc__.split("\n")[0])
     parser.add_argument("paths", nargs="+", help="files or directories of .mlir tests")
-    parser.add_argument("--platform", default="interpreter",
-                        help="interpreter (default) or a plugin's platform name")
-    parser.add_argument("--jobs", type=int, default=1,
-                        help="worker processes (0: run in this process, no timeout)")
+    parser.add_argument(
+        "--platform",
+        default="interpreter",
+        help="interpreter (default) or a plugin's platform name",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="worker processes (0: run in this process, no timeout)"
+    )
     parser.add_argument("--report", help="write the report here (.json for JSON, else text)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per file")
     parser.add_argument("--root", help="report paths relative to this directory")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every outcome")
-    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                        help="a compile target option, e.g. default_precision=highest (tpusim)")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a compile target option, e.g. default_precision=highest (tpusim)",
+    )
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
@@ -81,8 +96,10 @@ def main(argv: list[str] | None = None) -> int:
     for item in args.option:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            print(f"hlort: error: INVALID_ARGUMENT: --option {item!r} is not KEY=VALUE",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"hlort: error: INVALID_ARGUMENT: --option {item!r} is not KEY=VALUE",
+                file=sys.stderr,
+            )
             return 2
         options[key.strip()] = value.strip()
     previous = os.environ.pop(OPTIONS_ENV, None)
@@ -102,11 +119,15 @@ def _run(args: argparse.Namespace) -> int:
         print(f"hlort: error: INVALID_ARGUMENT: {problem}", file=sys.stderr)
         return 2
     try:
-        summary = run_testdata(args.paths, args.platform, args.jobs, args.report, args.timeout,
-                               args.root, args.verbose)  # fmt: skip
+        summary = run_testdata(
+            args.paths, args.platform, args.jobs, args.report, args.timeout, args.root, args.verbose
+        )
     except FileNotFoundError as err:
-        print(f"hlort: error: INVALID_ARGUMENT: no such file or directory: {err}; "
-              f"give .mlir files or directories of them", file=sys.stderr)
+        print(
+            f"hlort: error: INVALID_ARGUMENT: no such file or directory: {err}; "
+            f"give .mlir files or directories of them",
+            file=sys.stderr,
+        )
         return 2
     print(summary.to_text(failures=0 if args.verbose else 50), end="")
     return 0 if summary.ok else 1

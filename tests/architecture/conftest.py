@@ -129,8 +129,9 @@ class _ImportCollector(ast.NodeVisitor):
         if name == "import_module" and node.args:
             literals = _literal_strings(node.args[0])
         elif name == "OpRegistry":
-            literals = [s for k in node.keywords if k.arg == "modules"
-                        for s in _literal_strings(k.value)]  # fmt: skip
+            literals = [
+                s for k in node.keywords if k.arg == "modules" for s in _literal_strings(k.value)
+            ]
         for literal in literals:
             flags = self._flags(registration=name == "OpRegistry")
             self.found.append((literal, node.lineno, flags, []))
@@ -156,8 +157,9 @@ def collect_edges() -> list[ImportEdge]:
         collector.visit(ast.parse(path.read_text(), str(path)))
         for prefix, line, flags, names in collector.found:
             # ``from pkg import sub`` imports the module pkg.sub; ``from mod import name`` mod
-            targets = [f"{prefix}.{n}" if f"{prefix}.{n}" in modules else prefix
-                       for n in names] or [prefix]  # fmt: skip
+            targets = [
+                f"{prefix}.{n}" if f"{prefix}.{n}" in modules else prefix for n in names
+            ] or [prefix]
             for target in dict.fromkeys(targets):
                 resolved = _resolve(target, modules)
                 if resolved is not None and resolved != module:

@@ -12,18 +12,43 @@ from collections import defaultdict
 # Lowest first. A module belongs to the layer of its longest matching prefix; "hlort" (exact) is
 # the package's __init__, the public API that re-exports the runtime.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("hlort.errors", "hlort.dtypes", "hlort.shape", "hlort.limits",
-                    "hlort.version", "hlort.ffi_attributes")),
+    (
+        "foundation",
+        (
+            "hlort.errors",
+            "hlort.dtypes",
+            "hlort.shape",
+            "hlort.limits",
+            "hlort.version",
+            "hlort.ffi_attributes",
+        ),
+    ),
     ("ir", ("hlort.ir", "hlort.builder")),
     ("text", ("hlort.text",)),
     ("interpreter", ("hlort.interpreter",)),
     ("passes/importers/codegen", ("hlort.passes", "hlort.importers", "hlort.codegen")),
-    ("plugin API", ("hlort.plugin", "hlort.plugin.api", "hlort.plugin.capabilities",
-                    "hlort.plugin.options", "hlort.plugin.versioning", "hlort.plugin.hookspecs",
-                    "hlort.plugin.conformance_profile")),
+    (
+        "plugin API",
+        (
+            "hlort.plugin",
+            "hlort.plugin.api",
+            "hlort.plugin.capabilities",
+            "hlort.plugin.options",
+            "hlort.plugin.versioning",
+            "hlort.plugin.hookspecs",
+            "hlort.plugin.conformance_profile",
+        ),
+    ),
     ("plugin base", ("hlort.plugin.base", "hlort.plugin.interpreter_backend")),
-    ("runtime", ("hlort.runtime", "hlort.plugin.registry", "hlort.plugin.name_claims",
-                 "hlort.plugin.bounded_call")),
+    (
+        "runtime",
+        (
+            "hlort.runtime",
+            "hlort.plugin.registry",
+            "hlort.plugin.name_claims",
+            "hlort.plugin.bounded_call",
+        ),
+    ),
     ("public API", ("hlort",)),
     ("testing", ("hlort.testing", "hlort.testdata", "hlort.testdata_runner")),
     ("cli", ("hlort.cli", "hlort.demo", "hlort.examples", "hlort.plugin.new_plugin")),
@@ -131,12 +156,14 @@ def _cycles(edges) -> list[tuple[list, list[str]]]:
 
 
 def test_no_import_cycles(import_edges):
-    runtime_edges = [e for e in _checked(import_edges)
-                     if not (e.type_checking or e.registration)]  # fmt: skip
+    runtime_edges = [e for e in _checked(import_edges) if not (e.type_checking or e.registration)]
     found = [
         " -> ".join([chain[0].source] + [f"{e.target} ({e.where()})" for e in chain])
-        + (f"\n    (one of the cycles among {len(members)} modules: {', '.join(members)})"
-           if len(members) > len(chain) else "")  # fmt: skip
+        + (
+            f"\n    (one of the cycles among {len(members)} modules: {', '.join(members)})"
+            if len(members) > len(chain)
+            else ""
+        )
         for chain, members in _cycles(runtime_edges)
     ]
     assert not found, "import cycles:\n  " + "\n  ".join(found)
@@ -144,6 +171,9 @@ def test_no_import_cycles(import_edges):
 
 def test_the_allowlists_name_only_live_edges(import_edges):
     live = {(e.source, e.target) for e in import_edges}
-    gone = [f"{source} -> {target}" for source, target in sorted(ALLOWLIST)
-            if (source, target) not in live]  # fmt: skip
+    gone = [
+        f"{source} -> {target}"
+        for source, target in sorted(ALLOWLIST)
+        if (source, target) not in live
+    ]
     assert not gone, "allowlisted edges that no longer exist (drop them):\n  " + "\n  ".join(gone)

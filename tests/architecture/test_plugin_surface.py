@@ -45,8 +45,10 @@ def allowed(plugin: str, module: str) -> bool:
     extra = BRIDGES.get(plugin, {})
     if module in extra:
         return True
-    return any(module == entry or module.startswith(entry + ".")
-               for entry in (*PLUGIN_SURFACE, *(e for e in extra if e != "hlort")))  # fmt: skip
+    return any(
+        module == entry or module.startswith(entry + ".")
+        for entry in (*PLUGIN_SURFACE, *(e for e in extra if e != "hlort"))
+    )
 
 
 def test_plugins_import_only_the_plugin_surface(import_edges, plugin_package_names):

@@ -19,13 +19,21 @@ import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 TOLERANCE = 1e-3  # run.py's: max |hlort - reference| / max |reference| per output
-HELPER_MODULES = {"workloads.py", "model_workloads.py", "sources.py", "child_compile.py",
-                  "report.py"}  # fmt: skip
+HELPER_MODULES = {
+    "workloads.py",
+    "model_workloads.py",
+    "sources.py",
+    "child_compile.py",
+    "report.py",
+}
 # every other script runs with --quick (run.py has its own tests below); a new one is picked up
 SCRIPTS = sorted(p.name for p in BENCH.glob("*.py") if p.name not in HELPER_MODULES | {"run.py"})
 # the JAX-lowered programs go through warm_cache and fresh_compile in run.py's jax test
-EXTRA_ARGS = {"tpusim_speed.py": ["--tiled"], "warm_cache.py": ["--no-jax"],
-              "fresh_compile.py": ["--no-jax"]}  # fmt: skip
+EXTRA_ARGS = {
+    "tpusim_speed.py": ["--tiled"],
+    "warm_cache.py": ["--no-jax"],
+    "fresh_compile.py": ["--no-jax"],
+}
 HAS_JAX = importlib.util.find_spec("jax") is not None
 NEEDS_JAX = {"jax_dispatch.py"}
 NEEDS_GPU = {"cuda_bench.py"}  # plugins/cuda/tests/test_cuda_bench_plumbing.py: on a fake driver
@@ -42,8 +50,14 @@ def _cuda_works() -> bool:
 def _run(script: str, *args: str, tmp_path: Path) -> str:
     # fallbacks are counted, not refused, whatever the suite's own policy is
     env = dict(os.environ, HLORT_CACHE_DIR=str(tmp_path / "cache"), HLORT_FALLBACK="allow")
-    done = subprocess.run([sys.executable, str(BENCH / script), "--quick", *args], env=env,
-                          capture_output=True, text=True, timeout=900, cwd=tmp_path)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(BENCH / script), "--quick", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, f"{script} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done.stdout
 
@@ -66,8 +80,13 @@ def _rows(tmp_path: Path, *args: str) -> tuple[str, dict]:
 
 
 def test_the_scripts_are_found():
-    expected = {"compile_time.py", "parse_speed.py", "tpusim_speed.py", "warm_cache.py",
-                "fresh_compile.py"}  # fmt: skip
+    expected = {
+        "compile_time.py",
+        "parse_speed.py",
+        "tpusim_speed.py",
+        "warm_cache.py",
+        "fresh_compile.py",
+    }
     assert expected <= set(SCRIPTS)
 
 
@@ -78,8 +97,10 @@ def test_script_runs_quick(script, tmp_path):
     if script in NEEDS_JAX and not (HAS_JAX and importlib.util.find_spec("hlort_jax")):
         pytest.skip(f"{script} measures the hlort-jax bridge: needs jax and hlort-jax")
     if script in NEEDS_GPU and not _cuda_works():
-        pytest.skip(f"{script} times an NVIDIA GPU: none here (its plumbing is tested on a fake "
-                    f"driver in plugins/cuda/tests)")  # fmt: skip
+        pytest.skip(
+            f"{script} times an NVIDIA GPU: none here (its plumbing is tested on a fake "
+            f"driver in plugins/cuda/tests)"
+        )
     assert _run(script, *EXTRA_ARGS.get(script, []), tmp_path=tmp_path).strip()
 
 
@@ -98,8 +119,11 @@ def test_run_quick_with_builder_modules(tmp_path):
     assert "first compile in a fresh process" in out and "fallbacks:" in out
 
 
-@pytest.mark.skipif(not HAS_JAX, reason="jax is not installed: the JAX-lowered rows are not run "
-                                        "(make bench installs the bench extra)")  # fmt: skip
+@pytest.mark.skipif(
+    not HAS_JAX,
+    reason="jax is not installed: the JAX-lowered rows are not run "
+    "(make bench installs the bench extra)",
+)
 def test_run_quick_with_jax_lowerings(tmp_path):
     _, result = _rows(tmp_path)
     rows = {r["workload"]: r for r in result["rows"]}

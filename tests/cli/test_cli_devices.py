@@ -31,8 +31,13 @@ ENTRY main {
 
 
 def hlort(site, *args, **env):
-    result = subprocess.run(hlort_command(*map(str, args)), env=subprocess_env(site, **env),
-                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    result = subprocess.run(
+        hlort_command(*map(str, args)),
+        env=subprocess_env(site, **env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return result.returncode, result.stdout, result.stderr
 
 
@@ -66,10 +71,15 @@ def test_hlort_platforms_restricts_and_orders(fake_site):
     assert names.index("interpreter") < names.index("fakegood")
 
 
-@pytest.mark.parametrize("listed, code_name", [("fakebroken", "UNAVAILABLE"),
-                                               ("fakenewapi", "UNAVAILABLE"),
-                                               ("fakeunavail", "UNAVAILABLE"),
-                                               ("nosuchaccel", "NOT_FOUND")])  # fmt: skip
+@pytest.mark.parametrize(
+    "listed, code_name",
+    [
+        ("fakebroken", "UNAVAILABLE"),
+        ("fakenewapi", "UNAVAILABLE"),
+        ("fakeunavail", "UNAVAILABLE"),
+        ("nosuchaccel", "NOT_FOUND"),
+    ],
+)
 def test_hlort_platforms_naming_a_broken_backend_fails_loudly(fake_site, listed, code_name):
     code, out, err = hlort(fake_site, "devices", HLORT_PLATFORMS=f"{listed},interpreter")
     assert code == 2
@@ -99,6 +109,7 @@ def test_console_script_is_installed():
     if script is None:
         pytest.skip("the hlort console script is not installed in this environment")
     env = {k: v for k, v in os.environ.items() if k != "HLORT_PLATFORMS"}
-    result = subprocess.run([script, "devices"], capture_output=True, text=True, env=env,
-                            timeout=120)  # fmt: skip
+    result = subprocess.run(
+        [script, "devices"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert result.returncode == 0 and "interpreter:0" in result.stdout

@@ -30,8 +30,11 @@ def test_without_a_source_checkout_the_error_names_the_variable(capsys, tmp_path
     monkeypatch.delenv(new_plugin.TEMPLATE_ENV, raising=False)
     monkeypatch.setattr(hlort, "__file__", str(tmp_path / "site-packages" / "hlort" / "x.py"))
     find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name.startswith("hlort_") else find_spec(name, *a))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name.startswith("hlort_") else find_spec(name, *a),
+    )
     code, _, err = run(capsys, "new-plugin", "zed", "--dest", tmp_path)  # a wheel install
     assert code == 2
     line = one_line(err)

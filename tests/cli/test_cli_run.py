@@ -63,8 +63,9 @@ def test_run_with_npz_bf16_raw_bits(capsys, tmp_path, add_file):
     bf = np.array([1, 2.5, -4], ml_dtypes.bfloat16)
     y = np.arange(4, dtype=np.float32).reshape(2, 2)
     np.savez(tmp_path / "in.npz", arg0=bf.view(np.uint16), arg1=y)
-    code, out, err = run(capsys, "run", add_file, "--inputs", tmp_path / "in.npz",
-                         "--output", tmp_path / "out.npz")  # fmt: skip
+    code, out, err = run(
+        capsys, "run", add_file, "--inputs", tmp_path / "in.npz", "--output", tmp_path / "out.npz"
+    )
     assert code == 0, err
     assert "arg0 bf16[3], arg1 f32[2,2]" in out and "out0 bf16[3], out1 f32[2,2]" in out
     assert "compile" in out and "execute" in out and "ms" in out
@@ -102,8 +103,9 @@ def test_run_stablehlo_text_detected_by_content(capsys, tmp_path):
     path.write_text(STABLEHLO)
     a = np.array([1, 2, 3], ml_dtypes.bfloat16)
     np.savez(tmp_path / "in.npz", arg0=a.view(np.uint16), arg1=a.view(np.uint16))
-    code, out, err = run(capsys, "run", path, "--inputs", tmp_path / "in.npz",
-                         "--output", tmp_path / "out.npz")  # fmt: skip
+    code, out, err = run(
+        capsys, "run", path, "--inputs", tmp_path / "in.npz", "--output", tmp_path / "out.npz"
+    )
     assert code == 0, err
     assert "(stablehlo)" in out
     with np.load(tmp_path / "out.npz") as z:
@@ -214,8 +216,21 @@ def test_new_plugin_and_testdata_are_wired(capsys, monkeypatch):
     fake_module(monkeypatch, "hlort.plugin.new_plugin", calls)
     fake_module(monkeypatch, "hlort.testdata_runner", calls, rc=0)
     assert run(capsys, "new-plugin", "tpusim", "--dest", "/tmp/x")[0] == 0
-    assert run(capsys, "testdata", "a.mlir", "b", "--platform", "interpreter", "--jobs", "2",
-               "--report", "r.json")[0] == 0  # fmt: skip
+    assert (
+        run(
+            capsys,
+            "testdata",
+            "a.mlir",
+            "b",
+            "--platform",
+            "interpreter",
+            "--jobs",
+            "2",
+            "--report",
+            "r.json",
+        )[0]
+        == 0
+    )
     assert calls == [
         ["tpusim", "--dest", "/tmp/x"],
         ["a.mlir", "b", "--platform", "interpreter", "--jobs", "2", "--report", "r.json"],
@@ -234,8 +249,18 @@ def test_missing_optional_commands_exit_3(capsys, monkeypatch):
 def test_conformance_runs_pytest_on_the_suite(capsys, monkeypatch):
     seen = []
     monkeypatch.setattr(cli.subprocess, "call", lambda cmd: seen.append(cmd) or 0)
-    code, _, _ = run(capsys, "conformance", "--platform", "interpreter", "--report", "out/r",
-                     "--junit-xml", "r.xml", "--quick", "--strict")  # fmt: skip
+    code, _, _ = run(
+        capsys,
+        "conformance",
+        "--platform",
+        "interpreter",
+        "--report",
+        "out/r",
+        "--junit-xml",
+        "r.xml",
+        "--quick",
+        "--strict",
+    )
     assert code == 0
     cmd = seen[0]
     assert cmd[1:5] == ["-m", "pytest", "--pyargs", "hlort.testing"]
@@ -278,8 +303,9 @@ def test_scalar_parameters_and_results(capsys, tmp_path):
     assert code == 0, err
     x = np.array(2.5, ml_dtypes.bfloat16)
     np.savez(tmp_path / "in.npz", arg0=x.view(np.uint16), arg1=np.array(7, np.int32))
-    code, out, err = run(capsys, "run", path, "--inputs", tmp_path / "in.npz",
-                         "--output", tmp_path / "out.npz")  # fmt: skip
+    code, out, err = run(
+        capsys, "run", path, "--inputs", tmp_path / "in.npz", "--output", tmp_path / "out.npz"
+    )
     assert code == 0, err
     with np.load(tmp_path / "out.npz") as z:
         assert z["out0"].shape == () and z["out0"].view(ml_dtypes.bfloat16) == x
@@ -321,9 +347,22 @@ def test_a_closed_pipe_in_a_real_process_exits_quietly(tmp_path, add_file):
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if k != "HLORT_PLATFORMS"}
-    proc = subprocess.Popen([sys.executable, "-m", "hlort.cli", "run", str(add_file),
-                             "--platform", "interpreter", "--repeat", "1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hlort.cli",
+            "run",
+            str(add_file),
+            "--platform",
+            "interpreter",
+            "--repeat",
+            "1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     proc.stdout.close()  # the reader is gone before hlort prints anything
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141, err
@@ -342,8 +381,11 @@ def test_conformance_without_pytest_exits_3(capsys, monkeypatch):
     import importlib.util
 
     find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "pytest" else find_spec(name, *a))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "pytest" else find_spec(name, *a),
+    )
     monkeypatch.setattr(cli.subprocess, "call", lambda cmd: pytest.fail("pytest started"))
     code, _, err = run(capsys, "conformance", "--platform", "interpreter")
     assert code == 3

@@ -23,11 +23,14 @@ from hlort.codegen.llvm.target_spec import (
 from hlort.errors import Unimplemented
 
 GPU_LIKE = TargetSpec(
-    "gpu-like", triple="nvptx64-nvidia-cuda",
-    kernel_signature=KernelSignature.POINTER_ARGS, kernel_calling_convention="ptx_kernel",
+    "gpu-like",
+    triple="nvptx64-nvidia-cuda",
+    kernel_signature=KernelSignature.POINTER_ARGS,
+    kernel_calling_convention="ptx_kernel",
     address_spaces=AddressSpaces(global_memory=1, shared=3, constant=4, local=5),
-    math=MathPolicy(libm=False, vector_variant_lanes=()), threads_per_warp=32,
-)  # fmt: skip
+    math=MathPolicy(libm=False, vector_variant_lanes=()),
+    threads_per_warp=32,
+)
 
 
 def _computation(build, dtype="f32", n=16):
@@ -59,8 +62,10 @@ def test_buffer_table_kernels_take_a_table_and_a_range():
 
 def test_pointer_args_kernels_use_the_targets_convention_and_global_space():
     text = _emit(GPU_LIKE, _computation(lambda b, x, y: b.add(x, y)))
-    assert ('define ptx_kernel void @"k"(ptr addrspace(1) %".1", ptr addrspace(1) %".2", '
-            'ptr addrspace(1) %".3")') in text  # fmt: skip
+    assert (
+        'define ptx_kernel void @"k"(ptr addrspace(1) %".1", ptr addrspace(1) %".2", '
+        'ptr addrspace(1) %".3")'
+    ) in text
     assert 'target triple = "nvptx64-nvidia-cuda"' in text
 
 

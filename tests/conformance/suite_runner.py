@@ -20,23 +20,48 @@ class SuiteRun:
     markdown: str | None
 
 
-def run_suite(platform: str, *args: str, tmp_path: Path, python: str = sys.executable,
-              fakes: bool = False, env: dict | None = None, timeout: float = 600) -> SuiteRun:
+def run_suite(
+    platform: str,
+    *args: str,
+    tmp_path: Path,
+    python: str = sys.executable,
+    fakes: bool = False,
+    env: dict | None = None,
+    timeout: float = 600,
+) -> SuiteRun:
     """``pytest --pyargs hlort.testing --hlort-platform PLATFORM ARGS`` with a report."""
     report = tmp_path / f"report-{platform}"
-    cmd = [python, "-m", "pytest", "--pyargs", "hlort.testing", "--hlort-platform", platform,
-           "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-q",
-           "--hlort-report", str(report), *args]  # fmt: skip
+    cmd = [
+        python,
+        "-m",
+        "pytest",
+        "--pyargs",
+        "hlort.testing",
+        "--hlort-platform",
+        platform,
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:hypothesispytest",
+        "-q",
+        "--hlort-report",
+        str(report),
+        *args,
+    ]
     environ = {k: v for k, v in os.environ.items() if k != "HLORT_PLATFORMS"}
     if fakes:
         cmd[3:3] = ["-p", "conformance_fakes"]
         environ["PYTHONPATH"] = os.pathsep.join(
-            [str(FAKES)] + ([environ["PYTHONPATH"]] if environ.get("PYTHONPATH") else []))
+            [str(FAKES)] + ([environ["PYTHONPATH"]] if environ.get("PYTHONPATH") else [])
+        )
     environ.update(env or {})
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=environ, cwd=tmp_path,
-                          timeout=timeout)  # fmt: skip
-    json_path, md_path = report.with_name(report.name + ".json"), report.with_name(
-        report.name + ".md")
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, env=environ, cwd=tmp_path, timeout=timeout
+    )
+    json_path, md_path = (
+        report.with_name(report.name + ".json"),
+        report.with_name(report.name + ".md"),
+    )
     return SuiteRun(
         proc.returncode,
         proc.stdout + proc.stderr,

@@ -10,17 +10,28 @@ from __future__ import annotations
 import pytest
 from suite_runner import run_suite
 
-SELECTION = " or ".join([
-    "add-f32", "add-s32-edges", "sort-f32-ascending", "sort-s8-empty", "fft-c64", "fft-f32",
-    "test_use_after_delete", "serializ", "unsupported_ops_are_unimplemented",
-    "multiply-f32-edges", "subtract-s32-edges",
-])  # fmt: skip
+SELECTION = " or ".join(
+    [
+        "add-f32",
+        "add-s32-edges",
+        "sort-f32-ascending",
+        "sort-s8-empty",
+        "fft-c64",
+        "fft-f32",
+        "test_use_after_delete",
+        "serializ",
+        "unsupported_ops_are_unimplemented",
+        "multiply-f32-edges",
+        "subtract-s32-edges",
+    ]
+)
 
 
 @pytest.fixture(scope="module")
 def broken_run(tmp_path_factory):
-    return run_suite("broken", "-k", SELECTION, "-rs",
-                     tmp_path=tmp_path_factory.mktemp("broken"), fakes=True)  # fmt: skip
+    return run_suite(
+        "broken", "-k", SELECTION, "-rs", tmp_path=tmp_path_factory.mktemp("broken"), fakes=True
+    )
 
 
 def test_the_run_fails(broken_run):
@@ -40,8 +51,10 @@ def test_undeclared_unimplemented_op_fails_and_says_how_to_declare_it(broken_run
 
 
 def test_use_after_delete_must_be_failed_precondition(broken_run):
-    assert ("to_host after delete succeeded; it must raise FAILED_PRECONDITION naming"
-            in broken_run.output)  # fmt: skip
+    assert (
+        "to_host after delete succeeded; it must raise FAILED_PRECONDITION naming"
+        in broken_run.output
+    )
 
 
 def test_declared_unsupported_ops_and_features_are_skipped_with_their_reason(broken_run):
@@ -76,8 +89,9 @@ def test_report_files_hold_the_op_table_and_the_failures(broken_run):
 
 
 def test_strict_mode_fails_on_an_unexpected_pass(suite):
-    strict = suite("broken", "-k", "multiply-f32-edges or subtract-s32-edges", "--hlort-strict",
-                   fakes=True)  # fmt: skip
+    strict = suite(
+        "broken", "-k", "multiply-f32-edges or subtract-s32-edges", "--hlort-strict", fakes=True
+    )
     assert strict.returncode == 1, strict.output
     assert "XPASS(strict)" in strict.output and "declared, but it works" in strict.output
     assert strict.report["strict"] is True
@@ -86,8 +100,7 @@ def test_strict_mode_fails_on_an_unexpected_pass(suite):
 
 
 def test_profile_entries_that_match_nothing_stop_the_run(suite):
-    run = suite("broken", "-k", "add-s32-edges", fakes=True,
-                env={"HLORT_BROKEN_PROFILE_TYPO": "1"})  # fmt: skip
+    run = suite("broken", "-k", "add-s32-edges", fakes=True, env={"HLORT_BROKEN_PROFILE_TYPO": "1"})
     assert run.returncode == 4, run.output
     assert "unsupported['op:no-such-op']: no HLO opcode matches 'no-such-op'" in run.output
 

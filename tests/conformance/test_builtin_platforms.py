@@ -20,8 +20,18 @@ from hlort.testing.op_case import EXEMPT
 
 def test_hlort_conformance_passes_on_the_interpreter(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "HLORT_PLATFORMS"}
-    cmd = [sys.executable, "-m", "hlort.cli", "conformance", "--platform", "interpreter",
-           "--report", "out/interpreter", "--junit-xml", "interpreter.xml"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "hlort.cli",
+        "conformance",
+        "--platform",
+        "interpreter",
+        "--report",
+        "out/interpreter",
+        "--junit-xml",
+        "interpreter.xml",
+    ]
     run = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
     report = json.loads((tmp_path / "out" / "interpreter.json").read_text())
@@ -61,7 +71,8 @@ def test_a_quick_sample_passes_twice_on_one_cache(tmp_path, platform):
     env["HLORT_CACHE_DIR"] = str(tmp_path / "cache")
     cmd = [sys.executable, "-m", "hlort.cli", "conformance", "--platform", platform, "--quick"]
     for run_number in (1, 2):
-        run = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env,
-                             timeout=900)  # fmt: skip
+        run = subprocess.run(
+            cmd, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=900
+        )
         assert run.returncode == 0, f"run {run_number}: {(run.stdout + run.stderr)[-3000:]}"
         assert " passed" in run.stdout and "failed" not in run.stdout.splitlines()[-1]

@@ -24,8 +24,10 @@ from hlort.plugin.new_plugin import camel, create, rename
 SAMPLE_OPS = ("add", "exponential", "dot", "convolution", "reduce", "scatter", "while", "sort")
 SAMPLE = " or ".join(["test_devices", *(f"test_op[{op}-" for op in SAMPLE_OPS)])
 
-LEFTOVER = re.compile(r"hlort_template|hlort-template|HLORT_TEMPLATE|Template[A-Z]|"
-                      r"[\"'`]template[\"'`]|--platform template|template:\d")  # fmt: skip
+LEFTOVER = re.compile(
+    r"hlort_template|hlort-template|HLORT_TEMPLATE|Template[A-Z]|"
+    r"[\"'`]template[\"'`]|--platform template|template:\d"
+)
 
 
 def test_the_copy_renames_every_identifier(tmp_path):
@@ -48,8 +50,9 @@ def test_the_copy_renames_every_identifier(tmp_path):
 def test_names_are_renamed_as_identifiers():
     assert camel("my_chip") == "MyChip" and camel("acme") == "Acme"
     text = 'class TemplateDevice: kind = "template-device"  # the template; template:0'
-    assert rename(text, "my_chip") == ('class MyChipDevice: kind = "my_chip-device"  '
-                                       "# the template; my_chip:0")  # fmt: skip
+    assert rename(text, "my_chip") == (
+        'class MyChipDevice: kind = "my_chip-device"  # the template; my_chip:0'
+    )
 
 
 def test_bad_names_and_existing_targets_are_rejected(tmp_path, capsys):
@@ -69,22 +72,32 @@ def _venv(tmp_path: Path) -> Path:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()"
-                           "['purelib'])"], capture_output=True, text=True, check=True)  # fmt: skip
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     parent = sysconfig.get_paths()["purelib"]
     Path(site.stdout.strip(), "_hlort_parent_env.pth").write_text(
-        f"import site; site.addsitedir({parent!r})\n")
+        f"import site; site.addsitedir({parent!r})\n"
+    )
     return python
 
 
 def _pip(python: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "-q", *args],
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "-q", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def _devices(python: Path) -> str:
-    out = subprocess.run([str(python), "-m", "hlort.cli", "devices"], capture_output=True,
-                         text=True, timeout=120)  # fmt: skip
+    out = subprocess.run(
+        [str(python), "-m", "hlort.cli", "devices"], capture_output=True, text=True, timeout=120
+    )
     return out.stdout + out.stderr
 
 
@@ -100,8 +113,9 @@ def test_acme_installs_passes_conformance_and_uninstalls(tmp_path):
         listing = _devices(python)
         assert re.search(r"^acme\s+ok", listing, re.M), listing
         assert "acme:0" in listing and "acme:1" in listing
-        run = run_suite("acme", "--hlort-quick", "-k", SAMPLE, tmp_path=tmp_path,
-                        python=str(python))  # fmt: skip
+        run = run_suite(
+            "acme", "--hlort-quick", "-k", SAMPLE, tmp_path=tmp_path, python=str(python)
+        )
         assert run.returncode == 0, run.output[-3000:]
         summary = run.report["summary"]
         assert summary["fail"] == summary["error"] == 0 and summary["pass"] > 30, summary
@@ -112,9 +126,23 @@ def test_acme_installs_passes_conformance_and_uninstalls(tmp_path):
         where = "import hlort_acme; print(hlort_acme.__file__)"
         located = subprocess.run([str(python), "-c", where], capture_output=True, text=True)
         assert located.stdout.strip().startswith(str(target))
-        own = subprocess.run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                              "-p", "no:hypothesispytest", str(target / "tests")],
-                             capture_output=True, text=True, cwd=target, timeout=300)  # fmt: skip
+        own = subprocess.run(
+            [
+                str(python),
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:hypothesispytest",
+                str(target / "tests"),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=target,
+            timeout=300,
+        )
         assert own.returncode == 0, own.stdout[-2000:]
     finally:
         uninstall = _pip(python, "uninstall", "-y", "hlort-acme")

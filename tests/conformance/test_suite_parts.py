@@ -50,8 +50,10 @@ def test_every_element_type_is_covered_by_some_op():
 
 def test_ulp_distance_crosses_zero_and_ignores_zero_sign():
     a = np.array([0.0, -0.0, 1.0, -np.finfo(np.float32).tiny], np.float32)
-    b = np.array([-0.0, 0.0, np.nextafter(np.float32(1), np.float32(2)), np.finfo(np.float32).tiny],
-                 np.float32)  # fmt: skip
+    b = np.array(
+        [-0.0, 0.0, np.nextafter(np.float32(1), np.float32(2)), np.finfo(np.float32).tiny],
+        np.float32,
+    )
     assert list(ulp_distance(a, b)) == [0, 0, 1, 2 * 0x800000]
 
 
@@ -68,7 +70,8 @@ def test_comparisons(dtype):
     finite[1] = 0
     assert "at [1]" in describe_mismatch(finite, want, "arith", Tolerance(rtol=1.0))
     assert "is float16[4], expected float32[4]" in describe_mismatch(
-        want.real.astype(np.float16), want.real.astype(np.float32), "bits")
+        want.real.astype(np.float16), want.real.astype(np.float32), "bits"
+    )
 
 
 def test_nan_payloads_matter_only_bitwise():
@@ -82,11 +85,16 @@ def test_profile_patterns_treat_brackets_literally():
     profile = ConformanceProfile(
         unsupported={"op:fft": "no unit", "dtype:f8*": "no fp8"},
         expected_failures={"test_op[dot-bf16-*]": "bug"},
-        tolerances={"dot:bf16": Tolerance(rtol=1e-2), "dot": Tolerance(ulp=3),
-                    "*:f16": Tolerance(ulp=5)},
-    )  # fmt: skip
-    assert profile.unsupported_reason("op:fft:c64", "op:fft") == "declared unsupported (op:fft): " \
-        "no unit"  # fmt: skip
+        tolerances={
+            "dot:bf16": Tolerance(rtol=1e-2),
+            "dot": Tolerance(ulp=3),
+            "*:f16": Tolerance(ulp=5),
+        },
+    )
+    assert (
+        profile.unsupported_reason("op:fft:c64", "op:fft") == "declared unsupported (op:fft): "
+        "no unit"
+    )
     assert profile.unsupported_reason("dtype:f8e5m2")
     assert profile.unsupported_reason("op:dot", "dtype:f32") is None
     assert profile.expected_failure("x/test_ops.py::test_op[dot-bf16-matmul]")
@@ -97,21 +105,26 @@ def test_profile_patterns_treat_brackets_literally():
     assert profile.tolerance_for("add", "f16") == Tolerance(ulp=5)
     assert profile.tolerance_for("add", "f32") is None
     assert profile.problems() == []
-    bad = ConformanceProfile(unsupported={"op:dott": "x", "feature:serialisation": "x",
-                                          "fft": "x"})  # fmt: skip
+    bad = ConformanceProfile(unsupported={"op:dott": "x", "feature:serialisation": "x", "fft": "x"})
     assert len(bad.problems()) == 3
 
 
 def test_report_cells_show_the_worst_outcome(tmp_path):
     report = ConformanceReport("p", {"strict": False})
-    for name, outcome, op, dtype in [("a", "pass", "add", "f32"), ("b", "fail", "add", "f32"),
-                                     ("c", "unsupported", "add", "s8"), ("d", "pass", None, None),
-                                     ("e", "xfail", "dot", "f32")]:  # fmt: skip
+    for name, outcome, op, dtype in [
+        ("a", "pass", "add", "f32"),
+        ("b", "fail", "add", "f32"),
+        ("c", "unsupported", "add", "s8"),
+        ("d", "pass", None, None),
+        ("e", "xfail", "dot", "f32"),
+    ]:
         message = "why" if outcome != "pass" else ""
         report.add(OutcomeRecord(name, name, outcome, message, op, dtype))
     report.add(OutcomeRecord("d", "d", "error", "teardown broke"))  # a later phase failed
-    assert report.op_table() == {"add": {"f32": "fail", "s8": "unsupported"},
-                                 "dot": {"f32": "xfail"}}  # fmt: skip
+    assert report.op_table() == {
+        "add": {"f32": "fail", "s8": "unsupported"},
+        "dot": {"f32": "xfail"},
+    }
     assert report.summary()["error"] == 1 and report.summary()["pass"] == 1
     json_path, md_path = report.write(tmp_path / "out" / "r.json")
     assert json_path.name == "r.json" and md_path.name == "r.md"
@@ -123,16 +136,29 @@ def test_report_cells_show_the_worst_outcome(tmp_path):
 
 def test_without_the_option_the_plugin_imports_nothing_and_skips_the_suite(tmp_path):
     probe = tmp_path / "test_probe.py"
-    probe.write_text("import sys\n\ndef test_nothing_heavy():\n"
-                     "    light = ('hlort.testing.pytest_plugin',)\n"
-                     "    heavy = [m for m in sys.modules if m.startswith('hlort.testing.')\n"
-                     "             and m not in light]\n"
-                     "    assert heavy == [], heavy\n")  # fmt: skip
+    probe.write_text(
+        "import sys\n\ndef test_nothing_heavy():\n"
+        "    light = ('hlort.testing.pytest_plugin',)\n"
+        "    heavy = [m for m in sys.modules if m.startswith('hlort.testing.')\n"
+        "             and m not in light]\n"
+        "    assert heavy == [], heavy\n"
+    )
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(probe)]
     run = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stdout
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--pyargs",
-           "hlort.testing", "-k", "add-s32 or round_trip", "-rs"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--pyargs",
+        "hlort.testing",
+        "-k",
+        "add-s32 or round_trip",
+        "-rs",
+    ]
     run = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stdout
     assert "passed" not in run.stdout and "pass --hlort-platform NAME" in run.stdout

@@ -15,12 +15,24 @@ import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DISTRIBUTIONS = ("hlort_fake_broken", "hlort_fake_newapi", "hlort_fake_unavailable",
-                 "hlort_fake_good")  # fmt: skip
+DISTRIBUTIONS = (
+    "hlort_fake_broken",
+    "hlort_fake_newapi",
+    "hlort_fake_unavailable",
+    "hlort_fake_good",
+)
 # Plugins that hang or claim other plugins' names (a site of their own: they slow discovery)
-HOSTILE = ("hlort_fake_broken", "hlort_fake_newapi", "hlort_fake_stuckprobe",
-           "hlort_fake_stuckclient", "hlort_fake_probe_raises", "hlort_fake_cpu_claim",
-           "hlort_fake_cpu_twin", "hlort_fake_orphan_a", "hlort_fake_orphan_b")  # fmt: skip
+HOSTILE = (
+    "hlort_fake_broken",
+    "hlort_fake_newapi",
+    "hlort_fake_stuckprobe",
+    "hlort_fake_stuckclient",
+    "hlort_fake_probe_raises",
+    "hlort_fake_cpu_claim",
+    "hlort_fake_cpu_twin",
+    "hlort_fake_orphan_a",
+    "hlort_fake_orphan_b",
+)
 
 
 def _dist_info(project: dict, dest: Path, package: str) -> None:

@@ -68,8 +68,7 @@ class _Block:
 
 
 _STATE = _Block()
-_CALLBACKS = (_TID(_STATE.tid), _TID(_STATE.bid), _BARRIER(_STATE.sync),
-              _SHUFFLE(_STATE.shuffle))  # fmt: skip
+_CALLBACKS = (_TID(_STATE.tid), _TID(_STATE.bid), _BARRIER(_STATE.sync), _SHUFFLE(_STATE.shuffle))
 _NAMES = ("hlsim_tid", "hlsim_bid", "hlsim_barrier", "hlsim_shuffle")
 _ready = False
 
@@ -142,7 +141,7 @@ class HostSimRunner:
         for slot in program.slots:
             raw = np.zeros(slot.size + 512, np.uint8)
             start = (-raw.ctypes.data) % 256
-            storage[slot.id] = raw[start:start + max(slot.size, 0)]
+            storage[slot.id] = raw[start : start + max(slot.size, 0)]
             if slot.kind == "constant":
                 storage[slot.id][:] = np.frombuffer(slot.constant, np.uint8)
         for sid, value in zip(program.parameters, arguments, strict=True):
@@ -161,8 +160,9 @@ class HostSimRunner:
         if isinstance(step, KernelLaunch):
             self._launch(step, storage)
         elif isinstance(step, Copy):
-            storage[step.dst][step.dst_offset:step.dst_offset + step.size] = \
-                storage[step.src][step.src_offset:step.src_offset + step.size]  # fmt: skip
+            storage[step.dst][step.dst_offset : step.dst_offset + step.size] = storage[step.src][
+                step.src_offset : step.src_offset + step.size
+            ]
         elif isinstance(step, LibraryCall):
             a, b, c = (self._array(s, storage) for s in step.args)
             g = step.gemm

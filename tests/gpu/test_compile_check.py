@@ -52,9 +52,12 @@ class SimChecker:
         return compile_gpu_program(module, HostSimTarget(), kernel_prefix=f"m{index}_")
 
     def validate(self, programs):
-        return [Validation(False, ["rejected"]) if target == self.reject
-                else Validation(True, notes=[f"{label} checked"])
-                for label, target, _ in programs]  # fmt: skip
+        return [
+            Validation(False, ["rejected"])
+            if target == self.reject
+            else Validation(True, notes=[f"{label} checked"])
+            for label, target, _ in programs
+        ]
 
 
 @pytest.fixture
@@ -90,8 +93,9 @@ def test_counts_what_the_interpreter_passes_and_lifts_array_constants(corpus):
 
 
 def test_crashes_and_rejections_are_counted_per_target(corpus):
-    results = compile_check.run(compile_check.work_items(corpus[:1]),
-                                SimChecker(crash="a", reject="b"))  # fmt: skip
+    results = compile_check.run(
+        compile_check.work_items(corpus[:1]), SimChecker(crash="a", reject="b")
+    )
     summary = compile_check.summarize(results, ("a", "b"))
     assert summary["compiled"] == {"a": 0, "b": 1}
     assert summary["validated"] == {"a": 0, "b": 0}

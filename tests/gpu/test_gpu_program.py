@@ -28,9 +28,22 @@ def _program() -> GpuProgram:
         HostFallback("sort.1", "sort", "no GPU sort yet", b"HLORTVAL1\x00", (3,), (2,)),
         Copy(2, 3, 64, label="copy"),
     ]
-    return GpuProgram("m", "sm_90", "nvptx64-nvidia-cuda", "ptx", "; ir", b".version 8.0\x00",
-                      [KernelInfo("k0", "elementwise", 3)], slots, steps, [0], [3], False, 512,
-                      donation={0: 0})  # fmt: skip
+    return GpuProgram(
+        "m",
+        "sm_90",
+        "nvptx64-nvidia-cuda",
+        "ptx",
+        "; ir",
+        b".version 8.0\x00",
+        [KernelInfo("k0", "elementwise", 3)],
+        slots,
+        steps,
+        [0],
+        [3],
+        False,
+        512,
+        donation={0: 0},
+    )
 
 
 def test_round_trip_keeps_every_field():
@@ -38,8 +51,13 @@ def test_round_trip_keeps_every_field():
     back = GpuProgram.from_bytes(program.to_bytes())
     assert back == program
     assert isinstance(back.binary, bytes) and back.slots[1].constant == b"\x00\x00\x80?"
-    assert back.stats() == {"kernels": 1, "launches": 1, "library_calls": 1,
-                            "host_fallbacks": 1, "copies": 1}  # fmt: skip
+    assert back.stats() == {
+        "kernels": 1,
+        "launches": 1,
+        "library_calls": 1,
+        "host_fallbacks": 1,
+        "copies": 1,
+    }
     assert [f.instruction for f in back.fallbacks] == ["sort.1"]
 
 

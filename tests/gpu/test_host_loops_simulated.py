@@ -24,8 +24,7 @@ def test_while_runs_as_a_host_loop(case):
     expected = flatten_value(evaluate(case.module, unflatten(shapes, args)))
     module = case.module.clone()
     run_default_pipeline(module, policy=gpu_pass_options().policy)
-    program = compile_gpu_program(module, HostSimTarget(32),
-                                  host_loops=True)  # fmt: skip
+    program = compile_gpu_program(module, HostSimTarget(32), host_loops=True)
     assert any(isinstance(s, HostLoop) for s in program.steps)
     assert "while" not in {f.opcode for f in program.fallbacks}
     assert GpuProgram.from_bytes(program.to_bytes()) == program

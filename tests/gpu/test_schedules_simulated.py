@@ -26,7 +26,10 @@ max_f {
   ROOT m = f32[] maximum(a, b)
 }
 """
-SEED = "HloModule seed\n" + ADD + """
+SEED = (
+    "HloModule seed\n"
+    + ADD
+    + """
 ENTRY main {
   x = f32[6,300] parameter(0)
   y = f32[6,300] parameter(1)
@@ -37,7 +40,11 @@ ENTRY main {
   ROOT r = f32[6] reduce(s, zero), dimensions={1}, to_apply=add_f
 }
 """
-SOFTMAX = "HloModule softmax\n" + ADD + """
+)
+SOFTMAX = (
+    "HloModule softmax\n"
+    + ADD
+    + """
 ENTRY main {
   x = f32[5,200] parameter(0)
   ninf = f32[] constant(-inf)
@@ -51,21 +58,33 @@ ENTRY main {
   ROOT o = f32[5,200] divide(e, sb)
 }
 """
-SHORT_ROWS = "HloModule short\n" + ADD + """
+)
+SHORT_ROWS = (
+    "HloModule short\n"
+    + ADD
+    + """
 ENTRY main {
   x = f32[3,40] parameter(0)
   three = f32[] constant(3)
   ROOT r = f32[3] reduce(x, three), dimensions={1}, to_apply=add_f
 }
 """
-COLUMNS = "HloModule columns\n" + ADD + """
+)
+COLUMNS = (
+    "HloModule columns\n"
+    + ADD
+    + """
 ENTRY main {
   x = f32[50,70] parameter(0)
   zero = f32[] constant(0)
   ROOT r = f32[70] reduce(x, zero), dimensions={0}, to_apply=add_f
 }
 """
-FULL = "HloModule full\n" + ADD + """
+)
+FULL = (
+    "HloModule full\n"
+    + ADD
+    + """
 ENTRY main {
   x = f32[70001] parameter(0)
   y = f32[70001] parameter(1)
@@ -76,7 +95,11 @@ ENTRY main {
   ROOT r = f32[] reduce(s, zero), dimensions={0}, to_apply=add_f
 }
 """
-FEW_LONG_ROWS = "HloModule few\n" + ADD + """
+)
+FEW_LONG_ROWS = (
+    "HloModule few\n"
+    + ADD
+    + """
 ENTRY main {
   x = f32[2,33000] parameter(0)
   ninf = f32[] constant(-inf)
@@ -84,6 +107,7 @@ ENTRY main {
   ROOT e = f32[2] exponential(m)
 }
 """
+)
 TRANSPOSE = """HloModule transpose
 ENTRY main {
   x = s32[2,70,45] parameter(0)
@@ -99,7 +123,10 @@ ENTRY main {
   ROOT t = f32[1003] tanh(m)
 }
 """
-MLP = "HloModule mlp\n" + ADD + """
+MLP = (
+    "HloModule mlp\n"
+    + ADD
+    + """
 ENTRY main {
   a = f32[8,16] parameter(0)
   w = f32[16,40] parameter(1)
@@ -110,6 +137,7 @@ ENTRY main {
   ROOT o = f32[8,40] subtract(d, mb)
 }
 """
+)
 
 
 def _inputs(module, rng):

@@ -28,8 +28,10 @@ def test_elementwise_and_degenerate_broadcast():
         "  %2 = stablehlo.compare GT, %1, %b, FLOAT : (tensor<2x3xf32>, tensor<2x3xf32>) -> "
         "tensor<2x3xi1>\n  %3 = stablehlo.select %2, %1, %b : tensor<2x3xi1>, tensor<2x3xf32>\n"
         "  return %3 : tensor<2x3xf32>",
-        "%a: tensor<2x1xf32>, %b: tensor<2x3xf32>", "tensor<2x3xf32>",
-        np.array([[2.0], [0.5]], np.float32), np.ones((2, 3), np.float32),
+        "%a: tensor<2x1xf32>, %b: tensor<2x3xf32>",
+        "tensor<2x3xf32>",
+        np.array([[2.0], [0.5]], np.float32),
+        np.ones((2, 3), np.float32),
     )
     np.testing.assert_array_equal(out, [[2, 2, 2], [1, 1, 1]])
 
@@ -41,8 +43,10 @@ def test_scalar_predicate_select_and_scalar_clamp_bounds():
         "  %0 = stablehlo.clamp %lo, %x, %hi : (tensor<i32>, tensor<4xi32>, tensor<i32>) -> "
         "tensor<4xi32>\n  %1 = stablehlo.select %p, %0, %x : tensor<i1>, tensor<4xi32>\n"
         "  return %1 : tensor<4xi32>",
-        "%p: tensor<i1>, %x: tensor<4xi32>", "tensor<4xi32>",
-        np.array(True), np.array([-2, 1, 5, 3], np.int32),
+        "%p: tensor<i1>, %x: tensor<4xi32>",
+        "tensor<4xi32>",
+        np.array(True),
+        np.array([-2, 1, 5, 3], np.int32),
     )
     np.testing.assert_array_equal(out, [0, 1, 3, 3])
 
@@ -60,7 +64,8 @@ def test_variadic_reduce_is_an_argmax():
         "    %k = stablehlo.select %g, %b, %d : tensor<i1>, tensor<i32>\n"
         "    stablehlo.return %v, %k : tensor<f32>, tensor<i32>\n  }\n"
         "  return %0#0, %0#1 : tensor<f32>, tensor<i32>",
-        "%x: tensor<5xf32>", "tensor<f32>, tensor<i32>",
+        "%x: tensor<5xf32>",
+        "tensor<f32>, tensor<i32>",
         np.array([1, 7, 3, 7, 2], np.float32),
     )
     assert out[0] == 7 and out[1] == 1
@@ -77,8 +82,10 @@ def test_while_with_values_captured_from_outside():
         "    %j = stablehlo.add %i, %one : tensor<i64>\n"
         "    stablehlo.return %j, %t : tensor<i64>, tensor<i64>\n  }\n"
         "  return %r#1 : tensor<i64>",
-        "%n: tensor<i64>, %step: tensor<i64>", "tensor<i64>",
-        np.array(4, np.int64), np.array(3, np.int64),
+        "%n: tensor<i64>, %step: tensor<i64>",
+        "tensor<i64>",
+        np.array(4, np.int64),
+        np.array(3, np.int64),
     )
     assert out == 12
 
@@ -91,8 +98,11 @@ def test_case_branches_and_out_of_range_index(index, expected):
         "    %b = stablehlo.multiply %x, %twenty : tensor<f32>\n"
         "    stablehlo.return %b : tensor<f32>\n  }) : (tensor<i32>) -> tensor<f32>\n"
         "  return %0 : tensor<f32>",
-        "%i: tensor<i32>, %x: tensor<f32>, %ten: tensor<f32>, %twenty: tensor<f32>", "tensor<f32>",
-        np.array(index, np.int32), np.array(1, np.float32), np.array(10, np.float32),
+        "%i: tensor<i32>, %x: tensor<f32>, %ten: tensor<f32>, %twenty: tensor<f32>",
+        "tensor<f32>",
+        np.array(index, np.int32),
+        np.array(1, np.float32),
+        np.array(10, np.float32),
         np.array(20, np.float32),
     )
     assert out == expected
@@ -131,7 +141,9 @@ def test_dot_general_with_wider_result_and_convolution():
     out = run(
         "  %0 = stablehlo.dot_general %a, %a, contracting_dims = [1] x [1] : "
         "(tensor<1x2xi8>, tensor<1x2xi8>) -> tensor<1x1xi32>\n  return %0 : tensor<1x1xi32>",
-        "%a: tensor<1x2xi8>", "tensor<1x1xi32>", a,
+        "%a: tensor<1x2xi8>",
+        "tensor<1x1xi32>",
+        a,
     )
     assert out.dtype == np.int32 and out[0, 0] == 20000
     x = np.arange(5, dtype=np.float32).reshape(1, 1, 5)
@@ -141,7 +153,10 @@ def test_dot_general_with_wider_result_and_convolution():
         "window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : "
         "(tensor<1x1x5xf32>, tensor<1x1x3xf32>) -> tensor<1x1x3xf32>\n"
         "  return %0 : tensor<1x1x3xf32>",
-        "%x: tensor<1x1x5xf32>, %k: tensor<1x1x3xf32>", "tensor<1x1x3xf32>", x, k,
+        "%x: tensor<1x1x5xf32>, %k: tensor<1x1x3xf32>",
+        "tensor<1x1x3xf32>",
+        x,
+        k,
     )
     np.testing.assert_array_equal(conv.reshape(-1), [-2, -2, -2])
 
@@ -153,7 +168,9 @@ def test_dynamic_ops_with_static_shapes_fold():
         "(tensor<3xf32>, tensor<2xi32>) -> tensor<2x3xf32>\n"
         "  %n = stablehlo.get_dimension_size %0, dim = 0 : (tensor<2x3xf32>) -> tensor<i32>\n"
         "  return %0, %n : tensor<2x3xf32>, tensor<i32>",
-        "%x: tensor<3xf32>", "tensor<2x3xf32>, tensor<i32>", np.array([1, 2, 3], np.float32),
+        "%x: tensor<3xf32>",
+        "tensor<2x3xf32>, tensor<i32>",
+        np.array([1, 2, 3], np.float32),
     )
     assert out[0].shape == (2, 3) and out[1] == 2
 
@@ -200,7 +217,8 @@ def test_uniform_quantization_round_trip():
         "  %d = stablehlo.uniform_dequantize %s : (tensor<4x!quant.uniform<i8:f32, 0.5:-1>>) -> "
         "tensor<4xf32>\n  return %q, %d : tensor<4x!quant.uniform<i8:f32, 0.5:-1>>, "
         "tensor<4xf32>",
-        "%x: tensor<4xf32>", "tensor<4xi8>, tensor<4xf32>",
+        "%x: tensor<4xf32>",
+        "tensor<4xi8>, tensor<4xf32>",
         np.array([0.0, 1.0, 0.25, 100.0], np.float32),
     )
     np.testing.assert_array_equal(out[0], [-1, 1, 0, 127])  # 0.25/0.5 - 1 = -0.5 -> even 0
@@ -218,8 +236,9 @@ def test_custom_call_and_composite():
         "(tensor<i64>) -> tensor<i64>\n  return %0, %1 : tensor<i64>, tensor<i64>\n}\n"
     )
     module = parse_stablehlo(text)
-    calls = [i for c in module.computations for i in c.instructions
-             if i.opcode is Opcode.CUSTOM_CALL]  # fmt: skip
+    calls = [
+        i for c in module.computations for i in c.instructions if i.opcode is Opcode.CUSTOM_CALL
+    ]
     assert calls[0].attrs["custom_call_target"] == "my_target"
     assert calls[0].attrs["backend_config"] == "k=1"
     assert Opcode.CALL in opcodes(module)
@@ -243,24 +262,50 @@ def test_checks_become_outputs_when_collected():
 
 
 def test_bf16_constants_keep_their_type():
-    out = run("  %0 = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xbf16>\n"
-              "  return %0 : tensor<2xbf16>")  # fmt: skip
+    out = run(
+        "  %0 = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xbf16>\n"
+        "  return %0 : tensor<2xbf16>"
+    )
     assert out.dtype == ml_dtypes.bfloat16
 
 
-@pytest.mark.parametrize("body,args,kind,fragment", [
-    ("  return %x : tensor<?xf32>", "%x: tensor<?xf32>", Unimplemented, "dynamic shape"),
-    ("  %0 = stablehlo.fancy_new_op %x : tensor<2xf32>\n  return %0 : tensor<2xf32>",
-     "%x: tensor<2xf32>", Unimplemented, "stablehlo.fancy_new_op"),
-    ("  %0 = stablehlo.popcnt %x : tensor<2xi4>\n  return %0 : tensor<2xi4>",
-     "%x: tensor<2xi4>", Unimplemented, "sub-byte"),
-    ("  %0 = stablehlo.add %x, %x : tensor<3xf32>\n  return %0 : tensor<3xf32>",
-     "%x: tensor<2xf32>", InvalidArgument, "declared type"),
-    ("  %0 = stablehlo.add %x, %nope : tensor<2xf32>\n  return %0 : tensor<2xf32>",
-     "%x: tensor<2xf32>", InvalidArgument, "undefined value %nope"),
-    ("  %0 = stablehlo.constant dense<1.0> : tensor<2xf8E3M4>\n  return %0 : tensor<2xf8E3M4>",
-     "", Unimplemented, "f8E3M4"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "body,args,kind,fragment",
+    [
+        ("  return %x : tensor<?xf32>", "%x: tensor<?xf32>", Unimplemented, "dynamic shape"),
+        (
+            "  %0 = stablehlo.fancy_new_op %x : tensor<2xf32>\n  return %0 : tensor<2xf32>",
+            "%x: tensor<2xf32>",
+            Unimplemented,
+            "stablehlo.fancy_new_op",
+        ),
+        (
+            "  %0 = stablehlo.popcnt %x : tensor<2xi4>\n  return %0 : tensor<2xi4>",
+            "%x: tensor<2xi4>",
+            Unimplemented,
+            "sub-byte",
+        ),
+        (
+            "  %0 = stablehlo.add %x, %x : tensor<3xf32>\n  return %0 : tensor<3xf32>",
+            "%x: tensor<2xf32>",
+            InvalidArgument,
+            "declared type",
+        ),
+        (
+            "  %0 = stablehlo.add %x, %nope : tensor<2xf32>\n  return %0 : tensor<2xf32>",
+            "%x: tensor<2xf32>",
+            InvalidArgument,
+            "undefined value %nope",
+        ),
+        (
+            "  %0 = stablehlo.constant dense<1.0> : tensor<2xf8E3M4>\n"
+            "  return %0 : tensor<2xf8E3M4>",
+            "",
+            Unimplemented,
+            "f8E3M4",
+        ),
+    ],
+)
 def test_unsupported_and_invalid_programs_name_the_feature_and_line(body, args, kind, fragment):
     with pytest.raises(kind) as info:
         parse_stablehlo(f"func.func @main({args}) {{\n{body}\n}}\n", "bad.mlir")
@@ -274,8 +319,12 @@ def test_mutated_programs_only_ever_raise_hlort_errors():
     rng = np.random.default_rng(1)
     for _ in range(150):
         cut = int(rng.integers(0, len(text)))
-        variants = [text[:cut], text[:cut] + text[cut + 1 :],
-                    text[:cut] + "%0" + text[cut:], text[:cut] + "]" + text[cut:]]  # fmt: skip
+        variants = [
+            text[:cut],
+            text[:cut] + text[cut + 1 :],
+            text[:cut] + "%0" + text[cut:],
+            text[:cut] + "]" + text[cut:],
+        ]
         for variant in variants:
             try:
                 parse_stablehlo(variant, "m.mlir")
@@ -291,15 +340,19 @@ def test_batch_norm_ops_follow_the_spec():
     t = "tensor<4x3x2xf64>"
     f = "tensor<3xf64>"
     out = run(
-        f"  %n:3 = \"stablehlo.batch_norm_training\"(%x, %s, %o) {{epsilon = 1.0e-3 : f32, "
+        f'  %n:3 = "stablehlo.batch_norm_training"(%x, %s, %o) {{epsilon = 1.0e-3 : f32, '
         f"feature_index = 1 : i64}} : ({t}, {f}, {f}) -> ({t}, {f}, {f})\n"
-        f"  %i = \"stablehlo.batch_norm_inference\"(%x, %s, %o, %n#1, %n#2) {{epsilon = 1.0e-3 : "
+        f'  %i = "stablehlo.batch_norm_inference"(%x, %s, %o, %n#1, %n#2) {{epsilon = 1.0e-3 : '
         f"f32, feature_index = 1 : i64}} : ({t}, {f}, {f}, {f}, {f}) -> {t}\n"
-        f"  %g:3 = \"stablehlo.batch_norm_grad\"(%x, %s, %n#1, %n#2, %d) {{epsilon = 1.0e-3 : "
+        f'  %g:3 = "stablehlo.batch_norm_grad"(%x, %s, %n#1, %n#2, %d) {{epsilon = 1.0e-3 : '
         f"f32, feature_index = 1 : i64}} : ({t}, {f}, {f}, {f}, {t}) -> ({t}, {f}, {f})\n"
         f"  return %n#0, %n#1, %n#2, %i, %g#0, %g#1, %g#2 : {t}, {f}, {f}, {t}, {t}, {f}, {f}",
-        f"%x: {t}, %s: {f}, %o: {f}, %d: {t}", f"{t}, {f}, {f}, {t}, {t}, {f}, {f}",
-        x, scale, offset, grad,
+        f"%x: {t}, %s: {f}, %o: {f}, %d: {t}",
+        f"{t}, {f}, {f}, {t}, {t}, {f}, {f}",
+        x,
+        scale,
+        offset,
+        grad,
     )
     mean, var = x.mean(axis=(0, 2)), x.var(axis=(0, 2))
     b = (slice(None), None)
@@ -326,6 +379,9 @@ def test_generic_dot_general_with_dot_attribute():
         "= [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]} : "
         "(tensor<2x2x3xf32>, tensor<2x3x4xf32>) -> tensor<2x2x4xf32>\n"
         "  return %0 : tensor<2x2x4xf32>",
-        "%a: tensor<2x2x3xf32>, %b: tensor<2x3x4xf32>", "tensor<2x2x4xf32>", a, b,
+        "%a: tensor<2x2x3xf32>, %b: tensor<2x3x4xf32>",
+        "tensor<2x2x4xf32>",
+        a,
+        b,
     )
     np.testing.assert_array_equal(out, np.einsum("bik,bkj->bij", a, b))

@@ -13,8 +13,9 @@ from hlort.importers.stablehlo.dense_literals import decode_dense
 
 
 def constant(literal: str, type_: str) -> np.ndarray:
-    m = parse_mlir(f"func.func @main() {{\n  %0 = stablehlo.constant {literal} : {type_}\n"
-                   f"  func.return\n}}\n")  # fmt: skip
+    m = parse_mlir(
+        f"func.func @main() {{\n  %0 = stablehlo.constant {literal} : {type_}\n  func.return\n}}\n"
+    )
     return m.functions["main"].body.blocks[0].ops[0].attrs["value"].value
 
 
@@ -27,8 +28,9 @@ def fail(message):
 
 
 def test_nested_lists_and_splats():
-    np.testing.assert_array_equal(constant("dense<[[1, 2], [3, 4]]>", "tensor<2x2xi32>"),
-                                  [[1, 2], [3, 4]])  # fmt: skip
+    np.testing.assert_array_equal(
+        constant("dense<[[1, 2], [3, 4]]>", "tensor<2x2xi32>"), [[1, 2], [3, 4]]
+    )
     splat = constant("dense<2.5>", "tensor<2x3xf32>")
     assert splat.shape == (2, 3) and splat.dtype == np.float32 and (splat == 2.5).all()
     assert constant("dense<true>", "tensor<i1>").dtype == np.bool_
@@ -44,8 +46,7 @@ def test_integer_ranges_and_hex_integers():
 
 
 def test_float_specials_as_hex_bits():
-    values = constant("dense<[0x7FC00000, 0x7F800000, 0xFF800000, -0.0, 1.5E-3]>",
-                      "tensor<5xf32>")  # fmt: skip
+    values = constant("dense<[0x7FC00000, 0x7F800000, 0xFF800000, -0.0, 1.5E-3]>", "tensor<5xf32>")
     assert np.isnan(values[0]) and values[1] == np.inf and values[2] == -np.inf
     assert np.signbit(values[3]) and values[4] == np.float32(1.5e-3)
     bf = constant("dense<[0xFF80, 1.0]>", "tensor<2xbf16>")
@@ -61,12 +62,23 @@ def test_complex_pairs_and_complex_splat():
     assert s.shape == (2, 2) and (s == 1j).all()
 
 
-@pytest.mark.parametrize("dtype,element", [
-    (np.int8, "i8"), (np.uint16, "ui16"), (np.int32, "i32"), (np.uint64, "ui64"),
-    (np.float16, "f16"), (ml_dtypes.bfloat16, "bf16"), (np.float32, "f32"), (np.float64, "f64"),
-    (np.complex64, "complex<f32>"), (np.complex128, "complex<f64>"),
-    (ml_dtypes.float8_e4m3fn, "f8E4M3FN"), (ml_dtypes.float8_e5m2, "f8E5M2"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "dtype,element",
+    [
+        (np.int8, "i8"),
+        (np.uint16, "ui16"),
+        (np.int32, "i32"),
+        (np.uint64, "ui64"),
+        (np.float16, "f16"),
+        (ml_dtypes.bfloat16, "bf16"),
+        (np.float32, "f32"),
+        (np.float64, "f64"),
+        (np.complex64, "complex<f32>"),
+        (np.complex128, "complex<f64>"),
+        (ml_dtypes.float8_e4m3fn, "f8E4M3FN"),
+        (ml_dtypes.float8_e5m2, "f8E5M2"),
+    ],
+)
 def test_hex_blobs_of_every_element_type(dtype, element):
     rng = np.random.default_rng(0)
     data = rng.standard_normal(12).astype(np.float64)

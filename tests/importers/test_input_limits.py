@@ -68,8 +68,9 @@ def test_the_nesting_limit_is_configurable(monkeypatch):
     assert "HLORT_MAX_NESTING" in str(_refused(_nested_tuple_hlo(1)))
 
 
-@pytest.mark.parametrize("suffix,text", [(".hlo", _nested_tuple_hlo(600)),
-                                         (".mlir", _nested_tuple_mlir(3000))])
+@pytest.mark.parametrize(
+    "suffix,text", [(".hlo", _nested_tuple_hlo(600)), (".mlir", _nested_tuple_mlir(3000))]
+)
 def test_the_cli_exits_2_on_deep_nesting(capsys, tmp_path, suffix, text):
     path = tmp_path / f"deep{suffix}"
     path.write_text(text)
@@ -80,8 +81,10 @@ def test_the_cli_exits_2_on_deep_nesting(capsys, tmp_path, suffix, text):
 
 
 def _result_count_program(count: int) -> str:
-    return (f"func.func @main() -> tensor<f32> {{\n  %0:{count} = stablehlo.constant dense<1.0> : "
-            "tensor<f32>\n  return %0#0 : tensor<f32>\n}")
+    return (
+        f"func.func @main() -> tensor<f32> {{\n  %0:{count} = stablehlo.constant dense<1.0> : "
+        "tensor<f32>\n  return %0#0 : tensor<f32>\n}"
+    )
 
 
 @pytest.mark.parametrize("count", [2**62, 10**30, 70000, 0])
@@ -99,8 +102,10 @@ def test_a_plausible_result_count_is_still_checked_against_the_types():
 
 
 def _splat_program(count: int) -> str:
-    return (f"func.func @main() -> tensor<{count}xi32> {{\n  %0 = stablehlo.constant dense<1> : "
-            f"tensor<{count}xi32>\n  return %0 : tensor<{count}xi32>\n}}")
+    return (
+        f"func.func @main() -> tensor<{count}xi32> {{\n  %0 = stablehlo.constant dense<1> : "
+        f"tensor<{count}xi32>\n  return %0 : tensor<{count}xi32>\n}}"
+    )
 
 
 @pytest.mark.parametrize("count", [2**40, 2**62])

@@ -21,9 +21,9 @@ def single_op(body: str, args: str = "") -> ast.Operation:
 
 def test_module_header_attributes_and_visibility():
     m = parse_mlir(
-        'module @jit_f attributes {mhlo.num_partitions = 1 : i32, jax.uses_shape_polymorphism = '
+        "module @jit_f attributes {mhlo.num_partitions = 1 : i32, jax.uses_shape_polymorphism = "
         'true, sdy.mesh = "m"} {\n'
-        "  func.func public @main() -> (tensor<i32> {jax.result_info = \"\"}) {\n"
+        '  func.func public @main() -> (tensor<i32> {jax.result_info = ""}) {\n'
         "    %0 = call @helper() : () -> tensor<i32>\n    return %0 : tensor<i32>\n  }\n"
         "  func.func private @helper() -> tensor<i32> {\n"
         "    %c = stablehlo.constant dense<7> : tensor<i32>\n    func.return %c : tensor<i32>\n"
@@ -39,7 +39,7 @@ def test_module_header_attributes_and_visibility():
 
 def test_bare_functions_without_module_and_arguments_with_attributes():
     m = parse_mlir(
-        "func.func @f(%arg0: tensor<2xf32> {mhlo.sharding = \"{replicated}\"}, %x : tensor<i1>)"
+        'func.func @f(%arg0: tensor<2xf32> {mhlo.sharding = "{replicated}"}, %x : tensor<i1>)'
         " -> tensor<2xf32> {\n  return %arg0 : tensor<2xf32>\n}\n"
     )
     f = m.functions["f"]
@@ -127,8 +127,9 @@ def test_convolution_dimension_numbers_and_window():
         "%a: tensor<1x8x8x2xf32>, %k: tensor<3x3x2x4xf32>",
     )
     dims = op.attrs["dimension_numbers"]
-    assert dims == ast.ConvDimsAttr(("b", "0", "1", "f"), ("0", "1", "i", "o"),
-                                    ("b", "0", "1", "f"))  # fmt: skip
+    assert dims == ast.ConvDimsAttr(
+        ("b", "0", "1", "f"), ("0", "1", "i", "o"), ("b", "0", "1", "f")
+    )
     assert op.attrs["window_strides"] == (2, 1)
     assert op.attrs["padding"] == [[1, 1], [0, 2]]
     assert op.attrs["window_reversal"] == (False, True)
@@ -164,8 +165,10 @@ def test_reduce_pretty_forms():
         "  func.return\n}\n"
     )
     assert ops[0].attrs["dimensions"] == (1,)
-    assert [o.name for o in ops[0].regions[0].blocks[0].ops] == ["stablehlo.add",
-                                                                 "stablehlo.return"]  # fmt: skip
+    assert [o.name for o in ops[0].regions[0].blocks[0].ops] == [
+        "stablehlo.add",
+        "stablehlo.return",
+    ]
     assert ops[1].operands == ["%a", "%i", "%z", "%c"]
     assert [n for n, _ in ops[1].regions[0].blocks[0].args] == ["%p", "%r", "%q", "%s"]
 
@@ -207,9 +210,28 @@ def test_custom_call_composite_and_check_ops():
     assert ops[4].attrs["max_ulp_difference"] == 3
 
 
-@pytest.mark.parametrize("name", ["i1", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32",
-                                  "ui64", "f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2",
-                                  "complex<f32>", "complex<f64>"])  # fmt: skip
+@pytest.mark.parametrize(
+    "name",
+    [
+        "i1",
+        "i8",
+        "i16",
+        "i32",
+        "i64",
+        "ui8",
+        "ui16",
+        "ui32",
+        "ui64",
+        "f16",
+        "bf16",
+        "f32",
+        "f64",
+        "f8E4M3FN",
+        "f8E5M2",
+        "complex<f32>",
+        "complex<f64>",
+    ],
+)
 def test_every_element_type_parses(name):
     op = single_op(f"  %0 = stablehlo.iota dim = 0 : tensor<3x{name}>")
     assert str(op.result_types[0]) == f"tensor<3x{name}>"
@@ -250,8 +272,9 @@ def test_syntax_errors_carry_line_and_column():
     with pytest.raises(ParseError):
         parse_mlir("func.func @main() { $ }")
     with pytest.raises(ParseError):
-        parse_mlir("func.func @main() {\n  %0 = stablehlo.constant dense<[1, 2, 3]> : "
-                   "tensor<2xi32>\n}")  # fmt: skip
+        parse_mlir(
+            "func.func @main() {\n  %0 = stablehlo.constant dense<[1, 2, 3]> : tensor<2xi32>\n}"
+        )
 
 
 def test_shardy_and_other_dialect_attributes_are_skipped():
@@ -260,7 +283,7 @@ def test_shardy_and_other_dialect_attributes_are_skipped():
         '  sdy.mesh @mesh = <["x"=2, "y"=1]>\n'
         "  func.func public @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, "
         '[{"x"}]>, jax.result_info = "r"}) -> tensor<4xf32> {\n'
-        "    %0 = stablehlo.negate %a {mhlo.sharding = \"{replicated}\"} : tensor<4xf32>\n"
+        '    %0 = stablehlo.negate %a {mhlo.sharding = "{replicated}"} : tensor<4xf32>\n'
         "    return %0 : tensor<4xf32>\n  }\n}\n"
     )
     assert m.functions["main"].body.blocks[0].ops[0].name == "stablehlo.negate"

@@ -12,8 +12,10 @@ from hlort.importers.stablehlo import import_stablehlo, parse_mlir
 
 def synthetic_program(target_bytes: int = 1 << 20) -> str:
     rng = np.random.default_rng(0)
-    lines = ["module @jit_big attributes {mhlo.num_partitions = 1 : i32} {",
-             "  func.func public @main() -> (tensor<64x64xf32> {jax.result_info = \"\"}) {"]
+    lines = [
+        "module @jit_big attributes {mhlo.num_partitions = 1 : i32} {",
+        '  func.func public @main() -> (tensor<64x64xf32> {jax.result_info = ""}) {',
+    ]
     acc = "%c0"
     lines.append(f"    {acc} = stablehlo.constant dense<0.000000e+00> : tensor<64x64xf32>")
     i = 0
@@ -22,8 +24,10 @@ def synthetic_program(target_bytes: int = 1 << 20) -> str:
         lines.append(f'    %b{i} = stablehlo.constant dense<"0x{blob}"> : tensor<64x64xf32>')
         values = ", ".join(f"{v:.6e}" for v in rng.standard_normal(64))
         lines.append(f"    %l{i} = stablehlo.constant dense<[{values}]> : tensor<64xf32>")
-        lines.append(f"    %r{i} = stablehlo.broadcast_in_dim %l{i}, dims = [1] : "
-                     f"(tensor<64xf32>) -> tensor<64x64xf32>")
+        lines.append(
+            f"    %r{i} = stablehlo.broadcast_in_dim %l{i}, dims = [1] : "
+            f"(tensor<64xf32>) -> tensor<64x64xf32>"
+        )
         lines.append(f"    %m{i} = stablehlo.multiply %b{i}, %r{i} : tensor<64x64xf32>")
         lines.append(f"    %a{i} = stablehlo.add {acc}, %m{i} : tensor<64x64xf32>")
         acc = f"%a{i}"

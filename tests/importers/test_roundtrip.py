@@ -40,9 +40,11 @@ def test_stablehlo_to_hlo_text_and_back(path):
     assert text_api.print_module(reparsed) == printed
     args = _inputs(module)
     first, second = hlort.evaluate(module, args), hlort.evaluate(reparsed, args)
-    for a, b in zip(np.atleast_1d(first) if not isinstance(first, tuple) else first,
-                    np.atleast_1d(second) if not isinstance(second, tuple) else second,
-                    strict=True):  # fmt: skip
+    for a, b in zip(
+        np.atleast_1d(first) if not isinstance(first, tuple) else first,
+        np.atleast_1d(second) if not isinstance(second, tuple) else second,
+        strict=True,
+    ):
         np.testing.assert_array_equal(a, b)
 
 

@@ -22,11 +22,16 @@ CASES = {
     "reverse": (Opcode.REVERSE, [X], "dimensions", {}, None),
     "concatenate": (Opcode.CONCATENATE, [X, X], "dimensions", {}, None),
     "reduce": (Opcode.REDUCE, [X, scalar("f32")], "dimensions", {"to_apply": _add()}, None),
-    "dynamic-slice": (Opcode.DYNAMIC_SLICE, [X, scalar("s32"), scalar("s32")],
-                      "dynamic_slice_sizes", {}, None),
+    "dynamic-slice": (
+        Opcode.DYNAMIC_SLICE,
+        [X, scalar("s32"), scalar("s32")],
+        "dynamic_slice_sizes",
+        {},
+        None,
+    ),
     "map": (Opcode.MAP, [X, X], "dimensions", {"to_apply": _add()}, None),
     "fft": (Opcode.FFT, [array("c64", [4])], "fft_length", {"fft_type": FftType.FFT}, None),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("bad", [5, None, "01", (1.0, 0.0), (True,)], ids=repr)
@@ -47,8 +52,9 @@ def test_dot_dimension_numbers_fields_are_checked_the_same_way():
 
 def test_numpy_integers_are_integers():
     dims = np.array([1], np.int64)
-    assert infer_shape(Opcode.REDUCE, [X, scalar("f32")],
-                       {"dimensions": dims, "to_apply": _add()}) == array("f32", [2])  # fmt: skip
+    assert infer_shape(
+        Opcode.REDUCE, [X, scalar("f32")], {"dimensions": dims, "to_apply": _add()}
+    ) == array("f32", [2])
     assert infer_shape(Opcode.REVERSE, [X], {"dimensions": (np.int32(0),)}) == X
 
 

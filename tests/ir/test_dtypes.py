@@ -43,13 +43,24 @@ def test_classification_and_bits():
     assert dtypes.C64.is_complex and dtypes.C64.component is dtypes.F32
     assert dtypes.C128.component is dtypes.F64
     assert dtypes.F32.component is dtypes.F32
-    assert set(dtypes.INTEGER_DTYPES) == {dtypes.S8, dtypes.S16, dtypes.S32, dtypes.S64,
-                                          dtypes.U8, dtypes.U16, dtypes.U32, dtypes.U64}
+    assert set(dtypes.INTEGER_DTYPES) == {
+        dtypes.S8,
+        dtypes.S16,
+        dtypes.S32,
+        dtypes.S64,
+        dtypes.U8,
+        dtypes.U16,
+        dtypes.U32,
+        dtypes.U64,
+    }
 
 
 def test_unknown_names_are_invalid_argument():
-    for fn, bad in [(dtypes.from_hlo_name, "f33"), (dtypes.from_stablehlo_name, "si7"),
-                    (dtypes.from_numpy, np.dtype("U3"))]:
+    for fn, bad in [
+        (dtypes.from_hlo_name, "f33"),
+        (dtypes.from_stablehlo_name, "si7"),
+        (dtypes.from_numpy, np.dtype("U3")),
+    ]:
         with pytest.raises(HlortError) as err:
             fn(bad)
         assert err.value.code is ErrorCode.INVALID_ARGUMENT

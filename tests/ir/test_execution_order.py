@@ -73,7 +73,15 @@ def test_the_order_follows_changes_to_the_computation():
     module = b.build(b.add(x, x))
     entry = module.entry
     assert len(entry.execution_order()) == 2
-    b.custom_call("check.expect_eq", [x, b.constant(np.zeros(3, np.float32))], TupleShape(()),
-                  has_side_effect=True)  # fmt: skip
+    b.custom_call(
+        "check.expect_eq",
+        [x, b.constant(np.zeros(3, np.float32))],
+        TupleShape(()),
+        has_side_effect=True,
+    )
     assert [i.opcode for i in entry.execution_order()] == [
-        Opcode.PARAMETER, Opcode.ADD, Opcode.CONSTANT, Opcode.CUSTOM_CALL]
+        Opcode.PARAMETER,
+        Opcode.ADD,
+        Opcode.CONSTANT,
+        Opcode.CUSTOM_CALL,
+    ]

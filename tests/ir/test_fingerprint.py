@@ -11,17 +11,23 @@ from hlort.ir.attributes import ComparisonDirection
 from hlort.text import parse_module, print_module
 
 
-def _program(scale=2.0, op="add", dims=(4,), dtype="f32", direction="LT", reducer="add",
-             layout=None):  # fmt: skip
+def _program(
+    scale=2.0, op="add", dims=(4,), dtype="f32", direction="LT", reducer="add", layout=None
+):
     b = Builder("m")
     x = b.parameter(shape.array(dtype, list(dims), layout=layout))
     y = b.parameter(shape.array(dtype, list(dims)))
-    k = b.broadcast(b.constant(np.array(scale, dtype=shape.array(dtype, []).dtype.numpy)),
-                    list(dims), [])  # fmt: skip
+    k = b.broadcast(
+        b.constant(np.array(scale, dtype=shape.array(dtype, []).dtype.numpy)), list(dims), []
+    )
     v = getattr(b, op)(b.multiply(x, k), y)
     keep = b.compare(v, y, direction)
-    total = b.reduce(v, b.constant(np.array(0, v.shape.dtype.numpy)),
-                     b.scalar_computation(reducer, dtype), list(range(len(dims))))  # fmt: skip
+    total = b.reduce(
+        v,
+        b.constant(np.array(0, v.shape.dtype.numpy)),
+        b.scalar_computation(reducer, dtype),
+        list(range(len(dims))),
+    )
     return b.build(b.tuple([b.select(keep, v, y), total]))
 
 
@@ -35,18 +41,35 @@ def test_equal_programs_agree_and_names_and_metadata_do_not_count():
     assert a.fingerprint() == b.fingerprint()
 
 
-@pytest.mark.parametrize("make", [lambda: examples.reduce_sum_fma(64)[0],
-                                  lambda: examples.softmax_relu_matmul(8, 4, 16)[0],
-                                  lambda: examples.layernorm(8, 16)[0], _program])  # fmt: skip
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: examples.reduce_sum_fma(64)[0],
+        lambda: examples.softmax_relu_matmul(8, 4, 16)[0],
+        lambda: examples.layernorm(8, 16)[0],
+        _program,
+    ],
+)
 def test_a_text_round_trip_keeps_the_fingerprint(make):
     module = make()
     assert parse_module(print_module(module)).fingerprint() == module.fingerprint()
 
 
-@pytest.mark.parametrize("change", [
-    {"scale": 3.0}, {"scale": -0.0}, {"op": "subtract"}, {"dims": (5,)}, {"dims": (2, 2)},
-    {"dtype": "f64"}, {"direction": "GT"}, {"reducer": "maximum"}, {"layout": (0,)},
-], ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()))  # fmt: skip
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"scale": 3.0},
+        {"scale": -0.0},
+        {"op": "subtract"},
+        {"dims": (5,)},
+        {"dims": (2, 2)},
+        {"dtype": "f64"},
+        {"direction": "GT"},
+        {"reducer": "maximum"},
+        {"layout": (0,)},
+    ],
+    ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()),
+)
 def test_every_change_to_the_computation_changes_it(change):
     base = _program(scale=0.0, dims=(2, 2), layout=(1, 0)) if "layout" in change else _program()
     if "layout" in change:

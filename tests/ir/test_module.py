@@ -44,8 +44,9 @@ def test_builder_computation_names_are_made_unique():
 def test_post_order_puts_operands_first_and_keeps_dead_code():
     comp = Computation("c")
     (p,) = make_parameters(comp, [shape.scalar("f32")])
-    dead = comp.add_instruction(Instruction(Opcode.CONSTANT, shape.scalar("f32"), (),
-                                            literal=np.array(1, np.float32)))
+    dead = comp.add_instruction(
+        Instruction(Opcode.CONSTANT, shape.scalar("f32"), (), literal=np.array(1, np.float32))
+    )
     root = comp.add_instruction(Instruction(Opcode.NEGATE, shape.scalar("f32"), (p,)))
     # insert out of order on purpose: user before operand
     comp.instructions = [root, dead, p]

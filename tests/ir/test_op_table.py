@@ -33,7 +33,8 @@ def test_every_opcode_has_conformance_cases_or_a_reason():
 def test_docs_op_table_is_current():
     page = OPS_PAGE.read_text()
     assert op_table_doc.render(page) == page, (
-        "docs/ops.md's op table is stale: run python -m hlort.ir.op_table_doc docs/ops.md")
+        "docs/ops.md's op table is stale: run python -m hlort.ir.op_table_doc docs/ops.md"
+    )
 
 
 def test_every_opcode_has_a_docs_row_and_a_section():

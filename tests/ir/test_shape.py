@@ -30,15 +30,17 @@ def test_tuple_and_token():
     t = shape.tuple_of(shape.array("f32", [2]), shape.tuple_of(shape.scalar("s32")), shape.TOKEN)
     assert t.to_hlo() == "(f32[2], (s32[]), token[])"
     assert [s.to_hlo() for s in t.leaf_shapes()] == ["f32[2]", "s32[]", "token[]"]
-    assert t == TupleShape((ArrayShape(dtypes.F32, (2,)), TupleShape((shape.scalar("s32"),)),
-                            shape.TOKEN))
+    assert t == TupleShape(
+        (ArrayShape(dtypes.F32, (2,)), TupleShape((shape.scalar("s32"),)), shape.TOKEN)
+    )
 
 
 def test_of_value():
     assert shape.of_value(np.zeros((2, 0), np.int16)) == shape.array("s16", [2, 0])
     v = (np.float32(1), (np.zeros(3, np.bool_),))
-    assert shape.of_value(v) == shape.tuple_of(shape.scalar("f32"),
-                                               shape.tuple_of(shape.array("pred", [3])))
+    assert shape.of_value(v) == shape.tuple_of(
+        shape.scalar("f32"), shape.tuple_of(shape.array("pred", [3]))
+    )
 
 
 @pytest.mark.parametrize("dims,layout", [([-1], None), ([2, 3], [0, 0]), ([2], [1])])

@@ -31,8 +31,9 @@ def test_good_module_passes():
 
 def test_wrong_declared_shape_names_instruction():
     comp = Computation("c")
-    bad = Instruction(Opcode.IOTA, shape.array("f32", [3]), (), {"iota_dimension": 1},
-                      name="my_iota")
+    bad = Instruction(
+        Opcode.IOTA, shape.array("f32", [3]), (), {"iota_dimension": 1}, name="my_iota"
+    )
     comp.add_instruction(bad)
     comp.set_root(bad)
     _expect_invalid(_module_with(comp), "my_iota", "iota_dimension")
@@ -40,8 +41,11 @@ def test_wrong_declared_shape_names_instruction():
 
 def test_constant_literal_mismatch():
     comp = Computation("c")
-    k = comp.add_instruction(Instruction(Opcode.CONSTANT, shape.array("f32", [2]), (),
-                                         literal=np.zeros(3, np.float32), name="k"))
+    k = comp.add_instruction(
+        Instruction(
+            Opcode.CONSTANT, shape.array("f32", [2]), (), literal=np.zeros(3, np.float32), name="k"
+        )
+    )
     comp.set_root(k)
     _expect_invalid(_module_with(comp), "k", "literal")
 
@@ -54,8 +58,9 @@ def test_missing_root():
 
 def test_parameter_numbers_must_be_dense():
     comp = Computation("c")
-    p = comp.add_instruction(Instruction(Opcode.PARAMETER, shape.scalar("f32"),
-                                         parameter_number=1, name="p"))
+    p = comp.add_instruction(
+        Instruction(Opcode.PARAMETER, shape.scalar("f32"), parameter_number=1, name="p")
+    )
     comp.set_root(p)
     _expect_invalid(_module_with(comp), "numbered [1]")
 
@@ -101,16 +106,18 @@ def test_no_entry():
 
 def _iota_with(attrs: dict) -> Module:
     comp = Computation("c")
-    instr = comp.add_instruction(Instruction(Opcode.IOTA, shape.array("f32", [3]), (), attrs,
-                                             name="my_iota"))  # fmt: skip
+    instr = comp.add_instruction(
+        Instruction(Opcode.IOTA, shape.array("f32", [3]), (), attrs, name="my_iota")
+    )
     comp.set_root(instr)
     return _module_with(comp)
 
 
 def test_unknown_attribute_names_op_and_key():
     module = _iota_with({"iota_dimension": 0, "iota_dimnesion": 0})
-    _expect_invalid(module, "iota my_iota", "unknown attribute 'iota_dimnesion'",
-                    "takes iota_dimension")
+    _expect_invalid(
+        module, "iota my_iota", "unknown attribute 'iota_dimnesion'", "takes iota_dimension"
+    )
 
 
 def test_attribute_of_another_op_is_unknown():
@@ -121,8 +128,12 @@ def test_attribute_of_another_op_is_unknown():
 @pytest.mark.parametrize("value", ["0", 0.0, True, None, (0,)])
 def test_ill_typed_attribute_names_op_key_and_type(value):
     module = _iota_with({"iota_dimension": value})
-    _expect_invalid(module, "iota my_iota", "attribute 'iota_dimension' must be an integer",
-                    type(value).__name__)
+    _expect_invalid(
+        module,
+        "iota my_iota",
+        "attribute 'iota_dimension' must be an integer",
+        type(value).__name__,
+    )
 
 
 def test_ill_typed_group_and_enum_attributes():

@@ -110,15 +110,34 @@ def test_while_rejects_bad_condition_and_body():
     other_state = _computation(b, "other", [S32], lambda s, x: x)
     attrs = {"condition": good_cond, "body": good_body}
     assert infer_shape(Opcode.WHILE, [state], attrs) == state
-    invalid(Opcode.WHILE, [state], {**attrs, "condition": int_cond},
-            "condition computation int_cond must return pred[]", "-> s32[]")  # fmt: skip
-    invalid(Opcode.WHILE, [state], {**attrs, "condition": two_param},
-            "must take ((s32[], f32[]))", "((s32[], f32[]), s32[]) -> pred[]")  # fmt: skip
-    invalid(Opcode.WHILE, [state], {**attrs, "body": wrong_body},
-            "body computation wrong must return the loop state (s32[], f32[])",
-            "((s32[], f32[])) -> s32[]")  # fmt: skip
-    invalid(Opcode.WHILE, [state], {**attrs, "body": other_state},
-            "body computation other must take ((s32[], f32[]))", "(s32[]) -> s32[]")  # fmt: skip
+    invalid(
+        Opcode.WHILE,
+        [state],
+        {**attrs, "condition": int_cond},
+        "condition computation int_cond must return pred[]",
+        "-> s32[]",
+    )
+    invalid(
+        Opcode.WHILE,
+        [state],
+        {**attrs, "condition": two_param},
+        "must take ((s32[], f32[]))",
+        "((s32[], f32[]), s32[]) -> pred[]",
+    )
+    invalid(
+        Opcode.WHILE,
+        [state],
+        {**attrs, "body": wrong_body},
+        "body computation wrong must return the loop state (s32[], f32[])",
+        "((s32[], f32[])) -> s32[]",
+    )
+    invalid(
+        Opcode.WHILE,
+        [state],
+        {**attrs, "body": other_state},
+        "body computation other must take ((s32[], f32[]))",
+        "(s32[]) -> s32[]",
+    )
     invalid(Opcode.WHILE, [state], {"body": good_body}, "missing attribute 'condition'")
     invalid(Opcode.WHILE, [state], {**attrs, "body": "body"}, "'body' must be a computation")
 
@@ -136,14 +155,16 @@ def test_conditional_pred_form(flag, expected):
     b = Builder("cond_pred")
     plus, times, _ = _branches(b)
     p = b.parameter(PRED)
-    module = b.build(b.conditional(p, [plus, times], [b.constant(np.float32(2)),
-                                                     b.constant(np.float32(5))]))  # fmt: skip
+    module = b.build(
+        b.conditional(p, [plus, times], [b.constant(np.float32(2)), b.constant(np.float32(5))])
+    )
     verify_module(module)
     assert float(evaluate(module, [np.bool_(flag)])) == expected
 
 
-@pytest.mark.parametrize("index, expected", [(0, 11.0), (1, 6.0), (2, -4.0), (3, -4.0),
-                                             (-1, -4.0), (2**31 - 1, -4.0)])  # fmt: skip
+@pytest.mark.parametrize(
+    "index, expected", [(0, 11.0), (1, 6.0), (2, -4.0), (3, -4.0), (-1, -4.0), (2**31 - 1, -4.0)]
+)
 def test_conditional_index_form_out_of_range_runs_last(index, expected):
     b = Builder("cond_index")
     plus, times, negate = _branches(b)
@@ -156,8 +177,9 @@ def test_conditional_index_form_out_of_range_runs_last(index, expected):
 def test_conditional_branches_take_different_operand_types():
     b = Builder("mixed")
     from_int = _computation(b, "from_int", [S32], lambda s, x: s.convert(x, "f32"))
-    from_tuple = _computation(b, "from_tuple", [TupleShape((F32, F32))],
-                              lambda s, t: s.get_tuple_element(t, 1))  # fmt: skip
+    from_tuple = _computation(
+        b, "from_tuple", [TupleShape((F32, F32))], lambda s, t: s.get_tuple_element(t, 1)
+    )
     p = b.parameter(S32)
     pair = b.tuple([b.constant(np.float32(1)), b.constant(np.float32(7))])
     module = b.build(b.conditional(p, [from_int, from_tuple], [b.constant(5, "s32"), pair]))
@@ -171,16 +193,34 @@ def test_conditional_rejects():
     to_int = _computation(b, "to_int", [F32], lambda s, x: s.convert(x, "s32"))
     three = {"branch_computations": (plus, times, negate)}
     assert infer_shape(Opcode.CONDITIONAL, [S32, F32, F32, F32], three) == F32
-    invalid(Opcode.CONDITIONAL, [PRED, F32, F32, F32], three,
-            "a pred[] selector needs exactly 2 branches [true, false], got 3")  # fmt: skip
-    invalid(Opcode.CONDITIONAL, [F32, F32, F32, F32], three,
-            "selector (operand 0) must be pred[] or s32[], got f32[]")  # fmt: skip
+    invalid(
+        Opcode.CONDITIONAL,
+        [PRED, F32, F32, F32],
+        three,
+        "a pred[] selector needs exactly 2 branches [true, false], got 3",
+    )
+    invalid(
+        Opcode.CONDITIONAL,
+        [F32, F32, F32, F32],
+        three,
+        "selector (operand 0) must be pred[] or s32[], got f32[]",
+    )
     invalid(Opcode.CONDITIONAL, [shape.array("s32", [1]), F32, F32, F32], three, "got s32[1]")
     invalid(Opcode.CONDITIONAL, [S32, F32, F32], three, "3 branch(es) need 4 operands", "got 3")
-    invalid(Opcode.CONDITIONAL, [S32, F32, S32, F32], three,
-            "branch 1 computation times must take (s32[])", "(f32[]) -> f32[]")  # fmt: skip
-    invalid(Opcode.CONDITIONAL, [PRED, F32, F32], {"branch_computations": (plus, to_int)},
-            "branch 0 (plus) returns f32[]", "branch 1 (to_int) returns s32[]")  # fmt: skip
+    invalid(
+        Opcode.CONDITIONAL,
+        [S32, F32, S32, F32],
+        three,
+        "branch 1 computation times must take (s32[])",
+        "(f32[]) -> f32[]",
+    )
+    invalid(
+        Opcode.CONDITIONAL,
+        [PRED, F32, F32],
+        {"branch_computations": (plus, to_int)},
+        "branch 0 (plus) returns f32[]",
+        "branch 1 (to_int) returns s32[]",
+    )
     invalid(Opcode.CONDITIONAL, [S32], {"branch_computations": ()}, "non-empty")
 
 
@@ -203,8 +243,13 @@ def test_call():
     verify_module(module)
     out = evaluate(module, [np.float32(2), np.float32([1, 2, 3]), np.float32([10, 20, 30])])
     assert out.tolist() == [12, 24, 36]
-    invalid(Opcode.CALL, [F32, vec], {"to_apply": axpy}, "to_apply computation axpy must take "
-            "(f32[], f32[3])", "(f32[], f32[3], f32[3]) -> f32[3]")  # fmt: skip
+    invalid(
+        Opcode.CALL,
+        [F32, vec],
+        {"to_apply": axpy},
+        "to_apply computation axpy must take (f32[], f32[3])",
+        "(f32[], f32[3], f32[3]) -> f32[3]",
+    )
 
 
 def test_fusion_matches_the_unfused_computation():
@@ -227,10 +272,18 @@ def test_fusion_rejects():
     b = Builder("bad_fusion")
     fused = _axpy(b, "f")
     vec = shape.array("f32", [3])
-    invalid(Opcode.FUSION, [F32, vec, vec], {"kind": "kLoop", "calls": fused},
-            "'kind' must be a FusionKind")  # fmt: skip
-    invalid(Opcode.FUSION, [F32, vec], {"kind": FusionKind.INPUT, "calls": fused},
-            "fused computation f must take (f32[], f32[3])")  # fmt: skip
+    invalid(
+        Opcode.FUSION,
+        [F32, vec, vec],
+        {"kind": "kLoop", "calls": fused},
+        "'kind' must be a FusionKind",
+    )
+    invalid(
+        Opcode.FUSION,
+        [F32, vec],
+        {"kind": FusionKind.INPUT, "calls": fused},
+        "fused computation f must take (f32[], f32[3])",
+    )
     invalid(Opcode.FUSION, [F32, vec, vec], {"kind": FusionKind.LOOP}, "missing attribute 'calls'")
 
 
@@ -242,8 +295,9 @@ def test_tuple_and_get_tuple_element():
     inner = b.tuple([y, x])
     t = b.tuple([x, inner, b.tuple([])])
     assert t.shape == TupleShape((x.shape, TupleShape((F32, x.shape)), TupleShape(())))
-    module = b.build(b.tuple([b.get_tuple_element(b.get_tuple_element(t, 1), 1),
-                              b.get_tuple_element(t, 2), t]))  # fmt: skip
+    module = b.build(
+        b.tuple([b.get_tuple_element(b.get_tuple_element(t, 1), 1), b.get_tuple_element(t, 2), t])
+    )
     verify_module(module)
     picked, empty, whole = evaluate(module, [np.int8([3, -4]), np.float32(0.5)])
     assert picked.tolist() == [3, -4] and empty == ()
@@ -252,8 +306,13 @@ def test_tuple_and_get_tuple_element():
 
 def test_get_tuple_element_rejects():
     pair = TupleShape((S32, F32))
-    invalid(Opcode.GET_TUPLE_ELEMENT, [pair], {"index": 2}, "index=2 is out of range",
-            "2-tuple (s32[], f32[])")  # fmt: skip
+    invalid(
+        Opcode.GET_TUPLE_ELEMENT,
+        [pair],
+        {"index": 2},
+        "index=2 is out of range",
+        "2-tuple (s32[], f32[])",
+    )
     invalid(Opcode.GET_TUPLE_ELEMENT, [pair], {"index": -1}, "index=-1 is out of range")
     invalid(Opcode.GET_TUPLE_ELEMENT, [S32], {"index": 0}, "operand must be a tuple, got s32[]")
     invalid(Opcode.GET_TUPLE_ELEMENT, [pair], {"index": True}, "index must be an integer")

@@ -27,10 +27,16 @@ def labels(n_spatial: int, inp=None, ker=None, out=None) -> ConvDimensionNumbers
     ker = ker or ["o", "i", *sp]
     out = out or ["b", "f", *sp]
     return ConvDimensionNumbers(
-        inp.index("b"), inp.index("f"), tuple(inp.index(s) for s in sp),
-        ker.index("i"), ker.index("o"), tuple(ker.index(s) for s in sp),
-        out.index("b"), out.index("f"), tuple(out.index(s) for s in sp),
-    )  # fmt: skip
+        inp.index("b"),
+        inp.index("f"),
+        tuple(inp.index(s) for s in sp),
+        ker.index("i"),
+        ker.index("o"),
+        tuple(ker.index(s) for s in sp),
+        out.index("b"),
+        out.index("f"),
+        tuple(out.index(s) for s in sp),
+    )
 
 
 def run_conv(lhs, rhs, window, dn, groups=1, batch_groups=1, preferred=None):
@@ -43,8 +49,12 @@ def run_conv(lhs, rhs, window, dn, groups=1, batch_groups=1, preferred=None):
 
 
 def infer(lhs, rhs, window, dn, groups=1, batch_groups=1, declared=None):
-    attrs = dict(window=tuple(window), dim_labels=dn, feature_group_count=groups,
-                 batch_group_count=batch_groups)  # fmt: skip
+    attrs = dict(
+        window=tuple(window),
+        dim_labels=dn,
+        feature_group_count=groups,
+        batch_group_count=batch_groups,
+    )
     return infer_shape(Opcode.CONVOLUTION, [lhs, rhs], attrs, declared, "c")
 
 
@@ -54,10 +64,17 @@ def _dilated(n: int, d: int) -> int:
 
 def reference_conv(lhs, rhs, window, dn, groups=1, batch_groups=1, acc=np.float64):
     """Convolution by its definition: one Python loop per output element and per tap."""
-    x = np.transpose(lhs, (dn.input_batch_dimension, dn.input_feature_dimension,
-                           *dn.input_spatial_dimensions)).astype(acc)  # fmt: skip
-    k = np.transpose(rhs, (dn.kernel_output_feature_dimension, dn.kernel_input_feature_dimension,
-                           *dn.kernel_spatial_dimensions)).astype(acc)  # fmt: skip
+    x = np.transpose(
+        lhs, (dn.input_batch_dimension, dn.input_feature_dimension, *dn.input_spatial_dimensions)
+    ).astype(acc)
+    k = np.transpose(
+        rhs,
+        (
+            dn.kernel_output_feature_dimension,
+            dn.kernel_input_feature_dimension,
+            *dn.kernel_spatial_dimensions,
+        ),
+    ).astype(acc)
     n, c = x.shape[:2]
     o, i_size = k.shape[:2]
     out_sp = []
@@ -117,17 +134,28 @@ def test_shape_nhwc_hwio_same_padding():
     ],
 )
 def test_output_spatial_size(base, w, expected):
-    out = infer(shape.array("f32", [1, 1, base]), shape.array("f32", [1, 1, w.size]), [w],
-                labels(1))  # fmt: skip
+    out = infer(
+        shape.array("f32", [1, 1, base]), shape.array("f32", [1, 1, w.size]), [w], labels(1)
+    )
     assert out.dims == (1, 1, expected)
 
 
 def test_groups_shapes():
-    feat = infer(shape.array("f32", [2, 6, 5]), shape.array("f32", [9, 2, 3]), [WindowDim(3)],
-                 labels(1), groups=3)  # fmt: skip
+    feat = infer(
+        shape.array("f32", [2, 6, 5]),
+        shape.array("f32", [9, 2, 3]),
+        [WindowDim(3)],
+        labels(1),
+        groups=3,
+    )
     assert feat.dims == (2, 9, 3)
-    batch = infer(shape.array("f32", [6, 4, 5]), shape.array("f32", [9, 4, 3]), [WindowDim(3)],
-                  labels(1), batch_groups=3)  # fmt: skip
+    batch = infer(
+        shape.array("f32", [6, 4, 5]),
+        shape.array("f32", [9, 4, 3]),
+        [WindowDim(3)],
+        labels(1),
+        batch_groups=3,
+    )
     assert batch.dims == (2, 9, 3)
 
 
@@ -139,8 +167,15 @@ def test_zero_spatial_dims_is_a_matmul_shape():
 @pytest.mark.parametrize(
     "lhs, rhs, window, dn, groups, bgroups, words",
     [
-        ([1, 1, 4, 4], [1, 1, 3], [WindowDim(3)] * 2, labels(2), 1, 1,
-         ["rhs f32[1,1,3]", "rank 4"]),
+        (
+            [1, 1, 4, 4],
+            [1, 1, 3],
+            [WindowDim(3)] * 2,
+            labels(2),
+            1,
+            1,
+            ["rhs f32[1,1,3]", "rank 4"],
+        ),
         ([1, 1, 4], [1, 1, 3], [WindowDim(3)] * 2, labels(1), 1, 1, ["window has 2", "1 spatial"]),
         ([1, 1, 4], [1, 1, 3], [WindowDim(2)], labels(1), 1, 1, ["window dimension 0 has size 2"]),
         ([1, 4, 4], [4, 3, 3], [WindowDim(3)], labels(1), 2, 1, ["feature_group_count=2"]),
@@ -149,19 +184,38 @@ def test_zero_spatial_dims_is_a_matmul_shape():
         ([2, 5, 4], [3, 5, 3], [WindowDim(3)], labels(1), 1, 2, ["3 output features"]),
         ([2, 4, 4], [4, 2, 3], [WindowDim(3)], labels(1), 2, 2, ["cannot both"]),
         ([1, 1, 4], [1, 1, 3], [WindowDim(3, stride=0)], labels(1), 1, 1, ["stride=0"]),
-        ([1, 1, 4], [1, 1, 3], [WindowDim(3, window_dilation=0)], labels(1), 1, 1,
-         ["window_dilation=0"]),
-        ([1, 1, 4], [1, 1, 3], [WindowDim(3, base_dilation=-1)], labels(1), 1, 1,
-         ["base_dilation=-1"]),
-        ([1, 1, 4], [1, 1, 3], [WindowDim(3, padding_low=-3, padding_high=-2)], labels(1), 1, 1,
-         ["padded size would be -1"]),
-        ([1, 1, 4], [1, 1, 3], [WindowDim(3)], REPEATED_INPUT, 1, 1,
-         ["input dimensions"]),
-        ([1, 1, 4], [1, 1, 3], [WindowDim(3)], REPEATED_OUTPUT, 1, 1,
-         ["output dimensions"]),
+        (
+            [1, 1, 4],
+            [1, 1, 3],
+            [WindowDim(3, window_dilation=0)],
+            labels(1),
+            1,
+            1,
+            ["window_dilation=0"],
+        ),
+        (
+            [1, 1, 4],
+            [1, 1, 3],
+            [WindowDim(3, base_dilation=-1)],
+            labels(1),
+            1,
+            1,
+            ["base_dilation=-1"],
+        ),
+        (
+            [1, 1, 4],
+            [1, 1, 3],
+            [WindowDim(3, padding_low=-3, padding_high=-2)],
+            labels(1),
+            1,
+            1,
+            ["padded size would be -1"],
+        ),
+        ([1, 1, 4], [1, 1, 3], [WindowDim(3)], REPEATED_INPUT, 1, 1, ["input dimensions"]),
+        ([1, 1, 4], [1, 1, 3], [WindowDim(3)], REPEATED_OUTPUT, 1, 1, ["output dimensions"]),
         ([1, 1, 4], [1, 1, 3], [WindowDim(3)], labels(1), 0, 1, ["feature_group_count=0"]),
     ],
-)  # fmt: skip
+)
 def test_shape_rejected(lhs, rhs, window, dn, groups, bgroups, words):
     with pytest.raises(InvalidArgument) as err:
         infer(shape.array("f32", lhs), shape.array("f32", rhs), window, dn, groups, bgroups)
@@ -177,22 +231,37 @@ def test_kernel_spatial_count_mismatch_rejected():
     with pytest.raises(InvalidArgument, match="same number of spatial"):
         infer(shape.array("f32", [1, 1, 4]), shape.array("f32", [1, 1, 3]), [WindowDim(3)], bad)
     with pytest.raises(InvalidArgument, match="dim_labels must be"):
-        infer(shape.array("f32", [1, 1, 4]), shape.array("f32", [1, 1, 3]), [WindowDim(3)],
-              "bf0_oi0->bf0")  # fmt: skip
+        infer(
+            shape.array("f32", [1, 1, 4]),
+            shape.array("f32", [1, 1, 3]),
+            [WindowDim(3)],
+            "bf0_oi0->bf0",
+        )
     with pytest.raises(InvalidArgument, match="window must be"):
         infer(shape.array("f32", [1, 1, 4]), shape.array("f32", [1, 1, 3]), [3], dn)
 
 
 def test_result_types():
-    s8 = infer(shape.array("s8", [1, 1, 4]), shape.array("s8", [1, 1, 3]), [WindowDim(3)],
-               labels(1), declared=shape.array("s32", [1, 1, 2]))  # fmt: skip
+    s8 = infer(
+        shape.array("s8", [1, 1, 4]),
+        shape.array("s8", [1, 1, 3]),
+        [WindowDim(3)],
+        labels(1),
+        declared=shape.array("s32", [1, 1, 2]),
+    )
     assert s8.dtype.name == "s32"
     with pytest.raises(InvalidArgument, match="both floating point"):
-        infer(shape.array("f32", [1, 1, 4]), shape.array("s32", [1, 1, 3]), [WindowDim(3)],
-              labels(1))  # fmt: skip
+        infer(
+            shape.array("f32", [1, 1, 4]), shape.array("s32", [1, 1, 3]), [WindowDim(3)], labels(1)
+        )
     with pytest.raises(InvalidArgument, match="at least 32 bits"):
-        infer(shape.array("s32", [1, 1, 4]), shape.array("s32", [1, 1, 3]), [WindowDim(3)],
-              labels(1), declared=shape.array("s16", [1, 1, 2]))  # fmt: skip
+        infer(
+            shape.array("s32", [1, 1, 4]),
+            shape.array("s32", [1, 1, 3]),
+            [WindowDim(3)],
+            labels(1),
+            declared=shape.array("s16", [1, 1, 2]),
+        )
 
 
 # -- values -----------------------------------------------------------------------------------
@@ -204,8 +273,9 @@ def test_1d_valid_matches_numpy_correlate():
     k = rng.standard_normal(5)
     got = run_conv(x.reshape(1, 1, 20), k.reshape(1, 1, 5), [WindowDim(5)], labels(1))
     np.testing.assert_allclose(got.ravel(), np.correlate(x, k, "valid"), rtol=1e-12)
-    flipped = run_conv(x.reshape(1, 1, 20), k.reshape(1, 1, 5),
-                       [WindowDim(5, window_reversal=True)], labels(1))  # fmt: skip
+    flipped = run_conv(
+        x.reshape(1, 1, 20), k.reshape(1, 1, 5), [WindowDim(5, window_reversal=True)], labels(1)
+    )
     np.testing.assert_allclose(flipped.ravel(), np.convolve(x, k, "valid"), rtol=1e-12)
 
 
@@ -241,8 +311,10 @@ def test_depthwise_convolution():
     np.testing.assert_array_equal(got, reference_conv(x, k, window, dn, groups=channels))
     # output feature f reads only input channel f // multiplier
     for f in range(channels * multiplier):
-        alone = run_conv(x[..., f // multiplier:f // multiplier + 1], k[..., f:f + 1], window, dn)
-        np.testing.assert_array_equal(got[..., f:f + 1], alone)
+        alone = run_conv(
+            x[..., f // multiplier : f // multiplier + 1], k[..., f : f + 1], window, dn
+        )
+        np.testing.assert_array_equal(got[..., f : f + 1], alone)
 
 
 def test_batch_group_count_is_a_weight_gradient():
@@ -256,19 +328,21 @@ def test_batch_group_count_is_a_weight_gradient():
     assert got.shape == (8, 1, 5)
     np.testing.assert_array_equal(got, reference_conv(x, k, window, dn, batch_groups=4))
     for g in range(4):
-        alone = run_conv(x[:, g:g + 1], k[:, 2 * g:2 * g + 2], window, dn)
-        np.testing.assert_array_equal(got[2 * g:2 * g + 2], alone)
+        alone = run_conv(x[:, g : g + 1], k[:, 2 * g : 2 * g + 2], window, dn)
+        np.testing.assert_array_equal(got[2 * g : 2 * g + 2], alone)
 
 
 def test_empty_output_window_larger_than_input():
-    got = run_conv(np.ones((1, 1, 2), np.float32), np.ones((1, 1, 3), np.float32),
-                   [WindowDim(3)], labels(1))  # fmt: skip
+    got = run_conv(
+        np.ones((1, 1, 2), np.float32), np.ones((1, 1, 3), np.float32), [WindowDim(3)], labels(1)
+    )
     assert got.shape == (1, 1, 0) and got.dtype == np.float32
 
 
 def test_zero_input_features_gives_zeros():
-    got = run_conv(np.ones((2, 0, 4), np.float32), np.ones((3, 0, 2), np.float32),
-                   [WindowDim(2)], labels(1))  # fmt: skip
+    got = run_conv(
+        np.ones((2, 0, 4), np.float32), np.ones((3, 0, 2), np.float32), [WindowDim(2)], labels(1)
+    )
     assert got.shape == (2, 3, 3) and not got.any()
 
 
@@ -283,11 +357,16 @@ def test_no_spatial_dims_is_a_matmul():
 @pytest.mark.parametrize(
     "dtype, preferred, exact",
     [
-        (np.float16, None, False), (ml_dtypes.bfloat16, "f32", True), (np.float32, None, False),
-        (np.int8, "s32", True), (np.int32, None, True), (np.uint8, "u16", True),
-        (np.complex64, None, False), (np.complex128, None, False),
+        (np.float16, None, False),
+        (ml_dtypes.bfloat16, "f32", True),
+        (np.float32, None, False),
+        (np.int8, "s32", True),
+        (np.int32, None, True),
+        (np.uint8, "u16", True),
+        (np.complex64, None, False),
+        (np.complex128, None, False),
     ],
-)  # fmt: skip
+)
 def test_dtypes(dtype, preferred, exact):
     rng = np.random.default_rng(6)
     dn = labels(2)
@@ -371,8 +450,17 @@ def conv_problems(draw):
         dilated = (base_size - 1) * bd + 1
         lo = draw(st.integers(-2, 3))
         hi = draw(st.integers(max(-2, -(dilated + lo)), 3))
-        window.append(WindowDim(size, draw(st.integers(1, 3)), lo, hi,
-                                draw(st.integers(1, 2)), bd, draw(st.booleans())))  # fmt: skip
+        window.append(
+            WindowDim(
+                size,
+                draw(st.integers(1, 3)),
+                lo,
+                hi,
+                draw(st.integers(1, 2)),
+                bd,
+                draw(st.booleans()),
+            )
+        )
         base.append(base_size)
     sp = [str(i) for i in range(n_spatial)]
     inp = draw(st.permutations(["b", "f", *sp]))

@@ -36,8 +36,9 @@ def call(target, args, result, **attrs):
 
 
 def rule(target, operands, declared=None, **attrs):
-    return infer_shape(Opcode.CUSTOM_CALL, operands, {"custom_call_target": target, **attrs},
-                       declared)  # fmt: skip
+    return infer_shape(
+        Opcode.CUSTOM_CALL, operands, {"custom_call_target": target, **attrs}, declared
+    )
 
 
 @pytest.fixture
@@ -155,8 +156,9 @@ def test_known_api_versions_are_accepted():
 
 
 # -- shipped targets -------------------------------------------------------------------------------
-@pytest.mark.parametrize("target", ["Sharding", "annotate_device_placement", "MoveToHost",
-                                    "MoveToDevice"])  # fmt: skip
+@pytest.mark.parametrize(
+    "target", ["Sharding", "annotate_device_placement", "MoveToHost", "MoveToDevice"]
+)
 def test_annotations_are_identities(target):
     x = np.arange(6, dtype=np.int16).reshape(2, 3)
     assert np.array_equal(call(target, [x], None), x)
@@ -234,8 +236,9 @@ def test_expect_close_counts_ulps():
 def test_ulp_difference():
     f = np.float32
     tiny = np.nextafter(f(0), f(1))
-    got = ulp_difference(f([1.0, 0.0, -tiny, np.nan, np.inf, np.inf]),
-                         f([1.0, -0.0, tiny, np.nan, 3.0, np.inf]))  # fmt: skip
+    got = ulp_difference(
+        f([1.0, 0.0, -tiny, np.nan, np.inf, np.inf]), f([1.0, -0.0, tiny, np.nan, 3.0, np.inf])
+    )
     assert got.tolist() == [0, 0, 2, 0, 2**64 - 1, 0]
     assert ulp_difference(np.complex64([1 + 1j]), np.complex64([1 + 1j])).tolist() == [0]
 

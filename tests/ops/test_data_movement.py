@@ -41,15 +41,22 @@ def same(a, b) -> bool:
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype != b.dtype or a.shape != b.shape:
         return False
-    return bool(np.array_equal(np.ascontiguousarray(a).reshape(-1).view(np.uint8),
-                               np.ascontiguousarray(b).reshape(-1).view(np.uint8)))  # fmt: skip
+    return bool(
+        np.array_equal(
+            np.ascontiguousarray(a).reshape(-1).view(np.uint8),
+            np.ascontiguousarray(b).reshape(-1).view(np.uint8),
+        )
+    )
 
 
 def ints(values, types):
     """Scalar index arrays: ``values[i]`` as HLO type ``types[i]`` (wrapping like C would)."""
-    return [np.array(v).astype(dtypes.from_hlo_name(t).numpy) if v >= 0 else
-            np.array(v, dtype=dtypes.from_hlo_name(t).numpy)
-            for v, t in zip(values, types, strict=True)]  # fmt: skip
+    return [
+        np.array(v).astype(dtypes.from_hlo_name(t).numpy)
+        if v >= 0
+        else np.array(v, dtype=dtypes.from_hlo_name(t).numpy)
+        for v, t in zip(values, types, strict=True)
+    ]
 
 
 def run(make, *args):
@@ -137,8 +144,9 @@ def test_reshape_and_transpose_values_every_dtype(dt):
 
 
 def test_reshape_empty_and_scalar():
-    assert same(run(lambda b, p: b.reshape(p, [3, 0]), np.zeros((0, 5), np.int8)),
-                np.zeros((3, 0), np.int8))  # fmt: skip
+    assert same(
+        run(lambda b, p: b.reshape(p, [3, 0]), np.zeros((0, 5), np.int8)), np.zeros((3, 0), np.int8)
+    )
     assert same(run(lambda b, p: b.reshape(p, []), np.ones((1, 1), np.bool_)), np.array(True))
 
 
@@ -150,11 +158,14 @@ def test_bitcast_shape_rule():
 
 
 @pytest.mark.parametrize("dt", ALL, ids=str)
-@pytest.mark.parametrize("source,result,perm", [
-    ((1, 0), (0, 1), (1, 0)),  # row-major [2,3] read as column-major [3,2]: the transpose
-    ((0, 1), (1, 0), (1, 0)),  # column-major [2,3] read as row-major [3,2]: the transpose
-    ((0, 1), (0, 1), None),    # both column-major: a reshape of the column-major order
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "source,result,perm",
+    [
+        ((1, 0), (0, 1), (1, 0)),  # row-major [2,3] read as column-major [3,2]: the transpose
+        ((0, 1), (1, 0), (1, 0)),  # column-major [2,3] read as row-major [3,2]: the transpose
+        ((0, 1), (0, 1), None),  # both column-major: a reshape of the column-major order
+    ],
+)
 def test_bitcast_reads_memory_order_every_dtype(dt, source, result, perm):
     x = sample(dt, [2, 3])
     b = Builder("bitcast")
@@ -178,8 +189,7 @@ def test_slice_shape_rule():
     spec = (SliceDim(1, 7, 2), SliceDim(0, 0, 1))
     assert infer_shape(Opcode.SLICE, [A("f32", [8, 3])], {"slice": spec}) == A("f32", [3, 0])
     for bad in [SliceDim(2, 1, 1), SliceDim(0, 9, 1), SliceDim(-1, 2, 1), SliceDim(0, 2, 0)]:
-        invalid(Opcode.SLICE, [A("f32", [8])], {"slice": (bad,)}, None, "slice entry 0",
-                "f32[8]")  # fmt: skip
+        invalid(Opcode.SLICE, [A("f32", [8])], {"slice": (bad,)}, None, "slice entry 0", "f32[8]")
     invalid(Opcode.SLICE, [A("f32", [8])], {"slice": ()}, None, "rank 1")
 
 
@@ -206,12 +216,30 @@ def test_dynamic_slice_shape_rule():
     assert out == A("f32", [2, 5])
     attrs = {"dynamic_slice_sizes": (2, 5)}
     invalid(Opcode.DYNAMIC_SLICE, [A("f32", [4, 5]), S("s32")], attrs, None, "2 scalar start")
-    invalid(Opcode.DYNAMIC_SLICE, [A("f32", [4, 5]), S("s32"), S("f32")], attrs, None,
-            "start index 1", "integer scalar")  # fmt: skip
-    invalid(Opcode.DYNAMIC_SLICE, [A("f32", [4, 5]), S("s32"), A("s32", [1])], attrs, None,
-            "integer scalar", "s32[1]")  # fmt: skip
-    invalid(Opcode.DYNAMIC_SLICE, ops, {"dynamic_slice_sizes": (5, 5)}, None,
-            "dynamic_slice_sizes=[5, 5]", "f32[4,5]")  # fmt: skip
+    invalid(
+        Opcode.DYNAMIC_SLICE,
+        [A("f32", [4, 5]), S("s32"), S("f32")],
+        attrs,
+        None,
+        "start index 1",
+        "integer scalar",
+    )
+    invalid(
+        Opcode.DYNAMIC_SLICE,
+        [A("f32", [4, 5]), S("s32"), A("s32", [1])],
+        attrs,
+        None,
+        "integer scalar",
+        "s32[1]",
+    )
+    invalid(
+        Opcode.DYNAMIC_SLICE,
+        ops,
+        {"dynamic_slice_sizes": (5, 5)},
+        None,
+        "dynamic_slice_sizes=[5, 5]",
+        "f32[4,5]",
+    )
     invalid(Opcode.DYNAMIC_SLICE, ops, {"dynamic_slice_sizes": (2,)}, None, "one entry")
 
 
@@ -254,16 +282,38 @@ def test_dynamic_slice_full_and_empty_sizes():
 def test_dynamic_update_slice_shape_rule():
     ops = [A("f32", [4, 5]), A("f32", [2, 5]), S("s32"), S("u64")]
     assert infer_shape(Opcode.DYNAMIC_UPDATE_SLICE, ops, {}) == A("f32", [4, 5])
-    invalid(Opcode.DYNAMIC_UPDATE_SLICE, [A("f32", [4, 5]), A("f32", [5, 1]), S("s32"),
-            S("s32")], {}, None, "larger", "f32[5,1]")  # fmt: skip
-    invalid(Opcode.DYNAMIC_UPDATE_SLICE, [A("f32", [4, 5]), A("f16", [1, 1]), S("s32"),
-            S("s32")], {}, None, "element type")  # fmt: skip
-    invalid(Opcode.DYNAMIC_UPDATE_SLICE, [A("f32", [4, 5]), A("f32", [1]), S("s32")], {}, None,
-            "rank")  # fmt: skip
-    invalid(Opcode.DYNAMIC_UPDATE_SLICE, [A("f32", [4, 5]), A("f32", [1, 1]), S("s32")], {},
-            None, "2 scalar start")  # fmt: skip
-    invalid(Opcode.DYNAMIC_UPDATE_SLICE, [A("f32", [4, 5]), A("f32", [1, 1]), S("s32"),
-            S("pred")], {}, None, "integer scalar")  # fmt: skip
+    invalid(
+        Opcode.DYNAMIC_UPDATE_SLICE,
+        [A("f32", [4, 5]), A("f32", [5, 1]), S("s32"), S("s32")],
+        {},
+        None,
+        "larger",
+        "f32[5,1]",
+    )
+    invalid(
+        Opcode.DYNAMIC_UPDATE_SLICE,
+        [A("f32", [4, 5]), A("f16", [1, 1]), S("s32"), S("s32")],
+        {},
+        None,
+        "element type",
+    )
+    invalid(
+        Opcode.DYNAMIC_UPDATE_SLICE, [A("f32", [4, 5]), A("f32", [1]), S("s32")], {}, None, "rank"
+    )
+    invalid(
+        Opcode.DYNAMIC_UPDATE_SLICE,
+        [A("f32", [4, 5]), A("f32", [1, 1]), S("s32")],
+        {},
+        None,
+        "2 scalar start",
+    )
+    invalid(
+        Opcode.DYNAMIC_UPDATE_SLICE,
+        [A("f32", [4, 5]), A("f32", [1, 1]), S("s32"), S("pred")],
+        {},
+        None,
+        "integer scalar",
+    )
 
 
 def dus(x, u, starts, types):
@@ -313,10 +363,16 @@ def test_concatenate_shape_rule():
     ops = [A("f32", [2, 3]), A("f32", [2, 0]), A("f32", [2, 4])]
     assert infer_shape(Opcode.CONCATENATE, ops, {"dimensions": (1,)}) == A("f32", [2, 7])
     invalid(Opcode.CONCATENATE, ops, {"dimensions": (0,)}, None, "dimension 1", "f32[2,0]")
-    invalid(Opcode.CONCATENATE, [A("f32", [2]), A("s32", [2])], {"dimensions": (0,)}, None,
-            "element type")  # fmt: skip
-    invalid(Opcode.CONCATENATE, [A("f32", [2]), A("f32", [2, 1])], {"dimensions": (0,)}, None,
-            "rank")  # fmt: skip
+    invalid(
+        Opcode.CONCATENATE,
+        [A("f32", [2]), A("s32", [2])],
+        {"dimensions": (0,)},
+        None,
+        "element type",
+    )
+    invalid(
+        Opcode.CONCATENATE, [A("f32", [2]), A("f32", [2, 1])], {"dimensions": (0,)}, None, "rank"
+    )
     invalid(Opcode.CONCATENATE, [A("f32", [2])], {"dimensions": (1,)}, None, "out of range")
     invalid(Opcode.CONCATENATE, [A("f32", [2])], {"dimensions": (0, 0)}, None, "exactly one")
     invalid(Opcode.CONCATENATE, [S("f32"), S("f32")], {"dimensions": (0,)}, None, "rank 0")
@@ -336,41 +392,71 @@ def test_pad_shape_rule():
     ops = [A("f32", [5, 4]), S("f32")]
     cfg = (PadDim(1, 1, 0), PadDim(-1, -1, 1))
     assert infer_shape(Opcode.PAD, ops, {"padding": cfg}) == A("f32", [7, 5])
-    assert infer_shape(Opcode.PAD, [A("f32", [0]), S("f32")],
-                       {"padding": (PadDim(0, 0, 3),)}) == A("f32", [0])  # fmt: skip
-    assert infer_shape(Opcode.PAD, [A("f32", [2]), S("f32")],
-                       {"padding": (PadDim(-3, 0, 1),)}) == A("f32", [0])  # fmt: skip
-    invalid(Opcode.PAD, [A("f32", [2]), S("f32")], {"padding": (PadDim(-4, 0, 1),)}, None,
-            "negative (-1)", "f32[2]")  # fmt: skip
-    invalid(Opcode.PAD, [A("f32", [2]), S("f32")], {"padding": (PadDim(0, 0, -1),)}, None,
-            "interior")  # fmt: skip
-    invalid(Opcode.PAD, [A("f32", [2]), S("f16")], {"padding": (PadDim(0, 0, 0),)}, None,
-            "padding value")  # fmt: skip
-    invalid(Opcode.PAD, [A("f32", [2]), A("f32", [1])], {"padding": (PadDim(0, 0, 0),)}, None,
-            "padding value")  # fmt: skip
+    assert infer_shape(Opcode.PAD, [A("f32", [0]), S("f32")], {"padding": (PadDim(0, 0, 3),)}) == A(
+        "f32", [0]
+    )
+    assert infer_shape(
+        Opcode.PAD, [A("f32", [2]), S("f32")], {"padding": (PadDim(-3, 0, 1),)}
+    ) == A("f32", [0])
+    invalid(
+        Opcode.PAD,
+        [A("f32", [2]), S("f32")],
+        {"padding": (PadDim(-4, 0, 1),)},
+        None,
+        "negative (-1)",
+        "f32[2]",
+    )
+    invalid(
+        Opcode.PAD, [A("f32", [2]), S("f32")], {"padding": (PadDim(0, 0, -1),)}, None, "interior"
+    )
+    invalid(
+        Opcode.PAD,
+        [A("f32", [2]), S("f16")],
+        {"padding": (PadDim(0, 0, 0),)},
+        None,
+        "padding value",
+    )
+    invalid(
+        Opcode.PAD,
+        [A("f32", [2]), A("f32", [1])],
+        {"padding": (PadDim(0, 0, 0),)},
+        None,
+        "padding value",
+    )
     invalid(Opcode.PAD, [A("f32", [2]), S("f32")], {"padding": ()}, None, "rank 1")
 
 
 def pad_reference(x, value, config):
     """Slow, obviously-correct pad: place every element, then crop negative edges."""
     lows = [max(lo, 0) for lo, _, _ in config]
-    big = [max(lo, 0) + max(hi, 0) + n + max(n - 1, 0) * it
-           for (lo, hi, it), n in zip(config, x.shape, strict=True)]  # fmt: skip
+    big = [
+        max(lo, 0) + max(hi, 0) + n + max(n - 1, 0) * it
+        for (lo, hi, it), n in zip(config, x.shape, strict=True)
+    ]
     out = np.full(big, value, dtype=x.dtype)
     for idx in np.ndindex(*x.shape):
         pos = tuple(lo + i * (it + 1) for lo, i, (_, _, it) in zip(lows, idx, config, strict=True))
         out[pos] = x[idx]
-    crop = tuple(slice(max(-lo, 0), b - max(-hi, 0))
-                 for (lo, hi, _), b in zip(config, big, strict=True))  # fmt: skip
+    crop = tuple(
+        slice(max(-lo, 0), b - max(-hi, 0)) for (lo, hi, _), b in zip(config, big, strict=True)
+    )
     return out[crop]
 
 
 def test_pad_spec_example():
     x = np.array([[0, 0, 0, 0], [0, 1, 2, 0], [0, 3, 4, 0], [0, 5, 6, 0], [0, 0, 0, 0]])
     got = run(lambda b, p, v: b.pad(p, v, [(1, 1, 0), (-1, -1, 1)]), x, np.int64(-1))
-    want = np.array([[-1, -1, -1, -1, -1], [-1, 0, -1, 0, -1], [-1, 1, -1, 2, -1],
-                     [-1, 3, -1, 4, -1], [-1, 5, -1, 6, -1], [-1, 0, -1, 0, -1],
-                     [-1, -1, -1, -1, -1]])  # fmt: skip
+    want = np.array(
+        [
+            [-1, -1, -1, -1, -1],
+            [-1, 0, -1, 0, -1],
+            [-1, 1, -1, 2, -1],
+            [-1, 3, -1, 4, -1],
+            [-1, 5, -1, 6, -1],
+            [-1, 0, -1, 0, -1],
+            [-1, -1, -1, -1, -1],
+        ]
+    )
     assert same(got, want)
 
 
@@ -383,8 +469,7 @@ def test_pad_values_every_dtype(dt):
 
 
 def test_pad_scalar_and_empty():
-    assert same(run(lambda b, p, v: b.pad(p, v, []), np.float32(1), np.float32(0)),
-                np.float32(1))  # fmt: skip
+    assert same(run(lambda b, p, v: b.pad(p, v, []), np.float32(1), np.float32(0)), np.float32(1))
     x = np.zeros((0, 2), np.int32)
     got = run(lambda b, p, v: b.pad(p, v, [(1, 2, 5), (0, 0, 0)]), x, np.int32(9))
     assert same(got, np.full((3, 2), 9, np.int32))
@@ -410,8 +495,12 @@ def test_reverse_values_every_dtype(dt):
 
 def test_results_do_not_alias_operands():
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
-    for make in (lambda b, p: b.reshape(p, [3, 2]), lambda b, p: b.slice(p, [0, 0], [2, 3]),
-                 lambda b, p: b.transpose(p, [0, 1]), lambda b, p: b.reverse(p, [])):  # fmt: skip
+    for make in (
+        lambda b, p: b.reshape(p, [3, 2]),
+        lambda b, p: b.slice(p, [0, 0], [2, 3]),
+        lambda b, p: b.transpose(p, [0, 1]),
+        lambda b, p: b.reverse(p, []),
+    ):
         out = run(make, x)
         assert not np.shares_memory(out, x)
 

@@ -32,8 +32,9 @@ def run_dot(lhs, rhs, dnums=MATMUL, preferred=None, precision=None):
 
 
 def infer(lhs, rhs, dnums, declared=None, **attrs):
-    return infer_shape(Opcode.DOT, [lhs, rhs], {"dot_dimension_numbers": dnums, **attrs},
-                       declared, "d")  # fmt: skip
+    return infer_shape(
+        Opcode.DOT, [lhs, rhs], {"dot_dimension_numbers": dnums, **attrs}, declared, "d"
+    )
 
 
 def rand(rng, dims, dtype):
@@ -133,13 +134,25 @@ def test_default_result_type(lhs, rhs, result):
 @pytest.mark.parametrize(
     "operands, declared",
     [
-        ("s8", "s32"), ("s8", "u8"), ("u32", "s64"), ("bf16", "f32"), ("f16", "f32"),
-        ("f32", "bf16"), ("f8e4m3fn", "f32"), ("c64", "c128"), ("pred", "s32"), ("pred", "f32"),
+        ("s8", "s32"),
+        ("s8", "u8"),
+        ("u32", "s64"),
+        ("bf16", "f32"),
+        ("f16", "f32"),
+        ("f32", "bf16"),
+        ("f8e4m3fn", "f32"),
+        ("c64", "c128"),
+        ("pred", "s32"),
+        ("pred", "f32"),
     ],
-)  # fmt: skip
+)
 def test_declared_result_type_accepted(operands, declared):
-    out = infer(shape.array(operands, [2, 3]), shape.array(operands, [3, 2]), MATMUL,
-                declared=shape.array(declared, [2, 2]))  # fmt: skip
+    out = infer(
+        shape.array(operands, [2, 3]),
+        shape.array(operands, [3, 2]),
+        MATMUL,
+        declared=shape.array(declared, [2, 2]),
+    )
     assert out.dtype.name == declared
 
 
@@ -166,17 +179,25 @@ def test_result_type_rejected(lhs, rhs, declared, words):
 
 def test_declared_dims_must_match():
     with pytest.raises(InvalidArgument, match="does not match the inferred shape"):
-        infer(shape.array("f32", [2, 3]), shape.array("f32", [3, 4]), MATMUL,
-              declared=shape.array("f32", [4, 2]))  # fmt: skip
+        infer(
+            shape.array("f32", [2, 3]),
+            shape.array("f32", [3, 4]),
+            MATMUL,
+            declared=shape.array("f32", [4, 2]),
+        )
 
 
 # -- values -----------------------------------------------------------------------------------
 
 # (dtype, relative tolerance of the sum against sum |a||b|)
 FLOAT_CASES = [
-    (np.float16, 2e-3), (ml_dtypes.bfloat16, 1e-2), (np.float32, 1e-6), (np.float64, 1e-14),
-    (np.complex64, 1e-6), (np.complex128, 1e-14),
-]  # fmt: skip
+    (np.float16, 2e-3),
+    (ml_dtypes.bfloat16, 1e-2),
+    (np.float32, 1e-6),
+    (np.float64, 1e-14),
+    (np.complex64, 1e-6),
+    (np.complex128, 1e-14),
+]
 
 
 @pytest.mark.parametrize("dtype, tol", FLOAT_CASES)
@@ -224,8 +245,9 @@ def test_integer_overflow_wraps():
     want = _wrap((2**31 - 1) * 5, 32, True)
     np.testing.assert_array_equal(run_dot(big, col), np.array([[want]], np.int32))
     u = np.array([[2**63 + 5]], np.uint64)
-    np.testing.assert_array_equal(run_dot(u, np.array([[2]], np.uint64)),
-                                  np.array([[10]], np.uint64))  # fmt: skip
+    np.testing.assert_array_equal(
+        run_dot(u, np.array([[2]], np.uint64)), np.array([[10]], np.uint64)
+    )
 
 
 def test_mixed_precision_results():
@@ -241,8 +263,9 @@ def test_mixed_precision_results():
     y = rand(rng, (16, 3), ml_dtypes.bfloat16)
     got = run_dot(x, y, preferred="f32")
     assert got.dtype == np.float32  # bf16 products are exact in f32: only the sums round
-    np.testing.assert_allclose(got, x.astype(np.float64) @ y.astype(np.float64), rtol=1e-5,
-                               atol=1e-5)  # fmt: skip
+    np.testing.assert_allclose(
+        got, x.astype(np.float64) @ y.astype(np.float64), rtol=1e-5, atol=1e-5
+    )
     h = rand(rng, (3, 4), np.float16)
     got = run_dot(h, rand(rng, (4, 2), np.float16), preferred="f64")
     assert got.dtype == np.float64
@@ -437,11 +460,16 @@ def test_general_dot_matches_einsum(problem):
     np.testing.assert_array_equal(got, want)  # small integers: exact in f64
 
 
-@pytest.mark.parametrize("lhs_type, rhs_type, result", [
-    (np.float32, np.int32, np.float32), (np.int32, np.float32, np.float32),
-    (np.int8, np.float64, np.float64), (np.complex64, np.float32, np.complex64),
-    (np.float32, np.bool_, np.float32),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "lhs_type, rhs_type, result",
+    [
+        (np.float32, np.int32, np.float32),
+        (np.int32, np.float32, np.float32),
+        (np.int8, np.float64, np.float64),
+        (np.complex64, np.float32, np.complex64),
+        (np.float32, np.bool_, np.float32),
+    ],
+)
 def test_mixed_family_dot_converts_operands_first(lhs_type, rhs_type, result):
     """As XLA's operand upcasting: each operand converted to the result type, then the dot."""
     rng = np.random.default_rng(3)

@@ -28,15 +28,29 @@ def sample(dtype, dims, offset=0):
 
 
 BINARY = {
-    Opcode.ADD: "biufc", Opcode.MULTIPLY: "biufc", Opcode.SUBTRACT: "iufc",
-    Opcode.DIVIDE: "iufc", Opcode.POWER: "iufc", Opcode.REMAINDER: "iuf",
-    Opcode.MAXIMUM: "biuf", Opcode.MINIMUM: "biuf", Opcode.ATAN2: "fc", Opcode.AND: "biu",
-    Opcode.OR: "biu", Opcode.XOR: "biu", Opcode.SHIFT_LEFT: "iu",
-    Opcode.SHIFT_RIGHT_LOGICAL: "iu", Opcode.SHIFT_RIGHT_ARITHMETIC: "iu",
-}  # fmt: skip
+    Opcode.ADD: "biufc",
+    Opcode.MULTIPLY: "biufc",
+    Opcode.SUBTRACT: "iufc",
+    Opcode.DIVIDE: "iufc",
+    Opcode.POWER: "iufc",
+    Opcode.REMAINDER: "iuf",
+    Opcode.MAXIMUM: "biuf",
+    Opcode.MINIMUM: "biuf",
+    Opcode.ATAN2: "fc",
+    Opcode.AND: "biu",
+    Opcode.OR: "biu",
+    Opcode.XOR: "biu",
+    Opcode.SHIFT_LEFT: "iu",
+    Opcode.SHIFT_RIGHT_LOGICAL: "iu",
+    Opcode.SHIFT_RIGHT_ARITHMETIC: "iu",
+}
 _LETTER = {"pred": "b", "sint": "i", "uint": "u", "float": "f", "complex": "c"}
-CASES = [(op, d) for op, letters in BINARY.items() for d in dtypes.ALL_DTYPES
-         if _LETTER[d.kind] in letters]  # fmt: skip
+CASES = [
+    (op, d)
+    for op, letters in BINARY.items()
+    for d in dtypes.ALL_DTYPES
+    if _LETTER[d.kind] in letters
+]
 
 
 @pytest.mark.parametrize("dims", [(2, 3), (), (0,)], ids=["2x3", "scalar", "empty"])
@@ -59,15 +73,22 @@ def test_compare_every_type(dtype):
 @pytest.mark.filterwarnings("error")
 def test_integer_arithmetic_wraps_silently():
     i8 = np.int8
-    same(run(Opcode.ADD, np.array([127, -128], i8), np.array([1, -1], i8)),
-         np.array([-128, 127], i8))  # fmt: skip
+    same(
+        run(Opcode.ADD, np.array([127, -128], i8), np.array([1, -1], i8)), np.array([-128, 127], i8)
+    )
     same(run(Opcode.ADD, np.array(255, np.uint8), np.array(1, np.uint8)), np.array(0, np.uint8))
-    same(run(Opcode.SUBTRACT, np.array([0], np.uint32), np.array([1], np.uint32)),
-         np.array([2**32 - 1], np.uint32))  # fmt: skip
-    same(run(Opcode.SUBTRACT, np.array(-(2**31), np.int32), np.array(1, np.int32)),
-         np.array(2**31 - 1, np.int32))  # fmt: skip
-    same(run(Opcode.MULTIPLY, np.array([300], np.int16), np.array([300], np.int16)),
-         np.array([90000 - 65536], np.int16))  # fmt: skip
+    same(
+        run(Opcode.SUBTRACT, np.array([0], np.uint32), np.array([1], np.uint32)),
+        np.array([2**32 - 1], np.uint32),
+    )
+    same(
+        run(Opcode.SUBTRACT, np.array(-(2**31), np.int32), np.array(1, np.int32)),
+        np.array(2**31 - 1, np.int32),
+    )
+    same(
+        run(Opcode.MULTIPLY, np.array([300], np.int16), np.array([300], np.int16)),
+        np.array([90000 - 65536], np.int16),
+    )
     big = np.array(2**62, np.int64)
     same(run(Opcode.MULTIPLY, big, np.array(4, np.int64)), np.array(0, np.int64))
 
@@ -88,8 +109,10 @@ def test_float_arithmetic_ieee():
     same(run(Opcode.DIVIDE, a, b), np.array([INF, -INF, NAN, -INF, NAN, NAN, NAN], f))
     same(run(Opcode.ADD, a, b), np.array([1, -1, 0, 1, INF, NAN, 0.0], f))
     same(run(Opcode.SUBTRACT, np.array([0.0], f), np.array([0.0], f)), np.array([0.0], f))
-    same(run(Opcode.MULTIPLY, np.array([INF, -2.0], f), np.array([0.0, 0.0], f)),
-         np.array([NAN, -0.0], f))  # fmt: skip
+    same(
+        run(Opcode.MULTIPLY, np.array([INF, -2.0], f), np.array([0.0, 0.0], f)),
+        np.array([NAN, -0.0], f),
+    )
 
 
 def test_narrow_float_arithmetic_rounds_once():
@@ -97,12 +120,17 @@ def test_narrow_float_arithmetic_rounds_once():
     # 1 + 2^-8 is halfway between bf16 neighbours 1 and 1 + 2^-7: ties go to even.
     same(run(Opcode.ADD, one, np.array([2.0**-8], BF16)), np.array([1.0], BF16))
     same(run(Opcode.ADD, one, np.array([3 * 2.0**-8], BF16)), np.array([1 + 2.0**-6], BF16))
-    same(run(Opcode.ADD, np.array([65504.0], np.float16), np.array([16.0], np.float16)),
-         np.array([INF], np.float16))  # fmt: skip
-    same(run(Opcode.MULTIPLY, np.array([448.0], E4M3), np.array([2.0], E4M3)),
-         np.array([NAN], E4M3))  # e4m3fn has no infinity  # fmt: skip
-    same(run(Opcode.DIVIDE, np.array([1.0], E5M2), np.array([3.0], E5M2)),
-         np.array([1 / 3], np.float32).astype(E5M2))  # fmt: skip
+    same(
+        run(Opcode.ADD, np.array([65504.0], np.float16), np.array([16.0], np.float16)),
+        np.array([INF], np.float16),
+    )
+    same(
+        run(Opcode.MULTIPLY, np.array([448.0], E4M3), np.array([2.0], E4M3)), np.array([NAN], E4M3)
+    )  # e4m3fn has no infinity
+    same(
+        run(Opcode.DIVIDE, np.array([1.0], E5M2), np.array([3.0], E5M2)),
+        np.array([1 / 3], np.float32).astype(E5M2),
+    )
 
 
 def test_large_f32_add_is_numpy_add():
@@ -115,10 +143,12 @@ def test_large_f32_add_is_numpy_add():
 def test_complex_arithmetic():
     c = np.complex64
     same(run(Opcode.ADD, np.array([1 + 2j], c), np.array([3 - 1j], c)), np.array([4 + 1j], c))
-    same(run(Opcode.MULTIPLY, np.array([1 + 2j], c), np.array([3 + 4j], c)),
-         np.array([-5 + 10j], c))  # fmt: skip
-    np.testing.assert_allclose(run(Opcode.DIVIDE, np.array([1 + 2j]), np.array([3 + 4j])),
-                               [(11 + 2j) / 25], rtol=1e-15)  # fmt: skip
+    same(
+        run(Opcode.MULTIPLY, np.array([1 + 2j], c), np.array([3 + 4j], c)), np.array([-5 + 10j], c)
+    )
+    np.testing.assert_allclose(
+        run(Opcode.DIVIDE, np.array([1 + 2j]), np.array([3 + 4j])), [(11 + 2j) / 25], rtol=1e-15
+    )
 
 
 @pytest.mark.parametrize("dt", [np.complex64, np.complex128])
@@ -147,8 +177,7 @@ def test_float_remainder_is_fmod():
     a = np.array([5.5, -5.5, 5.5, 1.0, INF, 3.0, -0.0, -4.0], f)
     b = np.array([2.0, 2.0, -2.0, 0.0, 2.0, INF, 1.0, 2.0], f)
     same(run(Opcode.REMAINDER, a, b), np.array([1.5, -1.5, 1.5, NAN, NAN, 3.0, -0.0, -0.0], f))
-    same(run(Opcode.REMAINDER, np.array([7.5], BF16), np.array([2.0], BF16)),
-         np.array([1.5], BF16))  # fmt: skip
+    same(run(Opcode.REMAINDER, np.array([7.5], BF16), np.array([2.0], BF16)), np.array([1.5], BF16))
 
 
 # -- maximum / minimum ------------------------------------------------------------------------
@@ -177,8 +206,10 @@ def test_bitwise_ops():
     same(run(Opcode.XOR, a, b), np.array([0b0110, -6], np.int8))
     p, q = np.array([True, True, False]), np.array([True, False, False])
     same(run(Opcode.XOR, p, q), np.array([False, True, False]))
-    same(run(Opcode.AND, np.array(2**64 - 1, np.uint64), np.array(2**63, np.uint64)),
-         np.array(2**63, np.uint64))  # fmt: skip
+    same(
+        run(Opcode.AND, np.array(2**64 - 1, np.uint64), np.array(2**63, np.uint64)),
+        np.array(2**63, np.uint64),
+    )
 
 
 # -- compare ----------------------------------------------------------------------------------
@@ -207,12 +238,23 @@ def test_compare_totalorder(dt):
     a, b = np.repeat(values, n), np.tile(values, n)
     i, j = np.repeat(np.arange(n), n), np.tile(np.arange(n), n)
     if dt != np.float64:  # 1e-30 is zero in f16: keep only distinct values
-        distinct = [k for k in range(n) if k in (0, n - 1) or values[k] != values[k - 1]
-                    or np.signbit(values[k]) != np.signbit(values[k - 1])]  # fmt: skip
+        distinct = [
+            k
+            for k in range(n)
+            if k in (0, n - 1)
+            or values[k] != values[k - 1]
+            or np.signbit(values[k]) != np.signbit(values[k - 1])
+        ]
         keep = np.isin(i, distinct) & np.isin(j, distinct)
         a, b, i, j = a[keep], b[keep], i[keep], j[keep]
-    for direction, expected in (("LT", i < j), ("LE", i <= j), ("EQ", i == j), ("NE", i != j),
-                                ("GT", i > j), ("GE", i >= j)):  # fmt: skip
+    for direction, expected in (
+        ("LT", i < j),
+        ("LE", i <= j),
+        ("EQ", i == j),
+        ("NE", i != j),
+        ("GT", i > j),
+        ("GE", i >= j),
+    ):
         same(run(cmp(direction, "TOTALORDER"), a, b), expected)
 
 
@@ -245,8 +287,10 @@ def test_compare_complex():
 def test_complex_compose():
     re = np.array([1.0, -0.0, NAN], np.float32)
     im = np.array([2.0, NAN, -0.0], np.float32)
-    same(run(Opcode.COMPLEX, re, im),
-         np.array([1 + 2j, complex(-0.0, NAN), complex(NAN, -0.0)], np.complex64))  # fmt: skip
+    same(
+        run(Opcode.COMPLEX, re, im),
+        np.array([1 + 2j, complex(-0.0, NAN), complex(NAN, -0.0)], np.complex64),
+    )
     got = run(Opcode.COMPLEX, np.array(INF), np.array(-INF))
     same(got, np.array(complex(INF, -INF)))
 
@@ -264,8 +308,7 @@ def test_atan2_signed_zero_and_infinity_cases():
 def test_atan2_complex_agrees_with_real_on_reals():
     y = np.array([1.0 + 0j, 0.5 + 0j])
     x = np.array([1.0 + 0j, 2.0 + 0j])
-    np.testing.assert_allclose(run(Opcode.ATAN2, y, x), np.arctan2(y.real, x.real) + 0j,
-                               atol=1e-15)  # fmt: skip
+    np.testing.assert_allclose(run(Opcode.ATAN2, y, x), np.arctan2(y.real, x.real) + 0j, atol=1e-15)
 
 
 def test_float_power():

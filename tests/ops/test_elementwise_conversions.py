@@ -52,18 +52,21 @@ def test_float_to_int_truncates_saturates_and_zeroes_nan():
     x = np.array([2.9, -2.9, -0.5, NAN, INF, -INF, 1e10, -1e10, 127.9, -128.9])
     same(convert(x, np.int8), np.array([2, -2, 0, 0, 127, -128, 127, -128, 127, -128], np.int8))
     same(convert(x, np.uint8), np.array([2, 0, 0, 0, 255, 0, 255, 0, 127, 0], np.uint8))
-    same(convert(x.astype(np.float32), np.int32),
-         np.array([2, -2, 0, 0, 2**31 - 1, -(2**31), 2**31 - 1, -(2**31), 127, -128], np.int32))
+    same(
+        convert(x.astype(np.float32), np.int32),
+        np.array([2, -2, 0, 0, 2**31 - 1, -(2**31), 2**31 - 1, -(2**31), 127, -128], np.int32),
+    )
 
 
 def test_float_to_64_bit_int_edges():
     below = np.nextafter(2.0**63, 0)
     x = np.array([2.0**63, -(2.0**63), below, -below, 2.0**64])
-    same(convert(x, np.int64),
-         np.array([2**63 - 1, -(2**63), int(below), -int(below), 2**63 - 1], np.int64))
+    same(
+        convert(x, np.int64),
+        np.array([2**63 - 1, -(2**63), int(below), -int(below), 2**63 - 1], np.int64),
+    )
     y = np.array([2.0**64, np.nextafter(2.0**64, 0), 2.0**63, -1.0, NAN])
-    same(convert(y, np.uint64),
-         np.array([2**64 - 1, 2**64 - 2048, 2**63, 0, 0], np.uint64))
+    same(convert(y, np.uint64), np.array([2**64 - 1, 2**64 - 2048, 2**63, 0, 0], np.uint64))
     f = np.array([2.0**31, np.nextafter(np.float32(2.0**31), np.float32(0))], np.float32)
     same(convert(f, np.int32), np.array([2**31 - 1, 2**31 - 128], np.int32))
     same(convert(np.array([-3.5, 300.0], BF16), np.int8), np.array([-3, 127], np.int8))
@@ -71,8 +74,10 @@ def test_float_to_64_bit_int_edges():
 
 # -- to and from pred -------------------------------------------------------------------------
 def test_to_pred_is_nonzero():
-    same(convert(np.array([0.0, -0.0, NAN, 0.1, INF], np.float32), np.bool_),
-         np.array([False, False, True, True, True]))
+    same(
+        convert(np.array([0.0, -0.0, NAN, 0.1, INF], np.float32), np.bool_),
+        np.array([False, False, True, True, True]),
+    )
     same(convert(np.array([0, -3, 256], np.int32), np.bool_), np.array([False, True, True]))
     same(convert(np.array([0j, 1j, complex(-0.0, 0)]), np.bool_), np.array([False, True, False]))
     same(convert(np.array([0.0, 1e-3], E4M3), np.bool_), np.array([False, True]))
@@ -86,8 +91,9 @@ def test_from_pred_is_zero_or_one():
 
 # -- integer -> integer and integer -> float --------------------------------------------------
 def test_int_to_int_wraps():
-    same(convert(np.array([300, -1, 2**31 - 1], np.int32), np.int8),
-         np.array([44, -1, -1], np.int8))  # fmt: skip
+    same(
+        convert(np.array([300, -1, 2**31 - 1], np.int32), np.int8), np.array([44, -1, -1], np.int8)
+    )
     same(convert(np.array([-1], np.int8), np.uint32), np.array([2**32 - 1], np.uint32))
     same(convert(np.array([255], np.uint8), np.int8), np.array([-1], np.int8))
     same(convert(np.array([2**64 - 1], np.uint64), np.int64), np.array([-1], np.int64))
@@ -107,8 +113,10 @@ def nearest(value: int, dt) -> float:
 
 def test_int_to_float_rounds_once_to_nearest_even():
     s64 = np.array([2**53 + 1, 2**53 + 3, -(2**53) - 1, 2**62 + 2**54 + 1, 2**63 - 1], np.int64)
-    same(convert(s64, np.float64),
-         np.array([2.0**53, 2.0**53 + 4, -(2.0**53), 2.0**62 + 2**54, 2.0**63]))
+    same(
+        convert(s64, np.float64),
+        np.array([2.0**53, 2.0**53 + 4, -(2.0**53), 2.0**62 + 2**54, 2.0**63]),
+    )
     for dt in (np.float32, BF16):
         expected = np.array([nearest(v, dt) for v in s64.tolist()]).astype(dt)
         same(convert(s64, dt), expected)
@@ -117,10 +125,14 @@ def test_int_to_float_rounds_once_to_nearest_even():
     u64 = np.array([2**64 - 1, 2**63 + 2**39, 2**63 + 2**39 + 1], np.uint64)
     same(convert(u64, np.float64), np.array([2.0**64, 2.0**63 + 2**39, 2.0**63 + 2**39]))
     same(convert(u64, np.float32), np.array([2.0**64, 2.0**63, 2.0**63 + 2**40], np.float32))
-    same(convert(np.array([16777217, 65520, 65519], np.int32), np.float32),
-         np.array([16777216, 65520, 65519], np.float32))
-    same(convert(np.array([65520, 65519, -65536], np.int32), np.float16),
-         np.array([INF, 65504, -INF], np.float16))
+    same(
+        convert(np.array([16777217, 65520, 65519], np.int32), np.float32),
+        np.array([16777216, 65520, 65519], np.float32),
+    )
+    same(
+        convert(np.array([65520, 65519, -65536], np.int32), np.float16),
+        np.array([INF, 65504, -INF], np.float16),
+    )
 
 
 # -- float -> float ---------------------------------------------------------------------------
@@ -128,8 +140,7 @@ def test_f64_to_narrow_rounds_once():
     x = np.array([1 + 2.0**-8 + 2.0**-40, 1 + 2.0**-8, 1 + 3 * 2.0**-8, -(1 + 2.0**-8 + 2.0**-40)])
     same(convert(x, BF16), np.array([1 + 2.0**-7, 1.0, 1 + 2.0**-6, -(1 + 2.0**-7)], BF16))
     y = np.array([1 + 2.0**-11 + 2.0**-40, 65520.0, 65519.99, 1e-7, -1e-9, 1e300])
-    same(convert(y, np.float16),
-         np.array([1 + 2.0**-10, INF, 65504, 1e-7, -0.0, INF], np.float16))
+    same(convert(y, np.float16), np.array([1 + 2.0**-10, INF, 65504, 1e-7, -0.0, INF], np.float16))
 
 
 def test_float_narrowing_specials():
@@ -137,8 +148,10 @@ def test_float_narrowing_specials():
     # e4m3fn: 448 is the largest finite value and the next step up (480) is NaN; 464 is a tie.
     same(convert(x, E4M3), np.array([NAN, NAN, NAN, -0.0, 448, 448, NAN, 0.0], E4M3))
     same(convert(x, E5M2), np.array([NAN, INF, -INF, -0.0, 448, 448, 448, 0.0], E5M2))
-    same(convert(np.array([3.4e38, 1e39], np.float64), np.float32),
-         np.array([3.4e38, INF], np.float32))
+    same(
+        convert(np.array([3.4e38, 1e39], np.float64), np.float32),
+        np.array([3.4e38, INF], np.float32),
+    )
     same(convert(np.array([1.0 + 2.0**-8], np.float32), BF16), np.array([1.0], BF16))
 
 
@@ -162,7 +175,8 @@ def test_complex_conversions():
 def test_convert_shape_rule():
     x = shape.array("f32", [2, 3])
     assert infer_shape(Opcode.CONVERT, [x], {}, shape.array("s8", [2, 3])) == shape.array(
-        "s8", [2, 3])
+        "s8", [2, 3]
+    )
     with pytest.raises(HlortError) as err:
         infer_shape(Opcode.CONVERT, [x], {}, shape.array("s8", [3, 2]))
     assert err.value.code is ErrorCode.INVALID_ARGUMENT and "f32[2,3]" in str(err.value)
@@ -172,8 +186,10 @@ def test_convert_shape_rule():
 
 # -- bitcast-convert --------------------------------------------------------------------------
 def test_bitcast_same_width():
-    same(bitcast(np.array([1.0, -0.0], np.float32), np.uint32),
-         np.array([0x3F800000, 0x80000000], np.uint32))
+    same(
+        bitcast(np.array([1.0, -0.0], np.float32), np.uint32),
+        np.array([0x3F800000, 0x80000000], np.uint32),
+    )
     same(bitcast(np.array(-1, np.int32), np.uint32), np.array(2**32 - 1, np.uint32))
     same(bitcast(np.array([1.0], BF16), np.int16), np.array([0x3F80], np.int16))
     same(bitcast(np.array([0x7C00], np.uint16), np.float16), np.array([INF], np.float16))
@@ -186,8 +202,10 @@ def test_bitcast_narrower_adds_a_dimension():
     same(bitcast(np.array(1.0), np.uint32), np.array([0, 0x3FF00000], np.uint32))
     assert bitcast(np.zeros((0, 3), np.int32), np.int16).shape == (0, 3, 2)
     # the bytes of f64 1.0 and 2.0 read as (re, im) f32 pairs: (0, 1.875) and (0, 2)
-    same(bitcast(np.array([1 + 2j], np.complex128), np.complex64),
-         np.array([[1.875j, 2j]], np.complex64))
+    same(
+        bitcast(np.array([1 + 2j], np.complex128), np.complex64),
+        np.array([[1.875j, 2j]], np.complex64),
+    )
 
 
 def test_bitcast_wider_consumes_the_last_dimension():
@@ -202,12 +220,15 @@ def test_bitcast_round_trip_keeps_nan_payloads():
     same(bitcast(bitcast(as_float, np.uint8), np.float32).view(np.uint32), bits)
 
 
-@pytest.mark.parametrize("src, dims, dst, fragment", [
-    ("f32", [2], "c64", "complex and real"),
-    ("pred", [2], "u8", "pred"),
-    ("u8", [3], "u16", "last dimension of 2"),
-    ("u8", [], "u16", "last dimension of 2"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "src, dims, dst, fragment",
+    [
+        ("f32", [2], "c64", "complex and real"),
+        ("pred", [2], "u8", "pred"),
+        ("u8", [3], "u16", "last dimension of 2"),
+        ("u8", [], "u16", "last dimension of 2"),
+    ],
+)
 def test_bitcast_shape_rule_rejects(src, dims, dst, fragment):
     b = Builder("t")
     with pytest.raises(HlortError) as err:
@@ -227,10 +248,12 @@ def test_reduce_precision_to_bf16_matches_rounding():
 
 
 def test_reduce_precision_to_f16_range():
-    x = np.array([1 + 2.0**-11, 65504.0, 65520.0, 1e6, -1e6, 2.0**-14, 2.0**-15, -1e-7, 0.1],
-                 np.float32)  # fmt: skip
-    expected = np.array([1.0, 65504, INF, INF, -INF, 2.0**-14, 0.0, -0.0,
-                         float(np.float16(0.1))], np.float32)  # fmt: skip
+    x = np.array(
+        [1 + 2.0**-11, 65504.0, 65520.0, 1e6, -1e6, 2.0**-14, 2.0**-15, -1e-7, 0.1], np.float32
+    )
+    expected = np.array(
+        [1.0, 65504, INF, INF, -INF, 2.0**-14, 0.0, -0.0, float(np.float16(0.1))], np.float32
+    )
     same(reduce_precision(x, 5, 10), expected)  # f16 subnormals flush to zero, as in XLA
 
 
@@ -265,15 +288,21 @@ def test_reduce_precision_narrow_inputs():
     same(reduce_precision(f8, 4, 1), np.array([192.0, -0.0, 4.0, NAN], E4M3))
 
 
-@pytest.mark.parametrize("attrs, fragment", [
-    ({"exponent_bits": 0, "mantissa_bits": 2}, "exponent_bits"),
-    ({"exponent_bits": 5, "mantissa_bits": -1}, "mantissa_bits"),
-    ({"exponent_bits": 5}, "mantissa_bits"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "attrs, fragment",
+    [
+        ({"exponent_bits": 0, "mantissa_bits": 2}, "exponent_bits"),
+        ({"exponent_bits": 5, "mantissa_bits": -1}, "mantissa_bits"),
+        ({"exponent_bits": 5}, "mantissa_bits"),
+    ],
+)
 def test_reduce_precision_shape_rule(attrs, fragment):
     with pytest.raises(HlortError) as err:
         infer_shape(Opcode.REDUCE_PRECISION, [shape.array("f32", [2])], attrs)
     assert err.value.code is ErrorCode.INVALID_ARGUMENT and fragment in str(err.value)
     with pytest.raises(HlortError, match="floating-point"):
-        infer_shape(Opcode.REDUCE_PRECISION, [shape.array("s32", [2])],
-                    {"exponent_bits": 5, "mantissa_bits": 2})  # fmt: skip
+        infer_shape(
+            Opcode.REDUCE_PRECISION,
+            [shape.array("s32", [2])],
+            {"exponent_bits": 5, "mantissa_bits": 2},
+        )

@@ -155,8 +155,9 @@ def test_shift_hand_values():
 def test_popcnt_and_clz(dt):
     bits = dt.itemsize * 8
     rng = np.random.default_rng(bits)
-    raw = rng.integers(0, 2**bits, size=64, dtype=np.uint64) >> rng.integers(0, bits, size=64,
-                                                                               dtype=np.uint64)
+    raw = rng.integers(0, 2**bits, size=64, dtype=np.uint64) >> rng.integers(
+        0, bits, size=64, dtype=np.uint64
+    )
     x = np.concatenate([edge_values(dt), raw.astype(dt)])
     patterns = [v & ((1 << bits) - 1) for v in x.tolist()]
     check(run(Opcode.POPCNT, x), [bin(p).count("1") for p in patterns], dt)

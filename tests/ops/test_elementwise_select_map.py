@@ -59,21 +59,34 @@ def test_clamp_floats():
     lo = np.array([-1.0, -1.0, -1.0, -1.0, 0.0, -0.0], np.float32)
     hi = np.array([1.0, 1.0, 1.0, 1.0, 0.0, 0.0], np.float32)
     same(run(clamp, lo, x, hi), np.array([-1.0, 0.5, 1.0, NAN, 0.0, 0.0], np.float32))
-    same(run(clamp, np.array(NAN, np.float32), np.array([1.0, 2.0], np.float32),
-             np.array(3.0, np.float32)), np.array([NAN, NAN], np.float32))  # fmt: skip
-    same(run(clamp, np.array(0.0, BF16), np.array([-2.0, 0.5, 9.0], BF16), np.array(1.0, BF16)),
-         np.array([0.0, 0.5, 1.0], BF16))  # fmt: skip
+    same(
+        run(
+            clamp,
+            np.array(NAN, np.float32),
+            np.array([1.0, 2.0], np.float32),
+            np.array(3.0, np.float32),
+        ),
+        np.array([NAN, NAN], np.float32),
+    )
+    same(
+        run(clamp, np.array(0.0, BF16), np.array([-2.0, 0.5, 9.0], BF16), np.array(1.0, BF16)),
+        np.array([0.0, 0.5, 1.0], BF16),
+    )
 
 
 def test_clamp_integers_and_scalar_bounds():
     x = np.array([0, 100, 200, 255], np.uint8)
-    same(run(clamp, np.array(10, np.uint8), x, np.array(200, np.uint8)),
-         np.array([10, 100, 200, 200], np.uint8))  # fmt: skip
+    same(
+        run(clamp, np.array(10, np.uint8), x, np.array(200, np.uint8)),
+        np.array([10, 100, 200, 200], np.uint8),
+    )
     s = np.array([-(2**63), 0, 2**63 - 1], np.int64)
     same(run(clamp, np.array(-5, np.int64), s, np.array(5, np.int64)), np.array([-5, 0, 5]))
     # low > high gives high: min(max(x, low), high)
-    same(run(clamp, np.array(3, np.int32), np.array([0, 9], np.int32), np.array(1, np.int32)),
-         np.array([1, 1], np.int32))  # fmt: skip
+    same(
+        run(clamp, np.array(3, np.int32), np.array([0, 9], np.int32), np.array(1, np.int32)),
+        np.array([1, 1], np.int32),
+    )
 
 
 def test_clamp_empty_and_scalar():
@@ -87,8 +100,10 @@ def mapped(args, body, param_dtypes=None):
     b = Builder("t")
     params = [param(b, a) for a in args]
     sub = b.sub("body")
-    scalars = [sub.parameter(shape.scalar(dtypes.from_numpy(d or a.dtype)))
-               for a, d in zip(args, param_dtypes or [None] * len(args), strict=True)]  # fmt: skip
+    scalars = [
+        sub.parameter(shape.scalar(dtypes.from_numpy(d or a.dtype)))
+        for a, d in zip(args, param_dtypes or [None] * len(args), strict=True)
+    ]
     comp = sub.finish(body(sub, *scalars))
     return evaluate(b.build(b.map(params, comp)), list(args))
 

@@ -28,10 +28,24 @@ UNARY_ACCEPTS = {
     Opcode.CEIL: FLOATS,
     Opcode.ROUND_NEAREST_AFZ: FLOATS,
     Opcode.ROUND_NEAREST_EVEN: FLOATS,
-    **{op: FLOATS | COMPLEX for op in (
-        Opcode.EXP, Opcode.EXPM1, Opcode.LOG, Opcode.LOG1P, Opcode.LOGISTIC, Opcode.SQRT,
-        Opcode.RSQRT, Opcode.CBRT, Opcode.TANH, Opcode.SINE, Opcode.COSINE, Opcode.TAN)},
-}  # fmt: skip
+    **{
+        op: FLOATS | COMPLEX
+        for op in (
+            Opcode.EXP,
+            Opcode.EXPM1,
+            Opcode.LOG,
+            Opcode.LOG1P,
+            Opcode.LOGISTIC,
+            Opcode.SQRT,
+            Opcode.RSQRT,
+            Opcode.CBRT,
+            Opcode.TANH,
+            Opcode.SINE,
+            Opcode.COSINE,
+            Opcode.TAN,
+        )
+    },
+}
 
 BINARY_ACCEPTS = {
     Opcode.ADD: ALL,
@@ -101,8 +115,9 @@ def test_messages_say_what_is_allowed():
     assert "signed integer, floating-point or complex" in rejected(Opcode.ABS, [arr("u8")])
 
 
-@pytest.mark.parametrize("other", [arr("f32", (3, 2)), arr("f64"), arr("f32", ()),
-                                   arr("f32", (2, 3, 1))])  # fmt: skip
+@pytest.mark.parametrize(
+    "other", [arr("f32", (3, 2)), arr("f64"), arr("f32", ()), arr("f32", (2, 3, 1))]
+)
 def test_binary_operands_must_match_exactly(other):
     message = rejected(Opcode.ADD, [arr("f32"), other])
     assert "identical dims and element type" in message
@@ -143,11 +158,21 @@ def test_compare_gives_pred_of_same_dims(dtype):
 
 @pytest.mark.parametrize(
     "dtype, ctype, ok",
-    [("f32", "FLOAT", True), ("bf16", "TOTALORDER", True), ("s32", "SIGNED", True),
-     ("u8", "UNSIGNED", True), ("pred", "UNSIGNED", True), ("c64", "FLOAT", True),
-     ("s32", "UNSIGNED", False), ("u32", "SIGNED", False), ("f32", "SIGNED", False),
-     ("s8", "FLOAT", False), ("c64", "TOTALORDER", False), ("pred", "SIGNED", False)],
-)  # fmt: skip
+    [
+        ("f32", "FLOAT", True),
+        ("bf16", "TOTALORDER", True),
+        ("s32", "SIGNED", True),
+        ("u8", "UNSIGNED", True),
+        ("pred", "UNSIGNED", True),
+        ("c64", "FLOAT", True),
+        ("s32", "UNSIGNED", False),
+        ("u32", "SIGNED", False),
+        ("f32", "SIGNED", False),
+        ("s8", "FLOAT", False),
+        ("c64", "TOTALORDER", False),
+        ("pred", "SIGNED", False),
+    ],
+)
 def test_compare_type_must_fit_element_type(dtype, ctype, ok):
     shapes = [arr(dtype), arr(dtype)]
     if ok:
@@ -237,5 +262,6 @@ def test_map_rejections():
     vec = b.sub("vec")
     v = vec.parameter(shape.array("f32", [2]))
     vcomp = vec.finish(v)
-    assert "must be f32[]" in rejected(Opcode.MAP, [arr("f32")],
-                                       {"dimensions": (0, 1), "to_apply": vcomp})  # fmt: skip
+    assert "must be f32[]" in rejected(
+        Opcode.MAP, [arr("f32")], {"dimensions": (0, 1), "to_apply": vcomp}
+    )

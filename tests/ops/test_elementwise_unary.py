@@ -29,14 +29,39 @@ def sample(dtype, dims=(2, 3)):
 
 
 UNARY = {
-    Opcode.ABS: "sfc", Opcode.NEGATE: "iufc", Opcode.SIGN: "sfc", Opcode.NOT: "biu",
-    Opcode.POPCNT: "iu", Opcode.CLZ: "iu", Opcode.IS_FINITE: "f", Opcode.REAL: "fc",
-    Opcode.IMAG: "fc", Opcode.ERF: "f", Opcode.FLOOR: "f", Opcode.CEIL: "f",
-    Opcode.ROUND_NEAREST_AFZ: "f", Opcode.ROUND_NEAREST_EVEN: "f", Opcode.COPY: "biufc",
-    **{op: "fc" for op in (Opcode.EXP, Opcode.EXPM1, Opcode.LOG, Opcode.LOG1P, Opcode.LOGISTIC,
-                           Opcode.SQRT, Opcode.RSQRT, Opcode.CBRT, Opcode.TANH, Opcode.SINE,
-                           Opcode.COSINE, Opcode.TAN)},
-}  # fmt: skip
+    Opcode.ABS: "sfc",
+    Opcode.NEGATE: "iufc",
+    Opcode.SIGN: "sfc",
+    Opcode.NOT: "biu",
+    Opcode.POPCNT: "iu",
+    Opcode.CLZ: "iu",
+    Opcode.IS_FINITE: "f",
+    Opcode.REAL: "fc",
+    Opcode.IMAG: "fc",
+    Opcode.ERF: "f",
+    Opcode.FLOOR: "f",
+    Opcode.CEIL: "f",
+    Opcode.ROUND_NEAREST_AFZ: "f",
+    Opcode.ROUND_NEAREST_EVEN: "f",
+    Opcode.COPY: "biufc",
+    **{
+        op: "fc"
+        for op in (
+            Opcode.EXP,
+            Opcode.EXPM1,
+            Opcode.LOG,
+            Opcode.LOG1P,
+            Opcode.LOGISTIC,
+            Opcode.SQRT,
+            Opcode.RSQRT,
+            Opcode.CBRT,
+            Opcode.TANH,
+            Opcode.SINE,
+            Opcode.COSINE,
+            Opcode.TAN,
+        )
+    },
+}
 _LETTER = {"pred": "b", "sint": "si", "uint": "u", "float": "f", "complex": "c"}
 
 
@@ -118,8 +143,22 @@ def test_copy_is_a_new_array():
 
 
 # -- rounding ---------------------------------------------------------------------------------
-ROUND_IN = [-2.5, -1.5, -0.5, -0.4, -0.0, 0.0, 0.4, 0.5, 1.5, 2.5, 0.49999999999999994,
-            INF, -INF, NAN]  # fmt: skip
+ROUND_IN = [
+    -2.5,
+    -1.5,
+    -0.5,
+    -0.4,
+    -0.0,
+    0.0,
+    0.4,
+    0.5,
+    1.5,
+    2.5,
+    0.49999999999999994,
+    INF,
+    -INF,
+    NAN,
+]
 ROUND_OUT = {
     Opcode.FLOOR: [-3, -2, -1, -1, -0.0, 0, 0, 0, 1, 2, 0, INF, -INF, NAN],
     Opcode.CEIL: [-2, -1, -0.0, -0.0, -0.0, 0, 1, 1, 2, 3, 1, INF, -INF, NAN],
@@ -155,12 +194,20 @@ def reference(fn, x, dt):
     return wide.astype(dt)
 
 
-MATH = {Opcode.EXP: math.exp, Opcode.EXPM1: math.expm1, Opcode.LOG: math.log,
-        Opcode.LOG1P: math.log1p, Opcode.SQRT: math.sqrt, Opcode.TANH: math.tanh,
-        Opcode.SINE: math.sin, Opcode.COSINE: math.cos, Opcode.TAN: math.tan,
-        Opcode.CBRT: lambda v: math.copysign(abs(v) ** (1 / 3), v),
-        Opcode.LOGISTIC: lambda v: 1 / (1 + math.exp(-v)),
-        Opcode.RSQRT: lambda v: 1 / math.sqrt(v)}  # fmt: skip
+MATH = {
+    Opcode.EXP: math.exp,
+    Opcode.EXPM1: math.expm1,
+    Opcode.LOG: math.log,
+    Opcode.LOG1P: math.log1p,
+    Opcode.SQRT: math.sqrt,
+    Opcode.TANH: math.tanh,
+    Opcode.SINE: math.sin,
+    Opcode.COSINE: math.cos,
+    Opcode.TAN: math.tan,
+    Opcode.CBRT: lambda v: math.copysign(abs(v) ** (1 / 3), v),
+    Opcode.LOGISTIC: lambda v: 1 / (1 + math.exp(-v)),
+    Opcode.RSQRT: lambda v: 1 / math.sqrt(v),
+}
 
 
 @pytest.mark.parametrize("op", list(MATH), ids=lambda o: o.value)
@@ -178,13 +225,19 @@ def test_transcendental_matches_libm(op, dt):
 
 def test_transcendental_special_values():
     f = np.float32
-    same(run(Opcode.EXP, np.array([-INF, INF, NAN, 0.0, 100.0], f)),
-         np.array([0, INF, NAN, 1, INF], f))  # fmt: skip
-    same(run(Opcode.LOG, np.array([-1.0, 0.0, -0.0, INF, 1.0], f)),
-         np.array([NAN, -INF, -INF, INF, 0.0], f))  # fmt: skip
+    same(
+        run(Opcode.EXP, np.array([-INF, INF, NAN, 0.0, 100.0], f)),
+        np.array([0, INF, NAN, 1, INF], f),
+    )
+    same(
+        run(Opcode.LOG, np.array([-1.0, 0.0, -0.0, INF, 1.0], f)),
+        np.array([NAN, -INF, -INF, INF, 0.0], f),
+    )
     same(run(Opcode.SQRT, np.array([-0.0, -1.0, INF], f)), np.array([-0.0, NAN, INF], f))
-    same(run(Opcode.RSQRT, np.array([0.0, -0.0, 4.0, INF, -1.0], f)),
-         np.array([INF, -INF, 0.5, 0.0, NAN], f))  # fmt: skip
+    same(
+        run(Opcode.RSQRT, np.array([0.0, -0.0, 4.0, INF, -1.0], f)),
+        np.array([INF, -INF, 0.5, 0.0, NAN], f),
+    )
     same(run(Opcode.CBRT, np.array([-8.0, 27.0, -0.0, -INF], f)), np.array([-2, 3, -0.0, -INF], f))
     same(run(Opcode.TANH, np.array([INF, -INF, -0.0], f)), np.array([1, -1, -0.0], f))
     same(run(Opcode.SINE, np.array([-0.0, INF], f)), np.array([-0.0, NAN], f))
@@ -221,16 +274,27 @@ def test_complex_functions():
     assert got.dtype == np.complex64
     np.testing.assert_allclose(got, [np.tanh(0.5 + 0.25j)], rtol=1e-6)
     w = np.array([0.5 + 0.25j])
-    for op, fn in ((Opcode.SINE, np.sin), (Opcode.COSINE, np.cos), (Opcode.TAN, np.tan),
-                   (Opcode.EXPM1, np.expm1), (Opcode.LOG1P, np.log1p)):  # fmt: skip
+    for op, fn in (
+        (Opcode.SINE, np.sin),
+        (Opcode.COSINE, np.cos),
+        (Opcode.TAN, np.tan),
+        (Opcode.EXPM1, np.expm1),
+        (Opcode.LOG1P, np.log1p),
+    ):
         np.testing.assert_allclose(run(op, w), fn(w), rtol=1e-15)
     np.testing.assert_allclose(run(Opcode.LOGISTIC, w), 1 / (1 + np.exp(-w)), rtol=1e-15)
 
 
 # -- erf --------------------------------------------------------------------------------------
 def test_erf_f64_matches_math_erf():
-    x = np.concatenate([np.linspace(-7, 7, 28001), np.geomspace(1e-300, 1.0, 400),
-                        -np.geomspace(1e-12, 8.0, 400), [0.9999999999, 1.0, 1.0000000001]])
+    x = np.concatenate(
+        [
+            np.linspace(-7, 7, 28001),
+            np.geomspace(1e-300, 1.0, 400),
+            -np.geomspace(1e-12, 8.0, 400),
+            [0.9999999999, 1.0, 1.0000000001],
+        ]
+    )
     got = run(Opcode.ERF, x)
     expected = np.array([math.erf(v) for v in x])
     ulps = np.abs(got - expected) / np.spacing(np.abs(expected))

@@ -26,8 +26,9 @@ def run_fft(x: np.ndarray, kind: str, length) -> np.ndarray:
 
 
 def infer(operand, kind, length):
-    return infer_shape(Opcode.FFT, [operand], {"fft_type": FftType(kind), "fft_length": length},
-                       None, "f")  # fmt: skip
+    return infer_shape(
+        Opcode.FFT, [operand], {"fft_type": FftType(kind), "fft_length": length}, None, "f"
+    )
 
 
 def rand(rng, dims, dtype):

@@ -30,9 +30,16 @@ def sample(dt, dims, seed=0) -> np.ndarray:
 
 def same(a, b) -> bool:
     a, b = np.asarray(a), np.asarray(b)
-    return (a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(
-        np.ascontiguousarray(a).reshape(-1).view(np.uint8),
-        np.ascontiguousarray(b).reshape(-1).view(np.uint8))))  # fmt: skip
+    return (
+        a.dtype == b.dtype
+        and a.shape == b.shape
+        and bool(
+            np.array_equal(
+                np.ascontiguousarray(a).reshape(-1).view(np.uint8),
+                np.ascontiguousarray(b).reshape(-1).view(np.uint8),
+            )
+        )
+    )
 
 
 def gather(operand, indices, dn, slice_sizes):
@@ -62,8 +69,7 @@ def gather_reference(operand, indices, dn, slice_sizes):
             where = tuple(batch_index[:ivd]) + (k,) + tuple(batch_index[ivd:])
             start = int(idx[where])
             full[d] = min(max(start, 0), operand.shape[d] - slice_sizes[d])
-        for od, idim in zip(dn.operand_batching_dims, dn.start_indices_batching_dims,
-                            strict=True):  # fmt: skip
+        for od, idim in zip(dn.operand_batching_dims, dn.start_indices_batching_dims, strict=True):
             full[od] += batch_index[idim - (idim > ivd)]
         offsets = iter(ri[a] for a in dn.offset_dims)
         for d in range(operand.ndim):
@@ -75,8 +81,11 @@ def gather_reference(operand, indices, dn, slice_sizes):
 
 def invalid(operands, dn, sizes, *fragments):
     with pytest.raises(HlortError) as err:
-        infer_shape(Opcode.GATHER, operands, {"gather_dimension_numbers": dn,
-                                              "slice_sizes": sizes, "indices_are_sorted": False})
+        infer_shape(
+            Opcode.GATHER,
+            operands,
+            {"gather_dimension_numbers": dn, "slice_sizes": sizes, "indices_are_sorted": False},
+        )
     assert err.value.code is ErrorCode.INVALID_ARGUMENT
     text = str(err.value)
     assert "gather" in text
@@ -84,25 +93,35 @@ def invalid(operands, dn, sizes, *fragments):
         assert f in text, text
 
 
-SPEC_DN = GatherDimensionNumbers(offset_dims=(2, 3), collapsed_slice_dims=(0,),
-                                 start_index_map=(1, 0), index_vector_dim=2)  # fmt: skip
+SPEC_DN = GatherDimensionNumbers(
+    offset_dims=(2, 3), collapsed_slice_dims=(0,), start_index_map=(1, 0), index_vector_dim=2
+)
 SPEC_OPERAND = np.arange(1, 25, dtype=np.int64).reshape(3, 4, 2)
 SPEC_INDICES = np.array([[[0, 0], [1, 0], [2, 1]], [[0, 1], [1, 1], [0, 9]]], np.int64)
 SPEC_RESULT = np.array(
-    [[[[1, 2], [3, 4]], [[3, 4], [5, 6]], [[13, 14], [15, 16]]],
-     [[[9, 10], [11, 12]], [[11, 12], [13, 14]], [[17, 18], [19, 20]]]]
-)  # fmt: skip
+    [
+        [[[1, 2], [3, 4]], [[3, 4], [5, 6]], [[13, 14], [15, 16]]],
+        [[[9, 10], [11, 12]], [[11, 12], [13, 14]], [[17, 18], [19, 20]]],
+    ]
+)
 
-BATCH_DN = GatherDimensionNumbers(offset_dims=(3, 4), collapsed_slice_dims=(1,),
-                                  start_index_map=(2, 1), index_vector_dim=3,
-                                  operand_batching_dims=(0,),
-                                  start_indices_batching_dims=(1,))  # fmt: skip
+BATCH_DN = GatherDimensionNumbers(
+    offset_dims=(3, 4),
+    collapsed_slice_dims=(1,),
+    start_index_map=(2, 1),
+    index_vector_dim=3,
+    operand_batching_dims=(0,),
+    start_indices_batching_dims=(1,),
+)
 
 
 # -- shape rule ------------------------------------------------------------------------------------
 def test_shape_rule_spec_examples():
-    out = infer_shape(Opcode.GATHER, [A("s64", [3, 4, 2]), A("s64", [2, 3, 2])],
-                      {"gather_dimension_numbers": SPEC_DN, "slice_sizes": (1, 2, 2)})  # fmt: skip
+    out = infer_shape(
+        Opcode.GATHER,
+        [A("s64", [3, 4, 2]), A("s64", [2, 3, 2])],
+        {"gather_dimension_numbers": SPEC_DN, "slice_sizes": (1, 2, 2)},
+    )
     assert out == A("s64", [2, 3, 2, 2])
     attrs = {"gather_dimension_numbers": BATCH_DN, "slice_sizes": (1, 1, 2, 2)}
     out = infer_shape(Opcode.GATHER, [A("s64", [2, 3, 4, 2]), A("u8", [2, 2, 3, 2])], attrs)
@@ -110,16 +129,21 @@ def test_shape_rule_spec_examples():
 
 
 def test_shape_rule_implicit_index_vector_dim():
-    dn = GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
-                                start_index_map=(0,), index_vector_dim=1)  # fmt: skip
-    out = infer_shape(Opcode.GATHER, [A("f32", [5, 3]), A("s32", [4])],
-                      {"gather_dimension_numbers": dn, "slice_sizes": (1, 3)})  # fmt: skip
+    dn = GatherDimensionNumbers(
+        offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), index_vector_dim=1
+    )
+    out = infer_shape(
+        Opcode.GATHER,
+        [A("f32", [5, 3]), A("s32", [4])],
+        {"gather_dimension_numbers": dn, "slice_sizes": (1, 3)},
+    )
     assert out == A("f32", [4, 3])
 
 
 def _dn(**changes):
-    base = dict(offset_dims=(2, 3), collapsed_slice_dims=(0,), start_index_map=(1, 0),
-                index_vector_dim=2)  # fmt: skip
+    base = dict(
+        offset_dims=(2, 3), collapsed_slice_dims=(0,), start_index_map=(1, 0), index_vector_dim=2
+    )
     base.update(changes)
     return GatherDimensionNumbers(**base)
 
@@ -142,16 +166,56 @@ OPS = [A("f32", [3, 4, 2]), A("s32", [2, 3, 2])]
         (_dn(start_index_map=(1, 3)), (1, 2, 2), OPS, ["start_index_map", "out of range"]),
         (_dn(index_vector_dim=4), (1, 2, 2), OPS, ["index_vector_dim=4", "s32[2,3,2]"]),
         (_dn(), (1, 2, 2), [OPS[0], A("f32", [2, 3, 2])], ["integer", "f32[2,3,2]"]),
-        (_dn(operand_batching_dims=(0,), start_indices_batching_dims=(0,)), (1, 2, 2), OPS,
-         ["disjoint"]),
-        (_dn(collapsed_slice_dims=(), operand_batching_dims=(0,), start_index_map=(1, 2),
-             start_indices_batching_dims=(0,)), (1, 2, 2), OPS, ["same size", "(size 3)"]),
-        (_dn(collapsed_slice_dims=(), operand_batching_dims=(0,), start_index_map=(1, 2),
-             start_indices_batching_dims=(2,)), (1, 2, 2), OPS, ["index_vector_dim"]),
-        (_dn(collapsed_slice_dims=(), operand_batching_dims=(0,), start_index_map=(1, 2),
-             start_indices_batching_dims=()), (1, 2, 2), OPS, ["same length"]),
-        (_dn(collapsed_slice_dims=(), operand_batching_dims=(1,), start_index_map=(1, 0),
-             start_indices_batching_dims=(0,)), (1, 1, 2), OPS, ["start_index_map"]),
+        (
+            _dn(operand_batching_dims=(0,), start_indices_batching_dims=(0,)),
+            (1, 2, 2),
+            OPS,
+            ["disjoint"],
+        ),
+        (
+            _dn(
+                collapsed_slice_dims=(),
+                operand_batching_dims=(0,),
+                start_index_map=(1, 2),
+                start_indices_batching_dims=(0,),
+            ),
+            (1, 2, 2),
+            OPS,
+            ["same size", "(size 3)"],
+        ),
+        (
+            _dn(
+                collapsed_slice_dims=(),
+                operand_batching_dims=(0,),
+                start_index_map=(1, 2),
+                start_indices_batching_dims=(2,),
+            ),
+            (1, 2, 2),
+            OPS,
+            ["index_vector_dim"],
+        ),
+        (
+            _dn(
+                collapsed_slice_dims=(),
+                operand_batching_dims=(0,),
+                start_index_map=(1, 2),
+                start_indices_batching_dims=(),
+            ),
+            (1, 2, 2),
+            OPS,
+            ["same length"],
+        ),
+        (
+            _dn(
+                collapsed_slice_dims=(),
+                operand_batching_dims=(1,),
+                start_index_map=(1, 0),
+                start_indices_batching_dims=(0,),
+            ),
+            (1, 1, 2),
+            OPS,
+            ["start_index_map"],
+        ),
     ],
 )
 def test_shape_rule_rejects(dn, sizes, operands, fragments):
@@ -168,14 +232,24 @@ def test_spec_example_with_clamping():
 
 def test_spec_batching_example():
     operand = np.arange(1, 49, dtype=np.int64).reshape(2, 3, 4, 2)
-    indices = np.array([[[[0, 0], [1, 0], [2, 1]], [[0, 1], [1, 1], [0, 9]]],
-                        [[[0, 0], [2, 1], [2, 2]], [[1, 2], [0, 1], [1, 0]]]])  # fmt: skip
-    want = np.array([
-        [[[[1, 2], [3, 4]], [[3, 4], [5, 6]], [[13, 14], [15, 16]]],
-         [[[33, 34], [35, 36]], [[35, 36], [37, 38]], [[41, 42], [43, 44]]]],
-        [[[[1, 2], [3, 4]], [[13, 14], [15, 16]], [[21, 22], [23, 24]]],
-         [[[43, 44], [45, 46]], [[33, 34], [35, 36]], [[27, 28], [29, 30]]]],
-    ])  # fmt: skip
+    indices = np.array(
+        [
+            [[[0, 0], [1, 0], [2, 1]], [[0, 1], [1, 1], [0, 9]]],
+            [[[0, 0], [2, 1], [2, 2]], [[1, 2], [0, 1], [1, 0]]],
+        ]
+    )
+    want = np.array(
+        [
+            [
+                [[[1, 2], [3, 4]], [[3, 4], [5, 6]], [[13, 14], [15, 16]]],
+                [[[33, 34], [35, 36]], [[35, 36], [37, 38]], [[41, 42], [43, 44]]],
+            ],
+            [
+                [[[1, 2], [3, 4]], [[13, 14], [15, 16]], [[21, 22], [23, 24]]],
+                [[[43, 44], [45, 46]], [[33, 34], [35, 36]], [[27, 28], [29, 30]]],
+            ],
+        ]
+    )
     got = gather(operand, indices, BATCH_DN, (1, 1, 2, 2))
     assert same(got, want)
     assert same(got, gather_reference(operand, indices, BATCH_DN, (1, 1, 2, 2)))
@@ -192,8 +266,9 @@ def test_every_dtype(dt):
 def test_index_types_and_clamping(it):
     """A numpy-style take along axis 0 (implicit index vector), clamped at both ends."""
     operand = np.arange(10, dtype=np.float32).reshape(5, 2)
-    dn = GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
-                                start_index_map=(0,), index_vector_dim=1)  # fmt: skip
+    dn = GatherDimensionNumbers(
+        offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), index_vector_dim=1
+    )
     info = np.iinfo(dtypes.from_hlo_name(it).numpy)
     raw = [0, 4, 2, info.max, 3] + ([info.min, -1] if info.min < 0 else [])
     indices = np.array(raw, dtype=info.dtype)
@@ -205,37 +280,43 @@ def test_index_types_and_clamping(it):
 def test_window_clamped_not_wrapped():
     """A 3-wide window starting at 4 in a 5-element dimension starts at 2 instead."""
     operand = np.arange(5, dtype=np.int32)
-    dn = GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(),
-                                start_index_map=(0,), index_vector_dim=1)  # fmt: skip
+    dn = GatherDimensionNumbers(
+        offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,), index_vector_dim=1
+    )
     got = gather(operand, np.array([[4], [-3], [1]], np.int64), dn, (3,))
     assert same(got, np.array([[2, 3, 4], [0, 1, 2], [1, 2, 3]], np.int32))
 
 
 def test_empty_indices_and_zero_slices():
     operand = sample(dtypes.F32, [4, 3])
-    dn = GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
-                                start_index_map=(0,), index_vector_dim=1)  # fmt: skip
+    dn = GatherDimensionNumbers(
+        offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), index_vector_dim=1
+    )
     assert same(gather(operand, np.zeros(0, np.int32), dn, (1, 3)), np.zeros((0, 3), np.float32))
-    assert same(gather(operand, np.array([1, 2], np.int32), dn, (1, 0)),
-                np.zeros((2, 0), np.float32))  # fmt: skip
+    assert same(
+        gather(operand, np.array([1, 2], np.int32), dn, (1, 0)), np.zeros((2, 0), np.float32)
+    )
 
 
 def test_scalar_index_and_empty_start_index_map():
     """No start indices at all: every batch element gets the same (full) slice."""
     operand = sample(dtypes.S16, [2, 3])
-    dn = GatherDimensionNumbers(offset_dims=(1, 2), collapsed_slice_dims=(),
-                                start_index_map=(), index_vector_dim=1)  # fmt: skip
+    dn = GatherDimensionNumbers(
+        offset_dims=(1, 2), collapsed_slice_dims=(), start_index_map=(), index_vector_dim=1
+    )
     got = gather(operand, np.zeros((4, 0), np.int32), dn, (2, 3))
     assert same(got, np.broadcast_to(operand, (4, 2, 3)))
-    dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1),
-                                start_index_map=(0, 1), index_vector_dim=0)  # fmt: skip
+    dn = GatherDimensionNumbers(
+        offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), index_vector_dim=0
+    )
     got = gather(operand, np.array([1, 2], np.uint8), dn, (1, 1))
     assert same(got, operand[1, 2])
 
 
 def test_gather_from_scalar_operand():
-    dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(), start_index_map=(),
-                                index_vector_dim=1)  # fmt: skip
+    dn = GatherDimensionNumbers(
+        offset_dims=(), collapsed_slice_dims=(), start_index_map=(), index_vector_dim=1
+    )
     got = gather(np.array(2.5, np.float64), np.zeros((3, 0), np.int32), dn, ())
     assert same(got, np.full(3, 2.5))
 
@@ -253,8 +334,9 @@ def gather_cases(draw):
     start_map = draw(st.permutations(candidates))[: draw(st.integers(0, len(candidates)))]
     n_free = draw(st.integers(0, 2))
     free_sizes = [draw(st.integers(0, 3)) for _ in range(n_free)]
-    kinds = draw(st.permutations([("free", s) for s in free_sizes] +
-                                 [("batch", d) for d in batching]))  # fmt: skip
+    kinds = draw(
+        st.permutations([("free", s) for s in free_sizes] + [("batch", d) for d in batching])
+    )
     k = len(start_map)
     implicit = k == 1 and draw(st.booleans())
     ivd = len(kinds) if implicit else draw(st.integers(0, len(kinds)))
@@ -277,11 +359,13 @@ def gather_cases(draw):
     lo = 0 if np.issubdtype(itype, np.unsignedinteger) else -2
     indices = rng.integers(lo, hi, idx_dims).astype(itype)
     dn = GatherDimensionNumbers(
-        offset_dims=tuple(offset_dims), collapsed_slice_dims=tuple(collapsed),
-        start_index_map=tuple(start_map), index_vector_dim=ivd,
+        offset_dims=tuple(offset_dims),
+        collapsed_slice_dims=tuple(collapsed),
+        start_index_map=tuple(start_map),
+        index_vector_dim=ivd,
         operand_batching_dims=tuple(batching),
         start_indices_batching_dims=tuple(batch_pos[d] for d in batching),
-    )  # fmt: skip
+    )
     operand = rng.integers(-1000, 1000, op_dims).astype(np.int32)
     return operand, indices, dn, tuple(sizes)
 

@@ -46,8 +46,9 @@ def call(routine, t, operands, results, **attributes):
     params = [b.parameter(shape.array(_dt(o.dtype), o.shape)) for o in operands]
     out = TupleShape(tuple(results)) if len(results) > 1 else results[0]
     config = "{" + ", ".join(f"{k} = {ord(v)} : ui8" for k, v in attributes.items()) + "}"
-    module = b.build(b.custom_call(f"lapack_{PREFIX[t]}{routine}_ffi", params, out,
-                                   backend_config=config))  # fmt: skip
+    module = b.build(
+        b.custom_call(f"lapack_{PREFIX[t]}{routine}_ffi", params, out, backend_config=config)
+    )
     verify_module(module)
     value = evaluate(module, list(operands))
     return value if isinstance(value, tuple) else (value,)
@@ -72,8 +73,9 @@ def test_potrf_factors_one_triangle_and_keeps_the_other(t, uplo):
     lower = uplo == "L"
     tri = np.tril if lower else np.triu
     f = tri(factor)
-    product = f @ np.conj(np.swapaxes(f, -1, -2)) if lower else (
-        np.conj(np.swapaxes(f, -1, -2)) @ f)  # fmt: skip
+    product = (
+        f @ np.conj(np.swapaxes(f, -1, -2)) if lower else (np.conj(np.swapaxes(f, -1, -2)) @ f)
+    )
     np.testing.assert_allclose(product, a, rtol=EPS[t] * 10, atol=EPS[t] * 10)
     other = np.triu(np.ones((4, 4), bool), 1) if lower else np.tril(np.ones((4, 4), bool), -1)
     np.testing.assert_array_equal(factor[:, other], a[:, other])  # LAPACK leaves it as it was
@@ -102,8 +104,7 @@ def test_getrf_is_lu_with_one_based_partial_pivoting(t, dims):
             perm[[j, p]] = perm[[p, j]]
         lower = np.tril(lu[i][:, :k], -1) + np.eye(m, k)
         upper = np.triu(lu[i][:k, :])
-        np.testing.assert_allclose(lower @ upper, a[i][perm], rtol=EPS[t] * 10,
-                                   atol=EPS[t] * 10)  # fmt: skip
+        np.testing.assert_allclose(lower @ upper, a[i][perm], rtol=EPS[t] * 10, atol=EPS[t] * 10)
         # the pivot has the column's largest |re| + |im|, so |l| <= 1 (real), <= sqrt 2 (complex)
         bound = np.sqrt(2) if np.dtype(t).kind == "c" else 1
         assert (np.abs(lower) <= bound * (1 + EPS[t])).all()
@@ -143,8 +144,9 @@ def test_syevd_heevd_ascending_values_and_vectors_from_one_triangle(t, uplo):
     other = np.triu(np.ones((4, 4), bool), 1) if uplo == "L" else np.tril(np.ones((4, 4), bool), -1)
     garbage[:, other] = 99  # never read
     name = "heevd" if np.dtype(t).kind == "c" else "syevd"
-    v, w, info = call(name, t, [garbage], [_mat(t, 2, 4, 4), _mat(_real(t), 2, 4), _info(2)],
-                      mode="V", uplo=uplo)  # fmt: skip
+    v, w, info = call(
+        name, t, [garbage], [_mat(t, 2, 4, 4), _mat(_real(t), 2, 4), _info(2)], mode="V", uplo=uplo
+    )
     assert info.tolist() == [0, 0] and w.dtype == _real(t)
     assert (np.diff(w, axis=-1) >= 0).all()
     np.testing.assert_allclose(a @ v, v * w[:, None, :], rtol=EPS[t] * 20, atol=EPS[t] * 20)
@@ -158,8 +160,7 @@ def test_svd_modes(t, routine, mode):
     m, n = 5, 3
     a = random_matrix(rng, (m, n), t)
     u_cols, vt_rows = (m, n) if mode == "A" else (n, n)
-    results = [_mat(t, m, n), _mat(_real(t), n), _mat(t, m, u_cols), _mat(t, vt_rows, n),
-               _info()]  # fmt: skip
+    results = [_mat(t, m, n), _mat(_real(t), n), _mat(t, m, u_cols), _mat(t, vt_rows, n), _info()]
     _, s, u, vt, info = call(routine, t, [a], results, mode=mode)
     assert int(info) == 0 and (np.diff(s) <= 0).all()
     np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=EPS[t] * 10)
@@ -171,15 +172,22 @@ def test_svd_modes(t, routine, mode):
 
 
 @pytest.mark.parametrize("t", TYPES)
-@pytest.mark.parametrize("side, uplo, trans, diag", [
-    ("L", "L", "N", "N"), ("L", "U", "T", "U"), ("R", "L", "C", "N"), ("R", "U", "N", "U"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "side, uplo, trans, diag",
+    [
+        ("L", "L", "N", "N"),
+        ("L", "U", "T", "U"),
+        ("R", "L", "C", "N"),
+        ("R", "U", "N", "U"),
+    ],
+)
 def test_trsm_solves_with_one_triangle(t, side, uplo, trans, diag):
     rng = np.random.default_rng(5)
     a = random_matrix(rng, (3, 3), t) + 3 * np.eye(3, dtype=t)
     b = random_matrix(rng, (3, 2) if side == "L" else (2, 3), t)
-    (x,) = call("trsm", t, [a, b], [_mat(t, *b.shape)], side=side, uplo=uplo, trans_x=trans,
-                diag=diag)  # fmt: skip
+    (x,) = call(
+        "trsm", t, [a, b], [_mat(t, *b.shape)], side=side, uplo=uplo, trans_x=trans, diag=diag
+    )
     tri = np.tril(a) if uplo == "L" else np.triu(a)
     if diag == "U":
         tri = tri - np.diag(np.diag(tri)) + np.eye(3)
@@ -189,10 +197,15 @@ def test_trsm_solves_with_one_triangle(t, side, uplo, trans, diag):
 
 
 def test_attributes_from_either_spelling():
-    assert parse_ffi_attributes("{uplo = 76 : ui8, mode = 86 : ui8}", "c") == {"uplo": 76,
-                                                                                "mode": 86}
+    assert parse_ffi_attributes("{uplo = 76 : ui8, mode = 86 : ui8}", "c") == {
+        "uplo": 76,
+        "mode": 86,
+    }
     assert parse_ffi_attributes(ffi_attributes_text({"uplo": 85, "x": 1.5, "s": 'a"b'}), "c") == {
-        "uplo": 85, "x": 1.5, "s": 'a"b'}
+        "uplo": 85,
+        "x": 1.5,
+        "s": 'a"b',
+    }
     assert parse_ffi_attributes("", "c") == {}
     with pytest.raises(InvalidArgument, match="not a typed-FFI attribute dictionary"):
         parse_ffi_attributes("1,1,100", "c")

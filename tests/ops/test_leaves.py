@@ -47,8 +47,9 @@ def test_iota_every_type(dt):
 
 def test_iota_along_each_dimension_and_empty():
     b = Builder("iota")
-    module = b.build(b.tuple([b.iota(A("s32", [2, 3, 2]), d) for d in range(3)]
-                             + [b.iota(A("f32", [0, 4]), 1)]))  # fmt: skip
+    module = b.build(
+        b.tuple([b.iota(A("s32", [2, 3, 2]), d) for d in range(3)] + [b.iota(A("f32", [0, 4]), 1)])
+    )
     *got, empty = evaluate(module)
     for d, g in enumerate(got):
         np.testing.assert_array_equal(g, np.indices((2, 3, 2))[d].astype(np.int32))
@@ -60,8 +61,9 @@ def test_iota_along_each_dimension_and_empty():
 def test_constant_every_type_scalar_and_empty(dt):
     b = Builder("c")
     values = np.array([[0, 1, 1]]).astype(dt.numpy)
-    module = b.build(b.tuple([b.constant(values), b.constant(values[0, 1]),
-                              b.constant(values[:0])]))  # fmt: skip
+    module = b.build(
+        b.tuple([b.constant(values), b.constant(values[0, 1]), b.constant(values[:0])])
+    )
     full, scalar, empty = evaluate(module)
     assert full.dtype == dt.numpy and full.shape == (1, 3)
     np.testing.assert_array_equal(full.view(np.uint8), values.view(np.uint8))

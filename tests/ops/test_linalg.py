@@ -19,9 +19,13 @@ from hlort.ir.shape_inference import infer_shape
 
 # (dtype, tolerance relative to the result's scale)
 CASES = [
-    (np.float32, 1e-4), (np.float64, 1e-10), (np.complex64, 1e-4), (np.complex128, 1e-10),
-    (np.float16, 2e-2), (ml_dtypes.bfloat16, 5e-2),
-]  # fmt: skip
+    (np.float32, 1e-4),
+    (np.float64, 1e-10),
+    (np.complex64, 1e-4),
+    (np.complex128, 1e-10),
+    (np.float16, 2e-2),
+    (ml_dtypes.bfloat16, 5e-2),
+]
 
 
 def _param(b: Builder, arr: np.ndarray):
@@ -178,8 +182,7 @@ def test_triangular_solve_matches_numpy(dtype, tol, left_side, lower, unit, tran
     if left_side:
         want = np.linalg.solve(t, bw)
     else:  # x t = b  <=>  t^T x^T = b^T
-        want = np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(bw, -1, -2)),
-                           -1, -2)  # fmt: skip
+        want = np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(bw, -1, -2)), -1, -2)
     scale = np.abs(want).max()
     assert np.abs(got.astype(wide(dtype)) - want).max() <= tol * scale
 
@@ -199,8 +202,9 @@ def test_triangular_solve_reads_only_its_triangle(lower):
     unit = (True, lower, True, Transpose.NO_TRANSPOSE)
     got = run_solve(garbage, b, *unit)
     assert np.isfinite(got).all()
-    np.testing.assert_allclose(explicit_op_a(a, lower, True, Transpose.NO_TRANSPOSE) @ got, b,
-                               rtol=1e-10, atol=1e-10)  # fmt: skip
+    np.testing.assert_allclose(
+        explicit_op_a(a, lower, True, Transpose.NO_TRANSPOSE) @ got, b, rtol=1e-10, atol=1e-10
+    )
 
 
 def test_triangular_solve_zero_diagonal_gives_inf_or_nan():
@@ -220,17 +224,33 @@ def test_triangular_solve_nan_in_b_propagates_within_its_column():
 
 
 def test_triangular_solve_empty():
-    got = run_solve(np.zeros((0, 0), np.float32), np.zeros((0, 3), np.float32), True, True,
-                    False, Transpose.NO_TRANSPOSE)  # fmt: skip
+    got = run_solve(
+        np.zeros((0, 0), np.float32),
+        np.zeros((0, 3), np.float32),
+        True,
+        True,
+        False,
+        Transpose.NO_TRANSPOSE,
+    )
     assert got.shape == (0, 3)
-    got = run_solve(np.eye(2, dtype=np.float32), np.zeros((2, 0), np.float32), True, True,
-                    False, Transpose.NO_TRANSPOSE)  # fmt: skip
+    got = run_solve(
+        np.eye(2, dtype=np.float32),
+        np.zeros((2, 0), np.float32),
+        True,
+        True,
+        False,
+        Transpose.NO_TRANSPOSE,
+    )
     assert got.shape == (2, 0)
 
 
 def _solve_attrs(left_side=True, **extra):
-    attrs = {"left_side": left_side, "lower": True, "unit_diagonal": False,
-             "transpose_a": Transpose.NO_TRANSPOSE}  # fmt: skip
+    attrs = {
+        "left_side": left_side,
+        "lower": True,
+        "unit_diagonal": False,
+        "transpose_a": Transpose.NO_TRANSPOSE,
+    }
     attrs.update(extra)
     return attrs
 
@@ -250,8 +270,13 @@ def _solve_attrs(left_side=True, **extra):
 )
 def test_triangular_solve_shape_rejected(a, b, attrs, words):
     with pytest.raises(InvalidArgument) as err:
-        infer_shape(Opcode.TRIANGULAR_SOLVE, [shape.array("f32", a), shape.array("f32", b)],
-                    attrs, None, "ts")  # fmt: skip
+        infer_shape(
+            Opcode.TRIANGULAR_SOLVE,
+            [shape.array("f32", a), shape.array("f32", b)],
+            attrs,
+            None,
+            "ts",
+        )
     assert str(err.value).startswith("INVALID_ARGUMENT: triangular-solve ts:")
     for word in words:
         assert word in str(err.value), str(err.value)
@@ -260,12 +285,16 @@ def test_triangular_solve_shape_rejected(a, b, attrs, words):
 def test_triangular_solve_type_checks():
     attrs = _solve_attrs()
     with pytest.raises(InvalidArgument, match="same element type"):
-        infer_shape(Opcode.TRIANGULAR_SOLVE, [shape.array("f32", [3, 3]),
-                                              shape.array("f64", [3, 2])], attrs)  # fmt: skip
+        infer_shape(
+            Opcode.TRIANGULAR_SOLVE, [shape.array("f32", [3, 3]), shape.array("f64", [3, 2])], attrs
+        )
     with pytest.raises(InvalidArgument, match="floating-point or complex"):
-        infer_shape(Opcode.TRIANGULAR_SOLVE, [shape.array("s32", [3, 3]),
-                                              shape.array("s32", [3, 2])], attrs)  # fmt: skip
-    out = infer_shape(Opcode.TRIANGULAR_SOLVE, [shape.array("c64", [5, 3, 3]),
-                                                shape.array("c64", [5, 4, 3])],
-                      _solve_attrs(left_side=False))  # fmt: skip
+        infer_shape(
+            Opcode.TRIANGULAR_SOLVE, [shape.array("s32", [3, 3]), shape.array("s32", [3, 2])], attrs
+        )
+    out = infer_shape(
+        Opcode.TRIANGULAR_SOLVE,
+        [shape.array("c64", [5, 3, 3]), shape.array("c64", [5, 4, 3])],
+        _solve_attrs(left_side=False),
+    )
     assert out == shape.array("c64", [5, 4, 3])

@@ -17,8 +17,22 @@ from hlort.ir.patterns import binary_reducer_opcode, variadic_reducer_opcodes
 from hlort.ir.verifier import verify_module
 from hlort.shape import TupleShape, array, scalar
 
-NUMERIC = ["s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64",
-           "f16", "bf16", "f32", "f64", "f8e4m3fn", "f8e5m2"]  # fmt: skip
+NUMERIC = [
+    "s8",
+    "s16",
+    "s32",
+    "s64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "f16",
+    "bf16",
+    "f32",
+    "f64",
+    "f8e4m3fn",
+    "f8e5m2",
+]
 
 
 def _np(dtype: str) -> np.dtype:
@@ -146,8 +160,9 @@ def _reference(op: str, x: np.ndarray, init, axes) -> np.ndarray:
     """NumPy reference in a wide type (float64 for floats), then rounded to the input type."""
     kind = np.dtype(x.dtype).kind
     wide = np.float64 if kind in "fV" else x.dtype
-    ufunc = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum,
-             "minimum": np.minimum}[op]  # fmt: skip
+    ufunc = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum}[
+        op
+    ]
     acc = ufunc.reduce(x.astype(wide), axis=axes, dtype=wide)
     return np.asarray(ufunc(np.asarray(init).astype(wide), acc)).astype(x.dtype)
 
@@ -170,8 +185,9 @@ def test_fast_reducers_every_numeric_dtype(dtype, op):
         np.testing.assert_array_equal(got, want)
     else:
         tol = {2: 2e-2, 1: 0.15}.get(npd.itemsize, 1e-5)
-        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol,
-                                   atol=tol)  # fmt: skip
+        np.testing.assert_allclose(
+            got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol
+        )
 
 
 @pytest.mark.parametrize("dtype", ["c64", "c128"])
@@ -179,10 +195,14 @@ def test_complex_add_and_multiply(dtype):
     rng = np.random.default_rng(2)
     x = (rng.standard_normal((4, 3)) + 1j * rng.standard_normal((4, 3))).astype(_np(dtype))
     init = np.array(1 + 2j).astype(_np(dtype))
-    np.testing.assert_allclose(run(reduce_module(dtype, [4, 3], [0], "add"), x, init),
-                               init + x.sum(axis=0), rtol=1e-5)  # fmt: skip
-    np.testing.assert_allclose(run(reduce_module(dtype, [4, 3], [0], "multiply"), x, init),
-                               init * x.prod(axis=0), rtol=1e-5)  # fmt: skip
+    np.testing.assert_allclose(
+        run(reduce_module(dtype, [4, 3], [0], "add"), x, init), init + x.sum(axis=0), rtol=1e-5
+    )
+    np.testing.assert_allclose(
+        run(reduce_module(dtype, [4, 3], [0], "multiply"), x, init),
+        init * x.prod(axis=0),
+        rtol=1e-5,
+    )
 
 
 @pytest.mark.parametrize("dtype", ["pred", "u8", "s32", "u64"])
@@ -202,8 +222,9 @@ def test_logical_and_bitwise_reducers(dtype, op):
 def test_pred_add_is_or_and_multiply_is_and():
     x = np.array([[True, False], [False, False]])
     f = np.array(False)
-    np.testing.assert_array_equal(run(reduce_module("pred", [2, 2], [1], "add"), x, f),
-                                  [True, False])  # fmt: skip
+    np.testing.assert_array_equal(
+        run(reduce_module("pred", [2, 2], [1], "add"), x, f), [True, False]
+    )
     np.testing.assert_array_equal(
         run(reduce_module("pred", [2, 2], [1], "multiply"), x, np.array(True)), [False, False]
     )
@@ -269,8 +290,9 @@ def test_empty_kept_dims_give_empty_result():
 def test_scalar_operand_with_no_reduced_dims_applies_reducer_once():
     got = run(reduce_module("f32", [], []), np.float32(2.5), np.float32(1.0))
     assert got.shape == () and got == 3.5
-    got = run(reduce_module("s32", [2, 2], []), np.arange(4, dtype=np.int32).reshape(2, 2),
-              np.int32(10))  # fmt: skip
+    got = run(
+        reduce_module("s32", [2, 2], []), np.arange(4, dtype=np.int32).reshape(2, 2), np.int32(10)
+    )
     np.testing.assert_array_equal(got, np.arange(4).reshape(2, 2) + 10)
 
 
@@ -300,9 +322,11 @@ def test_general_reducer_keeps_element_order(n):
     last = general_module("s32", [2, n], [1], lambda s, acc, v: v)
     np.testing.assert_array_equal(run(last, x, np.int32(-1)), x[:, -1])
     first_nonzero = general_module(
-        "s32", [2, n], [1],
+        "s32",
+        [2, n],
+        [1],
         lambda s, acc, v: s.select(s.compare(acc, s.constant(np.int32(0)), "NE"), acc, v),
-    )  # fmt: skip
+    )
     np.testing.assert_array_equal(run(first_nonzero, x, np.int32(0)), x[:, 0])
     np.testing.assert_array_equal(run(first_nonzero, x, np.int32(9)), [9, 9])
 
@@ -310,8 +334,7 @@ def test_general_reducer_keeps_element_order(n):
 def test_general_reducer_matches_fast_path_for_integers():
     rng = np.random.default_rng(4)
     x = rng.integers(-1000, 1000, size=(4, 5, 6)).astype(np.int32)
-    plus = general_module("s32", [4, 5, 6], [0, 2],
-                          lambda s, acc, v: s.subtract(acc, s.negate(v)))  # fmt: skip
+    plus = general_module("s32", [4, 5, 6], [0, 2], lambda s, acc, v: s.subtract(acc, s.negate(v)))
     select_max = general_module(
         "s32", [4, 5, 6], [1], lambda s, acc, v: s.select(s.compare(acc, v, "GT"), acc, v)
     )

@@ -104,8 +104,9 @@ def test_shapes_of_pooling_windows():
     assert b.reduce_window(x, init, mx, valid).shape == array("f32", [1, 3, 2, 3])
     same = window_from_sizes([1, 3, 3, 1], [1, 2, 2, 1], [(0, 0), (1, 1), (1, 1), (0, 0)])
     assert b.reduce_window(x, init, mx, same).shape == array("f32", [1, 4, 3, 3])
-    dilated = window_from_sizes([1, 2, 2, 1], base_dilation=[1, 2, 1, 1],
-                                window_dilation=[1, 1, 3, 1])  # fmt: skip
+    dilated = window_from_sizes(
+        [1, 2, 2, 1], base_dilation=[1, 2, 1, 1], window_dilation=[1, 1, 3, 1]
+    )
     assert b.reduce_window(x, init, mx, dilated).shape == array("f32", [1, 12, 3, 3])
     cropped = window_from_sizes([1, 1, 1, 1], padding=[(0, 0), (-2, -1), (0, 0), (0, 0)])
     assert b.reduce_window(x, init, mx, cropped).shape == array("f32", [1, 4, 6, 3])
@@ -117,8 +118,12 @@ def test_shape_variadic_reduce_window_is_tuple():
     b = Builder("s")
     x = b.parameter(array("f32", [4, 4]))
     i = b.parameter(array("s32", [4, 4]))
-    r = b.reduce_window([x, i], [b.constant(np.float32(0)), b.constant(np.int32(0))],
-                        argmax_reducer(b), window_from_sizes([2, 2], [2, 2]))  # fmt: skip
+    r = b.reduce_window(
+        [x, i],
+        [b.constant(np.float32(0)), b.constant(np.int32(0))],
+        argmax_reducer(b),
+        window_from_sizes([2, 2], [2, 2]),
+    )
     assert r.shape == TupleShape((array("f32", [2, 2]), array("s32", [2, 2])))
 
 
@@ -157,12 +162,14 @@ def test_shape_rejects_init_and_reducer_mismatches():
 
 def test_stablehlo_interpreter_cases():
     x = np.array([[1, 2], [3, 4], [5, 6]], np.int64)
-    w = window_from_sizes([2, 1], [4, 1], [(2, 1), (0, 0)], base_dilation=[2, 1],
-                          window_dilation=[3, 1])  # fmt: skip
+    w = window_from_sizes(
+        [2, 1], [4, 1], [(2, 1), (0, 0)], base_dilation=[2, 1], window_dilation=[3, 1]
+    )
     got = run(reduce_window_module("s64", [3, 2], w, "add"), x, np.int64(0))
     np.testing.assert_array_equal(got, [[0, 0], [3, 4]])
-    w = window_from_sizes([3, 1], [4, 1], [(2, 1), (0, 0)], base_dilation=[2, 1],
-                          window_dilation=[3, 1])  # fmt: skip
+    w = window_from_sizes(
+        [3, 1], [4, 1], [(2, 1), (0, 0)], base_dilation=[2, 1], window_dilation=[3, 1]
+    )
     got = run(reduce_window_module("s64", [3, 2], w, "add"), x, np.int64(0))
     np.testing.assert_array_equal(got, [[5, 6]])
 
@@ -171,10 +178,10 @@ POOL_WINDOWS = {
     "plain": window_from_sizes([2, 2], [2, 2]),
     "padded_strided": window_from_sizes([3, 3], [2, 1], [(1, 1), (2, 0)]),
     "base_dilated": window_from_sizes([2, 3], [1, 2], [(1, 0), (0, 2)], base_dilation=[2, 3]),
-    "window_dilated": window_from_sizes([2, 2], [1, 3], [(0, 1), (1, 1)],
-                                        window_dilation=[2, 3]),  # fmt: skip
-    "all": window_from_sizes([3, 2], [2, 2], [(2, 1), (1, -1)], base_dilation=[2, 2],
-                             window_dilation=[2, 1]),  # fmt: skip
+    "window_dilated": window_from_sizes([2, 2], [1, 3], [(0, 1), (1, 1)], window_dilation=[2, 3]),
+    "all": window_from_sizes(
+        [3, 2], [2, 2], [(2, 1), (1, -1)], base_dilation=[2, 2], window_dilation=[2, 1]
+    ),
 }
 
 
@@ -204,24 +211,28 @@ def test_general_reducer_matches_fast_path_and_reference(name):
     np.testing.assert_array_equal(fast, want)
     np.testing.assert_array_equal(general, want)
     xf = x.astype(np.float32)
-    general_max = run(reduce_window_module("f32", [5, 7], window, select_max_reducer), xf,
-                      np.float32(-1000))  # fmt: skip
-    (want_max,) = reference_reduce_window([xf], [np.float32(-1000)], window,
-                                          lambda a, v: (max(a[0], v[0]),))  # fmt: skip
+    general_max = run(
+        reduce_window_module("f32", [5, 7], window, select_max_reducer), xf, np.float32(-1000)
+    )
+    (want_max,) = reference_reduce_window(
+        [xf], [np.float32(-1000)], window, lambda a, v: (max(a[0], v[0]),)
+    )
     np.testing.assert_array_equal(general_max, want_max)
 
 
 def test_padding_only_window_gives_init():
     w = window_from_sizes([2], [1], [(3, 0)])
-    got = run(reduce_window_module("f32", [2], w, "add"), np.array([1, 2], np.float32),
-              np.float32(10))  # fmt: skip
+    got = run(
+        reduce_window_module("f32", [2], w, "add"), np.array([1, 2], np.float32), np.float32(10)
+    )
     np.testing.assert_array_equal(got, [10, 10, 11, 13])
 
 
 def test_sum_pool_float_and_negative_zero():
     x = np.array([[-0.0, -0.0], [-0.0, -0.0]], np.float32)
-    got = run(reduce_window_module("f32", [2, 2], window_from_sizes([2, 2]), "add"), x,
-              np.float32(-0.0))  # fmt: skip
+    got = run(
+        reduce_window_module("f32", [2, 2], window_from_sizes([2, 2]), "add"), x, np.float32(-0.0)
+    )
     assert got.shape == (1, 1) and np.signbit(got[0, 0])
 
 
@@ -237,15 +248,15 @@ def test_max_min_pool_order_signed_zeros(dtype):
     np.testing.assert_array_equal(np.signbit(got), [True, True, True])
     source = np.array([0.0, -0.0, -0.0], dt)
     operand = np.array([1, 0, 2, 0, 3, 0], dt)
-    got = run(sas_module(dtype, [6], window, scatter="maximum"), operand, source,
-              np.array(-0.0, dt))  # fmt: skip
+    got = run(
+        sas_module(dtype, [6], window, scatter="maximum"), operand, source, np.array(-0.0, dt)
+    )
     np.testing.assert_array_equal(np.signbit(got), [False, True, True, True, True, True])
 
 
 def test_max_pool_propagates_nan_and_keeps_inf():
     x = np.array([1, np.nan, 3, np.inf, -np.inf, 2], np.float32)
-    got = run(reduce_window_module("f32", [6], window_from_sizes([2], [2])), x,
-              np.float32(-np.inf))  # fmt: skip
+    got = run(reduce_window_module("f32", [6], window_from_sizes([2], [2])), x, np.float32(-np.inf))
     assert np.isnan(got[0]) and got[1] == np.inf and got[2] == 2
 
 
@@ -253,8 +264,11 @@ def test_empty_results_and_scalar_operand():
     x = np.zeros((3, 2), np.float32)
     got = run(reduce_window_module("f32", [3, 2], window_from_sizes([4, 1])), x, np.float32(0))
     assert got.shape == (0, 2)
-    got = run(reduce_window_module("f32", [0, 2], window_from_sizes([1, 1])),
-              np.zeros((0, 2), np.float32), np.float32(0))  # fmt: skip
+    got = run(
+        reduce_window_module("f32", [0, 2], window_from_sizes([1, 1])),
+        np.zeros((0, 2), np.float32),
+        np.float32(0),
+    )
     assert got.shape == (0, 2)
     got = run(reduce_window_module("f32", [], ()), np.float32(2), np.float32(5))
     assert got.shape == () and got == 5
@@ -341,8 +355,9 @@ def argmax_reducer(b: Builder):
     sub = b.sub("argmax")
     av, ai = sub.parameter(scalar("f32")), sub.parameter(scalar("s32"))
     xv, xi = sub.parameter(scalar("f32")), sub.parameter(scalar("s32"))
-    pick_a = sub.or_(sub.compare(av, xv, "GT"),
-                     sub.and_(sub.compare(av, xv, "EQ"), sub.compare(ai, xi, "LT")))  # fmt: skip
+    pick_a = sub.or_(
+        sub.compare(av, xv, "GT"), sub.and_(sub.compare(av, xv, "EQ"), sub.compare(ai, xi, "LT"))
+    )
     return sub.finish(sub.tuple([sub.select(pick_a, av, xv), sub.select(pick_a, ai, xi)]))
 
 
@@ -363,8 +378,9 @@ def test_variadic_reduce_window_argmax_pool():
             return acc
         return v
 
-    want_v, want_i = reference_reduce_window([x, idx], [np.float32(-np.inf), np.int32(-1)],
-                                             window, fn)  # fmt: skip
+    want_v, want_i = reference_reduce_window(
+        [x, idx], [np.float32(-np.inf), np.int32(-1)], window, fn
+    )
     np.testing.assert_array_equal(values, want_v)
     np.testing.assert_array_equal(indices, want_i)
 
@@ -379,8 +395,16 @@ def window_cases(draw):
         lo, hi = draw(st.integers(-2, 3)), draw(st.integers(-2, 3))
         if (max(d - 1, 0) * base + (1 if d else 0)) + lo + hi < 0:
             lo = hi = 0
-        window.append(WindowDim(draw(st.integers(1, 3)), draw(st.integers(1, 3)), lo, hi,
-                                draw(st.integers(1, 3)), base))  # fmt: skip
+        window.append(
+            WindowDim(
+                draw(st.integers(1, 3)),
+                draw(st.integers(1, 3)),
+                lo,
+                hi,
+                draw(st.integers(1, 3)),
+                base,
+            )
+        )
     return dims, tuple(window), draw(st.integers(0, 2**32 - 1))
 
 
@@ -457,9 +481,9 @@ def test_max_pool_gradient_matches_reference(name, dtype, direction):
     init = np.array(0).astype(npd)
     got = run(sas_module(dtype, [5, 6], window, direction), operand, source, init)
     compare = {"GE": np.greater_equal, "GT": np.greater, "LE": np.less_equal}[direction]
-    want = reference_select_and_scatter(operand, source, init, window,
-                                        lambda a, c: bool(compare(a, c)),
-                                        lambda s, cur: s + cur)  # fmt: skip
+    want = reference_select_and_scatter(
+        operand, source, init, window, lambda a, c: bool(compare(a, c)), lambda s, cur: s + cur
+    )
     assert got.dtype == npd
     np.testing.assert_array_equal(got, want)
 
@@ -479,16 +503,30 @@ def test_general_scatter_applies_sources_in_row_major_order(dtype):
     operand = np.zeros((5, 6), npd)  # every window selects its first element
     source = np.arange(1, 1 + np.prod(out_dims((5, 6), window))).astype(npd)
     source = source.reshape(out_dims((5, 6), window))
-    got = run(sas_module(dtype, [5, 6], window, "GE", _first_wins_scatter), operand, source,
-              np.array(0).astype(npd))  # fmt: skip
-    want = reference_select_and_scatter(operand, source, np.array(0).astype(npd), window,
-                                        lambda a, c: a >= c,
-                                        lambda s, cur: cur if cur != 0 else s)  # fmt: skip
+    got = run(
+        sas_module(dtype, [5, 6], window, "GE", _first_wins_scatter),
+        operand,
+        source,
+        np.array(0).astype(npd),
+    )
+    want = reference_select_and_scatter(
+        operand,
+        source,
+        np.array(0).astype(npd),
+        window,
+        lambda a, c: a >= c,
+        lambda s, cur: cur if cur != 0 else s,
+    )
     np.testing.assert_array_equal(got, want)
-    adder = run(sas_module(dtype, [5, 6], window, "GE", sub_neg_reducer), operand, source,
-                np.array(1).astype(npd))  # fmt: skip
-    plain = run(sas_module(dtype, [5, 6], window, "GE", "add"), operand, source,
-                np.array(1).astype(npd))  # fmt: skip
+    adder = run(
+        sas_module(dtype, [5, 6], window, "GE", sub_neg_reducer),
+        operand,
+        source,
+        np.array(1).astype(npd),
+    )
+    plain = run(
+        sas_module(dtype, [5, 6], window, "GE", "add"), operand, source, np.array(1).astype(npd)
+    )
     np.testing.assert_array_equal(adder, plain)
 
 
@@ -516,8 +554,9 @@ def test_ufunc_at_scatter_agrees_with_general_path_on_narrow_floats(dtype, opcod
     source.flat[:2] = [np.nan, -0.0]
     init = np.array(0.5).astype(npd)
     fast = run(sas_module(dtype, [5, 6], window, "GE", opcode), operand, source, init)
-    slow = run(sas_module(dtype, [5, 6], window, "GE", _disguised_scatter(opcode)), operand,
-               source, init)  # fmt: skip
+    slow = run(
+        sas_module(dtype, [5, 6], window, "GE", _disguised_scatter(opcode)), operand, source, init
+    )
     assert fast.dtype == slow.dtype == npd
     np.testing.assert_array_equal(fast.view(np.uint8), slow.view(np.uint8))
 
@@ -527,8 +566,9 @@ def test_select_and_scatter_nan_operand_follows_select():
     source = np.array([10.0, 20.0], np.float32)
     window = window_from_sizes([2], [2])
     got = run(sas_module("f32", [4], window), operand, source, np.float32(0))
-    want = reference_select_and_scatter(operand, source, np.float32(0), window,
-                                        lambda a, c: a >= c, lambda s, cur: s + cur)  # fmt: skip
+    want = reference_select_and_scatter(
+        operand, source, np.float32(0), window, lambda a, c: a >= c, lambda s, cur: s + cur
+    )
     np.testing.assert_array_equal(got, want)  # GE with NaN is false: NaN is selected
 
 
@@ -542,8 +582,7 @@ def test_select_and_scatter_rejects_bad_signatures():
     select = sel.finish(sel.compare(p, q, "GE"))
     add = b.scalar_computation("add", "f32")
     with pytest.raises(InvalidArgument, match=r"window output dims \[2, 2\]"):
-        b.select_and_scatter(operand, select, window, b.parameter(array("f32", [3, 2])), init,
-                             add)  # fmt: skip
+        b.select_and_scatter(operand, select, window, b.parameter(array("f32", [3, 2])), init, add)
     source = b.parameter(array("f32", [2, 2]))
     with pytest.raises(InvalidArgument, match=r"select computation .* -> pred\[\]"):
         b.select_and_scatter(operand, add, window, source, init, add)
@@ -555,8 +594,12 @@ def test_select_and_scatter_rejects_bad_signatures():
 
 def test_select_and_scatter_empty_source():
     window = window_from_sizes([3], [1])
-    got = run(sas_module("f32", [2], window), np.array([1, 2], np.float32),
-              np.zeros((0,), np.float32), np.float32(4))  # fmt: skip
+    got = run(
+        sas_module("f32", [2], window),
+        np.array([1, 2], np.float32),
+        np.zeros((0,), np.float32),
+        np.float32(4),
+    )
     np.testing.assert_array_equal(got, [4, 4])
 
 

@@ -49,10 +49,13 @@ def test_threefry2x32_known_answers(key, count, expected):
     [
         ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
         ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
-        ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
-         (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+        (
+            (0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344),
+            (0xA4093822, 0x299F31D0),
+            (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1),
+        ),
     ],
-)  # fmt: skip
+)
 def test_philox4x32_known_answers(count, key, expected):
     out = prng.philox4x32(tuple(U32(c) for c in count), U32(key[0]), U32(key[1]))
     assert tuple(int(x) for x in out) == expected
@@ -70,8 +73,11 @@ def test_kernels_broadcast_and_keep_shape():
 def test_three_fry_u32_matches_xla():
     # XLA CPU for THREE_FRY, u64[2]{0, 0} -> u32[3,2] (as r-xla/anvil's docs print it, rounded)
     state, bits = generate([0, 0], "u32", [3, 2])
-    assert bits.tolist() == [[1797259609, 2579123966], [1351547692, 3235790642],
-                             [1688610540, 4229293427]]  # fmt: skip
+    assert bits.tolist() == [
+        [1797259609, 2579123966],
+        [1351547692, 3235790642],
+        [1688610540, 4229293427],
+    ]
     assert state.tolist() == [0, 3]  # the halved shape, 3x1, drew three counters
 
 
@@ -81,8 +87,16 @@ def test_three_fry_u64_scalar_matches_xla():
     assert state.tolist() == [3, 4]
 
 
-IREE_PHILOX = [2506551797, 854201270, 3439441773, 2043148971, 110723240, 146396481, 3036307158,
-               2326464332]  # fmt: skip
+IREE_PHILOX = [
+    2506551797,
+    854201270,
+    3439441773,
+    2043148971,
+    110723240,
+    146396481,
+    3036307158,
+    2326464332,
+]
 
 
 @pytest.mark.parametrize("algorithm", [PHILOX, DEFAULT])
@@ -106,8 +120,15 @@ def test_philox_counter_carries_into_high_word():
     assert state.tolist() == [5, 1, 8]
     low, high = np.array([top, 0], np.uint64), np.array([7, 8], np.uint64)
     words = prng.philox4x32(
-        (low.astype(U32), (low >> np.uint64(32)).astype(U32), high.astype(U32),
-         (high >> np.uint64(32)).astype(U32)), U32(5), U32(0))  # fmt: skip
+        (
+            low.astype(U32),
+            (low >> np.uint64(32)).astype(U32),
+            high.astype(U32),
+            (high >> np.uint64(32)).astype(U32),
+        ),
+        U32(5),
+        U32(0),
+    )
     assert bits.tolist() == np.stack(words, axis=1).reshape(-1).tolist()
 
 
@@ -139,8 +160,11 @@ def test_stablehlo_corpus_bit_exact(name):
     if not path.exists():
         pytest.skip(f"StableHLO testdata not found at {path}")
     text = path.read_text()
-    op = re.search(r"rng_bit_generator %\w+, algorithm = +(\w+) : \(tensor<(\d+)xui64>\) -> "
-                   r"\(tensor<\d+xui64>, tensor<([^>]*)>\)", text)  # fmt: skip
+    op = re.search(
+        r"rng_bit_generator %\w+, algorithm = +(\w+) : \(tensor<(\d+)xui64>\) -> "
+        r"\(tensor<\d+xui64>, tensor<([^>]*)>\)",
+        text,
+    )
     assert op is not None and op.group(1) == "THREE_FRY"
     words = int(op.group(2))
     inputs = _array(*_dense(text, "inputs"))
@@ -160,8 +184,12 @@ def _three_fry_u32_slow(state, dims):
     """ThreeFryRngBit32, one element at a time: the split dimension alternates the two words."""
     dims = tuple(dims)
     if not dims:
-        a, _ = prng.threefry2x32(U32(state[0] & 0xFFFFFFFF), U32(state[0] >> 32),
-                                 U32(state[1] & 0xFFFFFFFF), U32(state[1] >> 32))  # fmt: skip
+        a, _ = prng.threefry2x32(
+            U32(state[0] & 0xFFFFFFFF),
+            U32(state[0] >> 32),
+            U32(state[1] & 0xFFFFFFFF),
+            U32(state[1] >> 32),
+        )
         return np.array(int(a), U32)
     split, half = _split(dims)
     out = np.zeros(dims, U32)
@@ -169,8 +197,12 @@ def _three_fry_u32_slow(state, dims):
         h = list(index)
         h[split] //= 2
         counter = (state[1] + int(np.ravel_multi_index(h, half))) % 2**64
-        words = prng.threefry2x32(U32(state[0] & 0xFFFFFFFF), U32(state[0] >> 32),
-                                  U32(counter & 0xFFFFFFFF), U32(counter >> 32))  # fmt: skip
+        words = prng.threefry2x32(
+            U32(state[0] & 0xFFFFFFFF),
+            U32(state[0] >> 32),
+            U32(counter & 0xFFFFFFFF),
+            U32(counter >> 32),
+        )
         out[index] = int(words[index[split] % 2])
     return out
 
@@ -183,8 +215,11 @@ def _philox_slow(state, n, width):
     out = []
     for i in range(n):
         c = (hi << 64 | lo) + i // per
-        ws = prng.philox4x32(tuple(U32((c >> (32 * j)) & 0xFFFFFFFF) for j in range(4)),
-                             U32(key & 0xFFFFFFFF), U32(key >> 32))  # fmt: skip
+        ws = prng.philox4x32(
+            tuple(U32((c >> (32 * j)) & 0xFFFFFFFF) for j in range(4)),
+            U32(key & 0xFFFFFFFF),
+            U32(key >> 32),
+        )
         ws = [int(w) for w in ws]
         out.append(ws[i % 4] if per == 4 else ws[2 * (i % 2)] | ws[2 * (i % 2) + 1] << 32)
     return out
@@ -257,8 +292,9 @@ def test_narrow_types_truncate_the_32bit_draw(algorithm, narrow):
 
 
 @pytest.mark.parametrize("algorithm", [THREE_FRY, PHILOX])
-@pytest.mark.parametrize("wide, raw", [("s32", "u32"), ("f32", "u32"), ("s64", "u64"),
-                                       ("f64", "u64")])  # fmt: skip
+@pytest.mark.parametrize(
+    "wide, raw", [("s32", "u32"), ("f32", "u32"), ("s64", "u64"), ("f64", "u64")]
+)
 def test_signed_and_float_types_reinterpret_the_bits(algorithm, wide, raw):
     _, expected = generate([1, 2], raw, [4, 3], algorithm)
     _, bits = generate([1, 2], wide, [4, 3], algorithm)
@@ -272,10 +308,18 @@ def test_threaded_state_continues_the_stream(algorithm, width):
     b = Builder("chain")
     p = b.parameter(shape.array("u64", [2]))
     first = b.rng_bit_generator(p, shape.array(f"u{width}", [8]), algorithm)
-    second = b.rng_bit_generator(b.get_tuple_element(first, 0), shape.array(f"u{width}", [12]),
-                                 algorithm)  # fmt: skip
-    b.build(b.tuple([b.get_tuple_element(first, 1), b.get_tuple_element(second, 1),
-                     b.get_tuple_element(second, 0)]))  # fmt: skip
+    second = b.rng_bit_generator(
+        b.get_tuple_element(first, 0), shape.array(f"u{width}", [12]), algorithm
+    )
+    b.build(
+        b.tuple(
+            [
+                b.get_tuple_element(first, 1),
+                b.get_tuple_element(second, 1),
+                b.get_tuple_element(second, 0),
+            ]
+        )
+    )
     start = np.array([77, 2**64 - 5], np.uint64)
     one, two, end = evaluate(b.module, [start])
     state, both = generate(start, f"u{width}", [20], algorithm)
@@ -319,7 +363,11 @@ def test_rule_needs_matching_state_and_declared_tuple():
     with pytest.raises(HlortError, match="must have the operand's shape u64"):
         _rule(shape.array("u64", [3]), shape.array("u32", [4]), PHILOX, shape.array("u64", [2]))
     with pytest.raises(HlortError, match="tuple"):
-        infer_shape(Opcode.RNG_BIT_GENERATOR, [shape.array("u64", [2])],
-                    {"algorithm": THREE_FRY}, shape.array("u32", [4]))  # fmt: skip
+        infer_shape(
+            Opcode.RNG_BIT_GENERATOR,
+            [shape.array("u64", [2])],
+            {"algorithm": THREE_FRY},
+            shape.array("u32", [4]),
+        )
     with pytest.raises(HlortError, match="result shape must be given"):
         infer_shape(Opcode.RNG_BIT_GENERATOR, [shape.array("u64", [2])], {"algorithm": PHILOX})

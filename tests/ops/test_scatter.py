@@ -21,9 +21,16 @@ S = shape.scalar
 
 def same(a, b) -> bool:
     a, b = np.asarray(a), np.asarray(b)
-    return (a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(
-        np.ascontiguousarray(a).reshape(-1).view(np.uint8),
-        np.ascontiguousarray(b).reshape(-1).view(np.uint8))))  # fmt: skip
+    return (
+        a.dtype == b.dtype
+        and a.shape == b.shape
+        and bool(
+            np.array_equal(
+                np.ascontiguousarray(a).reshape(-1).view(np.uint8),
+                np.ascontiguousarray(b).reshape(-1).view(np.uint8),
+            )
+        )
+    )
 
 
 # -- update computations ---------------------------------------------------------------------------
@@ -38,7 +45,7 @@ def overwrite(b: Builder, *dts) -> Computation:
     """Returns the update values: (cur..., upd...) -> upd (a tuple when variadic)."""
     sub = b.sub("overwrite")
     sub_params = [sub.parameter(S(d)) for d in dts] + [sub.parameter(S(d)) for d in dts]
-    ups = sub_params[len(dts):]
+    ups = sub_params[len(dts) :]
     return b._comp(sub.finish(ups[0] if len(dts) == 1 else sub.tuple(ups)))
 
 
@@ -72,8 +79,7 @@ def scatter_reference(operands, indices, updates, dn, combine):
         start = [0] * outs[0].ndim
         for k, d in enumerate(dn.scatter_dims_to_operand_dims):
             start[d] = int(idx[tuple(si[:ivd]) + (k,) + tuple(si[ivd:])])
-        for od, idim in zip(dn.input_batching_dims, dn.scatter_indices_batching_dims,
-                            strict=True):  # fmt: skip
+        for od, idim in zip(dn.input_batching_dims, dn.scatter_indices_batching_dims, strict=True):
             start[od] = si[idim - (idim > ivd)]
         if any(not 0 <= start[d] <= outs[0].shape[d] - fit[d] for d in range(outs[0].ndim)):
             continue
@@ -96,9 +102,16 @@ def scatter_reference(operands, indices, updates, dn, combine):
 
 def invalid(operands, dn, comp, *fragments):
     with pytest.raises(HlortError) as err:
-        infer_shape(Opcode.SCATTER, operands, {"scatter_dimension_numbers": dn, "to_apply": comp,
-                                               "indices_are_sorted": False,
-                                               "unique_indices": False})  # fmt: skip
+        infer_shape(
+            Opcode.SCATTER,
+            operands,
+            {
+                "scatter_dimension_numbers": dn,
+                "to_apply": comp,
+                "indices_are_sorted": False,
+                "unique_indices": False,
+            },
+        )
     assert err.value.code is ErrorCode.INVALID_ARGUMENT
     text = str(err.value)
     assert "scatter" in text
@@ -107,20 +120,30 @@ def invalid(operands, dn, comp, *fragments):
 
 
 SPEC_DN = ScatterDimensionNumbers(
-    update_window_dims=(2, 3), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(1, 0),
+    update_window_dims=(2, 3),
+    inserted_window_dims=(0,),
+    scatter_dims_to_operand_dims=(1, 0),
     index_vector_dim=2,
-)  # fmt: skip
+)
 SPEC_INPUT = np.arange(1, 25, dtype=np.int64).reshape(3, 4, 2)
 SPEC_INDICES = np.array([[[0, 2], [1, 0], [2, 1]], [[0, 1], [1, 0], [0, 9]]], np.int64)
-BATCH_DN = ScatterDimensionNumbers(update_window_dims=(3, 4), inserted_window_dims=(1,),
-                                   scatter_dims_to_operand_dims=(2, 1), index_vector_dim=3,
-                                   input_batching_dims=(0,),
-                                   scatter_indices_batching_dims=(1,))  # fmt: skip
+BATCH_DN = ScatterDimensionNumbers(
+    update_window_dims=(3, 4),
+    inserted_window_dims=(1,),
+    scatter_dims_to_operand_dims=(2, 1),
+    index_vector_dim=3,
+    input_batching_dims=(0,),
+    scatter_indices_batching_dims=(1,),
+)
 
 
 def _dn(**changes):
-    base = dict(update_window_dims=(2, 3), inserted_window_dims=(0,),
-                scatter_dims_to_operand_dims=(1, 0), index_vector_dim=2)  # fmt: skip
+    base = dict(
+        update_window_dims=(2, 3),
+        inserted_window_dims=(0,),
+        scatter_dims_to_operand_dims=(1, 0),
+        index_vector_dim=2,
+    )
     base.update(changes)
     return ScatterDimensionNumbers(**base)
 
@@ -137,10 +160,16 @@ def test_shape_rule_accepts_spec_examples_and_variadic():
     assert infer_shape(Opcode.SCATTER, ops, attrs) == A("s64", [2, 3, 4, 2])
     pair = overwrite(b, "f32", "s8")
     attrs = {"scatter_dimension_numbers": SPEC_DN, "to_apply": pair}
-    ops = [A("f32", [3, 4, 2]), A("s8", [3, 4, 2]), A("s32", [2, 3, 2]),
-           A("f32", [2, 3, 2, 2]), A("s8", [2, 3, 2, 2])]  # fmt: skip
-    assert infer_shape(Opcode.SCATTER, ops, attrs) == shape.tuple_of(A("f32", [3, 4, 2]),
-                                                                     A("s8", [3, 4, 2]))
+    ops = [
+        A("f32", [3, 4, 2]),
+        A("s8", [3, 4, 2]),
+        A("s32", [2, 3, 2]),
+        A("f32", [2, 3, 2, 2]),
+        A("s8", [2, 3, 2, 2]),
+    ]
+    assert infer_shape(Opcode.SCATTER, ops, attrs) == shape.tuple_of(
+        A("f32", [3, 4, 2]), A("s8", [3, 4, 2])
+    )
 
 
 OPS = [A("f32", [3, 4, 2]), A("s32", [2, 3, 2]), A("f32", [2, 3, 2, 2])]
@@ -156,23 +185,59 @@ OPS = [A("f32", [3, 4, 2]), A("s32", [2, 3, 2]), A("f32", [2, 3, 2, 2])]
         (_dn(update_window_dims=(2, 4)), OPS, ["update_window_dims", "out of range"]),
         (_dn(update_window_dims=(2,)), OPS, ["must together have"]),
         (_dn(inserted_window_dims=(3,)), OPS, ["inserted_window_dims", "out of range"]),
-        (_dn(scatter_dims_to_operand_dims=(1,)), OPS, ["scatter_dims_to_operand_dims=[1]",
-                                                       "2 entries"]),
+        (
+            _dn(scatter_dims_to_operand_dims=(1,)),
+            OPS,
+            ["scatter_dims_to_operand_dims=[1]", "2 entries"],
+        ),
         (_dn(scatter_dims_to_operand_dims=(1, 1)), OPS, ["repeats"]),
         (_dn(index_vector_dim=5), OPS, ["index_vector_dim=5", "s32[2,3,2]"]),
         (_dn(), [OPS[0], OPS[1], A("f32", [2, 3, 2])], ["updates f32[2,3,2]"]),
-        (_dn(update_window_dims=(2,), inserted_window_dims=(0, 1)),
-         [OPS[0], OPS[1], A("f32", [2, 3, 2, 1])], ["rank 3"]),
+        (
+            _dn(update_window_dims=(2,), inserted_window_dims=(0, 1)),
+            [OPS[0], OPS[1], A("f32", [2, 3, 2, 1])],
+            ["rank 3"],
+        ),
         (_dn(), [OPS[0], OPS[1], A("f32", [3, 3, 2, 2])], ["dimension 0 must have size 2"]),
         (_dn(), [OPS[0], OPS[1], A("f32", [2, 3, 5, 2])], ["larger than dimension 1"]),
-        (_dn(inserted_window_dims=(), input_batching_dims=(0,), scatter_dims_to_operand_dims=(1, 2),
-             scatter_indices_batching_dims=(0,)), OPS, ["same size", "(size 3)"]),
-        (_dn(inserted_window_dims=(0,), input_batching_dims=(0,),
-             scatter_indices_batching_dims=(0,)), OPS, ["disjoint"]),
-        (_dn(inserted_window_dims=(), input_batching_dims=(0,),
-             scatter_indices_batching_dims=(1,)), OPS, ["must not contain"]),
-        (_dn(inserted_window_dims=(), input_batching_dims=(0,), scatter_dims_to_operand_dims=(1, 2),
-             scatter_indices_batching_dims=(2,)), OPS, ["index_vector_dim"]),
+        (
+            _dn(
+                inserted_window_dims=(),
+                input_batching_dims=(0,),
+                scatter_dims_to_operand_dims=(1, 2),
+                scatter_indices_batching_dims=(0,),
+            ),
+            OPS,
+            ["same size", "(size 3)"],
+        ),
+        (
+            _dn(
+                inserted_window_dims=(0,),
+                input_batching_dims=(0,),
+                scatter_indices_batching_dims=(0,),
+            ),
+            OPS,
+            ["disjoint"],
+        ),
+        (
+            _dn(
+                inserted_window_dims=(),
+                input_batching_dims=(0,),
+                scatter_indices_batching_dims=(1,),
+            ),
+            OPS,
+            ["must not contain"],
+        ),
+        (
+            _dn(
+                inserted_window_dims=(),
+                input_batching_dims=(0,),
+                scatter_dims_to_operand_dims=(1, 2),
+                scatter_indices_batching_dims=(2,),
+            ),
+            OPS,
+            ["index_vector_dim"],
+        ),
     ],
 )
 def test_shape_rule_rejects(dn, operands, fragments):
@@ -193,47 +258,79 @@ def test_shape_rule_checks_update_computation():
     sub.parameter(S("f32"))
     v = sub.parameter(A("f32", [1]))
     invalid(ops, SPEC_DN, b._comp(sub.finish(v)), "to_apply")
-    two = [A("f32", [3, 4, 2]), A("s8", [3, 4, 2]), A("s32", [2, 3, 2]),
-           A("f32", [2, 3, 2, 2]), A("s8", [2, 3, 2, 2])]  # fmt: skip
+    two = [
+        A("f32", [3, 4, 2]),
+        A("s8", [3, 4, 2]),
+        A("s32", [2, 3, 2]),
+        A("f32", [2, 3, 2, 2]),
+        A("s8", [2, 3, 2, 2]),
+    ]
     sub = b.sub("bad_tuple")
     ps = [sub.parameter(S(d)) for d in ("f32", "s8", "f32", "s8")]
     swapped = b._comp(sub.finish(sub.tuple([ps[3], ps[2]])))
     invalid(two, SPEC_DN, swapped, "returns (s8[], f32[])", "(f32[], s8[])")
-    invalid([two[0], A("s8", [3, 4, 1]), *two[2:]], SPEC_DN, overwrite(b, "f32", "s8"),
-            "operand 1")  # fmt: skip
+    invalid([two[0], A("s8", [3, 4, 1]), *two[2:]], SPEC_DN, overwrite(b, "f32", "s8"), "operand 1")
 
 
 # -- the spec's examples ---------------------------------------------------------------------------
 def test_spec_example_add_skips_out_of_bounds_window():
     """Index [0, 9] puts a 2x2 window at column 9 of a 4-wide dimension: skipped, not clamped."""
-    got = scatter(SPEC_INPUT, SPEC_INDICES, np.ones((2, 3, 2, 2), np.int64), SPEC_DN,
-                  lambda b: binary(b, Opcode.ADD, "s64"))  # fmt: skip
-    want = np.array([[[1, 2], [5, 6], [7, 8], [7, 8]],
-                     [[10, 11], [12, 13], [14, 15], [16, 17]],
-                     [[18, 19], [20, 21], [21, 22], [23, 24]]])  # fmt: skip
+    got = scatter(
+        SPEC_INPUT,
+        SPEC_INDICES,
+        np.ones((2, 3, 2, 2), np.int64),
+        SPEC_DN,
+        lambda b: binary(b, Opcode.ADD, "s64"),
+    )
+    want = np.array(
+        [
+            [[1, 2], [5, 6], [7, 8], [7, 8]],
+            [[10, 11], [12, 13], [14, 15], [16, 17]],
+            [[18, 19], [20, 21], [21, 22], [23, 24]],
+        ]
+    )
     assert same(got, want)
 
 
 def test_spec_batching_example():
     inputs = np.arange(1, 49, dtype=np.int64).reshape(2, 3, 4, 2)
-    indices = np.array([[[[0, 0], [1, 0], [2, 1]], [[0, 1], [1, 1], [0, 9]]],
-                        [[[0, 0], [2, 1], [2, 2]], [[1, 2], [0, 1], [1, 0]]]])  # fmt: skip
-    got = scatter(inputs, indices, np.ones((2, 2, 3, 2, 2), np.int64), BATCH_DN,
-                  lambda b: binary(b, Opcode.ADD, "s64"))  # fmt: skip
-    want = np.array([
-        [[[3, 4], [6, 7], [6, 7], [7, 8]], [[9, 10], [11, 12], [15, 16], [17, 18]],
-         [[17, 18], [19, 20], [22, 23], [24, 25]]],
-        [[[25, 26], [28, 29], [30, 31], [31, 32]], [[35, 36], [38, 39], [38, 39], [39, 40]],
-         [[41, 42], [44, 45], [46, 47], [47, 48]]],
-    ])  # fmt: skip
+    indices = np.array(
+        [
+            [[[0, 0], [1, 0], [2, 1]], [[0, 1], [1, 1], [0, 9]]],
+            [[[0, 0], [2, 1], [2, 2]], [[1, 2], [0, 1], [1, 0]]],
+        ]
+    )
+    got = scatter(
+        inputs,
+        indices,
+        np.ones((2, 2, 3, 2, 2), np.int64),
+        BATCH_DN,
+        lambda b: binary(b, Opcode.ADD, "s64"),
+    )
+    want = np.array(
+        [
+            [
+                [[3, 4], [6, 7], [6, 7], [7, 8]],
+                [[9, 10], [11, 12], [15, 16], [17, 18]],
+                [[17, 18], [19, 20], [22, 23], [24, 25]],
+            ],
+            [
+                [[25, 26], [28, 29], [30, 31], [31, 32]],
+                [[35, 36], [38, 39], [38, 39], [39, 40]],
+                [[41, 42], [44, 45], [46, 47], [47, 48]],
+            ],
+        ]
+    )
     assert same(got, want)
 
 
 # -- fast paths ------------------------------------------------------------------------------------
 ELEMENT_DN = ScatterDimensionNumbers(
-    update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,),
+    update_window_dims=(),
+    inserted_window_dims=(0,),
+    scatter_dims_to_operand_dims=(0,),
     index_vector_dim=1,
-)  # fmt: skip
+)
 
 
 def sample(dt, dims, seed=0):
@@ -283,8 +380,12 @@ def test_single_op_combiners(opcode, fn, dt):
     d = dtypes.from_hlo_name(dt)
     operand, updates = sample(d, [4], 5), sample(d, [9], 6)
     indices = np.array([[0], [2], [2], [3], [0], [2], [9], [1], [2]], np.int64)
-    dn = ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
-                                 scatter_dims_to_operand_dims=(0,), index_vector_dim=1)  # fmt: skip
+    dn = ScatterDimensionNumbers(
+        update_window_dims=(),
+        inserted_window_dims=(0,),
+        scatter_dims_to_operand_dims=(0,),
+        index_vector_dim=1,
+    )
     want = scatter_reference([operand], indices, [updates], dn, lambda c, u: fn(c, u))
     for swap in (False, True):
         got = scatter(operand, indices, updates, dn, lambda b, s=swap: binary(b, opcode, dt, s))
@@ -309,8 +410,9 @@ def test_bf16_add_rounds_after_every_update():
     """Sequential bf16 accumulation: 256 + 1 + 1 + 1 stays 256 (each +1 rounds away)."""
     operand = np.array([256.0], ml_dtypes.bfloat16)
     updates = np.ones(3, ml_dtypes.bfloat16)
-    got = scatter(operand, np.zeros(3, np.int32), updates, ELEMENT_DN,
-                  lambda b: binary(b, Opcode.ADD, "bf16"))  # fmt: skip
+    got = scatter(
+        operand, np.zeros(3, np.int32), updates, ELEMENT_DN, lambda b: binary(b, Opcode.ADD, "bf16")
+    )
     assert same(got, np.array([256.0], ml_dtypes.bfloat16))
 
 
@@ -387,8 +489,9 @@ def test_variadic_overwrite_and_partial_tuple():
     ua, uc = np.array([1.5, 2.5, 3.5]), np.array([7, 8, 9], np.uint16)
     indices = np.array([3, 1, 3], np.int64)
     got = scatter([a, c], indices, [ua, uc], ELEMENT_DN, lambda b: overwrite(b, "f64", "u16"))
-    assert same(got[0], np.array([0, 2.5, 0, 3.5])) and same(got[1], np.array([0, 8, 0, 9],
-                                                                              np.uint16))
+    assert same(got[0], np.array([0, 2.5, 0, 3.5])) and same(
+        got[1], np.array([0, 8, 0, 9], np.uint16)
+    )
 
     def first_from_update_second_kept(b):
         sub = b.sub("mixed")
@@ -402,9 +505,12 @@ def test_variadic_overwrite_and_partial_tuple():
 # -- out of bounds, windows, empties ---------------------------------------------------------------
 def test_window_partially_out_of_bounds_is_skipped_whole():
     operand = np.zeros((4, 4), np.int32)
-    dn = ScatterDimensionNumbers(update_window_dims=(1, 2), inserted_window_dims=(),
-                                 scatter_dims_to_operand_dims=(0, 1),
-                                 index_vector_dim=1)  # fmt: skip
+    dn = ScatterDimensionNumbers(
+        update_window_dims=(1, 2),
+        inserted_window_dims=(),
+        scatter_dims_to_operand_dims=(0, 1),
+        index_vector_dim=1,
+    )
     indices = np.array([[2, 2], [3, 0], [0, -1], [2**31 - 1, 0]], np.int32)
     updates = np.ones((4, 2, 2), np.int32) * np.array([1, 10, 100, 1000], np.int32)[:, None, None]
     got = scatter(operand, indices, updates, dn, lambda b: binary(b, Opcode.ADD, "s32"))
@@ -416,36 +522,60 @@ def test_window_partially_out_of_bounds_is_skipped_whole():
 def test_unsigned_indices_huge_values_skip():
     operand = np.zeros(3, np.float32)
     indices = np.array([2**64 - 1, 1, 2**63], np.uint64)
-    got = scatter(operand, indices, np.array([1, 2, 3], np.float32), ELEMENT_DN,
-                  lambda b: binary(b, Opcode.ADD, "f32"))  # fmt: skip
+    got = scatter(
+        operand,
+        indices,
+        np.array([1, 2, 3], np.float32),
+        ELEMENT_DN,
+        lambda b: binary(b, Opcode.ADD, "f32"),
+    )
     assert same(got, np.array([0, 2, 0], np.float32))
 
 
 def test_empty_updates_and_scalar_operand():
     operand = np.arange(3, dtype=np.float32)
-    got = scatter(operand, np.zeros(0, np.int32), np.zeros(0, np.float32), ELEMENT_DN,
-                  lambda b: binary(b, Opcode.ADD, "f32"))  # fmt: skip
+    got = scatter(
+        operand,
+        np.zeros(0, np.int32),
+        np.zeros(0, np.float32),
+        ELEMENT_DN,
+        lambda b: binary(b, Opcode.ADD, "f32"),
+    )
     assert same(got, operand)
-    dn = ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(),
-                                 scatter_dims_to_operand_dims=(), index_vector_dim=1)  # fmt: skip
-    got = scatter(np.float32(1), np.zeros((3, 0), np.int32), np.array([1, 2, 4], np.float32), dn,
-                  lambda b: binary(b, Opcode.ADD, "f32"))  # fmt: skip
+    dn = ScatterDimensionNumbers(
+        update_window_dims=(),
+        inserted_window_dims=(),
+        scatter_dims_to_operand_dims=(),
+        index_vector_dim=1,
+    )
+    got = scatter(
+        np.float32(1),
+        np.zeros((3, 0), np.int32),
+        np.array([1, 2, 4], np.float32),
+        dn,
+        lambda b: binary(b, Opcode.ADD, "f32"),
+    )
     assert same(got, np.float32(8))
 
 
 def test_operand_not_modified():
     operand = np.arange(4, dtype=np.int64)
     before = operand.copy()
-    scatter(operand, np.array([1], np.int32), np.array([9]), ELEMENT_DN,
-            lambda b: overwrite(b, "s64"))  # fmt: skip
+    scatter(
+        operand, np.array([1], np.int32), np.array([9]), ELEMENT_DN, lambda b: overwrite(b, "s64")
+    )
     assert same(operand, before)
 
 
 def test_window_order_follows_scatter_index_first():
     """Updates laid out (window, scatter): duplicates still apply in scatter-index order."""
     operand = np.zeros(3, np.int32)
-    dn = ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(),
-                                 scatter_dims_to_operand_dims=(0,), index_vector_dim=1)  # fmt: skip
+    dn = ScatterDimensionNumbers(
+        update_window_dims=(0,),
+        inserted_window_dims=(),
+        scatter_dims_to_operand_dims=(0,),
+        index_vector_dim=1,
+    )
     indices = np.array([1, 0], np.int32)  # window of 2 at 1 (cells 1, 2) then at 0 (cells 0, 1)
     updates = np.array([[1, 2], [3, 4]], np.int32)  # updates[w, s]
     got = scatter(operand, indices, updates, dn, lambda b: overwrite(b, "s32"))
@@ -480,8 +610,9 @@ def scatter_cases(draw):
     candidates = [d for d in range(rank) if roles[d] != "batching"]
     to_operand = draw(st.permutations(candidates))[: draw(st.integers(0, len(candidates)))]
     free_sizes = [draw(st.integers(0, 3)) for _ in range(draw(st.integers(0, 2)))]
-    kinds = draw(st.permutations([("free", s) for s in free_sizes] +
-                                 [("batch", d) for d in batching]))  # fmt: skip
+    kinds = draw(
+        st.permutations([("free", s) for s in free_sizes] + [("batch", d) for d in batching])
+    )
     k = len(to_operand)
     implicit = k == 1 and draw(st.booleans())
     ivd = len(kinds) if implicit else draw(st.integers(0, len(kinds)))
@@ -505,11 +636,13 @@ def scatter_cases(draw):
     lo = 0 if np.issubdtype(itype, np.unsignedinteger) else -2
     indices = rng.integers(lo, max(op_dims) + 1, idx_dims).astype(itype)
     dn = ScatterDimensionNumbers(
-        update_window_dims=tuple(window_axes), inserted_window_dims=tuple(inserted),
-        scatter_dims_to_operand_dims=tuple(to_operand), index_vector_dim=ivd,
+        update_window_dims=tuple(window_axes),
+        inserted_window_dims=tuple(inserted),
+        scatter_dims_to_operand_dims=tuple(to_operand),
+        index_vector_dim=ivd,
         input_batching_dims=tuple(batching),
         scatter_indices_batching_dims=tuple(batch_pos[d] for d in batching),
-    )  # fmt: skip
+    )
     operand = rng.integers(-100, 100, op_dims).astype(np.int32)
     updates = rng.integers(-100, 100, upd_dims).astype(np.int32)
     return operand, indices, updates, dn
@@ -553,10 +686,14 @@ def disguised(b: Builder, opcode: Opcode, dt) -> Computation:
     return b._comp(sub.finish(sub.op(opcode, (cur, sub.copy(upd)))))
 
 
-FAST_CASES = [(op, dt) for op in (Opcode.ADD, Opcode.MULTIPLY, Opcode.MAXIMUM, Opcode.MINIMUM)
-              for dt in ("f32", "bf16", "f16", "s8", "u32", "pred", "f8e4m3fn")]  # fmt: skip
-FAST_CASES += [(op, dt) for op in (Opcode.AND, Opcode.OR, Opcode.XOR)
-               for dt in ("pred", "s8", "u64")]  # fmt: skip
+FAST_CASES = [
+    (op, dt)
+    for op in (Opcode.ADD, Opcode.MULTIPLY, Opcode.MAXIMUM, Opcode.MINIMUM)
+    for dt in ("f32", "bf16", "f16", "s8", "u32", "pred", "f8e4m3fn")
+]
+FAST_CASES += [
+    (op, dt) for op in (Opcode.AND, Opcode.OR, Opcode.XOR) for dt in ("pred", "s8", "u64")
+]
 FAST_CASES += [(Opcode.ADD, "c64"), (Opcode.MULTIPLY, "c128")]
 
 
@@ -583,8 +720,12 @@ def test_scalar_index_and_verified_module():
     x = b.parameter(A("f32", [5]))
     i = b.parameter(S("u8"))
     u = b.parameter(S("f32"))
-    dn = ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
-                                 scatter_dims_to_operand_dims=(0,), index_vector_dim=0)  # fmt: skip
+    dn = ScatterDimensionNumbers(
+        update_window_dims=(),
+        inserted_window_dims=(0,),
+        scatter_dims_to_operand_dims=(0,),
+        index_vector_dim=0,
+    )
     module = b.build(b.scatter([x], i, [u], binary(b, Opcode.MAXIMUM, "f32"), dn))
     verify_module(module)
     got = evaluate(module, [np.zeros(5, np.float32), np.uint8(2), np.float32(3)])

@@ -20,8 +20,23 @@ from hlort.ir.patterns import SortKey, lexicographic_comparator, simple_comparat
 from hlort.ir.verifier import verify_module
 from hlort.shape import TupleShape, array, scalar
 
-ORDERED = ["pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64",
-           "f16", "bf16", "f32", "f64", "f8e4m3fn", "f8e5m2"]  # fmt: skip
+ORDERED = [
+    "pred",
+    "s8",
+    "s16",
+    "s32",
+    "s64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "f16",
+    "bf16",
+    "f32",
+    "f64",
+    "f8e4m3fn",
+    "f8e5m2",
+]
 
 
 def _np(dtype: str) -> np.dtype:
@@ -115,16 +130,19 @@ def test_shapes():
     assert b.top_k(x, 2).shape == TupleShape((array("f32", [3, 2]), array("s32", [3, 2])))
 
 
-@pytest.mark.parametrize("case, message", [
-    ("dims", "must have the dims of operand 0"),
-    ("dimension", "out of range for rank 2"),
-    ("two_dimensions", "exactly one dimension"),
-    ("params", "(f32[], f32[], s32[], s32[]) -> pred[], but it has (f32[], f32[]) -> pred[]"),
-    ("not_pred", "but it has (f32[], f32[]) -> f32[]"),
-    ("topk_k", "k=5 must be an integer in [0, 4]"),
-    ("topk_rank", "rank >= 1"),
-    ("topk_complex", "has no order"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("dims", "must have the dims of operand 0"),
+        ("dimension", "out of range for rank 2"),
+        ("two_dimensions", "exactly one dimension"),
+        ("params", "(f32[], f32[], s32[], s32[]) -> pred[], but it has (f32[], f32[]) -> pred[]"),
+        ("not_pred", "but it has (f32[], f32[]) -> f32[]"),
+        ("topk_k", "k=5 must be an integer in [0, 4]"),
+        ("topk_rank", "rank >= 1"),
+        ("topk_complex", "has no order"),
+    ],
+)
 def test_shape_rejects(case, message):
     b = Builder("s")
     x = b.parameter(array("f32", [3, 4]))
@@ -156,8 +174,9 @@ def test_comparator_recognition():
     assert key == SortKey(0, gt, ComparisonType.SIGNED) and key.descending
     swapped = comparator(b, ["u8"], lambda s, p: s.compare(p[1], p[0], "LT"))
     assert simple_comparator(swapped) == SortKey(0, gt, ComparisonType.UNSIGNED)
-    on_second = comparator(b, ["f32", "f32"], lambda s, p: s.compare(p[2], p[3], "LT",
-                                                                       "TOTALORDER"))  # fmt: skip
+    on_second = comparator(
+        b, ["f32", "f32"], lambda s, p: s.compare(p[2], p[3], "LT", "TOTALORDER")
+    )
     assert simple_comparator(on_second) == SortKey(1, lt, ComparisonType.TOTALORDER)
     lex = jax_lexicographic(["f32", "s32", "u8"], 3, None)(b)
     keys = lexicographic_comparator(lex)
@@ -165,8 +184,9 @@ def test_comparator_recognition():
     assert simple_comparator(lex) is None
 
     def select_form(s, p):  # select(eq0, lt1, gt0)
-        return s.select(s.compare(p[0], p[1], "EQ"), s.compare(p[2], p[3], "LT"),
-                        s.compare(p[0], p[1], "GT"))  # fmt: skip
+        return s.select(
+            s.compare(p[0], p[1], "EQ"), s.compare(p[2], p[3], "LT"), s.compare(p[0], p[1], "GT")
+        )
 
     keys = lexicographic_comparator(comparator(b, ["s32", "s32"], select_form))
     assert keys == (SortKey(0, gt, ComparisonType.SIGNED), SortKey(1, lt, ComparisonType.SIGNED))
@@ -207,9 +227,11 @@ def test_jax_canonicalized_comparator_is_recognised():
     b = Builder("p")
     lt = ComparisonDirection.LT
     keys = lexicographic_comparator(jax_sort_comparator(["s32", "f32", "bf16"], 3)(b))
-    assert keys == (SortKey(0, lt, ComparisonType.SIGNED),
-                    SortKey(1, lt, ComparisonType.TOTALORDER, True),
-                    SortKey(2, lt, ComparisonType.TOTALORDER, True))  # fmt: skip
+    assert keys == (
+        SortKey(0, lt, ComparisonType.SIGNED),
+        SortKey(1, lt, ComparisonType.TOTALORDER, True),
+        SortKey(2, lt, ComparisonType.TOTALORDER, True),
+    )
 
 
 @pytest.mark.parametrize("dtype", ["f32", "bf16", "f16", "f64"])
@@ -294,8 +316,10 @@ def test_multi_key_sort_matches_lexsort():
     a = rng.integers(0, 3, size=50).astype(np.float32)
     c = rng.integers(0, 3, size=50).astype(np.int32)
     d = rng.standard_normal(50).astype(np.float32)
-    for comp_fn in (jax_lexicographic(["f32", "s32", "f32"], 2, "TOTALORDER"),
-                    jax_lexicographic(["f32", "s32", "f32"], 2)):  # fmt: skip
+    for comp_fn in (
+        jax_lexicographic(["f32", "s32", "f32"], 2, "TOTALORDER"),
+        jax_lexicographic(["f32", "s32", "f32"], 2),
+    ):
         module, comp = sort_module(["f32", "s32", "f32"], [50], 0, comp_fn)
         assert len(lexicographic_comparator(comp)) == 2
         ga, gc, gd = run(module, a, c, d)
@@ -310,8 +334,12 @@ def test_sort_on_second_operand_and_other_dimensions():
     x = rng.standard_normal((4, 6, 5)).astype(np.float32)
     y = rng.integers(0, 5, size=(4, 6, 5)).astype(np.int64)
     for dim in (0, 1, 2):
-        module, _ = sort_module(["f32", "s64"], [4, 6, 5], dim, lambda b: comparator(
-            b, ["f32", "s64"], lambda s, p: s.compare(p[3], p[2], "LT")))  # fmt: skip
+        module, _ = sort_module(
+            ["f32", "s64"],
+            [4, 6, 5],
+            dim,
+            lambda b: comparator(b, ["f32", "s64"], lambda s, p: s.compare(p[3], p[2], "LT")),
+        )
         gx, gy = run(module, x, y)
         order = np.argsort(-y, axis=dim, kind="stable")
         np.testing.assert_array_equal(gy, np.take_along_axis(y, order, dim))
@@ -326,8 +354,10 @@ def test_general_comparators_match_fast_path(n):
     rng = np.random.default_rng(n)
     x = rng.integers(-20, 20, size=(3, n)).astype(np.float32)
     idx = np.broadcast_to(np.arange(n, dtype=np.int32), (3, n)).copy()
-    for fast, general in ((simple(["f32", "s32"], "LT"), general_ascending(["f32", "s32"])),
-                          (simple(["f32", "s32"], "GT"), general_descending(["f32", "s32"]))):
+    for fast, general in (
+        (simple(["f32", "s32"], "LT"), general_ascending(["f32", "s32"])),
+        (simple(["f32", "s32"], "GT"), general_descending(["f32", "s32"])),
+    ):
         want = run(sort_module(["f32", "s32"], [3, n], 1, fast)[0], x, idx)
         module, comp = sort_module(["f32", "s32"], [3, n], 1, general)
         assert lexicographic_comparator(comp) is None
@@ -339,8 +369,12 @@ def test_general_comparators_match_fast_path(n):
 def test_general_comparator_on_derived_key():
     """Sort by |x| (a comparator computing on its parameters), stable among equal |x|."""
     x = np.array([3, -1, 2, -3, 1, 0, -2, 2], np.int32)
-    module, _ = sort_module(["s32"], [8], 0, lambda b: comparator(
-        b, ["s32"], lambda s, p: s.compare(s.abs(p[0]), s.abs(p[1]), "LT")))  # fmt: skip
+    module, _ = sort_module(
+        ["s32"],
+        [8],
+        0,
+        lambda b: comparator(b, ["s32"], lambda s, p: s.compare(s.abs(p[0]), s.abs(p[1]), "LT")),
+    )
     got = run(module, x)
     np.testing.assert_array_equal(got, x[np.argsort(np.abs(x), kind="stable")])
 
@@ -350,8 +384,9 @@ def test_general_comparator_in_bf16_and_unsorted_dims():
     x = rng.standard_normal((2, 3, 9)).astype(ml_dtypes.bfloat16)
     module, _ = sort_module(["bf16"], [2, 3, 9], 1, general_descending(["bf16"]))
     got = run(module, x)
-    np.testing.assert_array_equal(got.astype(np.float32),
-                                  stable_reference(x, 1, True).astype(np.float32))  # fmt: skip
+    np.testing.assert_array_equal(
+        got.astype(np.float32), stable_reference(x, 1, True).astype(np.float32)
+    )
 
 
 # -- property tests -----------------------------------------------------------------------------

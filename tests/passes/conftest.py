@@ -84,8 +84,9 @@ def canonical_text(module: Module) -> str:
         lines = [f"{names[comp.name]} fusion={comp.is_fusion_computation}"]
         for instr in order:
             text = print_instruction(instr, include_metadata=False)
-            text = re.sub(r"%([\w.\-]+)",
-                          lambda m, names=local: "%" + names.get(m.group(1), m.group(1)), text)
+            text = re.sub(
+                r"%([\w.\-]+)", lambda m, names=local: "%" + names.get(m.group(1), m.group(1)), text
+            )
             lines.append(("ROOT " if instr is comp.root else "") + text)
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)

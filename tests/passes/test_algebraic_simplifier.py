@@ -37,18 +37,21 @@ def just_x(dtype="f32", dims="4"):
 
 
 # -- elementwise identities -----------------------------------------------------------------------
-@pytest.mark.parametrize("body", [
-    "  %z = f32[] constant(-0)\n  %b = f32[4] broadcast(f32[] %z), dimensions={}\n"
-    "  ROOT %r = f32[4] add(f32[4] %x, f32[4] %b)",
-    "  %z = f32[] constant(-0)\n  %b = f32[4] broadcast(f32[] %z), dimensions={}\n"
-    "  ROOT %r = f32[4] add(f32[4] %b, f32[4] %x)",
-    "  %z = f32[4] constant({0, 0, 0, 0})\n  ROOT %r = f32[4] subtract(f32[4] %x, f32[4] %z)",
-    "  %o = f32[] constant(1)\n  %b = f32[4] broadcast(f32[] %o), dimensions={}\n"
-    "  ROOT %r = f32[4] multiply(f32[4] %b, f32[4] %x)",
-    "  %o = f32[4] constant({1, 1, 1, 1})\n  ROOT %r = f32[4] divide(f32[4] %x, f32[4] %o)",
-    "  %n = f32[4] negate(f32[4] %x)\n  ROOT %r = f32[4] negate(f32[4] %n)",
-    "  %c = f32[4] convert(f32[4] %x)\n  ROOT %r = f32[4] copy(f32[4] %c)",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "  %z = f32[] constant(-0)\n  %b = f32[4] broadcast(f32[] %z), dimensions={}\n"
+        "  ROOT %r = f32[4] add(f32[4] %x, f32[4] %b)",
+        "  %z = f32[] constant(-0)\n  %b = f32[4] broadcast(f32[] %z), dimensions={}\n"
+        "  ROOT %r = f32[4] add(f32[4] %b, f32[4] %x)",
+        "  %z = f32[4] constant({0, 0, 0, 0})\n  ROOT %r = f32[4] subtract(f32[4] %x, f32[4] %z)",
+        "  %o = f32[] constant(1)\n  %b = f32[4] broadcast(f32[] %o), dimensions={}\n"
+        "  ROOT %r = f32[4] multiply(f32[4] %b, f32[4] %x)",
+        "  %o = f32[4] constant({1, 1, 1, 1})\n  ROOT %r = f32[4] divide(f32[4] %x, f32[4] %o)",
+        "  %n = f32[4] negate(f32[4] %x)\n  ROOT %r = f32[4] negate(f32[4] %n)",
+        "  %c = f32[4] convert(f32[4] %x)\n  ROOT %r = f32[4] copy(f32[4] %c)",
+    ],
+)
 def test_float_identities(h, body):
     module = simplify(h, unary_module(body))
     x = module.entry.parameters[0]
@@ -56,47 +59,55 @@ def test_float_identities(h, body):
     assert root is x or (root.opcode is Opcode.COPY and root.operands == [x])
 
 
-@pytest.mark.parametrize("body", [
-    # x + 0.0 is -0.0 + 0.0 = +0.0 for x = -0.0: not x
-    "  %z = f32[] constant(0)\n  %b = f32[4] broadcast(f32[] %z), dimensions={}\n"
-    "  ROOT %r = f32[4] add(f32[4] %x, f32[4] %b)",
-    # x - (-0.0) is x + 0.0
-    "  %z = f32[] constant(-0)\n  %b = f32[4] broadcast(f32[] %z), dimensions={}\n"
-    "  ROOT %r = f32[4] subtract(f32[4] %x, f32[4] %b)",
-    # x * 0 is NaN for inf and NaN, -0 for negative x
-    "  %z = f32[] constant(0)\n  %b = f32[4] broadcast(f32[] %z), dimensions={}\n"
-    "  ROOT %r = f32[4] multiply(f32[4] %x, f32[4] %b)",
-    # x - x is NaN for inf and NaN
-    "  ROOT %r = f32[4] subtract(f32[4] %x, f32[4] %x)",
-    # 1 / x is not x
-    "  %o = f32[] constant(1)\n  %b = f32[4] broadcast(f32[] %o), dimensions={}\n"
-    "  ROOT %r = f32[4] divide(f32[4] %b, f32[4] %x)",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        # x + 0.0 is -0.0 + 0.0 = +0.0 for x = -0.0: not x
+        "  %z = f32[] constant(0)\n  %b = f32[4] broadcast(f32[] %z), dimensions={}\n"
+        "  ROOT %r = f32[4] add(f32[4] %x, f32[4] %b)",
+        # x - (-0.0) is x + 0.0
+        "  %z = f32[] constant(-0)\n  %b = f32[4] broadcast(f32[] %z), dimensions={}\n"
+        "  ROOT %r = f32[4] subtract(f32[4] %x, f32[4] %b)",
+        # x * 0 is NaN for inf and NaN, -0 for negative x
+        "  %z = f32[] constant(0)\n  %b = f32[4] broadcast(f32[] %z), dimensions={}\n"
+        "  ROOT %r = f32[4] multiply(f32[4] %x, f32[4] %b)",
+        # x - x is NaN for inf and NaN
+        "  ROOT %r = f32[4] subtract(f32[4] %x, f32[4] %x)",
+        # 1 / x is not x
+        "  %o = f32[] constant(1)\n  %b = f32[4] broadcast(f32[] %o), dimensions={}\n"
+        "  ROOT %r = f32[4] divide(f32[4] %b, f32[4] %x)",
+    ],
+)
 def test_inexact_float_rewrites_never_happen(h, body):
     simplify(h, unary_module(body), changes=False)
 
 
-@pytest.mark.parametrize("body", [
-    "  %z = s32[] constant(0)\n  %b = s32[4] broadcast(s32[] %z), dimensions={}\n"
-    "  ROOT %r = s32[4] add(s32[4] %x, s32[4] %b)",
-    "  %z = s32[] constant(0)\n  %b = s32[4] broadcast(s32[] %z), dimensions={}\n"
-    "  ROOT %r = s32[4] subtract(s32[4] %x, s32[4] %b)",
-    "  %o = s32[] constant(1)\n  %b = s32[4] broadcast(s32[] %o), dimensions={}\n"
-    "  ROOT %r = s32[4] divide(s32[4] %x, s32[4] %b)",
-    "  %m = s32[] constant(-1)\n  %b = s32[4] broadcast(s32[] %m), dimensions={}\n"
-    "  ROOT %r = s32[4] and(s32[4] %b, s32[4] %x)",
-    "  %z = s32[] constant(0)\n  %b = s32[4] broadcast(s32[] %z), dimensions={}\n"
-    "  ROOT %r = s32[4] xor(s32[4] %x, s32[4] %b)",
-    "  %n = s32[4] negate(s32[4] %x)\n  ROOT %r = s32[4] negate(s32[4] %n)",
-    "  %n = s32[4] not(s32[4] %x)\n  ROOT %r = s32[4] not(s32[4] %n)",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "  %z = s32[] constant(0)\n  %b = s32[4] broadcast(s32[] %z), dimensions={}\n"
+        "  ROOT %r = s32[4] add(s32[4] %x, s32[4] %b)",
+        "  %z = s32[] constant(0)\n  %b = s32[4] broadcast(s32[] %z), dimensions={}\n"
+        "  ROOT %r = s32[4] subtract(s32[4] %x, s32[4] %b)",
+        "  %o = s32[] constant(1)\n  %b = s32[4] broadcast(s32[] %o), dimensions={}\n"
+        "  ROOT %r = s32[4] divide(s32[4] %x, s32[4] %b)",
+        "  %m = s32[] constant(-1)\n  %b = s32[4] broadcast(s32[] %m), dimensions={}\n"
+        "  ROOT %r = s32[4] and(s32[4] %b, s32[4] %x)",
+        "  %z = s32[] constant(0)\n  %b = s32[4] broadcast(s32[] %z), dimensions={}\n"
+        "  ROOT %r = s32[4] xor(s32[4] %x, s32[4] %b)",
+        "  %n = s32[4] negate(s32[4] %x)\n  ROOT %r = s32[4] negate(s32[4] %n)",
+        "  %n = s32[4] not(s32[4] %x)\n  ROOT %r = s32[4] not(s32[4] %n)",
+    ],
+)
 def test_integer_identities(h, body):
     simplify(h, unary_module(body, "s32"), just_x("s32"))
 
 
 def test_complex_multiply_by_one_stays(h):
-    body = ("  %o = c64[] constant((1, 0))\n  %b = c64[4] broadcast(c64[] %o), dimensions={}\n"
-            "  ROOT %r = c64[4] multiply(c64[4] %x, c64[4] %b)")
+    body = (
+        "  %o = c64[] constant((1, 0))\n  %b = c64[4] broadcast(c64[] %o), dimensions={}\n"
+        "  ROOT %r = c64[4] multiply(c64[4] %x, c64[4] %b)"
+    )
     simplify(h, unary_module(body, "c64"), changes=False)
 
 
@@ -162,13 +173,28 @@ ENTRY %main (x: f16[4], i: s32[4]) -> (f16[4], f64[4], s32[4], f32[4]) {
     simplify(h, text, expected)
 
 
-@pytest.mark.parametrize("src,dst,exact", [
-    ("f16", "f32", True), ("bf16", "f32", True), ("f32", "f64", True), ("f16", "bf16", False),
-    ("bf16", "f16", False), ("s8", "s16", True), ("u8", "s8", False), ("u8", "s16", True),
-    ("s32", "f32", False), ("s16", "f32", True), ("s32", "f64", True), ("pred", "f16", True),
-    ("f8e4m3fn", "f16", True), ("f8e5m2", "f16", True), ("f8e4m3fn", "f8e5m2", False),
-    ("f32", "s32", False), ("s8", "u16", False),
-])
+@pytest.mark.parametrize(
+    "src,dst,exact",
+    [
+        ("f16", "f32", True),
+        ("bf16", "f32", True),
+        ("f32", "f64", True),
+        ("f16", "bf16", False),
+        ("bf16", "f16", False),
+        ("s8", "s16", True),
+        ("u8", "s8", False),
+        ("u8", "s16", True),
+        ("s32", "f32", False),
+        ("s16", "f32", True),
+        ("s32", "f64", True),
+        ("pred", "f16", True),
+        ("f8e4m3fn", "f16", True),
+        ("f8e5m2", "f16", True),
+        ("f8e4m3fn", "f8e5m2", False),
+        ("f32", "s32", False),
+        ("s8", "u16", False),
+    ],
+)
 def test_exact_widening_table(src, dst, exact):
     from hlort import dtypes
 
@@ -356,8 +382,9 @@ ENTRY %main (x: f32[3]) -> f32[3] {{
 """
 
 
-@pytest.mark.parametrize("start,limit,trips", [(0, 0, 0), (5, 3, 0), (0, 1, 1), (2, 3, 1),
-                                               (0, 2, 2), (0, 10, 10)])  # fmt: skip
+@pytest.mark.parametrize(
+    "start,limit,trips", [(0, 0, 0), (5, 3, 0), (0, 1, 1), (2, 3, 1), (0, 2, 2), (0, 10, 10)]
+)
 def test_while_with_zero_or_one_trip(h, start, limit, trips):
     from hlort.passes import TupleSimplifier
 
@@ -396,19 +423,25 @@ def test_rules_keep_results_on_random_inputs(h):
 
 
 # -- bitcast ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("source,result,ops", [
-    ("f32[2,3]{1,0}", "f32[6]{0}", {Opcode.RESHAPE}),
-    ("f32[2,3]{1,0}", "f32[3,2]{0,1}", {Opcode.RESHAPE, Opcode.TRANSPOSE}),
-    ("f32[2,3]{0,1}", "f32[6]{0}", {Opcode.RESHAPE, Opcode.TRANSPOSE}),
-    ("f32[2,3,4]{0,2,1}", "f32[4,6]{0,1}", {Opcode.RESHAPE, Opcode.TRANSPOSE}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "source,result,ops",
+    [
+        ("f32[2,3]{1,0}", "f32[6]{0}", {Opcode.RESHAPE}),
+        ("f32[2,3]{1,0}", "f32[3,2]{0,1}", {Opcode.RESHAPE, Opcode.TRANSPOSE}),
+        ("f32[2,3]{0,1}", "f32[6]{0}", {Opcode.RESHAPE, Opcode.TRANSPOSE}),
+        ("f32[2,3,4]{0,2,1}", "f32[4,6]{0,1}", {Opcode.RESHAPE, Opcode.TRANSPOSE}),
+    ],
+)
 def test_bitcast_becomes_logical_transposes_and_reshape(h, source, result, ops):
-    module = simplify(h, f"""
+    module = simplify(
+        h,
+        f"""
 HloModule m
-ENTRY %main (x: {source.split('{')[0]}) -> {result.split('{')[0]} {{
+ENTRY %main (x: {source.split("{")[0]}) -> {result.split("{")[0]} {{
   %x = {source} parameter(0)
   ROOT %b = {result} bitcast({source} %x)
 }}
-""")
+""",
+    )
     found = {i.opcode for i in module.entry.instructions} - {Opcode.PARAMETER}
     assert Opcode.BITCAST not in found and found <= ops

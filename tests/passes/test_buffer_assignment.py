@@ -14,16 +14,21 @@ def check_no_overlap(assignment) -> None:
     arena = [b for b in assignment.buffers if b.in_arena]
     for i, a in enumerate(arena):
         assert a.offset is not None and a.offset + a.size <= assignment.arena_size
-        for b in arena[i + 1:]:
+        for b in arena[i + 1 :]:
             if assignment.interferes(a, b):
                 assert a.offset + a.size <= b.offset or b.offset + b.size <= a.offset, (a, b)
     assert assignment.peak_bytes <= assignment.arena_size
     assert assignment.peak_bytes <= assignment.total_bytes
 
 
-@pytest.mark.parametrize("make", [lambda: examples.reduce_sum_fma(1000),
-                                  lambda: examples.softmax_relu_matmul(8, 4, 16),
-                                  lambda: examples.layernorm(8, 16)])  # fmt: skip
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: examples.reduce_sum_fma(1000),
+        lambda: examples.softmax_relu_matmul(8, 4, 16),
+        lambda: examples.layernorm(8, 16),
+    ],
+)
 def test_seeds_before_and_after_the_pipeline(make):
     module, _ = make()
     check_no_overlap(assign_buffers(module))

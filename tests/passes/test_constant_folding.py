@@ -51,14 +51,21 @@ def test_broadcast_and_iota_stay():
     module = b.build(b.add(big, iota))
     assert not ConstantFolding().run(module)
     assert {i.opcode for i in module.entry.instructions} == {
-        Opcode.CONSTANT, Opcode.BROADCAST, Opcode.IOTA, Opcode.ADD}
+        Opcode.CONSTANT,
+        Opcode.BROADCAST,
+        Opcode.IOTA,
+        Opcode.ADD,
+    }
 
 
 def test_result_size_is_capped():
     b = Builder("cap")
     c = b.constant(np.arange(64, dtype=np.float32))
-    outer = b.dot_general(b.reshape(c, [64, 1]), b.reshape(c, [1, 64]),
-                          __import__("hlort").ir.DotDimensionNumbers((1,), (0,)))  # fmt: skip
+    outer = b.dot_general(
+        b.reshape(c, [64, 1]),
+        b.reshape(c, [1, 64]),
+        __import__("hlort").ir.DotDimensionNumbers((1,), (0,)),
+    )
     module = b.build(outer)
     ConstantFolding(max_elements=1024).run(module)
     assert module.entry.root.opcode is Opcode.DOT  # 4096 elements from 128: not folded

@@ -58,11 +58,30 @@ class RandomModule:
     # -- one random step ----------------------------------------------------------------------
     def step(self) -> None:
         b = self.b
-        kind = self.draw(st.sampled_from([
-            "unary", "binary", "binary", "select", "broadcast", "reduce", "dot", "dot1",
-            "identity", "movement", "concat", "convert", "while", "conditional", "call",
-            "iota", "reduce1", "fold",
-        ]))  # fmt: skip
+        kind = self.draw(
+            st.sampled_from(
+                [
+                    "unary",
+                    "binary",
+                    "binary",
+                    "select",
+                    "broadcast",
+                    "reduce",
+                    "dot",
+                    "dot1",
+                    "identity",
+                    "movement",
+                    "concat",
+                    "convert",
+                    "while",
+                    "conditional",
+                    "call",
+                    "iota",
+                    "reduce1",
+                    "fold",
+                ]
+            )
+        )
         dims = self.draw(st.sampled_from(SHAPES))
         if kind == "unary":
             self.put(b.op(_op(self.draw(st.sampled_from(UNARY))), [self.get(dims)]))
@@ -83,8 +102,9 @@ class RandomModule:
             init = self.const(self.draw(st.sampled_from([0.0, -0.0, 1.0, -np.inf])), ())
             self.put(b.reduce(x, init, self.reducer(self.draw(st.sampled_from(REDUCERS))), dim))
         elif kind == "dot":
-            self.put(b.dot_general(self.get((M, N)), self.get((N,)),
-                                   DotDimensionNumbers((1,), (0,))))  # fmt: skip
+            self.put(
+                b.dot_general(self.get((M, N)), self.get((N,)), DotDimensionNumbers((1,), (0,)))
+            )
         elif kind == "dot1":
             lhs = b.reshape(self.get((M,)), [M, 1])
             rhs = b.reshape(self.get((N,)), [1, N])
@@ -103,8 +123,9 @@ class RandomModule:
                 y = b.transpose(b.transpose(x, [1, 0]), [1, 0])
             elif choice == 2:
                 y = b.slice(b.reverse(x, [1]), [0, 1], [M, N], [1, 2])
-                y = b.broadcast(b.reduce(y, self.const(0.0, ()), self.reducer("add"), [1]),
-                                [M, N], [0])  # fmt: skip
+                y = b.broadcast(
+                    b.reduce(y, self.const(0.0, ()), self.reducer("add"), [1]), [M, N], [0]
+                )
             else:
                 y = b.pad(b.slice(x, [0, 0], [M, N]), self.const(0.0, ()), [(0, 0, 0)] * 2)
             self.put(y)
@@ -127,8 +148,9 @@ class RandomModule:
             callee = sub.finish(sub.negate(sub.abs(p)))
             self.put(b.call(callee, [self.get(dims)]))
         elif kind == "iota":
-            self.put(b.add(b.iota(array("f32", [M, N]), self.draw(st.integers(0, 1))),
-                           self.get((M, N))))  # fmt: skip
+            self.put(
+                b.add(b.iota(array("f32", [M, N]), self.draw(st.integers(0, 1))), self.get((M, N)))
+            )
         elif kind == "fold":
             values = self.draw(st.lists(st.sampled_from(SPECIAL), min_size=M, max_size=M))
             c = b.constant(np.array(values, np.float32))
@@ -150,8 +172,9 @@ class RandomModule:
         v = body.get_tuple_element(s, 1)
         one = body.constant(np.int32(1))
         half = body.broadcast(body.constant(np.float32(0.5)), [M], [])
-        body_comp = body.finish(body.tuple([body.add(i, one), body.add(body.multiply(v, half),
-                                                                       body.tanh(v))]))  # fmt: skip
+        body_comp = body.finish(
+            body.tuple([body.add(i, one), body.add(body.multiply(v, half), body.tanh(v))])
+        )
         cond = b.sub("cond")
         cs = cond.parameter(_tuple(state))
         limit = cond.constant(np.int32(trips))
@@ -206,14 +229,17 @@ def _check(h, module, policy=None):
     assignment = assign_buffers(module)
     arena = [x for x in assignment.buffers if x.in_arena]
     for i, a in enumerate(arena):
-        for c in arena[i + 1:]:
+        for c in arena[i + 1 :]:
             if assignment.interferes(a, c):
                 assert a.offset + a.size <= c.offset or c.offset + c.size <= a.offset
 
 
-SETTINGS = settings(max_examples=150, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow,
-                                           HealthCheck.function_scoped_fixture])  # fmt: skip
+SETTINGS = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 
 @SETTINGS
@@ -222,13 +248,21 @@ def test_pipeline_keeps_meaning(h, data, steps):
     _check(h, RandomModule(data).build(steps))
 
 
-@settings(max_examples=25, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(st.data(), st.integers(3, 10))
 def test_pipeline_keeps_meaning_under_other_policies(h, data, steps):
-    policy = data.draw(st.sampled_from([
-        FusionPolicy(epilogue_fusion=True),
-        FusionPolicy(multi_output_fusion=False, duplicate_cheap_producers=False),
-        FusionPolicy(max_fused_instructions=3, max_operands=3, max_outputs=2),
-    ]))  # fmt: skip
+    policy = data.draw(
+        st.sampled_from(
+            [
+                FusionPolicy(epilogue_fusion=True),
+                FusionPolicy(multi_output_fusion=False, duplicate_cheap_producers=False),
+                FusionPolicy(max_fused_instructions=3, max_operands=3, max_outputs=2),
+            ]
+        )
+    )
     _check(h, RandomModule(data).build(steps), policy)

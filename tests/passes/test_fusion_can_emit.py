@@ -30,8 +30,12 @@ def _softmax_module():
 
 def _fuse(h, module, policy: FusionPolicy):
     before = module.clone()
-    passes = [InstructionFusion(policy), MultiOutputFusion(policy), TupleSimplifier(),
-              DeadCodeElimination()]  # fmt: skip
+    passes = [
+        InstructionFusion(policy),
+        MultiOutputFusion(policy),
+        TupleSimplifier(),
+        DeadCodeElimination(),
+    ]
     h.run_passes(module, passes)
     h.check_same_results(before, module)
     return [i for i in module.entry.instructions if i.opcode is Opcode.FUSION]

@@ -89,8 +89,10 @@ def _inputs():
     import numpy as np
 
     rng = np.random.default_rng(0)
-    return [rng.standard_normal((4, 8)).astype(np.float32),
-            rng.standard_normal(8).astype(np.float32)]  # fmt: skip
+    return [
+        rng.standard_normal((4, 8)).astype(np.float32),
+        rng.standard_normal(8).astype(np.float32),
+    ]
 
 
 def test_the_module_is_ordered_as_the_failure_needs():
@@ -157,7 +159,8 @@ def test_walks_on_a_cyclic_graph_stop_with_internal():
             walk()
         assert info.value.code is ErrorCode.INTERNAL
         assert "a (negate) -> b (exponential) -> a (negate)" in info.value.message or (
-            "b (exponential) -> a (negate) -> b (exponential)" in info.value.message)
+            "b (exponential) -> a (negate) -> b (exponential)" in info.value.message
+        )
     with pytest.raises(HlortError) as info:
         check_acyclic(module)
     assert info.value.code is ErrorCode.INTERNAL and "entry" in info.value.message
@@ -169,8 +172,11 @@ def test_a_long_cycle_is_found_without_growing():
     (p,) = make_parameters(comp, [scalar("f32")])
     chain = [p]
     for k in range(20000):
-        chain.append(comp.add_instruction(
-            Instruction(Opcode.NEGATE, scalar("f32"), (chain[-1],), name=f"n{k}")))
+        chain.append(
+            comp.add_instruction(
+                Instruction(Opcode.NEGATE, scalar("f32"), (chain[-1],), name=f"n{k}")
+            )
+        )
     comp.set_root(chain[-1])
     chain[1].operands = [chain[-1]]
     cycle = find_cycle(comp.instructions)

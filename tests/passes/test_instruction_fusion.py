@@ -176,11 +176,14 @@ ENTRY %main (x: f32[8]) -> f32[] {
     assert not InstructionFusion().run(module)
 
 
-@pytest.mark.parametrize("policy,expected_fusions", [
-    (FusionPolicy(), 1),
-    (FusionPolicy(max_fused_instructions=4), 5),
-    (FusionPolicy(loop_fusion=False), 0),
-])
+@pytest.mark.parametrize(
+    "policy,expected_fusions",
+    [
+        (FusionPolicy(), 1),
+        (FusionPolicy(max_fused_instructions=4), 5),
+        (FusionPolicy(loop_fusion=False), 0),
+    ],
+)
 def test_policy_limits(h, policy, expected_fusions):
     b = Builder("chain")
     x = b.parameter(shape.array("f32", [32]))

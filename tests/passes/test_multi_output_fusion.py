@@ -21,8 +21,12 @@ FUSE = [InstructionFusion(), MultiOutputFusion(), TupleSimplifier(), DeadCodeEli
 
 def fuse(h, module, policy: FusionPolicy | None = None):
     before = module.clone()
-    passes = [InstructionFusion(policy), MultiOutputFusion(policy), TupleSimplifier(),
-              DeadCodeElimination()]  # fmt: skip
+    passes = [
+        InstructionFusion(policy),
+        MultiOutputFusion(policy),
+        TupleSimplifier(),
+        DeadCodeElimination(),
+    ]
     h.run_passes(module, passes)
     h.check_same_results(before, module)
     assert not h.run_passes(module, passes), "not idempotent"
@@ -31,8 +35,9 @@ def fuse(h, module, policy: FusionPolicy | None = None):
 
 def _reduce(b, x, op, init, dims=(1,)):
     dt = x.shape.dtype
-    return b.reduce(x, b.constant(np.array(init, dt.numpy)), b.scalar_computation(op, dt),
-                    list(dims))  # fmt: skip
+    return b.reduce(
+        x, b.constant(np.array(init, dt.numpy)), b.scalar_computation(op, dt), list(dims)
+    )
 
 
 def test_sibling_reductions_share_one_read(h):
@@ -63,6 +68,7 @@ def test_softmax_like_chain_becomes_one_kernel_plus_divide(h):
 
 def test_row_epilogue_joins_the_reduction_when_asked(h):
     """With row_epilogue_fusion, softmax is one kernel: the divide reads rows the reduces read."""
+
     def softmax():
         b = Builder("softmax")
         x = b.parameter(shape.array("f32", [8, 32]))
@@ -124,8 +130,9 @@ def test_incompatible_spaces_stay_apart(h):
 def test_policy_turns_it_off(h):
     b = Builder("siblings")
     x = b.parameter(shape.array("f32", [8, 32]))
-    module = b.build(b.tuple([_reduce(b, b.abs(x), "add", 0.0),
-                              _reduce(b, b.negate(x), "maximum", -np.inf)]))  # fmt: skip
+    module = b.build(
+        b.tuple([_reduce(b, b.abs(x), "add", 0.0), _reduce(b, b.negate(x), "maximum", -np.inf)])
+    )
     fs = fuse(h, module, FusionPolicy(multi_output_fusion=False))
     assert len(fs) == 2
 
@@ -133,8 +140,12 @@ def test_policy_turns_it_off(h):
 def test_output_limit(h):
     b = Builder("many")
     x = b.parameter(shape.array("f32", [8, 32]))
-    outs = [_reduce(b, b.multiply(x, b.broadcast(b.constant(np.float32(k + 2)), [8, 32], [])),
-                    "add", 0.0) for k in range(6)]  # fmt: skip
+    outs = [
+        _reduce(
+            b, b.multiply(x, b.broadcast(b.constant(np.float32(k + 2)), [8, 32], [])), "add", 0.0
+        )
+        for k in range(6)
+    ]
     module = b.build(b.tuple(outs))
     fs = fuse(h, module, FusionPolicy(max_outputs=3))
     assert all(len(f.shape.elements) <= 3 for f in fs if f.shape.is_tuple)

@@ -96,12 +96,14 @@ def test_plugin_passes_run_before_and_after_the_core_ones():
             self.name = label
 
         def run(self, module):
-            seen.append((self.name, sum(i.opcode is Opcode.FUSION
-                                        for i in module.entry.instructions)))  # fmt: skip
+            seen.append(
+                (self.name, sum(i.opcode is Opcode.FUSION for i in module.entry.instructions))
+            )
             return False
 
-    report = run_default_pipeline(seed(), before=[Probe("plugin-before")],
-                                  after=[Probe("plugin-after")], verify=True)  # fmt: skip
+    report = run_default_pipeline(
+        seed(), before=[Probe("plugin-before")], after=[Probe("plugin-after")], verify=True
+    )
     assert seen == [("plugin-before", 0), ("plugin-after", 1)]
     names = [r.name for r in report.records]
     assert names[0] == "plugin-before" and names[-2:] == ["plugin-after", "scheduling"]

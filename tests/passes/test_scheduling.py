@@ -113,4 +113,14 @@ ENTRY %main (x: f32[256]) -> f32[] {
 """)
     Scheduler().run(module)
     assert [i.name for i in module.entry.instructions] == [
-        "x", "z", "e1", "r1", "e2", "r2", "s.1", "e3", "r3", "t"]
+        "x",
+        "z",
+        "e1",
+        "r1",
+        "e2",
+        "r2",
+        "s.1",
+        "e3",
+        "r3",
+        "t",
+    ]

@@ -29,4 +29,3 @@ def test_splats_are_bitwise():
     assert splat(_constant(np.array([0.0, -0.0], np.float32))) is None
     assert splat(_constant(np.full((3, 5), -0.0, np.float64))) == 0.0
     assert splat(_constant(np.zeros(0, np.float32))) is None
-

@@ -53,8 +53,10 @@ def test_execute_returns_pending_outputs_that_complete(client):
     [
         (lambda c: [[put(c, [1, 2, 3])]], "takes 2 argument"),
         (lambda c: [[put(c, [1, 2]), put(c, [1, 2, 3])]], "argument 0 .* must be f32\\[3\\]"),
-        (lambda c: [[put(c, [1, 2, 3]), put(c, [1, 2, 3], device=1)]],
-         r"on another device.*copy it to interpreter:0 first \(hlort: buffer\.copy_to\(device\)"),
+        (
+            lambda c: [[put(c, [1, 2, 3]), put(c, [1, 2, 3], device=1)]],
+            r"on another device.*copy it to interpreter:0 first \(hlort: buffer\.copy_to\(device\)",
+        ),
         (lambda c: [[put(c, [1, 2, 3]), np.ones(3, np.float32)]], "must be a buffer"),
         (lambda c: [[put(c, [1, 2, 3]), put(c, [1, 2, 3])]] * 2, "one argument list per device"),
     ],
@@ -167,8 +169,9 @@ class InPlaceClient(SimpleClient):
 def increment_module():
     b = Builder("inc")
     x = b.parameter(F32_3)
-    return b.build(b.op(Opcode.ADD, (x, b.op(Opcode.BROADCAST, (b.constant(1.0),), F32_3,
-                                           dimensions=()))))  # fmt: skip
+    return b.build(
+        b.op(Opcode.ADD, (x, b.op(Opcode.BROADCAST, (b.constant(1.0),), F32_3, dimensions=())))
+    )
 
 
 def test_donated_storage_reused_as_output_is_kept_not_freed():

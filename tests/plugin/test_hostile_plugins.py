@@ -137,13 +137,21 @@ class _Named:
 
 
 def test_the_name_rule_does_not_depend_on_order():
-    claims = [Claim(_Named("cpu"), "real", "hlort-cpu"), Claim(_Named("cpu"), "a", "hlort-a"),
-              Claim(_Named("cpu"), "b", "hlort_B"), Claim(_Named("x"), "x", "hlort-y")]
+    claims = [
+        Claim(_Named("cpu"), "real", "hlort-cpu"),
+        Claim(_Named("cpu"), "a", "hlort-a"),
+        Claim(_Named("cpu"), "b", "hlort_B"),
+        Claim(_Named("x"), "x", "hlort-y"),
+    ]
     outcomes = set()
     for order in itertools.permutations(claims):
         winners, refused = resolve(list(order))
-        outcomes.add((frozenset(c.source for c in winners),
-                      frozenset((r.claim.source, r.message) for r in refused)))
+        outcomes.add(
+            (
+                frozenset(c.source for c in winners),
+                frozenset((r.claim.source, r.message) for r in refused),
+            )
+        )
     assert len(outcomes) == 1
     ((winners, refused),) = outcomes
     assert winners == {"real", "x"} and {s for s, _ in refused} == {"a", "b"}
@@ -152,8 +160,9 @@ def test_the_name_rule_does_not_depend_on_order():
 def test_the_cli_lists_everything_despite_hung_plugins(hostile_site):
     env = subprocess_env(hostile_site, HLORT_PLUGIN_TIMEOUT="1")
     start = time.monotonic()
-    done = subprocess.run(hlort_command("devices"), env=env, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    done = subprocess.run(
+        hlort_command("devices"), env=env, capture_output=True, text=True, timeout=120
+    )
     assert time.monotonic() - start < 60
     assert "probe timed out after 1 s" in done.stdout + done.stderr
     assert "create_client() timed out after 1 s" in done.stdout + done.stderr
@@ -162,11 +171,14 @@ def test_the_cli_lists_everything_despite_hung_plugins(hostile_site):
 @pytest.mark.parametrize("platforms", ["", "cpu"])
 def test_a_compile_for_cpu_in_a_new_process_is_not_delayed(hostile_site, platforms):
     env = subprocess_env(hostile_site, HLORT_PLUGIN_TIMEOUT="30", HLORT_PLATFORMS=platforms)
-    code = ("import numpy as np, sys, hlort; e = hlort.compile(sys.argv[1], 'cpu'); "
-            "print(e(np.ones(4, np.float32)))")
+    code = (
+        "import numpy as np, sys, hlort; e = hlort.compile(sys.argv[1], 'cpu'); "
+        "print(e(np.ones(4, np.float32)))"
+    )
     start = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", code, ADD_ONE], env=env, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code, ADD_ONE], env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert time.monotonic() - start < 25, "waited for the stuck plugins"
     assert "-1." in done.stdout

@@ -102,8 +102,9 @@ def test_malformed_registrations_are_rejected_not_raised():
         def create_client(self, options=None):
             raise AssertionError
 
-    r = registry(NoVersion(), object(), make_plugin("Bad:Name"), make_plugin("twice"),
-                 make_plugin("twice"))  # fmt: skip
+    r = registry(
+        NoVersion(), object(), make_plugin("Bad:Name"), make_plugin("twice"), make_plugin("twice")
+    )
     errors = r.errors()
     assert "api_version" in errors["nover"]
     assert any("not an hlort.plugin.api.Plugin" in v for v in errors.values())
@@ -171,8 +172,9 @@ def test_client_platform_name_must_match_the_plugin():
         r.client("liar")
 
 
-@pytest.mark.parametrize("text, want", [("cpu:0", ("cpu", 0)), ("tpusim:3", ("tpusim", 3)),
-                                        ("cpu", ("cpu", None))])  # fmt: skip
+@pytest.mark.parametrize(
+    "text, want", [("cpu:0", ("cpu", 0)), ("tpusim:3", ("tpusim", 3)), ("cpu", ("cpu", None))]
+)
 def test_device_strings(text, want):
     assert parse_device_string(text) == want
 

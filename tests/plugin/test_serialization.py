@@ -79,8 +79,9 @@ def module():
 
 def test_executable_round_trip_keeps_fingerprint_options_and_behaviour():
     client = InterpreterPlugin(device_count=2).create_client()
-    exe = client.compile(module(), CompileOptions(donated_arguments=(0,),
-                                                  target_options={"opt_level": 2}))  # fmt: skip
+    exe = client.compile(
+        module(), CompileOptions(donated_arguments=(0,), target_options={"opt_level": 2})
+    )
     blob = exe.serialize()
     again = client.deserialize_executable(blob)
     assert again.fingerprint() == exe.fingerprint()

@@ -53,10 +53,14 @@ def programs():
     add("softmax", jax.nn.softmax, x)
     add("logsumexp", lambda v: jax.nn.logsumexp(v, axis=-1), x)
     add("gelu", jax.nn.gelu, _normal((4, 8), 1))
-    add("cross_entropy",
-        lambda logits, labels: -jnp.mean(jnp.sum(jax.nn.one_hot(labels, 10) *
-                                                 jax.nn.log_softmax(logits), -1)),
-        _normal((6, 10), 2), np.array([1, 3, 0, 9, 4, 4], np.int32))  # fmt: skip
+    add(
+        "cross_entropy",
+        lambda logits, labels: (
+            -jnp.mean(jnp.sum(jax.nn.one_hot(labels, 10) * jax.nn.log_softmax(logits), -1))
+        ),
+        _normal((6, 10), 2),
+        np.array([1, 3, 0, 9, 4, 4], np.int32),
+    )
     q, k, v = _normal((2, 6, 8), 3), _normal((2, 6, 8), 4), _normal((2, 6, 8), 5)
 
     def attention(q, k, v):
@@ -70,17 +74,23 @@ def programs():
     add("sort", lambda v: jnp.sort(v, axis=-1), _normal((3, 9), 7))
     add("argsort", lambda v: jnp.argsort(v, axis=-1), _normal((3, 9), 8))
     add("top_k", lambda v: jax.lax.top_k(v, 3), _normal((4, 9), 9))
-    add("layer_norm_jnp",
+    add(
+        "layer_norm_jnp",
         lambda v: (v - v.mean(-1, keepdims=True)) / jnp.sqrt(v.var(-1, keepdims=True) + 1e-5),
-        _normal((5, 16), 10))  # fmt: skip
+        _normal((5, 16), 10),
+    )
 
     # -- jax.random --------------------------------------------------------------------------
     key = np.asarray(jax.random.PRNGKey(42))
     add("random_normal", lambda k: jax.random.normal(k, (4, 5)), key)
     add("random_uniform", lambda k: jax.random.uniform(k, (4, 5)), key)
     add("random_gamma", lambda k: jax.random.gamma(k, 2.5, (3,)), key, hlo=True)
-    add("random_categorical",
-        lambda k, logits: jax.random.categorical(k, logits), key, _normal((4, 6), 11))
+    add(
+        "random_categorical",
+        lambda k, logits: jax.random.categorical(k, logits),
+        key,
+        _normal((4, 6), 11),
+    )
     add("random_permutation", lambda k: jax.random.permutation(k, 10), key)
     add("random_bernoulli", lambda k: jax.random.bernoulli(k, 0.3, (6, 4)), key)
 
@@ -109,6 +119,7 @@ def programs():
         return s, (u * s) @ vt, jnp.abs(u), jnp.abs(vt)
 
     add("linalg_svd", svd, _normal((5, 3), 18))
+
     def svd_gesvd(m):
         from jax._src.lax.linalg import SvdAlgorithm
 
@@ -121,14 +132,26 @@ def programs():
     add("linalg_inv", jnp.linalg.inv, g)
     add("linalg_det", jnp.linalg.det, g)
     add("linalg_slogdet", jnp.linalg.slogdet, _normal((4, 4), 21))
-    add("linalg_triangular_solve",
+    add(
+        "linalg_triangular_solve",
         lambda t, b: jax.scipy.linalg.solve_triangular(t, b, lower=True),
-        np.tril(g) + 0, _normal((4, 3), 22))  # fmt: skip
+        np.tril(g) + 0,
+        _normal((4, 3), 22),
+    )
     add("linalg_lu", jax.scipy.linalg.lu, g)
-    add("linalg_solve_f64", jnp.linalg.solve, g.astype(np.float64),
-        _normal((4, 2), 23, np.float64), x64=True)
-    add("linalg_qr_c128", jnp.linalg.qr,
-        (_normal((4, 3), 24) + 1j * _normal((4, 3), 25)).astype(np.complex128), x64=True)
+    add(
+        "linalg_solve_f64",
+        jnp.linalg.solve,
+        g.astype(np.float64),
+        _normal((4, 2), 23, np.float64),
+        x64=True,
+    )
+    add(
+        "linalg_qr_c128",
+        jnp.linalg.qr,
+        (_normal((4, 3), 24) + 1j * _normal((4, 3), 25)).astype(np.complex128),
+        x64=True,
+    )
 
     def eigh_tpu(m):
         w, vecs = jnp.linalg.eigh(m)
@@ -182,11 +205,20 @@ def _framework_programs(add):
         ("optax_sgd_step", optax.sgd(0.1)),
         ("optax_adam_step", optax.adam(1e-3)),
         ("optax_adam_clip_step", optax.chain(optax.clip_by_global_norm(1.0), optax.adam(1e-3))),
-        ("optax_adamw_clip_step",
-         optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(1e-3, weight_decay=1e-2))),
-    ]:  # fmt: skip
-        add(name, step(optimizer), params, optimizer.init(params), x, labels,
-            hlo=name == "optax_adam_clip_step")
+        (
+            "optax_adamw_clip_step",
+            optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(1e-3, weight_decay=1e-2)),
+        ),
+    ]:
+        add(
+            name,
+            step(optimizer),
+            params,
+            optimizer.init(params),
+            x,
+            labels,
+            hlo=name == "optax_adam_clip_step",
+        )
 
     class CNN(nn.Module):
         train: bool
@@ -202,9 +234,12 @@ def _framework_programs(add):
     images = _normal((2, 8, 8, 3), 31)
     cnn_vars = CNN(train=False).init(jax.random.PRNGKey(1), images)
     add("flax_cnn_batchnorm_eval", CNN(train=False).apply, cnn_vars, images)
-    add("flax_cnn_batchnorm_train",
+    add(
+        "flax_cnn_batchnorm_train",
         lambda variables, v: CNN(train=True).apply(variables, v, mutable=["batch_stats"]),
-        cnn_vars, images)  # fmt: skip
+        cnn_vars,
+        images,
+    )
 
     class Block(nn.Module):
         @nn.compact
@@ -228,8 +263,9 @@ def _framework_programs(add):
         return
     model = eqx.nn.MLP(6, 3, 12, 2, key=jax.random.PRNGKey(4))
     arrays, static = eqx.partition(model, eqx.is_array)
-    add("equinox_mlp", lambda p, v: jax.vmap(eqx.combine(p, static))(v), arrays,
-        _normal((5, 6), 34))
+    add(
+        "equinox_mlp", lambda p, v: jax.vmap(eqx.combine(p, static))(v), arrays, _normal((5, 6), 34)
+    )
 
 
 def _write(name, fn, args, hlo, platforms, x64) -> None:
@@ -254,11 +290,15 @@ def _write(name, fn, args, hlo, platforms, x64) -> None:
             with open(os.path.join(folder, "module.hlo"), "w") as f:
                 f.write(lowered.compiler_ir("hlo").as_hlo_text())
     leaves = jax.tree_util.tree_leaves(args)
-    np.savez(os.path.join(folder, "inputs.npz"),
-             **{f"arg{i}": np.asarray(v) for i, v in enumerate(leaves)})  # fmt: skip
+    np.savez(
+        os.path.join(folder, "inputs.npz"),
+        **{f"arg{i}": np.asarray(v) for i, v in enumerate(leaves)},
+    )
     outs = jax.tree_util.tree_leaves(expected)
-    np.savez(os.path.join(folder, "expected.npz"),
-             **{f"out{i}": np.asarray(v) for i, v in enumerate(outs)})  # fmt: skip
+    np.savez(
+        os.path.join(folder, "expected.npz"),
+        **{f"out{i}": np.asarray(v) for i, v in enumerate(outs)},
+    )
 
 
 def main(names: list[str]) -> None:

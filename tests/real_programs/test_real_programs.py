@@ -55,10 +55,22 @@ def _cases():
         for route in _routes(name):
             for platform in PLATFORMS:
                 reason = XFAIL.get((name, platform))
-                marks = [] if reason is None else [
-                    pytest.mark.xfail(reason=reason, strict=True, raises=(HlortError, TypeError))]
-                yield pytest.param(name, route, platform, marks=marks,
-                                   id=f"{name}-{route.split('.')[1]}-{platform}")  # fmt: skip
+                marks = (
+                    []
+                    if reason is None
+                    else [
+                        pytest.mark.xfail(
+                            reason=reason, strict=True, raises=(HlortError, TypeError)
+                        )
+                    ]
+                )
+                yield pytest.param(
+                    name,
+                    route,
+                    platform,
+                    marks=marks,
+                    id=f"{name}-{route.split('.')[1]}-{platform}",
+                )
 
 
 def _load(path: str, prefix: str) -> list[np.ndarray]:
@@ -74,7 +86,8 @@ def assert_matches(got: np.ndarray, want: np.ndarray, relative: float | None, wh
     """See the module docstring; ``relative`` None means ``ULPS`` eps of the output's type."""
     got = np.asarray(got)
     assert got.dtype == want.dtype and got.shape == want.shape, (
-        f"{what}: {got.dtype}{list(got.shape)} but JAX gives {want.dtype}{list(want.shape)}")
+        f"{what}: {got.dtype}{list(got.shape)} but JAX gives {want.dtype}{list(want.shape)}"
+    )
     if want.dtype.kind not in "fc":
         np.testing.assert_array_equal(got, want, err_msg=what)
         return
@@ -85,10 +98,14 @@ def assert_matches(got: np.ndarray, want: np.ndarray, relative: float | None, wh
     if relative is None:
         relative = ULPS * float(np.finfo(want.dtype).eps)
     scale = float(np.max(np.abs(want[~nan]), initial=0.0)) or 1.0
-    error = float(np.max(np.abs(got[~nan].astype(np.complex128)
-                                - want[~nan].astype(np.complex128)), initial=0.0))  # fmt: skip
+    error = float(
+        np.max(
+            np.abs(got[~nan].astype(np.complex128) - want[~nan].astype(np.complex128)), initial=0.0
+        )
+    )
     assert error <= relative * scale, (
-        f"{what}: max |hlort - jax| = {error:.3g} > {relative:.2g} x {scale:.3g}")
+        f"{what}: max |hlort - jax| = {error:.3g} > {relative:.2g} x {scale:.3g}"
+    )
 
 
 @pytest.mark.parametrize("name, route, platform", list(_cases()))
@@ -106,14 +123,16 @@ def test_program_matches_jax(name, route, platform, monkeypatch):
         stats = exe.raw.stats()
         assert stats["fallback_count"] == fallbacks, (
             f"{name}: {stats['fallback_count']} interpreter fallbacks {stats['fallback']}, "
-            f"expected {fallbacks}")
+            f"expected {fallbacks}"
+        )
     outs = exe(*args)
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
     assert len(outs) == len(expected), f"{name}: {len(outs)} outputs, JAX gives {len(expected)}"
     loose = platform == "tpusim" and _has_contraction(text)
     for i, (got, want) in enumerate(zip(outs, expected, strict=True)):
-        assert_matches(got, want, BF16_DOT_TOLERANCE if loose else None,
-                       f"{name} ({route}, {platform}) out{i}")  # fmt: skip
+        assert_matches(
+            got, want, BF16_DOT_TOLERANCE if loose else None, f"{name} ({route}, {platform}) out{i}"
+        )
 
 
 def test_corpus_is_small_and_complete():

@@ -13,17 +13,24 @@ PLATFORMS = ["cpu", "interpreter", "tpusim"]
 
 
 def _negate(dtype: str) -> str:
-    return (f"HloModule swapped\nENTRY e {{\n  p = {dtype}[4] parameter(0)\n"
-            f"  ROOT n = {dtype}[4] negate(p)\n}}")
+    return (
+        f"HloModule swapped\nENTRY e {{\n  p = {dtype}[4] parameter(0)\n"
+        f"  ROOT n = {dtype}[4] negate(p)\n}}"
+    )
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
-@pytest.mark.parametrize("hlo_type,numpy_type", [("f32", ">f4"), ("s32", ">i4"), ("f64", ">f8"),
-                                                 ("c64", ">c8"), ("s16", ">i2")])
+@pytest.mark.parametrize(
+    "hlo_type,numpy_type",
+    [("f32", ">f4"), ("s32", ">i4"), ("f64", ">f8"), ("c64", ">c8"), ("s16", ">i2")],
+)
 def test_big_endian_inputs_are_converted(platform, hlo_type, numpy_type):
     exe = hlort.compile(_negate(hlo_type), platform)
-    values = np.array([1, -2.5, 0, 7], dtype=numpy_type) if "f" in numpy_type or "c" in numpy_type \
+    values = (
+        np.array([1, -2.5, 0, 7], dtype=numpy_type)
+        if "f" in numpy_type or "c" in numpy_type
         else np.array([1, -2, 0, 7], dtype=numpy_type)
+    )
     got = exe(values)
     assert got.dtype.isnative
     np.testing.assert_array_equal(got, -values.astype(values.dtype.newbyteorder("=")))

@@ -72,7 +72,8 @@ def test_a_pickle_planted_in_the_cpu_cache_never_runs_and_is_replaced(cache_dir,
     for path in entries:
         if path.exists():
             assert b"__reduce__" not in path.read_bytes() and not path.read_bytes().startswith(
-                magic + path.name.encode() + hashlib.sha256(payload).digest())
+                magic + path.name.encode() + hashlib.sha256(payload).digest()
+            )
 
 
 def test_no_cache_entry_is_a_pickle(cache_dir):
@@ -106,8 +107,9 @@ def test_swapped_cpu_object_and_module_entries_are_rejected(cache_dir):
     tanh_entries = _files(cache_dir, "cpu")
     hlort.compile(EXP, "cpu").serialize()
     exp_entries = sorted(_files(cache_dir, "cpu") - tanh_entries, key=lambda p: p.stat().st_size)
-    for target, source in zip(sorted(tanh_entries, key=lambda p: p.stat().st_size), exp_entries,
-                              strict=False):  # fmt: skip
+    for target, source in zip(
+        sorted(tanh_entries, key=lambda p: p.stat().st_size), exp_entries, strict=False
+    ):
         shutil.copy(source, target)
     shutil.rmtree(cache_dir / "executables")
     _fresh_process_view()
@@ -140,10 +142,19 @@ ENTRY e {
                 assert b.literal.shape == a.literal.shape and b.literal.dtype == a.literal.dtype
 
 
-@pytest.mark.parametrize("doc", [
-    '["D", "system", {}]', '["E", "Opcode", "no-such-op"]', '["A", "=O", [1], 0, 8]',
-    '["A", "f32", [4], 0, 1000]', '["C", 0]', '["Q"]', '{"a": 1}', '["M", 1]',
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "doc",
+    [
+        '["D", "system", {}]',
+        '["E", "Opcode", "no-such-op"]',
+        '["A", "=O", [1], 0, 8]',
+        '["A", "f32", [4], 0, 1000]',
+        '["C", 0]',
+        '["Q"]',
+        '{"a": 1}',
+        '["M", 1]',
+    ],
+)
 def test_the_decoder_builds_only_what_it_allows(doc):
     data = module_codec.MAGIC + len(doc).to_bytes(4, "big") + doc.encode()
     with pytest.raises(module_codec.CodecError):

@@ -33,8 +33,10 @@ ENTRY e {
 
 def _inputs(seed: int):
     rng = np.random.default_rng(seed)
-    return (rng.standard_normal((32, 48)).astype(np.float32),
-            rng.standard_normal((48, 16)).astype(np.float32))  # fmt: skip
+    return (
+        rng.standard_normal((32, 48)).astype(np.float32),
+        rng.standard_normal((48, 16)).astype(np.float32),
+    )
 
 
 @pytest.mark.parametrize("platform", ["cpu", "tpusim"])

@@ -19,8 +19,10 @@ PLATFORMS = ["cpu", "interpreter", "tpusim"]
 
 
 def _broadcast(dims: str, dtype: str = "f32") -> str:
-    return (f"HloModule big\nENTRY e {{\n  p = {dtype}[] parameter(0)\n"
-            f"  ROOT b = {dtype}[{dims}] broadcast(p), dimensions={{}}\n}}")
+    return (
+        f"HloModule big\nENTRY e {{\n  p = {dtype}[] parameter(0)\n"
+        f"  ROOT b = {dtype}[{dims}] broadcast(p), dimensions={{}}\n}}"
+    )
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
@@ -78,11 +80,13 @@ ENTRY e {
 @pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("dtype,big", [("s8", 2**61), ("f32", 2**40), ("c128", 2**50)])
 def test_zero_element_arrays_of_huge_declared_dims_run(platform, dtype, big):
-    text = (f"HloModule z\nENTRY e {{\n  p = {dtype}[0,{big}] parameter(0)\n"
-            f"  n = {dtype}[0,{big}] negate(p)\n  t = {dtype}[{big},0] transpose(n), "
-            f"dimensions={{1,0}}\n  q = {dtype}[] parameter(1)\n"
-            f"  b = {dtype}[3,0,{big}] broadcast(q), dimensions={{}}\n"
-            f"  ROOT r = ({dtype}[{big},0], {dtype}[3,0,{big}]) tuple(t, b)\n}}")
+    text = (
+        f"HloModule z\nENTRY e {{\n  p = {dtype}[0,{big}] parameter(0)\n"
+        f"  n = {dtype}[0,{big}] negate(p)\n  t = {dtype}[{big},0] transpose(n), "
+        f"dimensions={{1,0}}\n  q = {dtype}[] parameter(1)\n"
+        f"  b = {dtype}[3,0,{big}] broadcast(q), dimensions={{}}\n"
+        f"  ROOT r = ({dtype}[{big},0], {dtype}[3,0,{big}]) tuple(t, b)\n}}"
+    )
     exe = hlort.compile(text, platform)
     np_type = exe.input_shapes[0].dtype.numpy
     transposed, broadcast = exe(np.zeros((0, big), np_type), np_type.type(2))

@@ -28,12 +28,40 @@ MLIR_SEEDS = sorted((TESTS / "importers" / "samples").glob("*.mlir"))
 EXAMPLES = int(os.environ.get("HLORT_FUZZ_EXAMPLES", "200"))
 _HANG_S = 20
 _NOISE = list("{}()[]<>,:=%#@!^\"'x-+.*/\\ \n\t0123456789") + [
-    "tuple<", "tensor<", "dense<", "->", "%0:", "ROOT ", "ENTRY ", "f32[", "s64[", "(", "<",
-    "stablehlo.", "func.func", "0x7FC00000", "1e309", "nan", "inf", "-", "?", "\x00", "\u00e9",
-]  # fmt: skip
+    "tuple<",
+    "tensor<",
+    "dense<",
+    "->",
+    "%0:",
+    "ROOT ",
+    "ENTRY ",
+    "f32[",
+    "s64[",
+    "(",
+    "<",
+    "stablehlo.",
+    "func.func",
+    "0x7FC00000",
+    "1e309",
+    "nan",
+    "inf",
+    "-",
+    "?",
+    "\x00",
+    "\u00e9",
+]
 _NUMBER = re.compile(r"\d+")
-_HUGE = ["0", "-1", "4294967296", "9223372036854775807", "9223372036854775808",
-         "18446744073709551616", "1" + "0" * 40, "65536", "99999999"]  # fmt: skip
+_HUGE = [
+    "0",
+    "-1",
+    "4294967296",
+    "9223372036854775807",
+    "9223372036854775808",
+    "18446744073709551616",
+    "1" + "0" * 40,
+    "65536",
+    "99999999",
+]
 
 
 class _Hang(Exception):
@@ -53,15 +81,19 @@ def mutated(draw, seeds: list[Path]) -> str:
             break
         i = draw(st.integers(0, n - 1))
         j = draw(st.integers(i, min(n, i + 200)))
-        kind = draw(st.sampled_from(["delete", "duplicate", "noise", "number", "swap",
-                                     "truncate", "repeat"]))  # fmt: skip
+        kind = draw(
+            st.sampled_from(
+                ["delete", "duplicate", "noise", "number", "swap", "truncate", "repeat"]
+            )
+        )
         if kind == "delete":
             text = text[:i] + text[j:]
         elif kind == "duplicate":
             text = text[:j] + text[i:j] + text[j:]
         elif kind == "noise":
-            text = text[:i] + "".join(draw(st.lists(st.sampled_from(_NOISE), max_size=8))) \
-                + text[i:]
+            text = (
+                text[:i] + "".join(draw(st.lists(st.sampled_from(_NOISE), max_size=8))) + text[i:]
+            )
         elif kind == "number":
             numbers = list(_NUMBER.finditer(text))
             if numbers:
@@ -74,8 +106,7 @@ def mutated(draw, seeds: list[Path]) -> str:
             lines[a], lines[b] = lines[b], lines[a]
             text = "\n".join(lines)
         elif kind == "repeat":  # deep nesting from a few bytes
-            text = text[:i] + draw(st.sampled_from(["(", "tuple<", "{", "[", "<"])) * 400 \
-                + text[i:]
+            text = text[:i] + draw(st.sampled_from(["(", "tuple<", "{", "[", "<"])) * 400 + text[i:]
         else:
             text = text[:i]
     return text
@@ -97,8 +128,12 @@ def _import_only_hlort_errors(importer, text: str) -> None:
         signal.signal(signal.SIGALRM, previous)
 
 
-_SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None,
-                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+_SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @_SETTINGS

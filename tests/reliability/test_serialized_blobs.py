@@ -40,8 +40,9 @@ def _split(blob: bytes):
 def _reframe(head: dict, doc) -> bytes:
     """A frame around ``doc`` with a freshly computed checksum, as a forger would write it."""
     payload = json.dumps(doc).encode()
-    header = json.dumps(dict(head, payload_size=len(payload)), sort_keys=True,
-                        separators=(",", ":")).encode()  # fmt: skip
+    header = json.dumps(
+        dict(head, payload_size=len(payload)), sort_keys=True, separators=(",", ":")
+    ).encode()
     body = b"HLORTEXE" + struct.pack(">I", len(header)) + header + payload
     return body + hashlib.sha256(body).digest()
 
@@ -88,8 +89,12 @@ def test_random_byte_flips_and_truncations_are_all_rejected(blobs, platform):
     blob = blobs[platform]
     backend = hlort.backend(platform)
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
     @given(st.data())
     def check(data):
         damage = data.draw(st.sampled_from(["flip", "truncate"]))

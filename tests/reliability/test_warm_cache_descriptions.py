@@ -31,7 +31,6 @@ def test_cached_and_fresh_executables_describe_themselves_alike(tmp_path, monkey
         assert [str(s) for s in exe.output_shapes] == [str(s) for s in fresh.output_shapes]
         assert [str(s) for s in exe.input_shapes] == [str(s) for s in fresh.input_shapes]
     assert [str(s) for s in fresh.output_shapes] == ["f32[4]", "s32[2,3]", "f32[2,2]{0,1}"]
-    args = (np.arange(4, dtype=np.float32), np.ones((2, 3), np.int32),
-            np.eye(2, dtype=np.float32))  # fmt: skip
+    args = (np.arange(4, dtype=np.float32), np.ones((2, 3), np.int32), np.eye(2, dtype=np.float32))
     for got, want in zip(cached(*args), fresh(*args), strict=True):
         np.testing.assert_array_equal(got, want)

@@ -44,8 +44,9 @@ def counted(monkeypatch):
 
 
 def _entries(root) -> list[str]:
-    return [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(root, "executables"))
-            for f in fs]  # fmt: skip
+    return [
+        os.path.join(d, f) for d, _, fs in os.walk(os.path.join(root, "executables")) for f in fs
+    ]
 
 
 def test_second_compile_loads_without_verify_or_passes(cache_dir, counted):
@@ -92,8 +93,12 @@ def test_off_switch_and_dumps_bypass_the_cache(cache_dir, tmp_path, monkeypatch)
     monkeypatch.setenv("HLORT_CACHE", "0")
     hlort.compile(_module(), "interpreter")
     assert _entries(cache_dir) == []
-    assert ExecutableCache.for_compile(hlort.backend("interpreter"), _module(),
-                                       compile_module.CompileOptions()) is None  # fmt: skip
+    assert (
+        ExecutableCache.for_compile(
+            hlort.backend("interpreter"), _module(), compile_module.CompileOptions()
+        )
+        is None
+    )
 
 
 def test_a_second_process_loads_from_the_cache(cache_dir):
@@ -107,6 +112,14 @@ def test_a_second_process_loads_from_the_cache(cache_dir):
     """)
     here = os.path.dirname(__file__)
     env = dict(os.environ, HLORT_CACHE_DIR=str(cache_dir))
-    outs = [subprocess.run([sys.executable, "-c", script, here], env=env, capture_output=True,
-                           text=True, check=True).stdout.split() for _ in range(2)]  # fmt: skip
+    outs = [
+        subprocess.run(
+            [sys.executable, "-c", script, here],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        for _ in range(2)
+    ]
     assert outs == [["miss", "4.0"], ["hit", "4.0"]]

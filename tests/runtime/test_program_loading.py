@@ -36,8 +36,11 @@ STABLEHLO = """module @jit_neg {
         ("// RUN: x\nmodule {\n}\n", "stablehlo"),
         ("func.func @f() {\n  return\n}", "stablehlo"),
         ("%0 = stablehlo.add %a, %b : tensor<f32>", "stablehlo"),
-        ('HloModule m\n ENTRY e { ROOT c = f32[] constant(1), metadata={op_name="stablehlo.x"} }',
-         "hlo"),
+        (
+            "HloModule m\n ENTRY e { ROOT c = f32[] constant(1), "
+            'metadata={op_name="stablehlo.x"} }',
+            "hlo",
+        ),
     ],
 )
 def test_detect_format(text, fmt):

@@ -11,8 +11,16 @@ from hlort.plugin.registry import default_registry
 
 
 def test_public_names_exist():
-    for name in ("devices", "backends", "default_backend", "backend", "backend_errors",
-                 "device_put", "compile", "CompileOptions"):  # fmt: skip
+    for name in (
+        "devices",
+        "backends",
+        "default_backend",
+        "backend",
+        "backend_errors",
+        "device_put",
+        "compile",
+        "CompileOptions",
+    ):
         assert hasattr(hlort, name), name
 
 
@@ -64,9 +72,14 @@ def test_device_put_and_back():
     assert info.value.code is ErrorCode.FAILED_PRECONDITION
 
 
-@pytest.mark.parametrize("spec, code", [("nosuch:0", ErrorCode.NOT_FOUND),
-                                        ("interpreter:5", ErrorCode.NOT_FOUND),
-                                        ("interpreter:x", ErrorCode.INVALID_ARGUMENT)])  # fmt: skip
+@pytest.mark.parametrize(
+    "spec, code",
+    [
+        ("nosuch:0", ErrorCode.NOT_FOUND),
+        ("interpreter:5", ErrorCode.NOT_FOUND),
+        ("interpreter:x", ErrorCode.INVALID_ARGUMENT),
+    ],
+)
 def test_bad_device_specs(spec, code):
     with pytest.raises(HlortError) as info:
         hlort.device_put(np.zeros(1), spec)

@@ -38,8 +38,9 @@ def _key(relpath: str) -> str:
     return hashlib.sha256(relpath.encode()).hexdigest()
 
 
-def choose_sample(files: list[str], count: int = 300, max_bytes: int = 400_000,
-                  root: Path | None = None) -> list[str]:  # fmt: skip
+def choose_sample(
+    files: list[str], count: int = 300, max_bytes: int = 400_000, root: Path | None = None
+) -> list[str]:
     """A deterministic sample: every hand-written interpreter test, one JAX-generated file per op
     (the one with the smallest path hash), then the files with the smallest hashes up to
     ``count``; files over ``max_bytes`` are left out so the sample stays fast."""

@@ -39,8 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     write_expected(results)
     cases = sum(len(v) for v in results.values())
     passed = sum(v.count("pass") for v in results.values())
-    print(f"{len(results)} files, {cases} cases, {passed} pass; "
-          f"{time.perf_counter() - start:.1f} s")  # fmt: skip
+    print(
+        f"{len(results)} files, {cases} cases, {passed} pass; {time.perf_counter() - start:.1f} s"
+    )
     return 0
 
 

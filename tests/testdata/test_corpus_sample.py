@@ -17,7 +17,7 @@ ROOT = corpus_root()
 pytestmark = pytest.mark.skipif(
     ROOT is None,
     reason="StableHLO testdata corpus not found at <repo>/../shared/stablehlo-testdata "
-           "(or $HLORT_STABLEHLO_TESTDATA)",
+    "(or $HLORT_STABLEHLO_TESTDATA)",
 )
 
 
@@ -40,6 +40,9 @@ def test_sample_outcomes_do_not_regress():
             elif RANK[g] > RANK[w]:
                 improvements.append(f"{relpath} case {i}: {w} -> {g}")
     if improvements:
-        warnings.warn(f"{len(improvements)} sample case(s) improved (e.g. {improvements[0]}); "
-                      "rerun tests/testdata/make_sample.py", stacklevel=1)  # fmt: skip
+        warnings.warn(
+            f"{len(improvements)} sample case(s) improved (e.g. {improvements[0]}); "
+            "rerun tests/testdata/make_sample.py",
+            stacklevel=1,
+        )
     assert not regressions, "\n".join(regressions[:30])

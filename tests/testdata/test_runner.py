@@ -108,8 +108,11 @@ def test_split_cases_and_names(tmp_path):
     assert [c.name for c in cases] == ["add_op_test", "wrong_answer", "needs_collectives"]
     assert [c.id for c in cases][1] == "tests/interpret/x.mlir#1"
     assert cases[1].text.count("\n") > 12  # padded: line numbers are the file's
-    disabled = split_cases("y.mlir", "y.mlir", "// RUN-DISABLED(inaccurate) stablehlo-opt "
-                           "%s\nfunc.func @main() {\n  func.return\n}\n")  # fmt: skip
+    disabled = split_cases(
+        "y.mlir",
+        "y.mlir",
+        "// RUN-DISABLED(inaccurate) stablehlo-opt %s\nfunc.func @main() {\n  func.return\n}\n",
+    )
     assert disabled[0].skipped == "RUN-DISABLED(inaccurate)"
 
 
@@ -125,11 +128,14 @@ def corpus(tmp_path):
     root = tmp_path / "corpus"
     (root / "testdata").mkdir(parents=True)
     (root / "testdata" / "abs_float32_3.mlir").write_text(
-        JAX_STYLE.replace("EXPECTED", "[1.0, 2.0, 3.5]"))
+        JAX_STYLE.replace("EXPECTED", "[1.0, 2.0, 3.5]")
+    )
     (root / "testdata" / "abs_float32_bad.mlir").write_text(
-        JAX_STYLE.replace("EXPECTED", "[1.0, 2.0, 3.25]"))
+        JAX_STYLE.replace("EXPECTED", "[1.0, 2.0, 3.25]")
+    )
     (root / "testdata" / "abs_float32_disabled.mlir").write_text(
-        JAX_STYLE.replace("// RUN:", "// RUN-DISABLED(inaccurate):").replace("EXPECTED", "0.0"))
+        JAX_STYLE.replace("// RUN:", "// RUN-DISABLED(inaccurate):").replace("EXPECTED", "0.0")
+    )
     (root / "tests").mkdir()
     (root / "tests" / "hand.mlir").write_text(HAND_WRITTEN)
     return root
@@ -137,8 +143,9 @@ def corpus(tmp_path):
 
 @pytest.mark.parametrize("jobs", [0, 2])
 def test_run_files_reports_every_kind_of_outcome(corpus, jobs):
-    summary = run_testdata([str(corpus / "testdata"), str(corpus / "tests")], jobs=jobs,
-                           root=str(corpus))  # fmt: skip
+    summary = run_testdata(
+        [str(corpus / "testdata"), str(corpus / "tests")], jobs=jobs, root=str(corpus)
+    )
     status = {o.id: o.status for o in summary.outcomes}
     assert status == {
         "testdata/abs_float32_disabled.mlir": "skipped",

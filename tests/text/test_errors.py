@@ -33,14 +33,18 @@ def test_missing_header():
 
 
 def test_unknown_opcode_points_at_it():
-    err = parse_error(body("%p = f32[2] parameter(0)", "ROOT %r = f32[2] frobnicate(%p)"),
-                      "unknown opcode 'frobnicate'")  # fmt: skip
+    err = parse_error(
+        body("%p = f32[2] parameter(0)", "ROOT %r = f32[2] frobnicate(%p)"),
+        "unknown opcode 'frobnicate'",
+    )
     assert (err.line, err.column) == (5, 20)
 
 
 def test_missing_comma_between_operands():
-    err = parse_error(body("%p = f32[2] parameter(0)", "ROOT %r = f32[2] add(%p %p)"),
-                      "expected ',' or '\\)' after an operand, found '%p'")  # fmt: skip
+    err = parse_error(
+        body("%p = f32[2] parameter(0)", "ROOT %r = f32[2] add(%p %p)"),
+        "expected ',' or '\\)' after an operand, found '%p'",
+    )
     assert (err.line, err.column) == (5, 27)
 
 
@@ -50,8 +54,9 @@ def test_missing_equals():
 
 
 def test_undefined_operand():
-    err = parse_error(body("ROOT %r = f32[2] negate(%nope)"),
-                      "operand nope of r is not defined in computation e")  # fmt: skip
+    err = parse_error(
+        body("ROOT %r = f32[2] negate(%nope)"), "operand nope of r is not defined in computation e"
+    )
     assert (err.line, err.column) == (4, 27)
 
 
@@ -62,21 +67,28 @@ def test_operand_defined_later_is_a_clear_error():
 
 
 def test_unknown_computation():
-    text = body("%p = f32[2] parameter(0)", "%c = f32[] constant(0)",
-                "ROOT %r = f32[] reduce(%p, %c), dimensions={0}, to_apply=%missing")  # fmt: skip
+    text = body(
+        "%p = f32[2] parameter(0)",
+        "%c = f32[] constant(0)",
+        "ROOT %r = f32[] reduce(%p, %c), dimensions={0}, to_apply=%missing",
+    )
     err = parse_error(text, "no computation named 'missing'")
     assert (err.line, err.column) == (6, 60)
 
 
 def test_duplicate_instruction_name():
-    err = parse_error(body("%p = f32[2] parameter(0)", "%p = f32[2] parameter(1)"),
-                      "instruction name 'p' is used twice")  # fmt: skip
+    err = parse_error(
+        body("%p = f32[2] parameter(0)", "%p = f32[2] parameter(1)"),
+        "instruction name 'p' is used twice",
+    )
     assert err.line == 5
 
 
 def test_operand_shape_must_match():
-    err = parse_error(body("%p = f32[2] parameter(0)", "ROOT %r = f32[2] negate(s32[2] %p)"),
-                      "operand p of r is written with shape s32\\[2\\] but p has shape f32\\[2\\]")
+    err = parse_error(
+        body("%p = f32[2] parameter(0)", "ROOT %r = f32[2] negate(s32[2] %p)"),
+        "operand p of r is written with shape s32\\[2\\] but p has shape f32\\[2\\]",
+    )
     assert err.line == 5
 
 
@@ -87,8 +99,9 @@ def test_declared_result_must_match_root():
 
 
 def test_unclosed_computation():
-    err = parse_error(GOOD_HEADER + "ENTRY %e {\n  ROOT %p = f32[2] parameter(0)\n",
-                      "computation e is not closed")  # fmt: skip
+    err = parse_error(
+        GOOD_HEADER + "ENTRY %e {\n  ROOT %p = f32[2] parameter(0)\n", "computation e is not closed"
+    )
     assert err.line == 3
 
 
@@ -107,28 +120,40 @@ def test_unknown_element_type():
     ],
 )
 def test_bad_convolution_attributes(attr, message):
-    text = body("%a = f32[1,8,8,3] parameter(0)", "%b = f32[3,3,3,8] parameter(1)",
-                f"ROOT %c = f32[1,6,6,8] convolution(%a, %b), {attr}")  # fmt: skip
+    text = body(
+        "%a = f32[1,8,8,3] parameter(0)",
+        "%b = f32[3,3,3,8] parameter(1)",
+        f"ROOT %c = f32[1,6,6,8] convolution(%a, %b), {attr}",
+    )
     err = parse_error(text, message)
     assert err.line == 6
 
 
 @pytest.mark.parametrize(
     "line,message",
-    [  # fmt: skip
+    [
         ("ROOT %s = f32[2] slice(%p), slice={[0:2:1], 7}", "bad slice"),
         ("ROOT %s = f32[2] pad(%p, %p), padding=1x2", "expected padding such as 0_0x1_1_0"),
         ("ROOT %s = f32[2] pad(%p, %p), padding=1_2_3_4", "expected padding"),
-        ("ROOT %s = pred[4] compare(%p, %p), direction=LESS",
-         "unknown comparison direction 'LESS'"),
-        ("ROOT %s = f32[4] dot(%p, %p), operand_precision={fastest}",
-         "unknown precision 'fastest'"),
+        (
+            "ROOT %s = pred[4] compare(%p, %p), direction=LESS",
+            "unknown comparison direction 'LESS'",
+        ),
+        (
+            "ROOT %s = f32[4] dot(%p, %p), operand_precision={fastest}",
+            "unknown precision 'fastest'",
+        ),
         ("ROOT %s = f32[4] sort(%p), is_stable=maybe", "expected true or false, found 'maybe'"),
         ("ROOT %s = f32[4] broadcast(%p), dimensions={0,}", "expected a list of integers"),
-        ("ROOT %s = f32[4] gather(%p, %p), offset_dims={0}, collapsed_slice_dims={}, "
-         "start_index_map={0}, slice_sizes={1}", "gather s is missing index_vector_dim"),
-        ("ROOT %s = f32[4] negate(%p), sharding={replicated}, sharding={replicated}",
-         "attribute sharding is given twice"),
+        (
+            "ROOT %s = f32[4] gather(%p, %p), offset_dims={0}, collapsed_slice_dims={}, "
+            "start_index_map={0}, slice_sizes={1}",
+            "gather s is missing index_vector_dim",
+        ),
+        (
+            "ROOT %s = f32[4] negate(%p), sharding={replicated}, sharding={replicated}",
+            "attribute sharding is given twice",
+        ),
     ],
 )
 def test_bad_attributes(line, message):
@@ -166,17 +191,22 @@ def test_verify_can_be_skipped():
 
 
 def test_second_entry_and_root():
-    text = GOOD_HEADER + "ENTRY %a {\n  ROOT %p = f32[] parameter(0)\n}\n\n" \
-        "ENTRY %b {\n  ROOT %q = f32[] parameter(0)\n}\n"  # fmt: skip
+    text = (
+        GOOD_HEADER + "ENTRY %a {\n  ROOT %p = f32[] parameter(0)\n}\n\n"
+        "ENTRY %b {\n  ROOT %q = f32[] parameter(0)\n}\n"
+    )
     assert parse_error(text, "second ENTRY computation b").line == 7
-    err = parse_error(body("ROOT %p = f32[] parameter(0)", "ROOT %q = f32[] parameter(1)"),
-                      "second ROOT in computation e")  # fmt: skip
+    err = parse_error(
+        body("ROOT %p = f32[] parameter(0)", "ROOT %q = f32[] parameter(1)"),
+        "second ROOT in computation e",
+    )
     assert err.line == 5
 
 
 def test_verifier_error_line_is_the_failing_instruction_not_a_namesake():
-    text = body("%iota = s32[4] iota(), iota_dimension=0",
-                "ROOT %iota.1 = s32[4] iota(), iota_dimension=7")  # fmt: skip
+    text = body(
+        "%iota = s32[4] iota(), iota_dimension=0", "ROOT %iota.1 = s32[4] iota(), iota_dimension=7"
+    )
     with pytest.raises(InvalidArgument, match=r"bad.hlo:5:3: .*iota iota.1: iota_dimension=7"):
         parse_module(text, source_name="bad.hlo")
 
@@ -185,7 +215,7 @@ def test_corrupted_samples_fail_only_with_hlort_errors():
     """Random edits of real samples either parse or raise HlortError, never a Python crash."""
     samples = [p.read_text() for p in sorted((Path(__file__).parent / "samples").glob("*.hlo"))]
     rng = random.Random(1)
-    pieces = list("{}()[],=:%\"-_.x0123456789abfio \n/*<>") + ["->", "ROOT", "f32[2]", "{...}"]
+    pieces = list('{}()[],=:%"-_.x0123456789abfio \n/*<>') + ["->", "ROOT", "f32[2]", "{...}"]
     for _ in range(400):
         text = rng.choice(samples)
         for _ in range(rng.randint(1, 3)):

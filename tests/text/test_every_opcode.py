@@ -21,12 +21,43 @@ O = Opcode  # noqa: E741
 F32_23 = shape.array("f32", [2, 3])
 S32_23 = shape.array("s32", [2, 3])
 
-UNARY_F32 = [O.ABS, O.NEGATE, O.EXP, O.EXPM1, O.LOG, O.LOG1P, O.LOGISTIC, O.SQRT, O.RSQRT,
-             O.CBRT, O.TANH, O.SINE, O.COSINE, O.TAN, O.FLOOR, O.CEIL, O.ROUND_NEAREST_AFZ,
-             O.ROUND_NEAREST_EVEN, O.SIGN, O.IS_FINITE, O.ERF, O.COPY]  # fmt: skip
+UNARY_F32 = [
+    O.ABS,
+    O.NEGATE,
+    O.EXP,
+    O.EXPM1,
+    O.LOG,
+    O.LOG1P,
+    O.LOGISTIC,
+    O.SQRT,
+    O.RSQRT,
+    O.CBRT,
+    O.TANH,
+    O.SINE,
+    O.COSINE,
+    O.TAN,
+    O.FLOOR,
+    O.CEIL,
+    O.ROUND_NEAREST_AFZ,
+    O.ROUND_NEAREST_EVEN,
+    O.SIGN,
+    O.IS_FINITE,
+    O.ERF,
+    O.COPY,
+]
 UNARY_S32 = [O.NOT, O.POPCNT, O.CLZ]
-BINARY_F32 = [O.ADD, O.SUBTRACT, O.MULTIPLY, O.DIVIDE, O.REMAINDER, O.POWER, O.MAXIMUM,
-              O.MINIMUM, O.ATAN2, O.COMPLEX]  # fmt: skip
+BINARY_F32 = [
+    O.ADD,
+    O.SUBTRACT,
+    O.MULTIPLY,
+    O.DIVIDE,
+    O.REMAINDER,
+    O.POWER,
+    O.MAXIMUM,
+    O.MINIMUM,
+    O.ATAN2,
+    O.COMPLEX,
+]
 BINARY_S32 = [O.AND, O.OR, O.XOR, O.SHIFT_LEFT, O.SHIFT_RIGHT_LOGICAL, O.SHIFT_RIGHT_ARITHMETIC]
 
 CASES: dict[str, tuple[set[Opcode], object]] = {}
@@ -204,8 +235,7 @@ def _select_and_scatter(b):
     init = b.parameter(shape.scalar("f32"))
     window = A.window_from_sizes([2, 3], [2, 3])
     select = b.comparator(["f32"], "GE")
-    return b.select_and_scatter(x, select, window, source, init,
-                                b.scalar_computation("add", "f32"))  # fmt: skip
+    return b.select_and_scatter(x, select, window, source, init, b.scalar_computation("add", "f32"))
 
 
 @case("map", O.MAP, O.ADD)
@@ -252,8 +282,9 @@ def _cholesky(b):
 def _triangular_solve(b):
     a = b.parameter(shape.array("f32", [3, 3]))
     rhs = b.parameter(shape.array("f32", [2, 3]))
-    return b.triangular_solve(a, rhs, left_side=False, lower=True, unit_diagonal=True,
-                              transpose_a="ADJOINT")  # fmt: skip
+    return b.triangular_solve(
+        a, rhs, left_side=False, lower=True, unit_diagonal=True, transpose_a="ADJOINT"
+    )
 
 
 @case("fft", O.FFT)
@@ -329,8 +360,9 @@ def _after_all(b):
 @case("custom-call", O.CUSTOM_CALL)
 def _custom_call(b):
     x = b.parameter(F32_23)
-    return b.custom_call("my_target", [x], F32_23, backend_config='opaque "config"\n',
-                         has_side_effect=True)  # fmt: skip
+    return b.custom_call(
+        "my_target", [x], F32_23, backend_config='opaque "config"\n', has_side_effect=True
+    )
 
 
 @case("fusion", O.FUSION, O.MULTIPLY)
@@ -365,9 +397,13 @@ def _params():
         missing = sorted(op.value for op in ops if not has_rule(op))
         marks = []
         if missing:
-            marks.append(pytest.mark.xfail(
-                reason=f"shape rule not yet registered: {', '.join(missing)}",
-                raises=Unimplemented, strict=True))  # fmt: skip
+            marks.append(
+                pytest.mark.xfail(
+                    reason=f"shape rule not yet registered: {', '.join(missing)}",
+                    raises=Unimplemented,
+                    strict=True,
+                )
+            )
         out.append(pytest.param(fn, id=name, marks=marks))
     return out
 

@@ -28,8 +28,9 @@ def test_importing_and_printing_compile_no_pattern():
         hlort.text.print_module(module)
         print(count[0])
     """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         check=True).stdout  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
     assert out.split() == ["0"]
 
 

@@ -14,8 +14,10 @@ from hlort.text.literals import element_strings
 
 
 def module_text(shape_text: str, literal: str) -> str:
-    return (f"HloModule m\n\nENTRY %e () -> {shape_text} {{\n"
-            f"  ROOT %c = {shape_text} constant({literal})\n}}\n")  # fmt: skip
+    return (
+        f"HloModule m\n\nENTRY %e () -> {shape_text} {{\n"
+        f"  ROOT %c = {shape_text} constant({literal})\n}}\n"
+    )
 
 
 def constant(shape_text: str, literal: str):
@@ -34,8 +36,11 @@ def _nest(items, dims):
     if len(dims) == 1:
         return "{" + ", ".join(items) + "}"
     step = len(items) // dims[0] if dims[0] else 0
-    return "{" + ", ".join(_nest(items[i * step:(i + 1) * step], dims[1:])
-                           for i in range(dims[0])) + "}"  # fmt: skip
+    return (
+        "{"
+        + ", ".join(_nest(items[i * step : (i + 1) * step], dims[1:]) for i in range(dims[0]))
+        + "}"
+    )
 
 
 def special_values(dt: dtypes.DType) -> np.ndarray:
@@ -51,8 +56,17 @@ def special_values(dt: dtypes.DType) -> np.ndarray:
         out.real, out.imag = comp, comp[::-1]
         return out
     info = ml_dtypes.finfo(np_dt)
-    values = [0.0, -0.0, 1.0, -1.5, 0.1, float(info.max), float(info.tiny),
-              float(info.smallest_subnormal), np.nan]  # fmt: skip
+    values = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.5,
+        0.1,
+        float(info.max),
+        float(info.tiny),
+        float(info.smallest_subnormal),
+        np.nan,
+    ]
     if dt.name not in ("f8e4m3fn",):
         values += [np.inf, -np.inf]
     arr = np.array(values, dtype=np.float64).astype(np_dt)

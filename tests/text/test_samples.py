@@ -22,8 +22,16 @@ from hlort.text import module_difference, parse_module, print_module
 SAMPLES_DIR = Path(__file__).parent / "samples"
 SAMPLES = sorted(SAMPLES_DIR.glob("*.hlo"))
 # Printed by hlort exactly as written (the others use forms hlort normalizes: no '%', tiling).
-CANONICAL = ["conditional", "constants", "convolution", "fusion_optimized", "gather_scatter",
-             "misc_ops", "sort", "while_loop"]  # fmt: skip
+CANONICAL = [
+    "conditional",
+    "constants",
+    "convolution",
+    "fusion_optimized",
+    "gather_scatter",
+    "misc_ops",
+    "sort",
+    "while_loop",
+]
 
 
 def load(name: str, verify: bool = False):
@@ -62,8 +70,14 @@ def test_canonical_sample_prints_back_verbatim(name):
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.stem)
 def test_sample_verifies(path):
     module = parse_module(path.read_text(), verify=False)
-    missing = sorted({i.opcode.value for c in module.computations for i in c.instructions
-                      if not has_rule(i.opcode)})  # fmt: skip
+    missing = sorted(
+        {
+            i.opcode.value
+            for c in module.computations
+            for i in c.instructions
+            if not has_rule(i.opcode)
+        }
+    )
     if missing:
         pytest.xfail(f"shape rule not yet registered: {', '.join(missing)}")
     parse_module(path.read_text(), source_name=str(path), verify=True)
@@ -96,8 +110,9 @@ def test_jax_style_mlp():
 def test_jax_style_mlp_evaluates_like_numpy():
     m = load("mlp_jax", verify=True)
     rng = np.random.default_rng(0)
-    x, w1, b1, w2 = (rng.standard_normal(s).astype(np.float32)
-                     for s in [(8, 16), (16, 32), (32,), (32, 4)])  # fmt: skip
+    x, w1, b1, w2 = (
+        rng.standard_normal(s).astype(np.float32) for s in [(8, 16), (16, 32), (32,), (32, 4)]
+    )
     try:
         (out,) = evaluate(m, [x, w1, b1, w2])
     except Unimplemented as err:
@@ -133,10 +148,15 @@ def test_conditionals():
     m = load("conditional")
     by_pred = find(m, "conditional.19")
     assert [c.name for c in by_pred.attrs["branch_computations"]] == [
-        "branch_true.2", "branch_false.5"]  # fmt: skip
+        "branch_true.2",
+        "branch_false.5",
+    ]
     by_index = find(m, "conditional.20")
     assert [c.name for c in by_index.attrs["branch_computations"]] == [
-        "branch_0.8", "branch_1.11", "branch_2.14"]  # fmt: skip
+        "branch_0.8",
+        "branch_1.11",
+        "branch_2.14",
+    ]
 
 
 def test_sort_with_comparator():
@@ -157,14 +177,18 @@ def test_gather_and_scatter():
     m = load("gather_scatter")
     gather = find(m, "gather.16")
     assert gather.attrs["gather_dimension_numbers"] == A.GatherDimensionNumbers(
-        offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), index_vector_dim=1)
+        offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), index_vector_dim=1
+    )
     assert gather.attrs["slice_sizes"] == (1, 3) and gather.attrs["indices_are_sorted"] is True
     batched = find(m, "gather.20").attrs["gather_dimension_numbers"]
     assert batched.operand_batching_dims == (0,) and batched.start_indices_batching_dims == (0,)
     scatter = find(m, "scatter.17")
     assert scatter.attrs["scatter_dimension_numbers"] == A.ScatterDimensionNumbers(
-        update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,),
-        index_vector_dim=1)  # fmt: skip
+        update_window_dims=(1,),
+        inserted_window_dims=(0,),
+        scatter_dims_to_operand_dims=(0,),
+        index_vector_dim=1,
+    )
     assert scatter.attrs["unique_indices"] is True
     assert scatter.attrs["indices_are_sorted"] is False
     assert scatter.to_apply.name == "region_0.10"
@@ -178,9 +202,15 @@ def test_convolution_windows_and_padding():
     assert conv.attrs["window"] == (A.WindowDim(3, 2, 1, 1),) * 2
     d = conv.attrs["dim_labels"]
     assert (d.input_batch_dimension, d.input_feature_dimension, d.input_spatial_dimensions) == (
-        0, 3, (1, 2))  # fmt: skip
-    assert (d.kernel_input_feature_dimension, d.kernel_output_feature_dimension,
-            d.kernel_spatial_dimensions) == (2, 3, (0, 1))  # fmt: skip
+        0,
+        3,
+        (1, 2),
+    )
+    assert (
+        d.kernel_input_feature_dimension,
+        d.kernel_output_feature_dimension,
+        d.kernel_spatial_dimensions,
+    ) == (2, 3, (0, 1))
     assert conv.attrs["feature_group_count"] == 1 and conv.attrs["batch_group_count"] == 1
     grouped = find(m, "convolution.18")
     assert grouped.attrs["feature_group_count"] == 2
@@ -194,7 +224,11 @@ def test_convolution_windows_and_padding():
     sas = find(m, "select-and-scatter.23")
     assert sas.attrs["select"].name == "ge_f32.5" and sas.attrs["scatter"].name == "add_f32.9"
     assert find(m, "pad.24").attrs["padding"] == (
-        A.PadDim(0, 0, 0), A.PadDim(-1, 2, 0), A.PadDim(0, 1, 1), A.PadDim(0, 0, 0))
+        A.PadDim(0, 0, 0),
+        A.PadDim(-1, 2, 0),
+        A.PadDim(0, 1, 1),
+        A.PadDim(0, 0, 0),
+    )
 
 
 def test_constants_bit_exact():
@@ -212,7 +246,10 @@ def test_constants_bit_exact():
     assert find(m, "constant.7").literal.tolist() == [1 + 2j, complex(-0.5, np.inf)]
     bf16 = find(m, "constant.8").literal
     assert bf16.dtype.name == "bfloat16" and bf16.astype(np.float32).tolist()[:3] == [
-        1.5, -0.125, 65280.0]  # fmt: skip
+        1.5,
+        -0.125,
+        65280.0,
+    ]
     assert find(m, "constant.10").literal.astype(np.float32).tolist() == [448, -0.5, 0.001953125]
     assert find(m, "constant.13").literal.tolist() == [[1, 2, 3], [4, 5, 6]]
     assert find(m, "constant.14").literal.shape == (2, 2, 2)
@@ -277,8 +314,10 @@ def test_tiled_layouts_and_raw_module_attributes():
     assert m.config["num_partitions"] == 4
     assert find(m, "p0.1").shape.layout == (1, 0)
     assert find(m, "multiply.1").shape.layout == (0, 1)
-    assert find(m, "add.2").extra_attrs == {"control-predecessors": "{%multiply.1}",
-                                             "origin": '{{"add"}}'}  # fmt: skip
+    assert find(m, "add.2").extra_attrs == {
+        "control-predecessors": "{%multiply.1}",
+        "origin": '{{"add"}}',
+    }
     printed = print_module(m)
     header = printed.splitlines()[0]
     assert "input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {}, may-alias) }" in header

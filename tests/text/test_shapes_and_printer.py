@@ -65,7 +65,8 @@ def test_bad_shapes(text, error):
 def test_shape_text_prints_default_layouts():
     assert shape_text(shape.array("f32", [2, 3, 4])) == "f32[2,3,4]{2,1,0}"
     assert shape_text(ArrayShape(shape.array("f32", [2, 3]).dtype, (2, 3), (0, 1))) == (
-        "f32[2,3]{0,1}")  # fmt: skip
+        "f32[2,3]{0,1}"
+    )
     assert shape_text(shape.scalar("f32")) == "f32[]"
     assert shape_text(shape.array("f32", [2, 3]), with_layout=False) == "f32[2,3]"
     six = TupleShape(tuple(shape.scalar("s32") for _ in range(6)))
@@ -104,7 +105,8 @@ def test_print_instruction_and_computation():
     module = _axpy()
     root = module.entry.root
     assert print_instruction(root, include_metadata=False) == (
-        "%add = f32[4]{0} add(f32[4]{0} %multiply, f32[4]{0} %y)")  # fmt: skip
+        "%add = f32[4]{0} add(f32[4]{0} %multiply, f32[4]{0} %y)"
+    )
     assert print_instruction(root).endswith('metadata={op_name="axpy/add"}')
     comp_text = print_computation(module.entry)
     assert comp_text.startswith("ENTRY %axpy (a: f32[], x: f32[4], y: f32[4]) -> f32[4] {\n")
@@ -128,8 +130,10 @@ def test_header_layout_is_regenerated_when_stale_and_config_printed():
     )
     module.config["num_replicas"] = 2
     header = print_module(module).splitlines()[0]
-    assert header == ("HloModule m, entry_computation_layout={(f32[2]{0})->f32[2]{0}}, "
-                      "is_scheduled=true, replica_count=2")  # fmt: skip
+    assert header == (
+        "HloModule m, entry_computation_layout={(f32[2]{0})->f32[2]{0}}, "
+        "is_scheduled=true, replica_count=2"
+    )
     assert parse_module(print_module(module)).config["num_replicas"] == 2
 
 
@@ -169,8 +173,10 @@ def test_module_difference_reports_what_differs():
 
 
 def test_attribute_defaults_compare_equal():
-    text = ("HloModule m\n\nENTRY %e {\n  %p = f32[4] parameter(0)\n"
-            "  ROOT %c = pred[4] compare(%p, %p), direction=LT, type=FLOAT\n}\n")  # fmt: skip
+    text = (
+        "HloModule m\n\nENTRY %e {\n  %p = f32[4] parameter(0)\n"
+        "  ROOT %c = pred[4] compare(%p, %p), direction=LT, type=FLOAT\n}\n"
+    )
     explicit = parse_module(text)
     assert explicit.entry.root.attrs["comparison_type"] is A.ComparisonType.FLOAT
     implicit = parse_module(text.replace(", type=FLOAT", ""))
@@ -178,9 +184,12 @@ def test_attribute_defaults_compare_equal():
 
 
 def _big_module(n: int) -> str:
-    lines = ["HloModule big, entry_computation_layout={(f32[128,256]{1,0})->f32[128,256]{1,0}}",
-             "", "ENTRY %main (p: f32[128,256]) -> f32[128,256] {",
-             "  %p = f32[128,256]{1,0} parameter(0)"]  # fmt: skip
+    lines = [
+        "HloModule big, entry_computation_layout={(f32[128,256]{1,0})->f32[128,256]{1,0}}",
+        "",
+        "ENTRY %main (p: f32[128,256]) -> f32[128,256] {",
+        "  %p = f32[128,256]{1,0} parameter(0)",
+    ]
     prev = "p"
     for i in range(n):
         lines.append(
@@ -211,8 +220,10 @@ def test_large_constant_parses():
 
 
 def test_fingerprint_ignores_header_metadata_but_not_aliasing():
-    text = ("HloModule m, is_scheduled=true, frontend_attributes={x=\"1\"}\n\n"
-            "ENTRY %e {\n  ROOT %p = f32[2] parameter(0)\n}\n")  # fmt: skip
+    text = (
+        'HloModule m, is_scheduled=true, frontend_attributes={x="1"}\n\n'
+        "ENTRY %e {\n  ROOT %p = f32[2] parameter(0)\n}\n"
+    )
     plain = parse_module(text.replace(', is_scheduled=true, frontend_attributes={x="1"}', ""))
     assert parse_module(text).fingerprint() == plain.fingerprint()
     aliased = parse_module(text.replace("is_scheduled=true", "input_output_alias={ {}: (0, {}) }"))

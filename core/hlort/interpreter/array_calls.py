@@ -18,8 +18,9 @@ from hlort.errors import Internal, Unimplemented
 from hlort.ir.computation import Computation
 
 
-def call_on_arrays(ev, comp: Computation, args: Sequence[np.ndarray],
-                   shape: tuple[int, ...]) -> list[np.ndarray]:  # fmt: skip
+def call_on_arrays(
+    ev, comp: Computation, args: Sequence[np.ndarray], shape: tuple[int, ...]
+) -> list[np.ndarray]:
     """Apply ``comp`` elementwise to ``args`` (arrays of ``shape``, one per scalar parameter).
 
     Returns the results as a list (a tuple root gives one entry per element), each an array of

@@ -110,18 +110,36 @@ def _threefry(ev, instr, key0, key1, count0, count1):
 
 def _register_all() -> None:
     for name in ("Sharding", "annotate_device_placement", "MoveToHost", "MoveToDevice"):
-        register_custom_call(name, _identity_shape, _identity,
-                             description="placement/sharding annotation: identity")  # fmt: skip
-    register_custom_call("SPMDFullToShardShape", _spmd_shape(True), _spmd_evaluate,
-                         description="full shape -> per-partition shape")  # fmt: skip
-    register_custom_call("SPMDShardToFullShape", _spmd_shape(False), _spmd_evaluate,
-                         description="per-partition shape -> full shape")  # fmt: skip
-    register_custom_call("AllocateBuffer", _allocate_shape, _allocate,
-                         description="an uninitialized buffer of the declared shape")  # fmt: skip
-    for name in ("cu_threefry2x32", "cu_threefry2x32_ffi", "hip_threefry2x32",
-                 "hip_threefry2x32_ffi"):  # fmt: skip
-        register_custom_call(name, _threefry_shape, _threefry,
-                             description="JAX's GPU Threefry-2x32 kernel")  # fmt: skip
+        register_custom_call(
+            name, _identity_shape, _identity, description="placement/sharding annotation: identity"
+        )
+    register_custom_call(
+        "SPMDFullToShardShape",
+        _spmd_shape(True),
+        _spmd_evaluate,
+        description="full shape -> per-partition shape",
+    )
+    register_custom_call(
+        "SPMDShardToFullShape",
+        _spmd_shape(False),
+        _spmd_evaluate,
+        description="per-partition shape -> full shape",
+    )
+    register_custom_call(
+        "AllocateBuffer",
+        _allocate_shape,
+        _allocate,
+        description="an uninitialized buffer of the declared shape",
+    )
+    for name in (
+        "cu_threefry2x32",
+        "cu_threefry2x32_ffi",
+        "hip_threefry2x32",
+        "hip_threefry2x32_ffi",
+    ):
+        register_custom_call(
+            name, _threefry_shape, _threefry, description="JAX's GPU Threefry-2x32 kernel"
+        )
     register_lapack_targets()
 
 

@@ -42,9 +42,7 @@ class Evaluator:
         entry = module.entry
         params = entry.parameters
         if len(args) != len(params):
-            raise InvalidArgument(
-                f"{entry.name} takes {len(params)} argument(s), got {len(args)}"
-            )
+            raise InvalidArgument(f"{entry.name} takes {len(params)} argument(s), got {len(args)}")
         values = [coerce_argument(a, p.shape, p.name) for a, p in zip(args, params, strict=True)]
         return self.call(entry, values)
 
@@ -124,8 +122,9 @@ def check_value(value, shape: Shape, instr: Instruction) -> None:
                 if isinstance(value, np.ndarray)
                 else type(value)
             )
-            raise Internal(f"interpreter bug: {instr.name} ({instr.opcode.value}) gave {got}, "
-                           f"expected {shape}")  # fmt: skip
+            raise Internal(
+                f"interpreter bug: {instr.name} ({instr.opcode.value}) gave {got}, expected {shape}"
+            )
     elif isinstance(shape, TupleShape):
         if not isinstance(value, tuple) or len(value) != len(shape.elements):
             raise Internal(f"interpreter bug: {instr.name} should give a tuple {shape}")

@@ -60,8 +60,11 @@ def getrf(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         for j in range(k):
             column = lu[:, j:, j]
-            size = np.abs(column.real) + np.abs(column.imag) if lu.dtype.kind == "c" else (
-                np.abs(column))  # fmt: skip
+            size = (
+                np.abs(column.real) + np.abs(column.imag)
+                if lu.dtype.kind == "c"
+                else (np.abs(column))
+            )
             p = np.argmax(size, axis=-1) + j
             pivots[:, j] = p + 1
             top, chosen = lu[rows, j].copy(), lu[rows, p].copy()
@@ -70,8 +73,8 @@ def getrf(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             zero = pivot == 0
             info = np.where((info == 0) & zero, j + 1, info).astype(np.int32)
             scale = np.where(zero, 1, pivot)
-            lu[:, j + 1:, j] /= scale[:, None]
-            lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j, None] * lu[:, j, None, j + 1:]
+            lu[:, j + 1 :, j] /= scale[:, None]
+            lu[:, j + 1 :, j + 1 :] -= lu[:, j + 1 :, j, None] * lu[:, j, None, j + 1 :]
     return lu.reshape(a.shape), pivots.reshape((*batch, k)), info.reshape(batch)
 
 
@@ -91,7 +94,7 @@ def orgqr(a: np.ndarray, tau: np.ndarray) -> np.ndarray:
     for i in range(k - 1, -1, -1):
         v = np.zeros((*a.shape[:-2], m - i), a.dtype)
         v[..., 0] = 1
-        v[..., 1:] = a[..., i + 1:, i]
+        v[..., 1:] = a[..., i + 1 :, i]
         block = q[..., i:, :]
         projection = np.einsum("...r,...rc->...c", v.conj(), block)
         q[..., i:, :] = block - tau[..., i, None, None] * v[..., :, None] * projection[..., None, :]
@@ -133,8 +136,10 @@ def svd(a: np.ndarray, mode: str, u_shape, vt_shape):
 TRANSPOSES = {"N": Transpose.NO_TRANSPOSE, "T": Transpose.TRANSPOSE, "C": Transpose.ADJOINT}
 
 
-def trsm(a: np.ndarray, b: np.ndarray, left: bool, lower: bool, transpose: str,
-         unit: bool) -> np.ndarray:  # fmt: skip
+def trsm(
+    a: np.ndarray, b: np.ndarray, left: bool, lower: bool, transpose: str, unit: bool
+) -> np.ndarray:
     """BLAS trsm with alpha 1: op(a) x = b (``left``) or x op(a) = b."""
-    return solve_triangular(a, b, left=left, lower=lower, unit=unit,
-                            transpose=TRANSPOSES[transpose])  # fmt: skip
+    return solve_triangular(
+        a, b, left=left, lower=lower, unit=unit, transpose=TRANSPOSES[transpose]
+    )

@@ -35,9 +35,18 @@ from hlort.shape import ArrayShape, Shape, TupleShape
 
 PREFIXES = {"s": dtypes.F32, "d": dtypes.F64, "c": dtypes.C64, "z": dtypes.C128}
 # routine -> (operand count, result count)
-ROUTINES = {"potrf": (1, 2), "getrf": (1, 3), "geqrf": (1, 2), "orgqr": (2, 1), "ungqr": (2, 1),
-            "syevd": (1, 3), "heevd": (1, 3), "gesdd": (1, 5), "gesvd": (1, 5),
-            "trsm": (2, 1)}  # fmt: skip
+ROUTINES = {
+    "potrf": (1, 2),
+    "getrf": (1, 3),
+    "geqrf": (1, 2),
+    "orgqr": (2, 1),
+    "ungqr": (2, 1),
+    "syevd": (1, 3),
+    "heevd": (1, 3),
+    "gesdd": (1, 5),
+    "gesvd": (1, 5),
+    "trsm": (2, 1),
+}
 REAL_ONLY, COMPLEX_ONLY = {"orgqr", "syevd"}, {"ungqr", "heevd"}
 
 
@@ -59,7 +68,8 @@ def target_names() -> list[str]:
     for prefix, dtype in PREFIXES.items():
         for routine in ROUTINES:
             if (routine in REAL_ONLY and dtype.is_complex) or (
-                    routine in COMPLEX_ONLY and not dtype.is_complex):  # fmt: skip
+                routine in COMPLEX_ONLY and not dtype.is_complex
+            ):
                 continue
             names.append(f"lapack_{prefix}{routine}_ffi")
     return names
@@ -79,7 +89,7 @@ def lapack_call(instr) -> LapackCall | None:
         return LapackCall(routine, dtype, {})
     if not (target.startswith("lapack_") and target.endswith("_ffi")):
         return None
-    body = target[len("lapack_"):-len("_ffi")]
+    body = target[len("lapack_") : -len("_ffi")]
     if len(body) < 2 or body[0] not in PREFIXES or body[1:] not in ROUTINES:
         return None
     config = parse_ffi_attributes(instr.attrs.get("backend_config"), instr.name)
@@ -106,16 +116,23 @@ def _lapack_shape(routine: str, dtype: dtypes.DType | None):
         for i in range(operands):
             shape = q.array(i)
             if shape.dtype != dtype or shape.rank < (2 if i == 0 or routine == "trsm" else 1):
-                q.fail(f"target {target!r}: operand {i} must be a {dtype} matrix (batch "
-                       f"dimensions leading), got {shape}")  # fmt: skip
+                q.fail(
+                    f"target {target!r}: operand {i} must be a {dtype} matrix (batch "
+                    f"dimensions leading), got {shape}"
+                )
         declared = q.need_declared()
         if len(_results(declared)) != results:
             q.fail(f"target {target!r} returns {results} result(s); declared {declared}")
         first = _results(declared)[0]
-        if not isinstance(first, ArrayShape) or first.dims != q.array(operands - 1).dims and (
-                routine != "orgqr" and routine != "ungqr"):  # fmt: skip
-            q.fail(f"target {target!r}: the first result must have the shape of the operand "
-                   f"it overwrites, got {declared}")
+        if (
+            not isinstance(first, ArrayShape)
+            or first.dims != q.array(operands - 1).dims
+            and (routine != "orgqr" and routine != "ungqr")
+        ):
+            q.fail(
+                f"target {target!r}: the first result must have the shape of the operand "
+                f"it overwrites, got {declared}"
+            )
         return declared
 
     return rule
@@ -153,9 +170,16 @@ def evaluate_lapack(call: LapackCall, shape: Shape, *operands: np.ndarray):
         leaves = _results(shape)
         values = ref.svd(a, call.char("mode", "A"), leaves[2].dims, leaves[3].dims)
     else:
-        values = (ref.trsm(a, _wide(operands[1]), call.char("side", "L") == "L",
-                           call.char("uplo", "L") == "L", call.char("trans_x", "N"),
-                           call.char("diag", "N") == "U"),)  # fmt: skip
+        values = (
+            ref.trsm(
+                a,
+                _wide(operands[1]),
+                call.char("side", "L") == "L",
+                call.char("uplo", "L") == "L",
+                call.char("trans_x", "N"),
+                call.char("diag", "N") == "U",
+            ),
+        )
     return _round(values, shape)
 
 
@@ -180,9 +204,11 @@ def eigh_tpu_options(instr) -> tuple[bool, bool]:
     except ValueError:
         from hlort.errors import InvalidArgument
 
-        raise InvalidArgument(f"{instr.name}: Eigh backend_config "
-                              f"{instr.attrs.get('backend_config')!r} is not "
-                              "'lower,sort,max_iter,tol'") from None
+        raise InvalidArgument(
+            f"{instr.name}: Eigh backend_config "
+            f"{instr.attrs.get('backend_config')!r} is not "
+            "'lower,sort,max_iter,tol'"
+        ) from None
 
 
 def _evaluate_eigh_tpu(ev, instr, a):
@@ -195,11 +221,23 @@ def _evaluate_eigh_tpu(ev, instr, a):
 
 def register_lapack_targets() -> None:
     for name in target_names():
-        body = name[len("lapack_"):-len("_ffi")]
-        register_custom_call(name, _lapack_shape(body[1:], PREFIXES[body[0]]), _evaluate,
-                             description=f"LAPACK {body} (JAX's CPU lowering)")  # fmt: skip
+        body = name[len("lapack_") : -len("_ffi")]
+        register_custom_call(
+            name,
+            _lapack_shape(body[1:], PREFIXES[body[0]]),
+            _evaluate,
+            description=f"LAPACK {body} (JAX's CPU lowering)",
+        )
     for name, (routine, _, _) in TPU_QR.items():
-        register_custom_call(name, _lapack_shape(routine, None), _evaluate,
-                             description=f"LAPACK {routine} (JAX's TPU lowering)")  # fmt: skip
-    register_custom_call("Eigh", _eigh_tpu_shape, _evaluate_eigh_tpu,
-                         description="symmetric/Hermitian eigendecomposition (JAX's TPU lowering)")
+        register_custom_call(
+            name,
+            _lapack_shape(routine, None),
+            _evaluate,
+            description=f"LAPACK {routine} (JAX's TPU lowering)",
+        )
+    register_custom_call(
+        "Eigh",
+        _eigh_tpu_shape,
+        _evaluate_eigh_tpu,
+        description="symmetric/Hermitian eigendecomposition (JAX's TPU lowering)",
+    )

@@ -126,8 +126,9 @@ def philox(state: np.ndarray, dims: tuple[int, ...], bits: int) -> tuple[np.ndar
     n = math.prod(dims)
     nvec = -(-(2 * n if bits == 64 else n) // 4)
     ctr_lo, ctr_hi = _add_u128(lo, hi, np.arange(nvec, dtype=_U64))
-    out = philox4x32((_lo32(ctr_lo), _hi32(ctr_lo), _lo32(ctr_hi), _hi32(ctr_hi)),
-                     _lo32(key), _hi32(key))  # fmt: skip
+    out = philox4x32(
+        (_lo32(ctr_lo), _hi32(ctr_lo), _lo32(ctr_hi), _hi32(ctr_hi)), _lo32(key), _hi32(key)
+    )
     if bits == 64:
         numbers = np.stack([_join64(out[0], out[1]), _join64(out[2], out[3])], axis=1)
     else:

@@ -150,8 +150,9 @@ class ScatterDimensionNumbers:
     scatter_indices_batching_dims: tuple[int, ...] = ()
 
 
-def window_from_sizes(sizes, strides=None, padding=None, base_dilation=None,
-                      window_dilation=None) -> tuple[WindowDim, ...]:  # fmt: skip
+def window_from_sizes(
+    sizes, strides=None, padding=None, base_dilation=None, window_dilation=None
+) -> tuple[WindowDim, ...]:
     """Build a window tuple from per-dimension lists (None = defaults)."""
     n = len(sizes)
     strides = strides or [1] * n
@@ -159,7 +160,13 @@ def window_from_sizes(sizes, strides=None, padding=None, base_dilation=None,
     base_dilation = base_dilation or [1] * n
     window_dilation = window_dilation or [1] * n
     return tuple(
-        WindowDim(int(sizes[i]), int(strides[i]), int(padding[i][0]), int(padding[i][1]),
-                  int(window_dilation[i]), int(base_dilation[i]))  # fmt: skip
+        WindowDim(
+            int(sizes[i]),
+            int(strides[i]),
+            int(padding[i][0]),
+            int(padding[i][1]),
+            int(window_dilation[i]),
+            int(base_dilation[i]),
+        )
         for i in range(n)
     )

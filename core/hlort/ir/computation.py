@@ -150,10 +150,10 @@ class Computation:
         return f"<Computation {self.name}: {len(self.instructions)} instructions>"
 
 
-
-def callees_first(roots: Iterable[Computation],
-                  callees: Callable[[Computation], Iterable[Computation]] | None = None,
-                  ) -> list[Computation]:  # fmt: skip
+def callees_first(
+    roots: Iterable[Computation],
+    callees: Callable[[Computation], Iterable[Computation]] | None = None,
+) -> list[Computation]:
     """``roots`` and the computations they reach through ``callees`` (default: every called
     computation), each once and after all of its callees: a depth-first post order, roots in
     the order given."""

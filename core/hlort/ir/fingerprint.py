@@ -46,8 +46,10 @@ def module_fingerprint(module: Module) -> str:
         if value is not None:
             h.update(f"{key}={value!r};".encode())
     config = module.config
-    h.update(f"replicas={config.get('num_replicas', 1)};"
-             f"partitions={config.get('num_partitions', 1)};".encode())  # fmt: skip
+    h.update(
+        f"replicas={config.get('num_replicas', 1)};"
+        f"partitions={config.get('num_partitions', 1)};".encode()
+    )
     if module.entry is not None:
         h.update(_Walker().computation(module.entry).encode())
     return h.hexdigest()
@@ -67,8 +69,11 @@ class _Walker:
         order = comp.post_order()
         position = {instr: k for k, instr in enumerate(order)}
         for instr in order:
-            parts = [instr.opcode.value, shape_key(instr.shape),
-                     ",".join(str(position[o]) for o in instr.operands)]  # fmt: skip
+            parts = [
+                instr.opcode.value,
+                shape_key(instr.shape),
+                ",".join(str(position[o]) for o in instr.operands),
+            ]
             if instr.parameter_number is not None:
                 parts.append(f"param={instr.parameter_number}")
             for key in sorted(instr.attrs):
@@ -104,8 +109,9 @@ class _Walker:
         if isinstance(v, dict):
             return "{" + ",".join(f"{self.value(k)}:{self.value(v[k])}" for k in sorted(v)) + "}"
         if dataclasses.is_dataclass(v):
-            fields = ",".join(f"{f.name}={self.value(getattr(v, f.name))}"
-                              for f in dataclasses.fields(v))  # fmt: skip
+            fields = ",".join(
+                f"{f.name}={self.value(getattr(v, f.name))}" for f in dataclasses.fields(v)
+            )
             return f"{type(v).__name__}({fields})"
         if isinstance(v, (np.ndarray, np.generic)):
             return literal_key(np.asarray(v))

@@ -26,9 +26,18 @@ class Instruction:
     """
 
     __slots__ = (
-        "opcode", "shape", "operands", "attrs", "name", "parent", "literal",
-        "parameter_number", "extra_attrs", "uid", "__weakref__",
-    )  # fmt: skip
+        "opcode",
+        "shape",
+        "operands",
+        "attrs",
+        "name",
+        "parent",
+        "literal",
+        "parameter_number",
+        "extra_attrs",
+        "uid",
+        "__weakref__",
+    )
 
     def __init__(
         self,
@@ -112,4 +121,3 @@ class Instruction:
     def __repr__(self) -> str:
         operands = ", ".join(o.name for o in self.operands)
         return f"<{self.name} = {self.shape} {self.opcode.value}({operands})>"
-

@@ -108,8 +108,10 @@ class Module:
                 for key, value in instr.attrs.items():
                     if isinstance(value, Computation):
                         value = comp_map.get(value, value)
-                    elif isinstance(value, (list, tuple)) and value and isinstance(
-                        value[0], Computation
+                    elif (
+                        isinstance(value, (list, tuple))
+                        and value
+                        and isinstance(value[0], Computation)
                     ):
                         value = tuple(comp_map.get(v, v) for v in value)
                     attrs[key] = value

@@ -46,8 +46,11 @@ class CodecError(ValueError):
 
 
 def _own_classes() -> dict[str, type]:
-    found = {name: cls for name, cls in vars(A).items()
-             if isinstance(cls, type) and cls.__module__ == A.__name__}  # fmt: skip
+    found = {
+        name: cls
+        for name, cls in vars(A).items()
+        if isinstance(cls, type) and cls.__module__ == A.__name__
+    }
     found["Opcode"] = Opcode
     return found
 
@@ -57,8 +60,9 @@ _CLASSES = _own_classes()
 
 # -- writing --------------------------------------------------------------------------------
 class _Writer:
-    def __init__(self, classes: dict[str, type],
-                 computations: dict[Computation, int] | None = None):  # fmt: skip
+    def __init__(
+        self, classes: dict[str, type], computations: dict[Computation, int] | None = None
+    ):
         self.classes = {**_CLASSES, **classes}
         self.computations = computations or {}
         self.blobs: list[bytes] = []
@@ -167,17 +171,33 @@ def encode_module(module: Module) -> bytes:
             try:
                 operands = [position[o] for o in instr.operands]
             except KeyError:
-                raise CodecError(f"{instr.name} uses an instruction of another computation") \
-                    from None
-            rows.append([instr.opcode.value, writer.shape_id(instr.shape), operands,
-                         writer.value(instr.attrs), instr.name,
-                         writer.value(instr.literal), instr.parameter_number,
-                         writer.value(instr.extra_attrs)])  # fmt: skip
+                raise CodecError(
+                    f"{instr.name} uses an instruction of another computation"
+                ) from None
+            rows.append(
+                [
+                    instr.opcode.value,
+                    writer.shape_id(instr.shape),
+                    operands,
+                    writer.value(instr.attrs),
+                    instr.name,
+                    writer.value(instr.literal),
+                    instr.parameter_number,
+                    writer.value(instr.extra_attrs),
+                ]
+            )
         root = position.get(comp.root) if comp.root is not None else None
         comps.append([comp.name, comp.is_fusion_computation, rows, root])
     entry = numbers.get(module.entry) if module.entry is not None else None
-    doc = ["module", module.name, writer.value(module.attributes), writer.value(module.config),
-           comps, entry, writer.shapes]  # fmt: skip
+    doc = [
+        "module",
+        module.name,
+        writer.value(module.attributes),
+        writer.value(module.config),
+        comps,
+        entry,
+        writer.shapes,
+    ]
     return _frame(doc, writer)
 
 
@@ -204,8 +224,10 @@ class _Reader:
             items = v[1:]
             if len(items) % 2:
                 raise CodecError("dict with an odd number of items")
-            return {self._key(self.value(items[i])): self.value(items[i + 1])
-                    for i in range(0, len(items), 2)}  # fmt: skip
+            return {
+                self._key(self.value(items[i])): self.value(items[i + 1])
+                for i in range(0, len(items), 2)
+            }
         if tag == "F":
             return struct.unpack("<d", bytes.fromhex(v[1]))[0]
         if tag == "Y":
@@ -254,7 +276,7 @@ class _Reader:
         dims = tuple(_index(d, 1 << 62) for d in dims)
         if math.prod(dims) * dt.itemsize != size or not 0 <= offset <= len(self.blobs) - size:
             raise CodecError("array bytes do not match its shape")
-        a = np.frombuffer(self.blobs[offset:offset + size], dt).reshape(dims).copy()
+        a = np.frombuffer(self.blobs[offset : offset + size], dt).reshape(dims).copy()
         return a[()] if v[0] == "G" else a
 
 
@@ -333,9 +355,16 @@ def _read_module(doc: Any, reader: _Reader) -> Module:
         for opcode, shape, _, attrs, iname, literal, number, extra in rows:
             if number is not None:
                 _index(number, 1 << 31)
-            instr = Instruction(Opcode(opcode), shapes[_index(shape, len(shapes))], (),
-                                reader.value(attrs), str(iname), literal=reader.value(literal),
-                                parameter_number=number, extra_attrs=reader.value(extra))
+            instr = Instruction(
+                Opcode(opcode),
+                shapes[_index(shape, len(shapes))],
+                (),
+                reader.value(attrs),
+                str(iname),
+                literal=reader.value(literal),
+                parameter_number=number,
+                extra_attrs=reader.value(extra),
+            )
             instr.parent = comp
             built.append(instr)
         for instr, row in zip(built, rows, strict=True):  # operands may come later in the list
@@ -343,7 +372,8 @@ def _read_module(doc: Any, reader: _Reader) -> Module:
         comp.instructions = built
         comp.root = built[_index(root, len(built))] if root is not None else None
         module.computations.append(comp)
-    module.entry = (reader.computations[_index(entry, len(reader.computations))]
-                    if entry is not None else None)  # fmt: skip
+    module.entry = (
+        reader.computations[_index(entry, len(reader.computations))] if entry is not None else None
+    )
     module.rename_all()
     return module

@@ -12,8 +12,10 @@ from pathlib import Path
 from hlort.ir.op_def import BITS, INT, NUMBER, OPTIONAL, AttrDef, OpDef
 from hlort.ir.opcodes import Opcode
 
-BEGIN = ("<!-- op table: generated from hlort.ir.opcodes by "
-         "`python -m hlort.ir.op_table_doc docs/ops.md`; edit the table there -->")  # fmt: skip
+BEGIN = (
+    "<!-- op table: generated from hlort.ir.opcodes by "
+    "`python -m hlort.ir.op_table_doc docs/ops.md`; edit the table there -->"
+)
 END = "<!-- end of the generated op table -->"
 
 _FAMILY_ORDER = ("pred", "sint", "uint", "float", "complex")
@@ -54,8 +56,11 @@ def _value_text(value) -> str:
 
 
 def _properties(d: OpDef) -> str:
-    flags = [name.replace("_", " ") for name in ("commutative", "side_effect", "expensive",
-                                                 "reuses_operand") if getattr(d, name)]  # fmt: skip
+    flags = [
+        name.replace("_", " ")
+        for name in ("commutative", "side_effect", "expensive", "reuses_operand")
+        if getattr(d, name)
+    ]
     if d.stablehlo:
         flags.append("stablehlo 1:1")
     return ", ".join(flags) or "-"
@@ -67,8 +72,16 @@ def _row(op: Opcode) -> str:
     attrs = "<br>".join(_attr_text(a) for a in d.attrs) or "-"
     called = ", ".join(f"`{c}`" for c in d.called) or "-"
     fusion = d.fusion.value
-    cells = [f"`{op.value}`", operands, attrs, called, describe_types(d.types),
-             d.numerics.value, fusion, _properties(d)]  # fmt: skip
+    cells = [
+        f"`{op.value}`",
+        operands,
+        attrs,
+        called,
+        describe_types(d.types),
+        d.numerics.value,
+        fusion,
+        _properties(d),
+    ]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -92,7 +105,7 @@ def render(page: str) -> str:
     end = page.find(END)
     if start < 0 or end < start:
         raise ValueError("the page has no generated op table markers")
-    return page[:start] + op_table_markdown() + page[end + len(END):]
+    return page[:start] + op_table_markdown() + page[end + len(END) :]
 
 
 def main(argv: list[str]) -> int:

@@ -148,18 +148,27 @@ _SET, _NOT_DEFAULT = Shown.IF_SET, Shown.IF_NOT_DEFAULT
 
 
 def _unary(types, numerics=_EXACT, stablehlo=True, **kw) -> OpDef:
-    return OpDef(1, elementwise=True, types=types, numerics=numerics, fusion=_EW,
-                 stablehlo=stablehlo, **kw)  # fmt: skip
+    return OpDef(
+        1, elementwise=True, types=types, numerics=numerics, fusion=_EW, stablehlo=stablehlo, **kw
+    )
 
 
 def _transcendental(types, arity=1, stablehlo=True) -> OpDef:
-    return OpDef(arity, elementwise=True, types=types, numerics=_TRANS, fusion=_EW,
-                 expensive=True, stablehlo=stablehlo)  # fmt: skip
+    return OpDef(
+        arity,
+        elementwise=True,
+        types=types,
+        numerics=_TRANS,
+        fusion=_EW,
+        expensive=True,
+        stablehlo=stablehlo,
+    )
 
 
 def _binary(types, numerics=_EXACT, stablehlo=True, **kw) -> OpDef:
-    return OpDef(2, elementwise=True, types=types, numerics=numerics, fusion=_EW,
-                 stablehlo=stablehlo, **kw)  # fmt: skip
+    return OpDef(
+        2, elementwise=True, types=types, numerics=numerics, fusion=_EW, stablehlo=stablehlo, **kw
+    )
 
 
 def _bits(arity, **kw) -> OpDef:
@@ -208,8 +217,9 @@ OP_DEFS: dict[Opcode, OpDef] = {
     Opcode.CONVERT: _unary(None, stablehlo=False),
     # elementwise only when bit widths match (Instruction.is_elementwise)
     Opcode.BITCAST_CONVERT: _bits(1, fusion=_EW),
-    Opcode.REDUCE_PRECISION: _unary(None, stablehlo=False, attrs=(_S("exponent_bits", "int"),
-                                                                  _S("mantissa_bits", "int"))),
+    Opcode.REDUCE_PRECISION: _unary(
+        None, stablehlo=False, attrs=(_S("exponent_bits", "int"), _S("mantissa_bits", "int"))
+    ),
     Opcode.COPY: _unary(None, _BITS, stablehlo=False),
     Opcode.ADD: _binary(ALL, _ARITH, commutative=True),  # pred: logical or (XLA, StableHLO)
     Opcode.SUBTRACT: _binary(NUMBER, _ARITH),
@@ -226,9 +236,14 @@ OP_DEFS: dict[Opcode, OpDef] = {
     Opcode.SHIFT_LEFT: _binary(INT),
     Opcode.SHIFT_RIGHT_LOGICAL: _binary(INT),
     Opcode.SHIFT_RIGHT_ARITHMETIC: _binary(INT),
-    Opcode.COMPARE: _binary(None, stablehlo=False, attrs=(_S("direction", "direction"),
-                                         _S("comparison_type", "comparison_type", OPTIONAL,
-                                            "type"))),
+    Opcode.COMPARE: _binary(
+        None,
+        stablehlo=False,
+        attrs=(
+            _S("direction", "direction"),
+            _S("comparison_type", "comparison_type", OPTIONAL, "type"),
+        ),
+    ),
     Opcode.COMPLEX: _binary(None),
     Opcode.SELECT: OpDef(3, elementwise=True, numerics=_BITS, fusion=_EW),
     Opcode.CLAMP: OpDef(3, elementwise=True, fusion=_EW),
@@ -237,92 +252,147 @@ OP_DEFS: dict[Opcode, OpDef] = {
     Opcode.BITCAST: _bits(1),
     Opcode.TRANSPOSE: _bits(1, fusion=_IX, attrs=(_DIMENSIONS,)),
     Opcode.SLICE: _bits(1, fusion=_IX, attrs=(_S("slice", "slice"),)),
-    Opcode.DYNAMIC_SLICE: _bits(None, fusion=_SEL, reuses_operand=True,
-                                attrs=(_S("dynamic_slice_sizes", "dims"),)),
+    Opcode.DYNAMIC_SLICE: _bits(
+        None, fusion=_SEL, reuses_operand=True, attrs=(_S("dynamic_slice_sizes", "dims"),)
+    ),
     Opcode.DYNAMIC_UPDATE_SLICE: _bits(None),
     Opcode.CONCATENATE: _bits(None, fusion=_SEL, attrs=(_DIMENSIONS,)),
     Opcode.PAD: _bits(2, fusion=_SEL, reuses_operand=True, attrs=(_S("padding", "padding"),)),
     Opcode.REVERSE: _bits(1, fusion=_IX, attrs=(_DIMENSIONS,)),
-    Opcode.GATHER: _bits(2, reuses_operand=True, attrs=(
-        _S(_GATHER + "offset_dims", "dims"),
-        _S(_GATHER + "collapsed_slice_dims", "dims"),
-        _S(_GATHER + "start_index_map", "dims"),
-        _S(_GATHER + "operand_batching_dims", "dims", (), shown=_SET),
-        _S(_GATHER + "start_indices_batching_dims", "dims", (), shown=_SET),
-        _S(_GATHER + "index_vector_dim", "int"),
-        _S("slice_sizes", "dims"),
-        _S("indices_are_sorted", "bool", False, shown=_SET),
-    )),
-    Opcode.SCATTER: OpDef(None, called=("to_apply",), numerics=_ACC, attrs=(
-        _S(_SCATTER + "update_window_dims", "dims"),
-        _S(_SCATTER + "inserted_window_dims", "dims"),
-        _S(_SCATTER + "scatter_dims_to_operand_dims", "dims"),
-        _S(_SCATTER + "input_batching_dims", "dims", (), shown=_SET),
-        _S(_SCATTER + "scatter_indices_batching_dims", "dims", (), shown=_SET),
-        _S(_SCATTER + "index_vector_dim", "int"),
-        _S("indices_are_sorted", "bool", False, shown=_SET),
-        _S("unique_indices", "bool", False, shown=_SET),
-        _TO_APPLY,
-    )),
-    Opcode.REDUCE: OpDef(None, called=("to_apply",), numerics=_ACC,
-                         fusion=FusionRole.REDUCE_HERO, attrs=(_DIMENSIONS, _TO_APPLY)),
-    Opcode.REDUCE_WINDOW: OpDef(None, called=("to_apply",), numerics=_ACC,
-                                fusion=FusionRole.REDUCE_HERO, reuses_operand=True,
-                                attrs=(_WINDOW, _TO_APPLY)),
-    Opcode.SELECT_AND_SCATTER: OpDef(3, called=("select", "scatter"), numerics=_ACC, attrs=(
-        _WINDOW, _S("select", "comp"), _S("scatter", "comp"))),
-    Opcode.MAP: OpDef(None, elementwise=True, called=("to_apply",), expensive=True,
-                      attrs=(_DIMENSIONS, _TO_APPLY)),
-    Opcode.SORT: _bits(None, called=("to_apply",), attrs=(
-        _DIMENSIONS, _S("is_stable", "bool", False, shown=_SET), _TO_APPLY)),
+    Opcode.GATHER: _bits(
+        2,
+        reuses_operand=True,
+        attrs=(
+            _S(_GATHER + "offset_dims", "dims"),
+            _S(_GATHER + "collapsed_slice_dims", "dims"),
+            _S(_GATHER + "start_index_map", "dims"),
+            _S(_GATHER + "operand_batching_dims", "dims", (), shown=_SET),
+            _S(_GATHER + "start_indices_batching_dims", "dims", (), shown=_SET),
+            _S(_GATHER + "index_vector_dim", "int"),
+            _S("slice_sizes", "dims"),
+            _S("indices_are_sorted", "bool", False, shown=_SET),
+        ),
+    ),
+    Opcode.SCATTER: OpDef(
+        None,
+        called=("to_apply",),
+        numerics=_ACC,
+        attrs=(
+            _S(_SCATTER + "update_window_dims", "dims"),
+            _S(_SCATTER + "inserted_window_dims", "dims"),
+            _S(_SCATTER + "scatter_dims_to_operand_dims", "dims"),
+            _S(_SCATTER + "input_batching_dims", "dims", (), shown=_SET),
+            _S(_SCATTER + "scatter_indices_batching_dims", "dims", (), shown=_SET),
+            _S(_SCATTER + "index_vector_dim", "int"),
+            _S("indices_are_sorted", "bool", False, shown=_SET),
+            _S("unique_indices", "bool", False, shown=_SET),
+            _TO_APPLY,
+        ),
+    ),
+    Opcode.REDUCE: OpDef(
+        None,
+        called=("to_apply",),
+        numerics=_ACC,
+        fusion=FusionRole.REDUCE_HERO,
+        attrs=(_DIMENSIONS, _TO_APPLY),
+    ),
+    Opcode.REDUCE_WINDOW: OpDef(
+        None,
+        called=("to_apply",),
+        numerics=_ACC,
+        fusion=FusionRole.REDUCE_HERO,
+        reuses_operand=True,
+        attrs=(_WINDOW, _TO_APPLY),
+    ),
+    Opcode.SELECT_AND_SCATTER: OpDef(
+        3,
+        called=("select", "scatter"),
+        numerics=_ACC,
+        attrs=(_WINDOW, _S("select", "comp"), _S("scatter", "comp")),
+    ),
+    Opcode.MAP: OpDef(
+        None, elementwise=True, called=("to_apply",), expensive=True, attrs=(_DIMENSIONS, _TO_APPLY)
+    ),
+    Opcode.SORT: _bits(
+        None,
+        called=("to_apply",),
+        attrs=(_DIMENSIONS, _S("is_stable", "bool", False, shown=_SET), _TO_APPLY),
+    ),
     Opcode.TOPK: _bits(1, attrs=(_S("k", "int"), _S("largest", "bool", True))),
-    Opcode.DOT: OpDef(2, numerics=_ACC, fusion=FusionRole.OUTPUT_HERO, attrs=(
-        _S(_DOT + "lhs_batch_dims", "dims", (), shown=_SET),
-        _S(_DOT + "lhs_contracting_dims", "dims", ()),
-        _S(_DOT + "rhs_batch_dims", "dims", (), shown=_SET),
-        _S(_DOT + "rhs_contracting_dims", "dims", ()),
-        _PRECISION,
-    )),
-    Opcode.CONVOLUTION: OpDef(2, numerics=_ACC, fusion=FusionRole.OUTPUT_HERO, attrs=(
-        _WINDOW,
-        _S("dim_labels", "dim_labels"),
-        _S("feature_group_count", "int", 1, shown=_NOT_DEFAULT),
-        _S("batch_group_count", "int", 1, shown=_NOT_DEFAULT),
-        _PRECISION,
-    )),
+    Opcode.DOT: OpDef(
+        2,
+        numerics=_ACC,
+        fusion=FusionRole.OUTPUT_HERO,
+        attrs=(
+            _S(_DOT + "lhs_batch_dims", "dims", (), shown=_SET),
+            _S(_DOT + "lhs_contracting_dims", "dims", ()),
+            _S(_DOT + "rhs_batch_dims", "dims", (), shown=_SET),
+            _S(_DOT + "rhs_contracting_dims", "dims", ()),
+            _PRECISION,
+        ),
+    ),
+    Opcode.CONVOLUTION: OpDef(
+        2,
+        numerics=_ACC,
+        fusion=FusionRole.OUTPUT_HERO,
+        attrs=(
+            _WINDOW,
+            _S("dim_labels", "dim_labels"),
+            _S("feature_group_count", "int", 1, shown=_NOT_DEFAULT),
+            _S("batch_group_count", "int", 1, shown=_NOT_DEFAULT),
+            _PRECISION,
+        ),
+    ),
     Opcode.CHOLESKY: OpDef(1, numerics=_ACC, attrs=(_S("lower", "bool", False, shown=_SET),)),
-    Opcode.TRIANGULAR_SOLVE: OpDef(2, numerics=_ACC, attrs=(
-        _S("left_side", "bool", False, shown=_SET),
-        _S("lower", "bool", False, shown=_SET),
-        _S("unit_diagonal", "bool", False, shown=_SET),
-        _S("transpose_a", "transpose", A.Transpose.NO_TRANSPOSE),
-    )),
-    Opcode.FFT: OpDef(1, numerics=_ACC, attrs=(_S("fft_type", "fft_type"),
-                                               _S("fft_length", "dims"))),
-    Opcode.WHILE: OpDef(1, called=("condition", "body"), numerics=_ACC,
-                        attrs=(_S("condition", "comp"), _S("body", "comp"))),
-    Opcode.CONDITIONAL: _bits(None, called=("branch_computations",),
-                              attrs=(_S("branch_computations", "comps"),)),
+    Opcode.TRIANGULAR_SOLVE: OpDef(
+        2,
+        numerics=_ACC,
+        attrs=(
+            _S("left_side", "bool", False, shown=_SET),
+            _S("lower", "bool", False, shown=_SET),
+            _S("unit_diagonal", "bool", False, shown=_SET),
+            _S("transpose_a", "transpose", A.Transpose.NO_TRANSPOSE),
+        ),
+    ),
+    Opcode.FFT: OpDef(
+        1, numerics=_ACC, attrs=(_S("fft_type", "fft_type"), _S("fft_length", "dims"))
+    ),
+    Opcode.WHILE: OpDef(
+        1,
+        called=("condition", "body"),
+        numerics=_ACC,
+        attrs=(_S("condition", "comp"), _S("body", "comp")),
+    ),
+    Opcode.CONDITIONAL: _bits(
+        None, called=("branch_computations",), attrs=(_S("branch_computations", "comps"),)
+    ),
     Opcode.CALL: _bits(None, called=("to_apply",), attrs=(_TO_APPLY,)),
     Opcode.TUPLE: _bits(None),
     Opcode.GET_TUPLE_ELEMENT: _bits(1, attrs=(_S("index", "int"),)),
     Opcode.OPTIMIZATION_BARRIER: _bits(1, side_effect=True),
     Opcode.AFTER_ALL: _bits(None),
-    Opcode.CUSTOM_CALL: _bits(None, called=("called_computations",), attrs=(
-        _S("custom_call_target", "string"),
-        _S("has_side_effect", "bool", False, "custom_call_has_side_effect", _SET, fill=False),
-        _S("api_version", "api_version", "API_VERSION_ORIGINAL", shown=_NOT_DEFAULT,
-           fill=False),
-        _S("called_computations", "comps", (), shown=_SET, fill=False),
-        _S("backend_config", "backend_config", "", shown=_SET, fill=False),
-    )),
-    Opcode.FUSION: OpDef(None, called=("calls",), attrs=(_S("kind", "fusion_kind"),
-                                                         _S("calls", "comp_or_comps"))),
-    Opcode.RNG_BIT_GENERATOR: _bits(1, attrs=(
-        _S("algorithm", "rng_algorithm", A.RngAlgorithm.DEFAULT),)),
+    Opcode.CUSTOM_CALL: _bits(
+        None,
+        called=("called_computations",),
+        attrs=(
+            _S("custom_call_target", "string"),
+            _S("has_side_effect", "bool", False, "custom_call_has_side_effect", _SET, fill=False),
+            _S(
+                "api_version", "api_version", "API_VERSION_ORIGINAL", shown=_NOT_DEFAULT, fill=False
+            ),
+            _S("called_computations", "comps", (), shown=_SET, fill=False),
+            _S("backend_config", "backend_config", "", shown=_SET, fill=False),
+        ),
+    ),
+    Opcode.FUSION: OpDef(
+        None, called=("calls",), attrs=(_S("kind", "fusion_kind"), _S("calls", "comp_or_comps"))
+    ),
+    Opcode.RNG_BIT_GENERATOR: _bits(
+        1, attrs=(_S("algorithm", "rng_algorithm", A.RngAlgorithm.DEFAULT),)
+    ),
     Opcode.REPLICA_ID: _bits(0),
     Opcode.PARTITION_ID: _bits(0),
-}  # fmt: skip
+}
 
 _BY_HLO_NAME = {op.value: op for op in Opcode}
 # Spellings XLA accepted in older text, mapped to today's opcode.

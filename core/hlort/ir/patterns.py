@@ -80,9 +80,8 @@ def is_scalar_elementwise(comp: Computation) -> bool:
 # -- reducers (reduce, reduce-window, select-and-scatter's scatter) ------------------------------
 
 REDUCER_OPCODES = frozenset(
-    {Opcode.ADD, Opcode.MULTIPLY, Opcode.MAXIMUM, Opcode.MINIMUM, Opcode.AND, Opcode.OR,
-     Opcode.XOR}
-)  # fmt: skip
+    {Opcode.ADD, Opcode.MULTIPLY, Opcode.MAXIMUM, Opcode.MINIMUM, Opcode.AND, Opcode.OR, Opcode.XOR}
+)
 
 
 def binary_reducer_opcode(comp: Computation) -> Opcode | None:
@@ -150,8 +149,10 @@ def comparison_type_of(compare: Instruction) -> ComparisonType:
     return default_comparison_type(compare.operands[0].shape.dtype)
 
 
-_SWAPPED = {ComparisonDirection.LT: ComparisonDirection.GT,
-            ComparisonDirection.GT: ComparisonDirection.LT}  # fmt: skip
+_SWAPPED = {
+    ComparisonDirection.LT: ComparisonDirection.GT,
+    ComparisonDirection.GT: ComparisonDirection.LT,
+}
 
 
 def scalar_constant_value(instr: Instruction):

@@ -43,7 +43,7 @@ def _walk(starts: Iterable[Instruction], on_cycle) -> list[Instruction] | None:
                     stack.append((child, 0))
                 elif not seen:
                     path = [n for n, _ in stack]
-                    return on_cycle(path[path.index(child):])
+                    return on_cycle(path[path.index(child) :])
                 continue
             stack.pop()
             state[node] = True
@@ -56,8 +56,10 @@ def post_order_from(starts: Iterable[Instruction], where: str) -> list[Instructi
     INTERNAL naming the cycle (in ``where``, e.g. a computation's name) if there is one."""
 
     def fail(cycle: list[Instruction]):
-        raise Internal(f"{where}: the instruction graph has a cycle: {describe_cycle(cycle)}; "
-                       "a pass that rewrote it is wrong (hlort compile --dump-dir shows which)")
+        raise Internal(
+            f"{where}: the instruction graph has a cycle: {describe_cycle(cycle)}; "
+            "a pass that rewrote it is wrong (hlort compile --dump-dir shows which)"
+        )
 
     return _walk(starts, fail)
 

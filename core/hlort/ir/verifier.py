@@ -102,14 +102,17 @@ def _check_empty_shape_has_numpy_form(comp: Computation, instr) -> None:
         raise Unimplemented(
             f"in computation {comp.name}: {instr.name} has shape {shape}: a zero-element array "
             f"whose other dimensions span {span:,} bytes, which NumPy cannot represent (at most "
-            f"{_NUMPY_MAX_BYTES:,}); use smaller dimensions")
+            f"{_NUMPY_MAX_BYTES:,}); use smaller dimensions"
+        )
 
 
 def _check_acyclic(comp: Computation) -> None:
     cycle = find_cycle(comp.instructions)
     if cycle is not None:
-        raise InvalidArgument(f"computation {comp.name}: the instructions form a cycle: "
-                              f"{describe_cycle(cycle)}; each must read only earlier values")
+        raise InvalidArgument(
+            f"computation {comp.name}: the instructions form a cycle: "
+            f"{describe_cycle(cycle)}; each must read only earlier values"
+        )
 
 
 def check_acyclic(module: Module) -> None:
@@ -118,8 +121,9 @@ def check_acyclic(module: Module) -> None:
     for comp in module.computations:
         cycle = find_cycle(comp.instructions)
         if cycle is not None:
-            raise Internal(f"computation {comp.name}: the instructions form a cycle: "
-                           f"{describe_cycle(cycle)}")
+            raise Internal(
+                f"computation {comp.name}: the instructions form a cycle: {describe_cycle(cycle)}"
+            )
 
 
 def _check_no_recursion(module: Module) -> None:

@@ -108,8 +108,14 @@ def _select(instr: Instruction, rw: Rewriter) -> Instruction | None:
 # -- convert --------------------------------------------------------------------------------------
 _FLOAT_DIGITS = {"f8e4m3fn": 4, "f8e5m2": 3, "bf16": 8, "f16": 11, "f32": 24, "f64": 53}
 _FLOAT_EMAX = {"f8e4m3fn": 8, "f8e5m2": 15, "bf16": 127, "f16": 15, "f32": 127, "f64": 1023}
-_FLOAT_EMIN = {"f8e4m3fn": -9, "f8e5m2": -16, "bf16": -133, "f16": -24, "f32": -149,
-               "f64": -1074}  # fmt: skip  (smallest subnormal exponent)
+_FLOAT_EMIN = {
+    "f8e4m3fn": -9,
+    "f8e5m2": -16,
+    "bf16": -133,
+    "f16": -24,
+    "f32": -149,
+    "f64": -1074,
+}  # smallest subnormal exponent
 
 
 def is_exact_widening(src: DType, dst: DType) -> bool:
@@ -131,9 +137,11 @@ def is_exact_widening(src: DType, dst: DType) -> bool:
             return False
         if src.name == "f8e4m3fn" and dst.name == "f8e5m2":
             return False
-        return (_FLOAT_DIGITS[dst.name] >= _FLOAT_DIGITS[src.name]
-                and _FLOAT_EMAX[dst.name] >= _FLOAT_EMAX[src.name]
-                and _FLOAT_EMIN[dst.name] <= _FLOAT_EMIN[src.name])  # fmt: skip
+        return (
+            _FLOAT_DIGITS[dst.name] >= _FLOAT_DIGITS[src.name]
+            and _FLOAT_EMAX[dst.name] >= _FLOAT_EMAX[src.name]
+            and _FLOAT_EMIN[dst.name] <= _FLOAT_EMIN[src.name]
+        )
     return False
 
 
@@ -170,8 +178,7 @@ def _bitcast(instr: Instruction, rw: Rewriter) -> Instruction | None:
     if not isinstance(source, ArrayShape) or not isinstance(result, ArrayShape):
         return None
     into, outof = major_to_minor(source), major_to_minor(result)
-    y = x if into == tuple(range(source.rank)) else rw.make(Opcode.TRANSPOSE, [x],
-                                                           dimensions=into)  # fmt: skip
+    y = x if into == tuple(range(source.rank)) else rw.make(Opcode.TRANSPOSE, [x], dimensions=into)
     laid_out = ArrayShape(result.dtype, tuple(result.dims[d] for d in outof))
     y = rw.make(Opcode.RESHAPE, [y], laid_out)
     if outof != tuple(range(result.rank)):
@@ -202,8 +209,9 @@ def _broadcast(instr: Instruction, rw: Rewriter) -> Instruction | None:
         return x
     if x.opcode is Opcode.BROADCAST:
         inner = tuple(x.attrs["dimensions"])
-        return rw.make(Opcode.BROADCAST, [x.operands[0]], instr.shape,
-                       dimensions=tuple(dims[d] for d in inner))  # fmt: skip
+        return rw.make(
+            Opcode.BROADCAST, [x.operands[0]], instr.shape, dimensions=tuple(dims[d] for d in inner)
+        )
     return None
 
 
@@ -212,8 +220,9 @@ def _slice(instr: Instruction, rw: Rewriter) -> Instruction | None:
     x = instr.operands[0]
     spec: tuple[SliceDim, ...] = tuple(instr.attrs["slice"])
     dims = x.shape.dims
-    if all(s.start == 0 and s.stride == 1 and s.limit == d
-           for s, d in zip(spec, dims, strict=True)):  # fmt: skip
+    if all(
+        s.start == 0 and s.stride == 1 and s.limit == d for s, d in zip(spec, dims, strict=True)
+    ):
         return x
     if x.opcode is Opcode.SLICE:
         composed = []

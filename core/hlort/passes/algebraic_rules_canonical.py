@@ -53,8 +53,9 @@ def reshape_of_broadcast(instr: Instruction, rw: Rewriter) -> Instruction | None
     if squeeze_dims(b.shape.dims) != squeeze_dims(instr.shape.dims):
         return None
     x = b.operands[0]
-    position = dict(zip(_non_unit_positions(b.shape.dims), _non_unit_positions(instr.shape.dims),
-                        strict=True))  # fmt: skip
+    position = dict(
+        zip(_non_unit_positions(b.shape.dims), _non_unit_positions(instr.shape.dims), strict=True)
+    )
     dims = tuple(position[d] for k, d in enumerate(b.attrs["dimensions"]) if x.shape.dims[k] != 1)
     source = _squeezed_source(x, rw)
     return rw.make(Opcode.BROADCAST, [source], instr.shape, dimensions=dims)
@@ -103,8 +104,9 @@ def elementwise_of_broadcasts(instr: Instruction, rw: Rewriter) -> Instruction |
     if full:
         dims = tuple(full[0].attrs["dimensions"])
         small = full[0].operands[0].shape.dims
-        if any(tuple(o.attrs["dimensions"]) != dims or o.operands[0].shape.dims != small
-               for o in full):  # fmt: skip
+        if any(
+            tuple(o.attrs["dimensions"]) != dims or o.operands[0].shape.dims != small for o in full
+        ):
             return None
     else:
         dims, small = (), ()
@@ -114,8 +116,9 @@ def elementwise_of_broadcasts(instr: Instruction, rw: Rewriter) -> Instruction |
     for o in instr.operands:
         source = o.operands[0]
         if source.shape.dims != small:
-            source = rw.make(Opcode.BROADCAST, [source], source.shape.with_dims(small),
-                             dimensions=())  # fmt: skip
+            source = rw.make(
+                Opcode.BROADCAST, [source], source.shape.with_dims(small), dimensions=()
+            )
         operands.append(source)
     inner = rw.make(instr.opcode, operands, instr.shape.with_dims(small), **instr.attrs)
     return rw.make(Opcode.BROADCAST, [inner], instr.shape, dimensions=dims)
@@ -178,15 +181,25 @@ def reduce_of_unit_dims(instr: Instruction, rw: Rewriter) -> Instruction | None:
         return None  # nothing to drop, or the all-size-1 case (a rule of its own)
     keep = [d for d in range(len(source)) if d not in unit]
     new_dims = tuple(keep.index(d) for d in sorted(dims - unit))
-    reshaped = [rw.make(Opcode.RESHAPE, [a], a.shape.with_dims(tuple(source[d] for d in keep)))
-                for a in arrays]  # fmt: skip
-    return rw.make(Opcode.REDUCE, [*reshaped, *inits], instr.shape, dimensions=new_dims,
-                   to_apply=instr.attrs["to_apply"])  # fmt: skip
+    reshaped = [
+        rw.make(Opcode.RESHAPE, [a], a.shape.with_dims(tuple(source[d] for d in keep)))
+        for a in arrays
+    ]
+    return rw.make(
+        Opcode.REDUCE,
+        [*reshaped, *inits],
+        instr.shape,
+        dimensions=new_dims,
+        to_apply=instr.attrs["to_apply"],
+    )
 
 
 def _elementwise_table() -> dict[Opcode, tuple]:
-    return {op: (elementwise_of_broadcasts,) for op, info in OP_DEFS.items()
-            if info.elementwise and op not in _NOT_SUNK}  # fmt: skip
+    return {
+        op: (elementwise_of_broadcasts,)
+        for op, info in OP_DEFS.items()
+        if info.elementwise and op not in _NOT_SUNK
+    }
 
 
 RULES: dict[Opcode, tuple] = {

@@ -25,8 +25,7 @@ from hlort.passes.call_inlining import inline_computation
 from hlort.passes.rewriter import Rewriter, splat
 from hlort.shape import ArrayShape
 
-_ALWAYS_EXACT_REDUCERS = frozenset({Opcode.ADD, Opcode.MULTIPLY, Opcode.AND, Opcode.OR,
-                                    Opcode.XOR})  # fmt: skip
+_ALWAYS_EXACT_REDUCERS = frozenset({Opcode.ADD, Opcode.MULTIPLY, Opcode.AND, Opcode.OR, Opcode.XOR})
 _INTEGER_EXACT_REDUCERS = frozenset({Opcode.MAXIMUM, Opcode.MINIMUM})
 _DIRECT_FLOATS = frozenset({"f32", "f64", "c64", "c128"})  # reduced without widening
 
@@ -45,8 +44,9 @@ def _reduce(instr: Instruction, rw: Rewriter) -> Instruction | None:
     x, init = arrays[0], inits[0]
     dt = x.shape.dtype
     op = binary_reducer_opcode(instr.to_apply)
-    exact = op in _ALWAYS_EXACT_REDUCERS or (op in _INTEGER_EXACT_REDUCERS and not
-                                              dt.is_floating_or_complex)  # fmt: skip
+    exact = op in _ALWAYS_EXACT_REDUCERS or (
+        op in _INTEGER_EXACT_REDUCERS and not dt.is_floating_or_complex
+    )
     if not exact or (dt.is_floating_or_complex and dt.name not in _DIRECT_FLOATS):
         return None
     shape = instr.shape
@@ -73,11 +73,19 @@ def _dot(instr: Instruction, rw: Rewriter) -> Instruction | None:
     nb = len(dn.lhs_batch_dims)
     lhs_free = _free_dims(lhs, dn.lhs_batch_dims, dn.lhs_contracting_dims)
     rhs_free = _free_dims(rhs, dn.rhs_batch_dims, dn.rhs_contracting_dims)
-    left = _spread(rw, lhs, dn.lhs_batch_dims, lhs_free, dn.lhs_contracting_dims, shape,
-                   list(range(nb + len(lhs_free))))  # fmt: skip
+    left = _spread(
+        rw,
+        lhs,
+        dn.lhs_batch_dims,
+        lhs_free,
+        dn.lhs_contracting_dims,
+        shape,
+        list(range(nb + len(lhs_free))),
+    )
     right_dims = list(range(nb)) + list(range(nb + len(lhs_free), shape.rank))
-    right = _spread(rw, rhs, dn.rhs_batch_dims, rhs_free, dn.rhs_contracting_dims, shape,
-                    right_dims)  # fmt: skip
+    right = _spread(
+        rw, rhs, dn.rhs_batch_dims, rhs_free, dn.rhs_contracting_dims, shape, right_dims
+    )
     product = rw.make(Opcode.MULTIPLY, [left, right])
     if not dt.is_float:
         return product
@@ -89,8 +97,15 @@ def _free_dims(x: Instruction, batch, contracting) -> list[int]:
     return [d for d in range(x.shape.rank) if d not in batch and d not in contracting]
 
 
-def _spread(rw: Rewriter, x: Instruction, batch, free, contracting, shape: ArrayShape,
-            result_dims: list[int]) -> Instruction:  # fmt: skip
+def _spread(
+    rw: Rewriter,
+    x: Instruction,
+    batch,
+    free,
+    contracting,
+    shape: ArrayShape,
+    result_dims: list[int],
+) -> Instruction:
     """``x`` with its (size-1) contracting dims dropped, broadcast into the dot's result."""
     perm = [*batch, *free, *contracting]
     if perm != list(range(len(perm))):
@@ -98,16 +113,20 @@ def _spread(rw: Rewriter, x: Instruction, batch, free, contracting, shape: Array
     kept = tuple(x.shape.dims[: len(batch) + len(free)])
     if kept != x.shape.dims:
         x = rw.make(Opcode.RESHAPE, [x], x.shape.with_dims(kept))
-    return rw.make(Opcode.BROADCAST, [x], shape.with_dtype(x.shape.dtype),
-                   dimensions=tuple(result_dims))  # fmt: skip
+    return rw.make(
+        Opcode.BROADCAST, [x], shape.with_dtype(x.shape.dtype), dimensions=tuple(result_dims)
+    )
 
 
 # -- while ----------------------------------------------------------------------------------------
 _COMPARE = {
-    ComparisonDirection.EQ: np.equal, ComparisonDirection.NE: np.not_equal,
-    ComparisonDirection.LT: np.less, ComparisonDirection.LE: np.less_equal,
-    ComparisonDirection.GT: np.greater, ComparisonDirection.GE: np.greater_equal,
-}  # fmt: skip
+    ComparisonDirection.EQ: np.equal,
+    ComparisonDirection.NE: np.not_equal,
+    ComparisonDirection.LT: np.less,
+    ComparisonDirection.LE: np.less_equal,
+    ComparisonDirection.GT: np.greater,
+    ComparisonDirection.GE: np.greater_equal,
+}
 
 
 def _is_state_element(instr: Instruction, comp: Computation) -> int | None:

@@ -24,8 +24,11 @@ from hlort.passes.side_effects import unfused_computations
 from hlort.passes.use_graph import UseGraph
 
 RULES: dict = {}
-for _table in (algebraic_rules.RULES, algebraic_rules_structural.RULES,
-               algebraic_rules_canonical.RULES):
+for _table in (
+    algebraic_rules.RULES,
+    algebraic_rules_structural.RULES,
+    algebraic_rules_canonical.RULES,
+):
     for _opcode, _rules in _table.items():
         RULES[_opcode] = RULES.get(_opcode, ()) + tuple(_rules)
 

@@ -57,8 +57,10 @@ class LogicalBuffer:
 
     def __repr__(self) -> str:
         where = f"@{self.offset}" if self.offset is not None else f"({self.kind})"
-        return (f"<buffer {self.id} {self.defined_by.name}{list(self.index) or ''} "
-                f"{self.size}B {where} [{self.start},{self.end}]>")  # fmt: skip
+        return (
+            f"<buffer {self.id} {self.defined_by.name}{list(self.index) or ''} "
+            f"{self.size}B {where} [{self.start},{self.end}]>"
+        )
 
 
 @dataclass(frozen=True)
@@ -120,11 +122,15 @@ def _leaves(shape: Shape, prefix: Index = ()) -> list[tuple[Index, ArrayShape]]:
     return []
 
 
-def assign_buffers(module: Module, donated: Sequence[int] = (), alignment: int = 64,
-                   computation: Computation | None = None,
-                   schedule: Sequence[Instruction] | None = None, in_place: bool = True,
-                   arena_values: Callable[[Instruction], bool] | None = None,
-                   ) -> BufferAssignment:  # fmt: skip
+def assign_buffers(
+    module: Module,
+    donated: Sequence[int] = (),
+    alignment: int = 64,
+    computation: Computation | None = None,
+    schedule: Sequence[Instruction] | None = None,
+    in_place: bool = True,
+    arena_values: Callable[[Instruction], bool] | None = None,
+) -> BufferAssignment:
     """Assign the buffers of ``computation`` (default: the entry); see the module docstring."""
     comp = computation or module.entry
     if schedule is None:
@@ -137,8 +143,9 @@ def assign_buffers(module: Module, donated: Sequence[int] = (), alignment: int =
 
 
 class _Assigner:
-    def __init__(self, comp: Computation, schedule: list[Instruction], donated: set[int],
-                 alignment: int):  # fmt: skip
+    def __init__(
+        self, comp: Computation, schedule: list[Instruction], donated: set[int], alignment: int
+    ):
         self.comp = comp
         self.schedule = schedule
         self.donated = donated
@@ -159,9 +166,17 @@ class _Assigner:
         self._collect_output_aliases()
         arena, peak = self._layout()
         arena_buffers = [b for b in self.buffers if b.in_arena]
-        return BufferAssignment(self.comp, self.schedule, self.buffers, self.values, arena,
-                                peak, sum(b.size for b in arena_buffers), self.alignment,
-                                self.output_aliases)  # fmt: skip
+        return BufferAssignment(
+            self.comp,
+            self.schedule,
+            self.buffers,
+            self.values,
+            arena,
+            peak,
+            sum(b.size for b in arena_buffers),
+            self.alignment,
+            self.output_aliases,
+        )
 
     # -- liveness -----------------------------------------------------------------------------
     def _liveness(self) -> None:
@@ -179,8 +194,11 @@ class _Assigner:
 
     def _read_through(self, user: Instruction, operand: Instruction, index: Index) -> int:
         if user.opcode is Opcode.TUPLE:
-            return max(self.last_read[(user, (k,) + index)]
-                       for k, o in enumerate(user.operands) if o is operand)  # fmt: skip
+            return max(
+                self.last_read[(user, (k,) + index)]
+                for k, o in enumerate(user.operands)
+                if o is operand
+            )
         if user.opcode is Opcode.GET_TUPLE_ELEMENT:
             k = user.attrs["index"]
             if index[:1] == (k,):
@@ -207,23 +225,27 @@ class _Assigner:
             elif self.arena_values is not None and not self.arena_values(instr):
                 buf = self._new(instr, index, leaf, "external", pos)
             else:
-                buf = (self._in_place(instr, index, leaf, pos)
-                       or self._donated_for_output(instr, index, leaf, pos)
-                       or self._new(instr, index, leaf, "temp", pos))  # fmt: skip
+                buf = (
+                    self._in_place(instr, index, leaf, pos)
+                    or self._donated_for_output(instr, index, leaf, pos)
+                    or self._new(instr, index, leaf, "temp", pos)
+                )
             self.values[key] = buf
             buf.values.append((instr, index))
             buf.end = max(buf.end, self.last_read[key])
             if buf.kind == "temp" and self.last_read[key] >= self.end:
                 buf.kind = "output"
 
-    def _new(self, instr: Instruction, index: Index, leaf: ArrayShape, kind: str,
-             pos: int) -> LogicalBuffer:  # fmt: skip
+    def _new(
+        self, instr: Instruction, index: Index, leaf: ArrayShape, kind: str, pos: int
+    ) -> LogicalBuffer:
         buf = LogicalBuffer(len(self.buffers), leaf.nbytes, kind, instr, index, pos, pos)
         self.buffers.append(buf)
         return buf
 
-    def _in_place(self, instr: Instruction, index: Index, leaf: ArrayShape,
-                  pos: int) -> LogicalBuffer | None:  # fmt: skip
+    def _in_place(
+        self, instr: Instruction, index: Index, leaf: ArrayShape, pos: int
+    ) -> LogicalBuffer | None:
         if index != () or not self.in_place:
             return None
         for n in _shareable_operands(instr):
@@ -231,22 +253,29 @@ class _Assigner:
             buf = self.values.get((operand, ()))
             if buf is None or buf.size != leaf.nbytes or buf.end != pos:
                 continue
-            writable = buf.kind == "temp" or (buf.kind == "parameter"
-                                              and buf.parameter_number in self.donated)  # fmt: skip
-            shared = any(self.values.get((o, ())) is buf
-                         for o in instr.operands if o is not operand)  # fmt: skip
+            writable = buf.kind == "temp" or (
+                buf.kind == "parameter" and buf.parameter_number in self.donated
+            )
+            shared = any(
+                self.values.get((o, ())) is buf for o in instr.operands if o is not operand
+            )
             if writable and not shared:
                 return buf
         return None
 
-    def _donated_for_output(self, instr: Instruction, index: Index, leaf: ArrayShape,
-                            pos: int) -> LogicalBuffer | None:  # fmt: skip
+    def _donated_for_output(
+        self, instr: Instruction, index: Index, leaf: ArrayShape, pos: int
+    ) -> LogicalBuffer | None:
         if self.last_read[(instr, index)] < self.end:
             return None
         for buf in self.buffers:
-            if (buf.kind == "parameter" and buf.parameter_number in self.donated
-                    and buf.size == leaf.nbytes and buf.end < pos
-                    and not any(v[0] is not buf.defined_by for v in buf.values)):  # fmt: skip
+            if (
+                buf.kind == "parameter"
+                and buf.parameter_number in self.donated
+                and buf.size == leaf.nbytes
+                and buf.end < pos
+                and not any(v[0] is not buf.defined_by for v in buf.values)
+            ):
                 return buf
         return None
 
@@ -338,12 +367,18 @@ def _shareable_operands(instr: Instruction) -> list[int]:
         return [0]
     if instr.is_elementwise and instr.opcode is not Opcode.MAP:
         dims = instr.shape.dims
-        return [n for n, o in enumerate(instr.operands)
-                if isinstance(o.shape, ArrayShape) and o.shape.dims == dims]  # fmt: skip
+        return [
+            n
+            for n, o in enumerate(instr.operands)
+            if isinstance(o.shape, ArrayShape) and o.shape.dims == dims
+        ]
     if instr.opcode is Opcode.FUSION and instr.attrs.get("kind") is FusionKind.LOOP:
         comp = instr.attrs["calls"]
-        return [p.parameter_number for p in comp.parameters
-                if _elementwise_to_root(comp, p, instr.shape)]  # fmt: skip
+        return [
+            p.parameter_number
+            for p in comp.parameters
+            if _elementwise_to_root(comp, p, instr.shape)
+        ]
     return []
 
 
@@ -363,8 +398,11 @@ def _elementwise_to_root(comp: Computation, param: Instruction, shape: ArrayShap
             continue
         seen.add(node)
         for user in users.get(node, ()):
-            if not (user.is_elementwise and user.opcode is not Opcode.MAP
-                    and user.shape.dims == shape.dims):  # fmt: skip
+            if not (
+                user.is_elementwise
+                and user.opcode is not Opcode.MAP
+                and user.shape.dims == shape.dims
+            ):
                 return False
             stack.append(user)
     return True

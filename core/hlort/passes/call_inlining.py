@@ -19,8 +19,11 @@ from hlort.passes.pass_base import Pass
 from hlort.passes.use_graph import UseGraph
 
 
-def inline_computation(graph: UseGraph, callee: Computation, operands: Sequence[Instruction],
-                       ) -> tuple[Instruction, list[Instruction]]:  # fmt: skip
+def inline_computation(
+    graph: UseGraph,
+    callee: Computation,
+    operands: Sequence[Instruction],
+) -> tuple[Instruction, list[Instruction]]:
     """Copy ``callee``'s live instructions into ``graph``'s computation, its parameters bound to
     ``operands``. Returns the copy of the root and the new instructions."""
     mapping: dict[Instruction, Instruction] = {}

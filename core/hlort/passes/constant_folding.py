@@ -26,11 +26,22 @@ from hlort.passes.use_graph import UseGraph
 from hlort.shape import ArrayShape
 
 # Never folded: cheap to generate (broadcast, iota), device-dependent, or already leaves.
-_KEEP = frozenset({
-    Opcode.BROADCAST, Opcode.IOTA, Opcode.PARAMETER, Opcode.CONSTANT, Opcode.REPLICA_ID,
-    Opcode.PARTITION_ID, Opcode.AFTER_ALL, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT,
-    Opcode.OPTIMIZATION_BARRIER, Opcode.CUSTOM_CALL, Opcode.RNG_BIT_GENERATOR,
-})  # fmt: skip
+_KEEP = frozenset(
+    {
+        Opcode.BROADCAST,
+        Opcode.IOTA,
+        Opcode.PARAMETER,
+        Opcode.CONSTANT,
+        Opcode.REPLICA_ID,
+        Opcode.PARTITION_ID,
+        Opcode.AFTER_ALL,
+        Opcode.TUPLE,
+        Opcode.GET_TUPLE_ELEMENT,
+        Opcode.OPTIMIZATION_BARRIER,
+        Opcode.CUSTOM_CALL,
+        Opcode.RNG_BIT_GENERATOR,
+    }
+)
 
 
 class ConstantFolding(Pass):
@@ -54,8 +65,9 @@ class ConstantFolding(Pass):
                 if value is None:
                     continue
                 graph = graph or UseGraph(comp, effects)
-                constant = Instruction(Opcode.CONSTANT, instr.shape, (), name="constant",
-                                       literal=value)  # fmt: skip
+                constant = Instruction(
+                    Opcode.CONSTANT, instr.shape, (), name="constant", literal=value
+                )
                 graph.add(constant)
                 graph.replace(instr, constant)
                 changed = True

@@ -23,8 +23,16 @@ from hlort.ir.opcodes import Opcode
 from hlort.passes.scheduling import shape_bytes
 from hlort.shape import ArrayShape
 
-FREE = frozenset({Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT,
-                  Opcode.AFTER_ALL, Opcode.OPTIMIZATION_BARRIER})  # fmt: skip
+FREE = frozenset(
+    {
+        Opcode.PARAMETER,
+        Opcode.CONSTANT,
+        Opcode.TUPLE,
+        Opcode.GET_TUPLE_ELEMENT,
+        Opcode.AFTER_ALL,
+        Opcode.OPTIMIZATION_BARRIER,
+    }
+)
 SLICING = frozenset({Opcode.SLICE, Opcode.DYNAMIC_SLICE})
 CONTROL = frozenset({Opcode.WHILE, Opcode.CONDITIONAL, Opcode.CALL})
 
@@ -80,11 +88,15 @@ class ModuleCost:
     def report(self) -> str:
         lines = [f"{'instruction':<32} {'flops':>12} {'transc':>10} {'read':>12} {'written':>12}"]
         for instr, c in self.entries.items():
-            lines.append(f"{instr.name:<32} {c.flops:>12} {c.transcendentals:>10} "
-                         f"{c.bytes_read:>12} {c.bytes_written:>12}")  # fmt: skip
+            lines.append(
+                f"{instr.name:<32} {c.flops:>12} {c.transcendentals:>10} "
+                f"{c.bytes_read:>12} {c.bytes_written:>12}"
+            )
         t = self.total
-        lines.append(f"{'total':<32} {t.flops:>12} {t.transcendentals:>10} {t.bytes_read:>12} "
-                     f"{t.bytes_written:>12}")  # fmt: skip
+        lines.append(
+            f"{'total':<32} {t.flops:>12} {t.transcendentals:>10} {t.bytes_read:>12} "
+            f"{t.bytes_written:>12}"
+        )
         return "\n".join(lines)
 
 
@@ -164,8 +176,7 @@ class _Analyzer:
         """Scalar ops per application of a reducer (at least one)."""
         hit = self._reducer_ops.get(comp)
         if hit is None:
-            hit = max(1, sum(1 for i in comp.instructions
-                             if i.opcode not in FREE))  # fmt: skip
+            hit = max(1, sum(1 for i in comp.instructions if i.opcode not in FREE))
             self._reducer_ops[comp] = hit
         return hit
 

@@ -84,9 +84,7 @@ class _Keys:
     def computation(self, comp: Computation) -> Any:
         order = comp.post_order()
         index = {i: n for n, i in enumerate(order)}
-        body = tuple(
-            self.instruction(i, tuple(index[o] for o in i.operands)) for i in order
-        )
+        body = tuple(self.instruction(i, tuple(index[o] for o in i.operands)) for i in order)
         return (comp.is_fusion_computation, body, index[comp.root])
 
 
@@ -116,9 +114,7 @@ def merge_identical_computations(module: Module, keys: _Keys) -> bool:
                 if isinstance(value, Computation) and value in keys.canonical:
                     instr.attrs[name] = keys.comp(value)
                     changed = True
-                elif isinstance(value, (list, tuple)) and any(
-                    c in keys.canonical for c in value
-                ):
+                elif isinstance(value, (list, tuple)) and any(c in keys.canonical for c in value):
                     instr.attrs[name] = tuple(keys.comp(c) for c in value)
                     changed = True
     if changed:

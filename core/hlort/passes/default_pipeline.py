@@ -38,13 +38,21 @@ SUMMARY_JSON = "summary.json"
 
 
 def simplification_passes() -> list[Pass]:
-    return [TupleSimplifier(), AlgebraicSimplifier(), ConstantFolding(),
-            CommonSubexpressionElimination(), DeadCodeElimination()]  # fmt: skip
+    return [
+        TupleSimplifier(),
+        AlgebraicSimplifier(),
+        ConstantFolding(),
+        CommonSubexpressionElimination(),
+        DeadCodeElimination(),
+    ]
 
 
-def default_passes(policy: FusionPolicy | None = None, before: Sequence[Pass] = (),
-                   after: Sequence[Pass] = (),
-                   disabled: Sequence[str] = ()) -> list[Pass]:  # fmt: skip
+def default_passes(
+    policy: FusionPolicy | None = None,
+    before: Sequence[Pass] = (),
+    after: Sequence[Pass] = (),
+    disabled: Sequence[str] = (),
+) -> list[Pass]:
     """The pipeline as a list, for callers that want to inspect or edit it. ``disabled`` names
     top-level passes or groups to leave out (``"fusion"``, ``"simplify"``...)."""
     policy = policy or FusionPolicy()
@@ -60,10 +68,16 @@ def default_passes(policy: FusionPolicy | None = None, before: Sequence[Pass] = 
     return [p for p in passes if p.name not in set(disabled)]
 
 
-def run_default_pipeline(module: Module, *, policy: FusionPolicy | None = None,
-                         verify: bool = False, dump_dir: str | None = None,
-                         before: Sequence[Pass] = (), after: Sequence[Pass] = (),
-                         disabled: Sequence[str] = ()) -> PipelineReport:  # fmt: skip
+def run_default_pipeline(
+    module: Module,
+    *,
+    policy: FusionPolicy | None = None,
+    verify: bool = False,
+    dump_dir: str | None = None,
+    before: Sequence[Pass] = (),
+    after: Sequence[Pass] = (),
+    disabled: Sequence[str] = (),
+) -> PipelineReport:
     """Optimize ``module`` in place (callers clone first). With ``dump_dir``, the module after
     every pass and a before/after summary (:func:`write_compile_summary`) are written there."""
     original = module.clone() if dump_dir else None
@@ -92,8 +106,9 @@ def module_statistics(module: Module) -> dict[str, int]:
     }
 
 
-def write_compile_summary(before_module: Module, after_module: Module, dump_dir: str,
-                          report: PipelineReport | None = None) -> str:  # fmt: skip
+def write_compile_summary(
+    before_module: Module, after_module: Module, dump_dir: str, report: PipelineReport | None = None
+) -> str:
     """Write ``summary.txt`` (and ``summary.json``) comparing the module before and after the
     pipeline; returns the text."""
     before = module_statistics(before_module)

@@ -42,8 +42,9 @@ def fusion_kind(comp: Computation) -> FusionKind:
 def fused_size(comp: Computation) -> int:
     """Instructions of a fused computation, parameters and a tuple root not counted."""
     root_tuple = comp.root if comp.root.opcode is Opcode.TUPLE else None
-    return sum(1 for i in comp.instructions
-               if i.opcode is not Opcode.PARAMETER and i is not root_tuple)  # fmt: skip
+    return sum(
+        1 for i in comp.instructions if i.opcode is not Opcode.PARAMETER and i is not root_tuple
+    )
 
 
 def _new_fused_computation(module: Module) -> Computation:
@@ -54,8 +55,9 @@ def _new_fused_computation(module: Module) -> Computation:
 
 
 def _parameter(comp: Computation, number: int, like: Instruction) -> Instruction:
-    param = Instruction(Opcode.PARAMETER, like.shape, (), name=f"param_{number}",
-                        parameter_number=number)  # fmt: skip
+    param = Instruction(
+        Opcode.PARAMETER, like.shape, (), name=f"param_{number}", parameter_number=number
+    )
     return comp.add_instruction(param)
 
 
@@ -63,8 +65,11 @@ def _clone_into(comp: Computation, instr: Instruction, operands: list[Instructio
     return comp.add_instruction(instr.clone_with(operands=operands))
 
 
-def clone_body(comp: Computation, body: Computation, arguments: Sequence[Instruction],
-               ) -> dict[Instruction, Instruction]:  # fmt: skip
+def clone_body(
+    comp: Computation,
+    body: Computation,
+    arguments: Sequence[Instruction],
+) -> dict[Instruction, Instruction]:
     """Copy ``body`` (parameters bound to ``arguments``, which live in ``comp``) into ``comp``;
     returns the map from original to copy, parameters included."""
     mapping: dict[Instruction, Instruction] = {}
@@ -83,8 +88,13 @@ def wrap_in_fusion(graph: UseGraph, module: Module, instr: Instruction) -> Instr
     params = {o: _parameter(comp, n, o) for n, o in enumerate(operands)}
     root = _clone_into(comp, instr, [params[o] for o in instr.operands])
     comp.set_root(root)
-    fusion = Instruction(Opcode.FUSION, instr.shape, operands,
-                         {"kind": fusion_kind(comp), "calls": comp}, name="fusion")  # fmt: skip
+    fusion = Instruction(
+        Opcode.FUSION,
+        instr.shape,
+        operands,
+        {"kind": fusion_kind(comp), "calls": comp},
+        name="fusion",
+    )
     graph.add(fusion)
     graph.replace(instr, fusion)
     return fusion
@@ -170,10 +180,13 @@ def fused_preview(host: Instruction, producer: Instruction) -> Computation:
     return comp
 
 
-def merge_members(graph: UseGraph, module: Module, members: Sequence[Instruction],
-                  inline_constants_up_to: int = 1024,
-                  accept: Callable[[Computation], bool] | None = None,
-                  ) -> Instruction | None:  # fmt: skip
+def merge_members(
+    graph: UseGraph,
+    module: Module,
+    members: Sequence[Instruction],
+    inline_constants_up_to: int = 1024,
+    accept: Callable[[Computation], bool] | None = None,
+) -> Instruction | None:
     """Replace ``members`` (fusions or plain instructions, operands before users) by one fusion.
 
     Values members pass to one another stay inside; every output some non-member uses becomes
@@ -249,8 +262,13 @@ def merge_members(graph: UseGraph, module: Module, members: Sequence[Instruction
     if accept is not None and not accept(comp):
         return None
     module.add_computation(comp)
-    fusion = Instruction(Opcode.FUSION, comp.root.shape, operands,
-                         {"kind": fusion_kind(comp), "calls": comp}, name="fusion")  # fmt: skip
+    fusion = Instruction(
+        Opcode.FUSION,
+        comp.root.shape,
+        operands,
+        {"kind": fusion_kind(comp), "calls": comp},
+        name="fusion",
+    )
     graph.add(fusion)
     _rewire(graph, fusion, exports, is_member)
     for m in reversed(members):
@@ -275,8 +293,13 @@ def _rewire(graph: UseGraph, fusion: Instruction, exports, is_member) -> None:
         if single:
             new_values[(m, i)] = fusion
         else:
-            gte = Instruction(Opcode.GET_TUPLE_ELEMENT, fusion.shape.elements[k], [fusion],
-                              {"index": k}, name="get_tuple_element")  # fmt: skip
+            gte = Instruction(
+                Opcode.GET_TUPLE_ELEMENT,
+                fusion.shape.elements[k],
+                [fusion],
+                {"index": k},
+                name="get_tuple_element",
+            )
             new_values[(m, i)] = graph.add(gte)
     for m in dict.fromkeys(m for m, _ in exports):
         if not m.shape.is_tuple:
@@ -287,12 +310,14 @@ def _rewire(graph: UseGraph, fusion: Instruction, exports, is_member) -> None:
                 key = (m, user.attrs["index"])
                 if key in new_values:
                     _redirect(graph, user, new_values[key], is_member)
-        if any(not is_member(u) and u.opcode is not Opcode.GET_TUPLE_ELEMENT
-               for u in graph.users(m)) or graph.is_root(m):  # fmt: skip
+        if any(
+            not is_member(u) and u.opcode is not Opcode.GET_TUPLE_ELEMENT for u in graph.users(m)
+        ) or graph.is_root(m):
             parts = [new_values[(m, i)] for i in range(len(m.shape.elements))]
             rebuilt = graph.add(Instruction(Opcode.TUPLE, m.shape, parts, name="tuple"))
-            _redirect(graph, m, rebuilt, lambda u: is_member(u) or
-                      u.opcode is Opcode.GET_TUPLE_ELEMENT)  # fmt: skip
+            _redirect(
+                graph, m, rebuilt, lambda u: is_member(u) or u.opcode is Opcode.GET_TUPLE_ELEMENT
+            )
 
 
 def _redirect(graph: UseGraph, old: Instruction, new: Instruction, keep) -> None:

@@ -45,8 +45,7 @@ class FusionPolicy:
     max_operands: int = 32
     max_outputs: int = 8
     max_duplicated_constant_elements: int = 1024
-    can_emit: Callable[[Computation], bool] | None = field(default=None, repr=False,
-                                                            compare=False)  # fmt: skip
+    can_emit: Callable[[Computation], bool] | None = field(default=None, repr=False, compare=False)
 
     def emits(self, comp: Computation) -> bool:
         return self.can_emit is None or bool(self.can_emit(comp))

@@ -98,8 +98,12 @@ class InstructionFusion(Pass):
     def run(self, module: Module) -> bool:
         changed = False
         effects = SideEffects()
-        self._callers = Counter(i.attrs["calls"] for c in module.computations
-                                for i in c.instructions if i.opcode is Opcode.FUSION)  # fmt: skip
+        self._callers = Counter(
+            i.attrs["calls"]
+            for c in module.computations
+            for i in c.instructions
+            if i.opcode is Opcode.FUSION
+        )
         for comp in sequential_computations(module):
             changed |= self._fuse_computation(comp, module, effects)
         if changed:
@@ -132,8 +136,7 @@ class InstructionFusion(Pass):
         if effects.of(instr) or not instr.operands:
             return False
         if instr.opcode is Opcode.FUSION:
-            return instr.attrs.get("kind") in (FusionKind.LOOP, FusionKind.INPUT,
-                                               FusionKind.OUTPUT)  # fmt: skip
+            return instr.attrs.get("kind") in (FusionKind.LOOP, FusionKind.INPUT, FusionKind.OUTPUT)
         if instr.opcode in REDUCTIONS:
             return self.policy.reduce_input_fusion
         return self.policy.loop_fusion and is_loop_fusible(instr)
@@ -156,8 +159,11 @@ class InstructionFusion(Pass):
         single_user = graph.user_count(producer) == 1
         host_kind = self._host_kind(host)
         if producer.opcode is Opcode.FUSION:
-            if (producer.attrs.get("kind") is not FusionKind.LOOP or producer.shape.is_tuple
-                    or not single_user):  # fmt: skip
+            if (
+                producer.attrs.get("kind") is not FusionKind.LOOP
+                or producer.shape.is_tuple
+                or not single_user
+            ):
                 return False
         elif producer.opcode in HEROES_OUTPUT:
             if not (policy.epilogue_fusion and single_user and host_kind is FusionKind.LOOP):
@@ -166,8 +172,9 @@ class InstructionFusion(Pass):
             return False
         elif host_kind is FusionKind.LOOP and not policy.loop_fusion:
             return False
-        if not single_user and not (policy.duplicate_cheap_producers
-                                    and is_cheap(producer, policy)):  # fmt: skip
+        if not single_user and not (
+            policy.duplicate_cheap_producers and is_cheap(producer, policy)
+        ):
             return False
         if not self._fits(host, producer):
             return False
@@ -175,8 +182,9 @@ class InstructionFusion(Pass):
             uses = self._uses_inside(host, producer)
             if any(u.opcode in HEROES_OUTPUT for u in uses):
                 return False  # nothing fuses into the operands of a dot or convolution
-        if is_expensive(producer) and self._reuses(host, producer,
-                                                   self._uses_inside(host, producer)):  # fmt: skip
+        if is_expensive(producer) and self._reuses(
+            host, producer, self._uses_inside(host, producer)
+        ):
             return False
         if policy.can_emit is None or host_kind is not FusionKind.INPUT:
             return True  # a loop fusion of ops the backend emits one by one is one it emits
@@ -211,8 +219,9 @@ class InstructionFusion(Pass):
             if instr.opcode in REUSING and not _same_size_broadcast(instr):
                 return True
             if host.opcode is Opcode.FUSION:
-                stack.extend(u for u in fused(host).instructions
-                             if any(o is instr for o in u.operands))  # fmt: skip
+                stack.extend(
+                    u for u in fused(host).instructions if any(o is instr for o in u.operands)
+                )
         return False
 
     def _fits(self, host: Instruction, producer: Instruction) -> bool:

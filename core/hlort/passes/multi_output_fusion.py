@@ -54,8 +54,10 @@ def iteration_space(instr: Instruction, effects: SideEffects) -> Space | None:
     if instr.opcode is Opcode.REDUCE and isinstance(instr.shape, ArrayShape):
         return _reduce_space(instr)
     if instr.opcode is not Opcode.FUSION:
-        if instr.is_elementwise and isinstance(instr.shape, ArrayShape) and (
-            instr.opcode is not Opcode.MAP
+        if (
+            instr.is_elementwise
+            and isinstance(instr.shape, ArrayShape)
+            and (instr.opcode is not Opcode.MAP)
         ):
             return ("loop", instr.shape.dims)
         return None
@@ -82,8 +84,9 @@ def _reduce_space(reduce: Instruction) -> Space | None:
     return ("reduce", source.dims, tuple(sorted(reduce.attrs["dimensions"])), out.dims)
 
 
-def producer_consumer_compatible(producer: Space, consumer: Space, row_epilogue: bool = False
-                                  ) -> bool:  # fmt: skip
+def producer_consumer_compatible(
+    producer: Space, consumer: Space, row_epilogue: bool = False
+) -> bool:
     if producer[0] == "loop":
         target = consumer[1]
         return producer[1] == target
@@ -140,15 +143,19 @@ class MultiOutputFusion(Pass):
         merged = False
 
         def free(instr: Instruction) -> bool:
-            return (instr not in touched and spaces.get(instr) is not None
-                    and positions.known(instr) is not None)  # fmt: skip
+            return (
+                instr not in touched
+                and spaces.get(instr) is not None
+                and positions.known(instr) is not None
+            )
 
         accept = self.policy.emits if self.policy.can_emit is not None else None
 
         def merge(members: list[Instruction]) -> bool:
             """Merges ``members``; False (nothing changed) when the backend could not emit it."""
-            fusion = merge_members(graph, module, members,
-                                   self.policy.max_duplicated_constant_elements, accept)
+            fusion = merge_members(
+                graph, module, members, self.policy.max_duplicated_constant_elements, accept
+            )
             if fusion is None:
                 return False
             touched.update((*members, fusion))
@@ -168,8 +175,9 @@ class MultiOutputFusion(Pass):
                     continue
                 if plain_loop and spaces[producer][0] != "reduce":
                     continue  # a plain elementwise op joins a loop only as a producer
-                others = [o for o in consumer.operands
-                          if o is not producer and _source(o) is not producer]  # fmt: skip
+                others = [
+                    o for o in consumer.operands if o is not producer and _source(o) is not producer
+                ]
                 if any(_depends(o, producer, positions) for o in others):
                     continue
                 if not self._fits([producer, consumer], graph):
@@ -183,8 +191,11 @@ class MultiOutputFusion(Pass):
                 break
             if graph.is_removed(shared) or not _worth_sharing(shared):
                 continue
-            candidates = [u for u in graph.users(shared)
-                          if free(u) and (u.opcode is Opcode.FUSION or u.opcode is Opcode.REDUCE)]
+            candidates = [
+                u
+                for u in graph.users(shared)
+                if free(u) and (u.opcode is Opcode.FUSION or u.opcode is Opcode.REDUCE)
+            ]
             merged |= self._merge_siblings(candidates, graph, positions, spaces, free, merge)
         graph.commit()
         return merged
@@ -194,7 +205,7 @@ class MultiOutputFusion(Pass):
         merged = False
         candidates = sorted(candidates, key=positions.known)
         for i, a in enumerate(candidates):
-            for b in candidates[i + 1:i + 1 + SIBLING_WINDOW]:
+            for b in candidates[i + 1 : i + 1 + SIBLING_WINDOW]:
                 if positions.closed:
                     return merged
                 if not free(a) or not free(b):
@@ -220,8 +231,7 @@ class MultiOutputFusion(Pass):
         if size > self.policy.max_fused_instructions:
             return False
         member_set = set(members)
-        operands = {o for m in members for o in m.operands
-                    if _source(o) not in member_set}  # fmt: skip
+        operands = {o for m in members for o in m.operands if _source(o) not in member_set}
         outputs = sum(len(m.shape.elements) if m.shape.is_tuple else 1 for m in members)
         return len(operands) <= self.policy.max_operands and outputs <= self.policy.max_outputs
 
@@ -235,8 +245,11 @@ def _source(instr: Instruction) -> Instruction:
 
 def _worth_sharing(instr: Instruction) -> bool:
     """A "big input": an array that is not a scalar and not cheap to regenerate."""
-    return (isinstance(instr.shape, ArrayShape) and instr.shape.size > 1
-            and instr.opcode not in (Opcode.CONSTANT, Opcode.BROADCAST, Opcode.IOTA))  # fmt: skip
+    return (
+        isinstance(instr.shape, ArrayShape)
+        and instr.shape.size > 1
+        and instr.opcode not in (Opcode.CONSTANT, Opcode.BROADCAST, Opcode.IOTA)
+    )
 
 
 class RoundOrder:

@@ -131,8 +131,9 @@ class Pipeline:
             changed = bool(p.run(module))
         except HlortError as err:
             if err.code is ErrorCode.INTERNAL and not err.message.startswith("pass "):
-                raise Internal(f"pass {p.name} failed on module {module.name}: "
-                               f"{err.message}") from err
+                raise Internal(
+                    f"pass {p.name} failed on module {module.name}: {err.message}"
+                ) from err
             raise
         except Exception as err:  # a pass bug must name the pass
             raise Internal(f"pass {p.name} failed on module {module.name}: {err!r}") from err
@@ -162,8 +163,9 @@ class Pipeline:
             changed_any = True
         group.last_records = children
         elapsed = time.perf_counter() - start
-        record = PassRecord(prefix + group.name, changed_any, elapsed,
-                            module.instruction_count(), children)  # fmt: skip
+        record = PassRecord(
+            prefix + group.name, changed_any, elapsed, module.instruction_count(), children
+        )
         if self.dump_dir and not prefix:
             self._dump(module, group.name)
         return record

@@ -28,8 +28,9 @@ class Rewriter:
         self.module = module
         self.added: list[Instruction] = []
 
-    def make(self, opcode: Opcode, operands: list[Instruction], shape: Shape | None = None,
-             **attrs: Any) -> Instruction:  # fmt: skip
+    def make(
+        self, opcode: Opcode, operands: list[Instruction], shape: Shape | None = None, **attrs: Any
+    ) -> Instruction:
         """Add ``opcode(operands)``; raises INVALID_ARGUMENT if the shape rule rejects it."""
         result = infer_shape(opcode, [o.shape for o in operands], attrs, shape)
         instr = Instruction(opcode, result, operands, attrs)
@@ -48,8 +49,9 @@ class Rewriter:
     def broadcast_scalar(self, scalar: Instruction, like: ArrayShape) -> Instruction:
         if isinstance(scalar.shape, ArrayShape) and scalar.shape.dims == like.dims:
             return scalar
-        return self.make(Opcode.BROADCAST, [scalar], like.with_dtype(scalar.shape.dtype),
-                         dimensions=())  # fmt: skip
+        return self.make(
+            Opcode.BROADCAST, [scalar], like.with_dtype(scalar.shape.dtype), dimensions=()
+        )
 
     def discard_unused(self) -> None:
         """Remove what this rule built and nothing uses (a rule that gave up)."""

@@ -26,8 +26,12 @@ def sequential_computations(module: Module) -> list[Computation]:
     """
 
     def control_flow_callees(comp: Computation) -> list[Computation]:
-        return [callee for instr in comp.instructions if instr.opcode in CONTROL_FLOW
-                for callee in instr.called_computations()]  # fmt: skip
+        return [
+            callee
+            for instr in comp.instructions
+            if instr.opcode in CONTROL_FLOW
+            for callee in instr.called_computations()
+        ]
 
     return callees_first([module.entry] if module.entry is not None else [], control_flow_callees)
 

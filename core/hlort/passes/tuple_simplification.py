@@ -31,8 +31,11 @@ def simplified_tuple_access(instr: Instruction) -> Instruction | None:
         if not source.shape.is_tuple or len(source.shape.elements) != len(instr.operands):
             return None
         for i, op in enumerate(instr.operands):
-            if (op.opcode is not Opcode.GET_TUPLE_ELEMENT or op.operands[0] is not source
-                    or op.attrs["index"] != i):  # fmt: skip
+            if (
+                op.opcode is not Opcode.GET_TUPLE_ELEMENT
+                or op.operands[0] is not source
+                or op.attrs["index"] != i
+            ):
                 return None
         return source
     return None

@@ -23,9 +23,7 @@ class UseGraph:
     def __init__(self, comp: Computation, effects: SideEffects | None = None):
         self.comp = comp
         self.effects = effects or SideEffects()
-        self._users: dict[Instruction, dict[Instruction, None]] = {
-            i: {} for i in comp.instructions
-        }
+        self._users: dict[Instruction, dict[Instruction, None]] = {i: {} for i in comp.instructions}
         for instr in comp.instructions:
             for op in instr.operands:
                 self._users.setdefault(op, {})[instr] = None

@@ -45,11 +45,27 @@ if TYPE_CHECKING:
     from hlort.plugin.conformance_profile import ConformanceProfile
 
 __all__ = [
-    "API_VERSION", "MIN_SUPPORTED_MINOR", "AttributeValue", "Buffer", "Capabilities", "Client",
-    "CompileOptions", "CompiledMemoryStats", "DebugOptions", "Device", "Event",
-    "ExecuteOptions", "Executable", "Future", "HostBufferSemantics", "MemorySpace", "MemoryStats",
-    "Plugin", "ProbeResult", "unimplemented",
-]  # fmt: skip
+    "API_VERSION",
+    "MIN_SUPPORTED_MINOR",
+    "AttributeValue",
+    "Buffer",
+    "Capabilities",
+    "Client",
+    "CompileOptions",
+    "CompiledMemoryStats",
+    "DebugOptions",
+    "Device",
+    "Event",
+    "ExecuteOptions",
+    "Executable",
+    "Future",
+    "HostBufferSemantics",
+    "MemorySpace",
+    "MemoryStats",
+    "Plugin",
+    "ProbeResult",
+    "unimplemented",
+]
 
 T = TypeVar("T")
 AttributeValue = str | int | float | bool
@@ -472,8 +488,10 @@ class Plugin(abc.ABC):
         """A client that compiles for the named ``target`` (``"sm_90"``) without its hardware
         (PJRT's compile-only client): ``hlort compile --target``. Optional; added in API 1.0
         as an additive method (its default raises UNIMPLEMENTED naming the feature)."""
-        raise Unimplemented(f"the {getattr(self, 'name', type(self).__name__)} plugin cannot "
-                            f"compile ahead of time for a named target (--target {target})")
+        raise Unimplemented(
+            f"the {getattr(self, 'name', type(self).__name__)} plugin cannot "
+            f"compile ahead of time for a named target (--target {target})"
+        )
 
     def __repr__(self) -> str:
         return f"<Plugin {getattr(self, 'name', type(self).__name__)}>"

@@ -32,8 +32,10 @@ def plugin_timeout_s(environ: dict[str, str] | None = None) -> float:
     except ValueError:
         value = -1.0
     if not value > 0:
-        raise InvalidArgument(f"{TIMEOUT_ENV}={raw!r} must be a positive number of seconds "
-                              f"(default {DEFAULT_TIMEOUT_S:g})")  # fmt: skip
+        raise InvalidArgument(
+            f"{TIMEOUT_ENV}={raw!r} must be a positive number of seconds "
+            f"(default {DEFAULT_TIMEOUT_S:g})"
+        )
     return value
 
 

@@ -126,8 +126,9 @@ class ConformanceProfile:
             kind, _, rest = key.partition(":")
             if kind == "feature":
                 if not any(matches(f, rest) for f in FEATURES):
-                    out.append(f"unsupported[{key!r}]: no feature matches; known: "
-                               f"{', '.join(FEATURES)}")  # fmt: skip
+                    out.append(
+                        f"unsupported[{key!r}]: no feature matches; known: {', '.join(FEATURES)}"
+                    )
             elif kind == "op":
                 op, _, dtype = rest.partition(":")
                 if not any(matches(o, op) for o in ops):

@@ -62,20 +62,24 @@ def resolve(claims: list[Claim]) -> tuple[list[Claim], list[Refusal]]:
             winners.append(owner)
             for claim in group:
                 if claim is not owner:
-                    refused.append(Refusal(
-                        claim,
-                        f"declares platform {name!r}, which belongs to {owner.source} (a "
-                        f"platform name belongs to the distribution hlort-{name})",
-                        f"rename this plugin's platform, or uninstall "
-                        f"{claim.distribution or 'it'}",
-                    ))  # fmt: skip
+                    refused.append(
+                        Refusal(
+                            claim,
+                            f"declares platform {name!r}, which belongs to {owner.source} (a "
+                            f"platform name belongs to the distribution hlort-{name})",
+                            f"rename this plugin's platform, or uninstall "
+                            f"{claim.distribution or 'it'}",
+                        )
+                    )
             continue
         for claim in group:
-            refused.append(Refusal(
-                claim,
-                f"platform {name!r} is declared by {len(group)} plugins ({sources}) and "
-                f"{'none' if not owners else 'more than one'} is the distribution "
-                f"hlort-{name}, so none of them is used",
-                "uninstall all but one of them, or rename their platforms",
-            ))  # fmt: skip
+            refused.append(
+                Refusal(
+                    claim,
+                    f"platform {name!r} is declared by {len(group)} plugins ({sources}) and "
+                    f"{'none' if not owners else 'more than one'} is the distribution "
+                    f"hlort-{name}, so none of them is used",
+                    "uninstall all but one of them, or rename their platforms",
+                )
+            )
     return winners, refused

@@ -25,8 +25,9 @@ from hlort.errors import ErrorCode, HlortError, InvalidArgument, NotFound
 TEMPLATE_ENV = "HLORT_PLUGIN_TEMPLATE"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _RESERVED = {"template", "interpreter"}
-_SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", "dist",
-                               ".pytest_cache", ".ruff_cache")  # fmt: skip
+_SKIP = shutil.ignore_patterns(
+    "__pycache__", "*.pyc", "*.egg-info", "build", "dist", ".pytest_cache", ".ruff_cache"
+)
 
 
 def camel(name: str) -> str:
@@ -88,8 +89,7 @@ def rename(text: str, name: str) -> str:
     return text
 
 
-def create(name: str, dest: str | os.PathLike | None = None,
-           template: Path | None = None) -> Path:  # fmt: skip
+def create(name: str, dest: str | os.PathLike | None = None, template: Path | None = None) -> Path:
     """Write the renamed copy to ``dest/name`` and return its path."""
     if not _NAME.match(name) or name in _RESERVED:
         raise InvalidArgument(
@@ -109,8 +109,9 @@ def create(name: str, dest: str | os.PathLike | None = None,
     source = template or find_template()
     target = Path(dest or ".") / name
     if target.exists():
-        raise HlortError(f"{target} already exists; choose another --dest or remove it",
-                         ErrorCode.ALREADY_EXISTS)  # fmt: skip
+        raise HlortError(
+            f"{target} already exists; choose another --dest or remove it", ErrorCode.ALREADY_EXISTS
+        )
     staging = target.with_name(f".{name}.partial")
     shutil.rmtree(staging, ignore_errors=True)
     shutil.copytree(source, staging, ignore=_SKIP)
@@ -129,15 +130,22 @@ def create(name: str, dest: str | os.PathLike | None = None,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="hlort new-plugin",
-                                     description="write a new plugin from the template")
+    parser = argparse.ArgumentParser(
+        prog="hlort new-plugin", description="write a new plugin from the template"
+    )
     parser.add_argument("name", help="platform name (lowercase letters, digits, '_')")
-    parser.add_argument("--dest", metavar="DIR", default=None,
-                        help="parent directory of the new plugin (default: .)")  # fmt: skip
+    parser.add_argument(
+        "--dest",
+        metavar="DIR",
+        default=None,
+        help="parent directory of the new plugin (default: .)",
+    )
     args = parser.parse_args(argv)
     target = create(args.name, args.dest)
-    print(f"created plugin {args.name!r} in {target} (distribution hlort-{args.name}, "
-          f"package hlort_{args.name})")  # fmt: skip
+    print(
+        f"created plugin {args.name!r} in {target} (distribution hlort-{args.name}, "
+        f"package hlort_{args.name})"
+    )
     print("next steps (see its README.md):")
     print(f"  pip install -e {target}")
     print(f"  hlort conformance --platform {args.name}")

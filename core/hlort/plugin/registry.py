@@ -121,8 +121,13 @@ class Registry:
                 try:
                     entry_points = list(metadata.entry_points(group=self.group))
                 except Exception as exc:  # noqa: BLE001 - broken metadata must not stop hlort
-                    self._fail("<entry points>", f"group {self.group}", exc, "",
-                               "reading installed distributions failed")
+                    self._fail(
+                        "<entry points>",
+                        f"group {self.group}",
+                        exc,
+                        "",
+                        "reading installed distributions failed",
+                    )
                     entry_points = []
                 for ep in sorted(entry_points, key=lambda e: (e.name, e.value)):
                     claims += self._load_entry_point(ep)
@@ -132,12 +137,24 @@ class Registry:
             for refusal in refusals:
                 name = refusal.claim.name
                 if name not in self._records:
-                    self._record(BackendRecord(name, "several plugins", BackendStatus.REJECTED,
-                                               message=refusal.message, fix=refusal.fix))
-                self._record(BackendRecord(
-                    f"{name} (also claimed by {refusal.claim.distribution or 'a plugin'})",
-                    refusal.claim.source, BackendStatus.REJECTED,
-                    message=refusal.message, fix=refusal.fix))  # fmt: skip
+                    self._record(
+                        BackendRecord(
+                            name,
+                            "several plugins",
+                            BackendStatus.REJECTED,
+                            message=refusal.message,
+                            fix=refusal.fix,
+                        )
+                    )
+                self._record(
+                    BackendRecord(
+                        f"{name} (also claimed by {refusal.claim.distribution or 'a plugin'})",
+                        refusal.claim.source,
+                        BackendStatus.REJECTED,
+                        message=refusal.message,
+                        fix=refusal.fix,
+                    )
+                )
 
     def _load_entry_point(self, ep: metadata.EntryPoint) -> list[Claim]:
         dist = getattr(ep, "dist", None)
@@ -153,8 +170,10 @@ class Registry:
         except BaseException as exc:  # noqa: BLE001 - one plugin must not break discovery
             self._fail(ep.name, source, exc, reinstall, "importing it raised")
             return []
-        return [Claim(plugin, how, dist_name)
-                for plugin, how in self._plugins_from(obj, ep.name, source, reinstall)]
+        return [
+            Claim(plugin, how, dist_name)
+            for plugin, how in self._plugins_from(obj, ep.name, source, reinstall)
+        ]
 
     def _plugins_from(self, obj, ep_name: str, source: str, fix: str):
         """Turn what an entry point named into (plugin, source) pairs, recording failures."""
@@ -173,12 +192,14 @@ class Registry:
             return []
         self._record(
             BackendRecord(
-                ep_name, source, BackendStatus.REJECTED,
+                ep_name,
+                source,
+                BackendStatus.REJECTED,
                 message=f"the entry point names a {type(obj).__name__}, not an "
                 f"hlort.plugin.api.Plugin, Plugin subclass, factory or hook module",
                 fix="point the entry point at the plugin object (module:attribute)",
             )
-        )  # fmt: skip
+        )
         return []
 
     def _call_hooks(self, obj, source: str):
@@ -190,12 +211,18 @@ class Registry:
             try:
                 out += [(p, where) for p in _as_list(impl.function())]
             except BaseException as exc:  # noqa: BLE001
-                self._fail(impl.plugin_name, where, exc, "fix or uninstall the plugin",
-                           "its hlort_register_plugin hook raised")
+                self._fail(
+                    impl.plugin_name,
+                    where,
+                    exc,
+                    "fix or uninstall the plugin",
+                    "its hlort_register_plugin hook raised",
+                )
         return out
 
-    def register(self, plugin: Plugin, source: str = "registered in process", *,
-                 wait: bool = True) -> BackendRecord:  # fmt: skip
+    def register(
+        self, plugin: Plugin, source: str = "registered in process", *, wait: bool = True
+    ) -> BackendRecord:
         """Add a plugin (discovery uses this; tests and embedders may too). Never raises.
         With ``wait`` its probe's answer is in the record on return, else when first needed."""
         record = self._add(plugin, source)
@@ -208,48 +235,69 @@ class Registry:
             name = getattr(plugin, "name", None)
             label = name if isinstance(name, str) and name else type(plugin).__name__
             if not isinstance(plugin, Plugin):
-                return self._record(BackendRecord(
-                    label, source, BackendStatus.REJECTED,
-                    message=f"{type(plugin).__name__} is not an hlort.plugin.api.Plugin",
-                    fix="subclass hlort.plugin.api.Plugin (or hlort.plugin.base.SimplePlugin)",
-                ))  # fmt: skip
+                return self._record(
+                    BackendRecord(
+                        label,
+                        source,
+                        BackendStatus.REJECTED,
+                        message=f"{type(plugin).__name__} is not an hlort.plugin.api.Plugin",
+                        fix="subclass hlort.plugin.api.Plugin (or hlort.plugin.base.SimplePlugin)",
+                    )
+                )
             if not isinstance(name, str) or not _NAME.match(name):
-                return self._record(BackendRecord(
-                    label, source, BackendStatus.REJECTED,
-                    message=f"platform name {name!r} is invalid",
-                    fix="set name to lowercase letters, digits and '_' (e.g. name = 'tpusim')",
-                ))  # fmt: skip
+                return self._record(
+                    BackendRecord(
+                        label,
+                        source,
+                        BackendStatus.REJECTED,
+                        message=f"platform name {name!r} is invalid",
+                        fix="set name to lowercase letters, digits and '_' (e.g. name = 'tpusim')",
+                    )
+                )
             existing = self._records.get(name)
             if existing is not None and existing.plugin is not None:
-                return self._record(BackendRecord(
-                    f"{name} (duplicate from {source})", source, BackendStatus.REJECTED,
-                    message=f"platform {name!r} is already provided by {existing.source}",
-                    fix="uninstall one of the two distributions",
-                ))  # fmt: skip
+                return self._record(
+                    BackendRecord(
+                        f"{name} (duplicate from {source})",
+                        source,
+                        BackendStatus.REJECTED,
+                        message=f"platform {name!r} is already provided by {existing.source}",
+                        fix="uninstall one of the two distributions",
+                    )
+                )
             try:
                 check_api_version(getattr(plugin, "api_version", None), name)
             except HlortError as err:
-                return self._record(BackendRecord(
-                    name, source, BackendStatus.REJECTED, plugin=None, message=err.message
-                ))  # fmt: skip
+                return self._record(
+                    BackendRecord(
+                        name, source, BackendStatus.REJECTED, plugin=None, message=err.message
+                    )
+                )
             priority = getattr(plugin, "priority", 0)
             if not isinstance(priority, int) or isinstance(priority, bool):
-                return self._record(BackendRecord(
-                    name, source, BackendStatus.REJECTED,
-                    message=f"priority {priority!r} is not an int",
-                    fix="set priority to an int (higher is preferred)",
-                ))  # fmt: skip
+                return self._record(
+                    BackendRecord(
+                        name,
+                        source,
+                        BackendStatus.REJECTED,
+                        message=f"priority {priority!r} is not an int",
+                        fix="set priority to an int (higher is preferred)",
+                    )
+                )
             record = BackendRecord(
-                name, source, BackendStatus.NOT_STARTED, plugin=plugin, priority=priority,
+                name,
+                source,
+                BackendStatus.NOT_STARTED,
+                plugin=plugin,
+                priority=priority,
                 pending=BoundedCall(plugin.probe, f"{name} probe"),
-            )  # fmt: skip
+            )
             return self._record(record)
 
     def timeout_s(self) -> float:
         if self._timeout_s is not None:
             return self._timeout_s
-        return plugin_timeout_s(None if self._environ is None else {**os.environ,
-                                                                    **self._environ})
+        return plugin_timeout_s(None if self._environ is None else {**os.environ, **self._environ})
 
     def _settle(self, record: BackendRecord) -> None:
         """Put the probe's answer into ``record`` (waiting for it within the timeout). Called
@@ -266,13 +314,16 @@ class Registry:
             self._apply_probe(record, call, finished, timeout)
 
     @staticmethod
-    def _apply_probe(record: BackendRecord, call: BoundedCall, finished: bool,
-                     timeout: float) -> None:  # fmt: skip
+    def _apply_probe(
+        record: BackendRecord, call: BoundedCall, finished: bool, timeout: float
+    ) -> None:
         if not finished:
             record.status = BackendStatus.UNAVAILABLE
             record.message = f"probe timed out after {timeout:g} s"
-            record.fix = ("fix or uninstall the plugin, leave it out of HLORT_PLATFORMS, or "
-                          "raise HLORT_PLUGIN_TIMEOUT")  # fmt: skip
+            record.fix = (
+                "fix or uninstall the plugin, leave it out of HLORT_PLATFORMS, or "
+                "raise HLORT_PLUGIN_TIMEOUT"
+            )
             return
         if call.error is not None:
             record.status = BackendStatus.FAILED
@@ -291,18 +342,23 @@ class Registry:
 
     def _record(self, record: BackendRecord) -> BackendRecord:
         key = record.name
-        while key in self._records and (self._records[key].plugin is not None
-                                        or " (" in key):  # fmt: skip
+        while key in self._records and (self._records[key].plugin is not None or " (" in key):
             key += "'"
         record.name = key
         self._records[key] = record
         return record
 
     def _fail(self, name: str, source: str, exc: BaseException, fix: str, what: str) -> None:
-        self._record(BackendRecord(
-            name, source, BackendStatus.FAILED, message=f"{what}: {_describe(exc)}", fix=fix,
-            detail="".join(traceback.format_exception(exc)),
-        ))  # fmt: skip
+        self._record(
+            BackendRecord(
+                name,
+                source,
+                BackendStatus.FAILED,
+                message=f"{what}: {_describe(exc)}",
+                fix=fix,
+                detail="".join(traceback.format_exception(exc)),
+            )
+        )
 
     # -- queries -------------------------------------------------------------------------------
     def records(self) -> list[BackendRecord]:
@@ -383,8 +439,11 @@ class Registry:
         with self._lock:
             if record.status in _BROKEN:
                 listed = f" (listed in {PLATFORMS_ENV})" if requested else ""
-                verb = {BackendStatus.FAILED: "failed", BackendStatus.REJECTED: "was rejected",
-                        BackendStatus.UNAVAILABLE: "is unavailable"}[record.status]  # fmt: skip
+                verb = {
+                    BackendStatus.FAILED: "failed",
+                    BackendStatus.REJECTED: "was rejected",
+                    BackendStatus.UNAVAILABLE: "is unavailable",
+                }[record.status]
                 also = f"; or remove {name} from {PLATFORMS_ENV}" if requested else ""
                 raise Unavailable(f"backend {name!r}{listed} {verb}: {record.reason()}{also}")
             if record.client is not None:
@@ -392,7 +451,8 @@ class Registry:
             call = record.starting
             if call is None:  # the first caller starts it; others wait for the same call
                 call = record.starting = BoundedCall(
-                    record.plugin.create_client, f"{record.name} client")  # type: ignore
+                    record.plugin.create_client, f"{record.name} client"
+                )  # type: ignore
         timeout = self.timeout_s()
         finished = call.wait(timeout)
         with self._lock:
@@ -403,8 +463,9 @@ class Registry:
             record.starting = None
             return self._publish_client(record, call, finished, timeout)
 
-    def _publish_client(self, record: BackendRecord, call: BoundedCall, finished: bool,
-                        timeout: float) -> Client:  # fmt: skip
+    def _publish_client(
+        self, record: BackendRecord, call: BoundedCall, finished: bool, timeout: float
+    ) -> Client:
         if not finished:
             record.status = BackendStatus.UNAVAILABLE
             record.message = f"create_client() timed out after {timeout:g} s"

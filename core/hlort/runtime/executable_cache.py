@@ -87,7 +87,7 @@ class ExecutableCache:
             self._remove()
             return None
         try:
-            return self.backend.client.deserialize_executable(data[len(prefix):])
+            return self.backend.client.deserialize_executable(data[len(prefix) :])
         except HlortError as err:
             if err.code is not ErrorCode.DATA_LOSS:
                 raise  # e.g. HLORT_FALLBACK=error refusing the program: a compile would too

@@ -95,17 +95,21 @@ def read_inputs(path: str | os.PathLike, shapes: Sequence[ArrayShape]) -> list[n
                 parts.append(f"unexpected {', '.join(extra)}")
             raise InvalidArgument(
                 f"{path}: {'; '.join(parts)}; the module takes {len(shapes)} argument(s) "
-                f"named arg0..arg{len(shapes) - 1}" if shapes else
-                f"{path}: {'; '.join(parts)}; the module takes no arguments"
+                f"named arg0..arg{len(shapes) - 1}"
+                if shapes
+                else f"{path}: {'; '.join(parts)}; the module takes no arguments"
             )
         out = []
         for name, shape in zip(wanted, shapes, strict=True):
             try:
                 array = archive[name]
             except ValueError as err:  # object arrays need pickle; float8 saved as is
-                how = (f"; store {shape.dtype} as {raw_bits_dtype(shape.dtype)} raw bits "
-                       f"(x.view(np.{raw_bits_dtype(shape.dtype)}))"
-                       if needs_raw_bits(shape.dtype) else "")  # fmt: skip
+                how = (
+                    f"; store {shape.dtype} as {raw_bits_dtype(shape.dtype)} raw bits "
+                    f"(x.view(np.{raw_bits_dtype(shape.dtype)}))"
+                    if needs_raw_bits(shape.dtype)
+                    else ""
+                )
                 raise InvalidArgument(f"{path}: {name} cannot be read: {err}{how}") from None
             out.append(from_storable(array, shape, f"{path}: {name}"))
         return out
@@ -118,8 +122,10 @@ def check_output_path(path: str | os.PathLike) -> None:
     if target.is_dir():
         raise InvalidArgument(f"output file {path} is a directory; give a file name (OUT.npz)")
     if not parent.is_dir():
-        raise InvalidArgument(f"output file {path}: directory {parent} does not exist; create "
-                              f"it first or write elsewhere")  # fmt: skip
+        raise InvalidArgument(
+            f"output file {path}: directory {parent} does not exist; create "
+            f"it first or write elsewhere"
+        )
 
 
 def write_outputs(path: str | os.PathLike, arrays: Sequence[np.ndarray]) -> None:

@@ -20,8 +20,11 @@ HLO = "hlo"
 STABLEHLO = "stablehlo"
 _SUFFIXES = {".hlo": HLO, ".mlir": STABLEHLO, ".stablehlo": STABLEHLO}
 _COMMENT = re.compile(r"^\s*(//.*|#.*)?$")
-_STABLEHLO_MARKERS = (re.compile(r"(^|\s)module\s*(@|\{|attributes)"), re.compile(r"func\.func"),
-                      re.compile(r"stablehlo\."))  # fmt: skip
+_STABLEHLO_MARKERS = (
+    re.compile(r"(^|\s)module\s*(@|\{|attributes)"),
+    re.compile(r"func\.func"),
+    re.compile(r"stablehlo\."),
+)
 
 
 def detect_format(text: str, source_name: str = "<text>") -> str:

@@ -50,8 +50,9 @@ def _report(instr, ok: np.ndarray, actual: np.ndarray, expected: np.ndarray, wha
     shown = []
     for index in bad[:5]:
         at = tuple(int(i) for i in index)
-        shown.append(f"at {list(at)}: actual {actual[at].item()!r}, "
-                     f"expected {expected[at].item()!r}")  # fmt: skip
+        shown.append(
+            f"at {list(at)}: actual {actual[at].item()!r}, expected {expected[at].item()!r}"
+        )
     raise ExpectationFailed(
         f"{instr.name} ({instr.attrs['custom_call_target']}): {len(bad)} of {ok.size} element(s) "
         f"of {instr.operands[0].shape} differ {what}; " + "; ".join(shown)
@@ -83,14 +84,27 @@ def _check_eq(ev, instr, actual, expected):
 
 def _register_all() -> None:
     empty = TupleShape(())
-    register_custom_call("check.expect_eq", _pair_shape(empty), _expect_eq,
-                         description="assert actual == expected")  # fmt: skip
-    register_custom_call("check.expect_almost_eq", _pair_shape(empty), _expect_almost_eq,
-                         description=f"assert |actual - expected| <= {ALMOST_EQ_TOLERANCE}")
-    register_custom_call("check.expect_close", _pair_shape(empty), _expect_close,
-                         description=f"assert within {CLOSE_MAX_ULP} ULP")  # fmt: skip
-    register_custom_call("check.eq", _pair_shape(scalar(dtypes.PRED)), _check_eq,
-                         description="pred[]: whether actual == expected")  # fmt: skip
+    register_custom_call(
+        "check.expect_eq", _pair_shape(empty), _expect_eq, description="assert actual == expected"
+    )
+    register_custom_call(
+        "check.expect_almost_eq",
+        _pair_shape(empty),
+        _expect_almost_eq,
+        description=f"assert |actual - expected| <= {ALMOST_EQ_TOLERANCE}",
+    )
+    register_custom_call(
+        "check.expect_close",
+        _pair_shape(empty),
+        _expect_close,
+        description=f"assert within {CLOSE_MAX_ULP} ULP",
+    )
+    register_custom_call(
+        "check.eq",
+        _pair_shape(scalar(dtypes.PRED)),
+        _check_eq,
+        description="pred[]: whether actual == expected",
+    )
 
 
 _register_all()

@@ -50,8 +50,14 @@ def _fmt(value) -> str:
     return repr(value)
 
 
-def compare(kind: str, actual: np.ndarray, expected: np.ndarray, tolerance: float = 1e-4,
-            min_ulp: int = 0, max_ulp: int = 3) -> Mismatch | str | None:  # fmt: skip
+def compare(
+    kind: str,
+    actual: np.ndarray,
+    expected: np.ndarray,
+    tolerance: float = 1e-4,
+    min_ulp: int = 0,
+    max_ulp: int = 3,
+) -> Mismatch | str | None:
     """None when ``actual`` satisfies the check; otherwise a :class:`Mismatch` (or a string for a
     shape or type mismatch)."""
     actual = np.asarray(actual)
@@ -76,8 +82,14 @@ def compare(kind: str, actual: np.ndarray, expected: np.ndarray, tolerance: floa
     return Mismatch(first, actual[first], expected[first], detail)
 
 
-def elements_match(kind: str, actual: np.ndarray, expected: np.ndarray, tolerance: float = 1e-4,
-                   min_ulp: int = 0, max_ulp: int = 3) -> np.ndarray:  # fmt: skip
+def elements_match(
+    kind: str,
+    actual: np.ndarray,
+    expected: np.ndarray,
+    tolerance: float = 1e-4,
+    min_ulp: int = 0,
+    max_ulp: int = 3,
+) -> np.ndarray:
     """Per element of ``actual`` and ``expected`` (one shape, one type): whether check ``kind``
     (``eq``, ``almost_eq``, ``close``) holds. Integers and pred compare exactly, whatever the
     kind."""

@@ -79,8 +79,9 @@ def constants_as_parameters(module: Module) -> Module:
     for instr in list(entry.instructions):
         shape = instr.shape
         if instr.opcode is Opcode.CONSTANT and shape.is_array and shape.rank > 0:
-            param = Instruction(Opcode.PARAMETER, shape, name=f"input{number}",
-                                parameter_number=number)  # fmt: skip
+            param = Instruction(
+                Opcode.PARAMETER, shape, name=f"input{number}", parameter_number=number
+            )
             entry.add_instruction(param)
             entry.replace_all_uses(instr, param)
             entry.remove_instruction(instr)
@@ -138,8 +139,14 @@ def _crash(err: Exception) -> str:
     return f"{type(err).__name__}: {err}"[:300]
 
 
-def check_one(item, index: int, checker: TargetChecker, pending: list, interpret: bool = True,
-              lift: bool = True) -> CaseResult:  # fmt: skip
+def check_one(
+    item,
+    index: int,
+    checker: TargetChecker,
+    pending: list,
+    interpret: bool = True,
+    lift: bool = True,
+) -> CaseResult:
     """Prepare one work item and compile it for every target; programs with kernels are
     queued in ``pending`` for validation."""
     try:
@@ -171,12 +178,15 @@ def check_one(item, index: int, checker: TargetChecker, pending: list, interpret
     return result
 
 
-def check_chunk(items: list, start: int, checker: TargetChecker, interpret: bool = True,
-                lift: bool = True) -> list[CaseResult]:  # fmt: skip
+def check_chunk(
+    items: list, start: int, checker: TargetChecker, interpret: bool = True, lift: bool = True
+) -> list[CaseResult]:
     """Compile a few work items, then validate all their programs in one batch."""
     pending: list = []
-    results = [check_one(item, start + k, checker, pending, interpret, lift)
-               for k, item in enumerate(items)]  # fmt: skip
+    results = [
+        check_one(item, start + k, checker, pending, interpret, lift)
+        for k, item in enumerate(items)
+    ]
     if pending:
         verdicts = checker.validate([(r.case, t, p) for r, t, p in pending])
         for (result, target, _), verdict in zip(pending, verdicts, strict=True):
@@ -215,8 +225,9 @@ def run(
     """Check every work item (``work_items``) with ``checker``, ``jobs`` processes at a time;
     ``progress`` (a text file) gets each case's result as a JSON line as soon as its chunk is
     done, and stderr a count."""
-    work = [(items[k:k + CHUNK], k, checker, interpret, lift)
-            for k in range(0, len(items), CHUNK)]  # fmt: skip
+    work = [
+        (items[k : k + CHUNK], k, checker, interpret, lift) for k in range(0, len(items), CHUNK)
+    ]
     results: list[CaseResult] = []
 
     def collect(chunk: list[CaseResult]) -> None:
@@ -255,10 +266,12 @@ def summarize(results: list[CaseResult], targets: tuple[str, ...]) -> dict:
         "modules_with_kernels": {t: sum(1 for r in counted if r.kernels.get(t)) for t in targets},
         "validated": {t: sum(1 for r in counted if t in r.validated) for t in targets},
         "schedules": dict(sorted(Counter(s for r in counted for s in r.schedules).items())),
-        "modules_all_native": sum(1 for r in counted
-                                  if not r.host_ops and not r.problems and not r.crashes),
-        "ops_not_compiled_natively": dict(sorted(
-            Counter(op for r in counted for op in set(r.host_ops)).items())),
+        "modules_all_native": sum(
+            1 for r in counted if not r.host_ops and not r.problems and not r.crashes
+        ),
+        "ops_not_compiled_natively": dict(
+            sorted(Counter(op for r in counted for op in set(r.host_ops)).items())
+        ),
         "host_fallback_instructions": dict(instructions.most_common()),
         "modules_with_host_fallbacks": sum(1 for r in counted if r.host_ops),
         "fallback_reasons": {op: reasons[op] for op in instructions},

@@ -78,15 +78,18 @@ def _run(case: Case, platform: str) -> tuple[str, str]:
         return FAIL, f"execute: {err}"
     except Exception as err:  # noqa: BLE001
         where = traceback.extract_tb(err.__traceback__)[-1]
-        return FAIL, (f"execute crashed: {type(err).__name__}: {err} "
-                      f"({Path(where.filename).name}:{where.lineno})")  # fmt: skip
+        return FAIL, (
+            f"execute crashed: {type(err).__name__}: {err} "
+            f"({Path(where.filename).name}:{where.lineno})"
+        )
     values = top_level_outputs(outputs, entry.root.shape)
     for spec in imported.checks:
         actual = values[spec.actual]
         expected = values[spec.expected] if spec.expected is not None else spec.expected_value
         try:
-            problem = compare(spec.kind, actual, expected, spec.tolerance, spec.min_ulp,
-                              spec.max_ulp)  # fmt: skip
+            problem = compare(
+                spec.kind, actual, expected, spec.tolerance, spec.min_ulp, spec.max_ulp
+            )
         except Exception as err:  # noqa: BLE001
             return FAIL, f"{spec.describe()}: cannot compare: {type(err).__name__}: {err}"
         if problem is not None:
@@ -108,8 +111,10 @@ def execute(module, args: list, platform: str):
 
         compile_ = hlort.compile
     except (ImportError, AttributeError):
-        raise Unimplemented(f"platform {platform!r}: hlort.compile is not available in this "
-                            f"installation; use --platform interpreter") from None  # fmt: skip
+        raise Unimplemented(
+            f"platform {platform!r}: hlort.compile is not available in this "
+            f"installation; use --platform interpreter"
+        ) from None
     executable = compile_(module, platform, compile_options())
     return executable(*args)
 

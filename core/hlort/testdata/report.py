@@ -53,10 +53,12 @@ class Summary:
 
     def headline(self) -> str:
         c = self.counts
-        return (f"{len(self.outcomes)} cases: {c[PASS]} pass, {c[FAIL]} fail, "
-                f"{c[UNSUPPORTED]} unsupported, {c[SKIPPED]} skipped "
-                f"({100 * self.pass_rate:.1f}% of runnable pass) on {self.platform} "
-                f"in {self.seconds:.1f} s")  # fmt: skip
+        return (
+            f"{len(self.outcomes)} cases: {c[PASS]} pass, {c[FAIL]} fail, "
+            f"{c[UNSUPPORTED]} unsupported, {c[SKIPPED]} skipped "
+            f"({100 * self.pass_rate:.1f}% of runnable pass) on {self.platform} "
+            f"in {self.seconds:.1f} s"
+        )
 
     def to_text(self, failures: int | None = None) -> str:
         lines = [self.headline(), "", "by op:                               pass  fail unsup  skip"]
@@ -73,12 +75,18 @@ class Summary:
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> str:
-        return json.dumps({
-            "platform": self.platform, "seconds": round(self.seconds, 3),
-            "counts": self.counts, "pass_rate": self.pass_rate, "by_op": self.by_op,
-            "unsupported_features": dict(self.unsupported_features()),
-            "cases": [asdict(o) for o in self.outcomes],
-        }, indent=1)  # fmt: skip
+        return json.dumps(
+            {
+                "platform": self.platform,
+                "seconds": round(self.seconds, 3),
+                "counts": self.counts,
+                "pass_rate": self.pass_rate,
+                "by_op": self.by_op,
+                "unsupported_features": dict(self.unsupported_features()),
+                "cases": [asdict(o) for o in self.outcomes],
+            },
+            indent=1,
+        )
 
     def write(self, path: str) -> None:
         text = self.to_json() if path.endswith(".json") else self.to_text()

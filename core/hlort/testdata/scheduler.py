@@ -49,9 +49,13 @@ class _Slot:
         self.conn.close()
 
 
-def run_files(files: list[tuple[str, str]], platform: str = "interpreter", jobs: int = 1,
-              timeout: float = 60.0, progress: Progress | None = None,
-              ) -> list[Outcome]:  # fmt: skip
+def run_files(
+    files: list[tuple[str, str]],
+    platform: str = "interpreter",
+    jobs: int = 1,
+    timeout: float = 60.0,
+    progress: Progress | None = None,
+) -> list[Outcome]:
     """Outcomes of every case of ``files`` (``(path, relpath)`` pairs), in file order.
     ``jobs=0`` runs in this process (no timeout); otherwise ``jobs`` worker processes."""
     results: dict[int, list[Outcome]] = {}

@@ -110,11 +110,15 @@ def concatenate(op: Opcode, dt: DType) -> list[CaseSpec]:
 @generates(Opcode.PAD)
 def pad(op: Opcode, dt: DType) -> list[CaseSpec]:
     return [
-        CaseSpec("interior-negative",
-                 lambda b: b.pad(param(b, dt, (3, 4)), param(b, dt), [(1, 2, 1), (-1, 0, 2)])),
-        CaseSpec("empty-operand",
-                 lambda b: b.pad(param(b, dt, (0, 2)), param(b, dt), [(1, 1, 0), (0, 1, 0)])),
-    ]  # fmt: skip
+        CaseSpec(
+            "interior-negative",
+            lambda b: b.pad(param(b, dt, (3, 4)), param(b, dt), [(1, 2, 1), (-1, 0, 2)]),
+        ),
+        CaseSpec(
+            "empty-operand",
+            lambda b: b.pad(param(b, dt, (0, 2)), param(b, dt), [(1, 1, 0), (0, 1, 0)]),
+        ),
+    ]
 
 
 @generates(Opcode.REVERSE)
@@ -125,8 +129,9 @@ def reverse(op: Opcode, dt: DType) -> list[CaseSpec]:
     ]
 
 
-_GATHER = GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
-                                 start_index_map=(0,), index_vector_dim=1)  # fmt: skip
+_GATHER = GatherDimensionNumbers(
+    offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), index_vector_dim=1
+)
 
 
 @generates(Opcode.GATHER)
@@ -135,8 +140,9 @@ def gather(op: Opcode, dt: DType) -> list[CaseSpec]:
         return b.gather(param(b, dt, (5, 4)), param(b, S32, (4, 1)), _GATHER, [1, 4])
 
     def window(b: Builder):
-        dnums = GatherDimensionNumbers(offset_dims=(1, 2), collapsed_slice_dims=(),
-                                       start_index_map=(0, 1), index_vector_dim=1)  # fmt: skip
+        dnums = GatherDimensionNumbers(
+            offset_dims=(1, 2), collapsed_slice_dims=(), start_index_map=(0, 1), index_vector_dim=1
+        )
         return b.gather(param(b, dt, (5, 4)), param(b, S32, (3, 2)), dnums, [2, 3])
 
     return [
@@ -146,9 +152,11 @@ def gather(op: Opcode, dt: DType) -> list[CaseSpec]:
 
 
 _SCATTER = ScatterDimensionNumbers(
-    update_window_dims=(1,), inserted_window_dims=(0,),
-    scatter_dims_to_operand_dims=(0,), index_vector_dim=1,
-)  # fmt: skip
+    update_window_dims=(1,),
+    inserted_window_dims=(0,),
+    scatter_dims_to_operand_dims=(0,),
+    index_vector_dim=1,
+)
 
 
 @generates(Opcode.SCATTER)
@@ -164,9 +172,10 @@ def scatter(op: Opcode, dt: DType) -> list[CaseSpec]:
     add = build_with(lambda b: reducer(b, Opcode.ADD, dt))
     return [
         CaseSpec("store-unique", store, inputs=_scatter_inputs(dt, [[0], [3], [9]]), kind="bits"),
-        CaseSpec("add-duplicates", add, inputs=_scatter_inputs(dt, [[1], [1], [-1]]),
-                 kind="accumulate"),
-    ]  # fmt: skip
+        CaseSpec(
+            "add-duplicates", add, inputs=_scatter_inputs(dt, [[1], [1], [-1]]), kind="accumulate"
+        ),
+    ]
 
 
 def _scatter_inputs(dt: DType, indices):

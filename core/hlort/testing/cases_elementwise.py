@@ -16,12 +16,21 @@ from hlort.testing.case_helpers import edge_count, param, random_inputs
 from hlort.testing.op_case import CaseSpec, default_kind, generates
 from hlort.testing.values import edge_grid
 
-_SPECIAL = {Opcode.COMPARE, Opcode.CONVERT, Opcode.REDUCE_PRECISION, Opcode.MAP,
-            Opcode.BITCAST_CONVERT, Opcode.SELECT, Opcode.CLAMP}  # fmt: skip
-UNARY = tuple(op for op in Opcode
-              if op.info.elementwise and op.info.arity == 1 and op not in _SPECIAL)  # fmt: skip
-BINARY = tuple(op for op in Opcode
-               if op.info.elementwise and op.info.arity == 2 and op not in _SPECIAL)  # fmt: skip
+_SPECIAL = {
+    Opcode.COMPARE,
+    Opcode.CONVERT,
+    Opcode.REDUCE_PRECISION,
+    Opcode.MAP,
+    Opcode.BITCAST_CONVERT,
+    Opcode.SELECT,
+    Opcode.CLAMP,
+}
+UNARY = tuple(
+    op for op in Opcode if op.info.elementwise and op.info.arity == 1 and op not in _SPECIAL
+)
+BINARY = tuple(
+    op for op in Opcode if op.info.elementwise and op.info.arity == 2 and op not in _SPECIAL
+)
 
 
 def _grid_inputs(dt: DType):
@@ -66,22 +75,25 @@ def compare(op: Opcode, dt: DType) -> list[CaseSpec]:
     types = [None, "TOTALORDER"] if dt.is_float else [None]
     for ctype in types:
         for direction in ComparisonDirection:
+
             def build(b: Builder, d=direction.value, t=ctype, dims=(n, n)):
                 return b.compare(param(b, dt, dims), param(b, dt, dims), d, t)
 
             suffix = "-total" if ctype else ""
             specs.append(CaseSpec(f"{direction.value}{suffix}", build, inputs=_grid_inputs(dt)))
     specs.append(CaseSpec("scalar", lambda b: b.compare(param(b, dt), param(b, dt), "EQ")))
-    specs.append(CaseSpec("empty", lambda b: b.compare(param(b, dt, (0, 2)),
-                                                       param(b, dt, (0, 2)), "NE")))  # fmt: skip
+    specs.append(
+        CaseSpec("empty", lambda b: b.compare(param(b, dt, (0, 2)), param(b, dt, (0, 2)), "NE"))
+    )
     return specs
 
 
 @generates(Opcode.SELECT)
 def select(op: Opcode, dt: DType) -> list[CaseSpec]:
     def build_for(pred_dims, dims):
-        return lambda b: b.select(param(b, "pred", pred_dims), param(b, dt, dims),
-                                  param(b, dt, dims))  # fmt: skip
+        return lambda b: b.select(
+            param(b, "pred", pred_dims), param(b, dt, dims), param(b, dt, dims)
+        )
 
     n = edge_count(dt)
     return [
@@ -97,8 +109,9 @@ def clamp(op: Opcode, dt: DType) -> list[CaseSpec]:
     n = edge_count(dt)
 
     def build_for(bound_dims, dims):
-        return lambda b: b.clamp(param(b, dt, bound_dims), param(b, dt, dims),
-                                 param(b, dt, bound_dims))  # fmt: skip
+        return lambda b: b.clamp(
+            param(b, dt, bound_dims), param(b, dt, dims), param(b, dt, bound_dims)
+        )
 
     return [
         CaseSpec("array", build_for((n,), (n,))),
@@ -124,9 +137,12 @@ def bitcast_convert(op: Opcode, dt: DType) -> list[CaseSpec]:
             continue
         ratio = max(dt.bits, to.bits) // min(dt.bits, to.bits)
         dims = (3, ratio) if to.bits > dt.bits else (edge_count(dt),)
-        specs.append(CaseSpec(f"to-{to.name}",
-                              lambda b, to=to, dims=dims: b.bitcast_convert(param(b, dt, dims),
-                                                                             to)))  # fmt: skip
+        specs.append(
+            CaseSpec(
+                f"to-{to.name}",
+                lambda b, to=to, dims=dims: b.bitcast_convert(param(b, dt, dims), to),
+            )
+        )
     return specs
 
 

@@ -29,17 +29,21 @@ def _inputs(dt: DType):
 @generates(Opcode.DOT)
 def dot(op: Opcode, dt: DType) -> list[CaseSpec]:
     def general(lhs_dims, rhs_dims, dnums, preferred=None):
-        return lambda b: b.dot_general(param(b, dt, lhs_dims), param(b, dt, rhs_dims), dnums,
-                                       preferred=preferred)  # fmt: skip
+        return lambda b: b.dot_general(
+            param(b, dt, lhs_dims), param(b, dt, rhs_dims), dnums, preferred=preferred
+        )
 
     mm = DotDimensionNumbers((1,), (0,))
     specs = [
         CaseSpec("matvec", general((3, 4), (4,), mm), inputs=_inputs(dt)),
         CaseSpec("matmul", general((2, 3), (3, 4), mm), inputs=_inputs(dt)),
-        CaseSpec("batch", general((2, 3, 4), (2, 4, 5),
-                                  DotDimensionNumbers((2,), (1,), (0,), (0,))), inputs=_inputs(dt)),
+        CaseSpec(
+            "batch",
+            general((2, 3, 4), (2, 4, 5), DotDimensionNumbers((2,), (1,), (0,), (0,))),
+            inputs=_inputs(dt),
+        ),
         CaseSpec("empty-k", general((2, 0), (0, 3), mm)),
-    ]  # fmt: skip
+    ]
     if dt.is_integer:  # full-range values: products and sums wrap around
         specs.append(CaseSpec("wrapping", general((2, 3), (3, 2), mm), inputs=random_inputs()))
     if dt.is_float and dt.name != "f32":  # low-precision inputs, f32 result (mixed precision)
@@ -54,25 +58,40 @@ _NHWC = ConvDimensionNumbers(0, 3, (1, 2), 2, 3, (0, 1), 0, 3, (1, 2))
 @generates(Opcode.CONVOLUTION)
 def convolution(op: Opcode, dt: DType) -> list[CaseSpec]:
     def conv(lhs_dims, rhs_dims, window, groups=1):
-        return lambda b: b.convolution(param(b, dt, lhs_dims), param(b, dt, rhs_dims), window,
-                                       _NHWC, feature_group_count=groups)  # fmt: skip
+        return lambda b: b.convolution(
+            param(b, dt, lhs_dims),
+            param(b, dt, rhs_dims),
+            window,
+            _NHWC,
+            feature_group_count=groups,
+        )
 
     return [
-        CaseSpec("basic", conv((1, 5, 5, 2), (3, 3, 2, 3), window_from_sizes([3, 3])),
-                 inputs=_inputs(dt)),
-        CaseSpec("strided-padded",
-                 conv((2, 6, 5, 2), (3, 2, 2, 2),
-                      window_from_sizes([3, 2], [2, 1], [(1, 1), (0, 1)], window_dilation=[1, 2])),
-                 inputs=_inputs(dt)),
-        CaseSpec("grouped", conv((1, 4, 4, 4), (2, 2, 2, 4), window_from_sizes([2, 2]), 2),
-                 inputs=_inputs(dt)),
-    ]  # fmt: skip
+        CaseSpec(
+            "basic", conv((1, 5, 5, 2), (3, 3, 2, 3), window_from_sizes([3, 3])), inputs=_inputs(dt)
+        ),
+        CaseSpec(
+            "strided-padded",
+            conv(
+                (2, 6, 5, 2),
+                (3, 2, 2, 2),
+                window_from_sizes([3, 2], [2, 1], [(1, 1), (0, 1)], window_dilation=[1, 2]),
+            ),
+            inputs=_inputs(dt),
+        ),
+        CaseSpec(
+            "grouped",
+            conv((1, 4, 4, 4), (2, 2, 2, 4), window_from_sizes([2, 2]), 2),
+            inputs=_inputs(dt),
+        ),
+    ]
 
 
 def _spd(rng: np.random.Generator, dt: DType, dims) -> np.ndarray:
     n = dims[-1]
-    m = random_values(dt, dims, rng, -1.0, 1.0).astype(np.complex128 if dt.is_complex else
-                                                         np.float64)  # fmt: skip
+    m = random_values(dt, dims, rng, -1.0, 1.0).astype(
+        np.complex128 if dt.is_complex else np.float64
+    )
     a = m @ np.conj(np.swapaxes(m, -1, -2)) + n * np.eye(n)
     return a.astype(dt.numpy)
 
@@ -93,8 +112,9 @@ def cholesky(op: Opcode, dt: DType) -> list[CaseSpec]:
 
 def _triangle(rng: np.random.Generator, dt: DType, dims, lower: bool) -> np.ndarray:
     n = dims[-1]
-    a = random_values(dt, dims, rng, -0.5, 0.5).astype(np.complex128 if dt.is_complex else
-                                                         np.float64)  # fmt: skip
+    a = random_values(dt, dims, rng, -0.5, 0.5).astype(
+        np.complex128 if dt.is_complex else np.float64
+    )
     a = np.tril(a) if lower else np.triu(a)
     a = a + 2.0 * np.eye(n)
     return a.astype(dt.numpy)
@@ -104,12 +124,12 @@ def _triangle(rng: np.random.Generator, dt: DType, dims, lower: bool) -> np.ndar
 def triangular_solve(op: Opcode, dt: DType) -> list[CaseSpec]:
     def build_for(b_dims, left, lower, unit, transpose):
         def build(b: Builder):
-            return b.triangular_solve(param(b, dt, (3, 3)), param(b, dt, b_dims), left, lower,
-                                      unit, transpose)  # fmt: skip
+            return b.triangular_solve(
+                param(b, dt, (3, 3)), param(b, dt, b_dims), left, lower, unit, transpose
+            )
 
         def inputs(rng, shapes):
-            return [_triangle(rng, dt, (3, 3), lower),
-                    random_values(dt, b_dims, rng, -2.0, 2.0)]  # fmt: skip
+            return [_triangle(rng, dt, (3, 3), lower), random_values(dt, b_dims, rng, -2.0, 2.0)]
 
         return build, inputs
 

@@ -41,8 +41,9 @@ def _argmin(b: Builder, dt: DType) -> Computation:
 def reduce(op: Opcode, dt: DType) -> list[CaseSpec]:
     def simple(opcode: Opcode, dims_in, dims):
         def build(b: Builder):
-            return b.reduce(param(b, dt, dims_in), identity(b, opcode, dt),
-                            reducer(b, opcode, dt), dims)  # fmt: skip
+            return b.reduce(
+                param(b, dt, dims_in), identity(b, opcode, dt), reducer(b, opcode, dt), dims
+            )
 
         return build
 
@@ -68,8 +69,9 @@ def reduce(op: Opcode, dt: DType) -> list[CaseSpec]:
 def reduce_window(op: Opcode, dt: DType) -> list[CaseSpec]:
     def build_for(opcode: Opcode, window):
         def build(b: Builder):
-            return b.reduce_window(param(b, dt, (4, 5)), identity(b, opcode, dt),
-                                   reducer(b, opcode, dt), window)  # fmt: skip
+            return b.reduce_window(
+                param(b, dt, (4, 5)), identity(b, opcode, dt), reducer(b, opcode, dt), window
+            )
 
         return build
 
@@ -91,8 +93,9 @@ def select_and_scatter(op: Opcode, dt: DType) -> list[CaseSpec]:
         select = b._comp(sub.finish(sub.compare(x, y, "GE", _order_type(dt))))
         operand, source = param(b, dt, (4, 6)), param(b, dt, (2, 3))
         window = window_from_sizes([2, 2], [2, 2])
-        return b.select_and_scatter(operand, select, window, source, identity(b, Opcode.ADD, dt),
-                                    reducer(b, Opcode.ADD, dt))  # fmt: skip
+        return b.select_and_scatter(
+            operand, select, window, source, identity(b, Opcode.ADD, dt), reducer(b, Opcode.ADD, dt)
+        )
 
     return [
         CaseSpec("max-pool-grad", build, kind="accumulate"),

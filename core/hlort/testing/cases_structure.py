@@ -37,8 +37,7 @@ def while_(op: Opcode, dt: DType) -> list[CaseSpec]:
         i, acc, x = (body.get_tuple_element(s, k) for k in range(3))
         one = body.constant(np.int32(1), dtype=S32)
         body_comp = body.finish(body.tuple([body.add(i, one), body.add(acc, x), x]))
-        init = b.tuple([b.constant(np.int32(0), dtype=S32), param(b, dt, (3,)),
-                        param(b, dt, (3,))])  # fmt: skip
+        init = b.tuple([b.constant(np.int32(0), dtype=S32), param(b, dt, (3,)), param(b, dt, (3,))])
         loop = b.while_loop(cond_comp, body_comp, init)
         return b.get_tuple_element(loop, 1)
 
@@ -165,8 +164,9 @@ def fusion(op: Opcode, dt: DType) -> list[CaseSpec]:
 @generates(Opcode.RNG_BIT_GENERATOR)
 def rng_bit_generator(op: Opcode, dt: DType) -> list[CaseSpec]:
     def build_for(state_size: int, algorithm: str):
-        return lambda b: b.rng_bit_generator(param(b, U64, (state_size,)), array(dt, (4, 5)),
-                                             algorithm)  # fmt: skip
+        return lambda b: b.rng_bit_generator(
+            param(b, U64, (state_size,)), array(dt, (4, 5)), algorithm
+        )
 
     seeds = np.array([[0x0123456789ABCDEF, 0xFFFFFFFFFFFFFFFF, 7]], np.uint64)
     return [

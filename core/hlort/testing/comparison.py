@@ -25,8 +25,9 @@ KINDS = ("bits", "exact", "arith", "transcendental", "accumulate")
 
 _EXACT = Tolerance()
 DEFAULT_TOLERANCES: dict[str, dict[str, Tolerance]] = {
-    "arith": {name: Tolerance(ulp=1) for name in ("f64", "f32", "f16", "bf16", "f8e4m3fn",
-                                                   "f8e5m2")},  # fmt: skip
+    "arith": {
+        name: Tolerance(ulp=1) for name in ("f64", "f32", "f16", "bf16", "f8e4m3fn", "f8e5m2")
+    },
     "transcendental": {
         "f64": Tolerance(ulp=4, atol=1e-15),
         "f32": Tolerance(ulp=4, atol=1e-6),
@@ -75,8 +76,9 @@ def _fmt(value, dt: DType) -> str:
     return repr(arr[0].item())
 
 
-def _float_mismatches(actual: np.ndarray, expected: np.ndarray, kind: str,
-                      tol: Tolerance) -> np.ndarray:  # fmt: skip
+def _float_mismatches(
+    actual: np.ndarray, expected: np.ndarray, kind: str, tol: Tolerance
+) -> np.ndarray:
     """Boolean mask of elements outside the tolerance (float arrays of one dtype)."""
     a64 = actual.astype(np.float64)
     e64 = expected.astype(np.float64)
@@ -107,15 +109,18 @@ def describe_mismatch(
     """None when ``actual`` matches ``expected`` under ``kind``; else a message for a human."""
     actual, expected = np.asarray(actual), np.asarray(expected)
     if actual.dtype != expected.dtype or actual.shape != expected.shape:
-        return (f"{what} is {actual.dtype}{list(actual.shape)}, expected "
-                f"{expected.dtype}{list(expected.shape)}")  # fmt: skip
+        return (
+            f"{what} is {actual.dtype}{list(actual.shape)}, expected "
+            f"{expected.dtype}{list(expected.shape)}"
+        )
     if actual.size == 0:
         return None
     dt = dtypes.from_numpy(expected.dtype)
     if kind == "bits" or not dt.is_floating_or_complex:
         if dt.is_complex:
             mask = (_raw_bits(actual.real) != _raw_bits(expected.real)) | (
-                _raw_bits(actual.imag) != _raw_bits(expected.imag))
+                _raw_bits(actual.imag) != _raw_bits(expected.imag)
+            )
         else:
             mask = _raw_bits(actual) != _raw_bits(expected)
         rule = "bitwise"
@@ -123,15 +128,17 @@ def describe_mismatch(
         tol = tol if tol is not None else default_tolerance(kind, dt)
         if dt.is_complex:
             mask = _float_mismatches(actual.real, expected.real, kind, tol) | _float_mismatches(
-                actual.imag, expected.imag, kind, tol)
+                actual.imag, expected.imag, kind, tol
+            )
         else:
             mask = _float_mismatches(actual, expected, kind, tol)
         rule = "exactly (NaN matches any NaN)" if kind == "exact" else f"within {tol.describe()}"
     if not mask.any():
         return None
     where = np.argwhere(mask)
-    lines = [f"{what}: {len(where)} of {actual.size} element(s) of {dt.name} differ "
-             f"(compared {rule})"]  # fmt: skip
+    lines = [
+        f"{what}: {len(where)} of {actual.size} element(s) of {dt.name} differ (compared {rule})"
+    ]
     for index in where[:3]:
         idx = tuple(int(i) for i in index)
         got, want = actual[idx], expected[idx]

@@ -96,10 +96,19 @@ class OpCase:
 
 
 CaseGenerator = Callable[[Opcode, DType], list[CaseSpec]]
-GENERATORS: OpRegistry[Opcode, CaseGenerator] = OpRegistry("case generator", modules=[
-    "hlort.testing." + m for m in ("cases_data_movement", "cases_elementwise", "cases_linalg",
-                                   "cases_reduction", "cases_structure")
-])  # fmt: skip
+GENERATORS: OpRegistry[Opcode, CaseGenerator] = OpRegistry(
+    "case generator",
+    modules=[
+        "hlort.testing." + m
+        for m in (
+            "cases_data_movement",
+            "cases_elementwise",
+            "cases_linalg",
+            "cases_reduction",
+            "cases_structure",
+        )
+    ],
+)
 
 EXEMPT: dict[Opcode, str] = {
     Opcode.PARAMETER: "every case passes its inputs as parameters",

@@ -74,8 +74,9 @@ def side_effect_in_unused_loop() -> Module:
     state = TupleShape((array("s32", ()), array("f32", (3,))))
     cond = b.sub("cond")
     s = cond.parameter(state)
-    cond_comp = cond.finish(cond.compare(cond.get_tuple_element(s, 0),
-                                         cond.constant(np.int32(1)), "LT"))  # fmt: skip
+    cond_comp = cond.finish(
+        cond.compare(cond.get_tuple_element(s, 0), cond.constant(np.int32(1)), "LT")
+    )
     body = b.sub("body")
     s = body.parameter(state)
     i, v = body.get_tuple_element(s, 0), body.get_tuple_element(s, 1)

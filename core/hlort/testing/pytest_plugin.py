@@ -19,14 +19,30 @@ _SESSION_KEY = pytest.StashKey["object"]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("hlort", "hlort conformance suite (pytest --pyargs hlort.testing)")
-    group.addoption("--hlort-platform", metavar="NAME", default=None,
-                    help="run the hlort conformance suite against this platform")
-    group.addoption("--hlort-strict", action="store_true", default=False,
-                    help="fail when a test the profile expects to fail passes")
-    group.addoption("--hlort-quick", action="store_true", default=False,
-                    help="run a sample of the op cases (two element types per op)")
-    group.addoption("--hlort-report", metavar="FILE", default=None,
-                    help="write the conformance report to FILE.json and FILE.md")  # fmt: skip
+    group.addoption(
+        "--hlort-platform",
+        metavar="NAME",
+        default=None,
+        help="run the hlort conformance suite against this platform",
+    )
+    group.addoption(
+        "--hlort-strict",
+        action="store_true",
+        default=False,
+        help="fail when a test the profile expects to fail passes",
+    )
+    group.addoption(
+        "--hlort-quick",
+        action="store_true",
+        default=False,
+        help="run a sample of the op cases (two element types per op)",
+    )
+    group.addoption(
+        "--hlort-report",
+        metavar="FILE",
+        default=None,
+        help="write the conformance report to FILE.json and FILE.md",
+    )
 
 
 def is_suite_item(item: pytest.Item) -> bool:
@@ -43,15 +59,19 @@ def pytest_configure(config: pytest.Config) -> None:
     from hlort.testing.session import ConformanceSession
 
     try:
-        session = ConformanceSession.start(platform, strict=config.getoption("hlort_strict"),
-                                           quick=config.getoption("hlort_quick"))  # fmt: skip
+        session = ConformanceSession.start(
+            platform, strict=config.getoption("hlort_strict"), quick=config.getoption("hlort_quick")
+        )
     except HlortError as err:
-        raise pytest.UsageError(f"hlort conformance: platform {platform!r} cannot start: "
-                                f"{err}") from None  # fmt: skip
+        raise pytest.UsageError(
+            f"hlort conformance: platform {platform!r} cannot start: {err}"
+        ) from None
     problems = session.profile.problems()
     if problems:
-        raise pytest.UsageError(f"hlort conformance: the conformance profile of {platform!r} "
-                                "has entries that match nothing:\n  " + "\n  ".join(problems))
+        raise pytest.UsageError(
+            f"hlort conformance: the conformance profile of {platform!r} "
+            "has entries that match nothing:\n  " + "\n  ".join(problems)
+        )
     config.stash[_SESSION_KEY] = session
     config.pluginmanager.register(ConformanceRun(config, session), "hlort-conformance-run")
 
@@ -115,9 +135,17 @@ class ConformanceRun:
             return
         from hlort.testing.report import OutcomeRecord
 
-        self.report.add(OutcomeRecord(report.nodeid, report.nodeid.rsplit("::", 1)[-1], result[0],
-                                   result[1], props.get("hlort_op"), props.get("hlort_dtype"),
-                                   round(report.duration, 4)))  # fmt: skip
+        self.report.add(
+            OutcomeRecord(
+                report.nodeid,
+                report.nodeid.rsplit("::", 1)[-1],
+                result[0],
+                result[1],
+                props.get("hlort_op"),
+                props.get("hlort_dtype"),
+                round(report.duration, 4),
+            )
+        )
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         path = self.config.getoption("hlort_report", default=None)
@@ -182,8 +210,10 @@ def hlort_second_device(hlort_session):
     """A second device of the client; skips (unsupported) when there is none."""
     devices = hlort_session.devices()
     if len(devices) < 2:
-        pytest.skip(f"{hlort_session.platform} has {len(devices)} addressable device(s); "
-                    "multi-device tests need 2")  # fmt: skip
+        pytest.skip(
+            f"{hlort_session.platform} has {len(devices)} addressable device(s); "
+            "multi-device tests need 2"
+        )
     return devices[1]
 
 

@@ -17,8 +17,14 @@ from typing import Any
 
 OUTCOMES = ("pass", "fail", "error", "unsupported", "xfail", "xpass")
 _WORST_FIRST = ("error", "fail", "xpass", "xfail", "unsupported", "pass")
-_CELL = {"pass": "pass", "fail": "**FAIL**", "error": "**ERROR**", "unsupported": "unsup",
-         "xfail": "xfail", "xpass": "XPASS"}  # fmt: skip
+_CELL = {
+    "pass": "pass",
+    "fail": "**FAIL**",
+    "error": "**ERROR**",
+    "unsupported": "unsup",
+    "xfail": "xfail",
+    "xpass": "XPASS",
+}
 
 
 @dataclass
@@ -95,11 +101,16 @@ class ConformanceReport:
             used = [n for n in names if any(n in row for row in table.values())]
             extra = sorted({d for row in table.values() for d in row} - set(names))
             columns = used + extra
-            lines += ["", "## Ops x element types", "",
-                      "Cells: the worst outcome over the op's cases for that input type; "
-                      "blank: the op does not take that type.", "",
-                      "| op | " + " | ".join(columns) + " |",
-                      "|---|" + "---|" * len(columns)]  # fmt: skip
+            lines += [
+                "",
+                "## Ops x element types",
+                "",
+                "Cells: the worst outcome over the op's cases for that input type; "
+                "blank: the op does not take that type.",
+                "",
+                "| op | " + " | ".join(columns) + " |",
+                "|---|" + "---|" * len(columns),
+            ]
             for op, row in table.items():
                 cells = [_CELL.get(row.get(c, ""), "") for c in columns]
                 lines.append(f"| {op} | " + " | ".join(cells) + " |")

@@ -55,10 +55,13 @@ class ConformanceSession:
         plugin = record.plugin
         profile = plugin.conformance_profile()
         if not isinstance(profile, ConformanceProfile):
-            raise TypeError(f"{platform}: conformance_profile() returned a "
-                            f"{type(profile).__name__}, not a ConformanceProfile")  # fmt: skip
-        return cls(platform, plugin, backend.client, backend, profile, plugin.capabilities(),
-                   strict, quick)  # fmt: skip
+            raise TypeError(
+                f"{platform}: conformance_profile() returned a "
+                f"{type(profile).__name__}, not a ConformanceProfile"
+            )
+        return cls(
+            platform, plugin, backend.client, backend, profile, plugin.capabilities(), strict, quick
+        )
 
     # -- devices -------------------------------------------------------------------------------
     def devices(self) -> list[api.Device]:
@@ -97,8 +100,12 @@ class ConformanceSession:
         return None
 
     # -- running programs ----------------------------------------------------------------------
-    def compile(self, module: Module, device: api.Device | None = None,
-                options: CompileOptions | None = None) -> api.Executable:  # fmt: skip
+    def compile(
+        self,
+        module: Module,
+        device: api.Device | None = None,
+        options: CompileOptions | None = None,
+    ) -> api.Executable:
         """Verify, run the core passes and the plugin's compile, as ``hlort.compile`` does."""
         from hlort.runtime.compile import compile_on
 
@@ -113,8 +120,12 @@ class ConformanceSession:
         futures = [b.to_host() for b in buffers]
         return [f.result(TIMEOUT_S) for f in futures]
 
-    def run(self, executable: api.Executable, arrays: Sequence[np.ndarray],
-            device: api.Device | None = None) -> list[np.ndarray]:  # fmt: skip
+    def run(
+        self,
+        executable: api.Executable,
+        arrays: Sequence[np.ndarray],
+        device: api.Device | None = None,
+    ) -> list[np.ndarray]:
         """Transfer ``arrays``, execute on one device, fetch every output, free everything."""
         args = self.put(arrays, device)
         outputs: list[api.Buffer] = []

@@ -78,8 +78,7 @@ def test_donated_argument_is_consumed(hlort_session, hlort_require) -> None:
     outputs = exe.execute([args])[0]
     assert args[1].is_deleted(), "a donated argument must read as deleted after execute"
     assert not args[0].is_deleted() and not args[2].is_deleted()
-    np.testing.assert_allclose(hlort_session.fetch(outputs)[0], axpy_reference(*inputs),
-                               rtol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(hlort_session.fetch(outputs)[0], axpy_reference(*inputs), rtol=1e-6)
     _expect_dead(lambda: args[1].to_host(), args[1], "to_host of a donated buffer")
     _expect_dead(lambda: exe.execute([args])[0], args[1], "execute with a donated buffer")
     np.testing.assert_array_equal(hlort_session.fetch([args[2]])[0], inputs[2])

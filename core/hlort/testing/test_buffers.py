@@ -19,8 +19,11 @@ _SEMANTICS = list(HostBufferSemantics)
 
 
 def _bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
-    return (a.dtype == b.dtype and a.shape == b.shape
-            and a.tobytes() == np.ascontiguousarray(b).tobytes())  # fmt: skip
+    return (
+        a.dtype == b.dtype
+        and a.shape == b.shape
+        and a.tobytes() == np.ascontiguousarray(b).tobytes()
+    )
 
 
 def _skip_unsupported_dtype(session, dt) -> None:

@@ -115,10 +115,14 @@ def test_declared_unsupported_ops_are_unimplemented(hlort_session) -> None:
             if err.code is not ErrorCode.UNIMPLEMENTED or op not in err.message:
                 wrong.append(f"{op}: {err.code.name}: {err.message}")
             continue
-        wrong.append(f"{op}: compiled, though declared unsupported (and the compile of an "
-                     f"unsupported op must raise UNIMPLEMENTED naming it)")  # fmt: skip
-    assert not wrong, "declared-unsupported ops must fail to compile with UNIMPLEMENTED naming " \
-        "the op:\n" + "\n".join(wrong)  # fmt: skip
+        wrong.append(
+            f"{op}: compiled, though declared unsupported (and the compile of an "
+            f"unsupported op must raise UNIMPLEMENTED naming it)"
+        )
+    assert not wrong, (
+        "declared-unsupported ops must fail to compile with UNIMPLEMENTED naming "
+        "the op:\n" + "\n".join(wrong)
+    )
 
 
 def test_wrong_execute_arguments_are_invalid_argument(hlort_session) -> None:
@@ -143,8 +147,9 @@ def test_wrong_execute_arguments_are_invalid_argument(hlort_session) -> None:
 def test_cost_analysis_is_a_mapping_of_numbers(hlort_session, hlort_require) -> None:
     hlort_require("cost_analysis")
     costs = hlort_session.compile(axpy(16)).cost_analysis()
-    assert costs and all(isinstance(k, str) and isinstance(v, (int, float)) and v >= 0
-                         for k, v in costs.items()), f"cost_analysis() gave {costs!r}"  # fmt: skip
+    assert costs and all(
+        isinstance(k, str) and isinstance(v, (int, float)) and v >= 0 for k, v in costs.items()
+    ), f"cost_analysis() gave {costs!r}"
 
 
 def test_compiled_memory_stats_count_the_arguments(hlort_session, hlort_require) -> None:

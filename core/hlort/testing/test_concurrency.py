@@ -26,8 +26,9 @@ def _run_threads(work: Callable[[int], None]) -> None:
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
-    threads = [threading.Thread(target=body, args=(k,), name=f"conformance-{k}")
-               for k in range(THREADS)]  # fmt: skip
+    threads = [
+        threading.Thread(target=body, args=(k,), name=f"conformance-{k}") for k in range(THREADS)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -35,8 +36,9 @@ def _run_threads(work: Callable[[int], None]) -> None:
     hung = [t.name for t in threads if t.is_alive()]
     assert not hung, f"threads {hung} did not finish in {TIMEOUT_S} s (deadlock?)"
     if errors:
-        raise AssertionError(f"{len(errors)} of {THREADS} threads failed; first: "
-                             f"{errors[0]!r}") from errors[0]  # fmt: skip
+        raise AssertionError(
+            f"{len(errors)} of {THREADS} threads failed; first: {errors[0]!r}"
+        ) from errors[0]
 
 
 def test_eight_threads_execute_one_executable(hlort_session, hlort_require) -> None:
@@ -48,8 +50,9 @@ def test_eight_threads_execute_one_executable(hlort_session, hlort_require) -> N
             x = np.full(32, k, np.float32) + np.arange(32, dtype=np.float32)
             inputs = [np.float32(r + 1), x, np.full(32, -k, np.float32)]
             (got,) = hlort_session.run(exe, inputs)
-            np.testing.assert_allclose(got, axpy_reference(*inputs), rtol=1e-6,
-                                       err_msg=f"thread {k} round {r}")  # fmt: skip
+            np.testing.assert_allclose(
+                got, axpy_reference(*inputs), rtol=1e-6, err_msg=f"thread {k} round {r}"
+            )
 
     _run_threads(work)
 

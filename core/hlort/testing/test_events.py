@@ -58,23 +58,26 @@ def test_failed_execution_fails_its_outputs_events(hlort_session, hlort_require)
         exe = hlort_session.compile(failing_at_run_time())
     except HlortError as err:
         if err.code is ErrorCode.UNIMPLEMENTED:
-            pytest.skip(f"cannot test run-time failures: check.expect_eq is unsupported "
-                        f"({err.message})")  # fmt: skip
+            pytest.skip(
+                f"cannot test run-time failures: check.expect_eq is unsupported ({err.message})"
+            )
         raise
     args = hlort_session.put([np.zeros(3, np.float32)])
     try:
         outputs = exe.execute([args])[0]
     except HlortError:
-        pytest.fail("execute must return at once; a failure while running belongs in the "
-                    "outputs' events")  # fmt: skip
+        pytest.fail(
+            "execute must return at once; a failure while running belongs in the outputs' events"
+        )
     calls, done, callback = _callback_log()
     event = outputs[0].ready_event()
     event.on_ready(callback)
     assert done.wait(TIMEOUT_S), "on_ready callback never ran for a failed execution"
     assert event.is_ready()
     error = event.error()
-    assert isinstance(error, HlortError), f"a failed execution's event must carry the error, got "\
-        f"{error!r}"  # fmt: skip
+    assert isinstance(error, HlortError), (
+        f"a failed execution's event must carry the error, got {error!r}"
+    )
     assert calls == [error] or (len(calls) == 1 and isinstance(calls[0], HlortError))
     with pytest.raises(HlortError):
         event.wait(TIMEOUT_S)

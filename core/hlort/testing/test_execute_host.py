@@ -42,8 +42,9 @@ def test_execute_host_returns_the_callers_own_arrays(hlort_session) -> None:
 
 
 def test_execute_host_matches_the_reference_on_a_sample_of_ops(hlort_session) -> None:
-    _execute_host(hlort_session.compile(two_outputs(2)),
-                  [np.zeros(2, np.float32), np.zeros(2, np.int32)])  # skips when absent
+    _execute_host(
+        hlort_session.compile(two_outputs(2)), [np.zeros(2, np.float32), np.zeros(2, np.int32)]
+    )  # skips when absent
     problems = []
     for case in all_cases(quick=True):
         if hlort_session.case_unsupported(case):
@@ -58,9 +59,11 @@ def test_execute_host_matches_the_reference_on_a_sample_of_ops(hlort_session) ->
             continue
         for k, (got, want) in enumerate(zip(actual, expected, strict=True)):
             tolerance = hlort_session.profile.tolerance_for(case.op, case.dtype)
-            message = describe_mismatch(np.asarray(got), want, case.kind, tolerance,
-                                        f"{case.id} output {k}")  # fmt: skip
+            message = describe_mismatch(
+                np.asarray(got), want, case.kind, tolerance, f"{case.id} output {k}"
+            )
             if message:
                 problems.append(message)
     assert not problems, f"{len(problems)} case(s) differ through execute_host:\n" + "\n".join(
-        problems[:10])
+        problems[:10]
+    )

@@ -14,8 +14,9 @@ from hlort.testing.session import TIMEOUT_S
 from hlort.testing.values import mixed, rng_for
 
 
-@pytest.mark.parametrize("dt", [dtypes.F32, dtypes.S64, dtypes.BF16, dtypes.PRED, dtypes.C64],
-                         ids=lambda d: d.name)  # fmt: skip
+@pytest.mark.parametrize(
+    "dt", [dtypes.F32, dtypes.S64, dtypes.BF16, dtypes.PRED, dtypes.C64], ids=lambda d: d.name
+)
 def test_copy_between_devices(hlort_session, hlort_second_device, hlort_require, dt) -> None:
     hlort_require("copy_to_device")
     if hlort_session.profile.unsupported_reason(f"dtype:{dt.name}"):

@@ -65,5 +65,10 @@ def test_op(case: OpCase, hlort_session) -> None:
         if message:
             problems.append(message)
     if problems:
-        pytest.fail(f"{case.id} on {platform} differs from the reference interpreter:\n"
-                    + "\n".join(problems) + "\n" + _context(case, inputs), pytrace=False)
+        pytest.fail(
+            f"{case.id} on {platform} differs from the reference interpreter:\n"
+            + "\n".join(problems)
+            + "\n"
+            + _context(case, inputs),
+            pytrace=False,
+        )

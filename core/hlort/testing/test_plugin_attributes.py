@@ -17,8 +17,7 @@ def test_platform_name_matches_the_plugin(hlort_session) -> None:
         f"platform name {plugin.name!r} must be lowercase letters, digits and '_'"
     )
     assert client.platform_name == plugin.name == hlort_session.platform, (
-        f"client.platform_name {client.platform_name!r} must equal the plugin name "
-        f"{plugin.name!r}"
+        f"client.platform_name {client.platform_name!r} must equal the plugin name {plugin.name!r}"
     )
 
 

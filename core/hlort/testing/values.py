@@ -46,16 +46,34 @@ def edge_values(dt: DType) -> np.ndarray:
         grid = [complex(r, i) for r in parts[:4] for i in parts[:4]] + specials
         return np.array(grid, dtype=dt.numpy)
     fi = _finfo(dt)
-    vals = [0.0, -0.0, 1.0, -1.0, 0.5, 2.5, -2.5, 3.0, float(fi.max), -float(fi.max),
-            float(fi.smallest_normal), float(fi.smallest_subnormal), -float(fi.smallest_subnormal),
-            float(np.nan)]  # fmt: skip
+    vals = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        2.5,
+        -2.5,
+        3.0,
+        float(fi.max),
+        -float(fi.max),
+        float(fi.smallest_normal),
+        float(fi.smallest_subnormal),
+        -float(fi.smallest_subnormal),
+        float(np.nan),
+    ]
     if dt.name != "f8e4m3fn":  # the only type here without infinities
         vals += [float(np.inf), float(-np.inf)]
     return np.array(vals, dtype=np.float64).astype(dt.numpy)
 
 
-def random_values(dt: DType, shape: tuple[int, ...], rng: np.random.Generator,
-                  low: float | None = None, high: float | None = None) -> np.ndarray:  # fmt: skip
+def random_values(
+    dt: DType,
+    shape: tuple[int, ...],
+    rng: np.random.Generator,
+    low: float | None = None,
+    high: float | None = None,
+) -> np.ndarray:
     """Random finite values of ``dt``: full range for integers unless bounded; floats near 1."""
     if dt.is_pred:
         return rng.integers(0, 2, size=shape).astype(bool)

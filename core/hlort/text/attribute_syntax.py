@@ -68,11 +68,13 @@ OP_ATTRS: dict[Opcode, tuple[AttrSpec, ...]] = {
 
 # Spellings accepted on input only: XLA's pred-selected conditional, a list form of calls=.
 PARSE_ALIASES: dict[Opcode, tuple[AttrSpec, ...]] = {
-    Opcode.CONDITIONAL: (_S("true_computation", "branch_computations.0", "comp"),
-                         _S("false_computation", "branch_computations.1", "comp")),
+    Opcode.CONDITIONAL: (
+        _S("true_computation", "branch_computations.0", "comp"),
+        _S("false_computation", "branch_computations.1", "comp"),
+    ),
     Opcode.CUSTOM_CALL: (_S("calls", "called_computations", "comps"),),
     Opcode.CALL: (_S("calls", "to_apply", "comp"),),
-}  # fmt: skip
+}
 
 _BY_TEXT_KEY: dict[Opcode, dict[str, AttrSpec]] = {}
 for _op in Opcode:
@@ -199,8 +201,10 @@ def _parse_padding(lex: Lexer) -> tuple[A.PadDim, ...]:
     for part in tok.text.split("x"):
         nums = [int(n) for n in re.findall(r"-?\d+", part)]
         if len(nums) not in (2, 3):
-            lex.error(f"bad padding {tok.text!r}: each dimension is low_high or low_high_interior",
-                      tok.pos)  # fmt: skip
+            lex.error(
+                f"bad padding {tok.text!r}: each dimension is low_high or low_high_interior",
+                tok.pos,
+            )
         out.append(A.PadDim(*nums))
     return tuple(out)
 
@@ -225,8 +229,10 @@ def _parse_window(lex: Lexer) -> tuple[A.WindowDim, ...]:
     if "size" not in fields:
         lex.error("window needs size=", pos)
     n = len(fields["size"])
-    size, stride = _window_ints(lex, fields, "size", 1, n, pos), _window_ints(
-        lex, fields, "stride", 1, n, pos)  # fmt: skip
+    size, stride = (
+        _window_ints(lex, fields, "size", 1, n, pos),
+        _window_ints(lex, fields, "stride", 1, n, pos),
+    )
     lhs = _window_ints(lex, fields, "lhs_dilate", 1, n, pos)
     rhs = _window_ints(lex, fields, "rhs_dilate", 1, n, pos)
     rev = _window_ints(lex, fields, "rhs_reversal", 0, n, pos)
@@ -234,8 +240,9 @@ def _parse_window(lex: Lexer) -> tuple[A.WindowDim, ...]:
     if len(pads) != n or not all(len(p) == 2 and all(_INT.fullmatch(v) for v in p) for p in pads):
         lex.error(f"bad window: pad= needs {n} low_high pairs separated by 'x'", pos)
     return tuple(
-        A.WindowDim(size[i], stride[i], int(pads[i][0]), int(pads[i][1]), rhs[i], lhs[i],
-                    bool(rev[i]))  # fmt: skip
+        A.WindowDim(
+            size[i], stride[i], int(pads[i][0]), int(pads[i][1]), rhs[i], lhs[i], bool(rev[i])
+        )
         for i in range(n)
     )
 
@@ -243,8 +250,9 @@ def _parse_window(lex: Lexer) -> tuple[A.WindowDim, ...]:
 _INT = LazyPattern(r"-?\d+")
 
 
-def _window_ints(lex: Lexer, fields: dict[str, list[str]], key: str, default: int, n: int,
-                 pos: int) -> list[int]:  # fmt: skip
+def _window_ints(
+    lex: Lexer, fields: dict[str, list[str]], key: str, default: int, n: int, pos: int
+) -> list[int]:
     raw = fields.get(key)
     if raw is None:
         return [default] * n
@@ -345,20 +353,25 @@ def dim_labels_text(d: A.ConvDimensionNumbers) -> str:
             out[s] = str(i)
         return "".join(out)
 
-    lhs = labels(d.input_batch_dimension, d.input_feature_dimension, d.input_spatial_dimensions,
-                 "b", "f")  # fmt: skip
-    rhs = labels(d.kernel_input_feature_dimension, d.kernel_output_feature_dimension,
-                 d.kernel_spatial_dimensions, "i", "o")  # fmt: skip
-    out = labels(d.output_batch_dimension, d.output_feature_dimension,
-                 d.output_spatial_dimensions, "b", "f")  # fmt: skip
+    lhs = labels(
+        d.input_batch_dimension, d.input_feature_dimension, d.input_spatial_dimensions, "b", "f"
+    )
+    rhs = labels(
+        d.kernel_input_feature_dimension,
+        d.kernel_output_feature_dimension,
+        d.kernel_spatial_dimensions,
+        "i",
+        "o",
+    )
+    out = labels(
+        d.output_batch_dimension, d.output_feature_dimension, d.output_spatial_dimensions, "b", "f"
+    )
     return f"{lhs}_{rhs}->{out}"
 
 
 def _padding_text(padding) -> str:
     interior = any(p.interior for p in padding)
-    return "x".join(
-        f"{p.low}_{p.high}" + (f"_{p.interior}" if interior else "") for p in padding
-    )
+    return "x".join(f"{p.low}_{p.high}" + (f"_{p.interior}" if interior else "") for p in padding)
 
 
 def _slice_text(spec) -> str:

@@ -18,9 +18,7 @@ _SKIP = LazyPattern(r"(?:\s+|/\*.*?\*/|//[^\n]*)*", re.S)
 _MAY_SKIP = frozenset(" \t\n\r\f\v/")  # "" is not in it: nothing to skip at the end
 
 ARRAY_SHAPE_PATTERN = r"[a-z][a-z0-9]*\[[^\]\n]*\](?:\{[^{}=%\"\n]*\})?"  # f32[2]{0:T(8)}
-NAME_PATTERN = (
-    r"%?[A-Za-z_][A-Za-z0-9_.]*(?:-(?!>)[A-Za-z0-9_.]+)*|%[A-Za-z0-9_.][A-Za-z0-9_.\-]*"
-)
+NAME_PATTERN = r"%?[A-Za-z_][A-Za-z0-9_.]*(?:-(?!>)[A-Za-z0-9_.]+)*|%[A-Za-z0-9_.][A-Za-z0-9_.\-]*"
 
 # One token; the group name is the kind. Order matters: the longer, more specific forms first.
 _TOKEN = LazyPattern(
@@ -183,9 +181,7 @@ class Lexer:
     def at_shape(self) -> bool:
         """Whether a shape starts here: ``(`` of a tuple or ``type[``."""
         self.skip()
-        return self.text.startswith("(", self.pos) or bool(
-            _SHAPE_START.match(self.text, self.pos)
-        )
+        return self.text.startswith("(", self.pos) or bool(_SHAPE_START.match(self.text, self.pos))
 
     def integer(self, what: str = "an integer") -> int:
         tok = self.next("number", what)
@@ -258,8 +254,19 @@ class Lexer:
                 return i
 
 
-_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\", "?": "?",
-                   "a": "\a", "b": "\b", "f": "\f", "v": "\v"}  # fmt: skip
+_SIMPLE_ESCAPES = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    '"': '"',
+    "'": "'",
+    "\\": "\\",
+    "?": "?",
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "v": "\v",
+}
 _ESCAPE = LazyPattern(r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|(.))", re.S)
 
 

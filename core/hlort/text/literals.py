@@ -115,9 +115,7 @@ def array_from_text(lex: Lexer, body: str, pos: int, shape: ArrayShape) -> np.nd
     if values is None:
         per = 2 if dt.is_complex else 1
         if len(tokens) != size * per:
-            lex.error(
-                f"literal of {shape} has {len(tokens) // per} elements; expected {size}", pos
-            )
+            lex.error(f"literal of {shape} has {len(tokens) // per} elements; expected {size}", pos)
         values = _element_array(tokens, dt.component, lex, offsets)
     if dt.is_complex:
         pairs = values.reshape(-1, 2)
@@ -190,8 +188,9 @@ def _fast_convert(flat: str, dt: DType, count: int) -> np.ndarray | None:
         return None
 
 
-def _element_array(tokens: list[str], dt: DType, lex: Lexer,
-                   offsets: list[int] | None = None) -> np.ndarray:  # fmt: skip
+def _element_array(
+    tokens: list[str], dt: DType, lex: Lexer, offsets: list[int] | None = None
+) -> np.ndarray:
     """Per-element conversion with exact range checks; errors point at the element."""
     out = np.empty(len(tokens), dtype=dt.numpy)
     for i, tok in enumerate(tokens):

@@ -29,19 +29,53 @@ from hlort.text.literals import parse_literal
 from hlort.text.shapes import array_shape_from_token, parse_shape_at
 
 # XLA ops outside hlort's op table: reported as UNIMPLEMENTED, not as syntax errors.
-XLA_ONLY_OPS = frozenset({
-    "all-reduce", "all-reduce-start", "all-reduce-done", "all-gather",
-    "all-gather-start", "all-gather-done", "all-to-all", "ragged-all-to-all", "reduce-scatter",
-    "collective-permute", "collective-permute-start", "collective-permute-done",
-    "collective-broadcast", "send", "send-done", "recv", "recv-done", "infeed", "outfeed",
-    "copy-start", "copy-done", "async-start", "async-update", "async-done", "dynamic-reshape",
-    "domain", "add-dependency", "rng", "rng-get-and-update-state", "set-dimension-size",
-    "get-dimension-size", "stochastic-convert", "batch-norm-training", "batch-norm-inference",
-    "batch-norm-grad", "trace", "composite",
-})  # fmt: skip
+XLA_ONLY_OPS = frozenset(
+    {
+        "all-reduce",
+        "all-reduce-start",
+        "all-reduce-done",
+        "all-gather",
+        "all-gather-start",
+        "all-gather-done",
+        "all-to-all",
+        "ragged-all-to-all",
+        "reduce-scatter",
+        "collective-permute",
+        "collective-permute-start",
+        "collective-permute-done",
+        "collective-broadcast",
+        "send",
+        "send-done",
+        "recv",
+        "recv-done",
+        "infeed",
+        "outfeed",
+        "copy-start",
+        "copy-done",
+        "async-start",
+        "async-update",
+        "async-done",
+        "dynamic-reshape",
+        "domain",
+        "add-dependency",
+        "rng",
+        "rng-get-and-update-state",
+        "set-dimension-size",
+        "get-dimension-size",
+        "stochastic-convert",
+        "batch-norm-training",
+        "batch-norm-inference",
+        "batch-norm-grad",
+        "trace",
+        "composite",
+    }
+)
 _HINTS = {"rng": "; lower random numbers with rng-bit-generator (jax does)"}
-_CONFIG_KEYS = {"replica_count": "num_replicas", "num_replicas": "num_replicas",
-                "num_partitions": "num_partitions"}  # fmt: skip
+_CONFIG_KEYS = {
+    "replica_count": "num_replicas",
+    "num_replicas": "num_replicas",
+    "num_partitions": "num_partitions",
+}
 _COMPUTATION_ATTR = LazyPattern(r",\s*[A-Za-z_][\w\-]*\s*=")
 # Fast paths for the common forms; anything else falls back to the token-by-token parser.
 _HEAD = LazyPattern(
@@ -122,8 +156,9 @@ class _ModuleParser:
                 lex.error(f"computation {comp.name!r} is defined twice", start)
             if is_entry:
                 if entry is not None:
-                    lex.error(f"second ENTRY computation {comp.name}; {entry.name} is the entry",
-                              start)  # fmt: skip
+                    lex.error(
+                        f"second ENTRY computation {comp.name}; {entry.name} is the entry", start
+                    )
                 entry = comp
             by_name[comp.name] = comp
             computations.append(comp)
@@ -171,8 +206,11 @@ class _ModuleParser:
             if instr in self.positions
         }
         # Shape rules say "<opcode> <name>: ..."; otherwise take the first name mentioned.
-        named = [m.group(2) for m in re.finditer(r"([a-z][a-z0-9\-]*) (\S+?):", message)
-                 if from_hlo_name(m.group(1)) is not None]  # fmt: skip
+        named = [
+            m.group(2)
+            for m in re.finditer(r"([a-z][a-z0-9\-]*) (\S+?):", message)
+            if from_hlo_name(m.group(1)) is not None
+        ]
         for word in named + re.findall(r"[A-Za-z0-9_.\-]+", message):
             if word in positions:
                 line, col = self.lex.line_col(positions[word])
@@ -205,8 +243,9 @@ class _ModuleParser:
                 lex.expected(f"',' or the end of instruction {instr.name}")
             if is_root:
                 if root is not None:
-                    lex.error(f"second ROOT in computation {name}; {root.name} is the root",
-                              line_start)  # fmt: skip
+                    lex.error(
+                        f"second ROOT in computation {name}; {root.name} is the root", line_start
+                    )
                 root = instr
         if not comp.instructions:
             lex.error(f"computation {name} has no instructions", start)
@@ -276,8 +315,16 @@ class _ModuleParser:
         elif not lex.accept(")"):
             operands = self.operands(comp, scope, name)
         attrs, extra = self.attributes(opcode, op_pos, name)
-        instr = Instruction(opcode, shape, operands, attrs, name, literal=literal,
-                            parameter_number=parameter_number, extra_attrs=extra)  # fmt: skip
+        instr = Instruction(
+            opcode,
+            shape,
+            operands,
+            attrs,
+            name,
+            literal=literal,
+            parameter_number=parameter_number,
+            extra_attrs=extra,
+        )
         comp.add_instruction(instr)
         scope[name] = instr
         self.positions[instr] = start
@@ -374,8 +421,10 @@ class _ModuleParser:
         for group, fields in groups.items():
             if group == "branch_computations":
                 if set(fields) != {"0", "1"}:
-                    lex.error(f"conditional {name} needs both true_computation and "
-                              "false_computation", op_pos)  # fmt: skip
+                    lex.error(
+                        f"conditional {name} needs both true_computation and false_computation",
+                        op_pos,
+                    )
                 attrs[group] = (fields["0"], fields["1"])
                 continue
             try:

@@ -73,8 +73,10 @@ def _header(module: Module, include_metadata: bool = True) -> str:
                 attrs = dict(items)
             else:
                 attrs["entry_computation_layout"] = fresh
-    for config_key, text_key in (("num_replicas", "replica_count"),
-                                 ("num_partitions", "num_partitions")):  # fmt: skip
+    for config_key, text_key in (
+        ("num_replicas", "replica_count"),
+        ("num_partitions", "num_partitions"),
+    ):
         value = module.config.get(config_key, 1)
         if value != 1 or text_key in attrs:
             attrs[text_key] = str(value)

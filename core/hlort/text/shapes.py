@@ -14,10 +14,24 @@ from hlort.shape import TOKEN, ArrayShape, Shape, TupleShape
 from hlort.text.lexer import Lexer
 
 # XLA element types hlort does not have: named in UNIMPLEMENTED errors, not called syntax errors.
-XLA_ONLY_TYPES = frozenset({
-    "s1", "s2", "s4", "u1", "u2", "u4", "f4e2m1fn", "f8e3m4", "f8e4m3", "f8e4m3fnuz",
-    "f8e4m3b11fnuz", "f8e5m2fnuz", "f8e8m0fnu", "opaque",
-})  # fmt: skip
+XLA_ONLY_TYPES = frozenset(
+    {
+        "s1",
+        "s2",
+        "s4",
+        "u1",
+        "u2",
+        "u4",
+        "f4e2m1fn",
+        "f8e3m4",
+        "f8e4m3",
+        "f8e4m3fnuz",
+        "f8e4m3b11fnuz",
+        "f8e5m2fnuz",
+        "f8e8m0fnu",
+        "opaque",
+    }
+)
 
 _CACHE: dict[str, Shape] = {}
 
@@ -49,8 +63,11 @@ def array_shape_from_token(lex: Lexer, text: str, pos: int) -> Shape:
             except ValueError:
                 if any(p.startswith("<=") or p == "?" for p in parts):
                     _unimplemented(
-                        lex, f"dynamic dimensions ('<=' or '?') in shape {text} are not "
-                        "supported by hlort; give static sizes", pos)  # fmt: skip
+                        lex,
+                        f"dynamic dimensions ('<=' or '?') in shape {text} are not "
+                        "supported by hlort; give static sizes",
+                        pos,
+                    )
                 lex.error(f"bad dimensions in shape {text}", pos)
             if any(d < 0 for d in dims):
                 lex.error(f"negative dimension in shape {text}", pos)
@@ -90,8 +107,10 @@ def parse_shape_at(lex: Lexer, depth: int = 0) -> Shape:
     lex.skip()
     if lex.text.startswith("(", lex.pos):
         if depth >= limits.max_nesting():
-            lex.error(f"tuple shape nested more than {limits.max_nesting()} deep; flatten the "
-                      "tuple, or raise HLORT_MAX_NESTING")
+            lex.error(
+                f"tuple shape nested more than {limits.max_nesting()} deep; flatten the "
+                "tuple, or raise HLORT_MAX_NESTING"
+            )
         lex.pos += 1
         items = lex.items_until(")", lambda: parse_shape_at(lex, depth + 1), "a tuple shape")
         return TupleShape(tuple(items))

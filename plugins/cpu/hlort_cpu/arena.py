@@ -66,12 +66,15 @@ class ArenaPlan:
         return raw[start : start + self.size]
 
     def _views(self, block: np.ndarray) -> list[tuple[int, np.ndarray]]:
-        return [(slot, np.ndarray(dims, dtype, block, offset))
-                for slot, dims, dtype, offset in self.placements]  # fmt: skip
+        return [
+            (slot, np.ndarray(dims, dtype, block, offset))
+            for slot, dims, dtype, offset in self.placements
+        ]
 
 
-def plan_arena(comp: Computation, order: list[Instruction], slot: dict[int, int],
-               step_kinds: dict[int, str]) -> ArenaPlan | None:  # fmt: skip
+def plan_arena(
+    comp: Computation, order: list[Instruction], slot: dict[int, int], step_kinds: dict[int, str]
+) -> ArenaPlan | None:
     """The arena of ``comp``'s program, or None when no value qualifies. ``step_kinds`` maps
     an instruction to its step's kind: "kernel" (writes into the output it is given), "reader"
     (reads its inputs, returns fresh arrays: dot, convolution); absent for any other step."""
@@ -93,13 +96,25 @@ def plan_arena(comp: Computation, order: list[Instruction], slot: dict[int, int]
     if not chosen:
         return None
     chosen_ids = {id(i) for i in chosen}
-    assignment = assign_buffers(comp.parent, computation=comp, schedule=order, in_place=False,
-                                arena_values=_member(chosen_ids), alignment=ALIGN)  # fmt: skip
+    assignment = assign_buffers(
+        comp.parent,
+        computation=comp,
+        schedule=order,
+        in_place=False,
+        arena_values=_member(chosen_ids),
+        alignment=ALIGN,
+    )
     placements = []
     for instr in chosen:
         buf = assignment.buffer(instr)
-        placements.append((slot[id(instr)], tuple(instr.shape.dims),
-                           np.dtype(instr.shape.dtype.numpy), buf.offset))  # fmt: skip
+        placements.append(
+            (
+                slot[id(instr)],
+                tuple(instr.shape.dims),
+                np.dtype(instr.shape.dtype.numpy),
+                buf.offset,
+            )
+        )
     return ArenaPlan(assignment.arena_size, placements)
 
 

@@ -16,8 +16,12 @@ import functools
 from dataclasses import dataclass
 
 # (name pattern, integer width): ILP64 names end in 64_
-_NAMES = (("scipy_cblas_{}gemm64_", 64), ("cblas_{}gemm64_", 64),
-          ("scipy_cblas_{}gemm", 32), ("cblas_{}gemm", 32))  # fmt: skip
+_NAMES = (
+    ("scipy_cblas_{}gemm64_", 64),
+    ("cblas_{}gemm64_", 64),
+    ("scipy_cblas_{}gemm", 32),
+    ("cblas_{}gemm", 32),
+)
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,7 @@ class CpuClient(SimpleClient):
         """Row epilogues join their reductions: the row fusion emitter keeps a row in cache. The
         fusion passes make only fusions the emitter compiles as one kernel (a fusion it could not
         compile would run on the interpreter as a whole)."""
-        return PassOptions(policy=FusionPolicy(row_epilogue_fusion=True,
-                                               can_emit=emits_one_kernel))  # fmt: skip
+        return PassOptions(policy=FusionPolicy(row_epilogue_fusion=True, can_emit=emits_one_kernel))
 
     def create_devices(self) -> list[SimpleDevice]:
         from hlort_cpu.codegen.jit import jit_engine
@@ -39,8 +38,6 @@ class CpuClient(SimpleClient):
         target = jit_engine().target
         if compile_cache.enabled():
             compile_cache.code_digest()  # once per process, with the JIT, not in the first compile
-        attrs = {"cpu": target.cpu, "cores": os.cpu_count() or 1,
-                 "vector_bits": target.vector_bits}  # fmt: skip
+        attrs = {"cpu": target.cpu, "cores": os.cpu_count() or 1, "vector_bits": target.vector_bits}
         # synchronous: launches run on the caller's thread (no queue hop per call)
-        return [SimpleDevice(self, 0, f"cpu ({target.cpu})", attributes=attrs,
-                             synchronous=True)]  # fmt: skip
+        return [SimpleDevice(self, 0, f"cpu ({target.cpu})", attributes=attrs, synchronous=True)]

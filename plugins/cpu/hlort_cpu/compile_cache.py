@@ -94,8 +94,12 @@ def _info_classes() -> dict[str, type]:
     """The launch descriptions an object entry may hold: the emitters' own dataclasses."""
     from hlort_cpu.codegen import fusion_kernel, while_driver
 
-    return {name: cls for mod in (fusion_kernel, while_driver) for name, cls in vars(mod).items()
-            if dataclasses.is_dataclass(cls) and cls.__module__ == mod.__name__}  # fmt: skip
+    return {
+        name: cls
+        for mod in (fusion_kernel, while_driver)
+        for name, cls in vars(mod).items()
+        if dataclasses.is_dataclass(cls) and cls.__module__ == mod.__name__
+    }
 
 
 def _encode_object(entry) -> bytes:
@@ -105,8 +109,13 @@ def _encode_object(entry) -> bytes:
 
 def _decode_object(payload: bytes):
     value = module_codec.decode_value(payload, _info_classes())
-    if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], np.ndarray)
-            and value[0].dtype == np.uint8 and isinstance(value[1], list)):  # fmt: skip
+    if not (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and isinstance(value[0], np.ndarray)
+        and value[0].dtype == np.uint8
+        and isinstance(value[1], list)
+    ):
         raise module_codec.CodecError("not an object-code entry")
     return value[0].tobytes(), value[1]
 
@@ -165,7 +174,7 @@ def _decode(data: bytes, key: str, decode):
     does not decode as what ``decode`` expects."""
     start = len(_MAGIC) + _KEY_BYTES
     head = start + 32
-    if len(data) < head or not data.startswith(_MAGIC) or data[len(_MAGIC):start] != key.encode():
+    if len(data) < head or not data.startswith(_MAGIC) or data[len(_MAGIC) : start] != key.encode():
         return None
     digest, payload = data[start:head], data[head:]
     if hashlib.sha256(payload).digest() != digest:

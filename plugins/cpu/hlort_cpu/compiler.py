@@ -51,8 +51,13 @@ from hlort_cpu.view_thunks import VIEW_OPS, view_thunk
 _STRUCTURAL = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT}
 # Native thunks whose results are always fresh arrays, never views of an input: their inputs
 # may live in the program's arena (arena.py). Not custom-call: an alias hands back its input.
-_FRESH_RESULTS = {Opcode.DOT, Opcode.CONVOLUTION, Opcode.FFT, Opcode.CHOLESKY,
-                  Opcode.TRIANGULAR_SOLVE}  # fmt: skip
+_FRESH_RESULTS = {
+    Opcode.DOT,
+    Opcode.CONVOLUTION,
+    Opcode.FFT,
+    Opcode.CHOLESKY,
+    Opcode.TRIANGULAR_SOLVE,
+}
 _NATIVE = {  # op -> thunk factory (None when it cannot take that instruction)
     Opcode.DOT: dot_thunk,
     Opcode.CONVOLUTION: ("hlort_cpu.convolution", "convolution_thunk"),
@@ -75,8 +80,11 @@ def wrap_instruction(instr: Instruction) -> Computation:
     comp = Computation(f"wrapped_{instr.name}")
     params = []
     for i, operand in enumerate(instr.operands):
-        params.append(comp.add_instruction(Instruction(
-            Opcode.PARAMETER, operand.shape, (), name=f"p{i}", parameter_number=i)))  # fmt: skip
+        params.append(
+            comp.add_instruction(
+                Instruction(Opcode.PARAMETER, operand.shape, (), name=f"p{i}", parameter_number=i)
+            )
+        )
     clone = instr.clone_with(operands=params)
     comp.add_instruction(clone)
     comp.set_root(clone)
@@ -91,12 +99,26 @@ def _kernel_candidate(instr: Instruction) -> tuple[Computation | None, str | Non
     if instr.opcode is Opcode.FUSION:
         comp = instr.attrs["calls"]
     elif instr.is_elementwise or instr.opcode in (
-        Opcode.BROADCAST, Opcode.RESHAPE, Opcode.TRANSPOSE, Opcode.SLICE, Opcode.PAD,
-        Opcode.CONCATENATE, Opcode.REVERSE, Opcode.IOTA, Opcode.DYNAMIC_SLICE,
-        Opcode.DYNAMIC_UPDATE_SLICE, Opcode.REDUCE, Opcode.BITCAST_CONVERT, Opcode.GATHER,
-        Opcode.SCATTER, Opcode.REDUCE_WINDOW, Opcode.SELECT_AND_SCATTER,
-        Opcode.SORT, Opcode.TOPK, Opcode.RNG_BIT_GENERATOR,
-    ):  # fmt: skip
+        Opcode.BROADCAST,
+        Opcode.RESHAPE,
+        Opcode.TRANSPOSE,
+        Opcode.SLICE,
+        Opcode.PAD,
+        Opcode.CONCATENATE,
+        Opcode.REVERSE,
+        Opcode.IOTA,
+        Opcode.DYNAMIC_SLICE,
+        Opcode.DYNAMIC_UPDATE_SLICE,
+        Opcode.REDUCE,
+        Opcode.BITCAST_CONVERT,
+        Opcode.GATHER,
+        Opcode.SCATTER,
+        Opcode.REDUCE_WINDOW,
+        Opcode.SELECT_AND_SCATTER,
+        Opcode.SORT,
+        Opcode.TOPK,
+        Opcode.RNG_BIT_GENERATOR,
+    ):
         if not all(o.shape.is_array for o in instr.operands) or not instr.shape.leaf_shapes():
             return None, "its operands are not all arrays, or it has no array result"
         comp = wrap_instruction(instr)
@@ -114,8 +136,9 @@ def compile_program(module: Module) -> Program:
     start = time.perf_counter()
     # the entry and what its control flow calls, each in its execution order
     orders = program_orders(module.entry, Computation.execution_order)
-    candidates = [(instr, *_kernel_candidate(instr))
-                  for _, order in orders.values() for instr in order]  # fmt: skip
+    candidates = [
+        (instr, *_kernel_candidate(instr)) for _, order in orders.values() for instr in order
+    ]
     to_compile = [(instr, comp) for instr, comp, _ in candidates if comp is not None]
     not_kernels = {id(instr): why for instr, _, why in candidates if why is not None}
     report = FallbackReport("cpu", module.name)
@@ -131,8 +154,9 @@ def compile_program(module: Module) -> Program:
         for name, (_, comp) in zip(names, to_compile, strict=True):
             km.add(name, comp)
         natives = plan_native_whiles(orders, names, to_compile, km.kernels, f"hk{key[:16]}")
-        drivers = [emit_while_driver(km.module, km.target, native.plan)
-                   for native in natives.values()]  # fmt: skip
+        drivers = [
+            emit_while_driver(km.module, km.target, native.plan) for native in natives.values()
+        ]
         ir_text = km.ir_text()
         obj = engine.compile_ir(ir_text)
         infos = [*km.kernels, *drivers]
@@ -143,12 +167,14 @@ def compile_program(module: Module) -> Program:
     kernels = {}
     if cached is not None:
         kernels = _loaded_kernels(key, cached)
-    by_instr = {id(instr): kernels[name] for name, (instr, _) in zip(names, to_compile,
-                                                                     strict=True)}  # fmt: skip
+    by_instr = {
+        id(instr): kernels[name] for name, (instr, _) in zip(names, to_compile, strict=True)
+    }
     drivers_by_while = {k: (n, kernels[n.plan.name]) for k, n in natives.items()}
     build = partial(_build, not_kernels=not_kernels, report=report)
-    programs = ProgramSet(orders, by_instr, drivers_by_while, Evaluator(check_shapes=False),
-                          build, _label)  # fmt: skip
+    programs = ProgramSet(
+        orders, by_instr, drivers_by_while, Evaluator(check_shapes=False), build, _label
+    )
     program = programs.program(module.entry)
     report.apply()  # HLORT_FALLBACK: raise, warn once, or allow
     program.fallback_records = list(report.records)
@@ -174,8 +200,14 @@ def _loaded_kernels(key: str, cached) -> dict:
     return kernels
 
 
-def _build(comp: Computation, order: list[Instruction], programs: ProgramSet, *,
-           not_kernels: dict[int, str], report: FallbackReport) -> Program:  # fmt: skip
+def _build(
+    comp: Computation,
+    order: list[Instruction],
+    programs: ProgramSet,
+    *,
+    not_kernels: dict[int, str],
+    report: FallbackReport,
+) -> Program:
     """The program of one computation (the entry or one that control flow calls); every
     instruction it runs on the interpreter goes into ``report`` with the reason."""
     kernels, evaluator = programs.kernels, programs.evaluator
@@ -223,8 +255,11 @@ def _build(comp: Computation, order: list[Instruction], programs: ProgramSet, *,
                 continue
         make = _native_factory(op)
         if make is not None or op is Opcode.CUSTOM_CALL:
-            thunk = (make(instr, ins, out) if make is not None
-                     else custom_call_thunk(instr, ins, out, evaluator))  # fmt: skip
+            thunk = (
+                make(instr, ins, out)
+                if make is not None
+                else custom_call_thunk(instr, ins, out, evaluator)
+            )
             if thunk is not None:
                 add(thunk)
                 compiled[thunk.label] += 1
@@ -238,16 +273,27 @@ def _build(comp: Computation, order: list[Instruction], programs: ProgramSet, *,
             continue
         fn = function_for(op)
         if fn is None:
-            raise Unimplemented(f"cpu: no kernel and no interpreter function for {op.value} "
-                                f"({instr.name})")  # fmt: skip
+            raise Unimplemented(
+                f"cpu: no kernel and no interpreter function for {op.value} ({instr.name})"
+            )
         add(FallbackThunk(evaluator, fn, instr, ins, out))
         fallback[op.value] += 1
         report.add(instr.name, op.value, _why_interpreted(instr, not_kernels.get(id(instr))))
     params = [(slot[id(p)], p.shape) for p in comp.parameters if id(p) in slot]
     root = slot[id(comp.root)]
     releases = _releases(step_inputs, root)
-    return Program(steps, len(order), params, root, constants, compiled, fallback, evaluator,
-                   releases=releases, arena=plan_arena(comp, order, slot, step_kinds))  # fmt: skip
+    return Program(
+        steps,
+        len(order),
+        params,
+        root,
+        constants,
+        compiled,
+        fallback,
+        evaluator,
+        releases=releases,
+        arena=plan_arena(comp, order, slot, step_kinds),
+    )
 
 
 def _why_interpreted(instr: Instruction, not_a_kernel: str | None) -> str:

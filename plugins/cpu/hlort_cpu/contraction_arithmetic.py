@@ -79,8 +79,7 @@ class ContractionArithmetic:
             return f"BLAS {self.compute.name}, exact integers"
         return "BLAS"
 
-    def matmul(self, a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None
-               ) -> np.ndarray:  # fmt: skip
+    def matmul(self, a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """``a @ b`` in the compute type (into ``out`` when given)."""
         if self.ordered:
             return complex_matmul_in_order(a, b, out)
@@ -96,7 +95,6 @@ class ContractionArithmetic:
         with np.errstate(over="ignore", invalid="ignore"):
             return summed.astype(result.numpy, order="C")
 
-
     def _exact_in_result(self) -> bool:
         """Whether every possible sum converts from ``compute`` to the result type exactly."""
         result = self.result
@@ -105,8 +103,9 @@ class ContractionArithmetic:
         return result.is_signed_integer and self.bound < (1 << (result.bits - 1))
 
 
-def plan_arithmetic(lhs: DType, rhs: DType, result: DType, k: int,
-                    outputs: int) -> ContractionArithmetic:  # fmt: skip
+def plan_arithmetic(
+    lhs: DType, rhs: DType, result: DType, k: int, outputs: int
+) -> ContractionArithmetic:
     """The arithmetic of ``outputs`` sums of ``k`` products of ``lhs`` x ``rhs`` each, into
     ``result`` (see the module docstring)."""
     acc = accumulation_dtype(lhs, rhs, result)
@@ -119,6 +118,9 @@ def plan_arithmetic(lhs: DType, rhs: DType, result: DType, k: int,
             compute = np.dtype(np.float32)
         elif bound is not None and bound <= _F64_EXACT:
             compute = np.dtype(np.float64)
-    ordered = acc.kind == "c" and k <= ORDERED_COMPLEX_MAX_K and (
-        k * outputs <= ORDERED_COMPLEX_MAX_PRODUCTS)
+    ordered = (
+        acc.kind == "c"
+        and k <= ORDERED_COMPLEX_MAX_K
+        and (k * outputs <= ORDERED_COMPLEX_MAX_PRODUCTS)
+    )
     return ContractionArithmetic(np.dtype(compute), np.dtype(acc), result, bound, ordered)

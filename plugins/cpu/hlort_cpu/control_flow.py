@@ -36,8 +36,9 @@ def program_orders(entry: Computation, order_of: Order) -> dict[int, tuple[Compu
             continue
         order = order_of(comp)
         found[id(comp)] = (comp, order)
-        callees = [c for i in order if i.opcode in CONTROL_FLOW_OPS
-                   for c in i.called_computations()]  # fmt: skip
+        callees = [
+            c for i in order if i.opcode in CONTROL_FLOW_OPS for c in i.called_computations()
+        ]
         stack.extend(reversed(callees))
     return found
 
@@ -49,9 +50,15 @@ class ProgramSet:
     compiled and what fell back over every computation, each counted once.
     """
 
-    def __init__(self, orders: dict[int, tuple[Computation, list]], kernels: dict,
-                 natives: dict[int, tuple[NativeWhile, object]], evaluator,
-                 build: Callable, label: Callable[[Instruction], str]):  # fmt: skip
+    def __init__(
+        self,
+        orders: dict[int, tuple[Computation, list]],
+        kernels: dict,
+        natives: dict[int, tuple[NativeWhile, object]],
+        evaluator,
+        build: Callable,
+        label: Callable[[Instruction], str],
+    ):
         self.orders, self.kernels, self.natives = orders, kernels, natives
         self.evaluator, self.build, self.label = evaluator, build, label
         self.compiled: Counter = Counter()

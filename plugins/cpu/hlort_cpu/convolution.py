@@ -64,8 +64,9 @@ def plan_base(dims: tuple[int, ...], window: tuple[WindowDim, ...]) -> BasePlan:
     shape.append(dims[-1])
     source.append(slice(None))
     target.append(slice(None))
-    is_input = all(w.base_dilation == 1 and w.padding_low == 0 and w.padding_high == 0
-                   for w in window)  # fmt: skip
+    is_input = all(
+        w.base_dilation == 1 and w.padding_low == 0 and w.padding_high == 0 for w in window
+    )
     return BasePlan(tuple(shape), tuple(source), tuple(target), is_input)
 
 
@@ -95,11 +96,15 @@ class ConvolutionThunk:
         self.compute = self.arithmetic.compute
         self.empty = result.size == 0 or k == 0
         # complex sums in XLA's order take the batched in-order matmul (one loop over K)
-        self.depthwise = cg == 1 and groups > 1 and batch_groups == 1 and (
-            not self.arithmetic.ordered)
+        self.depthwise = (
+            cg == 1 and groups > 1 and batch_groups == 1 and (not self.arithmetic.ordered)
+        )
 
-        self.input_perm = (dn.input_batch_dimension, *dn.input_spatial_dimensions,
-                           dn.input_feature_dimension)  # fmt: skip
+        self.input_perm = (
+            dn.input_batch_dimension,
+            *dn.input_spatial_dimensions,
+            dn.input_feature_dimension,
+        )
         self.base = plan_base(tuple(lhs.dims[d] for d in self.input_perm), window)
         self._plan_kernel(dn, window, (bg, og, *win, cg))
         self.nb, self.bg, self.k, self.rows_per_batch = nb, bg, k, positions
@@ -118,8 +123,11 @@ class ConvolutionThunk:
         spatial = len(window)
         bg, og, cg = groups_shape[0], groups_shape[1], groups_shape[-1]
         window_size = math.prod(groups_shape[2:-1])
-        self.kernel_perm = (dn.kernel_output_feature_dimension, *dn.kernel_spatial_dimensions,
-                            dn.kernel_input_feature_dimension)  # fmt: skip
+        self.kernel_perm = (
+            dn.kernel_output_feature_dimension,
+            *dn.kernel_spatial_dimensions,
+            dn.kernel_input_feature_dimension,
+        )
         self.kernel_flips = tuple(1 + i for i, w in enumerate(window) if w.window_reversal)
         self.kernel_groups = groups_shape
         if self.depthwise:  # [window position, group, og]
@@ -133,15 +141,20 @@ class ConvolutionThunk:
         """Strides of the im2col view [B, G, batch, out..., window..., cg] over the C-ordered
         base [B * batch, padded..., G * cg], and how many batches to materialize at a time."""
         itemsize = self.compute.itemsize
-        strides = [math.prod(self.base.shape[d + 1:]) * itemsize
-                   for d in range(len(self.base.shape))]  # fmt: skip
+        strides = [
+            math.prod(self.base.shape[d + 1 :]) * itemsize for d in range(len(self.base.shape))
+        ]
         batch, feature = strides[0], strides[-1]
         nb, cg = shape[2], shape[-1]
         self.im2col_shape = shape
-        self.im2col_strides = (nb * batch, cg * feature, batch,
-                               *(strides[1 + i] * w.stride for i, w in enumerate(window)),
-                               *(strides[1 + i] * w.window_dilation for i, w in enumerate(window)),
-                               feature)  # fmt: skip
+        self.im2col_strides = (
+            nb * batch,
+            cg * feature,
+            batch,
+            *(strides[1 + i] * w.stride for i, w in enumerate(window)),
+            *(strides[1 + i] * w.window_dilation for i, w in enumerate(window)),
+            feature,
+        )
         batch_bytes = self.rows_per_batch * self.k * self.bg * itemsize
         self.batch_chunk = max(1, IM2COL_CHUNK_BYTES // max(batch_bytes, 1))
 
@@ -183,7 +196,8 @@ class ConvolutionThunk:
 
     def _depthwise_product(self, base: np.ndarray, kernel: np.ndarray) -> np.ndarray:
         total = np.zeros(self.product_shape, self.compute).reshape(
-            (*self.features_last[:-1], *self.product_shape[1:]))  # fmt: skip
+            (*self.features_last[:-1], *self.product_shape[1:])
+        )
         term = np.empty_like(total)
         for position, where in enumerate(self.window_slices):
             np.multiply(base[where][..., None], kernel[position], out=term)

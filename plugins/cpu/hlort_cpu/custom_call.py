@@ -102,8 +102,10 @@ class ThreefryThunk:
     def __call__(self, env) -> None:
         words = [np.ascontiguousarray(env[i], np.uint32) for i in self.ins]
         pool = host_pool()
-        outs = (pool.empty(self.dims, np.dtype(np.uint32)),
-                pool.empty(self.dims, np.dtype(np.uint32)))  # fmt: skip
+        outs = (
+            pool.empty(self.dims, np.dtype(np.uint32)),
+            pool.empty(self.dims, np.dtype(np.uint32)),
+        )
         if self.ranges:
             pointers = _THREEFRY_POINTERS(*[address(a) for a in (*words, *outs)])
             run_chunks(self.kernel, pointers, self.ranges)
@@ -129,8 +131,12 @@ def _shipped_kind(evaluate_fn) -> str | None:
     from hlort.interpreter import custom_call_targets as shipped
     from hlort.interpreter import lapack_targets
 
-    kinds = {"_identity": "alias", "_spmd_evaluate": "spmd", "_allocate": "allocate",
-             "_threefry": "threefry"}  # fmt: skip
+    kinds = {
+        "_identity": "alias",
+        "_spmd_evaluate": "spmd",
+        "_allocate": "allocate",
+        "_threefry": "threefry",
+    }
     for name, kind in kinds.items():
         if getattr(shipped, name, None) is evaluate_fn:
             return kind

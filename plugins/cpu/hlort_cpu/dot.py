@@ -50,12 +50,13 @@ def _blas_ready(rows: tuple[int, int], cols: tuple[int, int]) -> bool:
     return (cs == 1 and rs >= max(c, 1)) or (rs == 1 and cs >= max(r, 1))
 
 
-def plan_matrix_view(dims: Sequence[int], groups: Sequence[Sequence[int]],
-                     keep_batch: bool) -> MatrixView:  # fmt: skip
+def plan_matrix_view(
+    dims: Sequence[int], groups: Sequence[Sequence[int]], keep_batch: bool
+) -> MatrixView:
     """How the C-ordered array of ``dims`` becomes the matrix whose axes are the merged
     ``groups`` (batch, rows, cols): a BLAS-ready strided view when there is one, else a copy."""
     perm = tuple(d for g in groups for d in g)
-    c_strides = [math.prod(dims[d + 1:]) for d in range(len(dims))]
+    c_strides = [math.prod(dims[d + 1 :]) for d in range(len(dims))]
     merged = [_merged([dims[d] for d in g], [c_strides[d] for d in g]) for g in groups]
     sizes = tuple(math.prod(dims[d] for d in g) for g in groups)
     shape = sizes if keep_batch else sizes[1:]
@@ -74,15 +75,14 @@ def plan_matrix_view(dims: Sequence[int], groups: Sequence[Sequence[int]],
 class MatrixOperand:
     """Per call: the operand as its planned matrix in the compute type (a view when planned)."""
 
-    def __init__(self, view: MatrixView, dims: Sequence[int], compute: np.dtype,
-                 source: np.dtype):  # fmt: skip
+    def __init__(self, view: MatrixView, dims: Sequence[int], compute: np.dtype, source: np.dtype):
         self.perm, self.shape = view.perm, view.shape
         self.compute = compute
         self.cast = compute != source
         self.byte_strides = None
         if view.strides is not None:
             self.byte_strides = tuple(s * compute.itemsize for s in view.strides)
-        c_strides = tuple(math.prod(view.shape[d + 1:]) for d in range(len(view.shape)))
+        c_strides = tuple(math.prod(view.shape[d + 1 :]) for d in range(len(view.shape)))
         self.as_is = view.strides == c_strides and view.shape == tuple(dims)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
@@ -138,13 +138,16 @@ class DotThunk:
         k = math.prod(lhs.dims[d] for d in g.lc)
         result = instr.shape
         self.arithmetic: ContractionArithmetic = plan_arithmetic(
-            lhs.dtype, rhs.dtype, result.dtype, k, result.size)
+            lhs.dtype, rhs.dtype, result.dtype, k, result.size
+        )
         compute = self.arithmetic.compute
         keep_batch = bool(g.lb)
-        self.lhs = MatrixOperand(plan_matrix_view(lhs.dims, g.lhs, keep_batch),
-                                 lhs.dims, compute, lhs.dtype.numpy)  # fmt: skip
-        self.rhs = MatrixOperand(plan_matrix_view(rhs.dims, g.rhs, keep_batch),
-                                 rhs.dims, compute, rhs.dtype.numpy)  # fmt: skip
+        self.lhs = MatrixOperand(
+            plan_matrix_view(lhs.dims, g.lhs, keep_batch), lhs.dims, compute, lhs.dtype.numpy
+        )
+        self.rhs = MatrixOperand(
+            plan_matrix_view(rhs.dims, g.rhs, keep_batch), rhs.dims, compute, rhs.dtype.numpy
+        )
         self.product_shape = (*self.lhs.shape[:-1], self.rhs.shape[-1])
         self.out_dims = result.dims
         self.reshape_result = self.product_shape != result.dims

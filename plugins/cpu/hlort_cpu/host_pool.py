@@ -29,11 +29,16 @@ class _Block:
 
     __slots__ = ("raw", "pool", "nbytes", "__array_interface__")
 
-    def __init__(self, raw: tuple[np.ndarray, int], pool: HostPool, nbytes: int, shape,
-                 typestr: str):  # fmt: skip
+    def __init__(
+        self, raw: tuple[np.ndarray, int], pool: HostPool, nbytes: int, shape, typestr: str
+    ):
         self.raw, self.pool, self.nbytes = raw, pool, nbytes
-        self.__array_interface__ = {"data": (raw[1], False), "shape": shape,
-                                    "typestr": typestr, "version": 3}  # fmt: skip
+        self.__array_interface__ = {
+            "data": (raw[1], False),
+            "shape": shape,
+            "typestr": typestr,
+            "version": 3,
+        }
 
     def __del__(self) -> None:
         self.pool._give_back(self.nbytes, self.raw)
@@ -67,8 +72,10 @@ class HostPool:
             try:
                 memory = np.empty(nbytes + ALIGN, np.uint8)
             except MemoryError:
-                raise ResourceExhausted(f"the cpu host pool could not allocate {nbytes:,} "
-                                        "bytes; free buffers or shrink the program") from None
+                raise ResourceExhausted(
+                    f"the cpu host pool could not allocate {nbytes:,} "
+                    "bytes; free buffers or shrink the program"
+                ) from None
             address = memory.ctypes.data
             raw = (memory, address + -address % ALIGN)
             self.misses += 1

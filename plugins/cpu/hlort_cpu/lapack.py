@@ -34,11 +34,13 @@ def _scipy():
 
 def _per_matrix(fn, operands: list[np.ndarray], batch: tuple[int, ...]) -> list:
     """``fn(*matrices)`` for each batch index; its results stacked back into the batch."""
-    flat = [o.reshape((-1, *o.shape[len(batch):])) for o in operands]
+    flat = [o.reshape((-1, *o.shape[len(batch) :])) for o in operands]
     count = flat[0].shape[0]
     outs = [fn(*[f[i] for f in flat]) for i in range(count)]
-    return [np.stack([o[k] for o in outs]).reshape((*batch, *np.shape(outs[0][k])))
-            if count else None for k in range(len(outs[0]) if count else 0)]  # fmt: skip
+    return [
+        np.stack([o[k] for o in outs]).reshape((*batch, *np.shape(outs[0][k]))) if count else None
+        for k in range(len(outs[0]) if count else 0)
+    ]
 
 
 class LapackThunk:
@@ -68,8 +70,10 @@ class LapackThunk:
 
     def _finish(self, values: list) -> object:
         leaves = self.shape.elements if isinstance(self.shape, TupleShape) else (self.shape,)
-        out = [np.ascontiguousarray(v, leaf.dtype.numpy).reshape(leaf.dims)
-               for v, leaf in zip(values, leaves, strict=True)]  # fmt: skip
+        out = [
+            np.ascontiguousarray(v, leaf.dtype.numpy).reshape(leaf.dims)
+            for v, leaf in zip(values, leaves, strict=True)
+        ]
         return tuple(out) if isinstance(self.shape, TupleShape) else out[0]
 
     def _native(self, operands: list[np.ndarray]):
@@ -91,8 +95,7 @@ class LapackThunk:
             fn = self._routine(routine, dtype)
             values = _per_matrix(lambda m, t: fn(m, t)[:1], operands, batch)
         elif routine in ("syevd", "heevd"):
-            values = self._eigh(a, call.char("uplo", "L") == "L",
-                                call.char("mode", "V") == "V")  # fmt: skip
+            values = self._eigh(a, call.char("uplo", "L") == "L", call.char("mode", "V") == "V")
         elif routine in ("gesdd", "gesvd"):
             values = self._svd(a, routine, call.char("mode", "A"))
         else:
@@ -120,8 +123,8 @@ class LapackThunk:
         leaves = self.shape.elements
         uv = mode != "N"
         u, s, vt, info = _per_matrix(
-            lambda m: fn(m, compute_uv=int(uv), full_matrices=int(mode == "A")), [a],
-            a.shape[:-2])  # fmt: skip
+            lambda m: fn(m, compute_uv=int(uv), full_matrices=int(mode == "A")), [a], a.shape[:-2]
+        )
         if not uv:
             u, vt = np.zeros(leaves[2].dims, a.dtype), np.zeros(leaves[3].dims, a.dtype)
         return [a, s, u, vt, info]
@@ -133,8 +136,11 @@ class LapackThunk:
         lower = int(call.char("uplo", "L") == "L")
         trans = {"N": 0, "T": 1, "C": 2}[call.char("trans_x", "N")]
         diag = int(call.char("diag", "N") == "U")
-        (x,) = _per_matrix(lambda m, r: (fn(1.0, m, r, side=side, lower=lower, trans_a=trans,
-                                             diag=diag),), [a, b], a.shape[:-2])  # fmt: skip
+        (x,) = _per_matrix(
+            lambda m, r: (fn(1.0, m, r, side=side, lower=lower, trans_a=trans, diag=diag),),
+            [a, b],
+            a.shape[:-2],
+        )
         return [x]
 
 

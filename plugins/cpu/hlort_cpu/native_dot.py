@@ -45,8 +45,9 @@ def gemm_dtype(instr: Instruction) -> str | None:
     return name
 
 
-def plan_dot(instr: Instruction, lhs_ref, rhs_ref, out_ref, function_arg: Callable[[], int],
-             small_name: str) -> GemmCall | SmallDot | None:  # fmt: skip
+def plan_dot(
+    instr: Instruction, lhs_ref, rhs_ref, out_ref, function_arg: Callable[[], int], small_name: str
+) -> GemmCall | SmallDot | None:
     """The step computing ``instr`` from the buffers at the refs, or None: the small-matmul
     emitter when the dot is small and its rhs rows are contiguous, else BLAS gemm (whose
     address ``function_arg()`` places among the driver's pointer arguments)."""
@@ -60,24 +61,51 @@ def plan_dot(instr: Instruction, lhs_ref, rhs_ref, out_ref, function_arg: Callab
     batch, m, k = a.shape
     n = b.shape[2]
     double = name == "f64"
-    if m * n * k <= SMALL_GEMM_MAX_PRODUCTS and (k == 0 or batch * m * n == 0 or (
-            a.strides is not None and b.strides is not None and b.strides[2] == 1)):
+    if m * n * k <= SMALL_GEMM_MAX_PRODUCTS and (
+        k == 0
+        or batch * m * n == 0
+        or (a.strides is not None and b.strides is not None and b.strides[2] == 1)
+    ):
         (a_bs, a_rs, a_cs), (b_bs, b_rs, _) = a.strides or (0, 0, 0), b.strides or (0, 0, 0)
-        return SmallDot(small_name, lhs_ref, rhs_ref, out_ref,
-                        SmallGemm(double, batch, m, n, k, a_rs, a_cs, a_bs, b_rs, b_bs))
+        return SmallDot(
+            small_name,
+            lhs_ref,
+            rhs_ref,
+            out_ref,
+            SmallGemm(double, batch, m, n, k, a_rs, a_cs, a_bs, b_rs, b_bs),
+        )
     function = blas_functions.gemm(double)
     if function is None:
         return None
     function_arg = function_arg()
     if k == 0 or batch * m * n == 0:  # the driver zero-fills (or skips): no layout to plan
         empty = MatrixArg(lhs_ref, 1, False, 0)
-        return GemmCall(function_arg, name == "f64", function.int_bits, empty,
-                        MatrixArg(rhs_ref, 1, False, 0), out_ref, batch, m, n, k)  # fmt: skip
+        return GemmCall(
+            function_arg,
+            name == "f64",
+            function.int_bits,
+            empty,
+            MatrixArg(rhs_ref, 1, False, 0),
+            out_ref,
+            batch,
+            m,
+            n,
+            k,
+        )
     if a.strides is None or b.strides is None:
         return None
-    return GemmCall(function_arg, name == "f64", function.int_bits,
-                    _matrix(lhs_ref, a.strides), _matrix(rhs_ref, b.strides), out_ref,
-                    batch, m, n, k)  # fmt: skip
+    return GemmCall(
+        function_arg,
+        name == "f64",
+        function.int_bits,
+        _matrix(lhs_ref, a.strides),
+        _matrix(rhs_ref, b.strides),
+        out_ref,
+        batch,
+        m,
+        n,
+        k,
+    )
 
 
 def _matrix(ref, strides: tuple[int, int, int]) -> MatrixArg:

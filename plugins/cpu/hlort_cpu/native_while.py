@@ -78,8 +78,9 @@ class _Arena:
         return BufferRef(self.arg, at)
 
 
-def plan_native_whiles(orders: dict, names: list[str], to_compile: list, infos: list,
-                       prefix: str) -> dict[int, NativeWhile]:  # fmt: skip
+def plan_native_whiles(
+    orders: dict, names: list[str], to_compile: list, infos: list, prefix: str
+) -> dict[int, NativeWhile]:
     """Native plans of every while in ``orders`` that qualifies, by ``id`` of the while.
 
     ``names`` and ``to_compile`` pair kernel names with their instructions; ``infos`` are the
@@ -87,8 +88,10 @@ def plan_native_whiles(orders: dict, names: list[str], to_compile: list, infos: 
     ``orders``, so a cache hit plans the same symbols the cached object defines.
     """
     info_by_name = {info.name: info for info in infos if isinstance(info, KernelInfo)}
-    kernel_of = {id(instr): (name, info_by_name[name])
-                 for name, (instr, _) in zip(names, to_compile, strict=True)}  # fmt: skip
+    kernel_of = {
+        id(instr): (name, info_by_name[name])
+        for name, (instr, _) in zip(names, to_compile, strict=True)
+    }
 
     def order_of(comp: Computation) -> list[Instruction]:
         return orders[id(comp)][1]
@@ -97,8 +100,7 @@ def plan_native_whiles(orders: dict, names: list[str], to_compile: list, infos: 
     for _, order in orders.values():
         for instr in order:
             if instr.opcode is Opcode.WHILE:
-                native = plan_native_while(instr, f"{prefix}_w{len(natives)}", order_of,
-                                           kernel_of)  # fmt: skip
+                native = plan_native_while(instr, f"{prefix}_w{len(natives)}", order_of, kernel_of)
                 if native is not None:
                     natives[id(instr)] = native
     return natives
@@ -119,8 +121,9 @@ def plan_native_while(
     body_comp = instr.attrs["body"]
     passed, in_place = _state_uses(body_comp, order_of(body_comp), n)
     output_block = _Arena(arg=n)
-    state = [BufferRef(k) if k in passed else output_block.take(s.nbytes)
-             for k, s in enumerate(leaves)]  # fmt: skip
+    state = [
+        BufferRef(k) if k in passed else output_block.take(s.nbytes) for k, s in enumerate(leaves)
+    ]
     arena = _Arena()
     planner = _ComputationPlanner(name, arena, order_of, kernel_of, first_pointer_arg=n + 2)
     cond = planner.plan(instr.attrs["condition"], _tree(state_shape, iter(state)), {})
@@ -137,20 +140,35 @@ def plan_native_while(
     update = _update(arena, state, next_state, leaves)
     on_stack = arena.size <= STACK_ARENA_LIMIT
     plan = WhileDriverPlan(
-        name=name, arena_bytes=arena.size,
-        enter=tuple(ByteCopy(s, BufferRef(k), leaf.nbytes)
-                    for k, (s, leaf) in enumerate(zip(state, leaves, strict=True))
-                    if k not in passed),
-        condition=tuple(cond_steps), predicate=predicate, body=tuple(body_steps),
-        update=tuple(update), leave=(), arena_arg=None if on_stack else n + 1,
-    )  # fmt: skip
+        name=name,
+        arena_bytes=arena.size,
+        enter=tuple(
+            ByteCopy(s, BufferRef(k), leaf.nbytes)
+            for k, (s, leaf) in enumerate(zip(state, leaves, strict=True))
+            if k not in passed
+        ),
+        condition=tuple(cond_steps),
+        predicate=predicate,
+        body=tuple(body_steps),
+        update=tuple(update),
+        leave=(),
+        arena_arg=None if on_stack else n + 1,
+    )
     offsets = tuple(None if k in passed else ref.offset for k, ref in enumerate(state))
-    return NativeWhile(plan, state_shape, tuple(leaves), offsets, output_block.size,
-                       tuple(planner.pointers), tuple(planner.steps))  # fmt: skip
+    return NativeWhile(
+        plan,
+        state_shape,
+        tuple(leaves),
+        offsets,
+        output_block.size,
+        tuple(planner.pointers),
+        tuple(planner.steps),
+    )
 
 
-def _state_uses(body: Computation, order: list[Instruction],
-                n: int) -> tuple[set[int], dict[int, int]]:  # fmt: skip
+def _state_uses(
+    body: Computation, order: list[Instruction], n: int
+) -> tuple[set[int], dict[int, int]]:
     """Which state leaves the body passes through unchanged (leaf numbers), and which
     dynamic-update-slices may write their state leaf in place (``id`` -> leaf number).
 
@@ -161,9 +179,13 @@ def _state_uses(body: Computation, order: list[Instruction],
     so no step can see the leaf's old value after the update wrote it."""
     root = body.root
     param = body.parameters[0] if body.parameters else None
-    if (param is None or root.opcode is not Opcode.TUPLE or len(root.operands) != n
-            or not isinstance(param.shape, TupleShape)
-            or len(param.shape.elements) != n):  # fmt: skip
+    if (
+        param is None
+        or root.opcode is not Opcode.TUPLE
+        or len(root.operands) != n
+        or not isinstance(param.shape, TupleShape)
+        or len(param.shape.elements) != n
+    ):
         return set(), {}
     readers: dict[int, list[Instruction]] = {}
     for instr in order:
@@ -181,15 +203,19 @@ def _state_uses(body: Computation, order: list[Instruction],
                 passed.add(k)
         elif element.opcode is Opcode.DYNAMIC_UPDATE_SLICE:
             operand = element.operands[0]
-            if (extracts.get(k) == [operand] and operand.attrs["index"] == k
-                    and readers.get(id(operand)) == [element]
-                    and sum(e is element for e in root.operands) == 1):  # fmt: skip
+            if (
+                extracts.get(k) == [operand]
+                and operand.attrs["index"] == k
+                and readers.get(id(operand)) == [element]
+                and sum(e is element for e in root.operands) == 1
+            ):
                 in_place[id(element)] = k
     return passed, in_place
 
 
-def _update(arena: _Arena, state: list[BufferRef], next_state: list[BufferRef],
-            leaves: list[ArrayShape]) -> list[ByteCopy]:  # fmt: skip
+def _update(
+    arena: _Arena, state: list[BufferRef], next_state: list[BufferRef], leaves: list[ArrayShape]
+) -> list[ByteCopy]:
     """Copies that make ``next_state`` the state; a leaf taken from another state leaf (a swap
     or rotation) is saved into a temporary first, so no copy reads an overwritten leaf."""
     saved, rest = [], []
@@ -220,8 +246,9 @@ class _ComputationPlanner:
         self.pointers.append(value)
         return self.first_pointer_arg + len(self.pointers) - 1
 
-    def plan(self, comp: Computation, param: Tree,
-             in_place: dict[int, int]) -> tuple[Tree, list] | None:  # fmt: skip
+    def plan(
+        self, comp: Computation, param: Tree, in_place: dict[int, int]
+    ) -> tuple[Tree, list] | None:
         values: dict[int, Tree] = {}
         steps: list = []
         for instr in self.order_of(comp):
@@ -235,8 +262,9 @@ class _ComputationPlanner:
             elif op is Opcode.CONSTANT:
                 if not isinstance(instr.shape, ArrayShape):
                     return None
-                value = BufferRef(self._pointer_arg(np.ascontiguousarray(
-                    instr.literal, instr.shape.dtype.numpy)))  # fmt: skip
+                value = BufferRef(
+                    self._pointer_arg(np.ascontiguousarray(instr.literal, instr.shape.dtype.numpy))
+                )
             elif id(instr) in in_place:
                 value = self._slice_update(instr, values, steps)
             elif op is Opcode.DOT:
@@ -258,8 +286,9 @@ class _ComputationPlanner:
             return None
         name, info = entry
         ins = self._refs(instr, values)
-        if ins is None or (info.extent >= 2 and info.extent * info.elements_per_iteration
-                           >= PARALLEL_MIN_ELEMENTS):  # fmt: skip
+        if ins is None or (
+            info.extent >= 2 and info.extent * info.elements_per_iteration >= PARALLEL_MIN_ELEMENTS
+        ):
             return None  # big kernels run split across cores on the Python path
         outs = [self.arena.take(s.nbytes) for s in info.output_shapes]
         scratch = []
@@ -285,13 +314,13 @@ class _ComputationPlanner:
             function = blas_functions.gemm(dtype == "f64")
             arg = self._function_args.get(function.address)
             if arg is None:
-                arg = self._function_args[function.address] = self._pointer_arg(
-                    function.address)  # fmt: skip
+                arg = self._function_args[function.address] = self._pointer_arg(function.address)
             return arg
 
         out = self.arena.take(instr.shape.nbytes)
-        step = plan_dot(instr, ins[0], ins[1], out, function_arg,
-                        f"{self.name}_dot{len(self.steps)}")  # fmt: skip
+        step = plan_dot(
+            instr, ins[0], ins[1], out, function_arg, f"{self.name}_dot{len(self.steps)}"
+        )
         if step is None:
             return None
         steps.append(step)
@@ -304,11 +333,20 @@ class _ComputationPlanner:
         if ins is None:
             return None
         operand, update, *starts = instr.operands
-        start_specs = tuple((ref, o.shape.dtype.bits, o.shape.dtype.is_signed_integer)
-                            for ref, o in zip(ins[2:], starts, strict=True))  # fmt: skip
-        steps.append(SliceUpdate(ins[0], ins[1], start_specs, tuple(operand.shape.dims),
-                                 tuple(update.shape.dims),
-                                 operand.shape.dtype.numpy.itemsize))  # fmt: skip
+        start_specs = tuple(
+            (ref, o.shape.dtype.bits, o.shape.dtype.is_signed_integer)
+            for ref, o in zip(ins[2:], starts, strict=True)
+        )
+        steps.append(
+            SliceUpdate(
+                ins[0],
+                ins[1],
+                start_specs,
+                tuple(operand.shape.dims),
+                tuple(update.shape.dims),
+                operand.shape.dtype.numpy.itemsize,
+            )
+        )
         self.steps.append((instr, "dynamic-update-slice (in place)"))
         return ins[0]
 
@@ -333,13 +371,13 @@ class NativeWhileThunk:
         self.driver = driver
         self.state_slot, self.out = ins[0], out
         self.state_shape = native.state_shape
-        self.out_specs = [(s.dims, s.dtype.numpy, offset)
-                          for s, offset in zip(native.leaf_shapes, native.output_offsets,
-                                               strict=True)]  # fmt: skip
+        self.out_specs = [
+            (s.dims, s.dtype.numpy, offset)
+            for s, offset in zip(native.leaf_shapes, native.output_offsets, strict=True)
+        ]
         self.output_bytes = native.output_bytes
         self.pointers = native.pointers  # kept alive: the driver reads them by address
-        self.pointer_values = [p if isinstance(p, int) else p.ctypes.data
-                               for p in native.pointers]  # fmt: skip
+        self.pointer_values = [p if isinstance(p, int) else p.ctypes.data for p in native.pointers]
         plan = native.plan
         self.arena_bytes = 0 if plan.arena_arg is None else plan.arena_bytes + ARENA_ALIGN
         n_args = len(native.leaf_shapes) + 2 + len(native.pointers)
@@ -358,12 +396,15 @@ class NativeWhileThunk:
             arena_address = base + (-base % ARENA_ALIGN)
         else:
             arena_address = None
-        pointers = self.pointer_array_type(*[a.ctypes.data for a in inputs], block.ctypes.data,
-                                           arena_address, *self.pointer_values)  # fmt: skip
+        pointers = self.pointer_array_type(
+            *[a.ctypes.data for a in inputs], block.ctypes.data, arena_address, *self.pointer_values
+        )
         self.driver(pointers, 0, 1)
         del arena
-        outs = [inputs[k] if offset is None else np.ndarray(dims, dtype, block, offset)
-                for k, (dims, dtype, offset) in enumerate(self.out_specs)]  # fmt: skip
+        outs = [
+            inputs[k] if offset is None else np.ndarray(dims, dtype, block, offset)
+            for k, (dims, dtype, offset) in enumerate(self.out_specs)
+        ]
         env[self.out] = _assemble(self.state_shape, iter(outs))
 
 

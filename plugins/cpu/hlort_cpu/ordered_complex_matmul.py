@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def complex_matmul_in_order(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None
-                            ) -> np.ndarray:  # fmt: skip
+def complex_matmul_in_order(
+    a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None
+) -> np.ndarray:
     """``a @ b`` for complex [..., M, K] x [..., K, N]:
     ``acc += (ar br - ai bi) + (ar bi + ai br)i`` for k = 0, 1, ... from +0, each product, sum
     and difference rounded as written."""

@@ -27,18 +27,27 @@ class CpuPlugin(SimplePlugin):
 
     def probe(self) -> ProbeResult:
         if importlib.util.find_spec("llvmlite") is None:
-            return ProbeResult.unavailable("llvmlite is not installed",
-                                           "pip install 'hlort[llvm]'")  # fmt: skip
+            return ProbeResult.unavailable("llvmlite is not installed", "pip install 'hlort[llvm]'")
         return ProbeResult.ok()
 
     def attributes(self) -> Mapping[str, AttributeValue]:
-        return {"version": PLUGIN_VERSION, "vendor": "hlort", "cores": os.cpu_count() or 1,
-                "description": "LLVM-compiled fused kernels on the host CPU"}  # fmt: skip
+        return {
+            "version": PLUGIN_VERSION,
+            "vendor": "hlort",
+            "cores": os.cpu_count() or 1,
+            "description": "LLVM-compiled fused kernels on the host CPU",
+        }
 
     def capabilities(self) -> Capabilities:
-        return Capabilities(serialization=True, donation=True, memory_stats=True,
-                            compiled_memory_stats=True, cost_analysis=True, artifacts=True,
-                            zero_copy=True)  # fmt: skip
+        return Capabilities(
+            serialization=True,
+            donation=True,
+            memory_stats=True,
+            compiled_memory_stats=True,
+            cost_analysis=True,
+            artifacts=True,
+            zero_copy=True,
+        )
 
     def conformance_profile(self):
         """Complex power is exp(b log a): the last-bit rounding of log a, which glibc (behind
@@ -46,7 +55,8 @@ class CpuPlugin(SimplePlugin):
         from hlort.plugin.conformance_profile import ConformanceProfile, Tolerance
 
         return ConformanceProfile(
-            tolerances={"power:c128": Tolerance(ulp=4, rtol=1e-13, atol=1e-15)})
+            tolerances={"power:c128": Tolerance(ulp=4, rtol=1e-13, atol=1e-15)}
+        )
 
     def create_client(self, options: Mapping[str, Any] | None = None):
         from hlort_cpu.codegen.llvm_start import start_in_background

@@ -48,8 +48,9 @@ def run_chunks(fn, pointers, ranges: list[tuple[int, int]]) -> None:
     if len(ranges) == 1:
         fn(tables[0], *ranges[0])
         return
-    futures = [_pool().submit(fn, t, b, e)
-               for t, (b, e) in zip(tables[1:], ranges[1:], strict=True)]  # fmt: skip
+    futures = [
+        _pool().submit(fn, t, b, e) for t, (b, e) in zip(tables[1:], ranges[1:], strict=True)
+    ]
     try:
         fn(tables[0], *ranges[0])
     finally:

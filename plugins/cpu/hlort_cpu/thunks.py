@@ -52,13 +52,20 @@ class KernelThunk:
         self.scratch_bytes = info.scratch_bytes  # sort: a scratch region per chunk, last
         # One output, one chunk, no scratch: the common small kernel, called without the
         # general path's lists and checks (a few microseconds matter for tiny programs).
-        self.simple = (len(self.shapes) == 1 and not is_tuple and len(self.ranges) == 1
-                       and not self.empty and not self.split and not self.scratch_bytes)
+        self.simple = (
+            len(self.shapes) == 1
+            and not is_tuple
+            and len(self.ranges) == 1
+            and not self.empty
+            and not self.split
+            and not self.scratch_bytes
+        )
         self.begin, self.end = self.ranges[0]
         dims, dtype = self.shapes[0] if self.shapes else ((), np.dtype(np.uint8))
         small = math.prod(dims) * dtype.itemsize < POOL_MIN_BYTES
-        self.new_output = partial(np.empty, dims, dtype) if small else partial(
-            self.pool.empty, dims, dtype)  # fmt: skip
+        self.new_output = (
+            partial(np.empty, dims, dtype) if small else partial(self.pool.empty, dims, dtype)
+        )
 
     def __call__(self, env) -> None:
         given = env[self.out]  # an arena view, or None
@@ -66,8 +73,9 @@ class KernelThunk:
             arrays = [env[i] for i in self.ins]
             if all(a.flags.c_contiguous for a in arrays):
                 out = self.new_output() if given is None else given
-                self.fn(self.ptr_type(*[address(a) for a in arrays], address(out)),
-                        self.begin, self.end)  # fmt: skip
+                self.fn(
+                    self.ptr_type(*[address(a) for a in arrays], address(out)), self.begin, self.end
+                )
                 env[self.out] = out
                 return
         outs = [self.pool.empty(d, t) for d, t in self.shapes] if given is None else [given]
@@ -77,8 +85,11 @@ class KernelThunk:
                 arrays[k] = np.ascontiguousarray(a)
         if not self.empty:
             extra = [np.empty(self.ranges[-1][1], outs[0].dtype)] if self.split else []
-            ptrs = self.ptr_type(*[address(a) for a in arrays], *[address(o) for o in outs],
-                                 *[address(e) for e in extra])  # fmt: skip
+            ptrs = self.ptr_type(
+                *[address(a) for a in arrays],
+                *[address(o) for o in outs],
+                *[address(e) for e in extra],
+            )
             if self.scratch_bytes:
                 ptrs, _keep = chunk_scratch(self.ptr_type, ptrs, self.ranges, self.scratch_bytes)
             run_chunks(self.fn, ptrs, self.ranges)
@@ -108,8 +119,19 @@ class FusionFallbackThunk:
 
 
 class Program:
-    def __init__(self, steps, n_slots, params, root, constants, compiled, fallback, evaluator,
-                 releases=None, arena: ArenaPlan | None = None):  # fmt: skip
+    def __init__(
+        self,
+        steps,
+        n_slots,
+        params,
+        root,
+        constants,
+        compiled,
+        fallback,
+        evaluator,
+        releases=None,
+        arena: ArenaPlan | None = None,
+    ):
         self.steps = steps
         self.arena = arena  # where temporaries live (arena.py); None: no temporary qualifies
         # (step, slots read for the last time by it): dropped right after, so memory is reused

@@ -97,8 +97,9 @@ class TriangularSolveThunk:
         env[self.out] = out
 
 
-def triangular_solve_thunk(instr: Instruction, ins: list[int],
-                           out: int) -> TriangularSolveThunk | None:  # fmt: skip
+def triangular_solve_thunk(
+    instr: Instruction, ins: list[int], out: int
+) -> TriangularSolveThunk | None:
     """A thunk for an array triangular-solve (every float and complex type); None otherwise."""
     if not instr.shape.is_array or not all(o.shape.is_array for o in instr.operands):
         return None

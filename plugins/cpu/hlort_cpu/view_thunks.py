@@ -68,8 +68,15 @@ class LaunchIdThunk:
         env[self.out] = np.array(getattr(self.evaluator, self.attr), dtype=np.uint32)
 
 
-VIEW_OPS = frozenset({Opcode.BITCAST_CONVERT, Opcode.OPTIMIZATION_BARRIER, Opcode.AFTER_ALL,
-                      Opcode.REPLICA_ID, Opcode.PARTITION_ID})  # fmt: skip
+VIEW_OPS = frozenset(
+    {
+        Opcode.BITCAST_CONVERT,
+        Opcode.OPTIMIZATION_BARRIER,
+        Opcode.AFTER_ALL,
+        Opcode.REPLICA_ID,
+        Opcode.PARTITION_ID,
+    }
+)
 
 
 def view_thunk(instr: Instruction, ins: list[int], out: int, evaluator):

@@ -29,8 +29,9 @@ def assert_matches_reference(module, args, got, k: int) -> None:
         bits = lambda x: np.ascontiguousarray(x).reshape(-1).view(np.uint8)  # noqa: E731
         np.testing.assert_array_equal(bits(got), bits(ref))
         return
-    magnitude = np.abs(_wide(np.asarray(hlort.evaluate(module, [np.abs(a).astype(a.dtype)
-                                                                for a in args]))))  # fmt: skip
+    magnitude = np.abs(
+        _wide(np.asarray(hlort.evaluate(module, [np.abs(a).astype(a.dtype) for a in args])))
+    )
     info = ml_dtypes.finfo(result.component.numpy)
     tol = 2 * (k + 2) * float(np.finfo(acc).eps) * magnitude + float(info.eps) * np.abs(_wide(ref))
     tol += float(info.smallest_subnormal)

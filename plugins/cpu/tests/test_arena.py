@@ -27,9 +27,11 @@ def _two_layers(n: int = 64):
     zero = b.broadcast(b.constant(np.float32(0)), [n, n], [])
     r = b.maximum(b.add(h, b.broadcast(bias, [n, n], [1])), zero)
     module = b.build(b.tanh(b.dot(r, w)))
-    args = [RNG.standard_normal((n, n)).astype(np.float32) * 0.1,
-            RNG.standard_normal((n, n)).astype(np.float32) * 0.1,
-            RNG.standard_normal(n).astype(np.float32)]  # fmt: skip
+    args = [
+        RNG.standard_normal((n, n)).astype(np.float32) * 0.1,
+        RNG.standard_normal((n, n)).astype(np.float32) * 0.1,
+        RNG.standard_normal(n).astype(np.float32),
+    ]
     return module, args
 
 
@@ -97,8 +99,10 @@ def test_values_a_non_kernel_step_reads_stay_out_of_the_arena():
     kept = b.custom_call("Sharding", [e], shape.array("f32", [n, n]))
     t = b.dot(b.sine(b.dot(e, w)), w)  # temporaries after e's last read
     module = b.build(b.tuple([kept, b.cosine(t)]))
-    args = [RNG.standard_normal((n, n)).astype(np.float32) * 0.1,
-            RNG.standard_normal((n, n)).astype(np.float32) * 0.1]  # fmt: skip
+    args = [
+        RNG.standard_normal((n, n)).astype(np.float32) * 0.1,
+        RNG.standard_normal((n, n)).astype(np.float32) * 0.1,
+    ]
     exe = hlort.compile(module, "cpu:0")
     arena = _program(exe).arena
     assert arena is None or len(arena.placements) == 1  # sine's result only, not exp's

@@ -17,8 +17,14 @@ from hlort import Builder, shape  # noqa: E402
 
 LABEL = "cholesky (LAPACK)"
 TYPES = ["f32", "f64", "c64", "c128", "bf16", "f16"]
-NP = {"f32": np.float32, "f64": np.float64, "c64": np.complex64, "c128": np.complex128,
-      "bf16": "bfloat16", "f16": np.float16}  # fmt: skip
+NP = {
+    "f32": np.float32,
+    "f64": np.float64,
+    "c64": np.complex64,
+    "c128": np.complex128,
+    "bf16": "bfloat16",
+    "f16": np.float16,
+}
 
 
 def _module(dt: str, dims: tuple[int, ...], lower: bool):
@@ -33,8 +39,9 @@ def _numpy_type(dt: str) -> np.dtype:
     return np.dtype(ml_dtypes.bfloat16) if dt == "bf16" else np.dtype(NP[dt])
 
 
-def hermitian_pd(dt: str, dims: tuple[int, ...], rng: np.random.Generator,
-                 lower: bool) -> np.ndarray:  # fmt: skip
+def hermitian_pd(
+    dt: str, dims: tuple[int, ...], rng: np.random.Generator, lower: bool
+) -> np.ndarray:
     """Well-conditioned Hermitian positive-definite matrices (M M^H / n + 2 I) whose unread
     triangle holds NaN, inf and huge values."""
     n = dims[-1]

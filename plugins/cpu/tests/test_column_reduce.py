@@ -37,8 +37,12 @@ def _check(module, args, exact: bool):
         if exact:
             np.testing.assert_array_equal(g, w)
         else:  # sums may round in another order than the interpreter's
-            np.testing.assert_allclose(np.float64(g), np.float64(w), rtol=2e-2 if
-                                       g.dtype.itemsize == 2 else 1e-5, atol=1e-5)  # fmt: skip
+            np.testing.assert_allclose(
+                np.float64(g),
+                np.float64(w),
+                rtol=2e-2 if g.dtype.itemsize == 2 else 1e-5,
+                atol=1e-5,
+            )
 
 
 @pytest.mark.parametrize("dims,reduced", CASES, ids=[f"{d}-{r}" for d, r in CASES])
@@ -47,8 +51,7 @@ def test_sum_then_elementwise(dims, reduced, dtype):
     b = Builder("sum_epilogue")
     x = b.parameter(shape.array(dtype, list(dims)))
     dt = x.shape.dtype
-    s = b.reduce(x, b.constant(np.zeros((), dt.numpy)), b.scalar_computation("add", dtype),
-                 reduced)  # fmt: skip
+    s = b.reduce(x, b.constant(np.zeros((), dt.numpy)), b.scalar_computation("add", dtype), reduced)
     two = b.broadcast(b.constant(np.array(2, dt.numpy)), list(s.shape.dims), [])
     out = b.multiply(s, s) if dt.is_integer else b.exp(b.divide(s, two))
     _check(b.build(out), [_values(dims, dtype)], exact=dt.is_integer)
@@ -58,8 +61,9 @@ def test_sum_then_elementwise(dims, reduced, dtype):
 def test_max_as_an_output_and_through_an_epilogue(dims, reduced):
     b = Builder("max_epilogue")
     x = b.parameter(shape.array("f32", list(dims)))
-    m = b.reduce(x, b.constant(np.float32(-np.inf)), b.scalar_computation("maximum", "f32"),
-                 reduced)  # fmt: skip
+    m = b.reduce(
+        x, b.constant(np.float32(-np.inf)), b.scalar_computation("maximum", "f32"), reduced
+    )
     p = b.parameter(shape.array("f32", list(m.shape.dims)))
     module = b.build(b.tuple([m, b.add(m, p)]))
     _check(module, [_values(dims, "f32"), _values(m.shape.dims, "f32")], exact=True)

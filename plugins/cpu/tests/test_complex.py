@@ -28,9 +28,24 @@ PART = {"c64": np.float32, "c128": np.float64}
 def special_parts(dt: str) -> np.ndarray:
     ft = PART[dt]
     info = np.finfo(ft)
-    return np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, info.tiny,
-                     -info.smallest_subnormal, info.max, -info.max / 3, 2.5, -0.375],
-                    dtype=ft)  # fmt: skip
+    return np.array(
+        [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            np.inf,
+            -np.inf,
+            np.nan,
+            info.tiny,
+            -info.smallest_subnormal,
+            info.max,
+            -info.max / 3,
+            2.5,
+            -0.375,
+        ],
+        dtype=ft,
+    )
 
 
 def special_values(dt: str) -> np.ndarray:
@@ -189,8 +204,23 @@ def test_select(dt):
 
 
 # -- conversions --------------------------------------------------------------------------------
-REALS = ["pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64",
-         "f8e4m3fn", "f8e5m2"]
+REALS = [
+    "pred",
+    "s8",
+    "s16",
+    "s32",
+    "s64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "f16",
+    "bf16",
+    "f32",
+    "f64",
+    "f8e4m3fn",
+    "f8e5m2",
+]
 
 
 def real_values(dt: str, rng: np.random.Generator) -> np.ndarray:
@@ -202,8 +232,9 @@ def real_values(dt: str, rng: np.random.Generator) -> np.ndarray:
     if npdt.kind in "iu":
         info = np.iinfo(npdt)
         edge = np.array([info.min, info.max, 0, 1], dtype=npdt)
-        return np.concatenate([edge, rng.integers(info.min, info.max, 60, dtype=npdt,
-                                                  endpoint=True)])  # fmt: skip
+        return np.concatenate(
+            [edge, rng.integers(info.min, info.max, 60, dtype=npdt, endpoint=True)]
+        )
     parts = np.concatenate([special_parts("c128"), rng.standard_normal(51) * 1e4])
     with np.errstate(all="ignore"):
         return parts.astype(npdt)
@@ -216,13 +247,15 @@ def test_convert_real_to_complex(src, dt):
     run(unary(src, values.shape, lambda b, x: b.convert(x, dt)), [values])
 
 
-@pytest.mark.parametrize(("dt", "dst"), [(d, t) for d in COMPLEX for t in REALS + COMPLEX
-                                         if t != d])  # fmt: skip
+@pytest.mark.parametrize(
+    ("dt", "dst"), [(d, t) for d in COMPLEX for t in REALS + COMPLEX if t != d]
+)
 def test_convert_complex_to_any(dt, dst):
     values = np.concatenate([special_values(dt), random_values(dt, 50, np.random.default_rng(9))])
     if dt == "c128":  # overflow to inf when narrowing to c64
-        values = np.concatenate([values, make_complex(dt, np.array([1e300, 3.4028235e38]),
-                                                      np.array([-1e-300, 1e39]))])  # fmt: skip
+        values = np.concatenate(
+            [values, make_complex(dt, np.array([1e300, 3.4028235e38]), np.array([-1e-300, 1e39]))]
+        )
     run(unary(dt, values.shape, lambda b, x: b.convert(x, dst)), [values])
 
 
@@ -261,6 +294,7 @@ def test_fused_expressions(dt):
 
     run(binary(dt, a.size, conj_mix), [a, c])
     if dt == "c64":
+
         def two(b, x):
             return b.multiply(b.abs(x), b.broadcast(b.constant(np.float32(2)), a.shape, []))
 
@@ -295,10 +329,19 @@ def assert_sum_close(got, want, magnitude, dt: str) -> None:
 
 
 @pytest.mark.parametrize("dt", COMPLEX)
-@pytest.mark.parametrize(("dims", "reduced"), [
-    ((8, 1000), [1]), ((1000, 8), [0]), ((300_000,), [0]), ((4, 5, 6), [0, 2]), ((7,), [0]),
-    ((0, 3), [0]), ((3, 0), [1]),
-], ids=["row", "column", "split", "mixed", "short", "empty0", "empty1"])  # fmt: skip
+@pytest.mark.parametrize(
+    ("dims", "reduced"),
+    [
+        ((8, 1000), [1]),
+        ((1000, 8), [0]),
+        ((300_000,), [0]),
+        ((4, 5, 6), [0, 2]),
+        ((7,), [0]),
+        ((0, 3), [0]),
+        ((3, 0), [1]),
+    ],
+    ids=["row", "column", "split", "mixed", "short", "empty0", "empty1"],
+)
 def test_complex_sum_reductions(dt, dims, reduced):
     rng = np.random.default_rng(13)
     n = int(np.prod(dims))
@@ -328,8 +371,9 @@ def test_complex_product_reduction_and_unsupported_reducers(dt):
     values = make_complex(dt, rng.uniform(0.5, 1.5, (6, 9)), rng.uniform(-0.5, 0.5, (6, 9)))
     b = Builder("prod")
     x = b.parameter(shape.array(dt, (6, 9)))
-    module = b.build(b.reduce(x, b.constant(np.array(1, NP[dt])),
-                              b.scalar_computation("multiply", dt), [1]))  # fmt: skip
+    module = b.build(
+        b.reduce(x, b.constant(np.array(1, NP[dt])), b.scalar_computation("multiply", dt), [1])
+    )
     exe = hlort.compile(module, "cpu")
     assert exe.raw.stats()["fallback_count"] == 0
     rtol = 1e-5 if dt == "c64" else 1e-13
@@ -362,8 +406,9 @@ def _complex_elementwise_opcodes():
 
 
 @pytest.mark.parametrize("dt", COMPLEX)
-@pytest.mark.parametrize(("opcode", "arity"), _complex_elementwise_opcodes(),
-                         ids=lambda v: getattr(v, "value", str(v)))  # fmt: skip
+@pytest.mark.parametrize(
+    ("opcode", "arity"), _complex_elementwise_opcodes(), ids=lambda v: getattr(v, "value", str(v))
+)
 def test_no_elementwise_op_on_complex_falls_back(dt, opcode, arity):
     """Every unary and binary elementwise opcode whose shape rule takes complex compiles."""
     values = random_values(dt, 64, np.random.default_rng(15))

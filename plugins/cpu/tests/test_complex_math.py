@@ -34,10 +34,18 @@ FULL_RANGE = {"c64": 37, "c128": 300}
 # mpmath; glibc's up to 1.8, 1.8, 1.7, 2.3 and 4.5). abs and sign repeat NumPy's formula: equal
 # where NumPy's loop fuses its multiply-add (x86-64 with FMA, AArch64), 1 ulp off elsewhere.
 ULP_BOUNDS = {
-    "exponential": (1, 4), "log": (1, 4), "sqrt": (1, 4), "sine": (1, 6), "cosine": (1, 6),
-    "tan": (1, 10), "tanh": (1, 10), "rsqrt": (1, 8), "cbrt": (1, 8), "abs": (1, 1),
+    "exponential": (1, 4),
+    "log": (1, 4),
+    "sqrt": (1, 4),
+    "sine": (1, 6),
+    "cosine": (1, 6),
+    "tan": (1, 10),
+    "tanh": (1, 10),
+    "rsqrt": (1, 8),
+    "cbrt": (1, 8),
+    "abs": (1, 1),
     "sign": (1, 1),
-}  # fmt: skip
+}
 # expm1: Re within B eps (|expm1(x) cos y| + 2 sin^2(y/2)), Im within B ulp.
 # log1p: Re within B (ulp + eps) (log of a rounded hypot near 1), Im within B ulp.
 # logistic: within B eps |r| (1 + |w| / |1 + w|), w = exp(-z).
@@ -57,9 +65,24 @@ def make_complex(dt: str, re, im) -> np.ndarray:
 
 def special_values(dt: str) -> np.ndarray:
     info = np.finfo(PART[dt])
-    parts = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, info.tiny,
-                      -info.smallest_subnormal, info.max, -info.max / 3, 2.5, -0.375],
-                     dtype=PART[dt])  # fmt: skip
+    parts = np.array(
+        [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            np.inf,
+            -np.inf,
+            np.nan,
+            info.tiny,
+            -info.smallest_subnormal,
+            info.max,
+            -info.max / 3,
+            2.5,
+            -0.375,
+        ],
+        dtype=PART[dt],
+    )
     re, im = np.meshgrid(parts, parts, indexing="ij")
     return make_complex(dt, re.ravel(), im.ravel())
 
@@ -74,9 +97,14 @@ def random_values(dt: str, n: int, rng: np.random.Generator, log10_range: float)
 
 def unary_inputs(dt: str, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    return np.concatenate([special_values(dt), random_values(dt, 20_000, rng, 1.3),
-                           random_values(dt, 20_000, rng, 13.0),
-                           random_values(dt, 20_000, rng, FULL_RANGE[dt])])  # fmt: skip
+    return np.concatenate(
+        [
+            special_values(dt),
+            random_values(dt, 20_000, rng, 1.3),
+            random_values(dt, 20_000, rng, 13.0),
+            random_values(dt, 20_000, rng, FULL_RANGE[dt]),
+        ]
+    )
 
 
 def binary_inputs(dt: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -206,8 +234,9 @@ def test_integer_powers_repeat_numpys_multiplications(dt):
     for g, w in ((got.real, want.real), (got.imag, want.imag)):
         np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
         same = ~np.isnan(w)
-        np.testing.assert_array_equal(g[same].view(f"u{g.itemsize}"),
-                                      w[same].view(f"u{w.itemsize}"))  # fmt: skip
+        np.testing.assert_array_equal(
+            g[same].view(f"u{g.itemsize}"), w[same].view(f"u{w.itemsize}")
+        )
 
 
 @pytest.mark.parametrize("dt", COMPLEX)

@@ -20,8 +20,21 @@ from hlort.testing.programs import side_effect_in_unused_loop  # noqa: E402
 from hlort.text import parse_module  # noqa: E402
 
 RNG = np.random.default_rng(11)
-COMPILED_DTYPES = ["pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64",
-                   "f16", "bf16", "f32", "f64"]  # fmt: skip
+COMPILED_DTYPES = [
+    "pred",
+    "s8",
+    "s16",
+    "s32",
+    "s64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "f16",
+    "bf16",
+    "f32",
+    "f64",
+]
 NO_INLINING = {"debug": {"disabled_passes": ["call-inlining"]}}
 
 
@@ -154,8 +167,11 @@ def test_native_loop_predicate_in_state_and_constant_next_state():
     n = bb.get_tuple_element(p, 2)
     fixed = bb.constant(np.array([1.5, -0.0, np.inf], np.float32))
     body = bb.finish(bb.tuple([bb.compare(i1, n, "LT"), i1, n, fixed]))
-    go, n0, v0 = b.parameter(shape.scalar("pred")), b.parameter(shape.scalar("s32")), \
-        b.parameter(vec)  # fmt: skip
+    go, n0, v0 = (
+        b.parameter(shape.scalar("pred")),
+        b.parameter(shape.scalar("s32")),
+        b.parameter(vec),
+    )
     module = b.build(b.while_loop(cond, body, b.tuple([go, b.constant(np.int32(0)), n0, v0])))
     v = np.array([7.0, 8.0, np.nan], np.float32)
     for go_value, n_value in ((True, 6), (False, 6), (True, 0)):
@@ -187,31 +203,30 @@ def test_nested_loops_outer_python_inner_native():
     inner_state = shape.tuple_of(shape.scalar("s32"), shape.scalar("s32"), vec, vec)
     ic = b.sub("inner_cond")
     p = ic.parameter(inner_state)
-    inner_cond = ic.finish(ic.compare(ic.get_tuple_element(p, 0), ic.get_tuple_element(p, 1),
-                                      "LT"))  # fmt: skip
+    inner_cond = ic.finish(ic.compare(ic.get_tuple_element(p, 0), ic.get_tuple_element(p, 1), "LT"))
     ib = b.sub("inner_body")
     p = ib.parameter(inner_state)
     j, m, acc, x = (ib.get_tuple_element(p, k) for k in range(4))
     scaled = ib.multiply(acc, ib.broadcast(ib.constant(np.float32(1.5)), [4], []))
-    inner_body = ib.finish(ib.tuple([ib.add(j, ib.constant(np.int32(1))), m,
-                                     ib.add(scaled, x), x]))  # fmt: skip
+    inner_body = ib.finish(ib.tuple([ib.add(j, ib.constant(np.int32(1))), m, ib.add(scaled, x), x]))
     outer_state = shape.tuple_of(*(shape.scalar("s32"),) * 3, vec, vec)
     oc = b.sub("outer_cond")
     p = oc.parameter(outer_state)
-    outer_cond = oc.finish(oc.compare(oc.get_tuple_element(p, 0), oc.get_tuple_element(p, 1),
-                                      "LT"))  # fmt: skip
+    outer_cond = oc.finish(oc.compare(oc.get_tuple_element(p, 0), oc.get_tuple_element(p, 1), "LT"))
     ob = b.sub("outer_body")
     p = ob.parameter(outer_state)
     i, n, m, acc, x = (ob.get_tuple_element(p, k) for k in range(5))
-    inner = ob.while_loop(inner_cond, inner_body,
-                          ob.tuple([ob.constant(np.int32(0)), m, acc, x]))  # fmt: skip
+    inner = ob.while_loop(inner_cond, inner_body, ob.tuple([ob.constant(np.int32(0)), m, acc, x]))
     x1 = ob.subtract(x, ob.broadcast(ob.constant(np.float32(1.0)), [4], []))
-    outer_body = ob.finish(ob.tuple([ob.add(i, ob.constant(np.int32(1))), n, m,
-                                     ob.get_tuple_element(inner, 2), x1]))  # fmt: skip
-    n0, m0, acc0, x0 = (b.parameter(s) for s in (shape.scalar("s32"), shape.scalar("s32"),
-                                                 vec, vec))  # fmt: skip
-    loop = b.while_loop(outer_cond, outer_body,
-                        b.tuple([b.constant(np.int32(0)), n0, m0, acc0, x0]))  # fmt: skip
+    outer_body = ob.finish(
+        ob.tuple([ob.add(i, ob.constant(np.int32(1))), n, m, ob.get_tuple_element(inner, 2), x1])
+    )
+    n0, m0, acc0, x0 = (
+        b.parameter(s) for s in (shape.scalar("s32"), shape.scalar("s32"), vec, vec)
+    )
+    loop = b.while_loop(
+        outer_cond, outer_body, b.tuple([b.constant(np.int32(0)), n0, m0, acc0, x0])
+    )
     module = b.build(b.get_tuple_element(loop, 3))
     for n, m in ((5, 7), (0, 3), (4, 0)):
         args = [np.int32(n), np.int32(m), _values("f32", [4], True), _values("f32", [4])]
@@ -283,8 +298,7 @@ def test_conditional_with_an_index_out_of_range_runs_the_last_branch(index):
     ]
     sel, xi, xf = (b.parameter(s) for s in (shape.scalar("s32"), ints, floats))
     module = b.build(b.conditional(sel, branches, [xi, xf, xi]))
-    args = [np.int32(index), np.array([1, -2, 2**31 - 1, 0], np.int32),
-            np.array([1.25, -3.5])]  # fmt: skip
+    args = [np.int32(index), np.array([1, -2, 2**31 - 1, 0], np.int32), np.array([1.25, -3.5])]
     _, _, stats = run_both(module, args)
     assert stats["compiled"].get("conditional") == 1, stats
 
@@ -294,8 +308,9 @@ def test_call_is_compiled_when_not_inlined():
     vec = shape.array("bf16", [6])
     callee_builder = b.sub("callee")
     x, y = callee_builder.parameter(vec), callee_builder.parameter(vec)
-    callee = callee_builder.finish(callee_builder.tuple([callee_builder.add(x, y),
-                                                         callee_builder.multiply(x, y)]))
+    callee = callee_builder.finish(
+        callee_builder.tuple([callee_builder.add(x, y), callee_builder.multiply(x, y)])
+    )
     px, py = b.parameter(vec), b.parameter(vec)
     module = b.build(b.call(callee, [px, py]))
     args = [_values("bf16", [6], True), _values("bf16", [6], True)]
@@ -309,21 +324,33 @@ def test_conditional_inside_a_loop_and_a_loop_inside_a_branch():
     vec = shape.array("s32", [3])
     inner_state = shape.tuple_of(shape.scalar("s32"), vec)
     ic = b.sub("inner_cond")
-    inner_cond = ic.finish(ic.compare(ic.get_tuple_element(ic.parameter(inner_state), 0),
-                                      ic.constant(np.int32(3)), "LT"))  # fmt: skip
+    inner_cond = ic.finish(
+        ic.compare(
+            ic.get_tuple_element(ic.parameter(inner_state), 0), ic.constant(np.int32(3)), "LT"
+        )
+    )
     ib = b.sub("inner_body")
     p = ib.parameter(inner_state)
     two = ib.broadcast(ib.constant(np.int32(2)), [3], [])
-    inner_body = ib.finish(ib.tuple([ib.add(ib.get_tuple_element(p, 0),
-                                            ib.constant(np.int32(1))),
-                                     ib.multiply(ib.get_tuple_element(p, 1), two)]))  # fmt: skip
+    inner_body = ib.finish(
+        ib.tuple(
+            [
+                ib.add(ib.get_tuple_element(p, 0), ib.constant(np.int32(1))),
+                ib.multiply(ib.get_tuple_element(p, 1), two),
+            ]
+        )
+    )
     pair = shape.tuple_of(vec, vec)
-    even = _branch(b, "even", pair, lambda s, t: s.add(s.get_tuple_element(t, 0),
-                                                       s.get_tuple_element(t, 1)))
+    even = _branch(
+        b, "even", pair, lambda s, t: s.add(s.get_tuple_element(t, 0), s.get_tuple_element(t, 1))
+    )
     odd_builder = b.sub("odd")
     t = odd_builder.parameter(pair)
-    loop = odd_builder.while_loop(inner_cond, inner_body, odd_builder.tuple([
-        odd_builder.constant(np.int32(0)), odd_builder.get_tuple_element(t, 0)]))
+    loop = odd_builder.while_loop(
+        inner_cond,
+        inner_body,
+        odd_builder.tuple([odd_builder.constant(np.int32(0)), odd_builder.get_tuple_element(t, 0)]),
+    )
     odd = odd_builder.finish(odd_builder.get_tuple_element(loop, 1))
     state = shape.tuple_of(shape.scalar("s32"), shape.scalar("s32"), vec, vec)
     c = b.sub("cond")

@@ -34,9 +34,19 @@ from hlort_cpu.convolution import ConvolutionThunk  # noqa: E402
 class Conv:
     """One convolution: logical sizes, laid out by ``labels`` (XLA's ``b01f_01io->b01f``)."""
 
-    def __init__(self, labels="b01f_01io->b01f", batch=2, features=3, spatial=(6, 5),
-                 out_features=4, window=None, groups=1, batch_groups=1, types=("f32", "f32"),
-                 preferred=None):  # fmt: skip
+    def __init__(
+        self,
+        labels="b01f_01io->b01f",
+        batch=2,
+        features=3,
+        spatial=(6, 5),
+        out_features=4,
+        window=None,
+        groups=1,
+        batch_groups=1,
+        types=("f32", "f32"),
+        preferred=None,
+    ):
         self.dn = dim_labels_from_text(labels)
         window = window or tuple(WindowDim(3) for _ in spatial)
         self.window = tuple(window)
@@ -59,16 +69,24 @@ class Conv:
         b = Builder("conv")
         x = b.parameter(shape.array(self.types[0], self.lhs_dims))
         w = b.parameter(shape.array(self.types[1], self.rhs_dims))
-        return b.build(b.convolution(x, w, self.window, self.dn, feature_group_count=self.groups,
-                                     batch_group_count=self.batch_groups,
-                                     preferred=self.preferred))  # fmt: skip
+        return b.build(
+            b.convolution(
+                x,
+                w,
+                self.window,
+                self.dn,
+                feature_group_count=self.groups,
+                batch_group_count=self.batch_groups,
+                preferred=self.preferred,
+            )
+        )
 
     def inputs(self, rng, low=-3.0, high=3.0):
         """Uniform in [low, high] (full range for integers when None)."""
-        return [random_values(dtypes.from_hlo_name(t), dims, rng, low, high)
-                for t, dims in zip(self.types, (self.lhs_dims, self.rhs_dims), strict=True)]
-
-
+        return [
+            random_values(dtypes.from_hlo_name(t), dims, rng, low, high)
+            for t, dims in zip(self.types, (self.lhs_dims, self.rhs_dims), strict=True)
+        ]
 
 
 def _run_compiled(module, args):
@@ -101,14 +119,25 @@ def check(conv: Conv, seed: int = 0, low=-3.0, high=3.0, compiled: bool = True) 
     return got
 
 
-def window(sizes, strides=None, padding=None, lhs_dilation=None, rhs_dilation=None,
-           reversal=None) -> tuple[WindowDim, ...]:  # fmt: skip
+def window(
+    sizes, strides=None, padding=None, lhs_dilation=None, rhs_dilation=None, reversal=None
+) -> tuple[WindowDim, ...]:
     n = len(sizes)
     strides, lhs_dilation = strides or [1] * n, lhs_dilation or [1] * n
     padding, rhs_dilation = padding or [(0, 0)] * n, rhs_dilation or [1] * n
     reversal = reversal or [False] * n
-    return tuple(WindowDim(sizes[i], strides[i], padding[i][0], padding[i][1], rhs_dilation[i],
-                           lhs_dilation[i], reversal[i]) for i in range(n))  # fmt: skip
+    return tuple(
+        WindowDim(
+            sizes[i],
+            strides[i],
+            padding[i][0],
+            padding[i][1],
+            rhs_dilation[i],
+            lhs_dilation[i],
+            reversal[i],
+        )
+        for i in range(n)
+    )
 
 
 LAYOUTS = {
@@ -128,8 +157,13 @@ LAYOUTS = {
 def test_dimension_numbers(name):
     labels, spatial = LAYOUTS[name]
     check(Conv(labels, spatial=spatial, window=window([3] * len(spatial))))
-    check(Conv(labels, spatial=spatial, window=window([2] * len(spatial), [2] * len(spatial),
-                                                      [(1, 0)] * len(spatial))))  # fmt: skip
+    check(
+        Conv(
+            labels,
+            spatial=spatial,
+            window=window([2] * len(spatial), [2] * len(spatial), [(1, 0)] * len(spatial)),
+        )
+    )
 
 
 WINDOWS = {
@@ -166,10 +200,20 @@ GROUPS = {  # name: (features, out_features, groups, batch_groups, batch)
 @pytest.mark.parametrize("labels", ["b01f_01io->b01f", "bf01_oi01->bf01", "f01b_i01o->01bf"])
 def test_groups(name, win, labels):
     features, out_features, groups, batch_groups, batch = GROUPS[name]
-    w = window([3, 3]) if win == "plain" else window([3, 2], [2, 1], [(1, 1), (0, 2)],
-                                                     rhs_dilation=[1, 2])  # fmt: skip
-    conv = Conv(labels, batch=batch, features=features, out_features=out_features, window=w,
-                groups=groups, batch_groups=batch_groups)  # fmt: skip
+    w = (
+        window([3, 3])
+        if win == "plain"
+        else window([3, 2], [2, 1], [(1, 1), (0, 2)], rhs_dilation=[1, 2])
+    )
+    conv = Conv(
+        labels,
+        batch=batch,
+        features=features,
+        out_features=out_features,
+        window=w,
+        groups=groups,
+        batch_groups=batch_groups,
+    )
     check(conv)
 
 
@@ -180,24 +224,57 @@ def test_depthwise_uses_the_direct_kernel_and_im2col_otherwise():
     assert not ConvolutionThunk(grouped.entry.root, [0, 1], 2).depthwise
 
 
-SAME_TYPE = ["pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32",
-             "f64", "f8e4m3fn", "f8e5m2", "c64", "c128"]  # fmt: skip
+SAME_TYPE = [
+    "pred",
+    "s8",
+    "s16",
+    "s32",
+    "s64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "f16",
+    "bf16",
+    "f32",
+    "f64",
+    "f8e4m3fn",
+    "f8e5m2",
+    "c64",
+    "c128",
+]
 
 
 @pytest.mark.parametrize("type_name", SAME_TYPE)
 @pytest.mark.parametrize("groups", [1, 3])
 def test_every_element_type(type_name, groups):
-    conv = Conv(features=3, out_features=6, groups=groups, types=(type_name, type_name),
-                window=window([3, 2], padding=[(1, 1), (0, 1)]))  # fmt: skip
+    conv = Conv(
+        features=3,
+        out_features=6,
+        groups=groups,
+        types=(type_name, type_name),
+        window=window([3, 2], padding=[(1, 1), (0, 1)]),
+    )
     check(conv, low=-4, high=4)
 
 
 MIXED = [  # (lhs, rhs, declared result or None)
-    ("pred", "pred", "s32"), ("pred", "pred", "f32"), ("s8", "s8", "s32"), ("s8", "s8", "s8"),
-    ("u8", "s8", "s16"), ("u16", "u16", "u64"), ("s32", "s32", "s64"), ("u64", "s64", None),
-    ("f16", "f32", None), ("bf16", "bf16", "f32"), ("f16", "f16", "f32"), ("f64", "f64", "f16"),
-    ("f32", "f32", "bf16"), ("f8e4m3fn", "f8e5m2", "f32"), ("c64", "c128", None),
-]  # fmt: skip
+    ("pred", "pred", "s32"),
+    ("pred", "pred", "f32"),
+    ("s8", "s8", "s32"),
+    ("s8", "s8", "s8"),
+    ("u8", "s8", "s16"),
+    ("u16", "u16", "u64"),
+    ("s32", "s32", "s64"),
+    ("u64", "s64", None),
+    ("f16", "f32", None),
+    ("bf16", "bf16", "f32"),
+    ("f16", "f16", "f32"),
+    ("f64", "f64", "f16"),
+    ("f32", "f32", "bf16"),
+    ("f8e4m3fn", "f8e5m2", "f32"),
+    ("c64", "c128", None),
+]
 
 
 @pytest.mark.parametrize("lhs_type,rhs_type,result", MIXED)
@@ -205,14 +282,28 @@ def test_mixed_element_types(lhs_type, rhs_type, result):
     check(Conv(types=(lhs_type, rhs_type), preferred=result), low=-4, high=4)
 
 
-@pytest.mark.parametrize("type_name,result", [
-    ("s8", None), ("s8", "s32"), ("u8", "u32"), ("s16", None), ("s32", None), ("s64", None),
-    ("u64", None),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "type_name,result",
+    [
+        ("s8", None),
+        ("s8", "s32"),
+        ("u8", "u32"),
+        ("s16", None),
+        ("s32", None),
+        ("s64", None),
+        ("u64", None),
+    ],
+)
 @pytest.mark.parametrize("groups", [1, 4])
 def test_full_range_integers_wrap_like_the_interpreter(type_name, result, groups):
-    conv = Conv(features=8, out_features=4, groups=groups, types=(type_name, type_name),
-                preferred=result, window=window([3, 3], padding=[(1, 1), (1, 1)]))  # fmt: skip
+    conv = Conv(
+        features=8,
+        out_features=4,
+        groups=groups,
+        types=(type_name, type_name),
+        preferred=result,
+        window=window([3, 3], padding=[(1, 1), (1, 1)]),
+    )
     check(conv, low=None, high=None)
 
 
@@ -220,8 +311,13 @@ def test_full_range_integers_wrap_like_the_interpreter(type_name, result, groups
 @pytest.mark.parametrize("groups", [1, 3])
 def test_nan_inf_and_signed_zero(type_name, groups):
     """NaN and inf spread to the windows that see them; inf times a padded zero is NaN."""
-    conv = Conv(features=3, out_features=3, groups=groups, types=(type_name, type_name),
-                window=window([3, 3], padding=[(1, 1), (1, 1)]))  # fmt: skip
+    conv = Conv(
+        features=3,
+        out_features=3,
+        groups=groups,
+        types=(type_name, type_name),
+        window=window([3, 3], padding=[(1, 1), (1, 1)]),
+    )
     module = conv.module()
     x, w = conv.inputs(np.random.default_rng(8))
     x[0, 0, 0, 0], x[1, 3, 2, 1] = np.nan, np.inf
@@ -273,19 +369,38 @@ def test_empty_dimensions(name, type_name):
 @pytest.mark.parametrize("groups,batch_groups", [(1, 1), (2, 1), (1, 5)])
 def test_im2col_chunks_over_the_batch(chunk, groups, batch_groups):
     """The im2col rows are built a few batches at a time; uneven chunks cover every batch."""
-    conv = Conv(batch=5, features=4, out_features=10, groups=groups, batch_groups=batch_groups,
-                window=window([3, 3], padding=[(1, 1), (1, 1)]))  # fmt: skip
+    conv = Conv(
+        batch=5,
+        features=4,
+        out_features=10,
+        groups=groups,
+        batch_groups=batch_groups,
+        window=window([3, 3], padding=[(1, 1), (1, 1)]),
+    )
     module = conv.module()
     args = conv.inputs(np.random.default_rng(9))
     assert_matches_reference(module, args, _run_thunk(module, args, chunk), conv.k)
 
 
 def test_resnet_style_block_matches():
-    conv = Conv(batch=2, features=32, out_features=32, spatial=(14, 14),
-                window=window([3, 3], padding=[(1, 1), (1, 1)]))  # fmt: skip
+    conv = Conv(
+        batch=2,
+        features=32,
+        out_features=32,
+        spatial=(14, 14),
+        window=window([3, 3], padding=[(1, 1), (1, 1)]),
+    )
     check(conv)
-    check(Conv(batch=2, features=32, out_features=32, spatial=(14, 14), groups=32,
-               window=window([3, 3], [2, 2], padding=[(1, 1), (1, 1)])))  # fmt: skip
+    check(
+        Conv(
+            batch=2,
+            features=32,
+            out_features=32,
+            spatial=(14, 14),
+            groups=32,
+            window=window([3, 3], [2, 2], padding=[(1, 1), (1, 1)]),
+        )
+    )
 
 
 @st.composite
@@ -308,17 +423,26 @@ def convolutions(draw):
         low, high = draw(st.integers(-1, 2)), draw(st.integers(-1, 2))
         if (base - 1) * lhs_dilation + 1 + low + high < 0:  # the shape rule rejects it
             low = high = 0
-        dims.append((base, WindowDim(size, stride, low, high, dilation, lhs_dilation,
-                                     draw(st.booleans()))))  # fmt: skip
+        dims.append(
+            (base, WindowDim(size, stride, low, high, dilation, lhs_dilation, draw(st.booleans())))
+        )
     letters = [str(i) for i in range(n_spatial)]
     lhs_labels = draw(st.permutations(["b", "f", *letters]))
     rhs_labels = draw(st.permutations(["i", "o", *letters]))
     out_labels = draw(st.permutations(["b", "f", *letters]))
     labels = f"{''.join(lhs_labels)}_{''.join(rhs_labels)}->{''.join(out_labels)}"
     type_name = draw(st.sampled_from(["f32", "f64", "s32", "u8", "bf16", "c64", "pred"]))
-    conv = Conv(labels, batch=batch, features=features, spatial=tuple(d[0] for d in dims),
-                out_features=out_features, window=tuple(d[1] for d in dims), groups=groups,
-                batch_groups=batch_groups, types=(type_name, type_name))  # fmt: skip
+    conv = Conv(
+        labels,
+        batch=batch,
+        features=features,
+        spatial=tuple(d[0] for d in dims),
+        out_features=out_features,
+        window=tuple(d[1] for d in dims),
+        groups=groups,
+        batch_groups=batch_groups,
+        types=(type_name, type_name),
+    )
     return conv, draw(st.integers(0, 2**16))
 
 

@@ -15,19 +15,25 @@ RNG = np.random.default_rng(3)
 
 
 def _args(module):
-    return [RNG.standard_normal(p.shape.dims).astype(p.shape.dtype.numpy)
-            for p in module.entry.parameters]  # fmt: skip
+    return [
+        RNG.standard_normal(p.shape.dims).astype(p.shape.dtype.numpy)
+        for p in module.entry.parameters
+    ]
 
 
 def test_cpu_backend_is_discovered():
     assert "cpu" in hlort.backends()
 
 
-@pytest.mark.parametrize("make", [
-    lambda: examples.reduce_sum_fma(1 << 17),
-    lambda: examples.softmax_relu_matmul(64, 32, 48),
-    lambda: examples.layernorm(64, 128),
-], ids=["reduce_sum_fma", "softmax_relu_matmul", "layernorm"])  # fmt: skip
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: examples.reduce_sum_fma(1 << 17),
+        lambda: examples.softmax_relu_matmul(64, 32, 48),
+        lambda: examples.layernorm(64, 128),
+    ],
+    ids=["reduce_sum_fma", "softmax_relu_matmul", "layernorm"],
+)
 def test_examples_compile_fully_and_match(make):
     module, reference = make()
     exe = hlort.compile(module, "cpu:0")
@@ -125,8 +131,9 @@ def test_deserializing_parses_the_hlo_text_once(tmp_path, monkeypatch):
     monkeypatch.setenv("HLORT_CACHE_DIR", str(tmp_path))
     parses = []
     real = simple_executable.parse_printed_hlo
-    monkeypatch.setattr(simple_executable, "parse_printed_hlo",
-                        lambda *a, **k: parses.append(1) or real(*a, **k))  # fmt: skip
+    monkeypatch.setattr(
+        simple_executable, "parse_printed_hlo", lambda *a, **k: parses.append(1) or real(*a, **k)
+    )
     module, _ = examples.layernorm(8, 16)
     args = _args(module)
     exe = hlort.compile(module, "cpu:0")
@@ -153,8 +160,10 @@ def test_scalar_transcendentals_compile(dtype):
 
     b = Builder("scalars")
     x = b.parameter(shape.array(dtype, []))
-    outs = [b.op(op, (x,)) for op in (Opcode.CBRT, Opcode.TANH, Opcode.SINE, Opcode.EXP,
-                                      Opcode.LOG, Opcode.ERF)]  # fmt: skip
+    outs = [
+        b.op(op, (x,))
+        for op in (Opcode.CBRT, Opcode.TANH, Opcode.SINE, Opcode.EXP, Opcode.LOG, Opcode.ERF)
+    ]
     module = b.build(b.tuple(outs))
     exe = hlort.compile(module, "cpu:0")
     v = np.array(0.75, shape.array(dtype, []).dtype.numpy)

@@ -44,9 +44,17 @@ def _compile(module, compiled: dict | None = None, fallback: dict | None = None)
     return exe
 
 
-@pytest.mark.parametrize("target", ["Sharding", "annotate_device_placement", "MoveToHost",
-                                    "MoveToDevice", "SPMDFullToShardShape",
-                                    "SPMDShardToFullShape"])  # fmt: skip
+@pytest.mark.parametrize(
+    "target",
+    [
+        "Sharding",
+        "annotate_device_placement",
+        "MoveToHost",
+        "MoveToDevice",
+        "SPMDFullToShardShape",
+        "SPMDShardToFullShape",
+    ],
+)
 @pytest.mark.parametrize("dt", ["f32", "bf16", "c128", "s8", "pred"])
 def test_identity_annotations_alias_their_operand(target, dt):
     s = shape.array(dt, (3, 4))
@@ -60,16 +68,21 @@ def test_identity_annotations_alias_their_operand(target, dt):
 
 
 def test_spmd_reshape_between_shapes_stays_on_the_counted_fallback(allow_fallback):
-    module = _module("SPMDFullToShardShape", [shape.array("f32", (2, 4))],
-                     shape.array("f32", (2, 2)))  # fmt: skip
+    module = _module(
+        "SPMDFullToShardShape", [shape.array("f32", (2, 4))], shape.array("f32", (2, 2))
+    )
     exe = _compile(module, fallback={"custom-call": 1})
     with pytest.raises(HlortError, match="needs a partitioned backend"):
         exe(np.zeros((2, 4), np.float32))
 
 
-ALLOCATED = [shape.array("bf16", (2, 3)), shape.array("f32", (300, 300)),
-             shape.array("c64", (0, 5)), scalar("s32"),
-             TupleShape((shape.array("u8", (4,)), scalar("f64")))]  # fmt: skip
+ALLOCATED = [
+    shape.array("bf16", (2, 3)),
+    shape.array("f32", (300, 300)),
+    shape.array("c64", (0, 5)),
+    scalar("s32"),
+    TupleShape((shape.array("u8", (4,)), scalar("f64"))),
+]
 
 
 @pytest.mark.parametrize("result", ALLOCATED)
@@ -86,8 +99,9 @@ def test_allocate_buffer_is_a_zeroed_pooled_buffer(result):
             assert_same_bits(got, want)
 
 
-@pytest.mark.parametrize("target", ["cu_threefry2x32", "cu_threefry2x32_ffi", "hip_threefry2x32",
-                                    "hip_threefry2x32_ffi"])  # fmt: skip
+@pytest.mark.parametrize(
+    "target", ["cu_threefry2x32", "cu_threefry2x32_ffi", "hip_threefry2x32", "hip_threefry2x32_ffi"]
+)
 @pytest.mark.parametrize("dims", [(3,), (), (0, 4), (5, 7), (70000,)])
 def test_threefry_kernel_is_bit_exact(target, dims):
     """The last shape splits across threads."""
@@ -161,8 +175,13 @@ def test_a_replaced_shipped_target_runs_the_replacement():
         exe = _compile(_module("Sharding", [s], s), {"custom-call (host callback)": 1})
         assert exe(np.int32([1, 2])).tolist() == [2, 3]
     finally:
-        register_custom_call("Sharding", original.shape_fn, original.evaluate_fn,
-                             description=original.description, replace=True)  # fmt: skip
+        register_custom_call(
+            "Sharding",
+            original.shape_fn,
+            original.evaluate_fn,
+            description=original.description,
+            replace=True,
+        )
 
 
 def test_stablehlo_checks_run_as_host_callbacks():

@@ -18,8 +18,19 @@ from hlort import Builder, shape  # noqa: E402
 
 FLOAT_UNARY = ["negate", "abs", "exp", "tanh", "floor", "sqrt", "logistic"]
 FLOAT_BINARY = ["add", "subtract", "multiply", "maximum", "minimum", "divide"]
-INT_BINARY = ["add", "subtract", "multiply", "and_", "or_", "xor", "maximum", "divide",
-              "remainder", "shift_left", "shift_right_arithmetic"]  # fmt: skip
+INT_BINARY = [
+    "add",
+    "subtract",
+    "multiply",
+    "and_",
+    "or_",
+    "xor",
+    "maximum",
+    "divide",
+    "remainder",
+    "shift_left",
+    "shift_right_arithmetic",
+]
 
 
 @st.composite
@@ -37,8 +48,9 @@ def programs(draw):
             values.append(getattr(b, op)(draw(st.sampled_from(values))))
         else:
             op = draw(st.sampled_from(INT_BINARY if is_int else FLOAT_BINARY))
-            values.append(getattr(b, op)(draw(st.sampled_from(values)),
-                                         draw(st.sampled_from(values))))  # fmt: skip
+            values.append(
+                getattr(b, op)(draw(st.sampled_from(values)), draw(st.sampled_from(values)))
+            )
     last = values[-1]
     if draw(st.booleans()):
         last = b.transpose(last, [1, 0])

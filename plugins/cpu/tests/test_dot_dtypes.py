@@ -51,8 +51,6 @@ def _contraction_size(module) -> int:
     return math.prod(lhs.dims[d] for d in dn.lhs_contracting_dims)
 
 
-
-
 def _run_compiled(module, args, expect_dot: bool = True):
     exe = hlort.compile(module, "cpu")
     got = exe(*args)
@@ -65,19 +63,52 @@ def _run_compiled(module, args, expect_dot: bool = True):
 
 MATMUL = Dn((1,), (0,))
 
-SAME_TYPE = ["pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32",
-             "f64", "f8e4m3fn", "f8e5m2", "c64", "c128"]  # fmt: skip
+SAME_TYPE = [
+    "pred",
+    "s8",
+    "s16",
+    "s32",
+    "s64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "f16",
+    "bf16",
+    "f32",
+    "f64",
+    "f8e4m3fn",
+    "f8e5m2",
+    "c64",
+    "c128",
+]
 
 MIXED = [  # (lhs, rhs, declared result or None)
-    ("pred", "pred", "s32"), ("pred", "pred", "f32"), ("pred", "pred", "bf16"),
-    ("s8", "s8", "s32"), ("s8", "s8", "s8"), ("u8", "s8", "s16"), ("u8", "u8", "u32"),
-    ("s16", "u32", "u64"), ("s16", "s16", "s64"), ("s32", "s32", "s64"), ("u32", "s8", "s32"),
-    ("u64", "s64", None), ("s64", "s64", "u64"),
-    ("f16", "f32", None), ("bf16", "bf16", "f32"), ("f16", "f16", "f32"), ("bf16", "f16", None),
-    ("f32", "f64", None), ("f64", "f64", "f16"), ("f32", "f32", "bf16"),
-    ("f8e4m3fn", "f8e5m2", "f32"), ("f8e5m2", "f8e5m2", "bf16"),
-    ("c64", "c128", None), ("c128", "c128", "c64"),
-]  # fmt: skip
+    ("pred", "pred", "s32"),
+    ("pred", "pred", "f32"),
+    ("pred", "pred", "bf16"),
+    ("s8", "s8", "s32"),
+    ("s8", "s8", "s8"),
+    ("u8", "s8", "s16"),
+    ("u8", "u8", "u32"),
+    ("s16", "u32", "u64"),
+    ("s16", "s16", "s64"),
+    ("s32", "s32", "s64"),
+    ("u32", "s8", "s32"),
+    ("u64", "s64", None),
+    ("s64", "s64", "u64"),
+    ("f16", "f32", None),
+    ("bf16", "bf16", "f32"),
+    ("f16", "f16", "f32"),
+    ("bf16", "f16", None),
+    ("f32", "f64", None),
+    ("f64", "f64", "f16"),
+    ("f32", "f32", "bf16"),
+    ("f8e4m3fn", "f8e5m2", "f32"),
+    ("f8e5m2", "f8e5m2", "bf16"),
+    ("c64", "c128", None),
+    ("c128", "c128", "c64"),
+]
 
 
 @pytest.mark.parametrize("type_name", SAME_TYPE)
@@ -91,16 +122,27 @@ def test_same_type_dot_matches_interpreter(type_name):
 @pytest.mark.parametrize("lhs_type,rhs_type,result", MIXED)
 def test_mixed_type_dot_matches_interpreter(lhs_type, rhs_type, result):
     rng = np.random.default_rng(2)
-    module = _dot_module(lhs_type, (2, 4, 6), rhs_type, (2, 6, 5), Dn((2,), (1,), (0,), (0,)),
-                         preferred=result)  # fmt: skip
+    module = _dot_module(
+        lhs_type, (2, 4, 6), rhs_type, (2, 6, 5), Dn((2,), (1,), (0,), (0,)), preferred=result
+    )
     args = [_values(lhs_type, (2, 4, 6), rng), _values(rhs_type, (2, 6, 5), rng)]
     assert_matches_reference(module, args, _run_compiled(module, args), 6)
 
 
-@pytest.mark.parametrize("type_name,result", [
-    ("s8", None), ("s8", "s32"), ("u8", "u16"), ("s16", "s32"), ("u16", None), ("s32", None),
-    ("s64", None), ("u64", None), ("u32", "s64"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "type_name,result",
+    [
+        ("s8", None),
+        ("s8", "s32"),
+        ("u8", "u16"),
+        ("s16", "s32"),
+        ("u16", None),
+        ("s32", None),
+        ("s64", None),
+        ("u64", None),
+        ("u32", "s64"),
+    ],
+)
 def test_full_range_integer_dots_wrap_like_the_interpreter(type_name, result):
     """Full-range values: products and sums overflow and wrap; also across BLAS's K blocks."""
     rng = np.random.default_rng(3)
@@ -197,12 +239,15 @@ def _run_thunk(module, args):
     return env[2]
 
 
-@pytest.mark.parametrize("lhs_dims,rhs_dims,dn", [
-    ((3, 0), (0, 4), Dn((1,), (0,))),
-    ((0, 5), (5, 4), Dn((1,), (0,))),
-    ((3, 5), (5, 0), Dn((1,), (0,))),
-    ((0, 3, 5), (0, 5, 2), Dn((2,), (1,), (0,), (0,))),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "lhs_dims,rhs_dims,dn",
+    [
+        ((3, 0), (0, 4), Dn((1,), (0,))),
+        ((0, 5), (5, 4), Dn((1,), (0,))),
+        ((3, 5), (5, 0), Dn((1,), (0,))),
+        ((0, 3, 5), (0, 5, 2), Dn((2,), (1,), (0,), (0,))),
+    ],
+)
 @pytest.mark.parametrize("type_name", ["f32", "s8", "pred", "f16", "c128"])
 def test_empty_dimensions(lhs_dims, rhs_dims, dn, type_name):
     rng = np.random.default_rng(7)
@@ -224,13 +269,16 @@ def test_constant_operand():
     assert_matches_reference(module, args, _run_compiled(module, args), 6)
 
 
-@pytest.mark.parametrize("dims,groups", [
-    ((6, 4), ((), (1,), (0,))),  # lhs contracting its first dim: a transposed view
-    ((4, 6), ((), (0,), (1,))),
-    ((3, 4, 6), ((0,), (1,), (2,))),
-    ((4, 3, 6), ((1,), (0,), (2,))),  # batch in the middle: strided batches
-    ((2, 3, 6), ((), (0, 1), (2,))),  # two free dims merge
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "dims,groups",
+    [
+        ((6, 4), ((), (1,), (0,))),  # lhs contracting its first dim: a transposed view
+        ((4, 6), ((), (0,), (1,))),
+        ((3, 4, 6), ((0,), (1,), (2,))),
+        ((4, 3, 6), ((1,), (0,), (2,))),  # batch in the middle: strided batches
+        ((2, 3, 6), ((), (0, 1), (2,))),  # two free dims merge
+    ],
+)
 def test_blas_ready_layouts_are_views_not_copies(dims, groups):
     view = plan_matrix_view(dims, groups, keep_batch=bool(groups[0]))
     assert view.strides is not None
@@ -268,10 +316,14 @@ def dot_programs(draw):
         lhs_dims[d] = lhs_roles[role]
     for role, d in enumerate(rhs_perm):
         rhs_dims[d] = rhs_roles[role]
-    where_lhs = lambda first, count: tuple(lhs_perm[first:first + count])  # noqa: E731
-    where_rhs = lambda first, count: tuple(rhs_perm[first:first + count])  # noqa: E731
-    dn = Dn(where_lhs(n_batch + n_lhs_free, n_contract), where_rhs(n_batch, n_contract),
-            where_lhs(0, n_batch), where_rhs(0, n_batch))  # fmt: skip
+    where_lhs = lambda first, count: tuple(lhs_perm[first : first + count])  # noqa: E731
+    where_rhs = lambda first, count: tuple(rhs_perm[first : first + count])  # noqa: E731
+    dn = Dn(
+        where_lhs(n_batch + n_lhs_free, n_contract),
+        where_rhs(n_batch, n_contract),
+        where_lhs(0, n_batch),
+        where_rhs(0, n_batch),
+    )
     type_name = draw(st.sampled_from(["f32", "f64", "s16", "u32", "bf16", "c64", "pred"]))
     return type_name, tuple(lhs_dims), tuple(rhs_dims), dn, draw(st.integers(0, 2**16))
 

@@ -33,9 +33,31 @@ def edge_values(dtype: str) -> np.ndarray:
             vals += [-1, -2, -3, -7, -31, -64]
         return np.array(sorted(set(v for v in vals if info.min <= v <= info.max)), dtype=dt)
     info = ml_dtypes.finfo(dt)
-    vals = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.7, -1e-3, np.inf, -np.inf, np.nan,
-            float(info.max), -float(info.max), float(info.tiny), float(info.smallest_subnormal),
-            -float(info.smallest_subnormal), 100.25, -7.75, 65504.0, 1e10]
+    vals = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        1.5,
+        2.5,
+        -2.5,
+        3.7,
+        -1e-3,
+        np.inf,
+        -np.inf,
+        np.nan,
+        float(info.max),
+        -float(info.max),
+        float(info.tiny),
+        float(info.smallest_subnormal),
+        -float(info.smallest_subnormal),
+        100.25,
+        -7.75,
+        65504.0,
+        1e10,
+    ]
     with np.errstate(over="ignore"):
         return np.array(vals, dtype=np.float64).astype(dt)
 
@@ -47,16 +69,44 @@ def _pairs(dtype: str) -> tuple[np.ndarray, np.ndarray]:
     return np.array(a, dtype=dt), np.array(b, dtype=dt)
 
 
-UNARY_FLOAT = [Opcode.ABS, Opcode.NEGATE, Opcode.SIGN, Opcode.FLOOR, Opcode.CEIL,
-               Opcode.ROUND_NEAREST_AFZ, Opcode.ROUND_NEAREST_EVEN, Opcode.IS_FINITE,
-               Opcode.SQRT, Opcode.COPY]  # fmt: skip
+UNARY_FLOAT = [
+    Opcode.ABS,
+    Opcode.NEGATE,
+    Opcode.SIGN,
+    Opcode.FLOOR,
+    Opcode.CEIL,
+    Opcode.ROUND_NEAREST_AFZ,
+    Opcode.ROUND_NEAREST_EVEN,
+    Opcode.IS_FINITE,
+    Opcode.SQRT,
+    Opcode.COPY,
+]
 UNARY_INT = [Opcode.ABS, Opcode.NEGATE, Opcode.SIGN, Opcode.NOT, Opcode.POPCNT, Opcode.CLZ]
-BINARY_FLOAT = [Opcode.ADD, Opcode.SUBTRACT, Opcode.MULTIPLY, Opcode.DIVIDE, Opcode.REMAINDER,
-                Opcode.MAXIMUM, Opcode.MINIMUM]  # fmt: skip
-BINARY_INT = [Opcode.ADD, Opcode.SUBTRACT, Opcode.MULTIPLY, Opcode.DIVIDE, Opcode.REMAINDER,
-              Opcode.MAXIMUM, Opcode.MINIMUM, Opcode.AND, Opcode.OR, Opcode.XOR, Opcode.POWER,
-              Opcode.SHIFT_LEFT, Opcode.SHIFT_RIGHT_LOGICAL,
-              Opcode.SHIFT_RIGHT_ARITHMETIC]  # fmt: skip
+BINARY_FLOAT = [
+    Opcode.ADD,
+    Opcode.SUBTRACT,
+    Opcode.MULTIPLY,
+    Opcode.DIVIDE,
+    Opcode.REMAINDER,
+    Opcode.MAXIMUM,
+    Opcode.MINIMUM,
+]
+BINARY_INT = [
+    Opcode.ADD,
+    Opcode.SUBTRACT,
+    Opcode.MULTIPLY,
+    Opcode.DIVIDE,
+    Opcode.REMAINDER,
+    Opcode.MAXIMUM,
+    Opcode.MINIMUM,
+    Opcode.AND,
+    Opcode.OR,
+    Opcode.XOR,
+    Opcode.POWER,
+    Opcode.SHIFT_LEFT,
+    Opcode.SHIFT_RIGHT_LOGICAL,
+    Opcode.SHIFT_RIGHT_ARITHMETIC,
+]
 
 
 CASES: dict = {}
@@ -138,10 +188,21 @@ for src, dst in itertools.product(ALL_TYPES, ALL_TYPES):
     CASES[("convert", src, dst)] = (_convert(src, dst, vals.size), (vals,))
 for dt in FLOATS:
     for e, m in ((5, 10), (8, 7), (4, 3), (5, 2), (8, 23), (11, 52)):
-        CASES[("rp", dt, e, m)] = (_unary(Opcode.REDUCE_PRECISION, dt, len(edge_values(dt)),
-                                          exponent_bits=e, mantissa_bits=m), (edge_values(dt),))
-for src, dst in (("f32", "s32"), ("s32", "f32"), ("f64", "u64"), ("u16", "f16"), ("bf16", "s16"),
-                 ("s16", "bf16"), ("f16", "u16")):  # fmt: skip
+        CASES[("rp", dt, e, m)] = (
+            _unary(
+                Opcode.REDUCE_PRECISION, dt, len(edge_values(dt)), exponent_bits=e, mantissa_bits=m
+            ),
+            (edge_values(dt),),
+        )
+for src, dst in (
+    ("f32", "s32"),
+    ("s32", "f32"),
+    ("f64", "u64"),
+    ("u16", "f16"),
+    ("bf16", "s16"),
+    ("s16", "bf16"),
+    ("f16", "u16"),
+):
     vals = edge_values(src)
     b = Builder("bitcast")
     x = b.parameter(shape.array(src, [vals.size]))

@@ -41,11 +41,21 @@ def _values(dt: str, dims: tuple[int, ...], rng: np.random.Generator) -> np.ndar
 
 
 def _cases():
-    for kind, types in (("FFT", ["c64", "c128"]), ("IFFT", ["c64", "c128"]),
-                        ("RFFT", ["f32", "f64"]), ("IRFFT", ["c64", "c128"])):  # fmt: skip
+    for kind, types in (
+        ("FFT", ["c64", "c128"]),
+        ("IFFT", ["c64", "c128"]),
+        ("RFFT", ["f32", "f64"]),
+        ("IRFFT", ["c64", "c128"]),
+    ):
         for dt in types:
-            for batch, length in (((), (8,)), ((3,), (7,)), ((2, 3), (4, 5)), ((2,), (3, 4, 6)),
-                                  ((), (1,)), ((5,), (16, 9))):  # fmt: skip
+            for batch, length in (
+                ((), (8,)),
+                ((3,), (7,)),
+                ((2, 3), (4, 5)),
+                ((2,), (3, 4, 6)),
+                ((), (1,)),
+                ((5,), (16, 9)),
+            ):
                 yield kind, dt, batch, length
 
 

@@ -67,8 +67,10 @@ def _assert_bits_equal(got, want, inputs=None, nan_operands: list | None = None)
     detail = ""
     if bad.size and inputs is not None:
         detail = f" inputs {[_bits(x).reshape(-1)[bad[:5]] for x in inputs]}"
-    assert bad.size == 0, (f"{bad.size} mismatches, first at {bad[:5]}: "
-                           f"got {g.reshape(-1)[bad[:5]]} want {w.reshape(-1)[bad[:5]]}{detail}")
+    assert bad.size == 0, (
+        f"{bad.size} mismatches, first at {bad[:5]}: "
+        f"got {g.reshape(-1)[bad[:5]]} want {w.reshape(-1)[bad[:5]]}{detail}"
+    )
 
 
 def _patterns(f8: dtypes.DType, canonical_nans: bool = False) -> np.ndarray:
@@ -107,12 +109,41 @@ def _f32_edge_values(f8: dtypes.DType) -> np.ndarray:
     extended = np.concatenate([finite, [top + step, -top - step]])
     extended = np.sort(extended)
     mids = ((extended[1:] + extended[:-1]) / 2).astype(np.float32)  # exact in f32
-    around = np.concatenate([mids, np.nextafter(mids, np.float32(np.inf)),
-                             np.nextafter(mids, np.float32(-np.inf))])  # fmt: skip
-    special = np.array([0.0, -0.0, np.inf, -np.inf, 1e30, -1e30, 3.4028235e38, -3.4028235e38,
-                        1e-45, -1e-45, 1e-40, 1.1754942e-38, 1e-10, -1e-10], np.float32)
-    nans = np.array([0x7FC00000, 0xFFC00000, 0x7F800001, 0xFF800001, 0x7FFFFFFF, 0x7FA00000,
-                     0x7FE00000, 0xFFE00001], np.uint32).view(np.float32)  # fmt: skip
+    around = np.concatenate(
+        [mids, np.nextafter(mids, np.float32(np.inf)), np.nextafter(mids, np.float32(-np.inf))]
+    )
+    special = np.array(
+        [
+            0.0,
+            -0.0,
+            np.inf,
+            -np.inf,
+            1e30,
+            -1e30,
+            3.4028235e38,
+            -3.4028235e38,
+            1e-45,
+            -1e-45,
+            1e-40,
+            1.1754942e-38,
+            1e-10,
+            -1e-10,
+        ],
+        np.float32,
+    )
+    nans = np.array(
+        [
+            0x7FC00000,
+            0xFFC00000,
+            0x7F800001,
+            0xFF800001,
+            0x7FFFFFFF,
+            0x7FA00000,
+            0x7FE00000,
+            0xFFE00001,
+        ],
+        np.uint32,
+    ).view(np.float32)
     rng = np.random.default_rng(7)
     random = rng.integers(0, 1 << 32, 50_000, dtype=np.uint64).astype(np.uint32).view(np.float32)
     return np.concatenate([finite.astype(np.float32), around, special, nans, random])
@@ -139,8 +170,11 @@ def test_f64_to_float8_rounds_once(f8):
     _assert_bits_equal(got, want, [x])
 
 
-@pytest.mark.parametrize("src", [dtypes.F16, dtypes.BF16, dtypes.S8, dtypes.U8, dtypes.S16,
-                                 dtypes.U16], ids=lambda d: d.name)  # fmt: skip
+@pytest.mark.parametrize(
+    "src",
+    [dtypes.F16, dtypes.BF16, dtypes.S8, dtypes.U8, dtypes.S16, dtypes.U16],
+    ids=lambda d: d.name,
+)
 @pytest.mark.parametrize("f8", F8, ids=F8_IDS)
 def test_every_narrow_pattern_converts_to_float8(f8, src):
     x = np.arange(1 << src.bits, dtype=np.uint64).astype(f"u{src.itemsize}").view(src.numpy)
@@ -156,10 +190,26 @@ def test_wide_integers_convert_to_float8(f8, src):
     else:
         info = np.iinfo(src.numpy)
         rng = np.random.default_rng(9)
-        edges = [info.min, info.max, 0, 1, -1 if src.is_signed_integer else 2, 464, 465, 61440,
-                 61439, 57344, 480, 448]  # fmt: skip
-        x = np.concatenate([np.array(edges).astype(src.numpy),
-                            rng.integers(info.min, info.max, 20_000, dtype=src.numpy)])  # fmt: skip
+        edges = [
+            info.min,
+            info.max,
+            0,
+            1,
+            -1 if src.is_signed_integer else 2,
+            464,
+            465,
+            61440,
+            61439,
+            57344,
+            480,
+            448,
+        ]
+        x = np.concatenate(
+            [
+                np.array(edges).astype(src.numpy),
+                rng.integers(info.min, info.max, 20_000, dtype=src.numpy),
+            ]
+        )
     got, want = _run(_unary(Opcode.CONVERT, src, x.size, out=f8), x)
     _assert_bits_equal(got, want, [x])
 
@@ -220,8 +270,15 @@ def _binary(op: Opcode, dt: dtypes.DType, n: int, **attrs):
     return b.build(b.op(op, (x, y), **attrs))
 
 
-EXACT_BINARY = [Opcode.ADD, Opcode.SUBTRACT, Opcode.MULTIPLY, Opcode.DIVIDE, Opcode.REMAINDER,
-                Opcode.MAXIMUM, Opcode.MINIMUM]  # fmt: skip
+EXACT_BINARY = [
+    Opcode.ADD,
+    Opcode.SUBTRACT,
+    Opcode.MULTIPLY,
+    Opcode.DIVIDE,
+    Opcode.REMAINDER,
+    Opcode.MAXIMUM,
+    Opcode.MINIMUM,
+]
 
 
 @pytest.mark.parametrize("op", EXACT_BINARY, ids=lambda o: o.value)
@@ -239,8 +296,9 @@ def test_compare_on_every_pair(f8, direction):
     x, y = _all_pairs(f8)
     b = Builder("cmp")
     p, q = (b.parameter(shape.array(f8, [x.size])) for _ in range(2))
-    module = b.build(b.tuple([b.compare(p, q, direction),
-                              b.compare(p, q, direction, "TOTALORDER")]))  # fmt: skip
+    module = b.build(
+        b.tuple([b.compare(p, q, direction), b.compare(p, q, direction, "TOTALORDER")])
+    )
     # f8E5M2 TOTALORDER orders NaN payloads too, which registers keep
     got, want = _run(module, x, y)
     _assert_bits_equal(got[0], want[0], [x, y])
@@ -274,16 +332,28 @@ def test_e5m2_payload_nans_survive_movement_and_not_arithmetic():
     p = b.parameter(shape.array(e5m2, [32]))
     c = b.parameter(shape.array(dtypes.PRED, [32]))
     m = b.reshape(p, [4, 8])
-    moved = b.concatenate([b.reverse(b.transpose(m, [1, 0]), [0]), b.slice(m, [0, 4], [4, 8])],
-                          0)  # fmt: skip
+    moved = b.concatenate([b.reverse(b.transpose(m, [1, 0]), [0]), b.slice(m, [0, 4], [4, 8])], 0)
     padded = b.pad(moved, b.constant(nan.reshape(())), [(1, 0, 0), (0, 1, 1)])
     chosen = b.select(c, p, b.broadcast(b.constant(nan.reshape(())), [32], []))
     one = b.broadcast(b.constant(np.array(1, e5m2.numpy)), [32], [])
-    module = b.build(b.tuple([
-        padded, chosen, b.copy(p), b.add(p, one), b.max(p, one), b.negate(p), b.abs(p),
-        b.convert(p, dtypes.F32), b.convert(p, dtypes.F16), b.convert(p, dtypes.F8E4M3FN),
-        b.bitcast_convert(chosen, dtypes.U8), b.constant(x),
-    ]))  # fmt: skip
+    module = b.build(
+        b.tuple(
+            [
+                padded,
+                chosen,
+                b.copy(p),
+                b.add(p, one),
+                b.max(p, one),
+                b.negate(p),
+                b.abs(p),
+                b.convert(p, dtypes.F32),
+                b.convert(p, dtypes.F16),
+                b.convert(p, dtypes.F8E4M3FN),
+                b.bitcast_convert(chosen, dtypes.U8),
+                b.constant(x),
+            ]
+        )
+    )
     pick = np.random.default_rng(2).integers(0, 2, 32).astype(bool)
     got, want = _run(module, x, pick)
     for g, w in zip(got, want, strict=True):
@@ -310,8 +380,14 @@ def test_e5m2_payload_nans_in_scatter_gather_and_window_kernels():
     sub = b.sub("set")
     sub.parameter(shape.scalar(e5m2))
     overwrite = b._comp(sub.finish(sub.parameter(shape.scalar(e5m2))))
-    module = b.build(b.tuple([b.scatter([p], idx, [up], overwrite, scatter_rows),
-                              b.gather(p, idx, gather_rows, [1, 4])]))  # fmt: skip
+    module = b.build(
+        b.tuple(
+            [
+                b.scatter([p], idx, [up], overwrite, scatter_rows),
+                b.gather(p, idx, gather_rows, [1, 4]),
+            ]
+        )
+    )
     for g, w in zip(*_run(module, x, rows, x[4:9]), strict=True):
         _assert_bits_equal(g, w)
     b = Builder("maximum")
@@ -319,9 +395,14 @@ def test_e5m2_payload_nans_in_scatter_gather_and_window_kernels():
     up = b.parameter(shape.array(e5m2, [5, 4]))
     maximum = b.scalar_computation("maximum", e5m2)
     window = attr.window_from_sizes([2, 1], [1, 1])
-    module = b.build(b.tuple([b.scatter([p], idx, [up], maximum, scatter_rows),
-                              b.reduce_window(p, b.constant(np.array(0, e5m2.numpy)), maximum,
-                                              window)]))  # fmt: skip
+    module = b.build(
+        b.tuple(
+            [
+                b.scatter([p], idx, [up], maximum, scatter_rows),
+                b.reduce_window(p, b.constant(np.array(0, e5m2.numpy)), maximum, window),
+            ]
+        )
+    )
     got, want = _run(module, x, rows, x[4:9])
     for g, w in zip(got, want, strict=True):
         _assert_bits_equal(g, w, nan_operands=[np.asarray(w)])
@@ -329,9 +410,17 @@ def test_e5m2_payload_nans_in_scatter_gather_and_window_kernels():
     assert not any(np.isin(c, E5M2_PAYLOAD_NANS).any() for c in combined)
 
 
-EXACT_UNARY = [Opcode.ABS, Opcode.NEGATE, Opcode.SIGN, Opcode.FLOOR, Opcode.CEIL,
-               Opcode.ROUND_NEAREST_AFZ, Opcode.ROUND_NEAREST_EVEN, Opcode.IS_FINITE,
-               Opcode.COPY]  # fmt: skip
+EXACT_UNARY = [
+    Opcode.ABS,
+    Opcode.NEGATE,
+    Opcode.SIGN,
+    Opcode.FLOOR,
+    Opcode.CEIL,
+    Opcode.ROUND_NEAREST_AFZ,
+    Opcode.ROUND_NEAREST_EVEN,
+    Opcode.IS_FINITE,
+    Opcode.COPY,
+]
 
 
 @pytest.mark.parametrize("op", EXACT_UNARY, ids=lambda o: o.value)
@@ -346,8 +435,7 @@ def test_exact_unary_ops_on_every_pattern(f8, op):
 @pytest.mark.parametrize("f8", F8, ids=F8_IDS)
 def test_reduce_precision_on_every_pattern(f8, bits):
     x = ALL_PATTERNS.view(f8.numpy)
-    module = _unary(Opcode.REDUCE_PRECISION, f8, 256, exponent_bits=bits[0],
-                    mantissa_bits=bits[1])  # fmt: skip
+    module = _unary(Opcode.REDUCE_PRECISION, f8, 256, exponent_bits=bits[0], mantissa_bits=bits[1])
     got, want = _run(module, x)
     _assert_bits_equal(got, want, [x])
 
@@ -366,14 +454,30 @@ def _assert_within_one_ulp(got, want, inputs, max_differing: int) -> None:
     distance = np.abs(_order_key(g) - _order_key(w))
     distance = np.where(gnan, 0, distance)
     bad = np.nonzero(distance > 1)[0]
-    assert bad.size == 0, (bad[:5], [_bits(x)[bad[:5]] for x in inputs], _bits(g)[bad[:5]],
-                           _bits(w)[bad[:5]])  # fmt: skip
+    assert bad.size == 0, (
+        bad[:5],
+        [_bits(x)[bad[:5]] for x in inputs],
+        _bits(g)[bad[:5]],
+        _bits(w)[bad[:5]],
+    )
     assert int(np.count_nonzero(distance)) <= max_differing
 
 
-TRANSCENDENTAL = [Opcode.EXP, Opcode.EXPM1, Opcode.LOG, Opcode.LOG1P, Opcode.LOGISTIC,
-                  Opcode.SQRT, Opcode.RSQRT, Opcode.CBRT, Opcode.TANH, Opcode.SINE,
-                  Opcode.COSINE, Opcode.TAN, Opcode.ERF]  # fmt: skip
+TRANSCENDENTAL = [
+    Opcode.EXP,
+    Opcode.EXPM1,
+    Opcode.LOG,
+    Opcode.LOG1P,
+    Opcode.LOGISTIC,
+    Opcode.SQRT,
+    Opcode.RSQRT,
+    Opcode.CBRT,
+    Opcode.TANH,
+    Opcode.SINE,
+    Opcode.COSINE,
+    Opcode.TAN,
+    Opcode.ERF,
+]
 
 
 @pytest.mark.parametrize("op", TRANSCENDENTAL, ids=lambda o: o.value)
@@ -497,8 +601,9 @@ def test_column_reductions_accumulate_in_f32(f8, op):
     if f8 in F8:
         pool = _finite_patterns(f8, low, high).view(f8.numpy)
     else:
-        pool = np.array([0.125, 0.25, 0.5, 1, 2, 4, 8] if op != "multiply" else [0.5, 1, 2],
-                        f8.numpy)  # fmt: skip
+        pool = np.array(
+            [0.125, 0.25, 0.5, 1, 2, 4, 8] if op != "multiply" else [0.5, 1, 2], f8.numpy
+        )
     rows = 256 if op != "multiply" else 8
     x = pool[rng.integers(0, pool.size, (rows, 3, 5))]
     x[3, 0, 1] = np.nan
@@ -512,8 +617,15 @@ def test_column_reductions_accumulate_in_f32(f8, op):
     e = b.parameter(shape.array(f8, [0, 4]))
     init = b.constant(np.array(1 if op == "multiply" else 0, f8.numpy))
     comp = b.scalar_computation(op, f8)
-    module = b.build(b.tuple([b.reduce([p], [init], comp, [0]), b.reduce([e], [init], comp, [0]),
-                              b.reduce([p], [init], comp, [0, 1])]))  # fmt: skip
+    module = b.build(
+        b.tuple(
+            [
+                b.reduce([p], [init], comp, [0]),
+                b.reduce([e], [init], comp, [0]),
+                b.reduce([p], [init], comp, [0, 1]),
+            ]
+        )
+    )
     got, want = _run(module, x, np.zeros((0, 4), f8.numpy))
     for g, w in zip(got, want, strict=True):  # NaNs of both signs in a column: either sign
         _assert_bits_equal(g, w, nan_operands=[np.asarray(w)])
@@ -547,9 +659,14 @@ def test_window_scatter_gather_iota_constant_kernels(f8):
     for op in ("add", "maximum"):
         b = Builder("rw")
         p = b.parameter(shape.array(f8, [16, 16]))
-        module = b.build(b.reduce_window(p, b.constant(np.array(0, f8.numpy)),
-                                         b.scalar_computation(op, f8),
-                                         attr.window_from_sizes([2, 3], [1, 2])))  # fmt: skip
+        module = b.build(
+            b.reduce_window(
+                p,
+                b.constant(np.array(0, f8.numpy)),
+                b.scalar_computation(op, f8),
+                attr.window_from_sizes([2, 3], [1, 2]),
+            )
+        )
         _assert_bits_equal(*_run(module, x))
     b = Builder("scatter")
     p = b.parameter(shape.array(f8, [16, 16]))
@@ -566,8 +683,7 @@ def test_window_scatter_gather_iota_constant_kernels(f8):
     b = Builder("iota")
     half = b.broadcast(b.constant(np.array(0.5, f8.numpy)), [600], [])
     nans = b.constant(np.resize(np.array([np.nan, -np.nan, 1, -0.0], f8.numpy), 600))
-    module = b.build(b.tuple([b.add(b.iota(shape.array(f8, [600]), 0), half),
-                              b.add(nans, half)]))  # fmt: skip
+    module = b.build(b.tuple([b.add(b.iota(shape.array(f8, [600]), 0), half), b.add(nans, half)]))
     got, want = _run(module)
     _assert_bits_equal(got[0], want[0])
     _assert_bits_equal(got[1], want[1])

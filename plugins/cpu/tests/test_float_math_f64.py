@@ -106,10 +106,44 @@ def _run(op: Opcode, *args: np.ndarray) -> np.ndarray:
     return compile_modules({"k": module})["k"](*args)[0]
 
 
-SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0,
-                     -3.0, 2.5, -2.5, 1e308, -1e308, 5e-324, -5e-324, 1e-310, -1e-310, 1e-300,
-                     1 - 2.0**-53, 1 + 2.0**-52, 2.0**53 + 2, -(2.0**53), 2.0**52 + 1,
-                     -(2.0**52 + 1), 1e20, -1e20, 1024.0, -1074.0, -1075.0, 1023.5])  # fmt: skip
+SPECIALS = np.array(
+    [
+        0.0,
+        -0.0,
+        np.inf,
+        -np.inf,
+        np.nan,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        2.0,
+        -2.0,
+        3.0,
+        -3.0,
+        2.5,
+        -2.5,
+        1e308,
+        -1e308,
+        5e-324,
+        -5e-324,
+        1e-310,
+        -1e-310,
+        1e-300,
+        1 - 2.0**-53,
+        1 + 2.0**-52,
+        2.0**53 + 2,
+        -(2.0**53),
+        2.0**52 + 1,
+        -(2.0**52 + 1),
+        1e20,
+        -1e20,
+        1024.0,
+        -1074.0,
+        -1075.0,
+        1023.5,
+    ]
+)
 
 
 @pytest.mark.parametrize("op", UNARY, ids=lambda o: o.value)
@@ -132,8 +166,10 @@ def test_binary_special_values_match_interpreter_bitwise(op):
         want = reference(_module(op, x.size, 2), x, y)
     special = ~np.isfinite(want) | (want == 0) | ~np.isfinite(x) | ~np.isfinite(y)
     special |= (x == 0) | (y == 0) | (np.abs(x) == 1)
-    bad = np.nonzero(~((got == want) & (np.signbit(got) == np.signbit(want))
-                       | (np.isnan(got) & np.isnan(want))) & special)[0]  # fmt: skip
+    bad = np.nonzero(
+        ~((got == want) & (np.signbit(got) == np.signbit(want)) | (np.isnan(got) & np.isnan(want)))
+        & special
+    )[0]
     assert bad.size == 0, [(x[i], y[i], got[i], want[i]) for i in bad[:5]]
     assert ulp_distance(got, want).max() <= 1
 
@@ -179,8 +215,11 @@ def test_trig_hard_arguments_are_correctly_rounded():
     rows = [[float.fromhex(v) for v in line.split()] for line in HARD_TRIG.split("\n") if line]
     table = np.array(rows)
     x = np.concatenate([table[:, 0], -table[:, 0]])
-    for column, op, odd in ((1, Opcode.SINE, True), (2, Opcode.COSINE, False),
-                            (3, Opcode.TAN, True)):  # fmt: skip
+    for column, op, odd in (
+        (1, Opcode.SINE, True),
+        (2, Opcode.COSINE, False),
+        (3, Opcode.TAN, True),
+    ):
         want = np.concatenate([table[:, column], -table[:, column] if odd else table[:, column]])
         d = ulp_distance(_run(op, x), want)
         worst = int(np.argmax(d))
@@ -222,7 +261,7 @@ def test_pow_is_within_0_51_ulp_of_the_exact_value():
     x = np.concatenate([wide_x, near_one, rng.uniform(-60, 60, n)])
     t = rng.uniform(-744.4, 709.7, 3 * n)
     with np.errstate(divide="ignore"):
-        y = np.concatenate([t[:2 * n] / np.log(x[:2 * n]), np.round(t[2 * n:] / 10)])
+        y = np.concatenate([t[: 2 * n] / np.log(x[: 2 * n]), np.round(t[2 * n :] / 10)])
     y[~np.isfinite(y)] = 0.5
     got = _run(Opcode.POWER, x, y)
     with np.errstate(over="ignore", under="ignore"):
@@ -251,9 +290,11 @@ def test_pow_result_does_not_depend_on_its_vector_neighbours():
     assert np.isnan(mixed[~keep]).all()
 
 
-@pytest.mark.parametrize("dtype,op", [("f64", Opcode.POWER), ("f64", Opcode.ATAN2),
-                                      ("f32", Opcode.POWER)], ids=["pow-f64", "atan2-f64",
-                                                                   "pow-f32"])  # fmt: skip
+@pytest.mark.parametrize(
+    "dtype,op",
+    [("f64", Opcode.POWER), ("f64", Opcode.ATAN2), ("f32", Opcode.POWER)],
+    ids=["pow-f64", "atan2-f64", "pow-f32"],
+)
 def test_functions_of_broadcast_scalars_leave_the_loop(dtype, op):
     """pow/atan2 of broadcast scalars (random_gamma's shape). Scalar parameters load once, in
     the kernel's entry block (fused_emitter.py), so LLVM hoists the whole function out of the

@@ -148,9 +148,21 @@ CASES = {
     "argmax": m_argmax(),
     "two_reduces": m_two_reduces(),
 }
-EXACT = {"broadcast_transpose", "reshape_slice_reverse", "pad", "concat_iota", "dynamic",
-         "narrow_f16", "narrow_bf16", "select_compare_convert", "row_max", "col_min",
-         "int_row_sum", "int_col_xor", "argmax"}  # fmt: skip
+EXACT = {
+    "broadcast_transpose",
+    "reshape_slice_reverse",
+    "pad",
+    "concat_iota",
+    "dynamic",
+    "narrow_f16",
+    "narrow_bf16",
+    "select_compare_convert",
+    "row_max",
+    "col_min",
+    "int_row_sum",
+    "int_col_xor",
+    "argmax",
+}
 
 
 @pytest.fixture(scope="module")
@@ -180,8 +192,12 @@ def test_kernel_matches_interpreter(kernels, name):
         if name in EXACT:
             assert same_bits(g, w), f"{name}\n got {g}\nwant {w}"
         else:
-            np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=2e-2
-                                       if "bf16" in name else 1e-5, atol=1e-4)  # fmt: skip
+            np.testing.assert_allclose(
+                g.astype(np.float64),
+                w.astype(np.float64),
+                rtol=2e-2 if "bf16" in name else 1e-5,
+                atol=1e-4,
+            )
 
 
 def _pipeline_fusions():
@@ -190,8 +206,10 @@ def _pipeline_fusions():
     from hlort.passes import run_default_pipeline
 
     out = {}
-    for name, (module, _) in {"softmax": examples.softmax_relu_matmul(8, 16, 40),
-                              "layernorm": examples.layernorm(12, 64)}.items():  # fmt: skip
+    for name, (module, _) in {
+        "softmax": examples.softmax_relu_matmul(8, 16, 40),
+        "layernorm": examples.layernorm(12, 64),
+    }.items():
         run_default_pipeline(module)
         for instr in module.entry.instructions:
             if instr.opcode is Opcode.FUSION:

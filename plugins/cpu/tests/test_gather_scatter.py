@@ -23,8 +23,21 @@ from hlort.testing.values import mixed  # noqa: E402
 from hlort_cpu.codegen.compiled import compile_kernel_module  # noqa: E402
 from hlort_cpu.codegen.kernel_builder import KernelModule, classify  # noqa: E402
 
-DATA_TYPES = ["pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32",
-              "f64"]  # fmt: skip
+DATA_TYPES = [
+    "pred",
+    "s8",
+    "s16",
+    "s32",
+    "s64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "f16",
+    "bf16",
+    "f32",
+    "f64",
+]
 INDEX_TYPES = ["s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"]
 
 
@@ -87,8 +100,9 @@ def gather_module(dt: str, operand_dims, idt: str, index_dims, dn: GatherDims, s
     return b.build(b.gather(x, idx, dn, sizes))
 
 
-TAKE_ROWS = GatherDims(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,),
-                       index_vector_dim=1)  # fmt: skip
+TAKE_ROWS = GatherDims(
+    offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), index_vector_dim=1
+)
 
 
 @pytest.mark.parametrize("dt", DATA_TYPES)
@@ -103,8 +117,9 @@ def test_gather_embedding_lookup_every_dtype(dt):
 @pytest.mark.parametrize("idt", INDEX_TYPES)
 def test_gather_every_index_type(idt):
     rng = np.random.default_rng(2)
-    dn = GatherDims(offset_dims=(1, 2), collapsed_slice_dims=(), start_index_map=(0, 1),
-                    index_vector_dim=1)  # fmt: skip
+    dn = GatherDims(
+        offset_dims=(1, 2), collapsed_slice_dims=(), start_index_map=(0, 1), index_vector_dim=1
+    )
     module = gather_module("f32", (6, 5), idt, (11, 2), dn, (2, 3))
     args = [salted("f32", (6, 5), rng), index_values(idt, (11, 2), -4, 8, rng)]
     check(module, args)
@@ -113,9 +128,14 @@ def test_gather_every_index_type(idt):
 def test_gather_take_along_axis_with_batching_dims():
     """take_along_axis as JAX now emits it: operand and indices share a batching dimension."""
     rng = np.random.default_rng(3)
-    dn = GatherDims(offset_dims=(), collapsed_slice_dims=(1,), start_index_map=(1,),
-                    index_vector_dim=2, operand_batching_dims=(0,),
-                    start_indices_batching_dims=(0,))  # fmt: skip
+    dn = GatherDims(
+        offset_dims=(),
+        collapsed_slice_dims=(1,),
+        start_index_map=(1,),
+        index_vector_dim=2,
+        operand_batching_dims=(0,),
+        start_indices_batching_dims=(0,),
+    )
     module = gather_module("bf16", (4, 6), "s64", (4, 3, 1), dn, (1, 1))
     args = [salted("bf16", (4, 6), rng), index_values("s64", (4, 3, 1), -2, 8, rng)]
     check(module, args)
@@ -123,12 +143,14 @@ def test_gather_take_along_axis_with_batching_dims():
 
 def test_gather_implicit_index_vector_and_scalar_result():
     rng = np.random.default_rng(4)
-    implicit = GatherDims(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,),
-                          index_vector_dim=1)  # fmt: skip
+    implicit = GatherDims(
+        offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), index_vector_dim=1
+    )
     module = gather_module("s16", (5, 3), "u8", (4,), implicit, (1, 3))
     check(module, [salted("s16", (5, 3), rng), index_values("u8", (4,), 0, 9, rng)])
-    scalar = GatherDims(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1),
-                        index_vector_dim=0)  # fmt: skip
+    scalar = GatherDims(
+        offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), index_vector_dim=0
+    )
     module = gather_module("f64", (4, 3), "s32", (2,), scalar, (1, 1))
     for idx in ([2, 1], [-1, 7], [9, -3]):
         check(module, [salted("f64", (4, 3), rng), np.array(idx, np.int32)])
@@ -165,8 +187,12 @@ def random_gather(rng):
         index_dims = tuple(batch[:vector_dim] + [k] + batch[vector_dim:])
     out_rank = len(batch) + rank - len(collapsed)
     offset = tuple(sorted(int(a) for a in rng.permutation(out_rank)[: rank - len(collapsed)]))
-    dn = GatherDims(offset_dims=offset, collapsed_slice_dims=collapsed, start_index_map=start_map,
-                    index_vector_dim=vector_dim)  # fmt: skip
+    dn = GatherDims(
+        offset_dims=offset,
+        collapsed_slice_dims=collapsed,
+        start_index_map=start_map,
+        index_vector_dim=vector_dim,
+    )
     return dims, index_dims, dn, tuple(sizes)
 
 
@@ -210,8 +236,12 @@ def test_gather_of_complex_compiles():
 
 
 # -- scatter --------------------------------------------------------------------------------------
-SCATTER_ROWS = ScatterDims(update_window_dims=(1,), inserted_window_dims=(0,),
-                           scatter_dims_to_operand_dims=(0,), index_vector_dim=1)  # fmt: skip
+SCATTER_ROWS = ScatterDims(
+    update_window_dims=(1,),
+    inserted_window_dims=(0,),
+    scatter_dims_to_operand_dims=(0,),
+    index_vector_dim=1,
+)
 
 
 def combiner(b: Builder, kind: str, dt: str):
@@ -237,8 +267,11 @@ def scatter_module(dt, operand_dims, idt, index_dims, update_dims, dn, kind):
 
 
 def scatter_args(dt, operand_dims, idt, index_dims, update_dims, rng, high):
-    return [salted(dt, operand_dims, rng), index_values(idt, index_dims, -2, high, rng),
-            salted(dt, update_dims, rng)]  # fmt: skip
+    return [
+        salted(dt, operand_dims, rng),
+        index_values(idt, index_dims, -2, high, rng),
+        salted(dt, update_dims, rng),
+    ]
 
 
 @pytest.mark.parametrize("dt", DATA_TYPES)
@@ -266,8 +299,12 @@ def test_scatter_other_combiners(dt, kind):
 def test_scatter_windows_every_index_type(idt):
     """2-D windows at 2-D starts; a window that would cross the edge is skipped whole."""
     rng = np.random.default_rng(9)
-    dn = ScatterDims(update_window_dims=(1, 2), inserted_window_dims=(),
-                     scatter_dims_to_operand_dims=(0, 1), index_vector_dim=1)  # fmt: skip
+    dn = ScatterDims(
+        update_window_dims=(1, 2),
+        inserted_window_dims=(),
+        scatter_dims_to_operand_dims=(0, 1),
+        index_vector_dim=1,
+    )
     module = scatter_module("f32", (6, 5), idt, (9, 2), (9, 2, 3), dn, "add")
     args = scatter_args("f32", (6, 5), idt, (9, 2), (9, 2, 3), rng, 6)
     check(module, args, nan_payloads=False)
@@ -276,17 +313,21 @@ def test_scatter_windows_every_index_type(idt):
 def test_scatter_pred_or_and_bitwise():
     rng = np.random.default_rng(10)
     for kind, dt in (("or", "pred"), ("and", "pred"), ("xor", "u16"), ("or", "s8")):
-        module = scatter_module(dt, (7,), "s32", (9, 1), (9,), ScatterDims(
-            (), (0,), (0,), 1), kind)  # fmt: skip
+        module = scatter_module(dt, (7,), "s32", (9, 1), (9,), ScatterDims((), (0,), (0,), 1), kind)
         check(module, scatter_args(dt, (7,), "s32", (9, 1), (9,), rng, 8))
 
 
 def test_scatter_batching_dims():
     """A batched scatter (vmap of x.at[i].add): batch coordinate shared by operand and indices."""
     rng = np.random.default_rng(11)
-    dn = ScatterDims(update_window_dims=(2,), inserted_window_dims=(1,),
-                     scatter_dims_to_operand_dims=(1,), index_vector_dim=2,
-                     input_batching_dims=(0,), scatter_indices_batching_dims=(0,))  # fmt: skip
+    dn = ScatterDims(
+        update_window_dims=(2,),
+        inserted_window_dims=(1,),
+        scatter_dims_to_operand_dims=(1,),
+        index_vector_dim=2,
+        input_batching_dims=(0,),
+        scatter_indices_batching_dims=(0,),
+    )
     module = scatter_module("s32", (3, 5, 2), "s32", (3, 4, 1), (3, 4, 2), dn, "add")
     check(module, scatter_args("s32", (3, 5, 2), "s32", (3, 4, 1), (3, 4, 2), rng, 6))
 
@@ -297,8 +338,12 @@ def test_scatter_empty_and_scalar_shapes():
     check(module, scatter_args("f32", (5, 4), "s32", (0, 1), (0, 4), rng, 6))
     module = scatter_module("f32", (0, 4), "s32", (2, 1), (2, 4), SCATTER_ROWS, "add")
     check(module, scatter_args("f32", (0, 4), "s32", (2, 1), (2, 4), rng, 3))
-    whole = ScatterDims(update_window_dims=(), inserted_window_dims=(),
-                        scatter_dims_to_operand_dims=(), index_vector_dim=1)  # fmt: skip
+    whole = ScatterDims(
+        update_window_dims=(),
+        inserted_window_dims=(),
+        scatter_dims_to_operand_dims=(),
+        index_vector_dim=1,
+    )
     module = scatter_module("f64", (), "s32", (4, 0), (4,), whole, "custom")
     check(module, [np.array(1.5), np.zeros((4, 0), np.int32), salted("f64", (4,), rng)])
 
@@ -332,9 +377,13 @@ def test_scatter_variadic():
     upd = b.parameter(shape.array("f32", (8, 3)))
     updi = b.parameter(shape.array("s32", (8, 3)))
     module = b.build(b.scatter([x, xi], idx, [upd, updi], b._comp(comp), SCATTER_ROWS))
-    args = [salted("f32", (6, 3), rng), salted("s32", (6, 3), rng),
-            index_values("u32", (8, 1), 0, 7, rng), salted("f32", (8, 3), rng),
-            salted("s32", (8, 3), rng)]  # fmt: skip
+    args = [
+        salted("f32", (6, 3), rng),
+        salted("s32", (6, 3), rng),
+        index_values("u32", (8, 1), 0, 7, rng),
+        salted("f32", (8, 3), rng),
+        salted("s32", (8, 3), rng),
+    ]
     check(module, args, nan_payloads=True)
 
 
@@ -358,8 +407,12 @@ def random_scatter(rng):
         update_dims[a] = s
     for a, s in zip(scatter_axes, batch, strict=True):
         update_dims[a] = s
-    dn = ScatterDims(update_window_dims=tuple(window_axes), inserted_window_dims=inserted,
-                     scatter_dims_to_operand_dims=to_operand, index_vector_dim=vector_dim)
+    dn = ScatterDims(
+        update_window_dims=tuple(window_axes),
+        inserted_window_dims=inserted,
+        scatter_dims_to_operand_dims=to_operand,
+        index_vector_dim=vector_dim,
+    )
     return dims, index_dims, tuple(update_dims), dn
 
 
@@ -384,10 +437,16 @@ def test_scatter_large_operand_copies_in_parallel_chunks():
     """More than one copy chunk (the copy runs in parallel, the updates after it)."""
     rng = np.random.default_rng(14)
     n = 200_000
-    dn = ScatterDims(update_window_dims=(), inserted_window_dims=(0,),
-                     scatter_dims_to_operand_dims=(0,), index_vector_dim=1)  # fmt: skip
+    dn = ScatterDims(
+        update_window_dims=(),
+        inserted_window_dims=(0,),
+        scatter_dims_to_operand_dims=(0,),
+        index_vector_dim=1,
+    )
     module = scatter_module("f32", (n,), "s32", (5000, 1), (5000,), dn, "add")
-    args = [rng.standard_normal(n).astype(np.float32),
-            rng.integers(-10, n + 10, size=(5000, 1)).astype(np.int32),
-            rng.standard_normal(5000).astype(np.float32)]  # fmt: skip
+    args = [
+        rng.standard_normal(n).astype(np.float32),
+        rng.integers(-10, n + 10, size=(5000, 1)).astype(np.int32),
+        rng.standard_normal(5000).astype(np.float32),
+    ]
     check(module, args)

@@ -17,8 +17,10 @@ from hlort_cpu.host_pool import POOL_MIN_BYTES, HostPool  # noqa: E402
 BIG = (512, 256)  # 512 KiB of f32: pooled
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.bool_,
-                                   ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn])  # fmt: skip
+@pytest.mark.parametrize(
+    "dtype",
+    [np.float32, np.float64, np.int8, np.bool_, ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn],
+)
 def test_pooled_arrays_are_aligned_writable_and_typed(dtype):
     pool = HostPool()
     dt = np.dtype(dtype)

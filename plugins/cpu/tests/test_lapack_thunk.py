@@ -56,13 +56,21 @@ def _cases(t):
         ("getrf", [general], [m(2, 5, 3), i(2, 3), i(2)], {}),
         ("geqrf", [general], [m(2, 5, 3), m(2, 3)], {}),
         ("ungqr" if complex_ else "orgqr", [reflectors, tau], [m(2, 5, 3)], {}),
-        ("heevd" if complex_ else "syevd", [spd], [m(2, 4, 4), r(2, 4), i(2)],
-         {"mode": "V", "uplo": "L"}),
+        (
+            "heevd" if complex_ else "syevd",
+            [spd],
+            [m(2, 4, 4), r(2, 4), i(2)],
+            {"mode": "V", "uplo": "L"},
+        ),
         ("gesdd", [general], [m(2, 5, 3), r(2, 3), m(2, 5, 5), m(2, 3, 3), i(2)], {"mode": "A"}),
         ("gesvd", [general], [m(2, 5, 3), r(2, 3), m(2, 5, 3), m(2, 3, 3), i(2)], {"mode": "S"}),
-        ("trsm", [spd, _matrix(rng, (2, 4, 2), t)], [m(2, 4, 2)],
-         {"side": "L", "uplo": "L", "trans_x": "C", "diag": "N"}),
-    ]  # fmt: skip
+        (
+            "trsm",
+            [spd, _matrix(rng, (2, 4, 2), t)],
+            [m(2, 4, 2)],
+            {"side": "L", "uplo": "L", "trans_x": "C", "diag": "N"},
+        ),
+    ]
 
 
 def _module(t, routine, operands, results, attributes):
@@ -70,8 +78,9 @@ def _module(t, routine, operands, results, attributes):
     params = [b.parameter(shape.array(_dt(o.dtype), o.shape)) for o in operands]
     out = TupleShape(tuple(results)) if len(results) > 1 else results[0]
     config = "{" + ", ".join(f"{k} = {ord(v)} : ui8" for k, v in attributes.items()) + "}"
-    return b.build(b.custom_call(f"lapack_{PREFIX[t]}{routine}_ffi", params, out,
-                                 backend_config=config))  # fmt: skip
+    return b.build(
+        b.custom_call(f"lapack_{PREFIX[t]}{routine}_ffi", params, out, backend_config=config)
+    )
 
 
 def _flat(value):
@@ -102,8 +111,9 @@ def test_native_lapack_agrees_with_the_reference(t):
         exe, got = _run(module, operands)
         assert exe.raw.stats()["compiled"].get("custom-call (LAPACK)") == 1, routine
         want = _flat(hlort.evaluate(module, operands))
-        for k, (g, w) in enumerate(zip(_sign_free(routine, got), _sign_free(routine, want),
-                                       strict=True)):  # fmt: skip
+        for k, (g, w) in enumerate(
+            zip(_sign_free(routine, got), _sign_free(routine, want), strict=True)
+        ):
             g, w = np.asarray(g), np.asarray(w)
             assert g.dtype == w.dtype and g.shape == w.shape, (routine, k)
             if w.dtype.kind in "iu":

@@ -48,8 +48,9 @@ print("ok", len([t for t in threading.enumerate() if t.name == "hlort-llvm-start
 
 def test_background_start_is_used_by_the_engine_and_compiles(tmp_path):
     env = {**os.environ, "HLORT_CACHE_DIR": str(tmp_path)}
-    proc = subprocess.run([sys.executable, "-c", _BACKGROUND], capture_output=True, text=True,
-                          timeout=300, env=env)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", _BACKGROUND], capture_output=True, text=True, timeout=300, env=env
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split() == ["ok", "0"]
 
@@ -61,8 +62,9 @@ def test_the_engine_reuses_one_target_machine():
 
 def _negate_module(name: str, n: int) -> KernelModule:
     comp = Computation(f"neg_{name}")
-    p = comp.add_instruction(Instruction(Opcode.PARAMETER, array("f32", [n]), (), name="p",
-                                         parameter_number=0))  # fmt: skip
+    p = comp.add_instruction(
+        Instruction(Opcode.PARAMETER, array("f32", [n]), (), name="p", parameter_number=0)
+    )
     root = comp.add_instruction(Instruction(Opcode.NEGATE, array("f32", [n]), (p,), name="r"))
     comp.set_root(root)
     km = KernelModule(f"threads_{name}")
@@ -122,7 +124,12 @@ else:
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_process_forked_while_llvm_starts_compiles(tmp_path):
     env = {**os.environ, "HLORT_CACHE_DIR": str(tmp_path)}
-    proc = subprocess.run([sys.executable, "-c", _FORK_MID_START], capture_output=True,
-                          text=True, timeout=300, env=env)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", _FORK_MID_START],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split() == ["child", "0"], proc.stderr[-3000:]

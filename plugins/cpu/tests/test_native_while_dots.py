@@ -34,8 +34,9 @@ from hlort_cpu import blas_functions, compiler  # noqa: E402
 
 RNG = np.random.default_rng(23)
 HERE = os.path.dirname(os.path.abspath(__file__))
-needs_blas = pytest.mark.skipif(blas_functions.gemm(False) is None,
-                                reason="NumPy's BLAS exports no cblas gemm here")  # fmt: skip
+needs_blas = pytest.mark.skipif(
+    blas_functions.gemm(False) is None, reason="NumPy's BLAS exports no cblas gemm here"
+)
 
 
 def python_path(module, monkeypatch):
@@ -61,8 +62,7 @@ def dot_loop(dtype: str, lhs_dims, rhs_dims, dnums: Dn, name: str = "dot_loop"):
     b = Builder(name)
     x_shape, w_shape = shape.array(dtype, list(lhs_dims)), shape.array(dtype, list(rhs_dims))
     probe = Builder("probe")
-    out_shape = probe.dot_general(probe.parameter(x_shape), probe.parameter(w_shape),
-                                  dnums).shape  # fmt: skip
+    out_shape = probe.dot_general(probe.parameter(x_shape), probe.parameter(w_shape), dnums).shape
     state = shape.tuple_of(shape.scalar("s32"), shape.scalar("s32"), out_shape, x_shape, w_shape)
     c = b.sub("cond")
     p = c.parameter(state)
@@ -121,8 +121,12 @@ def test_dot_loops_native_match_the_python_path(dtype, layout, trips, monkeypatc
     lhs, rhs, dnums, path = LAYOUTS[layout]
     module, out_shape = dot_loop(dtype, lhs, rhs, dnums)
     special = layout != "large"
-    args = [np.int32(trips), _floats(dtype, out_shape.dims), _floats(dtype, lhs, special),
-            _floats(dtype, rhs)]  # fmt: skip
+    args = [
+        np.int32(trips),
+        _floats(dtype, out_shape.dims),
+        _floats(dtype, lhs, special),
+        _floats(dtype, rhs),
+    ]
     exe = hlort.compile(module, "cpu")
     stats = exe.raw.stats()
     assert stats["fallback_count"] == 0, stats
@@ -141,15 +145,27 @@ def test_dot_loops_native_match_the_python_path(dtype, layout, trips, monkeypatc
     if dnums.lhs_contracting_dims == (0,):
         args = [args[0], args[1], args[2].T, args[3]]
     eps = float(np.finfo(got.dtype).eps)
-    assert_within(got, ref, loop_tolerance(args, trips, lhs[-1 if layout != "lhs_transposed"
-                                                            else 0], eps, ref))  # fmt: skip
+    assert_within(
+        got,
+        ref,
+        loop_tolerance(args, trips, lhs[-1 if layout != "lhs_transposed" else 0], eps, ref),
+    )
 
 
 @needs_blas
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
-@pytest.mark.parametrize("dims", [([1, 9], [9, 7]), ([6, 9], [9, 1]), ([1, 9], [9, 1]),
-                                  ([6, 0], [0, 7]), ([0, 9], [9, 7]), ([1, 9], [1, 9])],
-                         ids=str)  # fmt: skip
+@pytest.mark.parametrize(
+    "dims",
+    [
+        ([1, 9], [9, 7]),
+        ([6, 9], [9, 1]),
+        ([1, 9], [9, 1]),
+        ([6, 0], [0, 7]),
+        ([0, 9], [9, 7]),
+        ([1, 9], [1, 9]),
+    ],
+    ids=str,
+)
 def test_dot_loops_with_vectors_and_empty_contractions(dtype, dims):
     """One row or column, K = 0 (zeros) and no rows (nothing to compute); one trip, so the
     result is one dot against the interpreter, to the dot tolerance."""
@@ -166,8 +182,7 @@ def test_dot_loops_with_vectors_and_empty_contractions(dtype, dims):
     w = args[3] if dnums == MATMUL else args[3].T
     eps = float(np.finfo(acc0.dtype).eps)
     ref1 = np.asarray(ref[1])
-    assert_within(np.asarray(got[1]), ref1,
-                  loop_tolerance([*args[:3], w], 1, lhs[1], eps, ref1))  # fmt: skip
+    assert_within(np.asarray(got[1]), ref1, loop_tolerance([*args[:3], w], 1, lhs[1], eps, ref1))
 
 
 @pytest.mark.parametrize("dtype", ["s32", "bf16", "f16"])
@@ -202,8 +217,12 @@ def test_dot_loops_of_other_types_take_the_python_path(dtype):
 def test_dot_whose_operand_needs_a_copy_takes_the_python_path():
     """A free dimension between two contracting ones: no BLAS view, so the DotThunk copies."""
     module, out_shape = dot_loop("f32", [3, 4, 5], [3, 5, 6], Dn((0, 2), (0, 1)))
-    args = [np.int32(2), _floats("f32", out_shape.dims), _floats("f32", [3, 4, 5]),
-            _floats("f32", [3, 5, 6])]  # fmt: skip
+    args = [
+        np.int32(2),
+        _floats("f32", out_shape.dims),
+        _floats("f32", [3, 4, 5]),
+        _floats("f32", [3, 5, 6]),
+    ]
     exe = hlort.compile(module, "cpu")
     stats = exe.raw.stats()
     assert stats["compiled"].get("while") == 1 and "while (native)" not in stats["compiled"]
@@ -218,8 +237,9 @@ def stack_loop(index_dtype: str, fixed: tuple[int, int], update_dims, read_stack
     values clamp). ``read_stack`` also reads the stack's old value in the body (no in place)."""
     b = Builder("stack_loop")
     stack_shape, x_shape = shape.array("f32", [6, 4, 5]), shape.array("f32", list(update_dims))
-    state = shape.tuple_of(shape.scalar(index_dtype), shape.scalar(index_dtype), stack_shape,
-                           x_shape)  # fmt: skip
+    state = shape.tuple_of(
+        shape.scalar(index_dtype), shape.scalar(index_dtype), stack_shape, x_shape
+    )
     c = b.sub("cond")
     p = c.parameter(state)
     cond = c.finish(c.compare(c.get_tuple_element(p, 0), c.get_tuple_element(p, 1), "LT"))
@@ -227,24 +247,38 @@ def stack_loop(index_dtype: str, fixed: tuple[int, int], update_dims, read_stack
     p = bb.parameter(state)
     i, n, stack, x = (bb.get_tuple_element(p, k) for k in range(4))
     x = bb.add(x, bb.broadcast(bb.constant(1.0, "f32"), list(update_dims), []))
-    starts = [bb.subtract(i, bb.constant(1, index_dtype)), *(bb.constant(v, index_dtype)
-                                                              for v in fixed)]  # fmt: skip
+    starts = [
+        bb.subtract(i, bb.constant(1, index_dtype)),
+        *(bb.constant(v, index_dtype) for v in fixed),
+    ]
     if read_stack:
         x = bb.add(x, bb.slice(stack, [0, 0, 0], list(update_dims)))
     stack = bb.dynamic_update_slice(stack, x, starts)
     body = bb.finish(bb.tuple([bb.add(i, bb.constant(1, index_dtype)), n, stack, x]))
-    n0, s0, x0 = b.parameter(shape.scalar(index_dtype)), b.parameter(stack_shape), b.parameter(
-        x_shape)  # fmt: skip
+    n0, s0, x0 = (
+        b.parameter(shape.scalar(index_dtype)),
+        b.parameter(stack_shape),
+        b.parameter(x_shape),
+    )
     loop = b.while_loop(cond, body, b.tuple([b.constant(0, index_dtype), n0, s0, x0]))
     return b.build(b.tuple([b.get_tuple_element(loop, k) for k in (0, 2, 3)]))
 
 
-@pytest.mark.parametrize("index_dtype, fixed", [
-    ("s32", (0, 0)), ("s32", (-5, 2)), ("s8", (3, 100)), ("s64", (1, -1)),
-    ("u32", (4000000000, 1)), ("u64", (2**63 + 5, 0)), ("u8", (255, 2)),
-])  # fmt: skip
-@pytest.mark.parametrize("update_dims", [[1, 4, 5], [2, 3, 5], [1, 2, 3], [6, 4, 5], [1, 0, 5]],
-                         ids=str)  # fmt: skip
+@pytest.mark.parametrize(
+    "index_dtype, fixed",
+    [
+        ("s32", (0, 0)),
+        ("s32", (-5, 2)),
+        ("s8", (3, 100)),
+        ("s64", (1, -1)),
+        ("u32", (4000000000, 1)),
+        ("u64", (2**63 + 5, 0)),
+        ("u8", (255, 2)),
+    ],
+)
+@pytest.mark.parametrize(
+    "update_dims", [[1, 4, 5], [2, 3, 5], [1, 2, 3], [6, 4, 5], [1, 0, 5]], ids=str
+)
 def test_in_place_stack_updates_match_the_interpreter(index_dtype, fixed, update_dims):
     module = stack_loop(index_dtype, fixed, update_dims)
     n = np.dtype(hlort.dtypes.from_hlo_name(index_dtype).numpy).type(8)
@@ -271,8 +305,9 @@ def test_stack_read_after_its_update_is_not_updated_in_place():
 
 # -- JAX-lowered RNN scans (rnn_scans/, written by rnn_scans/generate.py) -----------------------
 @needs_blas
-@pytest.mark.parametrize("name", ["lstm_scan_float32", "lstm_scan_float64", "gru_scan_float32",
-                                  "gru_scan_float64"])  # fmt: skip
+@pytest.mark.parametrize(
+    "name", ["lstm_scan_float32", "lstm_scan_float64", "gru_scan_float32", "gru_scan_float64"]
+)
 def test_jax_rnn_scans_run_natively(name, monkeypatch):
     with open(os.path.join(HERE, "rnn_scans", f"{name}.mlir")) as f:
         module = parse_program(f.read())
@@ -283,8 +318,10 @@ def test_jax_rnn_scans_run_natively(name, monkeypatch):
     assert stats["compiled"].get("dot (small matmul)") == 2, stats
     assert stats["compiled"].get("dynamic-update-slice (in place)") == 1, stats
     dtype = np.float32 if name.endswith("32") else np.float64
-    args = [(RNG.standard_normal(p.shape.dims) * (0.4 if p.shape.rank == 2 else 1)).astype(dtype)
-            for p in module.entry.parameters]  # xs, h0 (, c0), weights (scaled), bias
+    args = [
+        (RNG.standard_normal(p.shape.dims) * (0.4 if p.shape.rank == 2 else 1)).astype(dtype)
+        for p in module.entry.parameters
+    ]  # xs, h0 (, c0), weights (scaled), bias
     native = exe(*args)
     tol = 2e-5 if dtype == np.float32 else 1e-13
     for other in (python_path(module, monkeypatch)(*args), hlort.evaluate(module, args)):
@@ -297,11 +334,17 @@ def test_native_dot_loops_survive_the_disk_cache():
     """A cache hit replans the loop (small matmul and BLAS dots) without emitting any IR."""
     from hlort_cpu import compile_cache
 
-    for lhs, rhs, dnums, path in (([5, 11], [11, 3], MATMUL, "small matmul"),
-                                  ([5, 11], [3, 11], Dn((1,), (1,)), "BLAS")):  # fmt: skip
+    for lhs, rhs, dnums, path in (
+        ([5, 11], [11, 3], MATMUL, "small matmul"),
+        ([5, 11], [3, 11], Dn((1,), (1,)), "BLAS"),
+    ):
         module, out_shape = dot_loop("f32", lhs, rhs, dnums)  # shapes no other test compiles
-        args = [np.int32(4), _floats("f32", out_shape.dims), _floats("f32", lhs),
-                _floats("f32", rhs)]  # fmt: skip
+        args = [
+            np.int32(4),
+            _floats("f32", out_shape.dims),
+            _floats("f32", lhs),
+            _floats("f32", rhs),
+        ]
         first = hlort.compile(module, "cpu")
         compile_cache.clear_memory()
         second = hlort.compile(module, "cpu")

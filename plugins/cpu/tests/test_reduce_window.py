@@ -74,8 +74,10 @@ def windows(sizes, strides=None, padding=None, window_dilation=None, base_dilati
     padding = padding or [(0, 0)] * rank
     wd = window_dilation or [1] * rank
     bd = base_dilation or [1] * rank
-    return [WindowDim(s, st, lo, hi, w, d) for s, st, (lo, hi), w, d in
-            zip(sizes, strides, padding, wd, bd, strict=True)]  # fmt: skip
+    return [
+        WindowDim(s, st, lo, hi, w, d)
+        for s, st, (lo, hi), w, d in zip(sizes, strides, padding, wd, bd, strict=True)
+    ]
 
 
 def init_for(op: str, dt: str):
@@ -222,8 +224,9 @@ def test_transcendental_producer_within_exp_tolerance():
     rtol 4 * 2**-23 of the interpreter. The fusion pass keeps exp out of the window (it would be
     recomputed for every window that reads it): two kernels, no FALLBACK."""
     rng = np.random.default_rng(17)
-    module = reduce_window_module("f32", (2, 6, 6, 4), "add", SAME_3X3_S2,
-                                  producer=lambda b, x: b.exp(x))  # fmt: skip
+    module = reduce_window_module(
+        "f32", (2, 6, 6, 4), "add", SAME_3X3_S2, producer=lambda b, x: b.exp(x)
+    )
     exe = hlort.compile(module, "cpu")
     stats = exe.raw.stats()
     assert stats["fallback_count"] == 0 and stats["compiled"]["reduce-window"] == 1, stats
@@ -234,8 +237,9 @@ def test_transcendental_producer_within_exp_tolerance():
 @pytest.mark.parametrize("dt", ["f16", "f32", "f64"])
 def test_custom_order_sensitive_reducer(dt):
     rng = np.random.default_rng(9)
-    module = reduce_window_module(dt, (3, 8, 4), "custom", windows([1, 3, 2], [1, 2, 1],
-                                                                   [(0, 0), (1, 1), (0, 0)]))
+    module = reduce_window_module(
+        dt, (3, 8, 4), "custom", windows([1, 3, 2], [1, 2, 1], [(0, 0), (1, 1), (0, 0)])
+    )
     check(module, [salted(dt, (3, 8, 4), rng)])
 
 
@@ -246,14 +250,16 @@ def test_variadic_argmax_reduce_window():
     sub = b.sub("argmax")
     av, ai = sub.parameter(shape.scalar("f32")), sub.parameter(shape.scalar("s32"))
     bv, bi = sub.parameter(shape.scalar("f32")), sub.parameter(shape.scalar("s32"))
-    take = sub.or_(sub.compare(bv, av, "GT"), sub.and_(sub.compare(bv, av, "EQ"),
-                                                       sub.compare(bi, ai, "LT")))
+    take = sub.or_(
+        sub.compare(bv, av, "GT"), sub.and_(sub.compare(bv, av, "EQ"), sub.compare(bi, ai, "LT"))
+    )
     comp = b._comp(sub.finish(sub.tuple([sub.select(take, bv, av), sub.select(take, bi, ai)])))
     x = b.parameter(shape.array("f32", (3, 7, 4)))
     idx = b.parameter(shape.array("s32", (3, 7, 4)))
     window = windows([1, 3, 1], [1, 2, 1], [(0, 0), (1, 1), (0, 0)])
-    r = b.reduce_window([x, idx], [b.constant(np.float32(-np.inf)), b.constant(np.int32(-1))],
-                        comp, window)  # fmt: skip
+    r = b.reduce_window(
+        [x, idx], [b.constant(np.float32(-np.inf)), b.constant(np.int32(-1))], comp, window
+    )
     module = b.build(r)
     args = [small_ints("f32", (3, 7, 4), rng), np.arange(84, dtype=np.int32).reshape(3, 7, 4)]
     check(module, args)
@@ -263,8 +269,9 @@ def test_variadic_argmax_reduce_window():
     sub = b2.sub("pair")
     p = [sub.parameter(shape.scalar(t)) for t in ("f32", "s16", "f32", "s16")]
     pair = b2._comp(sub.finish(sub.tuple([sub.add(p[0], p[2]), sub.maximum(p[1], p[3])])))
-    r = b2.reduce_window([x, y], [b2.constant(np.float32(0)), b2.constant(np.int16(-5))], pair,
-                         window)  # fmt: skip
+    r = b2.reduce_window(
+        [x, y], [b2.constant(np.float32(0)), b2.constant(np.int16(-5))], pair, window
+    )
     module = b2.build(r)
     check(module, [salted("f32", (3, 5, 4), rng), salted("s16", (3, 5, 4), rng)])
 
@@ -301,8 +308,9 @@ def test_complex_select_and_scatter(dt, scatter):
     operand = b.parameter(shape.array(dt, (6, 5)))
     source = b.parameter(shape.array(dt, output_dims((6, 5), window)))
     start = b.constant(init_for(scatter, dt))
-    module = b.build(b.select_and_scatter(operand, select, window, source, start,
-                                          reducer(b, scatter, dt)))  # fmt: skip
+    module = b.build(
+        b.select_and_scatter(operand, select, window, source, start, reducer(b, scatter, dt))
+    )
     values = salted(dt, (6, 5), rng)
     values.real[::2] = 1.0  # ties: the first wins
     stats = check(module, [values, salted(dt, output_dims((6, 5), window), rng)])
@@ -314,8 +322,7 @@ def test_empty_and_scalar_shapes():
     module = reduce_window_module("f32", (0, 4), "add", windows([1, 2]))
     check(module, [np.zeros((0, 4), np.float32)])
     padded_empty = windows([1, 2], padding=[(1, 1), (0, 0)])
-    module = reduce_window_module("f32", (0, 4), "maximum", padded_empty,
-                                  init=np.float32(2.5))  # fmt: skip
+    module = reduce_window_module("f32", (0, 4), "maximum", padded_empty, init=np.float32(2.5))
     check(module, [np.zeros((0, 4), np.float32)])
     module = reduce_window_module("s32", (3, 2), "add", windows([4, 1]))
     check(module, [salted("s32", (3, 2), rng)])
@@ -327,9 +334,16 @@ def random_window(rng, rank):
     out = []
     for _ in range(rank):
         size = int(rng.integers(1, 4))
-        out.append(WindowDim(size, int(rng.integers(1, 3)), int(rng.integers(-1, 3)),
-                             int(rng.integers(-1, 3)), int(rng.integers(1, 3)),
-                             int(rng.integers(1, 3))))  # fmt: skip
+        out.append(
+            WindowDim(
+                size,
+                int(rng.integers(1, 3)),
+                int(rng.integers(-1, 3)),
+                int(rng.integers(-1, 3)),
+                int(rng.integers(1, 3)),
+                int(rng.integers(1, 3)),
+            )
+        )
     return out
 
 
@@ -355,14 +369,21 @@ def select_comp(b: Builder, dt: str, direction: str, total_order: bool = False):
     return b._comp(sub.finish(sub.compare(x, y, direction, kind)))
 
 
-def select_and_scatter_module(dt, dims, window, direction="GE", scatter="add", init=None,
-                              total_order=False):  # fmt: skip
+def select_and_scatter_module(
+    dt, dims, window, direction="GE", scatter="add", init=None, total_order=False
+):
     b = Builder("select_and_scatter")
     x = b.parameter(shape.array(dt, dims))
     source = b.parameter(shape.array(dt, output_dims(dims, window)))
     start = b.constant(init if init is not None else init_for("add", dt))
-    r = b.select_and_scatter(x, select_comp(b, dt, direction, total_order), window, source, start,
-                             reducer(b, scatter, dt))  # fmt: skip
+    r = b.select_and_scatter(
+        x,
+        select_comp(b, dt, direction, total_order),
+        window,
+        source,
+        start,
+        reducer(b, scatter, dt),
+    )
     return b.build(r)
 
 
@@ -431,8 +452,9 @@ def test_select_and_scatter_random_windows(seed):
     rank = int(rng.integers(1, 4))
     dims = tuple(int(d) for d in rng.integers(1, 7, size=rank))
     dt = ["f32", "s32", "bf16", "u16", "f64"][seed % 5]
-    window = [WindowDim(w.size, w.stride, w.padding_low, w.padding_high)
-              for w in random_window(rng, rank)]  # fmt: skip
+    window = [
+        WindowDim(w.size, w.stride, w.padding_low, w.padding_high) for w in random_window(rng, rank)
+    ]
     try:
         module = select_and_scatter_module(dt, dims, window, ["GE", "LE"][seed % 2])
     except HlortError:

@@ -74,5 +74,4 @@ def test_rows_of_one_element_may_reduce_row_values_again():
     exe = hlort.compile(module, "cpu:0", options=RAW)
     assert exe.raw.stats()["compiled"] == {"fusion(kInput)": 1}, exe.raw.stats()
     arg = mixed(shape.array("f32", [1]).dtype, (4, 1), np.random.default_rng(5))
-    np.testing.assert_allclose(exe(arg), hlort.evaluate(module, [arg]), rtol=1e-6,
-                               equal_nan=True)  # fmt: skip
+    np.testing.assert_allclose(exe(arg), hlort.evaluate(module, [arg]), rtol=1e-6, equal_nan=True)

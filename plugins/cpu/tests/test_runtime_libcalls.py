@@ -74,8 +74,13 @@ _CONVERSIONS_SCRIPT = textwrap.dedent("""
 
 def test_every_float_conversion_pair_compiles_and_matches_in_one_process(tmp_path):
     env = {**os.environ, "HLORT_CACHE_DIR": str(tmp_path)}
-    proc = subprocess.run([sys.executable, "-c", _CONVERSIONS_SCRIPT, ",".join(FLOATS)],
-                          capture_output=True, text=True, timeout=600, env=env)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", _CONVERSIONS_SCRIPT, ",".join(FLOATS)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert proc.returncode == 0, (proc.returncode, proc.stdout[-2000:], proc.stderr[-4000:])
     assert f"pairs {len(FLOATS) * (len(FLOATS) - 1)} mismatches []" in proc.stdout
 
@@ -84,15 +89,21 @@ def test_every_float_conversion_pair_compiles_and_matches_in_one_process(tmp_pat
 def test_narrow_atan2_runs_and_matches_the_interpreter(dtype):
     """atan2 of half types is computed in f64 and rounded once: the f64 -> f16 rounding is a
     compiler-rt call, and f16 atan2 used to crash the process when run."""
-    text = (f"HloModule atan2_{dtype}\nENTRY e {{\n p = {dtype}[16] parameter(0)\n"
-            f" q = {dtype}[16] parameter(1)\n ROOT c = {dtype}[16] atan2(p, q)\n}}")
+    text = (
+        f"HloModule atan2_{dtype}\nENTRY e {{\n p = {dtype}[16] parameter(0)\n"
+        f" q = {dtype}[16] parameter(1)\n ROOT c = {dtype}[16] atan2(p, q)\n}}"
+    )
     exe = hlort.compile(text, "cpu")
     assert exe.raw.stats()["fallback_count"] == 0
     dt = exe.input_shapes[0].dtype.numpy
-    y = np.array([1, -1, 0.5, 2, 0.0, -0.0, 0.0, -0.0, np.inf, -np.inf, np.inf, np.nan, 1, 3e-5,
-                  -7, 60000], np.float64).astype(dt)  # fmt: skip
-    x = np.array([1, -1, 0.5, 2, 0.0, 0.0, -0.0, -1, np.inf, np.inf, -2, 1, np.nan, -3e-5, 0,
-                  -0.001], np.float64).astype(dt)  # fmt: skip
+    y = np.array(
+        [1, -1, 0.5, 2, 0.0, -0.0, 0.0, -0.0, np.inf, -np.inf, np.inf, np.nan, 1, 3e-5, -7, 60000],
+        np.float64,
+    ).astype(dt)
+    x = np.array(
+        [1, -1, 0.5, 2, 0.0, 0.0, -0.0, -1, np.inf, np.inf, -2, 1, np.nan, -3e-5, 0, -0.001],
+        np.float64,
+    ).astype(dt)
     got = exe(y, x).astype(np.float64)
     want = hlort.evaluate(parse_module(text), [y, x]).astype(np.float64)
     # f64 evaluation rounded once on both sides: equal, or one narrow ulp apart on a tie

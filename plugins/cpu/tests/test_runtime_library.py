@@ -26,9 +26,15 @@ from hlort_cpu.codegen.jit import jit_engine  # noqa: E402
 from hlort_cpu.codegen.runtime_library import helper_names  # noqa: E402
 
 _COUNTER = itertools.count()
-_IR_TYPES = {np.dtype(np.float64): "double", np.dtype(np.float32): "float",
-             np.dtype(np.float16): "half", np.dtype(ml_dtypes.bfloat16): "bfloat",
-             np.dtype(np.int16): "i16", np.dtype(np.uint16): "i16", np.dtype(np.int32): "i32"}
+_IR_TYPES = {
+    np.dtype(np.float64): "double",
+    np.dtype(np.float32): "float",
+    np.dtype(np.float16): "half",
+    np.dtype(ml_dtypes.bfloat16): "bfloat",
+    np.dtype(np.int16): "i16",
+    np.dtype(np.uint16): "i16",
+    np.dtype(np.int32): "i32",
+}
 _I128 = "i128"  # passed as pairs of uint64 (little endian)
 
 
@@ -36,19 +42,31 @@ def call_helper(name: str, ret: str, args: list[tuple[str, np.ndarray]], out_dty
     """Run ``ret name(args...)`` elementwise over the arrays in a compiled loop."""
     k = next(_COUNTER)
     n = len(args[0][1]) if args[0][0] != _I128 else len(args[0][1]) // 2
-    lines = [f"declare {ret} @{name}({', '.join(t for t, _ in args)})",
-             f"define void @wrap_{k}(ptr %p, i64 %n) {{", "entry:"]  # fmt: skip
+    lines = [
+        f"declare {ret} @{name}({', '.join(t for t, _ in args)})",
+        f"define void @wrap_{k}(ptr %p, i64 %n) {{",
+        "entry:",
+    ]
     for j in range(len(args) + 1):
         lines += [f"  %g{j} = getelementptr ptr, ptr %p, i64 {j}", f"  %a{j} = load ptr, ptr %g{j}"]
     lines += ["  br label %loop", "loop:", "  %i = phi i64 [0, %entry], [%i2, %loop]"]
     for j, (t, _) in enumerate(args):
-        lines += [f"  %e{j} = getelementptr {t}, ptr %a{j}, i64 %i",
-                  f"  %v{j} = load {t}, ptr %e{j}"]
+        lines += [
+            f"  %e{j} = getelementptr {t}, ptr %a{j}, i64 %i",
+            f"  %v{j} = load {t}, ptr %e{j}",
+        ]
     call_args = ", ".join(f"{t} %v{j}" for j, (t, _) in enumerate(args))
-    lines += [f"  %r = call {ret} @{name}({call_args})",
-              f"  %o = getelementptr {ret}, ptr %a{len(args)}, i64 %i", f"  store {ret} %r, ptr %o",
-              "  %i2 = add i64 %i, 1", "  %c = icmp slt i64 %i2, %n",
-              "  br i1 %c, label %loop, label %done", "done:", "  ret void", "}"]  # fmt: skip
+    lines += [
+        f"  %r = call {ret} @{name}({call_args})",
+        f"  %o = getelementptr {ret}, ptr %a{len(args)}, i64 %i",
+        f"  store {ret} %r, ptr %o",
+        "  %i2 = add i64 %i, 1",
+        "  %c = icmp slt i64 %i2, %n",
+        "  br i1 %c, label %loop, label %done",
+        "done:",
+        "  ret void",
+        "}",
+    ]
     engine = jit_engine()
     obj = engine.compile_ir("\n".join(lines) + "\n")
     address = engine.load_object(obj, [f"wrap_{k}"])[f"wrap_{k}"]
@@ -79,8 +97,21 @@ def _boundaries(narrow, wide) -> np.ndarray:
     mids = (finite[:-1] + (finite[1:] - finite[:-1]) / 2).astype(wide)
     near = [np.nextafter(mids, np.array(np.inf, wide)), np.nextafter(mids, np.array(-np.inf, wide))]
     top = finite[-1] + (finite[-1] - finite[-2]) / 2  # the overflow threshold
-    extra = np.array([top, np.nextafter(top, wide(0)), np.inf, -np.inf, np.nan, -0.0, 0.0,
-                      np.finfo(wide).tiny, np.finfo(wide).max, -np.finfo(wide).max], wide)
+    extra = np.array(
+        [
+            top,
+            np.nextafter(top, wide(0)),
+            np.inf,
+            -np.inf,
+            np.nan,
+            -0.0,
+            0.0,
+            np.finfo(wide).tiny,
+            np.finfo(wide).max,
+            -np.finfo(wide).max,
+        ],
+        wide,
+    )
     rng = np.random.default_rng(7)
     width = np.dtype(wide).itemsize * 8
     random = rng.integers(0, 1 << (width - 1), 200_000, dtype=np.uint64)
@@ -88,9 +119,12 @@ def _boundaries(narrow, wide) -> np.ndarray:
     return np.concatenate([values, mids, *near, extra, random, -random])
 
 
-TRUNCATIONS = [("__truncdfhf2", np.float64, np.float16), ("__truncsfhf2", np.float32, np.float16),
-               ("__truncdfbf2", np.float64, ml_dtypes.bfloat16),
-               ("__truncsfbf2", np.float32, ml_dtypes.bfloat16)]  # fmt: skip
+TRUNCATIONS = [
+    ("__truncdfhf2", np.float64, np.float16),
+    ("__truncsfhf2", np.float32, np.float16),
+    ("__truncdfbf2", np.float64, ml_dtypes.bfloat16),
+    ("__truncsfbf2", np.float32, ml_dtypes.bfloat16),
+]
 
 
 @pytest.mark.parametrize("name,wide,narrow", TRUNCATIONS, ids=[t[0] for t in TRUNCATIONS])
@@ -109,8 +143,11 @@ def test_gnu_f2h_takes_and_returns_integers():
         _assert_same_float(got, x.astype(np.float16), x)
 
 
-EXTENSIONS = [("__extendhfsf2", np.float16, np.float32), ("__extendhfdf2", np.float16, np.float64),
-              ("__extendbfsf2", ml_dtypes.bfloat16, np.float32)]  # fmt: skip
+EXTENSIONS = [
+    ("__extendhfsf2", np.float16, np.float32),
+    ("__extendhfdf2", np.float16, np.float64),
+    ("__extendbfsf2", ml_dtypes.bfloat16, np.float32),
+]
 
 
 @pytest.mark.parametrize("name,narrow,wide", EXTENSIONS, ids=[t[0] for t in EXTENSIONS])
@@ -133,8 +170,9 @@ def test_powi_repeated_squaring(name, dtype):
     x = np.array([2.0, 2.0, 2.0, 3.0, -2.0, -2.0, 0.0, 0.0, 1.5, np.nan, np.inf], dtype)
     n = np.array([10, -3, 0, 5, 3, 2, -1, 3, 2, 0, -2], np.int32)
     want = np.array([1024.0, 0.125, 1.0, 243.0, -8.0, 4.0, np.inf, 0.0, 2.25, 1.0, 0.0], dtype)
-    got = call_helper(name, _IR_TYPES[np.dtype(dtype)], [(_IR_TYPES[np.dtype(dtype)], x),
-                                                        ("i32", n)], dtype)  # fmt: skip
+    got = call_helper(
+        name, _IR_TYPES[np.dtype(dtype)], [(_IR_TYPES[np.dtype(dtype)], x), ("i32", n)], dtype
+    )
     np.testing.assert_array_equal(got, want)
 
 
@@ -157,10 +195,29 @@ def _unpack(words: np.ndarray, signed: bool) -> list[int]:
 
 def _int128_samples() -> list[int]:
     rng = np.random.default_rng(3)
-    edge = [0, 1, -1, 2, 7, -7, 2**63 - 1, 2**63, 2**64 - 1, 2**64, 2**64 + 1, 2**100 + 12345,
-            2**127 - 1, -(2**127), -(2**64), 10**30, -(10**30)]  # fmt: skip
-    random = [int(rng.integers(0, 2**63)) << int(rng.integers(0, 64)) | int(rng.integers(0, 2**63))
-              for _ in range(300)]  # fmt: skip
+    edge = [
+        0,
+        1,
+        -1,
+        2,
+        7,
+        -7,
+        2**63 - 1,
+        2**63,
+        2**64 - 1,
+        2**64,
+        2**64 + 1,
+        2**100 + 12345,
+        2**127 - 1,
+        -(2**127),
+        -(2**64),
+        10**30,
+        -(10**30),
+    ]
+    random = [
+        int(rng.integers(0, 2**63)) << int(rng.integers(0, 64)) | int(rng.integers(0, 2**63))
+        for _ in range(300)
+    ]
     return edge + random + [-v for v in random]
 
 
@@ -176,8 +233,12 @@ def test_int128_division_truncates_toward_zero():
     pairs += [(a, 3) for a in values] + [(a, -(2**70) - 1) for a in values]
     a, b = _pack([p[0] for p in pairs]), _pack([p[1] for p in pairs])
     mask = (1 << 128) - 1
-    for name, signed, part in [("__divti3", True, 0), ("__modti3", True, 1),
-                               ("__udivti3", False, 0), ("__umodti3", False, 1)]:  # fmt: skip
+    for name, signed, part in [
+        ("__divti3", True, 0),
+        ("__modti3", True, 1),
+        ("__udivti3", False, 0),
+        ("__umodti3", False, 1),
+    ]:
         got = _unpack(call_helper(name, _I128, [(_I128, a), (_I128, b)], np.uint64), signed)
         for (x, y), g in zip(pairs, got, strict=True):
             want = _c_div(x, y)[part] if signed else divmod(x & mask, y & mask)[part]
@@ -198,14 +259,21 @@ def _round_to_bits(v: int, bits: int) -> int:
 
 def test_int128_to_float_rounds_once():
     values = _int128_samples()
-    values += [2**64 + 2**11 + 1, 2**64 + 2**11, 2**64 + 3 * 2**11, 2**100 + 2**47 - 1,
-               2**127 - 2**103]  # halfway cases and neighbours  # fmt: skip
+    values += [
+        2**64 + 2**11 + 1,
+        2**64 + 2**11,
+        2**64 + 3 * 2**11,
+        2**100 + 2**47 - 1,
+        2**127 - 2**103,
+    ]  # halfway cases and neighbours
     words = _pack(values)
     unsigned = [v & ((1 << 128) - 1) for v in values]
-    for name, signed, dtype, bits in [("__floattidf", True, np.float64, 53),
-                                      ("__floatuntidf", False, np.float64, 53),
-                                      ("__floattisf", True, np.float32, 24),
-                                      ("__floatuntisf", False, np.float32, 24)]:  # fmt: skip
+    for name, signed, dtype, bits in [
+        ("__floattidf", True, np.float64, 53),
+        ("__floatuntidf", False, np.float64, 53),
+        ("__floattisf", True, np.float32, 24),
+        ("__floatuntisf", False, np.float32, 24),
+    ]:
         got = call_helper(name, _IR_TYPES[np.dtype(dtype)], [(_I128, words)], dtype)
         source = values if signed else unsigned
         with np.errstate(over="ignore"):
@@ -214,20 +282,80 @@ def test_int128_to_float_rounds_once():
 
 
 def test_float_to_int128_truncates_and_saturates():
-    x = np.array([0.0, -0.0, 0.5, -0.99, 1.0, -1.5, 2.0**52 + 1, -(2.0**63), 2.0**64, 1e30,
-                  -1e30, 2.0**126, -(2.0**127), 2.0**127, 1e300, -1e300, np.inf, -np.inf, np.nan])
+    x = np.array(
+        [
+            0.0,
+            -0.0,
+            0.5,
+            -0.99,
+            1.0,
+            -1.5,
+            2.0**52 + 1,
+            -(2.0**63),
+            2.0**64,
+            1e30,
+            -1e30,
+            2.0**126,
+            -(2.0**127),
+            2.0**127,
+            1e300,
+            -1e300,
+            np.inf,
+            -np.inf,
+            np.nan,
+        ]
+    )
     top = 2**127
-    exact = [0, 0, 0, 0, 1, -1, 2**52 + 1, -(2**63), 2**64, int(1e30), -int(1e30), 2**126,
-             -top, top - 1, top - 1, -top, top - 1, -top, top - 1]  # fmt: skip
+    exact = [
+        0,
+        0,
+        0,
+        0,
+        1,
+        -1,
+        2**52 + 1,
+        -(2**63),
+        2**64,
+        int(1e30),
+        -int(1e30),
+        2**126,
+        -top,
+        top - 1,
+        top - 1,
+        -top,
+        top - 1,
+        -top,
+        top - 1,
+    ]
     for name, dtype in [("__fixdfti", np.float64), ("__fixsfti", np.float32)]:
         xs = x.astype(dtype)
-        got = _unpack(call_helper(name, _I128, [(_IR_TYPES[np.dtype(dtype)], xs)], np.uint64),
-                      signed=True)  # fmt: skip
+        got = _unpack(
+            call_helper(name, _I128, [(_IR_TYPES[np.dtype(dtype)], xs)], np.uint64), signed=True
+        )
         want = [e if dtype is np.float64 else _saturate(xs[k], e) for k, e in enumerate(exact)]
         assert got == want, (name, got, want)
     got = _unpack(call_helper("__fixunsdfti", _I128, [("double", x)], np.uint64), signed=False)
-    want = [0, 0, 0, 0, 1, 0, 2**52 + 1, 0, 2**64, int(1e30), 0, 2**126, 0, 2**127,
-            2**128 - 1, 0, 2**128 - 1, 0, 2**128 - 1]  # fmt: skip
+    want = [
+        0,
+        0,
+        0,
+        0,
+        1,
+        0,
+        2**52 + 1,
+        0,
+        2**64,
+        int(1e30),
+        0,
+        2**126,
+        0,
+        2**127,
+        2**128 - 1,
+        0,
+        2**128 - 1,
+        0,
+        2**128 - 1,
+    ]
     assert got == want
 
 
@@ -239,17 +367,29 @@ def _saturate(value, exact: int) -> int:
 
 
 def test_runtime_library_names_the_compiler_rt_helpers():
-    assert {"__truncdfhf2", "__truncsfhf2", "__extendhfsf2", "__gnu_h2f_ieee", "__gnu_f2h_ieee",
-            "__truncdfbf2", "__truncsfbf2", "__divti3", "__udivti3", "__modti3",
-            "__umodti3"} <= helper_names()  # fmt: skip
+    assert {
+        "__truncdfhf2",
+        "__truncsfhf2",
+        "__extendhfsf2",
+        "__gnu_h2f_ieee",
+        "__gnu_f2h_ieee",
+        "__truncdfbf2",
+        "__truncsfbf2",
+        "__divti3",
+        "__udivti3",
+        "__modti3",
+        "__umodti3",
+    } <= helper_names()
 
 
 def test_unresolvable_symbol_is_an_internal_error_not_an_abort():
     engine = jit_engine()
     k = next(_COUNTER)
-    ir_text = (f"declare double @hlort_no_such_function_{k}(double)\n"
-               f"define double @calls_missing_{k}(double %x) {{\n"
-               f"  %r = call double @hlort_no_such_function_{k}(double %x)\n  ret double %r\n}}\n")
+    ir_text = (
+        f"declare double @hlort_no_such_function_{k}(double)\n"
+        f"define double @calls_missing_{k}(double %x) {{\n"
+        f"  %r = call double @hlort_no_such_function_{k}(double %x)\n  ret double %r\n}}\n"
+    )
     obj = engine.compile_ir(ir_text)
     with pytest.raises(HlortError, match=f"hlort_no_such_function_{k}") as err:
         engine.load_object(obj, [f"calls_missing_{k}"])
@@ -279,6 +419,7 @@ def test_a_target_without_symbol_tables_still_gets_the_helpers(tmp_path):
     """Objects that are not ELF are loaded unchecked; the runtime library goes in first."""
     script = _NOT_ELF.format(tests=os.path.dirname(__file__))
     env = {**os.environ, "HLORT_CACHE_DIR": str(tmp_path)}
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=300, env=env)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env
+    )
     assert proc.returncode == 0 and proc.stdout.split() == ["ok"], proc.stderr[-3000:]

@@ -16,8 +16,21 @@ import hlort  # noqa: E402
 from hlort import Builder, dtypes, shape  # noqa: E402
 from hlort.ir.opcodes import Opcode  # noqa: E402
 
-ALL_TYPES = ["pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32",
-             "f64"]  # fmt: skip
+ALL_TYPES = [
+    "pred",
+    "s8",
+    "s16",
+    "s32",
+    "s64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "f16",
+    "bf16",
+    "f32",
+    "f64",
+]
 FLOATS = ["f16", "bf16", "f32", "f64"]
 
 
@@ -36,8 +49,9 @@ def _values(dt_name: str, dims, seed: int) -> np.ndarray:
         x = np.where(rng.random(size) < 0.5, wide, small)
     else:
         edges = np.array([np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0]).astype(dt.numpy)
-        x = np.where(rng.random(size) < 0.5, rng.standard_normal(size) * 100,
-                     rng.integers(-2, 3, size)).astype(dt.numpy)  # fmt: skip
+        x = np.where(
+            rng.random(size) < 0.5, rng.standard_normal(size) * 100, rng.integers(-2, 3, size)
+        ).astype(dt.numpy)
         x[rng.random(size) < 0.05] = np.nan
         if dt.numpy.itemsize >= 2:  # NaNs with payloads and signs
             raw = x.view(f"u{dt.numpy.itemsize}")
@@ -100,8 +114,12 @@ def jax_comparator(b: Builder, types: list[str], num_keys: int = 1, descending=F
     sub = b.sub("jax_compare")
     params = []
     for i, t in enumerate(types):
-        params.append((sub.parameter(shape.array(t, []), f"lhs{i}"),
-                       sub.parameter(shape.array(t, []), f"rhs{i}")))  # fmt: skip
+        params.append(
+            (
+                sub.parameter(shape.array(t, []), f"lhs{i}"),
+                sub.parameter(shape.array(t, []), f"rhs{i}"),
+            )
+        )
     result = None
     for k in reversed(range(num_keys)):
         x, y = params[k]
@@ -194,8 +212,7 @@ def test_sort_comparator_without_strict_weak_order_matches_interpreter(t):
 
 
 def test_sort_non_strict_comparator_le_matches_interpreter():
-    module = _sort_module(["s32", "s32"], (2, 150), 1,
-                          lambda b: b.comparator(["s32", "s32"], "LE"))  # fmt: skip
+    module = _sort_module(["s32", "s32"], (2, 150), 1, lambda b: b.comparator(["s32", "s32"], "LE"))
     _check(module, [_values("s32", (2, 150), 4), _values("s32", (2, 150), 5)], "sort")
 
 
@@ -211,9 +228,11 @@ def test_argsort_key_value_is_stable(key, n):
     assert sorted(perm.tolist()) == list(range(n))
 
 
-@pytest.mark.parametrize("types", [["f64", "s64"], ["s16", "f32", "u8"], ["u32", "u32"],
-                                   ["u8", "f32", "f64", "f16"]],
-                         ids=lambda t: "-".join(t))  # fmt: skip
+@pytest.mark.parametrize(
+    "types",
+    [["f64", "s64"], ["s16", "f32", "u8"], ["u32", "u32"], ["u8", "f32", "f64", "f16"]],
+    ids=lambda t: "-".join(t),
+)
 def test_sort_two_keys_and_a_payload(types):
     dims = (3, 500)
     module = _sort_module(types, dims, 1, lambda b: jax_comparator(b, types, num_keys=2))
@@ -224,11 +243,24 @@ def test_sort_two_keys_and_a_payload(types):
     _check(module, args, "sort")
 
 
-@pytest.mark.parametrize("dims, dim", [
-    ((6, 5), 0), ((6, 5), 1), ((4, 3, 5), 0), ((4, 3, 5), 1), ((4, 3, 5), 2),
-    ((2, 300, 3), 1), ((0, 4), 1), ((4, 0), 1), ((4, 0), 0), ((1, 9), 0), ((9, 1), 1),
-    ((1,), 0), ((1, 1, 1), 2),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "dims, dim",
+    [
+        ((6, 5), 0),
+        ((6, 5), 1),
+        ((4, 3, 5), 0),
+        ((4, 3, 5), 1),
+        ((4, 3, 5), 2),
+        ((2, 300, 3), 1),
+        ((0, 4), 1),
+        ((4, 0), 1),
+        ((4, 0), 0),
+        ((1, 9), 0),
+        ((9, 1), 1),
+        ((1,), 0),
+        ((1, 1, 1), 2),
+    ],
+)
 def test_sort_along_any_dimension_and_degenerate_shapes(dims, dim):
     types = ["f32", "s32"]
     module = _sort_module(types, dims, dim, lambda b: jax_comparator(b, types))
@@ -248,13 +280,13 @@ def test_plan_strategies():
     assert plan(["f32"], lambda b: jax_comparator(b, ["f32"])).strategy == "radix"
     two = plan(["bf16", "s32"], lambda b: jax_comparator(b, ["bf16", "s32"], 2))
     assert two.strategy == "radix" and [k.operand for k in two.keys] == [0, 1]
-    assert plan(["f32", "s32"], lambda b: s32_trick_comparator(b, "f32", "s32")).strategy == \
-        "network"  # fmt: skip
+    assert (
+        plan(["f32", "s32"], lambda b: s32_trick_comparator(b, "f32", "s32")).strategy == "network"
+    )
     sub_exp = lambda b: _exp_comparator(b)  # noqa: E731
     assert plan(["f32"], sub_exp) is None
     assert plan(["c64"], lambda b: b.comparator(["c64"], "EQ")).strategy == "network"
-    assert plan(["f32", "c128"], lambda b: jax_comparator(b, ["f32", "c128"])).strategy == \
-        "radix"  # fmt: skip
+    assert plan(["f32", "c128"], lambda b: jax_comparator(b, ["f32", "c128"])).strategy == "radix"
     assert plan(["c128"], _complex_sqrt_comparator) is None  # NumPy's csqrt: not reproduced
 
 
@@ -299,8 +331,9 @@ def jax_complex_comparator(b: Builder, t: str, payload: str | None = None):
         sub.parameter(shape.array(payload, []), "rhs_payload")
     xr, yr = _canonical(sub, sub.real(x), part), _canonical(sub, sub.real(y), part)
     xi, yi = _canonical(sub, sub.imag(x), part), _canonical(sub, sub.imag(y), part)
-    lt = sub.or_(sub.compare(xr, yr, "LT"), sub.and_(sub.compare(xr, yr, "EQ"),
-                                                      sub.compare(xi, yi, "LT")))  # fmt: skip
+    lt = sub.or_(
+        sub.compare(xr, yr, "LT"), sub.and_(sub.compare(xr, yr, "EQ"), sub.compare(xi, yi, "LT"))
+    )
     return sub.finish(lt)
 
 
@@ -312,8 +345,12 @@ def test_sort_complex_keys_with_jax_comparator(t, dims, dim):
     module = _sort_module([t, "s32"], dims, dim, lambda b: jax_complex_comparator(b, t, "s32"))
     z = _complex_values(t, dims, 21)
     z.real[..., ::3] = 1.0  # ties on the real part
-    iota = np.broadcast_to(np.arange(dims[dim], dtype=np.int32).reshape(
-        [-1 if d == dim else 1 for d in range(len(dims))]), dims).copy()  # fmt: skip
+    iota = np.broadcast_to(
+        np.arange(dims[dim], dtype=np.int32).reshape(
+            [-1 if d == dim else 1 for d in range(len(dims))]
+        ),
+        dims,
+    ).copy()
     _check(module, [z, iota], "sort")
 
 
@@ -396,12 +433,27 @@ def test_top_k_rank1_and_rank3():
 
 
 # -- rng-bit-generator -----------------------------------------------------------------------------
-RNG_SHAPES = [(), (0,), (1,), (7,), (4, 5), (3, 5), (7, 3), (5, 1, 3), (5, 3, 7), (3, 0, 2),
-              (2, 9000), (4097,), (9001,)]
+RNG_SHAPES = [
+    (),
+    (0,),
+    (1,),
+    (7,),
+    (4, 5),
+    (3, 5),
+    (7, 3),
+    (5, 1, 3),
+    (5, 3, 7),
+    (3, 0, 2),
+    (2, 9000),
+    (4097,),
+    (9001,),
+]
 
 
-@pytest.mark.parametrize("algorithm, size", [("rng_three_fry", 2), ("rng_philox", 2),
-                                             ("rng_philox", 3), ("rng_default", 3)])  # fmt: skip
+@pytest.mark.parametrize(
+    "algorithm, size",
+    [("rng_three_fry", 2), ("rng_philox", 2), ("rng_philox", 3), ("rng_default", 3)],
+)
 @pytest.mark.parametrize("t", ["u8", "f16", "s32", "f64"])  # every width; bits are raw
 def test_rng_bit_generator_is_bit_exact(algorithm, size, t):
     """Every shape at once (one op each, chained through the state), for three states: random,
@@ -414,9 +466,11 @@ def test_rng_bit_generator_is_bit_exact(algorithm, size, t):
         state = b.get_tuple_element(pair, 0)
         outputs.append(b.get_tuple_element(pair, 1))
     module = b.build(b.tuple([state, *outputs]))
-    seeds = [np.random.default_rng(size).integers(0, 2**64, size, dtype=np.uint64),
-             np.full(size, 2**64 - 1, np.uint64),
-             np.array([0x0123456789ABCDEF, 2**64 - 3, 7][:size], np.uint64)]  # fmt: skip
+    seeds = [
+        np.random.default_rng(size).integers(0, 2**64, size, dtype=np.uint64),
+        np.full(size, 2**64 - 1, np.uint64),
+        np.array([0x0123456789ABCDEF, 2**64 - 3, 7][:size], np.uint64),
+    ]
     _check(module, [seeds[0]], "rng-bit-generator", [[s] for s in seeds[1:]])
 
 

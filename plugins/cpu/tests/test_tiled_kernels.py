@@ -60,8 +60,21 @@ CASES = {
     "fused_f32": m_transpose_add([T + 5, 2 * T + 3]),
     "fused_s32": m_transpose_add([2 * T - 1, T + 1], "s32"),
 }
-TILED = {"square_tile", "odd", "small_odd", "u8", "rank3_201", "rank3_120", "rank3_021",
-         "bf16", "f64", "s32", "pred", "fused_f32", "fused_s32"}  # fmt: skip
+TILED = {
+    "square_tile",
+    "odd",
+    "small_odd",
+    "u8",
+    "rank3_201",
+    "rank3_120",
+    "rank3_021",
+    "bf16",
+    "f64",
+    "s32",
+    "pred",
+    "fused_f32",
+    "fused_s32",
+}
 
 
 @pytest.fixture(scope="module")
@@ -89,12 +102,15 @@ def test_plain_transposes_run_as_register_blocks(kernels):
         assert kernel.info.kind == want, name
 
 
-@pytest.mark.parametrize("dims,perm,dtype", [
-    ([1024, 1100], [1, 0], "f32"),  # 4.4 MiB: streaming stores when the output is aligned
-    ([600, 1000], [1, 0], "f64"),
-    ([3, 700, 520], [0, 2, 1], "s32"),
-    ([520, 3, 700], [2, 1, 0], "f32"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "dims,perm,dtype",
+    [
+        ([1024, 1100], [1, 0], "f32"),  # 4.4 MiB: streaming stores when the output is aligned
+        ([600, 1000], [1, 0], "f64"),
+        ([3, 700, 520], [0, 2, 1], "s32"),
+        ([520, 3, 700], [2, 1, 0], "f32"),
+    ],
+)
 def test_big_transposes_stream_and_match(dims, perm, dtype):
     module = m_transpose(dims, perm, dtype)
     (kernel,) = compile_modules({"t": module}).values()
@@ -103,7 +119,7 @@ def test_big_transposes_stream_and_match(dims, perm, dtype):
     for offset in (0, 1):  # an aligned output takes the streaming path, a misaligned one not
         raw = np.empty(want.size + 64, want.dtype)
         start = (-raw.ctypes.data % 64) // want.itemsize + offset
-        out = raw[start:start + want.size].reshape(want.shape)
+        out = raw[start : start + want.size].reshape(want.shape)
         kernel.run_range(kernel.pointers([x, out]), 0, kernel.info.extent)
         assert same_bits(out, want), offset
 

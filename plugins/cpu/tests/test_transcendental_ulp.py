@@ -19,13 +19,33 @@ from hlort import Builder, shape
 from hlort.ir.opcodes import Opcode
 
 F32_BOUNDS = {
-    Opcode.EXP: 2, Opcode.LOG: 2, Opcode.TANH: 3, Opcode.LOGISTIC: 3, Opcode.ERF: 1,
-    Opcode.SINE: 1, Opcode.COSINE: 1, Opcode.TAN: 1, Opcode.EXPM1: 1, Opcode.LOG1P: 1,
-    Opcode.CBRT: 1, Opcode.SQRT: 0, Opcode.RSQRT: 1,
-}  # fmt: skip
-F64_BOUNDS = {Opcode.EXP: 4, Opcode.LOG: 4, Opcode.EXPM1: 4, Opcode.LOG1P: 4,
-              Opcode.LOGISTIC: 4, Opcode.ERF: 4, Opcode.TANH: 2, Opcode.SINE: 2,
-              Opcode.COSINE: 2, Opcode.TAN: 2, Opcode.CBRT: 2}  # fmt: skip
+    Opcode.EXP: 2,
+    Opcode.LOG: 2,
+    Opcode.TANH: 3,
+    Opcode.LOGISTIC: 3,
+    Opcode.ERF: 1,
+    Opcode.SINE: 1,
+    Opcode.COSINE: 1,
+    Opcode.TAN: 1,
+    Opcode.EXPM1: 1,
+    Opcode.LOG1P: 1,
+    Opcode.CBRT: 1,
+    Opcode.SQRT: 0,
+    Opcode.RSQRT: 1,
+}
+F64_BOUNDS = {
+    Opcode.EXP: 4,
+    Opcode.LOG: 4,
+    Opcode.EXPM1: 4,
+    Opcode.LOG1P: 4,
+    Opcode.LOGISTIC: 4,
+    Opcode.ERF: 4,
+    Opcode.TANH: 2,
+    Opcode.SINE: 2,
+    Opcode.COSINE: 2,
+    Opcode.TAN: 2,
+    Opcode.CBRT: 2,
+}
 BINARY_F32 = {Opcode.POWER: 1, Opcode.ATAN2: 1}
 BINARY_F64 = {Opcode.POWER: 1, Opcode.ATAN2: 2}
 
@@ -37,12 +57,44 @@ def _samples(dtype) -> np.ndarray:
     else:
         bits = rng.integers(0, 2**63, size=100_000, dtype=np.uint64) * np.uint64(2)
         bits |= rng.integers(0, 2, size=bits.size, dtype=np.uint64)
-    edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, 0.625, -0.625, 88.72,
-                      88.73, -103.9, -104.1, 709.7, 709.8, -745.1, np.pi / 2, np.pi, 1e-7,
-                      -1e-7, 7.9, 9.1, 3.9, 4.1, 1e30, -1e30], dtype=np.float64)  # fmt: skip
+    edges = np.array(
+        [
+            0.0,
+            -0.0,
+            np.inf,
+            -np.inf,
+            np.nan,
+            1.0,
+            -1.0,
+            0.5,
+            0.625,
+            -0.625,
+            88.72,
+            88.73,
+            -103.9,
+            -104.1,
+            709.7,
+            709.8,
+            -745.1,
+            np.pi / 2,
+            np.pi,
+            1e-7,
+            -1e-7,
+            7.9,
+            9.1,
+            3.9,
+            4.1,
+            1e30,
+            -1e30,
+        ],
+        dtype=np.float64,
+    )
     with np.errstate(over="ignore"):
-        extra = [edges.astype(dtype), (rng.standard_normal(50_000) * 8).astype(dtype),
-                 (rng.standard_normal(20_000) * 1e-3).astype(dtype)]  # fmt: skip
+        extra = [
+            edges.astype(dtype),
+            (rng.standard_normal(50_000) * 8).astype(dtype),
+            (rng.standard_normal(20_000) * 1e-3).astype(dtype),
+        ]
     return np.concatenate([bits.view(dtype), *extra])
 
 
@@ -50,10 +102,31 @@ def _f64_edges() -> np.ndarray:
     """Subnormals, the largest doubles, branch points of float_math_f64 (tanh 0.55 and 22, atan
     7/16 and 11/16, the Cody-Waite limit 2**20 pi/2), multiples of pi/2 and perfect cubes."""
     cw = 2.0**20 * np.pi / 2
-    singles = [5e-324, 1e-310, 2.2250738585072014e-308, 2.225073858507201e-308, 1e-300,
-               1.7976931348623157e308, 1e300, 2.0**1023, 1e22, 2.0**52 + 1, 2.0**53 + 2, cw,
-               np.nextafter(cw, 0), np.nextafter(cw, np.inf), 0.55, np.nextafter(0.55, 0), 19.1,
-               22.0, 7 / 16, 11 / 16, 0.125, 3.375, 1e-15]
+    singles = [
+        5e-324,
+        1e-310,
+        2.2250738585072014e-308,
+        2.225073858507201e-308,
+        1e-300,
+        1.7976931348623157e308,
+        1e300,
+        2.0**1023,
+        1e22,
+        2.0**52 + 1,
+        2.0**53 + 2,
+        cw,
+        np.nextafter(cw, 0),
+        np.nextafter(cw, np.inf),
+        0.55,
+        np.nextafter(0.55, 0),
+        19.1,
+        22.0,
+        7 / 16,
+        11 / 16,
+        0.125,
+        3.375,
+        1e-15,
+    ]
     quarter_turns = np.arange(1, 64) * (np.pi / 2)
     cubes = np.arange(1, 3000, dtype=np.float64) ** 3
     scaled_cubes = np.outer(np.arange(1, 60.0) ** 3, 2.0 ** np.arange(-1020, 1000, 51.0)).ravel()
@@ -112,7 +185,8 @@ def test_f32_ulp(kernels, op):
         d = ulp_distance(got, want)
     worst = int(np.argmax(d))
     assert d.max() <= F32_BOUNDS[op], (
-        f"{op.value}({X32[worst]!r}) = {got[worst]!r}, want {want[worst]!r}")
+        f"{op.value}({X32[worst]!r}) = {got[worst]!r}, want {want[worst]!r}"
+    )
 
 
 @pytest.mark.parametrize("op", list(F64_BOUNDS), ids=lambda o: o.value)
@@ -123,7 +197,8 @@ def test_f64_ulp(kernels, op):
         d = ulp_distance(got, want)
     worst = int(np.argmax(d))
     assert d.max() <= F64_BOUNDS[op], (
-        f"{op.value}({X64[worst]!r}) = {got[worst]!r}, want {want[worst]!r}")
+        f"{op.value}({X64[worst]!r}) = {got[worst]!r}, want {want[worst]!r}"
+    )
 
 
 @pytest.mark.parametrize("op", list(BINARY_F32), ids=lambda o: o.value)
@@ -134,7 +209,8 @@ def test_f32_binary_ulp(kernels, op):
         d = ulp_distance(got, want)
     worst = int(np.argmax(d))
     assert d.max() <= BINARY_F32[op], (
-        f"{op.value}({X32[worst]!r}, {Y32[worst]!r}) = {got[worst]!r}, want {want[worst]!r}")
+        f"{op.value}({X32[worst]!r}, {Y32[worst]!r}) = {got[worst]!r}, want {want[worst]!r}"
+    )
 
 
 @pytest.mark.parametrize("op", list(BINARY_F64), ids=lambda o: o.value)
@@ -145,4 +221,5 @@ def test_f64_binary_ulp(kernels, op):
         d = ulp_distance(got, want)
     worst = int(np.argmax(d))
     assert d.max() <= BINARY_F64[op], (
-        f"{op.value}({X64[worst]!r}, {Y64[worst]!r}) = {got[worst]!r}, want {want[worst]!r}")
+        f"{op.value}({X64[worst]!r}, {Y64[worst]!r}) = {got[worst]!r}, want {want[worst]!r}"
+    )

@@ -26,10 +26,19 @@ from hlort import Builder, shape  # noqa: E402
 
 LABEL = "triangular-solve (substitution kernel)"
 TYPES = ["f32", "f64", "c64", "c128", "bf16", "f16"]
-NP = {"f32": np.float32, "f64": np.float64, "c64": np.complex64, "c128": np.complex128,
-      "bf16": ml_dtypes.bfloat16, "f16": np.float16}  # fmt: skip
-FORMS = list(itertools.product([True, False], [True, False], [False, True],
-                               ["NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"]))  # fmt: skip
+NP = {
+    "f32": np.float32,
+    "f64": np.float64,
+    "c64": np.complex64,
+    "c128": np.complex128,
+    "bf16": ml_dtypes.bfloat16,
+    "f16": np.float16,
+}
+FORMS = list(
+    itertools.product(
+        [True, False], [True, False], [False, True], ["NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"]
+    )
+)
 
 
 def _module(dt: str, a_dims, b_dims, left, lower, unit, transpose):
@@ -78,10 +87,12 @@ def test_every_form_and_type_matches_interpreter(dt, form):
     assert_within_tolerance(got, ref, 7)
 
 
-@pytest.mark.parametrize("dims", [((), 0, 3), ((), 4, 0), ((0,), 3, 2), ((2, 3), 1, 1),
-                                  ((), 1, 9), ((3, 2), 5, 1)])  # fmt: skip
-@pytest.mark.parametrize("form", [(True, True, False, "NO_TRANSPOSE"),
-                                  (False, False, True, "ADJOINT")])  # fmt: skip
+@pytest.mark.parametrize(
+    "dims", [((), 0, 3), ((), 4, 0), ((0,), 3, 2), ((2, 3), 1, 1), ((), 1, 9), ((3, 2), 5, 1)]
+)
+@pytest.mark.parametrize(
+    "form", [(True, True, False, "NO_TRANSPOSE"), (False, False, True, "ADJOINT")]
+)
 @pytest.mark.parametrize("dt", ["f32", "c128"])
 def test_empty_scalar_and_batch_shapes(dt, form, dims):
     batch, n, m = dims
@@ -90,9 +101,14 @@ def test_empty_scalar_and_batch_shapes(dt, form, dims):
     assert_within_tolerance(got, ref, n)
 
 
-@pytest.mark.parametrize("form", [(True, True, False, "NO_TRANSPOSE"),
-                                  (True, False, False, "TRANSPOSE"),
-                                  (False, True, False, "ADJOINT")])  # fmt: skip
+@pytest.mark.parametrize(
+    "form",
+    [
+        (True, True, False, "NO_TRANSPOSE"),
+        (True, False, False, "TRANSPOSE"),
+        (False, True, False, "ADJOINT"),
+    ],
+)
 @pytest.mark.parametrize("dt", ["f64", "c64"])
 def test_many_column_blocks_and_threads(dt, form):
     """m spans several 64-column blocks (the last one partial); batch x blocks split on threads."""

@@ -14,9 +14,15 @@ from hlort.ir.opcodes import Opcode  # noqa: E402
 from hlort.shape import TupleShape, scalar  # noqa: E402
 
 RNG = np.random.default_rng(5)
-PAIRS = [("s8", "s32", [3, 4], [3]), ("u8", "f64", [2, 8], [2]), ("f32", "u8", [5], [5, 4]),
-         ("f64", "bf16", [3], [3, 4]), ("s16", "f8e5m2", [6], [6, 2]),
-         ("u16", "s64", [0, 4], [0]), ("u64", "f16", [2, 3], [2, 3, 4])]  # fmt: skip
+PAIRS = [
+    ("s8", "s32", [3, 4], [3]),
+    ("u8", "f64", [2, 8], [2]),
+    ("f32", "u8", [5], [5, 4]),
+    ("f64", "bf16", [3], [3, 4]),
+    ("s16", "f8e5m2", [6], [6, 2]),
+    ("u16", "s64", [0, 4], [0]),
+    ("u64", "f16", [2, 3], [2, 3, 4]),
+]
 
 
 def _bits(dtype: str, dims) -> np.ndarray:
@@ -31,19 +37,24 @@ def _run(module, args):
     return exe(*args), hlort.evaluate(module, args)
 
 
-@pytest.mark.parametrize("src,dst,in_dims,out_dims", PAIRS,
-                         ids=[f"{s}-to-{d}" for s, d, _, _ in PAIRS])  # fmt: skip
+@pytest.mark.parametrize(
+    "src,dst,in_dims,out_dims", PAIRS, ids=[f"{s}-to-{d}" for s, d, _, _ in PAIRS]
+)
 def test_bitcast_between_widths_is_a_view_of_the_bytes(src, dst, in_dims, out_dims):
     b = Builder("bitcast")
     x = b.parameter(shape.array(src, in_dims))
-    y = b.op(Opcode.BITCAST_CONVERT, (b.negate(x) if src[0] in "fs" else x,),
-             shape=shape.array(dst, out_dims))  # fmt: skip
+    y = b.op(
+        Opcode.BITCAST_CONVERT,
+        (b.negate(x) if src[0] in "fs" else x,),
+        shape=shape.array(dst, out_dims),
+    )
     module = b.build(y)
     value = _bits(src, in_dims)
     got, want = _run(module, [value])
     assert got.dtype == want.dtype and got.shape == tuple(out_dims)
-    np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8),
-                                  np.ascontiguousarray(want).view(np.uint8))  # fmt: skip
+    np.testing.assert_array_equal(
+        np.ascontiguousarray(got).view(np.uint8), np.ascontiguousarray(want).view(np.uint8)
+    )
 
 
 def test_an_output_viewing_an_input_belongs_to_the_caller():

@@ -26,16 +26,18 @@ class CudaCompiler:
         from hlort.codegen.gpu.compiler import compile_gpu_program
         from hlort_cuda.nvptx_target import NvptxTarget
 
-        return compile_gpu_program(module, NvptxTarget(target),
-                                   donated=tuple(options.donated_arguments),
-                                   host_loops=True)  # fmt: skip
+        return compile_gpu_program(
+            module, NvptxTarget(target), donated=tuple(options.donated_arguments), host_loops=True
+        )
 
 
 def open_driver(name: str) -> GpuDriver:
     """The named driver binding, started; UNAVAILABLE with the reason and the fix."""
     if name not in DRIVERS:
-        raise InvalidArgument(f"CUDA driver {name!r} is not one of {', '.join(DRIVERS)} (client "
-                              f"option `driver` or {DRIVER_ENV})")  # fmt: skip
+        raise InvalidArgument(
+            f"CUDA driver {name!r} is not one of {', '.join(DRIVERS)} (client "
+            f"option `driver` or {DRIVER_ENV})"
+        )
     try:
         if name == "pycuda":
             from hlort_cuda.driver_pycuda import PyCudaDriver
@@ -48,11 +50,13 @@ def open_driver(name: str) -> GpuDriver:
         raise
     except ImportError as err:
         extra = "hlort-cuda[pycuda]" if name == "pycuda" else "hlort-cuda"
-        raise Unavailable(f"the {name} CUDA driver binding does not import ({err}); fix: "
-                          f"pip install '{extra}'") from None  # fmt: skip
+        raise Unavailable(
+            f"the {name} CUDA driver binding does not import ({err}); fix: pip install '{extra}'"
+        ) from None
     except (RuntimeError, OSError) as err:  # cuda-bindings: "Failed to dlopen libcuda.so.1"
-        raise Unavailable(f"the NVIDIA driver cannot be used ({err}); fix: "
-                          f"{NO_DRIVER_FIX}") from None  # fmt: skip
+        raise Unavailable(
+            f"the NVIDIA driver cannot be used ({err}); fix: {NO_DRIVER_FIX}"
+        ) from None
 
 
 class CudaClient(CudaCompiler, GpuClient):

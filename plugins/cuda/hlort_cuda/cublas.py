@@ -93,15 +93,42 @@ class Cublas:
         common = [handle, op_b, op_a, spec.n, spec.m, spec.k, ctypes.byref(alpha)]
         if spec.batch == 1:
             status = self.lib.cublasGemmEx(
-                *common, ptr(b.pointer), types[0], ldb, ptr(a.pointer), types[1], lda,
-                ctypes.byref(beta), ptr(c.pointer), types[2], spec.n, compute, _GEMM_DEFAULT)
+                *common,
+                ptr(b.pointer),
+                types[0],
+                ldb,
+                ptr(a.pointer),
+                types[1],
+                lda,
+                ctypes.byref(beta),
+                ptr(c.pointer),
+                types[2],
+                spec.n,
+                compute,
+                _GEMM_DEFAULT,
+            )
             self._check(status, "cublasGemmEx")
             return
         ll = ctypes.c_longlong
         status = self.lib.cublasGemmStridedBatchedEx(
-            *common, ptr(b.pointer), types[0], ldb, ll(spec.k * spec.n), ptr(a.pointer),
-            types[1], lda, ll(spec.m * spec.k), ctypes.byref(beta), ptr(c.pointer), types[2],
-            spec.n, ll(spec.m * spec.n), spec.batch, compute, _GEMM_DEFAULT)
+            *common,
+            ptr(b.pointer),
+            types[0],
+            ldb,
+            ll(spec.k * spec.n),
+            ptr(a.pointer),
+            types[1],
+            lda,
+            ll(spec.m * spec.k),
+            ctypes.byref(beta),
+            ptr(c.pointer),
+            types[2],
+            spec.n,
+            ll(spec.m * spec.n),
+            spec.batch,
+            compute,
+            _GEMM_DEFAULT,
+        )
         self._check(status, "cublasGemmStridedBatchedEx")
 
 
@@ -111,15 +138,21 @@ def check_gemm(spec: GemmSpec, a_bytes: int, b_bytes: int, c_bytes: int) -> None
         if getattr(spec, name) not in _DATA_TYPES:
             raise Unimplemented(f"cuBLAS gemm on {getattr(spec, name)} ({name})")
     if max(spec.m, spec.n, spec.k, spec.batch) > _INT32_MAX:
-        raise InvalidArgument(f"gemm {spec.m}x{spec.n}x{spec.k} (batch {spec.batch}) exceeds "
-                              f"cuBLAS's 32-bit sizes; split the dot")  # fmt: skip
+        raise InvalidArgument(
+            f"gemm {spec.m}x{spec.n}x{spec.k} (batch {spec.batch}) exceeds "
+            f"cuBLAS's 32-bit sizes; split the dot"
+        )
     sizes = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8}
-    need = (spec.batch * spec.m * spec.k * sizes[spec.dtype_a],
-            spec.batch * spec.k * spec.n * sizes[spec.dtype_b],
-            spec.batch * spec.m * spec.n * sizes[spec.dtype_c])  # fmt: skip
+    need = (
+        spec.batch * spec.m * spec.k * sizes[spec.dtype_a],
+        spec.batch * spec.k * spec.n * sizes[spec.dtype_b],
+        spec.batch * spec.m * spec.n * sizes[spec.dtype_c],
+    )
     if any(n > have for n, have in zip(need, (a_bytes, b_bytes, c_bytes), strict=True)):
-        raise InvalidArgument(f"gemm {spec} needs {need} bytes, its slots have "
-                              f"{(a_bytes, b_bytes, c_bytes)}; recompile the program")  # fmt: skip
+        raise InvalidArgument(
+            f"gemm {spec} needs {need} bytes, its slots have "
+            f"{(a_bytes, b_bytes, c_bytes)}; recompile the program"
+        )
 
 
 _loaded: Cublas | None = None

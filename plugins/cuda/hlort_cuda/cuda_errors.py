@@ -21,12 +21,12 @@ _KERNEL_FAULT = {700, 701, 702, 714, 715, 716, 717, 718, 719, 720}  # illegal ad
 _FIXES = {
     "out_of_memory": "delete buffers you no longer need, or use smaller shapes",
     "unavailable": "check `nvidia-smi`, CUDA_VISIBLE_DEVICES and that the driver matches the "
-                   "kernel module (a reboot after a driver update)",
+    "kernel module (a reboot after a driver update)",
     "bad_image": "update the NVIDIA driver (its PTX JIT must know the PTX ISA version the "
-                 "compiler wrote) or compile for an older target (--target / the client option "
-                 "`target`)",
+    "compiler wrote) or compile for an older target (--target / the client option "
+    "`target`)",
     "kernel_fault": "the CUDA context is now unusable: restart the process; report the module "
-                    "to hlort with HLORT_FALLBACK=allow output and the dump (--dump-dir)",
+    "to hlort with HLORT_FALLBACK=allow output and the dump (--dump-dir)",
 }
 
 

@@ -113,8 +113,9 @@ class CudaBindingsDriver(GpuDriver):
         )
 
     def can_access_peer(self, ordinal: int, peer: int) -> bool:
-        return bool(self._call("cuDeviceCanAccessPeer", self._devices[ordinal],
-                               self._devices[peer]))  # fmt: skip
+        return bool(
+            self._call("cuDeviceCanAccessPeer", self._devices[ordinal], self._devices[peer])
+        )
 
     def _enable_peer(self, ordinal: int, peer: int) -> None:
         if (ordinal, peer) in self._peers or ordinal == peer:
@@ -125,8 +126,9 @@ class CudaBindingsDriver(GpuDriver):
             result = self.cu.cuCtxEnablePeerAccess(self._contexts[peer], 0)
             already = self.cu.CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
             if result[0] not in (self.cu.CUresult.CUDA_SUCCESS, already):
-                raise cuda_error("cuCtxEnablePeerAccess", int(result[0]),
-                                 self._error_name(result[0]))  # fmt: skip
+                raise cuda_error(
+                    "cuCtxEnablePeerAccess", int(result[0]), self._error_name(result[0])
+                )
         self._peers.add((ordinal, peer))
 
     # -- memory --------------------------------------------------------------------------------
@@ -163,8 +165,11 @@ class CudaBindingsDriver(GpuDriver):
 
     def event_create(self, ordinal: int, timing: bool = False) -> _Handle:
         self._activate(ordinal)
-        flags = (self.cu.CUevent_flags.CU_EVENT_DEFAULT if timing
-                 else self.cu.CUevent_flags.CU_EVENT_DISABLE_TIMING)  # fmt: skip
+        flags = (
+            self.cu.CUevent_flags.CU_EVENT_DEFAULT
+            if timing
+            else self.cu.CUevent_flags.CU_EVENT_DISABLE_TIMING
+        )
         return _Handle(ordinal, self._call("cuEventCreate", flags))
 
     def event_destroy(self, event: _Handle) -> None:
@@ -208,8 +213,15 @@ class CudaBindingsDriver(GpuDriver):
     def copy_peer_async(self, dst, dst_ordinal, src, src_ordinal, nbytes, stream) -> None:
         self._enable_peer(dst_ordinal, src_ordinal)
         self._activate(stream.ordinal)
-        self._call("cuMemcpyPeerAsync", dst, self._contexts[dst_ordinal], src,
-                   self._contexts[src_ordinal], nbytes, stream.handle)  # fmt: skip
+        self._call(
+            "cuMemcpyPeerAsync",
+            dst,
+            self._contexts[dst_ordinal],
+            src,
+            self._contexts[src_ordinal],
+            nbytes,
+            stream.handle,
+        )
 
     def memset_async(self, pointer: int, byte: int, nbytes: int, stream: _Handle) -> None:
         self._activate(stream.ordinal)
@@ -229,17 +241,34 @@ class CudaBindingsDriver(GpuDriver):
 
     def function(self, module: _Handle, name: str) -> _Handle:
         self._activate(module.ordinal)
-        return _Handle(module.ordinal, self._call("cuModuleGetFunction", module.handle,
-                                                  name.encode()))  # fmt: skip
+        return _Handle(
+            module.ordinal, self._call("cuModuleGetFunction", module.handle, name.encode())
+        )
 
-    def launch(self, function: _Handle, grid, block, shared_bytes: int, stream: _Handle,
-               arguments: Sequence[KernelArgument]) -> None:  # fmt: skip
+    def launch(
+        self,
+        function: _Handle,
+        grid,
+        block,
+        shared_bytes: int,
+        stream: _Handle,
+        arguments: Sequence[KernelArgument],
+    ) -> None:
         self._activate(stream.ordinal)
         values = [_as_ctype(a) for a in arguments]
         pointers = (ctypes.c_void_p * max(1, len(values)))(
-            *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
-        self._call("cuLaunchKernel", function.handle, *grid, *block, shared_bytes, stream.handle,
-                   ctypes.addressof(pointers) if values else 0, 0)  # fmt: skip
+            *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values]
+        )
+        self._call(
+            "cuLaunchKernel",
+            function.handle,
+            *grid,
+            *block,
+            shared_bytes,
+            stream.handle,
+            ctypes.addressof(pointers) if values else 0,
+            0,
+        )
 
     def make_current(self, ordinal: int) -> None:
         self._activate(ordinal)
@@ -263,13 +292,20 @@ def _as_ctype(argument: KernelArgument):
     if isinstance(argument, (int, np.integer)) and not isinstance(argument, np.generic):
         return ctypes.c_uint64(argument)
     if isinstance(argument, np.generic):
-        kinds = {np.dtype(np.int32): ctypes.c_int32, np.dtype(np.int64): ctypes.c_int64,
-                 np.dtype(np.uint32): ctypes.c_uint32, np.dtype(np.uint64): ctypes.c_uint64,
-                 np.dtype(np.float32): ctypes.c_float, np.dtype(np.float64): ctypes.c_double}
+        kinds = {
+            np.dtype(np.int32): ctypes.c_int32,
+            np.dtype(np.int64): ctypes.c_int64,
+            np.dtype(np.uint32): ctypes.c_uint32,
+            np.dtype(np.uint64): ctypes.c_uint64,
+            np.dtype(np.float32): ctypes.c_float,
+            np.dtype(np.float64): ctypes.c_double,
+        }
         ctype = kinds.get(argument.dtype)
         if ctype is not None:
             return ctype(argument.item())
     from hlort.errors import InvalidArgument
 
-    raise InvalidArgument(f"kernel argument {argument!r} is neither a device pointer (int) nor a "
-                          f"32/64-bit NumPy scalar")  # fmt: skip
+    raise InvalidArgument(
+        f"kernel argument {argument!r} is neither a device pointer (int) nor a "
+        f"32/64-bit NumPy scalar"
+    )

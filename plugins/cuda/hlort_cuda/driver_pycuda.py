@@ -51,17 +51,22 @@ class PyCudaDriver(GpuDriver):
         except HlortError:
             raise
         except drv.MemoryError as err:
-            raise GpuOutOfMemory(f"{call} failed: {err}; fix: delete buffers you no longer "
-                                 f"need, or use smaller shapes") from None  # fmt: skip
+            raise GpuOutOfMemory(
+                f"{call} failed: {err}; fix: delete buffers you no longer "
+                f"need, or use smaller shapes"
+            ) from None
         except drv.LaunchError as err:
-            raise Internal(f"{call} failed: {err}; the CUDA context is unusable: restart the "
-                           f"process") from None  # fmt: skip
+            raise Internal(
+                f"{call} failed: {err}; the CUDA context is unusable: restart the process"
+            ) from None
         except drv.Error as err:
             if "not found" in str(err).lower():
                 raise NotFound(f"{call} failed: {err}") from None
             if call == "cuModuleLoadData":
-                raise InvalidArgument(f"{call} failed: {err}; fix: update the NVIDIA driver or "
-                                      f"compile for an older target") from None  # fmt: skip
+                raise InvalidArgument(
+                    f"{call} failed: {err}; fix: update the NVIDIA driver or "
+                    f"compile for an older target"
+                ) from None
             raise Internal(f"{call} failed: {err}") from None
 
     @contextlib.contextmanager
@@ -90,16 +95,21 @@ class PyCudaDriver(GpuDriver):
         dev, attr = self._devices[ordinal], self.drv.device_attribute
         major, minor = dev.compute_capability()
         return GpuDeviceProperties(
-            ordinal=ordinal, name=dev.name(), arch=arch_of_capability(major, minor),
-            total_memory=int(dev.total_memory()), compute_capability=(major, minor),
+            ordinal=ordinal,
+            name=dev.name(),
+            arch=arch_of_capability(major, minor),
+            total_memory=int(dev.total_memory()),
+            compute_capability=(major, minor),
             multiprocessor_count=dev.get_attribute(attr.MULTIPROCESSOR_COUNT),
             warp_size=dev.get_attribute(attr.WARP_SIZE),
             max_threads_per_block=dev.get_attribute(attr.MAX_THREADS_PER_BLOCK),
             max_shared_memory_per_block=dev.get_attribute(attr.MAX_SHARED_MEMORY_PER_BLOCK),
-            peak_bandwidth_bytes_s=peak_bandwidth(dev.get_attribute(attr.MEMORY_CLOCK_RATE),
-                                                  dev.get_attribute(attr.GLOBAL_MEMORY_BUS_WIDTH)),
+            peak_bandwidth_bytes_s=peak_bandwidth(
+                dev.get_attribute(attr.MEMORY_CLOCK_RATE),
+                dev.get_attribute(attr.GLOBAL_MEMORY_BUS_WIDTH),
+            ),
             pci_bus_id=dev.pci_bus_id(),
-        )  # fmt: skip
+        )
 
     def can_access_peer(self, ordinal: int, peer: int) -> bool:
         return bool(self._devices[ordinal].can_access_peer(self._devices[peer]))
@@ -175,8 +185,14 @@ class PyCudaDriver(GpuDriver):
 
     def copy_peer_async(self, dst, dst_ordinal, src, src_ordinal, nbytes, stream) -> None:
         with self._on(stream.ordinal, "cuMemcpyPeerAsync"):
-            self.drv.memcpy_peer_async(dst, src, nbytes, self._contexts.get(dst_ordinal),
-                                       self._contexts.get(src_ordinal), stream.handle)  # fmt: skip
+            self.drv.memcpy_peer_async(
+                dst,
+                src,
+                nbytes,
+                self._contexts.get(dst_ordinal),
+                self._contexts.get(src_ordinal),
+                stream.handle,
+            )
 
     def memset_async(self, pointer: int, byte: int, nbytes: int, stream: _Handle) -> None:
         with self._on(stream.ordinal, "cuMemsetD8Async"):
@@ -195,15 +211,22 @@ class PyCudaDriver(GpuDriver):
         with self._on(module.ordinal, "cuModuleGetFunction"):
             return _Handle(module.ordinal, module.handle.get_function(name))
 
-    def launch(self, function: _Handle, grid, block, shared_bytes: int, stream: _Handle,
-               arguments: Sequence) -> None:  # fmt: skip
-        codes = "".join("P" if isinstance(a, int) else np.asarray(a).dtype.char
-                        for a in arguments)  # fmt: skip
+    def launch(
+        self,
+        function: _Handle,
+        grid,
+        block,
+        shared_bytes: int,
+        stream: _Handle,
+        arguments: Sequence,
+    ) -> None:
+        codes = "".join("P" if isinstance(a, int) else np.asarray(a).dtype.char for a in arguments)
         with self._on(stream.ordinal, "cuLaunchKernel"):
             fn = function.handle
             fn.prepare(codes)
-            fn.prepared_async_call(tuple(grid), tuple(block), stream.handle, *arguments,
-                                   shared_size=shared_bytes)  # fmt: skip
+            fn.prepared_async_call(
+                tuple(grid), tuple(block), stream.handle, *arguments, shared_size=shared_bytes
+            )
 
     def make_current(self, ordinal: int) -> None:
         """Leave the device's context pushed on this thread (once per thread and device)."""

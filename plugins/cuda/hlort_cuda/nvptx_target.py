@@ -28,12 +28,15 @@ def parse_arch(arch: str) -> int:
     """``"sm_90"`` (or ``"90"``, ``"9.0"``) -> 90; InvalidArgument naming the fix otherwise."""
     m = re.fullmatch(r"(?:sm_|compute_)?(\d+)(?:\.(\d))?a?", arch.strip())
     if not m:
-        raise InvalidArgument(f"CUDA target {arch!r} is not a compute capability; use e.g. "
-                              "sm_80 or sm_90")  # fmt: skip
+        raise InvalidArgument(
+            f"CUDA target {arch!r} is not a compute capability; use e.g. sm_80 or sm_90"
+        )
     value = int(m.group(1)) * 10 + int(m.group(2)) if m.group(2) else int(m.group(1))
     if value < 70:
-        raise InvalidArgument(f"CUDA target {arch!r}: hlort needs sm_70 or newer "
-                              "(shfl.sync and independent thread scheduling)")  # fmt: skip
+        raise InvalidArgument(
+            f"CUDA target {arch!r}: hlort needs sm_70 or newer "
+            "(shfl.sync and independent thread scheduling)"
+        )
     return value
 
 
@@ -74,8 +77,15 @@ class NvptxTarget(GpuTarget):
 
     def shuffle_xor(self, b: ir.IRBuilder, value: ir.Value, lane_mask: int) -> ir.Value:
         fn = declare(b.module, "llvm.nvvm.shfl.sync.bfly.i32", I32, [I32, I32, I32, I32])
-        return b.call(fn, [ir.Constant(I32, FULL_MASK), value, ir.Constant(I32, lane_mask),
-                           ir.Constant(I32, 0x1F)])  # fmt: skip
+        return b.call(
+            fn,
+            [
+                ir.Constant(I32, FULL_MASK),
+                value,
+                ir.Constant(I32, lane_mask),
+                ir.Constant(I32, 0x1F),
+            ],
+        )
 
     def target_machine(self):
         if self._machine is None:
@@ -85,7 +95,8 @@ class NvptxTarget(GpuTarget):
             llvm.initialize_all_asmprinters()
             target = llvm.Target.from_triple(TRIPLE)
             self._machine = target.create_target_machine(
-                cpu=self.name, features=ptx_features(self.capability), opt=self.opt_level)
+                cpu=self.name, features=ptx_features(self.capability), opt=self.opt_level
+            )
         return self._machine
 
     def compile(self, llvm_ir: str) -> bytes:

@@ -40,8 +40,11 @@ class CudaPlugin(GpuPlugin):
         return probe_cuda()
 
     def attributes(self) -> Mapping[str, AttributeValue]:
-        return {"version": VERSION, "vendor": "NVIDIA (hlort)",
-                "description": "NVIDIA GPUs: PTX kernels from llvmlite, cuBLAS dots"}  # fmt: skip
+        return {
+            "version": VERSION,
+            "vendor": "NVIDIA (hlort)",
+            "description": "NVIDIA GPUs: PTX kernels from llvmlite, cuBLAS dots",
+        }
 
     def conformance_profile(self):
         """Complex power is exp(b log a) in the shared element layer, as on cpu: the last-bit
@@ -50,7 +53,8 @@ class CudaPlugin(GpuPlugin):
         from hlort.plugin.conformance_profile import ConformanceProfile, Tolerance
 
         return ConformanceProfile(
-            tolerances={"power:c128": Tolerance(ulp=4, rtol=1e-13, atol=1e-15)})
+            tolerances={"power:c128": Tolerance(ulp=4, rtol=1e-13, atol=1e-15)}
+        )
 
     def check_target(self, target: str) -> str:
         from hlort_cuda.targets import canonical_target

@@ -24,9 +24,11 @@ _INSTALL = {
 }
 LIBCUDA = "libcuda.so.1" if sys.platform != "win32" else "nvcuda.dll"
 CUDA_ERROR_NO_DEVICE = 100
-NO_DRIVER_FIX = ("install the NVIDIA driver (it provides libcuda.so.1) on a machine with an "
-                 "NVIDIA GPU, or use another backend (HLORT_PLATFORMS=cpu); compiling with "
-                 "`hlort compile --platform cuda --target sm_90` works without one")  # fmt: skip
+NO_DRIVER_FIX = (
+    "install the NVIDIA driver (it provides libcuda.so.1) on a machine with an "
+    "NVIDIA GPU, or use another backend (HLORT_PLATFORMS=cpu); compiling with "
+    "`hlort compile --platform cuda --target sm_90` works without one"
+)
 
 
 def chosen_driver() -> str:
@@ -53,27 +55,35 @@ def load_libcuda():
 def probe_cuda() -> ProbeResult:
     name = chosen_driver()
     if name not in DRIVERS:
-        return ProbeResult.unavailable(f"{DRIVER_ENV}={name!r} is not a CUDA driver binding",
-                                       f"use one of {', '.join(DRIVERS)}")  # fmt: skip
+        return ProbeResult.unavailable(
+            f"{DRIVER_ENV}={name!r} is not a CUDA driver binding",
+            f"use one of {', '.join(DRIVERS)}",
+        )
     if not binding_installed(name):
-        return ProbeResult.unavailable(f"the {name} Python package is not installed",
-                                       _INSTALL[name])  # fmt: skip
+        return ProbeResult.unavailable(
+            f"the {name} Python package is not installed", _INSTALL[name]
+        )
     try:
         lib = load_libcuda()
     except OSError as err:
-        return ProbeResult.unavailable(f"no NVIDIA driver: cannot load {LIBCUDA} ({err})",
-                                       NO_DRIVER_FIX)  # fmt: skip
+        return ProbeResult.unavailable(
+            f"no NVIDIA driver: cannot load {LIBCUDA} ({err})", NO_DRIVER_FIX
+        )
     status = lib.cuInit(0)
     if status == CUDA_ERROR_NO_DEVICE:
-        return ProbeResult.unavailable("the NVIDIA driver sees no GPU (CUDA_ERROR_NO_DEVICE)",
-                                       "check `nvidia-smi` and CUDA_VISIBLE_DEVICES")  # fmt: skip
+        return ProbeResult.unavailable(
+            "the NVIDIA driver sees no GPU (CUDA_ERROR_NO_DEVICE)",
+            "check `nvidia-smi` and CUDA_VISIBLE_DEVICES",
+        )
     if status != 0:
-        return ProbeResult.unavailable(f"cuInit failed with CUDA error {status}",
-                                       "check `nvidia-smi`; the driver may need a reboot or "
-                                       "a newer version")  # fmt: skip
+        return ProbeResult.unavailable(
+            f"cuInit failed with CUDA error {status}",
+            "check `nvidia-smi`; the driver may need a reboot or a newer version",
+        )
     count = ctypes.c_int(0)
     status = lib.cuDeviceGetCount(ctypes.byref(count))
     if status != 0 or count.value < 1:
-        return ProbeResult.unavailable("the NVIDIA driver sees no GPU",
-                                       "check `nvidia-smi` and CUDA_VISIBLE_DEVICES")  # fmt: skip
+        return ProbeResult.unavailable(
+            "the NVIDIA driver sees no GPU", "check `nvidia-smi` and CUDA_VISIBLE_DEVICES"
+        )
     return ProbeResult.ok()

@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ENV_VAR = "HLORT_PTXAS"
-_INSTALL_HINT = ("install NVIDIA's assembler with `pip install nvidia-cuda-nvcc` (the "
-                 "hlort-cuda[ptxas] extra), or set HLORT_PTXAS to a ptxas binary")  # fmt: skip
+_INSTALL_HINT = (
+    "install NVIDIA's assembler with `pip install nvidia-cuda-nvcc` (the "
+    "hlort-cuda[ptxas] extra), or set HLORT_PTXAS to a ptxas binary"
+)
 
 
 def find_ptxas() -> str | None:
@@ -35,8 +37,10 @@ def find_ptxas() -> str | None:
         import nvidia  # the namespace package NVIDIA's wheels install into
 
         for root in getattr(nvidia, "__path__", []):
-            candidates += [Path(root) / "cu13" / "bin" / "ptxas",
-                           Path(root) / "cuda_nvcc" / "bin" / "ptxas"]  # fmt: skip
+            candidates += [
+                Path(root) / "cu13" / "bin" / "ptxas",
+                Path(root) / "cuda_nvcc" / "bin" / "ptxas",
+            ]
     except ImportError:
         pass
     for path in candidates:
@@ -91,8 +95,11 @@ def parse_verbose_list(log: str) -> list[KernelUsage]:
             continue
         m = _FRAME.search(line)
         if m:
-            usage[-1].update(stack_bytes=int(m.group(1)), spill_stores=int(m.group(2)),
-                             spill_loads=int(m.group(3)))  # fmt: skip
+            usage[-1].update(
+                stack_bytes=int(m.group(1)),
+                spill_stores=int(m.group(2)),
+                spill_loads=int(m.group(3)),
+            )
         m = _USED.search(line)
         if m:
             usage[-1]["registers"] = int(m.group(1))
@@ -109,8 +116,9 @@ def parse_verbose(log: str) -> dict[str, KernelUsage]:
 _ENTRY_DECL = re.compile(rb"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s", re.MULTILINE)
 
 
-def run_ptxas_many(ptx_by_label: dict[str, bytes], arch: str, ptxas: str | None = None,
-                   chunk: int = 48) -> dict[str, PtxasResult]:  # fmt: skip
+def run_ptxas_many(
+    ptx_by_label: dict[str, bytes], arch: str, ptxas: str | None = None, chunk: int = 48
+) -> dict[str, PtxasResult]:
     """``run_ptxas`` for many PTX files, ``chunk`` per ptxas process (one process per file costs
     more than assembling it); a chunk that fails is assembled file by file to say which."""
     exe = ptxas or find_ptxas()
@@ -119,16 +127,19 @@ def run_ptxas_many(ptx_by_label: dict[str, bytes], arch: str, ptxas: str | None 
     labels = list(ptx_by_label)
     results: dict[str, PtxasResult] = {}
     for start in range(0, len(labels), chunk):
-        group = labels[start:start + chunk]
+        group = labels[start : start + chunk]
         with tempfile.TemporaryDirectory(prefix="hlort-ptxas-") as tmp:
             files = []
             for k, label in enumerate(group):
                 path = Path(tmp) / f"m{k}.ptx"
                 path.write_bytes(ptx_by_label[label])
                 files.append(str(path))
-            proc = subprocess.run([exe, f"-arch={arch}", "-v", *files, "-o",
-                                   str(Path(tmp) / "all.o")], capture_output=True, text=True,
-                                  timeout=600)  # fmt: skip
+            proc = subprocess.run(
+                [exe, f"-arch={arch}", "-v", *files, "-o", str(Path(tmp) / "all.o")],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
         log = proc.stdout + proc.stderr
         if proc.returncode != 0:
             for label in group:
@@ -142,8 +153,9 @@ def run_ptxas_many(ptx_by_label: dict[str, bytes], arch: str, ptxas: str | None 
     return results
 
 
-def run_ptxas(ptx: bytes | str, arch: str, ptxas: str | None = None,
-              timeout: float = 300.0) -> PtxasResult:  # fmt: skip
+def run_ptxas(
+    ptx: bytes | str, arch: str, ptxas: str | None = None, timeout: float = 300.0
+) -> PtxasResult:
     """Assemble ``ptx`` for ``arch`` (``sm_90``) with ``-v``; never raises for a rejection."""
     exe = ptxas or find_ptxas()
     if exe is None:
@@ -152,11 +164,22 @@ def run_ptxas(ptx: bytes | str, arch: str, ptxas: str | None = None,
     with tempfile.TemporaryDirectory(prefix="hlort-ptxas-") as tmp:
         src = Path(tmp) / "kernels.ptx"
         src.write_bytes(data)
-        proc = subprocess.run([exe, f"-arch={arch}", "-v", str(src), "-o", str(Path(tmp) / "k.o")],
-                              capture_output=True, text=True, timeout=timeout)  # fmt: skip
+        proc = subprocess.run(
+            [exe, f"-arch={arch}", "-v", str(src), "-o", str(Path(tmp) / "k.o")],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     log = proc.stdout + proc.stderr
     return PtxasResult(arch, proc.returncode == 0, log, parse_verbose(log))
 
 
-__all__ = ["KernelUsage", "PtxasResult", "find_ptxas", "missing_ptxas_reason", "parse_verbose",
-           "run_ptxas", "run_ptxas_many"]  # fmt: skip
+__all__ = [
+    "KernelUsage",
+    "PtxasResult",
+    "find_ptxas",
+    "missing_ptxas_reason",
+    "parse_verbose",
+    "run_ptxas",
+    "run_ptxas_many",
+]

@@ -37,12 +37,15 @@ def reference_kernel(driver: FakeGpuDriver, module_handle, pointers: list[int]) 
     leaves: list[ArrayShape] = []
     for param in entry.parameters:
         leaves += flatten_array_shapes(param.shape, "parameter")
-    args = [driver.array(p, s.dtype.numpy, s.dims).copy()
-            for p, s in zip(pointers, leaves, strict=False)]  # fmt: skip
+    args = [
+        driver.array(p, s.dtype.numpy, s.dims).copy()
+        for p, s in zip(pointers, leaves, strict=False)
+    ]
     result = evaluate(module, unflatten([p.shape for p in entry.parameters], args))
     outs = flatten_array_shapes(entry.result_shape, "result")
-    for pointer, shape, value in zip(pointers[len(leaves):], outs, flatten_value(result),
-                                     strict=True):  # fmt: skip
+    for pointer, shape, value in zip(
+        pointers[len(leaves) :], outs, flatten_value(result), strict=True
+    ):
         if shape.nbytes:
             driver.array(pointer, shape.dtype.numpy, shape.dims)[...] = value
 
@@ -58,27 +61,41 @@ class FakeCompiler:
         for param in entry.parameters:
             params += flatten_array_shapes(param.shape, "parameter")
         outs = flatten_array_shapes(entry.result_shape, "result")
-        slots = [BufferSlot(k, "parameter", s.nbytes, 256, s.dtype.name, s.dims,
-                            parameter_number=k) for k, s in enumerate(params)]  # fmt: skip
+        slots = [
+            BufferSlot(k, "parameter", s.nbytes, 256, s.dtype.name, s.dims, parameter_number=k)
+            for k, s in enumerate(params)
+        ]
         donation: dict[int, int] = {}
         outputs: list[int] = []
         for k, shape in enumerate(outs):
-            donor = next((p for p in options.donated_arguments
-                          if p not in donation and params[p] == shape), None)  # fmt: skip
+            donor = next(
+                (p for p in options.donated_arguments if p not in donation and params[p] == shape),
+                None,
+            )
             if donor is not None:
                 donation[donor] = k
                 outputs.append(donor)
                 continue
-            slots.append(BufferSlot(len(slots), "output", shape.nbytes, 256, shape.dtype.name,
-                                    shape.dims, offset=0))  # fmt: skip
+            slots.append(
+                BufferSlot(
+                    len(slots), "output", shape.nbytes, 256, shape.dtype.name, shape.dims, offset=0
+                )
+            )
             outputs.append(len(slots) - 1)
         args = tuple(range(len(params))) + tuple(outputs)
         plan = self.client_options.get("plan", "reference")
         kernels = [KernelInfo("reference", "reference", len(args))]
         if plan == "host_fallback":
-            steps = [HostFallback(entry.root.name, entry.root.opcode.value, "fake plan",
-                                  encode_module(module), args[:len(params)],
-                                  tuple(outputs))]  # fmt: skip
+            steps = [
+                HostFallback(
+                    entry.root.name,
+                    entry.root.opcode.value,
+                    "fake plan",
+                    encode_module(module),
+                    args[: len(params)],
+                    tuple(outputs),
+                )
+            ]
             kernels = []
         elif plan == "gemm":
             (m, k), (_, n) = params[0].dims, params[1].dims
@@ -92,9 +109,22 @@ class FakeCompiler:
             if isinstance(step, HostFallback):
                 report.add(step.instruction, step.opcode, step.reason)
         report.apply()
-        return GpuProgram(module.name, target, "fake", "fake", "; fake", encode_module(module),
-                          kernels, slots, steps, list(range(len(params))), outputs,
-                          isinstance(entry.result_shape, TupleShape), 0, donation)  # fmt: skip
+        return GpuProgram(
+            module.name,
+            target,
+            "fake",
+            "fake",
+            "; fake",
+            encode_module(module),
+            kernels,
+            slots,
+            steps,
+            list(range(len(params))),
+            outputs,
+            isinstance(entry.result_shape, TupleShape),
+            0,
+            donation,
+        )
 
     def library_runner(self, program):
         if self.client_options.get("no_library"):
@@ -124,8 +154,10 @@ def _np(name: str) -> np.dtype:
 class FakeGpuClient(FakeCompiler, GpuClient):
     def create_driver(self, options):
         driver = options.get("driver") or FakeGpuDriver(
-            devices=options.get("devices", 1), memory=options.get("memory", 64 << 20),
-            arch=options.get("arch", "sm_90"))  # fmt: skip
+            devices=options.get("devices", 1),
+            memory=options.get("memory", 64 << 20),
+            arch=options.get("arch", "sm_90"),
+        )
         driver.kernels.setdefault("reference", reference_kernel)
         return driver
 

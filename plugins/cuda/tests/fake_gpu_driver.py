@@ -48,10 +48,16 @@ class FakeGpuDriver(GpuDriver):
 
     def __init__(self, devices: int = 1, memory: int = 64 << 20, arch: str = "sm_90"):
         self._props = [
-            GpuDeviceProperties(ordinal=k, name="Fake GPU", arch=arch, total_memory=memory,
-                                compute_capability=(int(arch[3]), int(arch[4:])) if
-                                arch.startswith("sm_") else None,
-                                multiprocessor_count=4)  # fmt: skip
+            GpuDeviceProperties(
+                ordinal=k,
+                name="Fake GPU",
+                arch=arch,
+                total_memory=memory,
+                compute_capability=(int(arch[3]), int(arch[4:]))
+                if arch.startswith("sm_")
+                else None,
+                multiprocessor_count=4,
+            )
             for k in range(devices)
         ]
         self._lock = threading.RLock()
@@ -69,7 +75,7 @@ class FakeGpuDriver(GpuDriver):
     def read(self, pointer: int, nbytes: int) -> bytes:
         with self._lock:
             base, buf = self._find(pointer)
-            return bytes(buf[pointer - base:pointer - base + nbytes])
+            return bytes(buf[pointer - base : pointer - base + nbytes])
 
     def array(self, pointer: int, dtype, dims) -> np.ndarray:
         """A writable view of device bytes as an array (for fake kernels)."""
@@ -77,7 +83,9 @@ class FakeGpuDriver(GpuDriver):
         count = int(np.prod(dims, dtype=np.int64))
         with self._lock:
             base, buf = self._find(pointer)
-        view = np.frombuffer(buf, np.uint8)[pointer - base:pointer - base + count * dtype.itemsize]
+        view = np.frombuffer(buf, np.uint8)[
+            pointer - base : pointer - base + count * dtype.itemsize
+        ]
         return view.view(dtype).reshape(dims)
 
     def live_allocations(self) -> int:
@@ -90,7 +98,8 @@ class FakeGpuDriver(GpuDriver):
     def _find(self, pointer: int) -> tuple[int, bytearray]:
         i = bisect.bisect_right(self._blocks, pointer, key=lambda b: b[0]) - 1
         if i < 0 or not self._blocks[i][0] <= pointer <= self._blocks[i][0] + len(
-                self._blocks[i][1]):  # fmt: skip
+            self._blocks[i][1]
+        ):
             raise InvalidArgument(f"fake driver: 0x{pointer:x} is not device memory")
         return self._blocks[i]
 
@@ -193,7 +202,7 @@ class FakeGpuDriver(GpuDriver):
 
         def op(host=host) -> None:
             base, buf = self._find(pointer)
-            buf[pointer - base:pointer - base + host.nbytes] = host.tobytes()
+            buf[pointer - base : pointer - base + host.nbytes] = host.tobytes()
 
         self._enqueue(stream, op)
 
@@ -201,8 +210,9 @@ class FakeGpuDriver(GpuDriver):
         self._record("d2h", pointer, host.nbytes)
 
         def op() -> None:
-            host.reshape(-1).view(np.uint8)[:] = np.frombuffer(self.read(pointer, host.nbytes),
-                                                               np.uint8)  # fmt: skip
+            host.reshape(-1).view(np.uint8)[:] = np.frombuffer(
+                self.read(pointer, host.nbytes), np.uint8
+            )
 
         self._enqueue(stream, op)
 
@@ -217,14 +227,14 @@ class FakeGpuDriver(GpuDriver):
     def memset_async(self, pointer: int, byte: int, nbytes: int, stream: FakeStream) -> None:
         def op() -> None:
             base, buf = self._find(pointer)
-            buf[pointer - base:pointer - base + nbytes] = bytes([byte]) * nbytes
+            buf[pointer - base : pointer - base + nbytes] = bytes([byte]) * nbytes
 
         self._enqueue(stream, op)
 
     def _move(self, dst: int, src: int, nbytes: int) -> None:
         data = self.read(src, nbytes)
         base, buf = self._find(dst)
-        buf[dst - base:dst - base + nbytes] = data
+        buf[dst - base : dst - base + nbytes] = data
 
     # -- code ----------------------------------------------------------------------------------
     def module_load(self, ordinal: int, image: bytes) -> FakeModule:
@@ -241,8 +251,9 @@ class FakeGpuDriver(GpuDriver):
             raise NotFound(f"fake driver: no kernel {name!r}")
         return (module, name)
 
-    def launch(self, function, grid, block, shared_bytes, stream: FakeStream,
-               arguments: Sequence[int]) -> None:  # fmt: skip
+    def launch(
+        self, function, grid, block, shared_bytes, stream: FakeStream, arguments: Sequence[int]
+    ) -> None:
         module, name = function
         self._record("launch", name, tuple(grid), tuple(block), shared_bytes, tuple(arguments))
         kernel = self.kernels[name]

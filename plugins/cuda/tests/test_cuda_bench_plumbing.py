@@ -46,9 +46,15 @@ def test_quick_benchmark_runs_every_case_through_the_runtime(monkeypatch, tmp_pa
     assert bench.main(["--quick", "--json", str(out)]) == 0
     results = json.loads(out.read_text())
     assert set(results) == {
-        "copy_bandwidth_gb_s", "elementwise x+y*z 2^20", "reduce_sum(x+y*z) 2^20",
-        "softmax [256,1024]", "layernorm [256,1024]", "matmul_f32_cublas_over_hlort",
-        "matmul_bf16_cublas_over_hlort", "softmax_relu_matmul_over_matmul"}  # fmt: skip
+        "copy_bandwidth_gb_s",
+        "elementwise x+y*z 2^20",
+        "reduce_sum(x+y*z) 2^20",
+        "softmax [256,1024]",
+        "layernorm [256,1024]",
+        "matmul_f32_cublas_over_hlort",
+        "matmul_bf16_cublas_over_hlort",
+        "softmax_relu_matmul_over_matmul",
+    }
     printed = capsys.readouterr().out
     assert "goal >= 0.85" in printed and "goal <= 1.15" in printed
     launched = {c[1] for c in client.driver.calls if c[0] == "launch"}
@@ -56,8 +62,9 @@ def test_quick_benchmark_runs_every_case_through_the_runtime(monkeypatch, tmp_pa
     client.close()
 
 
-@pytest.mark.parametrize("name", ["elementwise", "reduce_sum", "softmax", "layernorm",
-                                  "attention_like"])  # fmt: skip
+@pytest.mark.parametrize(
+    "name", ["elementwise", "reduce_sum", "softmax", "layernorm", "attention_like"]
+)
 def test_benchmark_modules_mean_what_they_say(name):
     """Each module, small, on the reference interpreter against NumPy."""
     from hlort.interpreter.evaluator import evaluate

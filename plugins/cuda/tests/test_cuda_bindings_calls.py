@@ -18,13 +18,23 @@ cu = pytest.importorskip("cuda.bindings.driver", reason="cuda-bindings is not in
 from hlort_cuda.driver_bindings import CudaBindingsDriver  # noqa: E402
 
 ANSWERS = {
-    "cuDeviceGetCount": (2,), "cuDeviceGet": ("dev",), "cuDeviceGetName": (b"Fake H200\0\0",),
-    "cuDeviceTotalMem": (1 << 30,), "cuDeviceGetAttribute": (9,), "cuDriverGetVersion": (12040,),
-    "cuDeviceGetPCIBusId": (b"0000:01:00.0\0",), "cuDevicePrimaryCtxRetain": ("ctx",),
-    "cuMemAlloc": (0x7F0000000000,), "cuMemGetInfo": (100, 200), "cuStreamCreate": ("stream",),
-    "cuEventCreate": ("event",), "cuEventElapsedTime": (1.5,), "cuModuleLoadData": ("module",),
-    "cuModuleGetFunction": ("function",), "cuDeviceCanAccessPeer": (1,),
-}  # fmt: skip
+    "cuDeviceGetCount": (2,),
+    "cuDeviceGet": ("dev",),
+    "cuDeviceGetName": (b"Fake H200\0\0",),
+    "cuDeviceTotalMem": (1 << 30,),
+    "cuDeviceGetAttribute": (9,),
+    "cuDriverGetVersion": (12040,),
+    "cuDeviceGetPCIBusId": (b"0000:01:00.0\0",),
+    "cuDevicePrimaryCtxRetain": ("ctx",),
+    "cuMemAlloc": (0x7F0000000000,),
+    "cuMemGetInfo": (100, 200),
+    "cuStreamCreate": ("stream",),
+    "cuEventCreate": ("event",),
+    "cuEventElapsedTime": (1.5,),
+    "cuModuleLoadData": ("module",),
+    "cuModuleGetFunction": ("function",),
+    "cuDeviceCanAccessPeer": (1,),
+}
 
 
 class Binding:

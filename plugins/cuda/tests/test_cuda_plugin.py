@@ -114,8 +114,9 @@ def test_creating_a_client_without_a_driver_is_unavailable_with_the_fix():
 
 @needs_no_driver
 def test_hlort_devices_lists_cuda_as_unavailable_and_exits_0():
-    out = subprocess.run([sys.executable, "-m", "hlort.cli", "devices"], capture_output=True,
-                         text=True, timeout=120)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "hlort.cli", "devices"], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     line = next(ln for ln in out.stdout.splitlines() if ln.startswith("cuda "))
     assert "unavailable" in line and "fix:" in line
@@ -160,17 +161,33 @@ def test_blob_for_another_compute_capability_is_refused_naming_both():
     assert err.value.code is ErrorCode.INVALID_ARGUMENT
     assert "sm_80" in err.value.message and "sm_90" in err.value.message
     again = CudaPlugin().create_compile_only_client("sm_80").deserialize_executable(blob)
-    assert again.program.binary == sm80.compile(optimized(SEED, sm80),
-                                                CompileOptions()).program.binary  # fmt: skip
+    assert (
+        again.program.binary == sm80.compile(optimized(SEED, sm80), CompileOptions()).program.binary
+    )
 
 
 def test_cli_compile_with_target_dumps_ptx_without_a_gpu(tmp_path):
     module = tmp_path / "seed.hlo"
     module.write_text(SEED)
     dump = tmp_path / "dump"
-    out = subprocess.run([sys.executable, "-m", "hlort.cli", "compile", str(module),
-                          "--platform", "cuda", "--target", "sm_90", "--dump-dir", str(dump)],
-                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hlort.cli",
+            "compile",
+            str(module),
+            "--platform",
+            "cuda",
+            "--target",
+            "sm_90",
+            "--dump-dir",
+            str(dump),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     ptx = (dump / "seed.cuda.kernels.ptx").read_text()
     assert ".target sm_90" in ptx
@@ -180,9 +197,22 @@ def test_cli_compile_with_target_dumps_ptx_without_a_gpu(tmp_path):
 def test_cli_target_on_a_platform_without_compile_only_is_unsupported(tmp_path):
     module = tmp_path / "seed.hlo"
     module.write_text(SEED)
-    out = subprocess.run([sys.executable, "-m", "hlort.cli", "compile", str(module),
-                          "--platform", "interpreter", "--target", "sm_90"],
-                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hlort.cli",
+            "compile",
+            str(module),
+            "--platform",
+            "interpreter",
+            "--target",
+            "sm_90",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 3 and "ahead of time" in out.stderr
 
 
@@ -198,8 +228,10 @@ def test_real_compiler_program_on_the_fake_driver_launches_its_kernels(make_clie
     launched = []
     client.driver.kernels["k0_fusion"] = lambda driver, module, args: launched.append(args)
     exe = client.compile(optimized(SEED, client), CompileOptions())
-    args = [client.buffer_from_host(np.zeros((8, 256), np.float32), client.devices()[0])
-            for _ in range(3)]  # fmt: skip
+    args = [
+        client.buffer_from_host(np.zeros((8, 256), np.float32), client.devices()[0])
+        for _ in range(3)
+    ]
     (out,) = exe.execute([args])[0]
     out.ready_event().wait(timeout=10)
     loads = [c for c in client.driver.calls if c[0] == "module_load"]
@@ -215,12 +247,14 @@ def test_real_compiler_program_on_the_fake_driver_launches_its_kernels(make_clie
 def test_cuda_errors_map_to_pjrt_codes():
     from hlort_cuda.cuda_errors import cuda_error
 
-    assert cuda_error("cuMemAlloc", 2, "CUDA_ERROR_OUT_OF_MEMORY").code is \
-        ErrorCode.RESOURCE_EXHAUSTED  # fmt: skip
+    assert (
+        cuda_error("cuMemAlloc", 2, "CUDA_ERROR_OUT_OF_MEMORY").code is ErrorCode.RESOURCE_EXHAUSTED
+    )
     assert cuda_error("cuInit", 100, "CUDA_ERROR_NO_DEVICE").code is ErrorCode.UNAVAILABLE
     bad_ptx = cuda_error("cuModuleLoadData", 222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION")
-    assert bad_ptx.code is ErrorCode.INVALID_ARGUMENT and "update the NVIDIA driver" in \
-        bad_ptx.message  # fmt: skip
+    assert (
+        bad_ptx.code is ErrorCode.INVALID_ARGUMENT and "update the NVIDIA driver" in bad_ptx.message
+    )
     fault = cuda_error("cuEventSynchronize", 700, "CUDA_ERROR_ILLEGAL_ADDRESS")
     assert fault.code is ErrorCode.INTERNAL and "restart the process" in fault.message
 

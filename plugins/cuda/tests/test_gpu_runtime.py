@@ -57,14 +57,17 @@ def host(buffer):
     return buffer.to_host().result(timeout=10)
 
 
-@pytest.mark.parametrize("array", [
-    np.arange(12, dtype=np.float32).reshape(3, 4),
-    np.array(-0.0, dtype=np.float32),
-    np.zeros((0, 5), dtype=np.int32),
-    np.array([np.nan, np.inf, -np.inf], dtype=np.float64),
-    np.array([1.5, -2.25], dtype=ml_dtypes.bfloat16),
-    np.array([True, False]),
-])
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.arange(12, dtype=np.float32).reshape(3, 4),
+        np.array(-0.0, dtype=np.float32),
+        np.zeros((0, 5), dtype=np.int32),
+        np.array([np.nan, np.inf, -np.inf], dtype=np.float64),
+        np.array([1.5, -2.25], dtype=ml_dtypes.bfloat16),
+        np.array([True, False]),
+    ],
+)
 def test_transfer_round_trip_is_bit_exact(make_client, array):
     client = make_client()
     buffer = put(client, array)
@@ -146,8 +149,11 @@ def test_deleted_buffer_errors_name_it_and_the_fix(make_client):
     exe = compile_on(client, ADD)
     bx, by = put(client, np.ones(3, np.float32)), put(client, np.ones(3, np.float32))
     bx.delete()
-    for action in (lambda: host(bx), lambda: exe.execute([[bx, by]]),
-                   lambda: bx.copy_to_device(client.devices()[0])):  # fmt: skip
+    for action in (
+        lambda: host(bx),
+        lambda: exe.execute([[bx, by]]),
+        lambda: bx.copy_to_device(client.devices()[0]),
+    ):
         with pytest.raises(HlortError) as err:
             action()
         assert err.value.code is ErrorCode.FAILED_PRECONDITION
@@ -216,8 +222,9 @@ def test_serialized_blob_runs_on_the_same_target_and_is_refused_on_another(make_
     blob = compile_on(client, ADD).serialize()
     again = make_client().deserialize_executable(blob)
     other = again.client
-    (out,) = again.execute([[put(other, np.ones(3, np.float32)),
-                             put(other, np.ones(3, np.float32))]])[0]  # fmt: skip
+    (out,) = again.execute(
+        [[put(other, np.ones(3, np.float32)), put(other, np.ones(3, np.float32))]]
+    )[0]
     np.testing.assert_array_equal(host(out), [2, 2, 2])
     with pytest.raises(HlortError) as err:
         make_client(arch="sm_80").deserialize_executable(blob)
@@ -247,8 +254,9 @@ def test_host_fallback_is_counted_and_refused_under_error_policy(make_client, mo
     monkeypatch.setenv("HLORT_FALLBACK", "allow")
     exe = compile_on(client, ADD)
     assert [r.instruction for r in exe.fallbacks()] == ["s"]
-    (out,) = exe.execute([[put(client, np.ones(3, np.float32)),
-                           put(client, np.full(3, 4, np.float32))]])[0]  # fmt: skip
+    (out,) = exe.execute(
+        [[put(client, np.ones(3, np.float32)), put(client, np.full(3, 4, np.float32))]]
+    )[0]
     np.testing.assert_array_equal(host(out), [5, 5, 5])
 
 
@@ -270,8 +278,7 @@ def test_program_for_another_target_is_refused_at_compile(make_client):
     from fake_gpu_client import FakeCompiler
 
     client = make_client()
-    program = FakeCompiler.compile_program(client, parse_module(ADD), CompileOptions(),
-                                           "sm_80")  # fmt: skip
+    program = FakeCompiler.compile_program(client, parse_module(ADD), CompileOptions(), "sm_80")
     from hlort.plugin.base.gpu_program_runner import check_program_for_device
 
     with pytest.raises(HlortError, match="compiled for sm_80.*is sm_90"):
@@ -320,10 +327,15 @@ def test_program_loads_once_per_device_and_runs_replicated(make_client):
     exe = compile_on(client, ADD, num_replicas=2)
     d0, d1 = client.devices()
     for _ in range(2):
-        rows = exe.execute([[put(client, np.ones(3, np.float32), 0),
-                             put(client, np.ones(3, np.float32), 0)],
-                            [put(client, np.full(3, 2, np.float32), 1),
-                             put(client, np.full(3, 2, np.float32), 1)]])  # fmt: skip
+        rows = exe.execute(
+            [
+                [put(client, np.ones(3, np.float32), 0), put(client, np.ones(3, np.float32), 0)],
+                [
+                    put(client, np.full(3, 2, np.float32), 1),
+                    put(client, np.full(3, 2, np.float32), 1),
+                ],
+            ]
+        )
         np.testing.assert_array_equal(host(rows[0][0]), [2, 2, 2])
         np.testing.assert_array_equal(host(rows[1][0]), [4, 4, 4])
         assert rows[0][0].device is d0 and rows[1][0].device is d1
@@ -392,17 +404,36 @@ def test_host_loop_runs_condition_body_and_update_until_the_predicate_is_false(m
         drv.array(args[1], np.int32, ())[()] = drv.array(args[0], np.int32, ())[()] + 3
 
     driver.kernels.update(lt=less_than_10, add=add_3)
-    slots = [BufferSlot(0, "parameter", 4, 256, "s32", (), parameter_number=0),
-             BufferSlot(1, "output", 4, 256, "s32", ()),  # the loop state = the result
-             BufferSlot(2, "temp", 1, 256, "pred", ()),
-             BufferSlot(3, "temp", 4, 256, "s32", ())]  # fmt: skip
-    loop = HostLoop("while", (1,), (Copy(0, 1, 4),),
-                    (KernelLaunch("lt", (1, 1, 1), (1, 1, 1), 0, (1, 2)),), 2,
-                    (KernelLaunch("add", (1, 1, 1), (1, 1, 1), 0, (1, 3)),),
-                    (Copy(3, 1, 4),))  # fmt: skip
-    program = GpuProgram("loop", "sm_90", "fake", "fake", "", b"fake",
-                         [KernelInfo("lt", "test", 2), KernelInfo("add", "test", 2)], slots,
-                         [loop], [0], [1], False, 0)  # fmt: skip
+    slots = [
+        BufferSlot(0, "parameter", 4, 256, "s32", (), parameter_number=0),
+        BufferSlot(1, "output", 4, 256, "s32", ()),  # the loop state = the result
+        BufferSlot(2, "temp", 1, 256, "pred", ()),
+        BufferSlot(3, "temp", 4, 256, "s32", ()),
+    ]
+    loop = HostLoop(
+        "while",
+        (1,),
+        (Copy(0, 1, 4),),
+        (KernelLaunch("lt", (1, 1, 1), (1, 1, 1), 0, (1, 2)),),
+        2,
+        (KernelLaunch("add", (1, 1, 1), (1, 1, 1), 0, (1, 3)),),
+        (Copy(3, 1, 4),),
+    )
+    program = GpuProgram(
+        "loop",
+        "sm_90",
+        "fake",
+        "fake",
+        "",
+        b"fake",
+        [KernelInfo("lt", "test", 2), KernelInfo("add", "test", 2)],
+        slots,
+        [loop],
+        [0],
+        [1],
+        False,
+        0,
+    )
     program.check()
     start = put(client, np.array(0, np.int32))
     (out,) = ProgramRunner(program, None).run(device, [start.storage_now()], set())

@@ -22,6 +22,7 @@ def _tool():
     spec.loader.exec_module(module)
     return module
 
+
 pytestmark = pytest.mark.skipif(find_ptxas() is None, reason=missing_ptxas_reason())
 
 
@@ -51,6 +52,9 @@ def test_fallbacks_are_only_the_documented_host_ops(checked):
     fallbacks = {r.case.removeprefix("op:"): r.host_ops for r in checked[1]}
     unexpected = {label: ops for label, ops in fallbacks.items() if set(ops) - allowed}
     assert unexpected == {}
-    native = [label for label in fallbacks
-              if label.split("-")[0] in ("exponential", "transpose", "gather", "multiply")]
+    native = [
+        label
+        for label in fallbacks
+        if label.split("-")[0] in ("exponential", "transpose", "gather", "multiply")
+    ]
     assert native and all(not fallbacks[label] for label in native)

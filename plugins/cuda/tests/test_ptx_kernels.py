@@ -29,7 +29,10 @@ max_f {
 }
 """
 
-SEED = "HloModule seed\n" + _ADD + """
+SEED = (
+    "HloModule seed\n"
+    + _ADD
+    + """
 ENTRY main {
   x = f32[4096,16384] parameter(0)
   y = f32[4096,16384] parameter(1)
@@ -40,8 +43,12 @@ ENTRY main {
   ROOT r = f32[4096] reduce(s, zero), dimensions={1}, to_apply=add_f
 }
 """
+)
 
-SOFTMAX = "HloModule softmax\n" + _ADD + """
+SOFTMAX = (
+    "HloModule softmax\n"
+    + _ADD
+    + """
 ENTRY main {
   x = f32[4096,1024] parameter(0)
   ninf = f32[] constant(-inf)
@@ -55,8 +62,12 @@ ENTRY main {
   ROOT o = f32[4096,1024] divide(e, sb)
 }
 """
+)
 
-LAYERNORM = "HloModule layernorm\n" + _ADD + """
+LAYERNORM = (
+    "HloModule layernorm\n"
+    + _ADD
+    + """
 ENTRY main {
   x = f32[4096,1024] parameter(0)
   zero = f32[] constant(0)
@@ -77,8 +88,12 @@ ENTRY main {
   ROOT o = f32[4096,1024] multiply(d, rb)
 }
 """
+)
 
-FULL_SEED = "HloModule full_seed\n" + _ADD + """
+FULL_SEED = (
+    "HloModule full_seed\n"
+    + _ADD
+    + """
 ENTRY main {
   x = f32[67108864] parameter(0)
   y = f32[67108864] parameter(1)
@@ -89,6 +104,7 @@ ENTRY main {
   ROOT r = f32[] reduce(s, zero), dimensions={0}, to_apply=add_f
 }
 """
+)
 
 ELEMENTWISE = """HloModule fused_elementwise
 ENTRY main {
@@ -107,7 +123,10 @@ ENTRY main {
 }
 """
 
-MATMUL_EPILOGUE = "HloModule mlp\n" + _ADD + """
+MATMUL_EPILOGUE = (
+    "HloModule mlp\n"
+    + _ADD
+    + """
 ENTRY main {
   a = f32[256,512] parameter(0)
   w = f32[512,1024] parameter(1)
@@ -120,6 +139,7 @@ ENTRY main {
   ROOT r = f32[256,1024] maximum(s, zb)
 }
 """
+)
 
 
 def _compile(text: str, arch: str) -> GpuProgram:
@@ -130,7 +150,7 @@ def _compile(text: str, arch: str) -> GpuProgram:
 
 def _body(ptx: str, kernel: str) -> str:
     start = ptx.index(f".entry {kernel}(")
-    return ptx[start:ptx.index("\n}\n", start)]
+    return ptx[start : ptx.index("\n}\n", start)]
 
 
 @needs_ptxas
@@ -162,8 +182,9 @@ def test_full_reduction_seed_is_one_kernel_over_many_blocks(arch):
     program = _compile(FULL_SEED, arch)
     assert [k.schedule for k in program.kernels] == ["split_row_reduce"]
     assert len(program.steps) == 1 and program.steps[0].grid[0] >= 132  # every SM of an H200
-    counters = [program.slot(s) for s in program.steps[0].args if program.slot(s).kind ==
-                "constant"]  # fmt: skip
+    counters = [
+        program.slot(s) for s in program.steps[0].args if program.slot(s).kind == "constant"
+    ]
     assert len(counters) == 1 and counters[0].constant == bytes(counters[0].size)
     body = _body(program.binary.decode(), program.kernels[0].name)
     assert "atom.global.add" in body and "shfl.sync.bfly.b32" in body

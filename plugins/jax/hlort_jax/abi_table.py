@@ -52,48 +52,67 @@ FUNCTIONS: list[tuple[str, str]] = [
     ("Event_Error", "event:ptr"),
     ("Event_Await", "event:ptr"),
     ("Event_OnReady", "event:ptr callback:ptr user_arg:ptr"),
-    ("Client_Create", "create_options:ptr num_options:size kv_get_callback:ptr "
-     "kv_get_user_arg:ptr kv_put_callback:ptr kv_put_user_arg:ptr client:ptr "
-     "kv_try_get_callback:ptr kv_try_get_user_arg:ptr"),
+    (
+        "Client_Create",
+        "create_options:ptr num_options:size kv_get_callback:ptr "
+        "kv_get_user_arg:ptr kv_put_callback:ptr kv_put_user_arg:ptr client:ptr "
+        "kv_try_get_callback:ptr kv_try_get_user_arg:ptr",
+    ),
     ("Client_Destroy", "client:ptr"),
     ("Client_PlatformName", "client:ptr platform_name:ptr platform_name_size:size"),
     ("Client_ProcessIndex", "client:ptr process_index:i32"),
     ("Client_PlatformVersion", "client:ptr platform_version:ptr platform_version_size:size"),
     ("Client_Devices", "client:ptr devices:ptr num_devices:size"),
-    ("Client_AddressableDevices", "client:ptr addressable_devices:ptr "
-     "num_addressable_devices:size"),
+    (
+        "Client_AddressableDevices",
+        "client:ptr addressable_devices:ptr num_addressable_devices:size",
+    ),
     ("Client_LookupDevice", "client:ptr id:i32 device:ptr"),
     ("Client_LookupAddressableDevice", "client:ptr local_hardware_id:i32 addressable_device:ptr"),
-    ("Client_AddressableMemories", "client:ptr addressable_memories:ptr "
-     "num_addressable_memories:size"),
-    ("Client_Compile", "client:ptr program:ptr compile_options:ptr compile_options_size:size "
-     "executable:ptr"),
-    ("Client_DefaultDeviceAssignment", "client:ptr num_replicas:i32 num_partitions:i32 "
-     "default_assignment_size:size default_assignment:ptr"),
-    ("Client_BufferFromHostBuffer", "client:ptr data:ptr type:i32 dims:ptr num_dims:size "
-     "byte_strides:ptr num_byte_strides:size host_buffer_semantics:i32 device:ptr memory:ptr "
-     "device_layout:ptr done_with_host_buffer:ptr buffer:ptr"),
+    (
+        "Client_AddressableMemories",
+        "client:ptr addressable_memories:ptr num_addressable_memories:size",
+    ),
+    (
+        "Client_Compile",
+        "client:ptr program:ptr compile_options:ptr compile_options_size:size executable:ptr",
+    ),
+    (
+        "Client_DefaultDeviceAssignment",
+        "client:ptr num_replicas:i32 num_partitions:i32 "
+        "default_assignment_size:size default_assignment:ptr",
+    ),
+    (
+        "Client_BufferFromHostBuffer",
+        "client:ptr data:ptr type:i32 dims:ptr num_dims:size "
+        "byte_strides:ptr num_byte_strides:size host_buffer_semantics:i32 device:ptr memory:ptr "
+        "device_layout:ptr done_with_host_buffer:ptr buffer:ptr",
+    ),
     ("DeviceDescription_Id", "device_description:ptr id:i32"),
     ("DeviceDescription_ProcessIndex", "device_description:ptr process_index:i32"),
-    ("DeviceDescription_Attributes", "device_description:ptr num_attributes:size "
-     "attributes:ptr"),
+    ("DeviceDescription_Attributes", "device_description:ptr num_attributes:size attributes:ptr"),
     ("DeviceDescription_Kind", "device_description:ptr device_kind:ptr device_kind_size:size"),
-    ("DeviceDescription_DebugString", "device_description:ptr debug_string:ptr "
-     "debug_string_size:size"),
+    (
+        "DeviceDescription_DebugString",
+        "device_description:ptr debug_string:ptr debug_string_size:size",
+    ),
     ("DeviceDescription_ToString", "device_description:ptr to_string:ptr to_string_size:size"),
     ("Device_GetDescription", "device:ptr device_description:ptr"),
     ("Device_IsAddressable", "device:ptr is_addressable:bool"),
     ("Device_LocalHardwareId", "device:ptr local_hardware_id:i32"),
     ("Device_AddressableMemories", "device:ptr memories:ptr num_memories:size"),
     ("Device_DefaultMemory", "device:ptr memory:ptr"),
-    ("Device_MemoryStats", "device:ptr bytes_in_use:i64 peak_bytes_in_use:i64 "
-     "peak_bytes_in_use_is_set:bool num_allocs:i64 num_allocs_is_set:bool "
-     "largest_alloc_size:i64 largest_alloc_size_is_set:bool bytes_limit:i64 "
-     "bytes_limit_is_set:bool bytes_reserved:i64 bytes_reserved_is_set:bool "
-     "peak_bytes_reserved:i64 peak_bytes_reserved_is_set:bool bytes_reservable_limit:i64 "
-     "bytes_reservable_limit_is_set:bool largest_free_block_bytes:i64 "
-     "largest_free_block_bytes_is_set:bool pool_bytes:i64 pool_bytes_is_set:bool "
-     "peak_pool_bytes:i64 peak_pool_bytes_is_set:bool"),
+    (
+        "Device_MemoryStats",
+        "device:ptr bytes_in_use:i64 peak_bytes_in_use:i64 "
+        "peak_bytes_in_use_is_set:bool num_allocs:i64 num_allocs_is_set:bool "
+        "largest_alloc_size:i64 largest_alloc_size_is_set:bool bytes_limit:i64 "
+        "bytes_limit_is_set:bool bytes_reserved:i64 bytes_reserved_is_set:bool "
+        "peak_bytes_reserved:i64 peak_bytes_reserved_is_set:bool bytes_reservable_limit:i64 "
+        "bytes_reservable_limit_is_set:bool largest_free_block_bytes:i64 "
+        "largest_free_block_bytes_is_set:bool pool_bytes:i64 pool_bytes_is_set:bool "
+        "peak_pool_bytes:i64 peak_pool_bytes_is_set:bool",
+    ),
     ("Memory_Id", "memory:ptr id:i32"),
     ("Memory_Kind", "memory:ptr kind:ptr kind_size:size"),
     ("Memory_DebugString", "memory:ptr debug_string:ptr debug_string_size:size"),
@@ -106,32 +125,46 @@ FUNCTIONS: list[tuple[str, str]] = [
     ("Executable_NumOutputs", "executable:ptr num_outputs:size"),
     ("Executable_SizeOfGeneratedCodeInBytes", "executable:ptr size_in_bytes:i64"),
     ("Executable_GetCostAnalysis", "executable:ptr num_properties:size properties:ptr"),
-    ("Executable_OutputMemoryKinds", "executable:ptr num_outputs:size memory_kinds:ptr "
-     "memory_kind_sizes:ptr"),
+    (
+        "Executable_OutputMemoryKinds",
+        "executable:ptr num_outputs:size memory_kinds:ptr memory_kind_sizes:ptr",
+    ),
     ("Executable_OptimizedProgram", "executable:ptr program:ptr"),
-    ("Executable_Serialize", "executable:ptr serialized_bytes:ptr serialized_bytes_size:size "
-     "serialized_executable:ptr serialized_executable_deleter:ptr"),
+    (
+        "Executable_Serialize",
+        "executable:ptr serialized_bytes:ptr serialized_bytes_size:size "
+        "serialized_executable:ptr serialized_executable_deleter:ptr",
+    ),
     ("LoadedExecutable_Destroy", "executable:ptr"),
     ("LoadedExecutable_GetExecutable", "loaded_executable:ptr executable:ptr"),
-    ("LoadedExecutable_AddressableDevices", "executable:ptr addressable_devices:ptr "
-     "num_addressable_devices:size"),
+    (
+        "LoadedExecutable_AddressableDevices",
+        "executable:ptr addressable_devices:ptr num_addressable_devices:size",
+    ),
     ("LoadedExecutable_Delete", "executable:ptr"),
     ("LoadedExecutable_IsDeleted", "executable:ptr is_deleted:bool"),
-    ("LoadedExecutable_Execute", "executable:ptr options:ptr argument_lists:ptr "
-     "num_devices:size num_args:size output_lists:ptr device_complete_events:ptr "
-     "execute_device:ptr"),
-    ("Executable_DeserializeAndLoad", "client:ptr serialized_executable:ptr "
-     "serialized_executable_size:size loaded_executable:ptr "
-     "overridden_serialized_compile_options:ptr "
-     "overridden_serialized_compile_options_size:size"),
-    ("LoadedExecutable_Fingerprint", "executable:ptr executable_fingerprint:ptr "
-     "executable_fingerprint_size:size"),
+    (
+        "LoadedExecutable_Execute",
+        "executable:ptr options:ptr argument_lists:ptr "
+        "num_devices:size num_args:size output_lists:ptr device_complete_events:ptr "
+        "execute_device:ptr",
+    ),
+    (
+        "Executable_DeserializeAndLoad",
+        "client:ptr serialized_executable:ptr "
+        "serialized_executable_size:size loaded_executable:ptr "
+        "overridden_serialized_compile_options:ptr "
+        "overridden_serialized_compile_options_size:size",
+    ),
+    (
+        "LoadedExecutable_Fingerprint",
+        "executable:ptr executable_fingerprint:ptr executable_fingerprint_size:size",
+    ),
     ("Buffer_Destroy", "buffer:ptr"),
     ("Buffer_ElementType", "buffer:ptr type:i32"),
     ("Buffer_Dimensions", "buffer:ptr dims:ptr num_dims:size"),
     ("Buffer_UnpaddedDimensions", "buffer:ptr unpadded_dims:ptr num_dims:size"),
-    ("Buffer_DynamicDimensionIndices", "buffer:ptr dynamic_dim_indices:ptr "
-     "num_dynamic_dims:size"),
+    ("Buffer_DynamicDimensionIndices", "buffer:ptr dynamic_dim_indices:ptr num_dynamic_dims:size"),
     ("Buffer_GetMemoryLayout", "buffer:ptr layout:layout"),
     ("Buffer_OnDeviceSizeInBytes", "buffer:ptr on_device_size_in_bytes:size"),
     ("Buffer_Device", "buffer:ptr device:ptr"),
@@ -163,15 +196,20 @@ FUNCTIONS: list[tuple[str, str]] = [
     ("Executable_OutputDimensions", "executable:ptr num_outputs:size dims:ptr dim_sizes:ptr"),
     ("Buffer_CopyToMemory", "buffer:ptr dst_memory:ptr dst_buffer:ptr"),
     ("Client_CreateViewOfDeviceBuffer", ""),
-    ("Executable_Fingerprint", "executable:ptr executable_fingerprint:ptr "
-     "executable_fingerprint_size:size"),
+    (
+        "Executable_Fingerprint",
+        "executable:ptr executable_fingerprint:ptr executable_fingerprint_size:size",
+    ),
     ("Client_TopologyDescription", ""),
-    ("Executable_GetCompiledMemoryStats", "executable:ptr generated_code_size_in_bytes:i64 "
-     "argument_size_in_bytes:i64 output_size_in_bytes:i64 alias_size_in_bytes:i64 "
-     "temp_size_in_bytes:i64 host_generated_code_size_in_bytes:i64 "
-     "host_argument_size_in_bytes:i64 host_output_size_in_bytes:i64 "
-     "host_alias_size_in_bytes:i64 host_temp_size_in_bytes:i64 peak_memory_in_bytes:i64 "
-     "total_size_in_bytes:i64"),
+    (
+        "Executable_GetCompiledMemoryStats",
+        "executable:ptr generated_code_size_in_bytes:i64 "
+        "argument_size_in_bytes:i64 output_size_in_bytes:i64 alias_size_in_bytes:i64 "
+        "temp_size_in_bytes:i64 host_generated_code_size_in_bytes:i64 "
+        "host_argument_size_in_bytes:i64 host_output_size_in_bytes:i64 "
+        "host_alias_size_in_bytes:i64 host_temp_size_in_bytes:i64 peak_memory_in_bytes:i64 "
+        "total_size_in_bytes:i64",
+    ),
     ("Memory_Kind_Id", "memory:ptr kind_id:i32"),
     ("ExecuteContext_Create", ""),
     ("ExecuteContext_Destroy", "context:ptr"),
@@ -192,23 +230,32 @@ FUNCTIONS: list[tuple[str, str]] = [
     ("TopologyDescription_Deserialize", ""),
     ("Client_CreateAliasBuffer", ""),
     ("Client_FulfillAliasBuffer", ""),
-    ("LoadedExecutable_GetDeviceAssignment", "executable:ptr serialized_bytes:ptr "
-     "serialized_bytes_size:size serialized_device_assignment:ptr "
-     "serialized_device_assignment_deleter:ptr"),
+    (
+        "LoadedExecutable_GetDeviceAssignment",
+        "executable:ptr serialized_bytes:ptr "
+        "serialized_bytes_size:size serialized_device_assignment:ptr "
+        "serialized_device_assignment_deleter:ptr",
+    ),
     ("Client_CreateErrorBuffer", ""),
     ("AsyncHostToDeviceTransferManager_TransferLiteral", ""),
     ("Buffer_CopyRawToHostFuture", ""),
     ("Device_PoisonExecution", ""),
     ("Device_CreateAsyncTrackingEvent", ""),
     ("AsyncTrackingEvent_Destroy", "event:ptr"),
-    ("Executable_GetCompileOptions", "executable:ptr serialized_bytes:ptr "
-     "serialized_bytes_size:size serialized_compile_options:ptr "
-     "serialized_compile_options_deleter:ptr"),
+    (
+        "Executable_GetCompileOptions",
+        "executable:ptr serialized_bytes:ptr "
+        "serialized_bytes_size:size serialized_compile_options:ptr "
+        "serialized_compile_options_deleter:ptr",
+    ),
     ("Buffer_DonateWithControlDependency", ""),
     ("Event_Create", "event:ptr"),
     ("Event_Set", "event:ptr error_code:i32 error_message:ptr error_message_size:size"),
-    ("Device_GetAttributes", "device:ptr attributes:ptr num_attributes:size "
-     "device_attributes:ptr attributes_deleter:ptr"),
+    (
+        "Device_GetAttributes",
+        "device:ptr attributes:ptr num_attributes:size "
+        "device_attributes:ptr attributes_deleter:ptr",
+    ),
 ]
 
 NUM_FUNCTIONS = 129
@@ -216,9 +263,10 @@ INDEX = {name: i for i, (name, _) in enumerate(FUNCTIONS)}
 
 # Calls jaxlib treats as infallible (it aborts the process when they fail): the trampoline
 # answers success for them even when Python cannot run (shutdown) or raises.
-NEVER_FAIL = frozenset(
-    name for name, _ in FUNCTIONS if name.endswith("_Destroy")
-) | {"Device_GetAttributes", "LoadedExecutable_GetDeviceAssignment"}
+NEVER_FAIL = frozenset(name for name, _ in FUNCTIONS if name.endswith("_Destroy")) | {
+    "Device_GetAttributes",
+    "LoadedExecutable_GetDeviceAssignment",
+}
 
 
 def parse_fields(spec: str) -> list[tuple[str, str]]:

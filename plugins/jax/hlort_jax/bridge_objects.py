@@ -82,9 +82,7 @@ class BridgeClient:
         ]
         self.by_id = {d.raw.id: d for d in self.devices}
         self.device_array = self.c.array(ctypes.c_void_p, [d.handle for d in self.devices])
-        self.memory_array = self.c.array(
-            ctypes.c_void_p, [d.memory.handle for d in self.devices]
-        )
+        self.memory_array = self.c.array(ctypes.c_void_p, [d.memory.handle for d in self.devices])
 
     @property
     def handle(self) -> int:
@@ -97,8 +95,17 @@ class BridgeClient:
 class BridgeBuffer:
     """A PJRT_Buffer: an hlort buffer plus its C-visible shape answers."""
 
-    __slots__ = ("raw", "device", "type_code", "dims", "dims_array", "minor_to_major",
-                 "ext_refs", "lock", "__weakref__")  # fmt: skip
+    __slots__ = (
+        "raw",
+        "device",
+        "type_code",
+        "dims",
+        "dims_array",
+        "minor_to_major",
+        "ext_refs",
+        "lock",
+        "__weakref__",
+    )
 
     def __init__(self, raw: api.Buffer, device: BridgeDevice):
         self.raw = raw

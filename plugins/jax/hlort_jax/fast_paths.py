@@ -34,10 +34,13 @@ CACHED_GETTERS = {
     "Executable_NumPartitions": ("executable", "num_partitions", "num_partitions"),
     "Executable_Name": ("executable", "executable_name", "executable_name_size"),
     "LoadedExecutable_AddressableDevices": (
-        "executable", "addressable_devices", "num_addressable_devices"),
+        "executable",
+        "addressable_devices",
+        "num_addressable_devices",
+    ),
     "Client_PlatformName": ("client", "platform_name", "platform_name_size"),
     "Client_ProcessIndex": ("client", "process_index", "process_index"),
-}  # fmt: skip
+}
 
 
 def declare_cached_getters() -> None:
@@ -48,7 +51,6 @@ def declare_cached_getters() -> None:
         _trampoline.set_cacheable(
             abi_table.INDEX[function], getattr(cls, handle).offset, start, end - start
         )
-
 
 
 _BUFFER_DEVICE = abi_table.INDEX["Buffer_Device"]

@@ -57,13 +57,15 @@ def buffer_from_host(a) -> None:
     else:
         strides = host_layout.dense_strides(dims, itemsize)
     if a.device_layout:
-        layout = ctypes.cast(a.device_layout, ctypes.POINTER(
-            host_layout.layout_struct())).contents
+        layout = ctypes.cast(a.device_layout, ctypes.POINTER(host_layout.layout_struct())).contents
         if host_layout.layout_strides(layout, dims, itemsize) != host_layout.dense_strides(
             dims, itemsize
         ):
-            raise HlortError("hlort buffers are dense row-major on the device; other device "
-                             "layouts are not supported", ErrorCode.UNIMPLEMENTED)
+            raise HlortError(
+                "hlort buffers are dense row-major on the device; other device "
+                "layouts are not supported",
+                ErrorCode.UNIMPLEMENTED,
+            )
     semantics = _SEMANTICS[a.host_buffer_semantics]
     device = _target_device(a)
     view = host_layout.host_view(a.data, dims, dtype.numpy, strides)
@@ -243,12 +245,14 @@ def _host_storage(buffer: BridgeBuffer) -> np.ndarray:
     if storage_now is None or not getattr(raw.device, "host_memory", False):
         raise HlortError(
             f"{buffer.device.platform} keeps buffers outside host memory: no pointer to give "
-            f"(PJRT_Buffer_UnsafePointer works on host-memory backends)", ErrorCode.UNIMPLEMENTED
+            f"(PJRT_Buffer_UnsafePointer works on host-memory backends)",
+            ErrorCode.UNIMPLEMENTED,
         )
     array = storage_now()
     if not isinstance(array, np.ndarray):
-        raise HlortError(f"{buffer.device.platform} storage is not a host array",
-                         ErrorCode.UNIMPLEMENTED)
+        raise HlortError(
+            f"{buffer.device.platform} storage is not a host array", ErrorCode.UNIMPLEMENTED
+        )
     return array
 
 

@@ -52,11 +52,13 @@ def plugin_attributes(a) -> None:
         def version(text: str) -> list[int]:
             return [int(p) for p in text.split(".")]
 
-        _plugin_attributes = _named_values({
-            "stablehlo_current_version": version(stablehlo.get_current_version()),
-            "stablehlo_minimum_version": version(stablehlo.get_minimum_version()),
-            "xla_version": 2,
-        })
+        _plugin_attributes = _named_values(
+            {
+                "stablehlo_current_version": version(stablehlo.get_current_version()),
+                "stablehlo_minimum_version": version(stablehlo.get_minimum_version()),
+                "xla_version": 2,
+            }
+        )
     a.attributes, a.num_attributes = _plugin_attributes
 
 

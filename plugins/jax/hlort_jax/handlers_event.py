@@ -72,8 +72,10 @@ def event_create(a) -> None:
 def event_set(a) -> None:
     event = HANDLES.get(a.event)
     if not isinstance(event, AsyncValue) or event.is_ready():
-        raise HlortError("PJRT_Event_Set: the event was not made by PJRT_Event_Create or is "
-                         "already set", ErrorCode.FAILED_PRECONDITION)
+        raise HlortError(
+            "PJRT_Event_Set: the event was not made by PJRT_Event_Create or is already set",
+            ErrorCode.FAILED_PRECONDITION,
+        )
     if a.error_code == 0:
         event.set_result(None)
     else:

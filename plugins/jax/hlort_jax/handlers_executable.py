@@ -103,8 +103,9 @@ def loaded_device_assignment(a) -> None:
     """Never fails (jaxlib aborts otherwise)."""
     exe = HANDLES.get(a.executable)
     blob = _trampoline.make_blob(proto_wire.device_assignment_proto([[exe.device.raw.id]]))
-    a.serialized_bytes, a.serialized_bytes_size = blob, len(
-        proto_wire.device_assignment_proto([[exe.device.raw.id]])
+    a.serialized_bytes, a.serialized_bytes_size = (
+        blob,
+        len(proto_wire.device_assignment_proto([[exe.device.raw.id]])),
     )
     a.serialized_device_assignment = blob
     a.serialized_device_assignment_deleter = _trampoline.addresses()["free_blob"]
@@ -171,11 +172,17 @@ def executable_output_memory_kinds(a) -> None:
 @pjrt("Executable_GetCompiledMemoryStats")
 def executable_memory_stats(a) -> None:
     stats = HANDLES.get(a.executable).raw.compiled_memory_stats()
-    for name in ("generated_code_size_in_bytes", "argument_size_in_bytes",
-                 "output_size_in_bytes", "alias_size_in_bytes", "temp_size_in_bytes"):
+    for name in (
+        "generated_code_size_in_bytes",
+        "argument_size_in_bytes",
+        "output_size_in_bytes",
+        "alias_size_in_bytes",
+        "temp_size_in_bytes",
+    ):
         setattr(a, name, int(getattr(stats, name, 0) or 0))
-    a.peak_memory_in_bytes = a.argument_size_in_bytes + a.output_size_in_bytes + (
-        a.temp_size_in_bytes)
+    a.peak_memory_in_bytes = (
+        a.argument_size_in_bytes + a.output_size_in_bytes + (a.temp_size_in_bytes)
+    )
     a.total_size_in_bytes = a.peak_memory_in_bytes
 
 
@@ -201,7 +208,8 @@ def executable_cost_analysis(a) -> None:
 def executable_optimized_program(a) -> None:
     raise HlortError(
         "PJRT_Executable_OptimizedProgram: hlort has no HloModuleProto form; use "
-        "hlort.compile(...).as_text() for the optimized module", ErrorCode.UNIMPLEMENTED
+        "hlort.compile(...).as_text() for the optimized module",
+        ErrorCode.UNIMPLEMENTED,
     )
 
 
@@ -237,7 +245,7 @@ def executable_deserialize(a) -> None:
     pos += 8
     donated = struct.unpack_from(f"<{num_donated}I", data, pos)
     pos += 4 * num_donated
-    options_bytes = data[pos:pos + options_size]
+    options_bytes = data[pos : pos + options_size]
     if a.overridden_serialized_compile_options:
         options_bytes = ctypes.string_at(
             a.overridden_serialized_compile_options, a.overridden_serialized_compile_options_size
@@ -245,7 +253,7 @@ def executable_deserialize(a) -> None:
     build = proto_wire.read_compile_options(options_bytes)
     device = _device_for(client, build)
     exe = client.backend.deserialize(
-        data[pos + options_size:], CompileOptions(donated_arguments=donated)
+        data[pos + options_size :], CompileOptions(donated_arguments=donated)
     )
     a.loaded_executable = HANDLES.new(BridgeExecutable(exe, device, options_bytes, donated))
 
@@ -265,7 +273,8 @@ def loaded_execute(a) -> None:
     if a.execute_device and HANDLES.get(a.execute_device) is not exe.device:
         raise HlortError(
             "PJRT_LoadedExecutable_Execute on a device other than the compiled one is not "
-            "supported by hlort-jax; compile for that device", ErrorCode.UNIMPLEMENTED
+            "supported by hlort-jax; compile for that device",
+            ErrorCode.UNIMPLEMENTED,
         )
     get = HANDLES.get
     num_args = a.num_args
@@ -293,6 +302,7 @@ def loaded_execute(a) -> None:
             prime_buffer(handle, device_answer, memory_answer)
     if a.device_complete_events:
         events = [o.ready_event() for o in outputs]
-        event = events[0] if len(events) == 1 else (all_ready(events) if events else
-                                                    ready_value(None))
+        event = (
+            events[0] if len(events) == 1 else (all_ready(events) if events else ready_value(None))
+        )
         _ptr_at(a.device_complete_events).value = new_event(event)

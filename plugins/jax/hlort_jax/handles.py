@@ -41,8 +41,11 @@ class HandleTable:
         if obj is None:
             from hlort.errors import InvalidArgument
 
-            raise InvalidArgument(f"unknown or destroyed PJRT handle {handle:#x}" if handle
-                                  else "a required PJRT handle is null")
+            raise InvalidArgument(
+                f"unknown or destroyed PJRT handle {handle:#x}"
+                if handle
+                else "a required PJRT handle is null"
+            )
         return obj
 
     def drop(self, handle: int | None) -> Any:

@@ -29,7 +29,10 @@ def host_view(address: int, dims: tuple[int, ...], dtype: np.dtype, strides) -> 
     hi = sum(s * (d - 1) for s, d in pairs if s > 0) + dtype.itemsize
     block = (ctypes.c_char * (hi - lo)).from_address(address + lo)
     return np.ndarray(
-        shape=dims, dtype=dtype, buffer=memoryview(block).cast("B"), offset=-lo,
+        shape=dims,
+        dtype=dtype,
+        buffer=memoryview(block).cast("B"),
+        offset=-lo,
         strides=tuple(strides),
     )
 
@@ -43,12 +46,16 @@ def layout_strides(layout_struct, dims: tuple[int, ...], itemsize: int) -> tuple
         n = layout_struct.minor_to_major_size_or_num_strides
         return tuple((ctypes.c_int64 * n).from_address(layout_struct.minor_to_major_or_strides))
     if layout_struct.num_tiles:
-        raise HlortError("tiled host layouts are not supported by hlort-jax; use a dense "
-                         "(untiled) layout", ErrorCode.UNIMPLEMENTED)
+        raise HlortError(
+            "tiled host layouts are not supported by hlort-jax; use a dense (untiled) layout",
+            ErrorCode.UNIMPLEMENTED,
+        )
     n = layout_struct.minor_to_major_size_or_num_strides
     if n != rank:
-        raise HlortError(f"host layout has {n} minor_to_major entries for rank {rank}",
-                         ErrorCode.INVALID_ARGUMENT)
+        raise HlortError(
+            f"host layout has {n} minor_to_major entries for rank {rank}",
+            ErrorCode.INVALID_ARGUMENT,
+        )
     m2m = tuple((ctypes.c_int64 * n).from_address(layout_struct.minor_to_major_or_strides))
     return dense_strides(dims, itemsize, m2m)
 

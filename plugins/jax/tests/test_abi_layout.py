@@ -57,8 +57,13 @@ def test_errors_round_trip_through_c():
 
 
 def test_never_fail_covers_what_jaxlib_aborts_on():
-    for name in ("Device_GetAttributes", "LoadedExecutable_GetDeviceAssignment",
-                 "Buffer_Destroy", "Event_Destroy", "Client_Destroy"):  # fmt: skip
+    for name in (
+        "Device_GetAttributes",
+        "LoadedExecutable_GetDeviceAssignment",
+        "Buffer_Destroy",
+        "Event_Destroy",
+        "Client_Destroy",
+    ):
         assert name in abi_table.NEVER_FAIL
 
 

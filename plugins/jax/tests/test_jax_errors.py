@@ -44,8 +44,7 @@ def test_interpreter_shutdown_with_live_buffers_exits_cleanly():
         keep.append(f(keep[0]))
         print(float(keep[-1][0]))
     """)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().endswith("2.0")
 

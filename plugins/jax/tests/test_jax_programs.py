@@ -64,8 +64,9 @@ def test_scan_and_while(platform):
         return jax.lax.scan(lambda c, v: (c * 0.5 + v, c), 0.0, xs)
 
     assert_same(*on(platform, cumulative, np.arange(7, dtype=np.float32)))
-    count = jax.jit(lambda n: jax.lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1,
-                                                                             c[1] * 2), (0, 1)))
+    count = jax.jit(
+        lambda n: jax.lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 2), (0, 1))
+    )
     assert_same(*on(platform, count, 10))
 
 
@@ -91,8 +92,16 @@ def test_donation_consumes_the_argument(platform):
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_dtypes_round_trip(platform):
     d = device(platform)
-    for dtype in (np.bool_, np.int8, np.uint16, np.int64, np.float16, jnp.bfloat16,
-                  np.float64, np.complex64):  # fmt: skip
+    for dtype in (
+        np.bool_,
+        np.int8,
+        np.uint16,
+        np.int64,
+        np.float16,
+        jnp.bfloat16,
+        np.float64,
+        np.complex64,
+    ):
         with jax.enable_x64(dtype in (np.int64, np.float64)):
             x = np.array([[1, 0], [3, 2]]).astype(dtype)
             got = np.asarray(jax.jit(lambda v: v)(jax.device_put(x, d)))

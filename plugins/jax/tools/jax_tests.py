@@ -44,18 +44,27 @@ def _counts(xml_path: str) -> dict[str, int]:
 def run_one(platform: str, name: str, args) -> dict:
     xml_path = os.path.join(args.out_dir, f"{platform}.{name}.xml")
     env = dict(os.environ, JAX_PLATFORMS=platform, JAX_NUM_GENERATED_CASES=str(args.cases))
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-           f"--junitxml={xml_path}", f"--timeout={args.timeout}",
-           "-n", str(args.workers), "--max-worker-restart=10000",
-           os.path.join(SUITE, name)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--junitxml={xml_path}",
+        f"--timeout={args.timeout}",
+        "-n",
+        str(args.workers),
+        "--max-worker-restart=10000",
+        os.path.join(SUITE, name),
+    ]
     start = time.time()
     with open(os.path.join(args.out_dir, f"{platform}.{name}.log"), "w") as log:
         subprocess.run(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
     seconds = time.time() - start
     if not os.path.exists(xml_path):
         return {"platform": platform, "file": name, "error": "no report", "seconds": seconds}
-    return {"platform": platform, "file": name, "seconds": round(seconds, 1),
-            **_counts(xml_path)}  # fmt: skip
+    return {"platform": platform, "file": name, "seconds": round(seconds, 1), **_counts(xml_path)}
 
 
 def print_table(rows: list[dict]) -> None:
@@ -64,8 +73,10 @@ def print_table(rows: list[dict]) -> None:
         if "error" in r:
             print(f"{r['platform']:<18} {r['file']:<26} {r['error']}")
             continue
-        print(f"{r['platform']:<18} {r['file']:<26} {r['passed']:>6} {r['failed']:>6} "
-              f"{r['skipped']:>6} {r['seconds']:>7.0f}")  # fmt: skip
+        print(
+            f"{r['platform']:<18} {r['file']:<26} {r['passed']:>6} {r['failed']:>6} "
+            f"{r['skipped']:>6} {r['seconds']:>7.0f}"
+        )
 
 
 def main(argv=None) -> int:
@@ -77,8 +88,12 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=int, default=600, help="seconds per test")
     parser.add_argument("--out-dir", default=os.path.join(ROOT, "build", "jax-tests"))
     parser.add_argument("--report", help="write the rows (with failing test names) as JSON")
-    parser.add_argument("--max-failures", type=int, default=None,
-                        help="exit 1 when a (platform, file) has more failures than this")
+    parser.add_argument(
+        "--max-failures",
+        type=int,
+        default=None,
+        help="exit 1 when a (platform, file) has more failures than this",
+    )
     args = parser.parse_args(argv)
     if not os.path.isdir(SUITE):
         print(f"jax-tests: {SUITE} is missing (JAX's tests live in ../shared/jax-tests)")

@@ -44,8 +44,13 @@ class AmdgpuTarget(GpuTarget):
     max_threads_per_block = 512  # every kernel says so to LLVM (fewer registers reserved)
     max_grid_blocks = 65535  # the schedules' grid-stride loops cover any size with this many
 
-    def __init__(self, gfx: str = "gfx942", *, code_object: int = DEFAULT_CODE_OBJECT_VERSION,
-                 opt_level: int = 3):  # fmt: skip
+    def __init__(
+        self,
+        gfx: str = "gfx942",
+        *,
+        code_object: int = DEFAULT_CODE_OBJECT_VERSION,
+        opt_level: int = 3,
+    ):
         self.gfx = gfx_target(gfx)
         self.name = self.gfx.name
         self.warp_size = self.gfx.wavefront_size
@@ -68,8 +73,9 @@ class AmdgpuTarget(GpuTarget):
     def lane_index(self, b: ir.IRBuilder) -> ir.Value:
         """This work-item's lane in its wavefront (mbcnt counts the lanes below it)."""
         every = ir.Constant(I32, -1)
-        lo = b.call(declare(b.module, "llvm.amdgcn.mbcnt.lo", I32, [I32, I32]),
-                    [every, ir.Constant(I32, 0)])  # fmt: skip
+        lo = b.call(
+            declare(b.module, "llvm.amdgcn.mbcnt.lo", I32, [I32, I32]), [every, ir.Constant(I32, 0)]
+        )
         if self.warp_size == 32:
             return lo
         return b.call(declare(b.module, "llvm.amdgcn.mbcnt.hi", I32, [I32, I32]), [every, lo])
@@ -85,8 +91,9 @@ class AmdgpuTarget(GpuTarget):
         largest work-group (``max_threads_per_block``): LLVM's default of 1024 work-items halves
         the registers a work-item may use, and large fusions then spill to the stack."""
         llvm_ir = with_flat_workgroup_size(llvm_ir, self.max_threads_per_block)
-        compiled = compile_ir(llvm_ir, self.gfx, version=self.code_object_version,
-                              opt_level=self.opt_level)  # fmt: skip
+        compiled = compile_ir(
+            llvm_ir, self.gfx, version=self.code_object_version, opt_level=self.opt_level
+        )
         self.last_object = compiled
         return compiled
 

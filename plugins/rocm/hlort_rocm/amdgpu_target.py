@@ -84,8 +84,10 @@ def code_object_version(value: object) -> int:
     except (TypeError, ValueError):
         version = -1
     if version not in CODE_OBJECT_VERSIONS:
-        raise InvalidArgument(f"code_object_version={value!r} is not one of "
-                              f"{', '.join(map(str, CODE_OBJECT_VERSIONS))}")  # fmt: skip
+        raise InvalidArgument(
+            f"code_object_version={value!r} is not one of "
+            f"{', '.join(map(str, CODE_OBJECT_VERSIONS))}"
+        )
     return version
 
 

@@ -42,8 +42,9 @@ class RocmClient(GpuClient):
     def compile_program(self, module, options: CompileOptions, target: str) -> GpuProgram:
         from hlort_rocm.rocblas_gemm import load_rocblas
 
-        return compile_rocm_program(module, options, target,
-                                    gemm_library=load_rocblas() is not None)  # fmt: skip
+        return compile_rocm_program(
+            module, options, target, gemm_library=load_rocblas() is not None
+        )
 
     def library_runner(self, program: GpuProgram) -> LibraryRunner | None:
         from hlort_rocm.rocblas_gemm import RocblasGemm, load_rocblas
@@ -79,5 +80,7 @@ class RocmCompileOnlyClient(CompileOnlyGpuClient):
 
 
 def _runs_nowhere(device, call, blocks) -> None:
-    raise Unavailable(f"{call.label}: a compile-only rocm client runs nothing; load the "
-                      f"serialized executable on a machine with the GPU")  # fmt: skip
+    raise Unavailable(
+        f"{call.label}: a compile-only rocm client runs nothing; load the "
+        f"serialized executable on a machine with the GPU"
+    )

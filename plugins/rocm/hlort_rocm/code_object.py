@@ -55,7 +55,8 @@ def _llvm():
 def _machine(gfx: GfxTarget, opt_level: int):
     llvm = _llvm()
     return llvm.Target.from_triple(TRIPLE).create_target_machine(
-        cpu=gfx.name, features="", opt=opt_level, reloc=RELOC, codemodel=CODE_MODEL)  # fmt: skip
+        cpu=gfx.name, features="", opt=opt_level, reloc=RELOC, codemodel=CODE_MODEL
+    )
 
 
 @cache
@@ -80,7 +81,7 @@ def with_code_object_version(ir_text: str, version: int) -> str:
         return f"{ir_text.rstrip()}\n\n!llvm.module.flags = !{{!{node}}}\n{flag}\n"
     listed = flags.group(1).strip()
     merged = f"!llvm.module.flags = !{{{listed + ', ' if listed else ''}!{node}}}"
-    return f"{ir_text[:flags.start()]}{merged}{ir_text[flags.end():].rstrip()}\n{flag}\n"
+    return f"{ir_text[: flags.start()]}{merged}{ir_text[flags.end() :].rstrip()}\n{flag}\n"
 
 
 def with_private_allocas(ir_text: str) -> str:
@@ -98,8 +99,10 @@ def with_private_allocas(ir_text: str) -> str:
         body, sep, metadata = rest.partition(", !")
         count += 1
         slot = f'%"hlort.private.{count}"'
-        return (f"{indent}{slot} = alloca {body}, addrspace(5){sep}{metadata}\n"
-                f"{indent}{name} = addrspacecast ptr addrspace(5) {slot} to ptr")
+        return (
+            f"{indent}{slot} = alloca {body}, addrspace(5){sep}{metadata}\n"
+            f"{indent}{name} = addrspacecast ptr addrspace(5) {slot} to ptr"
+        )
 
     return _FLAT_ALLOCA.sub(private, ir_text)
 

@@ -61,18 +61,27 @@ class CodeObjectReport:
 
     def raise_problems(self, what: str) -> None:
         if self.problems:
-            raise Internal(f"{what}: the code object does not validate: "
-                           f"{'; '.join(self.problems)}")  # fmt: skip
+            raise Internal(f"{what}: the code object does not validate: {'; '.join(self.problems)}")
 
 
 def find_readelf() -> LlvmTool:
-    return find_tool("llvm-readelf", min_major=19, env="HLORT_ROCM_READELF",
-                     package=TOOLS_PACKAGE, purpose="validating AMDGPU code objects")  # fmt: skip
+    return find_tool(
+        "llvm-readelf",
+        min_major=19,
+        env="HLORT_ROCM_READELF",
+        package=TOOLS_PACKAGE,
+        purpose="validating AMDGPU code objects",
+    )
 
 
 def find_objdump() -> LlvmTool:
-    return find_tool("llvm-objdump", min_major=19, env="HLORT_ROCM_OBJDUMP",
-                     package=TOOLS_PACKAGE, purpose="disassembling AMDGPU code objects")
+    return find_tool(
+        "llvm-objdump",
+        min_major=19,
+        env="HLORT_ROCM_OBJDUMP",
+        package=TOOLS_PACKAGE,
+        purpose="disassembling AMDGPU code objects",
+    )
 
 
 def explicit_args(sizes: list[int], kinds: list[str]) -> list[KernelArg]:
@@ -86,8 +95,9 @@ def explicit_args(sizes: list[int], kinds: list[str]) -> list[KernelArg]:
 
 
 def _run(tool: LlvmTool, args: list[str], paths: list[Path]) -> str:
-    run = subprocess.run([tool.path, *args, *map(str, paths)], capture_output=True, text=True,
-                         timeout=600)  # fmt: skip
+    run = subprocess.run(
+        [tool.path, *args, *map(str, paths)], capture_output=True, text=True, timeout=600
+    )
     if run.returncode != 0:
         raise Internal(f"{tool.path} {' '.join(args)} failed: {run.stderr.strip()[:1000]}")
     return run.stdout
@@ -114,7 +124,7 @@ def parse_metadata_yaml(text: str) -> dict[str, Any]:
     except StopIteration:
         return {}
     rows: list[tuple[int, str]] = []
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if line.strip() == "...":
             break
         if line.strip():
@@ -171,19 +181,22 @@ def _block(rows: list[tuple[int, str]], i: int, indent: int) -> tuple[Any, int]:
 
 
 def _kernel_note(entry: dict[str, Any]) -> KernelNote:
-    args = [KernelArg(int(a.get(".offset", -1)), int(a.get(".size", -1)),
-                      str(a.get(".value_kind", "")))
-            for a in entry.get(".args") or []
-            if not str(a.get(".value_kind", "")).startswith("hidden_")]  # fmt: skip
+    args = [
+        KernelArg(int(a.get(".offset", -1)), int(a.get(".size", -1)), str(a.get(".value_kind", "")))
+        for a in entry.get(".args") or []
+        if not str(a.get(".value_kind", "")).startswith("hidden_")
+    ]
     return KernelNote(
-        name=str(entry.get(".name")), symbol=str(entry.get(".symbol")), args=args,
+        name=str(entry.get(".name")),
+        symbol=str(entry.get(".symbol")),
+        args=args,
         private_segment_size=int(entry.get(".private_segment_fixed_size", -1)),
         uses_dynamic_stack=bool(entry.get(".uses_dynamic_stack", False)),
         wavefront_size=int(entry.get(".wavefront_size", -1)),
         group_segment_size=int(entry.get(".group_segment_fixed_size", 0)),
         vgpr_spills=int(entry.get(".vgpr_spill_count", 0)),
         sgpr_spills=int(entry.get(".sgpr_spill_count", 0)),
-    )  # fmt: skip
+    )
 
 
 @dataclass(frozen=True)
@@ -229,8 +242,9 @@ def validate_code_objects(
         if disassemble:
             for gfx in {item.gfx for item in items}:
                 group = [k for k, item in enumerate(items) if item.gfx == gfx]
-                listing = _run(find_objdump(), ["-d", f"--mcpu={gfx.name}"],
-                               [paths[k] for k in group])  # fmt: skip
+                listing = _run(
+                    find_objdump(), ["-d", f"--mcpu={gfx.name}"], [paths[k] for k in group]
+                )
                 text = _per_file(listing, [paths[k] for k in group], "{path}:\tfile format")
                 for k in group:
                     _count_instructions(reports[k], text[paths[k]], gfx)
@@ -244,8 +258,9 @@ def _report(item: CodeObjectToCheck, listing: str) -> CodeObjectReport:
     report = CodeObjectReport(str(notes.get("amdhsa.target", "")), version)
     abi = hsaco[_EI_ABIVERSION] if len(hsaco) > _EI_ABIVERSION else -1
     if abi != ELF_ABI_VERSION[version]:
-        report.problems.append(f"ELF ABI version {abi}, expected {ELF_ABI_VERSION[version]} "
-                               f"(code object v{version})")  # fmt: skip
+        report.problems.append(
+            f"ELF ABI version {abi}, expected {ELF_ABI_VERSION[version]} (code object v{version})"
+        )
     if notes.get("amdhsa.version") != METADATA_VERSION[version]:
         report.problems.append(f"metadata version {notes.get('amdhsa.version')}")
     if report.target.split(":")[0] != gfx.isa_name:
@@ -266,8 +281,9 @@ def _report(item: CodeObjectToCheck, listing: str) -> CodeObjectReport:
         if args is not None and note.args != args:
             report.problems.append(f"{name}: arguments {note.args}, expected {args}")
         if item.no_stack and (note.private_segment_size != 0 or note.uses_dynamic_stack):
-            report.problems.append(f"{name}: uses {note.private_segment_size} bytes of "
-                                   f"private segment (stack)")  # fmt: skip
+            report.problems.append(
+                f"{name}: uses {note.private_segment_size} bytes of private segment (stack)"
+            )
     for name in report.kernels.keys() - item.expected.keys():
         report.problems.append(f"unexpected kernel {name}")
     return report
@@ -288,7 +304,7 @@ def _count_instructions(report: CodeObjectReport, listing: str, gfx: GfxTarget) 
     for line in listing.splitlines():
         stripped = line.strip()
         if stripped.endswith(">:"):
-            current = report.kernels.get(stripped[stripped.find("<") + 1:-2])
+            current = report.kernels.get(stripped[stripped.find("<") + 1 : -2])
         elif current is not None and stripped and not stripped.startswith("s_nop"):
             current.instructions += 1
             if stripped.startswith("s_endpgm"):

@@ -54,16 +54,16 @@ def rocm_target_options(options: dict[str, Any]) -> RocmTargetOptions:
     known = {"code_object_version", "opt_level", "validate"}
     unknown = sorted(set(options) - known)
     if unknown:
-        raise InvalidArgument(f"unknown rocm target option(s) {unknown}; the rocm platform "
-                              f"takes {sorted(known)}")  # fmt: skip
+        raise InvalidArgument(
+            f"unknown rocm target option(s) {unknown}; the rocm platform takes {sorted(known)}"
+        )
     level = options.get("opt_level", 3)
     if isinstance(level, bool) or level not in (0, 1, 2, 3):
         raise InvalidArgument(f"rocm target option opt_level={level!r} must be 0, 1, 2 or 3")
     validate = options.get("validate", False)
     if not isinstance(validate, bool):
         raise InvalidArgument(f"rocm target option validate={validate!r} must be true or false")
-    version = code_object_version(options.get("code_object_version",
-                                              DEFAULT_CODE_OBJECT_VERSION))  # fmt: skip
+    version = code_object_version(options.get("code_object_version", DEFAULT_CODE_OBJECT_VERSION))
     return RocmTargetOptions(version, int(level), validate)
 
 
@@ -72,20 +72,22 @@ def compile_rocm_program(
 ) -> GpuProgram:
     """Compile ``module`` (optimized, scheduled) for the gfx ``target``."""
     opts = rocm_target_options(dict(options.target_options))
-    amdgpu = AmdgpuTarget(target, code_object=opts.code_object_version,
-                          opt_level=opts.opt_level)  # fmt: skip
+    amdgpu = AmdgpuTarget(target, code_object=opts.code_object_version, opt_level=opts.opt_level)
     # the executable applies HLORT_FALLBACK once, to every fallback (gemm calls on the host too)
     program = compile_gpu_program(module, amdgpu, donated=tuple(options.donated_arguments))
     for step in program.steps:  # each kernel told LLVM its largest work-group
         if isinstance(step, KernelLaunch) and prod(step.block) > amdgpu.max_threads_per_block:
-            raise Internal(f"rocm: kernel {step.kernel} launches {prod(step.block)} work-items, "
-                           f"more than the {amdgpu.max_threads_per_block} it was compiled "
-                           f"for")  # fmt: skip
+            raise Internal(
+                f"rocm: kernel {step.kernel} launches {prod(step.block)} work-items, "
+                f"more than the {amdgpu.max_threads_per_block} it was compiled "
+                f"for"
+            )
     if not gemm_library:
         program = gemm_calls_on_host(module, program, NO_ROCBLAS)
     if opts.validate and program.kernels:
         check_program_code_object(program, opts.code_object_version).raise_problems(
-            f"rocm: {module.name} for {target}")  # fmt: skip
+            f"rocm: {module.name} for {target}"
+        )
     return program
 
 
@@ -95,22 +97,33 @@ def gemm_calls_on_host(module: Module, program: GpuProgram, reason: str) -> GpuP
     for step in program.steps:
         if isinstance(step, LibraryCall) and step.routine == "gemm":
             dot = module.entry.find(step.label)
-            steps.append(HostFallback(dot.name, dot.opcode.value, reason,
-                                      host_fallback_module(module, dot), step.args[:2],
-                                      step.args[2:]))  # fmt: skip
+            steps.append(
+                HostFallback(
+                    dot.name,
+                    dot.opcode.value,
+                    reason,
+                    host_fallback_module(module, dot),
+                    step.args[:2],
+                    step.args[2:],
+                )
+            )
         else:
             steps.append(step)
     return replace(program, steps=steps)
 
 
-def code_object_to_check(program: GpuProgram, version: int,
-                         no_stack: bool = True) -> CodeObjectToCheck:  # fmt: skip
+def code_object_to_check(
+    program: GpuProgram, version: int, no_stack: bool = True
+) -> CodeObjectToCheck:
     """What a program's code object must hold: its kernels, each in the kernel ABI (one global
     pointer per argument), and (``no_stack``) no private segment."""
-    expected = {k.name: explicit_args([8] * k.num_args, ["global_buffer"] * k.num_args)
-                for k in program.kernels}  # fmt: skip
-    return CodeObjectToCheck(program.binary, gfx_target(program.target), version, expected,
-                             no_stack)  # fmt: skip
+    expected = {
+        k.name: explicit_args([8] * k.num_args, ["global_buffer"] * k.num_args)
+        for k in program.kernels
+    }
+    return CodeObjectToCheck(
+        program.binary, gfx_target(program.target), version, expected, no_stack
+    )
 
 
 def check_program_code_object(program: GpuProgram, version: int) -> CodeObjectReport:

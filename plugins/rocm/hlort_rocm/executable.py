@@ -21,8 +21,9 @@ class RocmExecutable(GpuExecutable):
         program = self.program
         if program.kernels:
             opts = rocm_target_options(dict(self.options.target_options))
-            target = AmdgpuTarget(program.target, code_object=opts.code_object_version,
-                                  opt_level=opts.opt_level)  # fmt: skip
+            target = AmdgpuTarget(
+                program.target, code_object=opts.code_object_version, opt_level=opts.opt_level
+            )
             compiled = target.compile_object(program.llvm_ir)  # what compile() linked
             files[f"{self.name}.o"] = compiled.object_code
             files[f"{self.name}.s"] = emit_assembly(compiled)

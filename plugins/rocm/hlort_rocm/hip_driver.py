@@ -32,14 +32,26 @@ from hlort.plugin.base.gpu_driver import (
 )
 from hlort_rocm.runtime_messages import NO_RUNTIME, RUNTIME_FIX
 
-_BAD_IMAGE = {"hipErrorInvalidImage", "hipErrorNoBinaryForGpu", "hipErrorInvalidKernelFile",
-              "hipErrorSharedObjectInitFailed", "hipErrorInvalidSource"}  # fmt: skip
+_BAD_IMAGE = {
+    "hipErrorInvalidImage",
+    "hipErrorNoBinaryForGpu",
+    "hipErrorInvalidKernelFile",
+    "hipErrorSharedObjectInitFailed",
+    "hipErrorInvalidSource",
+}
 _NO_DEVICE = {"hipErrorNoDevice", "hipErrorInvalidDevice", "hipErrorInsufficientDriver"}
-_CTYPES = {np.dtype(np.int8): ctypes.c_int8, np.dtype(np.uint8): ctypes.c_uint8,
-           np.dtype(np.int16): ctypes.c_int16, np.dtype(np.uint16): ctypes.c_uint16,
-           np.dtype(np.int32): ctypes.c_int32, np.dtype(np.uint32): ctypes.c_uint32,
-           np.dtype(np.int64): ctypes.c_int64, np.dtype(np.uint64): ctypes.c_uint64,
-           np.dtype(np.float32): ctypes.c_float, np.dtype(np.float64): ctypes.c_double}  # fmt: skip
+_CTYPES = {
+    np.dtype(np.int8): ctypes.c_int8,
+    np.dtype(np.uint8): ctypes.c_uint8,
+    np.dtype(np.int16): ctypes.c_int16,
+    np.dtype(np.uint16): ctypes.c_uint16,
+    np.dtype(np.int32): ctypes.c_int32,
+    np.dtype(np.uint32): ctypes.c_uint32,
+    np.dtype(np.int64): ctypes.c_int64,
+    np.dtype(np.uint64): ctypes.c_uint64,
+    np.dtype(np.float32): ctypes.c_float,
+    np.dtype(np.float64): ctypes.c_double,
+}
 
 
 @dataclass(frozen=True)
@@ -60,15 +72,18 @@ def kernel_arguments(arguments: Sequence[KernelArgument]) -> tuple:
     packed = []
     for k, arg in enumerate(arguments):
         if isinstance(arg, (bool, np.bool_)) or not isinstance(arg, (int, np.generic)):
-            raise InvalidArgument(f"kernel argument {k} is {type(arg).__name__}; pass an int "
-                                  f"device pointer or a NumPy scalar")  # fmt: skip
+            raise InvalidArgument(
+                f"kernel argument {k} is {type(arg).__name__}; pass an int "
+                f"device pointer or a NumPy scalar"
+            )
         if isinstance(arg, int):
             packed.append(ctypes.c_void_p(arg))
         elif arg.dtype in _CTYPES:
             packed.append(_CTYPES[arg.dtype](arg.item()))
         else:
-            raise InvalidArgument(f"kernel argument {k} has type {arg.dtype}, which no kernel "
-                                  f"takes by value")  # fmt: skip
+            raise InvalidArgument(
+                f"kernel argument {k} has type {arg.dtype}, which no kernel takes by value"
+            )
     return tuple(packed)
 
 
@@ -101,13 +116,16 @@ class HipDriver(GpuDriver):
     def _error(self, what: str, name: str) -> HlortError:
         text = f"{what} failed: {name}"
         if name == "hipErrorOutOfMemory":
-            return GpuOutOfMemory(f"{text} (device memory is full); delete buffers you no "
-                                  f"longer need")  # fmt: skip
+            return GpuOutOfMemory(
+                f"{text} (device memory is full); delete buffers you no longer need"
+            )
         if name in _NO_DEVICE:
             return Unavailable(f"{text}; check rocminfo and HIP_VISIBLE_DEVICES")
         if name in _BAD_IMAGE:
-            return InvalidArgument(f"{text}: the code object does not load on this device; "
-                                   f"compile for the device's gfx target")  # fmt: skip
+            return InvalidArgument(
+                f"{text}: the code object does not load on this device; "
+                f"compile for the device's gfx target"
+            )
         if name == "hipErrorNotFound":
             return NotFound(text)
         return Internal(text)
@@ -138,13 +156,17 @@ class HipDriver(GpuDriver):
         bandwidth = 2.0 * props.memoryClockRate * 1e3 * props.memoryBusWidth / 8  # DDR, kHz
         bus = f"{props.pciDomainID:04x}:{props.pciBusID:02x}:{props.pciDeviceID:02x}.0"
         return GpuDeviceProperties(
-            ordinal=ordinal, name=_text(props.name) or full_arch, arch=arch,
+            ordinal=ordinal,
+            name=_text(props.name) or full_arch,
+            arch=arch,
             total_memory=int(props.totalGlobalMem),
-            multiprocessor_count=int(props.multiProcessorCount), warp_size=int(props.warpSize),
+            multiprocessor_count=int(props.multiProcessorCount),
+            warp_size=int(props.warpSize),
             max_threads_per_block=int(props.maxThreadsPerBlock),
             max_shared_memory_per_block=int(props.sharedMemPerBlock),
-            peak_bandwidth_bytes_s=bandwidth, pci_bus_id=bus,
-        )  # fmt: skip
+            peak_bandwidth_bytes_s=bandwidth,
+            pci_bus_id=bus,
+        )
 
     def can_access_peer(self, ordinal: int, peer: int) -> bool:
         (can,) = self._call("hipDeviceCanAccessPeer", ordinal, peer)
@@ -233,8 +255,9 @@ class HipDriver(GpuDriver):
     def copy_d2h_async(self, host: np.ndarray, pointer: int, stream: Handle) -> None:
         if host.nbytes:
             if not (host.flags.c_contiguous and host.flags.writeable):
-                raise InvalidArgument("a device-to-host copy needs a C-contiguous, writable "
-                                      "host array")  # fmt: skip
+                raise InvalidArgument(
+                    "a device-to-host copy needs a C-contiguous, writable host array"
+                )
             self.select(stream.ordinal)
             self._call("hipMemcpyDtoHAsync", host, pointer, host.nbytes, stream.raw)
 
@@ -248,8 +271,7 @@ class HipDriver(GpuDriver):
     ) -> None:
         if nbytes:
             self.select(stream.ordinal)
-            self._call("hipMemcpyPeerAsync", dst, dst_ordinal, src, src_ordinal, nbytes,
-                       stream.raw)  # fmt: skip
+            self._call("hipMemcpyPeerAsync", dst, dst_ordinal, src, src_ordinal, nbytes, stream.raw)
 
     def memset_async(self, pointer: int, byte: int, nbytes: int, stream: Handle) -> None:
         if nbytes:
@@ -286,8 +308,16 @@ class HipDriver(GpuDriver):
     ) -> None:
         extra = kernel_arguments(arguments)
         self.select(stream.ordinal)
-        self._call("hipModuleLaunchKernel", function.raw, *grid, *block, shared_bytes,
-                   stream.raw, None, extra)  # fmt: skip
+        self._call(
+            "hipModuleLaunchKernel",
+            function.raw,
+            *grid,
+            *block,
+            shared_bytes,
+            stream.raw,
+            None,
+            extra,
+        )
 
 
 def _text(value: Any) -> str:

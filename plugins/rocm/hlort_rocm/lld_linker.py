@@ -22,9 +22,13 @@ LINK_TIMEOUT_S = 120
 
 def find_linker(code_object_version: int) -> LlvmTool:
     """The ld.lld that links this code object version; UNAVAILABLE naming lld-19 if none."""
-    return find_tool("ld.lld", min_major=MIN_LLD_MAJOR[code_object_version],
-                     env="HLORT_ROCM_LLD", package=LINKER_PACKAGE,
-                     purpose=f"linking an AMDGPU code object v{code_object_version}")  # fmt: skip
+    return find_tool(
+        "ld.lld",
+        min_major=MIN_LLD_MAJOR[code_object_version],
+        env="HLORT_ROCM_LLD",
+        package=LINKER_PACKAGE,
+        purpose=f"linking an AMDGPU code object v{code_object_version}",
+    )
 
 
 def link_code_object(linker: LlvmTool, object_code: bytes, name: str = "kernels") -> bytes:
@@ -38,6 +42,8 @@ def link_code_object(linker: LlvmTool, object_code: bytes, name: str = "kernels"
         except subprocess.TimeoutExpired:
             raise Internal(f"{linker.path} did not link {name} in {LINK_TIMEOUT_S} s") from None
         if run.returncode != 0 or not out.exists():
-            raise Internal(f"{linker.path} -shared failed on {name} (exit {run.returncode}): "
-                           f"{run.stderr.strip()[:2000]}")  # fmt: skip
+            raise Internal(
+                f"{linker.path} -shared failed on {name} (exit {run.returncode}): "
+                f"{run.stderr.strip()[:2000]}"
+            )
         return out.read_bytes()

@@ -41,8 +41,10 @@ def tool_major(path: str) -> int | None:
 def _candidates(tool: str) -> list[str]:
     found: list[str] = []
     for major in range(NEWEST_MAJOR, OLDEST_MAJOR - 1, -1):
-        found += [shutil.which(f"{tool}-{major}") or "",
-                  f"{DISTRIBUTION_PREFIX}/llvm-{major}/bin/{tool}"]
+        found += [
+            shutil.which(f"{tool}-{major}") or "",
+            f"{DISTRIBUTION_PREFIX}/llvm-{major}/bin/{tool}",
+        ]
     rocm = os.environ.get("ROCM_PATH", "/opt/rocm")
     found += [f"{rocm}/llvm/bin/{tool}", shutil.which(tool) or ""]
     by_target: dict[str, str] = {}  # one path per binary; kept as named (lld reads argv[0])
@@ -61,8 +63,9 @@ def find_tool(tool: str, *, min_major: int, env: str, package: str, purpose: str
         major = tool_major(explicit)
         if major is None or major < min_major:
             what = "does not run" if major is None else f"is release {major}"
-            raise Unavailable(f"{env}={explicit} {what}; {purpose} needs {tool} of LLVM >= "
-                              f"{min_major}; {fix}")  # fmt: skip
+            raise Unavailable(
+                f"{env}={explicit} {what}; {purpose} needs {tool} of LLVM >= {min_major}; {fix}"
+            )
         return LlvmTool(explicit, major)
     seen = []
     for path in _candidates(tool):

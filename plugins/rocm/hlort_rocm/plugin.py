@@ -44,8 +44,11 @@ class RocmPlugin(GpuPlugin):
         return ProbeResult.unavailable(found.reason, fix=found.fix)
 
     def attributes(self) -> Mapping[str, AttributeValue]:
-        return {"version": VERSION, "vendor": "hlort",
-                "description": "AMD GPUs: AMDGPU code objects from llvmlite, HIP runtime"}
+        return {
+            "version": VERSION,
+            "vendor": "hlort",
+            "description": "AMD GPUs: AMDGPU code objects from llvmlite, HIP runtime",
+        }
 
     def check_target(self, target: str) -> str:
         from hlort_rocm.amdgpu_target import gfx_target

@@ -57,9 +57,17 @@ def probe_runtime() -> RuntimeProbe:
     try:
         count = HipDriver().device_count()
     except Exception as err:  # noqa: BLE001 - a driver that does not start is "unavailable"
-        return RuntimeProbe(False, f"the HIP runtime did not start: {err}",
-                            "check the ROCm installation with rocminfo", library=library)
+        return RuntimeProbe(
+            False,
+            f"the HIP runtime did not start: {err}",
+            "check the ROCm installation with rocminfo",
+            library=library,
+        )
     if count == 0:
-        return RuntimeProbe(False, "the HIP runtime sees no AMD GPU",
-                            "check rocminfo and HIP_VISIBLE_DEVICES", library=library)  # fmt: skip
+        return RuntimeProbe(
+            False,
+            "the HIP runtime sees no AMD GPU",
+            "check rocminfo and HIP_VISIBLE_DEVICES",
+            library=library,
+        )
     return RuntimeProbe(True, device_count=count, library=library)

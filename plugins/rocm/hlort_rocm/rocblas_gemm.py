@@ -48,13 +48,16 @@ def column_major_arguments(spec: GemmSpec) -> dict[str, int]:
     return {
         "trans_first": OPERATION_TRANSPOSE if spec.transpose_b else OPERATION_NONE,
         "trans_second": OPERATION_TRANSPOSE if spec.transpose_a else OPERATION_NONE,
-        "m": spec.n, "n": spec.m, "k": spec.k,
+        "m": spec.n,
+        "n": spec.m,
+        "k": spec.k,
         "ld_first": spec.k if spec.transpose_b else spec.n,  # B's row length
         "ld_second": spec.m if spec.transpose_a else spec.k,  # A's row length
         "ld_out": spec.n,
-        "stride_first": spec.k * spec.n, "stride_second": spec.m * spec.k,
+        "stride_first": spec.k * spec.n,
+        "stride_second": spec.m * spec.k,
         "stride_out": spec.m * spec.n,
-    }  # fmt: skip
+    }
 
 
 class RocblasGemm:
@@ -86,13 +89,17 @@ class RocblasGemm:
             if dtype not in DATATYPE:
                 raise InvalidArgument(f"{call.label}: rocBLAS gemm has no {dtype} variant")
         a, b, c = blocks
-        need = {"a": (a, spec.batch * spec.m * spec.k * ITEM_BYTES[spec.dtype_a]),
-                "b": (b, spec.batch * spec.k * spec.n * ITEM_BYTES[spec.dtype_b]),
-                "c": (c, spec.batch * spec.m * spec.n * ITEM_BYTES[spec.dtype_c])}  # fmt: skip
+        need = {
+            "a": (a, spec.batch * spec.m * spec.k * ITEM_BYTES[spec.dtype_a]),
+            "b": (b, spec.batch * spec.k * spec.n * ITEM_BYTES[spec.dtype_b]),
+            "c": (c, spec.batch * spec.m * spec.n * ITEM_BYTES[spec.dtype_c]),
+        }
         for name, (block, nbytes) in need.items():
             if block.nbytes < nbytes:
-                raise InvalidArgument(f"{call.label}: gemm operand {name} needs {nbytes} bytes, "
-                                      f"its buffer has {block.nbytes}")  # fmt: skip
+                raise InvalidArgument(
+                    f"{call.label}: gemm operand {name} needs {nbytes} bytes, "
+                    f"its buffer has {block.nbytes}"
+                )
         scalar = ctypes.c_double if spec.compute_dtype == "f64" else ctypes.c_float
         alpha, beta = scalar(spec.alpha), scalar(spec.beta)
         cm = column_major_arguments(spec)
@@ -100,20 +107,36 @@ class RocblasGemm:
         handle = self._handle(device)
         self._select(device.ordinal)
         status = self._lib.rocblas_gemm_strided_batched_ex(
-            handle, i32(cm["trans_first"]), i32(cm["trans_second"]),
-            i32(cm["m"]), i32(cm["n"]), i32(cm["k"]), ctypes.byref(alpha),
-            pointer(b.pointer), i32(DATATYPE[spec.dtype_b]), i32(cm["ld_first"]),
+            handle,
+            i32(cm["trans_first"]),
+            i32(cm["trans_second"]),
+            i32(cm["m"]),
+            i32(cm["n"]),
+            i32(cm["k"]),
+            ctypes.byref(alpha),
+            pointer(b.pointer),
+            i32(DATATYPE[spec.dtype_b]),
+            i32(cm["ld_first"]),
             i64(cm["stride_first"]),
-            pointer(a.pointer), i32(DATATYPE[spec.dtype_a]), i32(cm["ld_second"]),
+            pointer(a.pointer),
+            i32(DATATYPE[spec.dtype_a]),
+            i32(cm["ld_second"]),
             i64(cm["stride_second"]),
             ctypes.byref(beta),
-            pointer(c.pointer), i32(DATATYPE[spec.dtype_c]), i32(cm["ld_out"]),
+            pointer(c.pointer),
+            i32(DATATYPE[spec.dtype_c]),
+            i32(cm["ld_out"]),
             i64(cm["stride_out"]),
-            pointer(c.pointer), i32(DATATYPE[spec.dtype_c]), i32(cm["ld_out"]),
+            pointer(c.pointer),
+            i32(DATATYPE[spec.dtype_c]),
+            i32(cm["ld_out"]),
             i64(cm["stride_out"]),
-            i32(spec.batch), i32(DATATYPE[spec.compute_dtype]), i32(ALGO_STANDARD), i32(0),
+            i32(spec.batch),
+            i32(DATATYPE[spec.compute_dtype]),
+            i32(ALGO_STANDARD),
+            i32(0),
             ctypes.c_uint32(0),
-        )  # fmt: skip
+        )
         self._check(status, f"gemm_strided_batched_ex for {call.label}")
 
     @staticmethod

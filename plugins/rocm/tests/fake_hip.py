@@ -124,7 +124,7 @@ class FakeHip:
     def _view(self, address: int, nbytes: int) -> memoryview:
         for base, block in self.blocks.items():
             if base <= address and address + nbytes <= base + len(block):
-                return memoryview(block)[address - base:address - base + nbytes]
+                return memoryview(block)[address - base : address - base + nbytes]
         raise AssertionError(f"no device block holds {nbytes} bytes at {address:#x}")
 
     # streams and events
@@ -201,8 +201,9 @@ class FakeHip:
             return hipError_t.hipErrorNotFound, None
         return OK, ("function", module[1], name.decode())
 
-    def hipModuleLaunchKernel(self, function, gx, gy, gz, bx, by, bz, shared, stream, params,
-                              extra):  # fmt: skip
+    def hipModuleLaunchKernel(
+        self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra
+    ):
         assert params is None and isinstance(extra, tuple)
         self.launches.append((function[2], (gx, gy, gz), (bx, by, bz), shared, extra))
         return (OK,)

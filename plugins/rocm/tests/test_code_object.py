@@ -40,16 +40,18 @@ def test_seed_kernel_links_and_validates(llvm19_tools, target, version):
 
 def test_validation_reports_a_wrong_layout_a_missing_kernel_and_stack_use(llvm19_tools):
     gfx = gfx_target("gfx942")
-    hsaco = link_code_object(find_linker(5), compile_ir(seed_kernels.ADD_F32, gfx,
-                                                        version=5).object_code)  # fmt: skip
+    hsaco = link_code_object(
+        find_linker(5), compile_ir(seed_kernels.ADD_F32, gfx, version=5).object_code
+    )
     report = validate_code_object(hsaco, gfx, 5, {"add_f32": POINTERS3[:2], "other": None})
     assert any("add_f32: arguments" in p for p in report.problems)
     assert any("kernel other is not in the metadata" in p for p in report.problems)
     assert validate_code_object(hsaco, gfx_target("gfx90a"), 5, {"add_f32": None}).problems
     assert validate_code_object(hsaco, gfx, 6, {"add_f32": None}).problems  # a v5 object
     stack = compile_ir(seed_kernels.STACK_USER, gfx, version=5)
-    report = validate_code_object(link_code_object(find_linker(5), stack.object_code), gfx, 5,
-                                  {"uses_stack": None})  # fmt: skip
+    report = validate_code_object(
+        link_code_object(find_linker(5), stack.object_code), gfx, 5, {"uses_stack": None}
+    )
     assert report.kernels["uses_stack"].private_segment_size > 0
     assert any("private segment" in p for p in report.problems)
     with pytest.raises(HlortError) as info:
@@ -72,9 +74,8 @@ def test_emitting_the_same_kernels_again_never_aborts():
             emit_assembly(again)
         assert first.object_code and again.object_code
         print("ok")
-    """)  # fmt: skip
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=300)  # fmt: skip
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
 
 
@@ -82,8 +83,10 @@ def test_code_object_version_flag_is_added_once_and_merged_into_existing_flags()
     plain = with_code_object_version("define void @f() { ret void }", 5)
     assert plain.count('!"amdhsa_code_object_version", i32 500') == 1
     assert with_code_object_version(plain, 4) == plain  # an explicit flag is kept
-    flagged = ('define void @f() { ret void }\n!llvm.module.flags = !{!0}\n'
-               '!0 = !{i32 7, !"PIC Level", i32 2}\n')  # fmt: skip
+    flagged = (
+        "define void @f() { ret void }\n!llvm.module.flags = !{!0}\n"
+        '!0 = !{i32 7, !"PIC Level", i32 2}\n'
+    )
     merged = with_code_object_version(flagged, 6)
     assert "!llvm.module.flags = !{!0, !1}" in merged
     assert '!1 = !{i32 1, !"amdhsa_code_object_version", i32 600}' in merged
@@ -100,16 +103,25 @@ def test_a_batch_validates_each_code_object_on_its_own(llvm19_tools):
     items = []
     for target in ("gfx90a", "gfx942", "gfx90a"):
         gfx = gfx_target(target)
-        hsaco = link_code_object(find_linker(5), compile_ir(seed_kernels.ADD_F32, gfx,
-                                                            version=5).object_code)  # fmt: skip
+        hsaco = link_code_object(
+            find_linker(5), compile_ir(seed_kernels.ADD_F32, gfx, version=5).object_code
+        )
         items.append(CodeObjectToCheck(hsaco, gfx, 5, {"add_f32": POINTERS3}))
     stack = compile_ir(seed_kernels.STACK_USER, gfx_target("gfx942"), version=5).object_code
-    items.insert(1, CodeObjectToCheck(link_code_object(find_linker(5), stack),
-                                      gfx_target("gfx942"), 5, {"uses_stack": None}))  # fmt: skip
+    items.insert(
+        1,
+        CodeObjectToCheck(
+            link_code_object(find_linker(5), stack), gfx_target("gfx942"), 5, {"uses_stack": None}
+        ),
+    )
     reports = validate_code_objects(items)
     assert [r.ok for r in reports] == [True, False, True, True]
-    assert [r.target.split(":")[0][-6:] for r in reports] == ["gfx90a", "gfx942", "gfx942",
-                                                              "gfx90a"]  # fmt: skip
+    assert [r.target.split(":")[0][-6:] for r in reports] == [
+        "gfx90a",
+        "gfx942",
+        "gfx942",
+        "gfx90a",
+    ]
     assert all(r.kernels["add_f32"].instructions > 5 for r in reports if r.ok)
 
 
@@ -119,7 +131,7 @@ def test_ir_legalized_for_amdgpu_before_parsing():
 
     flat = '  %".8" = alloca float, align 4\n  store float 0.0, ptr %".8"\n'
     private = with_private_allocas(flat)
-    assert 'alloca float, align 4, addrspace(5)' in private
+    assert "alloca float, align 4, addrspace(5)" in private
     assert 'addrspacecast ptr addrspace(5) %"hlort.private.1" to ptr' in private
     assert with_private_allocas(private) == private  # already private: kept
     attrs = 'attributes #0 = { nounwind "vector-function-abi-variant"="_ZGV_LLVM_N2v_f(f_v2)" }'

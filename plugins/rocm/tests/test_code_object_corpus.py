@@ -24,8 +24,10 @@ def _tool():
 def test_corpus_sample_links_and_validates(llvm19_tools):
     if not CORPUS.is_dir():
         pytest.skip("no ../shared/stablehlo-testdata corpus next to the repository")
-    paths = [CORPUS / "testdata" / f for f in (
-        "abs_float32_20_20.mlir", "cumsum_float32_8_9.mlir", "transpose_float32_2_3.mlir")]
+    paths = [
+        CORPUS / "testdata" / f
+        for f in ("abs_float32_20_20.mlir", "cumsum_float32_8_9.mlir", "transpose_float32_2_3.mlir")
+    ]
     paths = [str(p) for p in paths if p.exists()]
     summary, results = _tool().run(paths)
     assert summary["modules"] == len(paths) > 0, json.dumps(summary)

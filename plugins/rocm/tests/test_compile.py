@@ -1,7 +1,6 @@
 """Compiling for AMD GPUs with no GPU: compile-only clients, validated code objects, dumps,
 serialization keyed by the gfx target, options, and the CLI."""
 
-
 import numpy as np
 import pytest
 
@@ -49,8 +48,7 @@ def test_compile_only_links_a_validated_code_object(llvm19_tools, target):
     assert files["hsaco"] == program.binary and files["o"][:4] == b"\x7fELF"
     assert "amdgpu_kernel" in files["ll"] and "s_endpgm" in files["s"]
     # the row reduction's AMDGPU pieces: lane id from mbcnt, exchanges by ds_bpermute, barriers
-    for instruction in ("v_mbcnt_lo_u32_b32", "v_mbcnt_hi_u32_b32", "ds_bpermute_b32",
-                        "s_barrier"):  # fmt: skip
+    for instruction in ("v_mbcnt_lo_u32_b32", "v_mbcnt_hi_u32_b32", "ds_bpermute_b32", "s_barrier"):
         assert instruction in files["s"], instruction
 
 
@@ -66,11 +64,14 @@ def test_serialized_executables_are_keyed_by_the_gfx_target(llvm19_tools):
     assert "gfx942" in info.value.message and "gfx90a" in info.value.message
 
 
-@pytest.mark.parametrize("options, what", [
-    ({"code_object_version": 3}, "code_object_version=3"),
-    ({"opt_level": 7}, "opt_level=7"),
-    ({"fast_math": True}, "fast_math"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "options, what",
+    [
+        ({"code_object_version": 3}, "code_object_version=3"),
+        ({"opt_level": 7}, "opt_level=7"),
+        ({"fast_math": True}, "fast_math"),
+    ],
+)
 def test_bad_target_options_are_invalid_argument(llvm19_tools, options, what):
     with pytest.raises(HlortError) as info:
         compile_for("gfx942", **options)
@@ -93,13 +94,25 @@ def test_code_object_version_option_reaches_the_code_object(llvm19_tools):
     assert check_program_code_object(program, 6).ok
 
 
-def test_cli_compile_for_a_target_writes_ir_object_and_code_object(llvm19_tools, tmp_path,
-                                                                   capsys):  # fmt: skip
+def test_cli_compile_for_a_target_writes_ir_object_and_code_object(llvm19_tools, tmp_path, capsys):
     source = tmp_path / "m.mlir"
     source.write_text(PROGRAM)
     dump = tmp_path / "dump"
-    assert main(["compile", str(source), "--platform", "rocm", "--target", "gfx942",
-                 "--dump-dir", str(dump)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "compile",
+                str(source),
+                "--platform",
+                "rocm",
+                "--target",
+                "gfx942",
+                "--dump-dir",
+                str(dump),
+            ]
+        )
+        == 0
+    )
     assert "ENTRY" in capsys.readouterr().out
     names = {p.suffix for p in dump.iterdir()}
     assert {".ll", ".o", ".hsaco", ".s"} <= names

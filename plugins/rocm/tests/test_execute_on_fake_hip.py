@@ -72,13 +72,16 @@ def test_rocblas_column_major_mapping_computes_the_row_major_gemm(transpose_a, t
     def op(matrix, trans):
         return matrix.T if trans == OPERATION_TRANSPOSE else matrix
 
-    first_rows, first_cols = ((cm["k"], cm["m"]) if cm["trans_first"] == OPERATION_TRANSPOSE
-                              else (cm["m"], cm["k"]))  # fmt: skip
-    second_rows, second_cols = ((cm["n"], cm["k"]) if cm["trans_second"] == OPERATION_TRANSPOSE
-                                else (cm["k"], cm["n"]))  # fmt: skip
+    first_rows, first_cols = (
+        (cm["k"], cm["m"]) if cm["trans_first"] == OPERATION_TRANSPOSE else (cm["m"], cm["k"])
+    )
+    second_rows, second_cols = (
+        (cm["n"], cm["k"]) if cm["trans_second"] == OPERATION_TRANSPOSE else (cm["k"], cm["n"])
+    )
     first = op(column_major(b.ravel(), first_rows, first_cols, cm["ld_first"]), cm["trans_first"])
-    second = op(column_major(a.ravel(), second_rows, second_cols, cm["ld_second"]),
-                cm["trans_second"])  # fmt: skip
+    second = op(
+        column_major(a.ravel(), second_rows, second_cols, cm["ld_second"]), cm["trans_second"]
+    )
     c_column_major = first @ second  # m' x n' = n x m
     c = np.empty(m * n)
     for i in range(cm["m"]):

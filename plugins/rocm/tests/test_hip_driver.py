@@ -73,6 +73,7 @@ def test_without_the_runtime_every_call_is_unavailable_naming_the_library():
         def __getattr__(self, name):
             def call(*args):
                 raise RuntimeError("failed to dlopen 'b'libamdhip64.so'': cannot open")
+
             return call
 
     with pytest.raises(HlortError) as info:

@@ -44,8 +44,7 @@ class CodeObjectChecker:
     code_object_version: int = 5
 
     def compile(self, module: Module, target: str, index: int) -> GpuProgram:
-        options = CompileOptions(target_options={"code_object_version":
-                                                 self.code_object_version})  # fmt: skip
+        options = CompileOptions(target_options={"code_object_version": self.code_object_version})
         # as the compile-only client: gemm calls kept for the machine that runs the program;
         # host fallbacks are listed in the program, counted here (only an executable applies
         # HLORT_FALLBACK to them)
@@ -55,8 +54,10 @@ class CodeObjectChecker:
         """One readelf, one objdump per batch; a batch that fails is checked one by one."""
         # stack use is counted, not refused: spills are legal in big kernels (the seed kernels'
         # tests require none)
-        items = [code_object_to_check(p, self.code_object_version, no_stack=False)
-                 for _, _, p in programs]  # fmt: skip
+        items = [
+            code_object_to_check(p, self.code_object_version, no_stack=False)
+            for _, _, p in programs
+        ]
         try:
             reports = validate_code_objects(items)
         except HlortError:  # one bad file fails a batch: find it one by one
@@ -71,9 +72,12 @@ class CodeObjectChecker:
             if isinstance(report, HlortError):
                 verdicts.append(Validation(False, [f"validate: {report}"]))
                 continue
-            stack = [f"{n.name}: {n.private_segment_size} bytes ({n.vgpr_spills} vgpr, "
-                     f"{n.sgpr_spills} sgpr spills)" for n in report.kernels.values()
-                     if n.private_segment_size or n.uses_dynamic_stack]  # fmt: skip
+            stack = [
+                f"{n.name}: {n.private_segment_size} bytes ({n.vgpr_spills} vgpr, "
+                f"{n.sgpr_spills} sgpr spills)"
+                for n in report.kernels.values()
+                if n.private_segment_size or n.uses_dynamic_stack
+            ]
             verdicts.append(Validation(report.ok, list(report.problems), stack))
         return verdicts
 
@@ -92,39 +96,59 @@ def in_code_object_words(summary: dict) -> dict:
         "validated": summary["validated"],
         "modules_all_native": summary["modules_all_native"],
         "ops_not_compiled_natively": summary["ops_not_compiled_natively"],
-        "kernels_using_stack": {t: sum(1 for n in summary["notes"] if f": {t}: " in n)
-                                for t in targets},  # fmt: skip
+        "kernels_using_stack": {
+            t: sum(1 for n in summary["notes"] if f": {t}: " in n) for t in targets
+        },
         "stack_users": summary["notes"],
         "problems": summary["crashes"] + summary["problems"],
     }
 
 
-def run(paths: list[str], targets: tuple[str, ...] = DEFAULT_TARGETS, jobs: int = 1,
-        code_object_version: int = 5, limit: int | None = None, conformance: str | None = None,
-        progress=None) -> tuple[dict, list[compile_check.CaseResult]]:  # fmt: skip
+def run(
+    paths: list[str],
+    targets: tuple[str, ...] = DEFAULT_TARGETS,
+    jobs: int = 1,
+    code_object_version: int = 5,
+    limit: int | None = None,
+    conformance: str | None = None,
+    progress=None,
+) -> tuple[dict, list[compile_check.CaseResult]]:
     """``conformance`` "quick" or "all" adds the conformance suite's op cases; ``progress`` (a
     text file) gets each case's result as a JSON line as soon as its chunk is done."""
     items = compile_check.work_items(paths, conformance)[:limit]
-    results = compile_check.run(items, CodeObjectChecker(targets, code_object_version), jobs,
-                                progress, name="code_object_check")  # fmt: skip
+    results = compile_check.run(
+        items,
+        CodeObjectChecker(targets, code_object_version),
+        jobs,
+        progress,
+        name="code_object_check",
+    )
     return compile_check.summarize(results, targets), results
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="code_object_check.py",
-                                     description=__doc__.split("\n\n")[0])  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="code_object_check.py", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("paths", nargs="*", metavar="PATH")
-    parser.add_argument("--conformance", choices=["quick", "all"],
-                        help="also the conformance suite's op cases (a sample, or all)")
+    parser.add_argument(
+        "--conformance",
+        choices=["quick", "all"],
+        help="also the conformance suite's op cases (a sample, or all)",
+    )
     parser.add_argument("--targets", default=",".join(DEFAULT_TARGETS))
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--code-object-version", type=int, default=5)
     parser.add_argument("--limit", type=int, help="only the first N cases")
     parser.add_argument("--report", metavar="FILE.json", help="write every case's result")
-    parser.add_argument("--progress", metavar="FILE.jsonl",
-                        help="append each case's result as it is done (and count on stderr)")
-    parser.add_argument("--summarize", metavar="FILE.jsonl",
-                        help="print the summary of a --progress file and stop")
+    parser.add_argument(
+        "--progress",
+        metavar="FILE.jsonl",
+        help="append each case's result as it is done (and count on stderr)",
+    )
+    parser.add_argument(
+        "--summarize", metavar="FILE.jsonl", help="print the summary of a --progress file and stop"
+    )
     args = parser.parse_args(argv)
     targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
     if args.summarize:
@@ -133,8 +157,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     progress = open(args.progress, "a") if args.progress else None  # noqa: SIM115
     try:
-        summary, results = run(args.paths, targets, args.jobs, args.code_object_version,
-                               args.limit, args.conformance, progress)  # fmt: skip
+        summary, results = run(
+            args.paths,
+            targets,
+            args.jobs,
+            args.code_object_version,
+            args.limit,
+            args.conformance,
+            progress,
+        )
     finally:
         if progress is not None:
             progress.close()

@@ -23,17 +23,21 @@ class TemplateClient(SimpleClient):
     executable_class = TemplateExecutable
 
     def create_devices(self) -> list[TemplateDevice]:
-        count = _as_int(self.client_options.get("device_count", DEFAULT_DEVICE_COUNT),
-                        "client option device_count")  # fmt: skip
+        count = _as_int(
+            self.client_options.get("device_count", DEFAULT_DEVICE_COUNT),
+            "client option device_count",
+        )
         if "arena_bytes" in self.client_options:
             arena_bytes = _as_int(self.client_options["arena_bytes"], "client option arena_bytes")
         else:
             env = os.environ.get("HLORT_TEMPLATE_ARENA_BYTES")
-            arena_bytes = DEFAULT_ARENA_BYTES if env is None else _as_int(
-                env, "HLORT_TEMPLATE_ARENA_BYTES")  # fmt: skip
+            arena_bytes = (
+                DEFAULT_ARENA_BYTES if env is None else _as_int(env, "HLORT_TEMPLATE_ARENA_BYTES")
+            )
         if count < 1 or arena_bytes < 0:
-            raise InvalidArgument(f"device_count={count} must be >= 1 and "
-                                  f"arena_bytes={arena_bytes} >= 0")  # fmt: skip
+            raise InvalidArgument(
+                f"device_count={count} must be >= 1 and arena_bytes={arena_bytes} >= 0"
+            )
         return [TemplateDevice(self, i, arena_bytes) for i in range(count)]
 
 

@@ -25,8 +25,9 @@ def kernel_for(instr: Instruction) -> Kernel:
     """The kernel that runs ``instr``; UNIMPLEMENTED (naming the op) when there is none."""
     kernel = reference_function(instr)  # UNIMPLEMENTED for a custom call with an unknown target
     if kernel is None:
-        raise Unimplemented(f"the template backend has no kernel for {instr.opcode.value} "
-                            f"({instr.name})")  # fmt: skip
+        raise Unimplemented(
+            f"the template backend has no kernel for {instr.opcode.value} ({instr.name})"
+        )
     return kernel
 
 
@@ -55,8 +56,10 @@ class Program:
         lines = [f"params -> slots {list(self.parameter_slots)}"]
         for step in self.steps:
             args = ", ".join(f"%{i}" for i in step.operands)
-            lines.append(f"%{step.output} = {step.instruction.opcode.value}({args})"
-                         f"  # {step.instruction.name}: {step.instruction.shape}")  # fmt: skip
+            lines.append(
+                f"%{step.output} = {step.instruction.opcode.value}({args})"
+                f"  # {step.instruction.name}: {step.instruction.shape}"
+            )
         lines.append(f"result: %{self.result_slot}")
         return "\n".join(lines) + "\n"
 

@@ -20,8 +20,13 @@ class TemplateDevice(SimpleDevice):
     supports_zero_copy = False  # device memory can never alias a host array
 
     def __init__(self, client, device_id: int, arena_bytes: int):
-        super().__init__(client, device_id, "template-device", bytes_limit=arena_bytes,
-                         attributes={"arena_bytes": arena_bytes})  # fmt: skip
+        super().__init__(
+            client,
+            device_id,
+            "template-device",
+            bytes_limit=arena_bytes,
+            attributes={"arena_bytes": arena_bytes},
+        )
         self.arena = Arena(arena_bytes, name=f"{client.platform_name}:{device_id}")
 
     def allocate(self, shape: ArrayShape) -> Block:

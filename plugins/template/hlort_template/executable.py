@@ -31,22 +31,26 @@ class TemplateExecutable(SimpleExecutable):
     def launch(self, device: TemplateDevice, arguments: list, ctx: LaunchContext) -> list:
         # 1. device memory -> values (a real backend passes the device pointers to its kernels)
         shapes = self.parameter_shapes
-        arrays = [device.copy_out(block, shape)
-                  for block, shape in zip(arguments, shapes, strict=True)]  # fmt: skip
+        arrays = [
+            device.copy_out(block, shape) for block, shape in zip(arguments, shapes, strict=True)
+        ]
         params = unflatten(self._entry_shapes, arrays)  # tuple-shaped parameters take leaves
         # 2. run the steps; the evaluator runs nested computations and knows replica/partition
-        evaluator = Evaluator(check_shapes=False, replica_id=ctx.replica,
-                              partition_id=ctx.partition)  # fmt: skip
+        evaluator = Evaluator(
+            check_shapes=False, replica_id=ctx.replica, partition_id=ctx.partition
+        )
         values: list[Any] = [None] * self.program.slot_count
         for number, slot in enumerate(self.program.parameter_slots):
             values[slot] = params[number]
         for step in self.program.steps:
-            values[step.output] = step.kernel(evaluator, step.instruction,
-                                              *[values[i] for i in step.operands])  # fmt: skip
+            values[step.output] = step.kernel(
+                evaluator, step.instruction, *[values[i] for i in step.operands]
+            )
         # 3. results -> new device memory, one block per flattened output
         outputs = []
-        for value, shape in zip(flatten_value(values[self.program.result_slot]),
-                                self.output_shapes, strict=True):  # fmt: skip
+        for value, shape in zip(
+            flatten_value(values[self.program.result_slot]), self.output_shapes, strict=True
+        ):
             block = device.allocate(shape)
             device.copy_in(block, value)
             outputs.append(block)

@@ -29,8 +29,11 @@ class TemplatePlugin(Plugin):
         return ProbeResult.ok()
 
     def attributes(self) -> Mapping[str, AttributeValue]:
-        return {"version": VERSION, "vendor": "hlort",
-                "description": "made from the hlort plugin template"}  # fmt: skip
+        return {
+            "version": VERSION,
+            "vendor": "hlort",
+            "description": "made from the hlort plugin template",
+        }
 
     def capabilities(self) -> Capabilities:
         # None = every element type / op; a young backend lists what it has, e.g.

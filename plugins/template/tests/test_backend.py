@@ -40,8 +40,10 @@ def test_compile_makes_a_program_and_runs_it(client):
     exe = client.compile(axpy(), CompileOptions())
     assert "multiply" in exe.artifacts()["program.txt"]
     device = client.devices()[0]
-    args = [client.buffer_from_host(v, device) for v in
-            (np.float32(2), np.arange(4, dtype=np.float32), np.ones(4, np.float32))]
+    args = [
+        client.buffer_from_host(v, device)
+        for v in (np.float32(2), np.arange(4, dtype=np.float32), np.ones(4, np.float32))
+    ]
     (out,) = exe.execute([args])[0]
     np.testing.assert_array_equal(out.to_host().result(10), 2 * np.arange(4) + 1)
 
@@ -62,10 +64,13 @@ def test_running_out_of_device_memory_is_resource_exhausted(client):
     assert info.value.code is ErrorCode.RESOURCE_EXHAUSTED
 
 
-@pytest.mark.parametrize("options, env, what", [
-    ({"device_count": "two"}, None, "device_count='two'"),
-    ({}, "lots", "HLORT_TEMPLATE_ARENA_BYTES='lots'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "options, env, what",
+    [
+        ({"device_count": "two"}, None, "device_count='two'"),
+        ({}, "lots", "HLORT_TEMPLATE_ARENA_BYTES='lots'"),
+    ],
+)
 def test_bad_client_options_name_the_option(monkeypatch, options, env, what):
     if env is not None:
         monkeypatch.setenv("HLORT_TEMPLATE_ARENA_BYTES", env)

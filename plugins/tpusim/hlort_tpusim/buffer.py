@@ -18,8 +18,11 @@ class TpuSimBuffer(SimpleBuffer):
 
     def copy_to_device(self, device: Device) -> Buffer:
         source = self.device
-        if not (isinstance(device, TpuSimDevice) and device.client is source.client
-                and device is not source):  # fmt: skip
+        if not (
+            isinstance(device, TpuSimDevice)
+            and device.client is source.client
+            and device is not source
+        ):
             return retag(super().copy_to_device(device))
         shape = self.shape
         into = device.hbm.allocate(shape)
@@ -35,8 +38,9 @@ class TpuSimBuffer(SimpleBuffer):
                 self.release()
 
         try:
-            value = device.queue.enqueue(copy, f"copy {self._name} to tpusim:{device.id} over ICI",
-                                         waits_for=[storage])  # fmt: skip
+            value = device.queue.enqueue(
+                copy, f"copy {self._name} to tpusim:{device.id} over ICI", waits_for=[storage]
+            )
         except BaseException:
             self.release()
             device.hbm.free(into)

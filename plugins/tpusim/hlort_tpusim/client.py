@@ -56,11 +56,13 @@ class TpuSimClient(SimpleClient):
         """
         target = self.own_device(device)
         if memory_space is not None and memory_space not in target.memory_spaces():
-            raise InvalidArgument(f"memory space {memory_space!r} is not addressable by "
-                                  f"tpusim:{target.id}")  # fmt: skip
+            raise InvalidArgument(
+                f"memory space {memory_space!r} is not addressable by tpusim:{target.id}"
+            )
         if not isinstance(semantics, HostBufferSemantics):
-            raise InvalidArgument(f"host buffer semantics must be a HostBufferSemantics, got "
-                                  f"{semantics!r}")  # fmt: skip
+            raise InvalidArgument(
+                f"host buffer semantics must be a HostBufferSemantics, got {semantics!r}"
+            )
         array, shape = host_array_shape(array)
         source = array if semantics is _READ_LATER else np.array(array, copy=True, order="C")
         alloc = target.hbm.allocate(shape, "host transfer")
@@ -74,8 +76,9 @@ class TpuSimClient(SimpleClient):
             return alloc
 
         try:
-            value = target.queue.enqueue(transfer, f"host-to-device transfer of {shape} to "
-                                                   f"tpusim:{target.id}")  # fmt: skip
+            value = target.queue.enqueue(
+                transfer, f"host-to-device transfer of {shape} to tpusim:{target.id}"
+            )
         except BaseException:
             target.hbm.free(alloc)
             raise
@@ -91,9 +94,11 @@ class TpuSimClient(SimpleClient):
         # and its checksum only catches accidents. A stored program that differs is refused.
         exe = TpuSimExecutable(self, module, options, self.resolve_placements(options))
         if not same_program(exe.program.to_json(), stored):
-            raise DataLoss(f"serialized tpusim executable {header.name!r}: its device program is "
-                           "not the one its HLO compiles to (edited or from another tpusim); "
-                           "serialize it again from a fresh compile")
+            raise DataLoss(
+                f"serialized tpusim executable {header.name!r}: its device program is "
+                "not the one its HLO compiles to (edited or from another tpusim); "
+                "serialize it again from a fresh compile"
+            )
         exe._fingerprint = header.fingerprint
         return exe
 
@@ -101,6 +106,7 @@ class TpuSimClient(SimpleClient):
 def same_program(derived: Any, stored: Any) -> bool:
     """Whether two program documents match, notes aside. Compared as canonical JSON text, not
     with ``==`` on floats: NaN must equal itself and -0.0 must differ from 0.0."""
+
     def canonical(doc: Any) -> str:
         return json.dumps(without_descriptions(doc), sort_keys=True)
 

@@ -41,15 +41,20 @@ class TpuSimDevice(SimpleDevice):
         }
         super().__init__(client, chip, KIND, attributes=attributes)
         self.config = config
-        self.hbm = HbmAllocator(config.hbm_bytes, config.hbm_alignment, chip,
-                                name=f"tpusim:{chip} HBM")  # fmt: skip
+        self.hbm = HbmAllocator(
+            config.hbm_bytes, config.hbm_alignment, chip, name=f"tpusim:{chip} HBM"
+        )
         self._lock = threading.Lock()
         self.stats: dict[str, float] = {
-            "host_to_device_bytes": 0, "host_to_device_seconds": 0.0,
-            "device_to_host_bytes": 0, "device_to_host_seconds": 0.0,
-            "ici_bytes_in": 0, "ici_seconds_in": 0.0,
-            "executions": 0, "execution_cycles": 0.0,
-        }  # fmt: skip
+            "host_to_device_bytes": 0,
+            "host_to_device_seconds": 0.0,
+            "device_to_host_bytes": 0,
+            "device_to_host_seconds": 0.0,
+            "ici_bytes_in": 0,
+            "ici_seconds_in": 0.0,
+            "executions": 0,
+            "execution_cycles": 0.0,
+        }
         self.last_profile: Profile | None = None
 
     def _add(self, **deltas: float) -> None:
@@ -77,13 +82,17 @@ class TpuSimDevice(SimpleDevice):
 
     def copy_in(self, storage: HbmAllocation, array: np.ndarray) -> None:
         np.copyto(storage.data, np.asarray(array).reshape(storage.data.shape), casting="no")
-        self._add(host_to_device_bytes=array.nbytes,
-                  host_to_device_seconds=self.host_link_seconds(array.nbytes))  # fmt: skip
+        self._add(
+            host_to_device_bytes=array.nbytes,
+            host_to_device_seconds=self.host_link_seconds(array.nbytes),
+        )
 
     def copy_out(self, storage: HbmAllocation, shape: ArrayShape) -> np.ndarray:
         out = np.array(storage.view_as(shape), copy=True, order="C")
-        self._add(device_to_host_bytes=out.nbytes,
-                  device_to_host_seconds=self.host_link_seconds(out.nbytes))  # fmt: skip
+        self._add(
+            device_to_host_bytes=out.nbytes,
+            device_to_host_seconds=self.host_link_seconds(out.nbytes),
+        )
         return out
 
     def duplicate(self, storage: HbmAllocation, shape: ArrayShape) -> HbmAllocation:
@@ -91,12 +100,15 @@ class TpuSimDevice(SimpleDevice):
         np.copyto(new.data, storage.view_as(shape))
         return new
 
-    def receive_from_chip(self, source: TpuSimDevice, storage: HbmAllocation,
-                          into: HbmAllocation) -> HbmAllocation:  # fmt: skip
+    def receive_from_chip(
+        self, source: TpuSimDevice, storage: HbmAllocation, into: HbmAllocation
+    ) -> HbmAllocation:
         """Copy a buffer from another chip's HBM over the links into ``into``."""
         np.copyto(into.data, storage.view_as(into.shape))
-        self._add(ici_bytes_in=into.shape.nbytes,
-                  ici_seconds_in=self.ici_seconds(into.shape.nbytes, source.id))  # fmt: skip
+        self._add(
+            ici_bytes_in=into.shape.nbytes,
+            ici_seconds_in=self.ici_seconds(into.shape.nbytes, source.id),
+        )
         return into
 
     def record_execution(self, profile: Profile) -> None:

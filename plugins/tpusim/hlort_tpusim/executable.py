@@ -51,9 +51,15 @@ class TpuSimExecutable(SimpleExecutable):
         verify_program(self.program, self.config)
 
     def launch(self, device: TpuSimDevice, arguments: list, ctx: LaunchContext) -> Sequence:
-        sim = Simulator(self.config, device.hbm, device.id, ctx.replica, ctx.partition,
-                        modules=self.hlo_modules,
-                        bulk=self.client.bulk_simulation)  # fmt: skip
+        sim = Simulator(
+            self.config,
+            device.hbm,
+            device.id,
+            ctx.replica,
+            ctx.partition,
+            modules=self.hlo_modules,
+            bulk=self.client.bulk_simulation,
+        )
         outputs, profile = sim.run(self.program, list(arguments))
         self._last_profile = profile
         device.record_execution(profile)
@@ -94,8 +100,9 @@ class TpuSimExecutable(SimpleExecutable):
 
     @classmethod
     def module_from_payload(cls, payload: bytes, header) -> Any:
-        return parse_printed_hlo(_payload_doc(payload)["hlo"],
-                                 source_name=f"<serialized {header.name}>")
+        return parse_printed_hlo(
+            _payload_doc(payload)["hlo"], source_name=f"<serialized {header.name}>"
+        )
 
 
 def _payload_doc(payload: bytes) -> dict:

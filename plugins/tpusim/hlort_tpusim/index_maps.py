@@ -43,8 +43,10 @@ def tile_bounds(space: dict, index: Sequence[int]) -> list[tuple[int, int]]:
         return [(index[0] * t, min(total, (index[0] + 1) * t))]
     kept, red = reduce_extents(space)
     to, tk = space["tile"]
-    return [(index[0] * to, min(kept, (index[0] + 1) * to)),
-            (index[1] * tk, min(red, (index[1] + 1) * tk))]  # fmt: skip
+    return [
+        (index[0] * to, min(kept, (index[0] + 1) * to)),
+        (index[1] * tk, min(red, (index[1] + 1) * tk)),
+    ]
 
 
 def tile_shape(space: dict, index: Sequence[int]) -> tuple[int, ...]:
@@ -63,10 +65,10 @@ def multi_index(space: dict, index: Sequence[int]) -> list[np.ndarray]:
     rd = list(space["reduce"])
     kd = [i for i in range(len(dims)) if i not in rd]
     (olo, ohi), (klo, khi) = bounds
-    kept = np.unravel_index(np.arange(olo, ohi, dtype=np.int64), [dims[i] for i in kd]) \
-        if kd else ()
-    red = np.unravel_index(np.arange(klo, khi, dtype=np.int64), [dims[i] for i in rd]) \
-        if rd else ()
+    kept = (
+        np.unravel_index(np.arange(olo, ohi, dtype=np.int64), [dims[i] for i in kd]) if kd else ()
+    )
+    red = np.unravel_index(np.arange(klo, khi, dtype=np.int64), [dims[i] for i in rd]) if rd else ()
     out: list[np.ndarray] = [None] * len(dims)  # type: ignore[list-item]
     for j, d in enumerate(kd):
         out[d] = kept[j][:, None]
@@ -92,12 +94,16 @@ def apply_maps(index: list[np.ndarray], maps: Sequence[dict]) -> list[np.ndarray
                 index = []
                 continue
             shape = np.broadcast(*index).shape if index else ()
-            flat = np.ravel_multi_index([np.broadcast_to(i, shape) for i in index], step["out"]) \
-                if index else np.zeros(shape, np.int64)
+            flat = (
+                np.ravel_multi_index([np.broadcast_to(i, shape) for i in index], step["out"])
+                if index
+                else np.zeros(shape, np.int64)
+            )
             index = list(np.unravel_index(flat, step["operand"]))
         elif op == "slice":
-            index = [s + i * t for i, s, t in zip(index, step["starts"], step["strides"],
-                                                  strict=True)]  # fmt: skip
+            index = [
+                s + i * t for i, s, t in zip(index, step["starts"], step["strides"], strict=True)
+            ]
         elif op == "reverse":
             index = list(index)
             for d in step["dims"]:
@@ -111,8 +117,9 @@ def _only_reshapes(maps: Sequence[dict]) -> bool:
     return all(m["op"] == "reshape" for m in maps)
 
 
-def gather(source: np.ndarray, space: dict, maps: Sequence[dict],
-           index: Sequence[int]) -> np.ndarray:  # fmt: skip
+def gather(
+    source: np.ndarray, space: dict, maps: Sequence[dict], index: Sequence[int]
+) -> np.ndarray:
     """The tile of the source the descriptor names, shaped like the tile."""
     shape = tile_shape(space, index)
     bounds = tile_bounds(space, index)
@@ -141,8 +148,9 @@ def scatter_tile(dest: np.ndarray, space: dict, index: Sequence[int], tile: np.n
     dest.reshape(-1)[lo:hi] = tile.reshape(-1)[: hi - lo]
 
 
-def iota_values(space: dict, maps: Sequence[dict], index: Sequence[int], dim: int,
-                dtype: np.dtype) -> np.ndarray:  # fmt: skip
+def iota_values(
+    space: dict, maps: Sequence[dict], index: Sequence[int], dim: int, dtype: np.dtype
+) -> np.ndarray:
     """An iota along ``dim`` of the shape reached through ``maps``, at the tile's positions."""
     idx = apply_maps(multi_index(space, index), maps)
     return np.broadcast_to(idx[dim], tile_shape(space, index)).astype(dtype)

@@ -106,8 +106,9 @@ class Instr:
 
 
 # -- expressions ------------------------------------------------------------------------------
-def var(name: str, add: int = 0, mod: int | None = None, mul: int = 1,
-        div: int | None = None) -> dict:  # fmt: skip
+def var(
+    name: str, add: int = 0, mod: int | None = None, mul: int = 1, div: int | None = None
+) -> dict:
     """``((%name * mul + add) // div) % mod``, omitting the parts left at their defaults."""
     out: dict[str, Any] = {"var": name}
     if mul != 1:

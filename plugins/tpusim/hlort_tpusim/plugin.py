@@ -24,8 +24,11 @@ class TpuSimPlugin(Plugin):
     def attributes(self) -> Mapping[str, AttributeValue]:
         from hlort_tpusim.version import __version__
 
-        return {"version": __version__, "vendor": "hlort",
-                "description": "simulated TPU-like chip (systolic MXU, HBM, DMA)"}  # fmt: skip
+        return {
+            "version": __version__,
+            "vendor": "hlort",
+            "description": "simulated TPU-like chip (systolic MXU, HBM, DMA)",
+        }
 
     def capabilities(self) -> Capabilities:
         return Capabilities(

@@ -33,8 +33,9 @@ class Profile:
         return self.hbm_bytes_read + self.hbm_bytes_written
 
     @classmethod
-    def from_timing(cls, state: TimingState, config: MachineConfig,
-                    by_kernel: dict[str, float] | None = None) -> Profile:  # fmt: skip
+    def from_timing(
+        cls, state: TimingState, config: MachineConfig, by_kernel: dict[str, float] | None = None
+    ) -> Profile:
         cycles = state.total_cycles()
         peak = config.mxu_dim * config.mxu_dim * max(cycles, 1.0)
         classes = {
@@ -70,6 +71,7 @@ class Profile:
             f"written {self.hbm_bytes_written})",
         ]
         for name, row in self.by_class.items():
-            lines.append(f"  {name:<7} {int(row['count']):>8} instrs "
-                         f"{row['busy_cycles']:>14.0f} cycles")  # fmt: skip
+            lines.append(
+                f"  {name:<7} {int(row['count']):>8} instrs {row['busy_cycles']:>14.0f} cycles"
+            )
         return "\n".join(lines)

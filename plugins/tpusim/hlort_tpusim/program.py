@@ -195,8 +195,15 @@ class Program:
             raise DataLoss(f"not a {FORMAT} program (format {doc.get('format')!r})")
         prog = cls(doc["name"])
         for b in doc["buffers"]:
-            decl = BufferDecl(b["id"], b["dtype"], tuple(b["dims"]), b["kind"], b.get("index"),
-                              b.get("view_of"), b.get("label", ""))  # fmt: skip
+            decl = BufferDecl(
+                b["id"],
+                b["dtype"],
+                tuple(b["dims"]),
+                b["kind"],
+                b.get("index"),
+                b.get("view_of"),
+                b.get("label", ""),
+            )
             prog.buffers[decl.id] = decl
         prog.constants = {int(k): _array_from(v) for k, v in doc["constants"].items()}
         prog.hlo_modules = list(doc["hlo_modules"])
@@ -221,12 +228,15 @@ def _print_nodes(nodes: list, lines: list[str], depth: int) -> None:
         if isinstance(node, Kernel):
             lines.append(f"{pad}kernel {node.name}  ; {node.hlo}")
             if node.bulk:
-                lines.append(f"{pad}  ; bulk: {node.bulk['kind']} (simulated in one step, "
-                             f"timed per tile)")  # fmt: skip
+                lines.append(
+                    f"{pad}  ; bulk: {node.bulk['kind']} (simulated in one step, timed per tile)"
+                )
             for v in node.vmem:
                 dims = ",".join(map(str, v.dims))
-                lines.append(f"{pad}  vmem {v.name}[{v.slots}] {v.dtype}[{dims}]"
-                             f" @{v.offset:#x} ({v.nbytes} bytes)")  # fmt: skip
+                lines.append(
+                    f"{pad}  vmem {v.name}[{v.slots}] {v.dtype}[{dims}]"
+                    f" @{v.offset:#x} ({v.nbytes} bytes)"
+                )
             _print_nodes(node.body, lines, depth + 1)
         elif isinstance(node, Loop):
             lines.append(f"{pad}loop %{node.var} = 0 to {node.count}")
@@ -294,8 +304,11 @@ def instr_text(ins: Instr) -> str:
             text += f" blocks={a.get('blocks')} rows={a.get('rows')}"
     elif op == "mxu.pop":
         acc = a["accumulate"]
-        text = f"mxu.pop {a['dst']} {'+=' if acc == 1 else '='} result" if isinstance(acc, int) \
+        text = (
+            f"mxu.pop {a['dst']} {'+=' if acc == 1 else '='} result"
+            if isinstance(acc, int)
             else f"mxu.pop {a['dst']} (+= if {expr_text(acc)}>0) result"
+        )
     elif op == "vloop":
         text = f"vloop {a['count']} vregs"
     elif op == "vld":
@@ -312,14 +325,17 @@ def instr_text(ins: Instr) -> str:
         text = f"viota.{a['dtype']} {a['dst']} dim={a['dim']} space={a['space']['kind']}"
     elif op == "vreduce":
         srcs = ", ".join(_slot(s, a["slot"]) for s in a["srcs"])
-        text = (f"vreduce {', '.join(a['dsts'])} <- {srcs}"
-                f" reducer=hlo#{a['reducer']} init={a['inits']}")  # fmt: skip
+        text = (
+            f"vreduce {', '.join(a['dsts'])} <- {srcs} reducer=hlo#{a['reducer']} init={a['inits']}"
+        )
     elif op == "sld":
         text = f"sld {a['dst']} <- %b{a['src']}"
     elif op == "hostop":
-        text = (f"hostop {a.get('opcode', '?')} hlo#{a['hlo']} "
-                f"({', '.join(f'%b{b}' for b in a['ins'])}) -> "
-                f"({', '.join(f'%b{b}' for b in a['outs'])})")  # fmt: skip
+        text = (
+            f"hostop {a.get('opcode', '?')} hlo#{a['hlo']} "
+            f"({', '.join(f'%b{b}' for b in a['ins'])}) -> "
+            f"({', '.join(f'%b{b}' for b in a['outs'])})"
+        )
     else:
         text = f"{op} {a}"
     return pred + text
@@ -327,8 +343,15 @@ def instr_text(ins: Instr) -> str:
 
 # -- JSON -------------------------------------------------------------------------------------
 def _buffer_json(b: BufferDecl) -> dict:
-    return {"id": b.id, "dtype": b.dtype, "dims": list(b.dims), "kind": b.kind,
-            "index": b.index, "view_of": b.view_of, "label": b.label}  # fmt: skip
+    return {
+        "id": b.id,
+        "dtype": b.dtype,
+        "dims": list(b.dims),
+        "kind": b.kind,
+        "index": b.index,
+        "view_of": b.view_of,
+        "label": b.label,
+    }
 
 
 def _array_json(a: np.ndarray) -> dict:
@@ -368,18 +391,35 @@ def _unplain(value: Any) -> Any:
 
 def _node_json(node) -> dict:
     if isinstance(node, Kernel):
-        return {"node": "kernel", "name": node.name, "hlo": node.hlo, "bulk": node.bulk,
-                "vmem": [[v.name, v.dtype, list(v.dims), v.slots, v.offset] for v in node.vmem],
-                "body": [_node_json(n) for n in node.body]}  # fmt: skip
+        return {
+            "node": "kernel",
+            "name": node.name,
+            "hlo": node.hlo,
+            "bulk": node.bulk,
+            "vmem": [[v.name, v.dtype, list(v.dims), v.slots, v.offset] for v in node.vmem],
+            "body": [_node_json(n) for n in node.body],
+        }
     if isinstance(node, Loop):
-        return {"node": "loop", "var": node.var, "count": node.count,
-                "body": [_node_json(n) for n in node.body]}  # fmt: skip
+        return {
+            "node": "loop",
+            "var": node.var,
+            "count": node.count,
+            "body": [_node_json(n) for n in node.body],
+        }
     if isinstance(node, While):
-        return {"node": "while", "pred": node.pred, "cond": [_node_json(n) for n in node.cond],
-                "body": [_node_json(n) for n in node.body]}  # fmt: skip
+        return {
+            "node": "while",
+            "pred": node.pred,
+            "cond": [_node_json(n) for n in node.cond],
+            "body": [_node_json(n) for n in node.body],
+        }
     if isinstance(node, Switch):
-        return {"node": "switch", "index": node.index, "is_pred": node.is_pred,
-                "branches": [[_node_json(n) for n in b] for b in node.branches]}  # fmt: skip
+        return {
+            "node": "switch",
+            "index": node.index,
+            "is_pred": node.is_pred,
+            "branches": [[_node_json(n) for n in b] for b in node.branches],
+        }
     doc: dict[str, Any] = {"node": "instr", "op": node.op, "args": _plain(node.args)}
     if node.when is not None:
         doc["when"] = node.when
@@ -392,16 +432,25 @@ def _node_from(doc: dict):
     kind = doc["node"]
     if kind == "kernel":
         vmem = [VmemDecl(n, d, tuple(dims), s, o) for n, d, dims, s, o in doc["vmem"]]
-        return Kernel(doc["name"], doc["hlo"], vmem, [_node_from(n) for n in doc["body"]],
-                      doc.get("bulk"))  # fmt: skip
+        return Kernel(
+            doc["name"], doc["hlo"], vmem, [_node_from(n) for n in doc["body"]], doc.get("bulk")
+        )
     if kind == "loop":
         return Loop(doc["var"], doc["count"], [_node_from(n) for n in doc["body"]])
     if kind == "while":
-        return While([_node_from(n) for n in doc["cond"]], doc["pred"],
-                     [_node_from(n) for n in doc["body"]])  # fmt: skip
+        return While(
+            [_node_from(n) for n in doc["cond"]], doc["pred"], [_node_from(n) for n in doc["body"]]
+        )
     if kind == "switch":
-        return Switch(doc["index"], [[_node_from(n) for n in b] for b in doc["branches"]],
-                      doc.get("is_pred", False))  # fmt: skip
+        return Switch(
+            doc["index"],
+            [[_node_from(n) for n in b] for b in doc["branches"]],
+            doc.get("is_pred", False),
+        )
     body = doc.get("body")
-    return Instr(doc["op"], _unplain(doc["args"]), doc.get("when"),
-                 [_node_from(n) for n in body] if body is not None else None)  # fmt: skip
+    return Instr(
+        doc["op"],
+        _unplain(doc["args"]),
+        doc.get("when"),
+        [_node_from(n) for n in body] if body is not None else None,
+    )

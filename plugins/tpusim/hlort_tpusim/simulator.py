@@ -68,9 +68,16 @@ def vregs_of(shape: tuple[int, ...], dtype: np.dtype, config: MachineConfig) -> 
 class Simulator:
     """Runs programs on one chip (its allocator); one launch at a time."""
 
-    def __init__(self, config: MachineConfig, allocator: HbmAllocator, chip: int = 0,
-                 replica: int = 0, partition: int = 0,
-                 modules: dict[int, Any] | None = None, bulk: bool = True):  # fmt: skip
+    def __init__(
+        self,
+        config: MachineConfig,
+        allocator: HbmAllocator,
+        chip: int = 0,
+        replica: int = 0,
+        partition: int = 0,
+        modules: dict[int, Any] | None = None,
+        bulk: bool = True,
+    ):
         self.config = config
         self.allocator = allocator
         self.chip = chip
@@ -219,8 +226,12 @@ class Simulator:
             valid = self._block_valid(access)
             self.valid[(a["dst"], slot)] = valid
             nbytes = math.prod(valid) * self.program.buffers[a["src"]].shape.dtype.itemsize
-            self.timing.dma(nbytes, [self._hkey(a["src"])], [("vmem", a["dst"], slot)],
-                            sem=evaluate(a["sem"], self.env))  # fmt: skip
+            self.timing.dma(
+                nbytes,
+                [self._hkey(a["src"])],
+                [("vmem", a["dst"], slot)],
+                sem=evaluate(a["sem"], self.env),
+            )
             return
         src = self.array(a["src"])
         if kind == "block":
@@ -239,8 +250,12 @@ class Simulator:
         self.vmem[a["dst"]][slot] = tile
         self.valid[(a["dst"], slot)] = valid
         nbytes = math.prod(valid) * src.dtype.itemsize
-        self.timing.dma(nbytes, [self._hkey(a["src"])], [("vmem", a["dst"], slot)],
-                        sem=evaluate(a["sem"], self.env))  # fmt: skip
+        self.timing.dma(
+            nbytes,
+            [self._hkey(a["src"])],
+            [("vmem", a["dst"], slot)],
+            sem=evaluate(a["sem"], self.env),
+        )
 
     def _block_valid(self, access: dict) -> tuple[int, int]:
         _, rows, cols = access["view"]
@@ -273,7 +288,7 @@ class Simulator:
             self._canon[key] = canon
         tr, tc = access["tile"]
         b, r, c = (evaluate(e, self.env) for e in access["index"])
-        part = canon[b, r * tr:(r + 1) * tr, c * tc:(c + 1) * tc]
+        part = canon[b, r * tr : (r + 1) * tr, c * tc : (c + 1) * tc]
         if part.shape == (tr, tc):
             return np.array(part), part.shape
         tile = np.zeros((tr, tc), canon.dtype)
@@ -284,10 +299,17 @@ class Simulator:
     def _op_dma_out(self, ins: Instr, a: dict) -> None:
         slot = evaluate(a["slot"], self.env)
         if self.dry and a["access"]["kind"] == "block":
-            nbytes = math.prod(self._block_valid(a["access"])) * \
-                self.program.buffers[a["dst"]].shape.dtype.itemsize
-            self.timing.dma(nbytes, [("vmem", a["src"], slot)], [self._hkey(a["dst"])],
-                            sem=evaluate(a["sem"], self.env), to_hbm=True)  # fmt: skip
+            nbytes = (
+                math.prod(self._block_valid(a["access"]))
+                * self.program.buffers[a["dst"]].shape.dtype.itemsize
+            )
+            self.timing.dma(
+                nbytes,
+                [("vmem", a["src"], slot)],
+                [self._hkey(a["dst"])],
+                sem=evaluate(a["sem"], self.env),
+                to_hbm=True,
+            )
             return
         dst = self.array(a["dst"])
         tile = self.vmem[a["src"]][slot]
@@ -296,19 +318,27 @@ class Simulator:
             canon = dst.reshape(access["view"])
             tr, tc = access["tile"]
             b, r, c = (evaluate(e, self.env) for e in access["index"])
-            part = canon[b, r * tr:(r + 1) * tr, c * tc:(c + 1) * tc]
+            part = canon[b, r * tr : (r + 1) * tr, c * tc : (c + 1) * tc]
             part[...] = tile[: part.shape[0], : part.shape[1]].astype(dst.dtype, copy=False)
             nbytes = part.size * dst.dtype.itemsize
         else:
             space = {"kind": "flat", "dims": dst.shape, "tile": access["tile"]}
             index = [evaluate(access["index"], self.env)]
             lo, hi = index_maps.tile_bounds(space, index)[0]
-            values = np.broadcast_to(np.asarray(tile), (hi - lo,)) if np.ndim(tile) == 0 \
+            values = (
+                np.broadcast_to(np.asarray(tile), (hi - lo,))
+                if np.ndim(tile) == 0
                 else np.asarray(tile).reshape(-1)[: hi - lo]
+            )
             dst.reshape(-1)[lo:hi] = values.astype(dst.dtype, copy=False)
             nbytes = (hi - lo) * dst.dtype.itemsize
-        self.timing.dma(nbytes, [("vmem", a["src"], slot)], [self._hkey(a["dst"])],
-                        sem=evaluate(a["sem"], self.env), to_hbm=True)  # fmt: skip
+        self.timing.dma(
+            nbytes,
+            [("vmem", a["src"], slot)],
+            [self._hkey(a["dst"])],
+            sem=evaluate(a["sem"], self.env),
+            to_hbm=True,
+        )
 
     @executes("dma.copy")
     def _op_dma_copy(self, ins: Instr, a: dict) -> None:
@@ -317,8 +347,13 @@ class Simulator:
             np.copyto(dst, src.reshape(dst.shape))
         else:
             dst.reshape(-1).view(np.uint8)[:] = np.ascontiguousarray(src).reshape(-1).view(np.uint8)
-        self.timing.dma(dst.nbytes, [self._hkey(a["src"])], [self._hkey(a["dst"])],
-                        to_hbm=True, hbm_bytes=2 * dst.nbytes)  # fmt: skip
+        self.timing.dma(
+            dst.nbytes,
+            [self._hkey(a["src"])],
+            [self._hkey(a["dst"])],
+            to_hbm=True,
+            hbm_bytes=2 * dst.nbytes,
+        )
 
     @executes("dma.im2col")
     def _op_dma_im2col(self, ins: Instr, a: dict) -> None:
@@ -326,8 +361,13 @@ class Simulator:
 
         src, dst = self.array(a["src"]), self.array(a["dst"])
         np.copyto(dst, im2col(src, a["conv"]).astype(dst.dtype, copy=False))
-        self.timing.dma(dst.nbytes, [self._hkey(a["src"])], [self._hkey(a["dst"])],
-                        to_hbm=True, hbm_bytes=src.nbytes + dst.nbytes)  # fmt: skip
+        self.timing.dma(
+            dst.nbytes,
+            [self._hkey(a["src"])],
+            [self._hkey(a["dst"])],
+            to_hbm=True,
+            hbm_bytes=src.nbytes + dst.nbytes,
+        )
 
     @executes("wait")
     def _op_wait(self, ins: Instr, a: dict) -> None:
@@ -351,14 +391,16 @@ class Simulator:
             x_parts = _split(self.vmem[a["src"]][slot], a["precision"])
             with np.errstate(over="ignore", invalid="ignore"):
                 if a["precision"] == "bf16x3":
-                    out = x_parts[0] @ w_parts[0] + (x_parts[0] @ w_parts[1]
-                                                     + x_parts[1] @ w_parts[0])  # fmt: skip
+                    out = x_parts[0] @ w_parts[0] + (
+                        x_parts[0] @ w_parts[1] + x_parts[1] @ w_parts[0]
+                    )
                 else:
                     out = x_parts[0] @ w_parts[0]
             self.mxu_out = out
         vr, vk = self.valid[(a["src"], slot)]
-        self.timing.mxu_matmul(("vmem", a["src"], slot), a["blocks"], a["rows"], a["precision"],
-                               float(vr) * vk * wn)  # fmt: skip
+        self.timing.mxu_matmul(
+            ("vmem", a["src"], slot), a["blocks"], a["rows"], a["precision"], float(vr) * vk * wn
+        )
 
     @executes("mxu.pop")
     def _op_mxu_pop(self, ins: Instr, a: dict) -> None:
@@ -369,8 +411,10 @@ class Simulator:
                 dst[0] += self.mxu_out
             else:
                 dst[0] = np.array(self.mxu_out, dtype=np.float32)
-        self.timing.mxu_pop(("vmem", a["dst"], 0),
-                            vregs_of(self.decls[a["dst"]].dims, np.dtype(np.float32), self.config))
+        self.timing.mxu_pop(
+            ("vmem", a["dst"], 0),
+            vregs_of(self.decls[a["dst"]].dims, np.dtype(np.float32), self.config),
+        )
 
     # -- VPU --------------------------------------------------------------------------------
     @executes("vloop")
@@ -443,12 +487,17 @@ class Simulator:
         if proxy is None:
             out_shape = np.broadcast_shapes(*shapes) if shapes else ()
             operands = [
-                Instruction(Opcode.PARAMETER,
-                            ArrayShape(dtypes.from_hlo_name(dt), s), parameter_number=i)
+                Instruction(
+                    Opcode.PARAMETER, ArrayShape(dtypes.from_hlo_name(dt), s), parameter_number=i
+                )
                 for i, (dt, s) in enumerate(zip(b["src_dtypes"], shapes, strict=True))
-            ]  # fmt: skip
-            proxy = Instruction(opcode, ArrayShape(dtypes.from_hlo_name(b["dtype"]), out_shape),
-                                operands, decode_attrs(b.get("attrs")))  # fmt: skip
+            ]
+            proxy = Instruction(
+                opcode,
+                ArrayShape(dtypes.from_hlo_name(b["dtype"]), out_shape),
+                operands,
+                decode_attrs(b.get("attrs")),
+            )
             self._proxies[key] = proxy
         if len({s for s in shapes}) > 1:
             values = list(np.broadcast_arrays(*values))
@@ -465,9 +514,14 @@ class Simulator:
         key = ("reduce", id(ins), rows, tiles[0].shape[1])
         proxy = self._proxies.get(key)
         if proxy is None:
-            ops = [Instruction(Opcode.PARAMETER, ArrayShape(dtypes.from_numpy(v.dtype), v.shape),
-                               parameter_number=i)
-                   for i, v in enumerate(tiles + inits)]  # fmt: skip
+            ops = [
+                Instruction(
+                    Opcode.PARAMETER,
+                    ArrayShape(dtypes.from_numpy(v.dtype), v.shape),
+                    parameter_number=i,
+                )
+                for i, v in enumerate(tiles + inits)
+            ]
             shape = shapes[0] if len(shapes) == 1 else TupleShape(tuple(shapes))
             attrs = {"dimensions": (1,), "to_apply": reducer}
             proxy = Instruction(Opcode.REDUCE, shape, ops, attrs)
@@ -484,16 +538,25 @@ class Simulator:
             self.vmem[d][0] = np.array(value)
         in_vregs = sum(vregs_of(t.shape, t.dtype, self.config) for t in tiles)
         out_vregs = sum(vregs_of((rows,), t.dtype, self.config) for t in tiles)
-        self.timing.vreduce(in_vregs, out_vregs, [("vmem", s, slot) for s in a["srcs"]],
-                            [("vmem", d, 0) for d in a["dsts"]])  # fmt: skip
+        self.timing.vreduce(
+            in_vregs,
+            out_vregs,
+            [("vmem", s, slot) for s in a["srcs"]],
+            [("vmem", d, 0) for d in a["dsts"]],
+        )
 
     # -- scalar and host-assisted -------------------------------------------------------------
     @executes("sld")
     def _op_sld(self, ins: Instr, a: dict) -> None:
         value = self.array(a["src"]).reshape(-1)[0]
         self.sregs[a["dst"]] = int(value)
-        self.timing.blocking(InstrClass.SCALAR, self.config.dma_latency, [self._hkey(a["src"])],
-                             [], hbm_read=value.nbytes)  # fmt: skip
+        self.timing.blocking(
+            InstrClass.SCALAR,
+            self.config.dma_latency,
+            [self._hkey(a["src"])],
+            [],
+            hbm_read=value.nbytes,
+        )
 
     def _module(self, index: int):
         module = self._modules.get(index)
@@ -521,17 +584,26 @@ class Simulator:
         flat = _flatten(result)
         outs = [self.array(b) for b in a["outs"]]
         if len(flat) != len(outs):
-            raise Internal(f"hostop {a.get('opcode')} gave {len(flat)} outputs, expected "
-                           f"{len(outs)}")  # fmt: skip
+            raise Internal(
+                f"hostop {a.get('opcode')} gave {len(flat)} outputs, expected {len(outs)}"
+            )
         for dst, value in zip(outs, flat, strict=True):
             np.copyto(dst, np.asarray(value).reshape(dst.shape))
         elements = sum(x.size for x in leaves) + sum(x.size for x in outs)
         nin = sum(x.nbytes for x in leaves)
         nout = sum(x.nbytes for x in outs)
-        cycles = elements * self.config.scalar_cycles_per_element + \
-            (nin + nout) / self.config.hbm_bytes_per_cycle
-        self.timing.blocking(InstrClass.HOSTOP, cycles, [self._hkey(b) for b in a["ins"]],
-                             [self._hkey(b) for b in a["outs"]], nin, nout)  # fmt: skip
+        cycles = (
+            elements * self.config.scalar_cycles_per_element
+            + (nin + nout) / self.config.hbm_bytes_per_cycle
+        )
+        self.timing.blocking(
+            InstrClass.HOSTOP,
+            cycles,
+            [self._hkey(b) for b in a["ins"]],
+            [self._hkey(b) for b in a["outs"]],
+            nin,
+            nout,
+        )
 
 
 def _split(x: np.ndarray, precision: str) -> list[np.ndarray]:

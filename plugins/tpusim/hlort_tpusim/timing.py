@@ -123,8 +123,15 @@ class TimingState:
         self._finish(self.issue)
 
     # -- DMA --------------------------------------------------------------------------------
-    def dma(self, nbytes: int, reads: list, writes: list, sem=None, to_hbm: bool = False,
-            hbm_bytes: int | None = None) -> None:  # fmt: skip
+    def dma(
+        self,
+        nbytes: int,
+        reads: list,
+        writes: list,
+        sem=None,
+        to_hbm: bool = False,
+        hbm_bytes: int | None = None,
+    ) -> None:
         """A transfer of ``nbytes`` that reads ``reads`` and writes ``writes`` (scoreboard keys)."""
         cfg = self.config
         engine = min(range(len(self.dma_free)), key=self.dma_free.__getitem__)
@@ -201,8 +208,9 @@ class TimingState:
         self._finish(end)
 
     # -- VPU --------------------------------------------------------------------------------
-    def vloop(self, vregs: int, loads: int, stores: int, alu: list[str], reads: list,
-              writes: list) -> None:  # fmt: skip
+    def vloop(
+        self, vregs: int, loads: int, stores: int, alu: list[str], reads: list, writes: list
+    ) -> None:
         cfg = self.config
         trans = sum(1 for op in alu if op in TRANSCENDENTAL_OPS)
         alu_cycles = (len(alu) - trans) / 2 + trans * cfg.transcendental_cycles
@@ -243,8 +251,15 @@ class TimingState:
         self._finish(end)
 
     # -- scalar and host-assisted -------------------------------------------------------------
-    def blocking(self, cls: InstrClass, cycles: float, reads: list, writes: list,
-                 hbm_read: int = 0, hbm_written: int = 0) -> None:  # fmt: skip
+    def blocking(
+        self,
+        cls: InstrClass,
+        cycles: float,
+        reads: list,
+        writes: list,
+        hbm_read: int = 0,
+        hbm_written: int = 0,
+    ) -> None:
         """Work the scalar core waits for (host ops, scalar loads, HBM-to-HBM copies)."""
         start = self.issue
         for key in reads:

@@ -78,8 +78,10 @@ class _Checker:
                 raise self.fail(f"VMEM buffer {decl.name} declared twice")
             end = decl.offset + decl.nbytes
             if decl.offset < 0 or end > self.config.vmem_bytes:
-                raise self.fail(f"VMEM buffer {decl.name} [{decl.offset}, {end}) is outside the "
-                                f"{self.config.vmem_bytes} bytes of on-chip memory")  # fmt: skip
+                raise self.fail(
+                    f"VMEM buffer {decl.name} [{decl.offset}, {end}) is outside the "
+                    f"{self.config.vmem_bytes} bytes of on-chip memory"
+                )
             for other, (lo, hi) in spans:
                 if decl.offset < hi and lo < end:
                     raise self.fail(f"VMEM buffers {decl.name} and {other} overlap")
@@ -164,8 +166,11 @@ class _Checker:
             for r in reads:
                 self.vreg(r, sub)
                 if r not in written:
-                    raise self.fail(f"register {r} is read before it is written in the vloop "
-                                    f"(a value carried between iterations)", sub)  # fmt: skip
+                    raise self.fail(
+                        f"register {r} is read before it is written in the vloop "
+                        f"(a value carried between iterations)",
+                        sub,
+                    )
             if sub.op == "vld":
                 self.slot(a["src"], a["slot"], sub)
             if sub.op == "vst":
@@ -177,8 +182,10 @@ class _Checker:
     def vreg(self, name: str, ins: Instr) -> None:
         m = _VREG.match(name or "")
         if m is None or int(m.group(1)) >= self.config.num_vregs:
-            raise self.fail(f"bad vector register {name!r} (the machine has r0..r"
-                            f"{self.config.num_vregs - 1})", ins)  # fmt: skip
+            raise self.fail(
+                f"bad vector register {name!r} (the machine has r0..r{self.config.num_vregs - 1})",
+                ins,
+            )
 
 
 def verify_program(program: Program, config: MachineConfig) -> None:

@@ -16,11 +16,17 @@ def test_every_instruction_outside_vector_loops_has_an_executor():
 
 def test_transcendental_class_is_the_expensive_elementwise_ops():
     assert {op.value for op in Opcode if op.info.numerics is Numerics.TRANSCENDENTAL} < (
-        TRANSCENDENTAL_OPS)
+        TRANSCENDENTAL_OPS
+    )
     assert {"divide", "remainder"} < TRANSCENDENTAL_OPS
     assert not {"add", "multiply", "map", "maximum"} & TRANSCENDENTAL_OPS
 
 
 def test_index_maps_are_the_one_operand_index_maps():
-    assert INDEX_MAP_OPS == {Opcode.BROADCAST, Opcode.RESHAPE, Opcode.TRANSPOSE, Opcode.SLICE,
-                             Opcode.REVERSE}  # fmt: skip
+    assert INDEX_MAP_OPS == {
+        Opcode.BROADCAST,
+        Opcode.RESHAPE,
+        Opcode.TRANSPOSE,
+        Opcode.SLICE,
+        Opcode.REVERSE,
+    }

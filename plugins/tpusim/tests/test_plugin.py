@@ -74,12 +74,14 @@ def test_serialized_executable_runs_the_same_program(run, make_client, rng):
     again = client.deserialize_executable(exe.serialize())
     # re-derived from the HLO: the same program (its notes may spell the default layouts)
     assert without_descriptions(again.program.to_json()) == without_descriptions(
-        exe.program.to_json())
+        exe.program.to_json()
+    )
     xs, ws = rng.random((8, 16), dtype=np.float32), rng.random((16, 4), dtype=np.float32)
     (a,), _ = run(client, module, xs, ws)
     dev = client.devices()[0]
-    (out,) = again.execute([[client.buffer_from_host(xs, dev),
-                             client.buffer_from_host(ws, dev)]])[0]  # fmt: skip
+    (out,) = again.execute([[client.buffer_from_host(xs, dev), client.buffer_from_host(ws, dev)]])[
+        0
+    ]
     np.testing.assert_array_equal(out.to_host().result(), a)
     assert "mxu.matmul" in exe.artifacts()["program.txt"]
 
@@ -162,11 +164,18 @@ def test_lapack_custom_calls_are_counted_host_ops(run, make_client, rng):
     client = make_client()
     b = Builder("linalg")
     x = b.parameter(shape.array("f32", [4, 4]))
-    factor = b.custom_call("lapack_spotrf_ffi", [x], TupleShape((
-        shape.array("f32", [4, 4]), shape.array("s32", []))), backend_config="{uplo = 76 : ui8}")
-    eigh = b.custom_call("Eigh", [x], TupleShape((shape.array("f32", [4, 4]),
-                                                   shape.array("f32", [4]))),
-                         backend_config="1,1,100,1e-6")  # fmt: skip
+    factor = b.custom_call(
+        "lapack_spotrf_ffi",
+        [x],
+        TupleShape((shape.array("f32", [4, 4]), shape.array("s32", []))),
+        backend_config="{uplo = 76 : ui8}",
+    )
+    eigh = b.custom_call(
+        "Eigh",
+        [x],
+        TupleShape((shape.array("f32", [4, 4]), shape.array("f32", [4]))),
+        backend_config="1,1,100,1e-6",
+    )
     module = b.build(b.tuple([b.get_tuple_element(factor, 0), b.get_tuple_element(eigh, 1)]))
     g = rng.random((4, 4), dtype=np.float32)
     exe = _check(run, client, module, (g @ g.T + 4 * np.eye(4)).astype(np.float32), rtol=1e-5)

@@ -26,8 +26,19 @@ def _matmul_module(m=300, k=260, n=200):
 def test_text_shows_tiles_dma_and_matrix_unit():
     program, _ = compile_module(_matmul_module(), MachineConfig())
     text = program.to_text()
-    for word in ("dma.in", "mxu.push", "mxu.matmul", "mxu.pop", "dma.out", "wait", "vloop",
-                 "v.tanh.f32", "hbm.alloc", "hbm.free", "vmem lhs[2]"):  # fmt: skip
+    for word in (
+        "dma.in",
+        "mxu.push",
+        "mxu.matmul",
+        "mxu.pop",
+        "dma.out",
+        "wait",
+        "vloop",
+        "v.tanh.f32",
+        "hbm.alloc",
+        "hbm.free",
+        "vmem lhs[2]",
+    ):
         assert word in text, word
     verify_program(program, MachineConfig())
 
@@ -65,27 +76,42 @@ def test_verifier_rejects_vmem_outside_on_chip_memory():
 
 
 def test_verifier_rejects_overlapping_vmem():
-    program = _kernel_program([VmemDecl("a", "f32", (64,), 1, 0),
-                               VmemDecl("b", "f32", (64,), 1, 128)], [])  # fmt: skip
+    program = _kernel_program(
+        [VmemDecl("a", "f32", (64,), 1, 0), VmemDecl("b", "f32", (64,), 1, 128)], []
+    )
     with pytest.raises(HlortError, match="overlap"):
         verify_program(program, MachineConfig())
 
 
 def test_verifier_rejects_registers_beyond_the_machine_and_carried_values():
     decl = [VmemDecl("a", "f32", (1024,), 2, 0)]
-    too_many = Instr("vloop", {"count": 1, "space": None, "index": []}, body=[
-        Instr("vld", {"dst": "r40", "src": "a", "slot": 0})])  # fmt: skip
+    too_many = Instr(
+        "vloop",
+        {"count": 1, "space": None, "index": []},
+        body=[Instr("vld", {"dst": "r40", "src": "a", "slot": 0})],
+    )
     with pytest.raises(HlortError, match="register"):
         verify_program(_kernel_program(decl, [too_many]), MachineConfig())
-    carried = Instr("vloop", {"count": 1, "space": None, "index": []}, body=[
-        Instr("vst", {"dst": "a", "slot": 0, "src": "r1"})])  # fmt: skip
+    carried = Instr(
+        "vloop",
+        {"count": 1, "space": None, "index": []},
+        body=[Instr("vst", {"dst": "a", "slot": 0, "src": "r1"})],
+    )
     with pytest.raises(HlortError, match="before it is written"):
         verify_program(_kernel_program(decl, [carried]), MachineConfig())
 
 
 def test_verifier_rejects_a_slot_beyond_the_buffer():
     decl = [VmemDecl("a", "f32", (8,), 1, 0)]
-    bad = Instr("dma.in", {"dst": "a", "slot": 1, "src": 0, "access": {"kind": "flat",
-                           "tile": 8, "index": 0}, "sem": 0})  # fmt: skip
+    bad = Instr(
+        "dma.in",
+        {
+            "dst": "a",
+            "slot": 1,
+            "src": 0,
+            "access": {"kind": "flat", "tile": 8, "index": 0},
+            "sem": 0,
+        },
+    )
     with pytest.raises(HlortError, match="slot"):
         verify_program(_kernel_program(decl, [bad]), MachineConfig())

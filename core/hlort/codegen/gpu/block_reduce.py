@@ -50,18 +50,33 @@ def shuffle_value(target: GpuTarget, b: ir.IRBuilder, value: ir.Value, mask: int
     return got if isinstance(t, ir.IntType) else b.bitcast(got, t)
 
 
-def _combine_valid(b: ir.IRBuilder, combine: Combine, left: list[ir.Value], left_ok: ir.Value,
-                   right: list[ir.Value], right_ok: ir.Value) -> tuple[list[ir.Value], ir.Value]:
+def _combine_valid(
+    b: ir.IRBuilder,
+    combine: Combine,
+    left: list[ir.Value],
+    left_ok: ir.Value,
+    right: list[ir.Value],
+    right_ok: ir.Value,
+) -> tuple[list[ir.Value], ir.Value]:
     both = combine(left, right)
     if left_ok is ALL_VALID and right_ok is ALL_VALID:
         return both, ALL_VALID
-    out = [b.select(left_ok, b.select(right_ok, c, lv), rv)
-           for c, lv, rv in zip(both, left, right, strict=True)]  # fmt: skip
+    out = [
+        b.select(left_ok, b.select(right_ok, c, lv), rv)
+        for c, lv, rv in zip(both, left, right, strict=True)
+    ]
     return out, b.or_(left_ok, right_ok)
 
 
-def block_combine(ctx: IrContext, target: GpuTarget, threads: int, values: list[ir.Value],
-                  valid: ir.Value, combine: Combine, name: str) -> tuple[list[ir.Value], ir.Value]:
+def block_combine(
+    ctx: IrContext,
+    target: GpuTarget,
+    threads: int,
+    values: list[ir.Value],
+    valid: ir.Value,
+    combine: Combine,
+    name: str,
+) -> tuple[list[ir.Value], ir.Value]:
     """Every thread's (values, valid) folded over the block of ``threads`` threads."""
     b = ctx.b
     lane_bits = target.warp_size
@@ -91,8 +106,12 @@ def block_combine(ctx: IrContext, target: GpuTarget, threads: int, values: list[
     stored = values if every else [*values, b.zext(valid, ir.IntType(8))]
     for k, v in enumerate(stored):
         arr = ir.ArrayType(v.type, warps)
-        gv = ir.GlobalVariable(module, arr, module.get_unique_name(f"{name}_warp{k}"),
-                               addrspace=target.shared_addrspace)  # fmt: skip
+        gv = ir.GlobalVariable(
+            module,
+            arr,
+            module.get_unique_name(f"{name}_warp{k}"),
+            addrspace=target.shared_addrspace,
+        )
         gv.linkage = "internal"
         gv.initializer = ir.Constant(arr, ir.Undefined)
         gv.align = 8
@@ -105,8 +124,10 @@ def block_combine(ctx: IrContext, target: GpuTarget, threads: int, values: list[
     target.barrier(b)
 
     def load(w: int) -> tuple[list[ir.Value], ir.Value]:
-        got = [b.load(b.gep(gv, [ir.Constant(I32, 0), ir.Constant(I32, w)], inbounds=True))
-               for gv in slots]  # fmt: skip
+        got = [
+            b.load(b.gep(gv, [ir.Constant(I32, 0), ir.Constant(I32, w)], inbounds=True))
+            for gv in slots
+        ]
         if every:
             return got, ALL_VALID
         return got[:-1], b.trunc(got[-1], I1)

@@ -37,37 +37,69 @@ from hlort.passes.fusion_policy import FusionPolicy
 from hlort.passes.pass_options import PassOptions
 
 _STRUCTURAL = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT}
-KERNEL_OPS = frozenset({
-    Opcode.BROADCAST, Opcode.RESHAPE, Opcode.TRANSPOSE, Opcode.SLICE, Opcode.PAD,
-    Opcode.CONCATENATE, Opcode.REVERSE, Opcode.IOTA, Opcode.DYNAMIC_SLICE,
-    Opcode.DYNAMIC_UPDATE_SLICE, Opcode.REDUCE, Opcode.BITCAST_CONVERT, Opcode.GATHER,
-    Opcode.COPY, Opcode.REDUCE_WINDOW,
-})  # fmt: skip
+KERNEL_OPS = frozenset(
+    {
+        Opcode.BROADCAST,
+        Opcode.RESHAPE,
+        Opcode.TRANSPOSE,
+        Opcode.SLICE,
+        Opcode.PAD,
+        Opcode.CONCATENATE,
+        Opcode.REVERSE,
+        Opcode.IOTA,
+        Opcode.DYNAMIC_SLICE,
+        Opcode.DYNAMIC_UPDATE_SLICE,
+        Opcode.REDUCE,
+        Opcode.BITCAST_CONVERT,
+        Opcode.GATHER,
+        Opcode.COPY,
+        Opcode.REDUCE_WINDOW,
+    }
+)
 
 
 # Ops that have no GPU kernel yet and run as host fallbacks (docs/gpu-kernels.md). A dot whose
 # operands are not one float type, a bitcast-convert that changes the element width, and
 # narrow-float reduce(-window)s with other reducers also fall back (gemm_step.py, the element
 # generators, reduce_emitter.py).
-HOST_FALLBACK_OPS = frozenset({
-    "after-all", "cholesky", "conditional", "convolution", "custom-call", "fft", "opt-barrier",
-    "partition-id", "replica-id", "rng-bit-generator", "scatter",
-    "select-and-scatter", "sort", "topk", "triangular-solve", "while",
-})  # fmt: skip
+HOST_FALLBACK_OPS = frozenset(
+    {
+        "after-all",
+        "cholesky",
+        "conditional",
+        "convolution",
+        "custom-call",
+        "fft",
+        "opt-barrier",
+        "partition-id",
+        "replica-id",
+        "rng-bit-generator",
+        "scatter",
+        "select-and-scatter",
+        "sort",
+        "topk",
+        "triangular-solve",
+        "while",
+    }
+)
 PARTLY_NATIVE_OPS = frozenset({"dot", "bitcast-convert", "reduce", "reduce-window"})
 
 
 def wrap_instruction(instr: Instruction) -> Computation:
     """A computation holding just ``instr`` on fresh parameters (a one-op "fusion")."""
     comp = Computation(f"wrapped_{instr.name}")
-    params = [comp.add_instruction(Instruction(Opcode.PARAMETER, o.shape, (), name=f"p{i}",
-                                               parameter_number=i))
-              for i, o in enumerate(instr.operands)]  # fmt: skip
+    params = [
+        comp.add_instruction(
+            Instruction(Opcode.PARAMETER, o.shape, (), name=f"p{i}", parameter_number=i)
+        )
+        for i, o in enumerate(instr.operands)
+    ]
     clone = comp.add_instruction(instr.clone_with(operands=params))
     if clone.shape.is_tuple:  # a variadic reduce(-window): its leaves, as a fusion root's
-        leaves = [comp.add_instruction(Instruction(Opcode.GET_TUPLE_ELEMENT, e, [clone],
-                                                   {"index": k}))
-                  for k, e in enumerate(clone.shape.elements)]  # fmt: skip
+        leaves = [
+            comp.add_instruction(Instruction(Opcode.GET_TUPLE_ELEMENT, e, [clone], {"index": k}))
+            for k, e in enumerate(clone.shape.elements)
+        ]
         clone = comp.add_instruction(Instruction(Opcode.TUPLE, clone.shape, leaves))
     comp.set_root(clone)
     return comp
@@ -79,8 +111,9 @@ def kernel_computation(instr: Instruction) -> tuple[Computation | None, str]:
         comp = instr.attrs["calls"]
     elif instr.is_elementwise or instr.opcode in KERNEL_OPS:
         variadic = instr.opcode in (Opcode.REDUCE, Opcode.REDUCE_WINDOW)
-        arrays = instr.shape.is_array or (variadic and all(
-            e.is_array for e in instr.shape.elements))  # fmt: skip
+        arrays = instr.shape.is_array or (
+            variadic and all(e.is_array for e in instr.shape.elements)
+        )
         if not all(o.shape.is_array for o in instr.operands) or not arrays:
             return None, "its operands or result are not all arrays"
         comp = wrap_instruction(instr)
@@ -107,27 +140,40 @@ def gpu_pass_options() -> PassOptions:
     return PassOptions(policy=FusionPolicy(row_epilogue_fusion=True, can_emit=emits_one_kernel))
 
 
-def compile_gpu_program(module: Module, target: GpuTarget, donated=(), kernel_prefix: str = "",
-                        host_loops: bool = False) -> GpuProgram:  # fmt: skip
+def compile_gpu_program(
+    module: Module, target: GpuTarget, donated=(), kernel_prefix: str = "", host_loops: bool = False
+) -> GpuProgram:
     """Compile the optimized, scheduled ``module`` for ``target``. Every host fallback is a
     step of the program, with its reason (``GpuProgram.fallbacks``); ``kernel_prefix`` starts
     every kernel's name (programs whose PTX is assembled together need distinct names);
     ``host_loops`` compiles while loops as HostLoop steps (condition and body on the device)
     instead of host fallbacks, for runtimes that run them."""
     entry = module.entry
-    assignment = assign_buffers(module, donated=donated, alignment=SLOT_ALIGNMENT,
-                                in_place=False)  # fmt: skip
+    assignment = assign_buffers(module, donated=donated, alignment=SLOT_ALIGNMENT, in_place=False)
     slots = SlotTable(assignment)
-    parameters = [s for p in sorted(entry.parameters, key=lambda p: p.parameter_number)
-                  for s in slots.of(p)]  # fmt: skip
+    parameters = [
+        s for p in sorted(entry.parameters, key=lambda p: p.parameter_number) for s in slots.of(p)
+    ]
     walker = _Walker(module, target, kernel_prefix, host_loops)
     steps = walker.steps(assignment, slots)
     outputs, donation = _outputs(entry, assignment, slots, steps)
     binary = walker.kernels.compile() if walker.infos else b""
-    program = GpuProgram(module.name, target.name, target.triple, target.binary_format,
-                         walker.kernels.ir_text(), binary, walker.infos, slots.slots, steps,
-                         parameters, outputs, entry.root.shape.is_tuple, slots.pool.arena_end,
-                         donation)  # fmt: skip
+    program = GpuProgram(
+        module.name,
+        target.name,
+        target.triple,
+        target.binary_format,
+        walker.kernels.ir_text(),
+        binary,
+        walker.infos,
+        slots.slots,
+        steps,
+        parameters,
+        outputs,
+        entry.root.shape.is_tuple,
+        slots.pool.arena_end,
+        donation,
+    )
     program.check()
     return program
 
@@ -152,8 +198,9 @@ class _Walker:
         if instr.opcode is Opcode.DOT:
             spec, why = gemm_spec(instr)
             if spec is not None:
-                args = tuple(slots.of(instr.operands[0]) + slots.of(instr.operands[1]) +
-                             slots.of(instr))  # fmt: skip
+                args = tuple(
+                    slots.of(instr.operands[0]) + slots.of(instr.operands[1]) + slots.of(instr)
+                )
                 return LibraryCall("gemm", args, spec, instr.name)
         elif instr.opcode is Opcode.WHILE and self.host_loops:
             from hlort.codegen.gpu.host_loop import compile_host_loop
@@ -169,22 +216,33 @@ class _Walker:
         kind = instr.opcode.value
         if instr.opcode is Opcode.FUSION:
             kind = f"fusion({instr.attrs.get('kind', '')})".replace("FusionKind.", "")
-        return HostFallback(instr.name, kind, why, host_fallback_module(self.module, instr),
-                            inputs, tuple(slots.of(instr)))  # fmt: skip
+        return HostFallback(
+            instr.name,
+            kind,
+            why,
+            host_fallback_module(self.module, instr),
+            inputs,
+            tuple(slots.of(instr)),
+        )
 
     def _launch(self, instr: Instruction, comp: Computation, slots: SlotTable) -> KernelLaunch:
         name = f"{self.kernel_prefix}k{len(self.infos)}_{_symbol(instr.name)}"
         kernel = self.kernels.add(name, comp)
-        args = tuple(s for o in instr.operands for s in slots.of(o)) + tuple(
-            slots.of(instr)) + slots.scratch(kernel)  # fmt: skip
+        args = (
+            tuple(s for o in instr.operands for s in slots.of(o))
+            + tuple(slots.of(instr))
+            + slots.scratch(kernel)
+        )
         self.infos.append(KernelInfo(name, kernel.schedule, kernel.num_args, instr.name))
         launch = kernel.launch
-        return KernelLaunch(name, launch.grid3(), launch.block3(), launch.shared_bytes, args,
-                            instr.name)  # fmt: skip
+        return KernelLaunch(
+            name, launch.grid3(), launch.block3(), launch.shared_bytes, args, instr.name
+        )
 
 
-def _outputs(entry: Computation, assignment: BufferAssignment, slots: SlotTable,
-             steps: list) -> tuple[list[int], dict[int, int]]:  # fmt: skip
+def _outputs(
+    entry: Computation, assignment: BufferAssignment, slots: SlotTable, steps: list
+) -> tuple[list[int], dict[int, int]]:
     """The output slots (copies added where an output is a parameter, a constant or a repeat)
     and the donation map from buffer assignment's output aliases."""
     leaf_numbers = {index: k for k, (index, _) in enumerate(_leaf_indices(entry.root.shape))}
@@ -216,6 +274,12 @@ def _symbol(name: str) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
 
 
-__all__ = ["HOST_FALLBACK_OPS", "PARTLY_NATIVE_OPS", "compile_gpu_program", "emits_one_kernel",
-           "gpu_pass_options", "kernel_computation",
-           "wrap_instruction"]  # fmt: skip
+__all__ = [
+    "HOST_FALLBACK_OPS",
+    "PARTLY_NATIVE_OPS",
+    "compile_gpu_program",
+    "emits_one_kernel",
+    "gpu_pass_options",
+    "kernel_computation",
+    "wrap_instruction",
+]

@@ -28,8 +28,7 @@ def gemm_spec(dot: Instruction) -> tuple[GemmSpec | None, str]:
     if out is not la.dtype and out is not dtypes.F32:
         return None, f"gemm result {out} from {la.dtype} operands"
     nb = len(dn.lhs_batch_dims)
-    if tuple(dn.lhs_batch_dims) != tuple(range(nb)) or tuple(dn.rhs_batch_dims) != tuple(
-            range(nb)):  # fmt: skip
+    if tuple(dn.lhs_batch_dims) != tuple(range(nb)) or tuple(dn.rhs_batch_dims) != tuple(range(nb)):
         return None, "batch dimensions are not the leading dimensions"
     if len(dn.lhs_contracting_dims) != 1 or len(dn.rhs_contracting_dims) != 1:
         return None, "gemm contracts exactly one dimension"
@@ -47,8 +46,18 @@ def gemm_spec(dot: Instruction) -> tuple[GemmSpec | None, str]:
     transpose_a = bool(lhs_free) and lc < lhs_free[0]
     transpose_b = bool(rhs_free) and rc > rhs_free[0]
     compute = "f64" if la.dtype is dtypes.F64 else "f32"
-    spec = GemmSpec(m, n, k, batch, la.dtype.name, ra.dtype.name, out.name, transpose_a,
-                    transpose_b, compute_dtype=compute)  # fmt: skip
+    spec = GemmSpec(
+        m,
+        n,
+        k,
+        batch,
+        la.dtype.name,
+        ra.dtype.name,
+        out.name,
+        transpose_a,
+        transpose_b,
+        compute_dtype=compute,
+    )
     return spec, ""
 
 

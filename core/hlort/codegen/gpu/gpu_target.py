@@ -40,14 +40,22 @@ class GpuTarget(ABC):
     def spec(self) -> TargetSpec:
         """The element layer's view of this target (hlort.codegen.llvm.target_spec): pointer
         arguments in global memory, no libm, no SIMD copies of outlined math."""
-        spaces = AddressSpaces(global_memory=self.global_addrspace, shared=self.shared_addrspace,
-                               constant=self.constant_addrspace, local=self.local_addrspace)
-        return TargetSpec(self.name, triple=self.triple, data_layout=self.data_layout or None,
-                          kernel_signature=KernelSignature.POINTER_ARGS,
-                          kernel_calling_convention=self.kernel_calling_convention or None,
-                          address_spaces=spaces,
-                          math=MathPolicy(libm=False, vector_variant_lanes=()),
-                          threads_per_warp=self.warp_size)  # fmt: skip
+        spaces = AddressSpaces(
+            global_memory=self.global_addrspace,
+            shared=self.shared_addrspace,
+            constant=self.constant_addrspace,
+            local=self.local_addrspace,
+        )
+        return TargetSpec(
+            self.name,
+            triple=self.triple,
+            data_layout=self.data_layout or None,
+            kernel_signature=KernelSignature.POINTER_ARGS,
+            kernel_calling_convention=self.kernel_calling_convention or None,
+            address_spaces=spaces,
+            math=MathPolicy(libm=False, vector_variant_lanes=()),
+            threads_per_warp=self.warp_size,
+        )
 
     def new_module(self, name: str) -> ir.Module:
         return self.spec.new_module(name)

@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from hlort.codegen.gpu.compiler import _Walker
 
 
-def compile_host_loop(walker: _Walker, instr: Instruction,
-                      slots: SlotTable) -> tuple[HostLoop | None, str]:  # fmt: skip
+def compile_host_loop(
+    walker: _Walker, instr: Instruction, slots: SlotTable
+) -> tuple[HostLoop | None, str]:
     """The HostLoop for while ``instr``, or None and why it stays a host fallback."""
     cond, body = instr.attrs["condition"], instr.attrs["body"]
     if not all(leaf.is_array for leaf in instr.shape.leaf_shapes()):
@@ -30,16 +31,21 @@ def compile_host_loop(walker: _Walker, instr: Instruction,
         return None, "its condition is no scalar pred"
     state = tuple(slots.of(instr))
     operand = tuple(slots.of(instr.operands[0]))
-    init = tuple(Copy(src, dst, slots.slots[dst].size, label=f"{instr.name} init")
-                 for src, dst in zip(operand, state, strict=True) if src != dst)  # fmt: skip
+    init = tuple(
+        Copy(src, dst, slots.slots[dst].size, label=f"{instr.name} init")
+        for src, dst in zip(operand, state, strict=True)
+        if src != dst
+    )
     module = walker.module
-    cond_assignment = assign_buffers(module, computation=cond, alignment=SLOT_ALIGNMENT,
-                                     in_place=False)  # fmt: skip
+    cond_assignment = assign_buffers(
+        module, computation=cond, alignment=SLOT_ALIGNMENT, in_place=False
+    )
     cond_slots = SlotTable(cond_assignment, slots, list(state))
     condition = tuple(walker.steps(cond_assignment, cond_slots))
     predicate = cond_slots.of(cond.root)[0]
-    body_assignment = assign_buffers(module, computation=body, alignment=SLOT_ALIGNMENT,
-                                     in_place=False)  # fmt: skip
+    body_assignment = assign_buffers(
+        module, computation=body, alignment=SLOT_ALIGNMENT, in_place=False
+    )
     body_slots = SlotTable(body_assignment, slots, list(state))
     body_steps = walker.steps(body_assignment, body_slots)
     results, seen = [], set()
@@ -51,10 +57,11 @@ def compile_host_loop(walker: _Walker, instr: Instruction,
             sid = fresh
         seen.add(sid)
         results.append(sid)
-    update = tuple(Copy(src, dst, slots.slots[dst].size, label=f"{instr.name} update")
-                   for src, dst in zip(results, state, strict=True))  # fmt: skip
-    return HostLoop(instr.name, state, init, condition, predicate, tuple(body_steps),
-                    update), ""  # fmt: skip
+    update = tuple(
+        Copy(src, dst, slots.slots[dst].size, label=f"{instr.name} update")
+        for src, dst in zip(results, state, strict=True)
+    )
+    return HostLoop(instr.name, state, init, condition, predicate, tuple(body_steps), update), ""
 
 
 __all__ = ["compile_host_loop"]

@@ -26,8 +26,9 @@ def _rebuild(comp: Computation, shape: Shape, counter: list[int]) -> Instruction
         return comp.add_instruction(Instruction(Opcode.AFTER_ALL, shape, ()))
     number = counter[0]
     counter[0] += 1
-    return comp.add_instruction(Instruction(Opcode.PARAMETER, shape, (), name=f"arg{number}",
-                                            parameter_number=number))  # fmt: skip
+    return comp.add_instruction(
+        Instruction(Opcode.PARAMETER, shape, (), name=f"arg{number}", parameter_number=number)
+    )
 
 
 def host_fallback_module(module: Module, instr: Instruction) -> bytes:

@@ -62,8 +62,13 @@ def choose_schedule(comp: Computation) -> tuple[str | None, str]:
     if len({o.shape.dims for o in outputs}) != 1:
         return None, "its outputs have different shapes (no loop over one index space)"
     if not supports_loop_body(comp):
-        bad = sorted({i.opcode.value for i in comp.instructions
-                      if i.opcode not in (Opcode.PARAMETER, Opcode.TUPLE)})  # fmt: skip
+        bad = sorted(
+            {
+                i.opcode.value
+                for i in comp.instructions
+                if i.opcode not in (Opcode.PARAMETER, Opcode.TUPLE)
+            }
+        )
         return None, f"the GPU element generators do not cover it ({', '.join(bad)})"
     return "loop", ""
 

@@ -38,8 +38,9 @@ def grid_stride_start(target: GpuTarget, b: ir.IRBuilder, launch: LaunchShape) -
     if launch.blocks == 1:
         return tid
     bid = b.zext(target.block_index(b), I64)
-    return b.add(b.mul(bid, ir.Constant(I64, launch.block), flags=("nuw", "nsw")), tid,
-                 flags=("nuw", "nsw"))  # fmt: skip
+    return b.add(
+        b.mul(bid, ir.Constant(I64, launch.block), flags=("nuw", "nsw")), tid, flags=("nuw", "nsw")
+    )
 
 
 __all__ = ["LaunchShape", "grid_stride_start"]

@@ -42,8 +42,11 @@ def _lanes(comp: Computation, outputs: list[Instruction]) -> int:
     """Elements per vector chunk, or 1 when the loop cannot run over chunks."""
     if needs_multi(comp) or any(i.opcode is Opcode.REDUCE for i in comp.instructions):
         return 1
-    if any(involves_complex(i) or i.shape.dtype.is_complex for i in comp.instructions
-           if i.shape.is_array):  # fmt: skip
+    if any(
+        involves_complex(i) or i.shape.dtype.is_complex
+        for i in comp.instructions
+        if i.shape.is_array
+    ):
         return 1
     dims = outputs[0].shape.dims
     sizes = [max(1, o.shape.dtype.itemsize) for o in outputs]
@@ -76,8 +79,7 @@ def emit_loop_kernel(target: GpuTarget, entry: KernelEntry, comp: Computation) -
 
     def chunk(c: ir.Value) -> None:
         base = b.mul(c, i64(lanes))
-        indices = [Index(b, dims, linear=b.add(base, i64(k)) if k else base)
-                   for k in range(lanes)]  # fmt: skip
+        indices = [Index(b, dims, linear=b.add(base, i64(k)) if k else base) for k in range(lanes)]
         for number, param in by_param.items():
             if param.shape.dims != dims or not _read_directly(comp, param):
                 continue
@@ -103,8 +105,9 @@ def _read_directly(comp: Computation, param: Instruction) -> bool:
     return any(u.is_elementwise for u in comp.instructions if param in u.operands)
 
 
-def _vector_load(b: ir.IRBuilder, param: Instruction, ptr: ir.Value, c: ir.Value,
-                 lanes: int) -> list[ir.Value]:  # fmt: skip
+def _vector_load(
+    b: ir.IRBuilder, param: Instruction, ptr: ir.Value, c: ir.Value, lanes: int
+) -> list[ir.Value]:
     dt = param.shape.dtype
     st = storage_type(dt)
     vt = ir.VectorType(st, lanes)
@@ -113,8 +116,14 @@ def _vector_load(b: ir.IRBuilder, param: Instruction, ptr: ir.Value, c: ir.Value
     return [from_storage(b, dt, b.extract_element(raw, ir.Constant(I32, k))) for k in range(lanes)]
 
 
-def _vector_store(b: ir.IRBuilder, out: Instruction, values: list[ir.Value], ptr: ir.Value,
-                  c: ir.Value, lanes: int) -> None:  # fmt: skip
+def _vector_store(
+    b: ir.IRBuilder,
+    out: Instruction,
+    values: list[ir.Value],
+    ptr: ir.Value,
+    c: ir.Value,
+    lanes: int,
+) -> None:
     dt = out.shape.dtype
     st = storage_type(dt)
     vt = ir.VectorType(st, lanes)
@@ -125,8 +134,9 @@ def _vector_store(b: ir.IRBuilder, out: Instruction, values: list[ir.Value], ptr
     store.align = lanes * max(1, dt.itemsize)
 
 
-def _grid_stride(b: ir.IRBuilder, start: ir.Value, stop: ir.Value, stride: ir.Value, body,
-                 name: str) -> None:  # fmt: skip
+def _grid_stride(
+    b: ir.IRBuilder, start: ir.Value, stop: ir.Value, stride: ir.Value, body, name: str
+) -> None:
     """``for i in range(start, stop, stride): body(i)``."""
     fn = b.block.function
     pre = b.block

@@ -175,10 +175,20 @@ class GpuProgram:
 
     def stats(self) -> dict[str, int]:
         """How many steps of each kind, and how many instructions fell back to the host."""
-        counts = {"kernels": len(self.kernels), "launches": 0, "library_calls": 0,
-                  "host_fallbacks": 0, "copies": 0}  # fmt: skip
-        names = {KernelLaunch: "launches", LibraryCall: "library_calls",
-                 HostFallback: "host_fallbacks", Copy: "copies", HostLoop: "host_loops"}
+        counts = {
+            "kernels": len(self.kernels),
+            "launches": 0,
+            "library_calls": 0,
+            "host_fallbacks": 0,
+            "copies": 0,
+        }
+        names = {
+            KernelLaunch: "launches",
+            LibraryCall: "library_calls",
+            HostFallback: "host_fallbacks",
+            Copy: "copies",
+            HostLoop: "host_loops",
+        }
         for step in _all_steps(self.steps):
             key = names[type(step)]
             counts[key] = counts.get(key, 0) + 1
@@ -196,8 +206,9 @@ class GpuProgram:
         for step in _all_steps(self.steps):
             refs = _step_slots(step)
             if any(not 0 <= r < n for r in refs):
-                raise InvalidArgument(f"GPU program {self.name}: step {step} names a slot "
-                                      f"outside 0..{n - 1}")  # fmt: skip
+                raise InvalidArgument(
+                    f"GPU program {self.name}: step {step} names a slot outside 0..{n - 1}"
+                )
         for r in [*self.parameters, *self.outputs]:
             if not 0 <= r < n:
                 raise InvalidArgument(f"GPU program {self.name}: slot {r} out of range")
@@ -214,8 +225,10 @@ class GpuProgram:
         if not isinstance(program, GpuProgram):
             raise InvalidArgument("the blob holds no GPU program; recompile it")
         if program.version != FORMAT_VERSION:
-            raise InvalidArgument(f"GPU program format {program.version}, this hlort reads "
-                                  f"{FORMAT_VERSION}; recompile it")  # fmt: skip
+            raise InvalidArgument(
+                f"GPU program format {program.version}, this hlort reads "
+                f"{FORMAT_VERSION}; recompile it"
+            )
         program.check()
         return program
 
@@ -264,9 +277,31 @@ def _with_bytes_as(value, convert):
     return value
 
 
-_CLASSES: dict[str, type] = {c.__name__: c for c in (
-    BufferSlot, KernelLaunch, GemmSpec, LibraryCall, HostFallback, Copy, HostLoop, KernelInfo,
-    GpuProgram)}
+_CLASSES: dict[str, type] = {
+    c.__name__: c
+    for c in (
+        BufferSlot,
+        KernelLaunch,
+        GemmSpec,
+        LibraryCall,
+        HostFallback,
+        Copy,
+        HostLoop,
+        KernelInfo,
+        GpuProgram,
+    )
+}
 
-__all__ = ["BufferSlot", "Copy", "GemmSpec", "GpuProgram", "HostFallback", "HostLoop", "KernelInfo",
-           "KernelLaunch", "LibraryCall", "Step", "SLOT_KINDS"]  # fmt: skip
+__all__ = [
+    "BufferSlot",
+    "Copy",
+    "GemmSpec",
+    "GpuProgram",
+    "HostFallback",
+    "HostLoop",
+    "KernelInfo",
+    "KernelLaunch",
+    "LibraryCall",
+    "Step",
+    "SLOT_KINDS",
+]

@@ -48,8 +48,10 @@ def supports_reduce_window(instr: Instruction) -> bool:
 
     if instr.opcode is not Opcode.REDUCE_WINDOW:
         return False
-    if any(not o.shape.is_array or o.shape.dtype in NARROW or o.shape.dtype.is_complex
-           for o in instr.operands):  # fmt: skip
+    if any(
+        not o.shape.is_array or o.shape.dtype in NARROW or o.shape.dtype.is_complex
+        for o in instr.operands
+    ):
         return False
     return supports_scalar_computation(instr.attrs["to_apply"])
 
@@ -148,9 +150,10 @@ class ReducingEmitter(FusedEmitter):
         self._cache.update(saved[0])
         self._reduced.clear()
         self._reduced.update(saved[1])
-        return [round_to(b, x.shape.dtype, b.load(s, typ=t))
-                for s, t, x in zip(slots, types, r.operands[:n], strict=True)]  # fmt: skip
-
+        return [
+            round_to(b, x.shape.dtype, b.load(s, typ=t))
+            for s, t, x in zip(slots, types, r.operands[:n], strict=True)
+        ]
 
     def _emit_window_loop(self, r: Instruction, index: Index) -> list[ir.Value]:
         """Fold the window of output element ``index`` in row-major window order from the

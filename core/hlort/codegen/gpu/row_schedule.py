@@ -37,8 +37,9 @@ def block_size(target: GpuTarget, row_size: int) -> int:
     return min(want, 512, target.max_threads_per_block)
 
 
-def emit_row_kernel(target: GpuTarget, entry: KernelEntry, comp: Computation,
-                    plan: RowPlan) -> LaunchShape:  # fmt: skip
+def emit_row_kernel(
+    target: GpuTarget, entry: KernelEntry, comp: Computation, plan: RowPlan
+) -> LaunchShape:
     nparams = len(comp.parameters)
     params, outs = list(entry.buffers[:nparams]), list(entry.buffers[nparams:])
     in_dims, kept = plan.in_dims, plan.kept_dims
@@ -66,8 +67,7 @@ def emit_row_kernel(target: GpuTarget, entry: KernelEntry, comp: Computation,
             return Index(b, in_dims, multi=multi, linear=b.add(b.mul(o, i64(row_size)), j))
 
         for r in plan.reduces:
-            _reduce_row(ctx, target, em, r, slots[id(r)], tid, row_size, threads,
-                        element_index)  # fmt: skip
+            _reduce_row(ctx, target, em, r, slots[id(r)], tid, row_size, threads, element_index)
         element_outs = []
         for k, out in enumerate(plan.outputs):
             if out.shape.dims == in_dims and in_dims != kept:
@@ -83,8 +83,7 @@ def emit_row_kernel(target: GpuTarget, entry: KernelEntry, comp: Computation,
                 index = element_index(j)
                 for k in element_outs:
                     out = plan.outputs[k]
-                    store_element(b, out.shape.dtype, em.value(out, index), outs[k],
-                                  index.linear)  # fmt: skip
+                    store_element(b, out.shape.dtype, em.value(out, index), outs[k], index.linear)
                 em.reset()
 
             _grid_stride(b, tid, i64(row_size), i64(threads), write, "write")
@@ -97,8 +96,17 @@ def emit_row_kernel(target: GpuTarget, entry: KernelEntry, comp: Computation,
     return launch
 
 
-def _reduce_row(ctx: IrContext, target: GpuTarget, em: RowEmitter, r, slots, tid: ir.Value,
-                row_size: int, threads: int, element_index) -> None:  # fmt: skip
+def _reduce_row(
+    ctx: IrContext,
+    target: GpuTarget,
+    em: RowEmitter,
+    r,
+    slots,
+    tid: ir.Value,
+    row_size: int,
+    threads: int,
+    element_index,
+) -> None:
     """Fold this row's elements of reduce ``r``; its result goes to ``em.row_values``."""
     b = ctx.b
     types, allocas = slots
@@ -129,10 +137,14 @@ def _reduce_row(ctx: IrContext, target: GpuTarget, em: RowEmitter, r, slots, tid
     scalar = Index.scalar(b)
     inits = [em.value(x, scalar) for x in r.operands[n:]]
     folded = apply_reducer(ctx, r, inits, total)
-    result = folded if valid is ALL_VALID else [
-        b.select(valid, f, i) for f, i in zip(folded, inits, strict=True)]
-    em.row_values[id(r)] = [round_to(b, x.shape.dtype, v)
-                            for v, x in zip(result, r.operands[:n], strict=True)]  # fmt: skip
+    result = (
+        folded
+        if valid is ALL_VALID
+        else [b.select(valid, f, i) for f, i in zip(folded, inits, strict=True)]
+    )
+    em.row_values[id(r)] = [
+        round_to(b, x.shape.dtype, v) for v, x in zip(result, r.operands[:n], strict=True)
+    ]
 
 
 __all__ = ["block_size", "emit_row_kernel", "MIN_BLOCK_ROW"]

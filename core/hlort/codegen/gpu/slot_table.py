@@ -35,8 +35,12 @@ class _Pool:
 
 
 class SlotTable:
-    def __init__(self, assignment: BufferAssignment, parent: SlotTable | None = None,
-                 parameter_slots: list[int] | None = None):  # fmt: skip
+    def __init__(
+        self,
+        assignment: BufferAssignment,
+        parent: SlotTable | None = None,
+        parameter_slots: list[int] | None = None,
+    ):
         """``parameter_slots``: the slots of the computation's parameter leaves, in order
         (a loop body's state); None for the entry, whose parameters are the caller's."""
         self.assignment = assignment
@@ -78,10 +82,18 @@ class SlotTable:
             kind = "temp"  # a loop body's result is the loop's state, not a program output
         offset = buf.offset + self.base if buf.offset is not None else None
         label = instr.name + (str(list(buf.index)) if buf.index else "")
-        slot = BufferSlot(len(self.slots), kind, max(buf.size, 0), SLOT_ALIGNMENT,
-                          leaf.dtype.name, tuple(leaf.dims), offset,
-                          None if self.nested else buf.parameter_number, data,
-                          label)  # fmt: skip
+        slot = BufferSlot(
+            len(self.slots),
+            kind,
+            max(buf.size, 0),
+            SLOT_ALIGNMENT,
+            leaf.dtype.name,
+            tuple(leaf.dims),
+            offset,
+            None if self.nested else buf.parameter_number,
+            data,
+            label,
+        )
         self._by_buffer[id(buf)] = self.pool.add(slot)
         return slot.id
 
@@ -90,8 +102,9 @@ class SlotTable:
         from hlort.passes.buffer_assignment import _leaves
 
         count = 0
-        for param in sorted(self.assignment.computation.parameters,
-                            key=lambda p: p.parameter_number):  # fmt: skip
+        for param in sorted(
+            self.assignment.computation.parameters, key=lambda p: p.parameter_number
+        ):
             for index, _ in _leaves(param.shape):
                 if param is buf.defined_by and index == buf.index:
                     return count
@@ -103,21 +116,50 @@ class SlotTable:
         constant of zeros that the kernel restores)."""
         out = []
         for size in kernel.scratch:
-            out.append(self.pool.add(BufferSlot(len(self.slots), "temp", size, SLOT_ALIGNMENT,
-                                                "u8", (size,), self.pool.reserve(size),
-                                                label=f"{kernel.name} scratch")))  # fmt: skip
+            out.append(
+                self.pool.add(
+                    BufferSlot(
+                        len(self.slots),
+                        "temp",
+                        size,
+                        SLOT_ALIGNMENT,
+                        "u8",
+                        (size,),
+                        self.pool.reserve(size),
+                        label=f"{kernel.name} scratch",
+                    )
+                )
+            )
         if kernel.counter_bytes:
             size = kernel.counter_bytes
-            out.append(self.pool.add(BufferSlot(len(self.slots), "constant", size,
-                                                SLOT_ALIGNMENT, "u8", (size,),
-                                                constant=bytes(size),
-                                                label=f"{kernel.name} counters")))  # fmt: skip
+            out.append(
+                self.pool.add(
+                    BufferSlot(
+                        len(self.slots),
+                        "constant",
+                        size,
+                        SLOT_ALIGNMENT,
+                        "u8",
+                        (size,),
+                        constant=bytes(size),
+                        label=f"{kernel.name} counters",
+                    )
+                )
+            )
         return tuple(out)
 
     def fresh(self, like: BufferSlot, kind: str, label: str) -> int:
         """A new slot shaped like ``like`` (an output copy, a loop result's copy)."""
-        slot = BufferSlot(len(self.slots), kind, like.size, SLOT_ALIGNMENT, like.dtype,
-                          like.dims, self.pool.reserve(like.size), label=label)  # fmt: skip
+        slot = BufferSlot(
+            len(self.slots),
+            kind,
+            like.size,
+            SLOT_ALIGNMENT,
+            like.dtype,
+            like.dims,
+            self.pool.reserve(like.size),
+            label=label,
+        )
         return self.pool.add(slot)
 
 

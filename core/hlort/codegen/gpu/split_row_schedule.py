@@ -71,8 +71,9 @@ def plan_split_rows(plan: RowPlan) -> SplitPlan | None:
     types = tuple(_storable(value_type(o.shape.dtype)) for o in r.operands[:n])
     if any(t is None for t in types):
         return None
-    splits = min(THREADS, max(2, row_size // (THREADS * ELEMENTS_PER_THREAD)),
-                 max(1, 65535 // rows))  # fmt: skip
+    splits = min(
+        THREADS, max(2, row_size // (THREADS * ELEMENTS_PER_THREAD)), max(1, 65535 // rows)
+    )
     return SplitPlan(rows, row_size, splits, types)
 
 
@@ -82,16 +83,17 @@ def _storable(t: ir.Type) -> ir.Type | None:
     return t if isinstance(t, (ir.IntType, ir.FloatType, ir.DoubleType)) else None
 
 
-def emit_split_row_kernel(target: GpuTarget, entry: KernelEntry, comp, plan: RowPlan,
-                          split: SplitPlan) -> LaunchShape:  # fmt: skip
+def emit_split_row_kernel(
+    target: GpuTarget, entry: KernelEntry, comp, plan: RowPlan, split: SplitPlan
+) -> LaunchShape:
     """Arguments: parameters, outputs, one partial buffer per reduce operand, the validity
     flags, the row counters."""
     nparams, nouts = len(comp.parameters), len(plan.outputs)
     args = list(entry.buffers)
-    params, outs = args[:nparams], args[nparams:nparams + nouts]
+    params, outs = args[:nparams], args[nparams : nparams + nouts]
     r = plan.reduces[0]
     n = len(r.operands) // 2
-    partials, flags, counters = args[nparams + nouts:-2], args[-2], args[-1]
+    partials, flags, counters = args[nparams + nouts : -2], args[-2], args[-1]
     launch = LaunchShape(split.rows * split.splits, THREADS)
     b, ctx = entry.builder, entry.ctx
     em = RowEmitter(ctx, comp, params, plan.row_level)
@@ -102,8 +104,11 @@ def emit_split_row_kernel(target: GpuTarget, entry: KernelEntry, comp, plan: Row
     part = b.urem(bid, i64(split.splits))
     chunk = -(-split.row_size // split.splits)
     lo = b.mul(part, i64(chunk))
-    hi = b.select(b.icmp_unsigned("<", b.add(lo, i64(chunk)), i64(split.row_size)),
-                  b.add(lo, i64(chunk)), i64(split.row_size))  # fmt: skip
+    hi = b.select(
+        b.icmp_unsigned("<", b.add(lo, i64(chunk)), i64(split.row_size)),
+        b.add(lo, i64(chunk)),
+        i64(split.row_size),
+    )
     kept_multi = delinearize(b, row, kept)
     em.start_row(row, kept_multi, kept)
     types = [value_type(o.shape.dtype) for o in r.operands[:n]]
@@ -136,8 +141,9 @@ def emit_split_row_kernel(target: GpuTarget, entry: KernelEntry, comp, plan: Row
     partial = [b.load(a, typ=t) for a, t in zip(allocas, types, strict=True)]
     total, valid = block_combine(ctx, target, THREADS, partial, seen, combine, f"{r.name}_s1")
     module = entry.function.module
-    last_flag = ir.GlobalVariable(module, I32, module.get_unique_name("split_last"),
-                                  addrspace=target.shared_addrspace)  # fmt: skip
+    last_flag = ir.GlobalVariable(
+        module, I32, module.get_unique_name("split_last"), addrspace=target.shared_addrspace
+    )
     last_flag.linkage = "internal"
     last_flag.initializer = ir.Constant(I32, ir.Undefined)
     counter = b.gep(counters, [row], inbounds=True, source_etype=I32)
@@ -176,25 +182,29 @@ def _finish_row(ctx, target, em, r, split, partials, flags, row, tid, outs, plan
     with b.if_then(has):
         at = b.add(b.mul(row, i64(split.splits)), tid)
         for slot, buf, st, t in zip(slots, partials, split.partial_types, types, strict=True):
-            raw = b.load_atomic(b.gep(buf, [at], inbounds=True, source_etype=st), "monotonic",
-                                _bytes(st), typ=st)  # fmt: skip
+            raw = b.load_atomic(
+                b.gep(buf, [at], inbounds=True, source_etype=st), "monotonic", _bytes(st), typ=st
+            )
             b.store(b.trunc(raw, t) if raw.type != t else raw, slot)
-        flag = b.load_atomic(b.gep(flags, [at], inbounds=True, source_etype=I8), "monotonic", 1,
-                             typ=I8)  # fmt: skip
+        flag = b.load_atomic(
+            b.gep(flags, [at], inbounds=True, source_etype=I8), "monotonic", 1, typ=I8
+        )
         b.store(b.icmp_unsigned("!=", flag, ir.Constant(I8, 0)), ok_slot)
     values = [b.load(s, typ=t) for s, t in zip(slots, types, strict=True)]
 
     def combine(left, right):
         return apply_reducer(ctx, r, left, right)
 
-    total, valid = block_combine(ctx, target, THREADS, values, b.load(ok_slot), combine,
-                                 f"{r.name}_s2")  # fmt: skip
+    total, valid = block_combine(
+        ctx, target, THREADS, values, b.load(ok_slot), combine, f"{r.name}_s2"
+    )
     scalar = Index.scalar(b)
     inits = [em.value(x, scalar) for x in r.operands[n:]]
     folded = apply_reducer(ctx, r, inits, total)
     result = [b.select(valid, f, i) for f, i in zip(folded, inits, strict=True)]
-    em.row_values[id(r)] = [round_to(b, x.shape.dtype, v)
-                            for v, x in zip(result, r.operands[:n], strict=True)]  # fmt: skip
+    em.row_values[id(r)] = [
+        round_to(b, x.shape.dtype, v) for v, x in zip(result, r.operands[:n], strict=True)
+    ]
     with b.if_then(b.icmp_unsigned("==", tid, i64(0))):
         for k, out in enumerate(plan.outputs):
             value = em.value(out, em.row_index(out.shape.dims))

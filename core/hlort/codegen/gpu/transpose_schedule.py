@@ -52,8 +52,9 @@ def plan_tiled_transpose(comp: Computation) -> TransposePlan | None:
     return TransposePlan(dims[0] if len(dims) == 3 else 1, rows, cols, dt)
 
 
-def emit_transpose_kernel(target: GpuTarget, entry: KernelEntry, comp: Computation,
-                          plan: TransposePlan) -> LaunchShape:  # fmt: skip
+def emit_transpose_kernel(
+    target: GpuTarget, entry: KernelEntry, comp: Computation, plan: TransposePlan
+) -> LaunchShape:
     src, dst = entry.buffers
     st = storage_type(plan.dtype)
     tiles_r = -(-plan.rows // TILE)
@@ -64,8 +65,9 @@ def emit_transpose_kernel(target: GpuTarget, entry: KernelEntry, comp: Computati
     b = entry.builder
     module = entry.function.module
     tile_t = ir.ArrayType(ir.ArrayType(st, TILE + 1), TILE)
-    smem = ir.GlobalVariable(module, tile_t, module.get_unique_name("transpose_tile"),
-                             addrspace=target.shared_addrspace)  # fmt: skip
+    smem = ir.GlobalVariable(
+        module, tile_t, module.get_unique_name("transpose_tile"), addrspace=target.shared_addrspace
+    )
     smem.linkage = "internal"
     smem.initializer = ir.Constant(tile_t, ir.Undefined)
     smem.align = 16
@@ -75,8 +77,7 @@ def emit_transpose_kernel(target: GpuTarget, entry: KernelEntry, comp: Computati
     rows, cols = i64(plan.rows), i64(plan.cols)
 
     def cell(r: ir.Value, c: ir.Value) -> ir.Value:
-        return b.gep(smem, [ir.Constant(I32, 0), b.trunc(r, I32), b.trunc(c, I32)],
-                     inbounds=True)  # fmt: skip
+        return b.gep(smem, [ir.Constant(I32, 0), b.trunc(r, I32), b.trunc(c, I32)], inbounds=True)
 
     def one_tile(t: ir.Value) -> None:
         per_matrix = tiles_r * tiles_c

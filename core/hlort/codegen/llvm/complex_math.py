@@ -153,8 +153,9 @@ def scaled_parts(ctx: IrContext, x: ir.Value, y: ir.Value) -> tuple[ir.Value, ir
     tiny = b.fcmp_ordered("<", larger, const(2.0**-1000))
     pre = b.select(tiny, const(2.0**600), const(1.0))
     bits = b.bitcast(b.fmul(larger, pre), I64)
-    e = b.sub(b.and_(b.lshr(bits, ir.Constant(I64, 52)), ir.Constant(I64, 0x7FF)),
-              ir.Constant(I64, 1023))  # fmt: skip
+    e = b.sub(
+        b.and_(b.lshr(bits, ir.Constant(I64, 52)), ir.Constant(I64, 0x7FF)), ir.Constant(I64, 1023)
+    )
     e = b.select(b.icmp_signed("<", e, ir.Constant(I64, -1022)), ir.Constant(I64, -1022), e)
     e = b.select(b.icmp_signed(">", e, ir.Constant(I64, 1022)), ir.Constant(I64, 1022), e)
     e = b.and_(e, ir.Constant(I64, -2))
@@ -208,17 +209,21 @@ def cexp(ctx: IrContext, z: Pair) -> Pair:
     pos_inf = b.fcmp_ordered("==", x, const(INF))
     neg_inf = b.fcmp_ordered("==", x, const(-INF))
     nan2 = (const(NAN), const(NAN))
-    return with_specials(ctx, value, [
-        (b.and_(x_fin, b.not_(y_fin)), nan2),
-        (b.and_(pos_inf, y_zero), (x, y)),
-        (b.and_(pos_inf, y_fin), (ctx.copysign(const(INF), c), ctx.copysign(const(INF), s))),
-        (pos_inf, (const(INF), const(NAN))),
-        (b.and_(neg_inf, y_zero), (const(0.0), y)),
-        (b.and_(neg_inf, y_fin), (ctx.copysign(const(0.0), c), ctx.copysign(const(0.0), s))),
-        (neg_inf, (const(0.0), ctx.copysign(const(0.0), y))),
-        (b.and_(ctx.is_nan(x), y_zero), (x, y)),
-        (ctx.is_nan(x), nan2),
-    ])  # fmt: skip
+    return with_specials(
+        ctx,
+        value,
+        [
+            (b.and_(x_fin, b.not_(y_fin)), nan2),
+            (b.and_(pos_inf, y_zero), (x, y)),
+            (b.and_(pos_inf, y_fin), (ctx.copysign(const(INF), c), ctx.copysign(const(INF), s))),
+            (pos_inf, (const(INF), const(NAN))),
+            (b.and_(neg_inf, y_zero), (const(0.0), y)),
+            (b.and_(neg_inf, y_fin), (ctx.copysign(const(0.0), c), ctx.copysign(const(0.0), s))),
+            (neg_inf, (const(0.0), ctx.copysign(const(0.0), y))),
+            (b.and_(ctx.is_nan(x), y_zero), (x, y)),
+            (ctx.is_nan(x), nan2),
+        ],
+    )
 
 
 def clog(ctx: IrContext, z: Pair) -> Pair:
@@ -244,8 +249,9 @@ def csqrt(ctx: IrContext, z: Pair) -> Pair:
     safe = b.and_(regular, b.not_(both_zero))
     xs, ys, k = scaled_parts(ctx, b.select(safe, x, const(1.0)), b.select(safe, y, const(0.0)))
     modulus = _sqrt_dd(ctx, sum_of_squares(ctx, xs, ys))
-    t = b.fmul(ctx.intrinsic("sqrt", b.fmul(const(0.5), b.fadd(modulus, ctx.fabs(xs)))),
-               pow2_half(ctx, k))  # fmt: skip
+    t = b.fmul(
+        ctx.intrinsic("sqrt", b.fmul(const(0.5), b.fadd(modulus, ctx.fabs(xs)))), pow2_half(ctx, k)
+    )
     u = ctx.fabs(b.fmul(const(0.5), b.fdiv(b.select(safe, y, const(0.0)), t)))
     positive = b.fcmp_ordered(">", xs, const(0.0))
     re = b.select(b.or_(positive, is_zero(ctx, xs)), t, u)
@@ -255,16 +261,20 @@ def csqrt(ctx: IrContext, z: Pair) -> Pair:
     y_nan = ctx.is_nan(y)
     neg_inf = b.fcmp_ordered("==", x, const(-INF))
     pos_inf = b.fcmp_ordered("==", x, const(INF))
-    return with_specials(ctx, value, [
-        (both_zero, (const(0.0), y)),
-        (is_inf(ctx, y), (const(INF), y)),
-        (ctx.is_nan(x), nan2),
-        (b.and_(neg_inf, y_nan), (const(NAN), ctx.copysign(const(INF), y))),
-        (neg_inf, (const(0.0), ctx.copysign(const(INF), y))),
-        (b.and_(pos_inf, y_nan), (x, const(NAN))),
-        (pos_inf, (x, ctx.copysign(const(0.0), y))),
-        (y_nan, nan2),
-    ])  # fmt: skip
+    return with_specials(
+        ctx,
+        value,
+        [
+            (both_zero, (const(0.0), y)),
+            (is_inf(ctx, y), (const(INF), y)),
+            (ctx.is_nan(x), nan2),
+            (b.and_(neg_inf, y_nan), (const(NAN), ctx.copysign(const(INF), y))),
+            (neg_inf, (const(0.0), ctx.copysign(const(INF), y))),
+            (b.and_(pos_inf, y_nan), (x, const(NAN))),
+            (pos_inf, (x, ctx.copysign(const(0.0), y))),
+            (y_nan, nan2),
+        ],
+    )
 
 
 # -- hyperbolic and circular functions ------------------------------------------------------------
@@ -273,8 +283,11 @@ def sinh_cosh(ctx: IrContext, x: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value
     b = ctx.b
     a = ctx.fabs(x)
     (e_hi, e_lo), n = exp_split(ctx, a)
-    scale = fp.pow2(ctx, b.fptosi(b.select(b.fcmp_ordered("<", a, const(_SINH_COSH_SPLIT)), n,
-                                            const(0.0)), I64), F64)  # fmt: skip
+    scale = fp.pow2(
+        ctx,
+        b.fptosi(b.select(b.fcmp_ordered("<", a, const(_SINH_COSH_SPLIT)), n, const(0.0)), I64),
+        F64,
+    )
     big_e, big_e_lo = b.fmul(e_hi, scale), b.fmul(e_lo, scale)  # e^|x| exactly scaled
     inv = b.fdiv(const(1.0), big_e)
     inv_lo = b.fmul(inv, b.fsub(ctx.fma(b.fneg(inv), big_e, const(1.0)), b.fmul(big_e_lo, inv)))
@@ -313,15 +326,19 @@ def csinh(ctx: IrContext, z: Pair) -> Pair:
     inf_re = ctx.copysign(const(INF), cos_y)
     inf_re = b.select(b.fcmp_ordered("<", x, const(0.0)), b.fneg(inf_re), inf_re)
     nan2 = (const(NAN), const(NAN))
-    return with_specials(ctx, value, [
-        (b.and_(b.and_(x_fin, b.not_(y_fin)), is_zero(ctx, x)), (x, b.fsub(y, y))),
-        (b.and_(x_fin, b.not_(y_fin)), nan2),
-        (b.and_(x_inf, y_zero), (x, y)),
-        (b.and_(x_inf, y_fin), (inf_re, ctx.copysign(const(INF), sin_y))),
-        (x_inf, (const(INF), b.fsub(y, y))),
-        (b.and_(ctx.is_nan(x), y_zero), (const(NAN), y)),
-        (ctx.is_nan(x), nan2),
-    ])  # fmt: skip
+    return with_specials(
+        ctx,
+        value,
+        [
+            (b.and_(b.and_(x_fin, b.not_(y_fin)), is_zero(ctx, x)), (x, b.fsub(y, y))),
+            (b.and_(x_fin, b.not_(y_fin)), nan2),
+            (b.and_(x_inf, y_zero), (x, y)),
+            (b.and_(x_inf, y_fin), (inf_re, ctx.copysign(const(INF), sin_y))),
+            (x_inf, (const(INF), b.fsub(y, y))),
+            (b.and_(ctx.is_nan(x), y_zero), (const(NAN), y)),
+            (ctx.is_nan(x), nan2),
+        ],
+    )
 
 
 def ccosh(ctx: IrContext, z: Pair) -> Pair:
@@ -332,15 +349,19 @@ def ccosh(ctx: IrContext, z: Pair) -> Pair:
     y_zero = is_zero(ctx, y)
     sign_x = ctx.copysign(const(1.0), x)
     inf_im = b.fmul(ctx.copysign(const(INF), sin_y), sign_x)
-    return with_specials(ctx, value, [
-        (b.and_(b.and_(x_fin, b.not_(y_fin)), is_zero(ctx, x)), (b.fsub(y, y), const(0.0))),
-        (b.and_(x_fin, b.not_(y_fin)), (b.fsub(y, y), const(NAN))),
-        (b.and_(x_inf, y_zero), (const(INF), b.fmul(y, sign_x))),
-        (b.and_(x_inf, y_fin), (ctx.copysign(const(INF), cos_y), inf_im)),
-        (x_inf, (const(INF), b.fsub(y, y))),
-        (b.and_(ctx.is_nan(x), y_zero), (const(NAN), y)),
-        (ctx.is_nan(x), (const(NAN), const(NAN))),
-    ])  # fmt: skip
+    return with_specials(
+        ctx,
+        value,
+        [
+            (b.and_(b.and_(x_fin, b.not_(y_fin)), is_zero(ctx, x)), (b.fsub(y, y), const(0.0))),
+            (b.and_(x_fin, b.not_(y_fin)), (b.fsub(y, y), const(NAN))),
+            (b.and_(x_inf, y_zero), (const(INF), b.fmul(y, sign_x))),
+            (b.and_(x_inf, y_fin), (ctx.copysign(const(INF), cos_y), inf_im)),
+            (x_inf, (const(INF), b.fsub(y, y))),
+            (b.and_(ctx.is_nan(x), y_zero), (const(NAN), y)),
+            (ctx.is_nan(x), (const(NAN), const(NAN))),
+        ],
+    )
 
 
 def ctanh(ctx: IrContext, z: Pair) -> Pair:
@@ -360,14 +381,19 @@ def ctanh(ctx: IrContext, z: Pair) -> Pair:
     value = select_pair(ctx, b.fcmp_ordered(">", a, const(_TANH_SPLIT)), far, near)
     y_fin = is_finite(ctx, y)
     big_y = b.and_(y_fin, b.fcmp_ordered(">", ctx.fabs(y), const(1.0)))
-    inf_im = b.select(big_y, ctx.copysign(const(0.0), b.fmul(sin_y, cos_y)),
-                      ctx.copysign(const(0.0), y))  # fmt: skip
+    inf_im = b.select(
+        big_y, ctx.copysign(const(0.0), b.fmul(sin_y, cos_y)), ctx.copysign(const(0.0), y)
+    )
     y_zero = is_zero(ctx, y)
     other_re = b.select(y_zero, x, b.select(is_zero(ctx, x), x, const(NAN)))
-    return with_specials(ctx, value, [
-        (is_inf(ctx, x), (ctx.copysign(const(1.0), x), inf_im)),
-        (b.not_(b.and_(is_finite(ctx, x), y_fin)), (other_re, b.select(y_zero, y, const(NAN)))),
-    ])  # fmt: skip
+    return with_specials(
+        ctx,
+        value,
+        [
+            (is_inf(ctx, x), (ctx.copysign(const(1.0), x), inf_im)),
+            (b.not_(b.and_(is_finite(ctx, x), y_fin)), (other_re, b.select(y_zero, y, const(NAN)))),
+        ],
+    )
 
 
 def rotate_in(z: Pair, ctx: IrContext) -> Pair:
@@ -394,5 +420,19 @@ def ctan(ctx: IrContext, z: Pair) -> Pair:
     return im, ctx.b.fneg(re)
 
 
-__all__ = ["cexp", "clog", "csqrt", "csinh", "ccosh", "ctanh", "csin", "ccos", "ctan",
-           "numpy_abs", "log_abs", "sum_of_squares", "select_pair", "with_specials"]  # fmt: skip
+__all__ = [
+    "cexp",
+    "clog",
+    "csqrt",
+    "csinh",
+    "ccosh",
+    "ctanh",
+    "csin",
+    "ccos",
+    "ctan",
+    "numpy_abs",
+    "log_abs",
+    "sum_of_squares",
+    "select_pair",
+    "with_specials",
+]

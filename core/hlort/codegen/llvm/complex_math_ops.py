@@ -116,8 +116,10 @@ def _muldc3(ctx: IrContext, x: Pair, y: Pair) -> Pair:
     c2, d2 = b.select(y_inf, box(c1), c1), b.select(y_inf, box(d1), d1)
     a2, b2 = b.select(y_inf, denan(a1), a1), b.select(y_inf, denan(b1), b1)
     products = (b.fmul(a0, c0), b.fmul(b0, d0), b.fmul(a0, d0), b.fmul(b0, c0))
-    overflowed = b.or_(b.or_(is_inf(ctx, products[0]), is_inf(ctx, products[1])),
-                       b.or_(is_inf(ctx, products[2]), is_inf(ctx, products[3])))  # fmt: skip
+    overflowed = b.or_(
+        b.or_(is_inf(ctx, products[0]), is_inf(ctx, products[1])),
+        b.or_(is_inf(ctx, products[2]), is_inf(ctx, products[3])),
+    )
     recalc_inf = b.or_(x_inf, y_inf)
     by_overflow = b.and_(b.not_(recalc_inf), overflowed)
     a3, b3, c3, d3 = (b.select(by_overflow, denan(v), v) for v in (a2, b2, c2, d2))
@@ -154,8 +156,7 @@ def _hypot(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
     """C's hypot, nearly correctly rounded (an infinite part wins over NaN)."""
     b = ctx.b
     safe = b.and_(cm.is_finite(ctx, x), cm.is_finite(ctx, y))
-    xs, ys, k = cm.scaled_parts(ctx, b.select(safe, x, const(1.0)),
-                                b.select(safe, y, const(0.0)))  # fmt: skip
+    xs, ys, k = cm.scaled_parts(ctx, b.select(safe, x, const(1.0)), b.select(safe, y, const(0.0)))
     h = cm._sqrt_dd(ctx, cm.sum_of_squares(ctx, xs, ys))
     h = b.select(b.and_(is_zero(ctx, xs), is_zero(ctx, ys)), const(0.0), h)
     half = cm.pow2_half(ctx, k)
@@ -205,8 +206,10 @@ def _power(ctx: IrContext, a: Pair, e: Pair) -> Pair:
     b = ctx.b
     (ar, ai), (br, bi) = a, e
     general = cm.cexp(ctx, _muldc3(ctx, e, cm.clog(ctx, a)))
-    is_int = b.and_(b.and_(is_zero(ctx, bi), b.fcmp_ordered(">", br, const(-100.0))),
-                    b.fcmp_ordered("<", br, const(100.0)))  # fmt: skip
+    is_int = b.and_(
+        b.and_(is_zero(ctx, bi), b.fcmp_ordered(">", br, const(-100.0))),
+        b.fcmp_ordered("<", br, const(100.0)),
+    )
     is_int = b.and_(is_int, b.fcmp_ordered("==", ctx.intrinsic("trunc", br), br))
     n = b.fptosi(b.select(is_int, br, const(0.0)), I64)
     negative = b.icmp_signed("<", n, ir.Constant(I64, 0))
@@ -228,27 +231,41 @@ def _power(ctx: IrContext, a: Pair, e: Pair) -> Pair:
     whole = select_pair(ctx, n_is(1), a, select_pair(ctx, n_is(2), square, whole))
     r = select_pair(ctx, is_int, whole, general)
     a_zero = b.and_(is_zero(ctx, ar), is_zero(ctx, ai))
-    zero_base = select_pair(ctx, b.fcmp_ordered(">", br, const(0.0)), _c((0.0, 0.0)),
-                            _c((NAN, NAN)))  # fmt: skip
+    zero_base = select_pair(
+        ctx, b.fcmp_ordered(">", br, const(0.0)), _c((0.0, 0.0)), _c((NAN, NAN))
+    )
     b_zero = b.and_(is_zero(ctx, br), is_zero(ctx, bi))
     pos_inf = b.and_(b.fcmp_ordered("==", ar, const(INF)), is_zero(ctx, ai))
     real_b = is_zero(ctx, bi)
     a_one = b.and_(b.fcmp_ordered("==", ar, const(1.0)), is_zero(ctx, ai))
-    return cm.with_specials(ctx, r, [
-        (b.or_(a_one, b_zero), _c(ONE)),
-        (b.and_(b.and_(pos_inf, real_b), b.fcmp_ordered(">", br, const(0.0))), a),
-        (b.and_(b.and_(pos_inf, real_b), b.fcmp_ordered("<", br, const(0.0))), _c((0.0, 0.0))),
-        (a_zero, zero_base),
-    ])  # fmt: skip
+    return cm.with_specials(
+        ctx,
+        r,
+        [
+            (b.or_(a_one, b_zero), _c(ONE)),
+            (b.and_(b.and_(pos_inf, real_b), b.fcmp_ordered(">", br, const(0.0))), a),
+            (b.and_(b.and_(pos_inf, real_b), b.fcmp_ordered("<", br, const(0.0))), _c((0.0, 0.0))),
+            (a_zero, zero_base),
+        ],
+    )
 
 
 # -- dispatch -------------------------------------------------------------------------------------
 _UNARY = {
-    Opcode.EXP: cm.cexp, Opcode.LOG: cm.clog, Opcode.SQRT: cm.csqrt, Opcode.SINE: cm.csin,
-    Opcode.COSINE: cm.ccos, Opcode.TAN: cm.ctan, Opcode.TANH: cm.ctanh, Opcode.SIGN: _sign,
-    Opcode.EXPM1: _expm1, Opcode.LOG1P: _log1p, Opcode.RSQRT: _rsqrt,
-    Opcode.LOGISTIC: _logistic, Opcode.CBRT: _cbrt,
-}  # fmt: skip
+    Opcode.EXP: cm.cexp,
+    Opcode.LOG: cm.clog,
+    Opcode.SQRT: cm.csqrt,
+    Opcode.SINE: cm.csin,
+    Opcode.COSINE: cm.ccos,
+    Opcode.TAN: cm.ctan,
+    Opcode.TANH: cm.ctanh,
+    Opcode.SIGN: _sign,
+    Opcode.EXPM1: _expm1,
+    Opcode.LOG1P: _log1p,
+    Opcode.RSQRT: _rsqrt,
+    Opcode.LOGISTIC: _logistic,
+    Opcode.CBRT: _cbrt,
+}
 _BINARY = {Opcode.POWER: _power, Opcode.ATAN2: _atan2}
 OPCODES = frozenset(_UNARY) | frozenset(_BINARY) | {Opcode.ABS}
 
@@ -274,5 +291,11 @@ def emit_math(ctx: IrContext, instr: Instruction, values: list[ir.Value]) -> ir.
     return make(b, re, im)
 
 
-__all__ = ["can_emit_math", "emit_math", "numpy_divide", "plain_multiply", "fused_multiply",
-           "OPCODES"]  # fmt: skip
+__all__ = [
+    "can_emit_math",
+    "emit_math",
+    "numpy_divide",
+    "plain_multiply",
+    "fused_multiply",
+    "OPCODES",
+]

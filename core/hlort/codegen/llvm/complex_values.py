@@ -45,6 +45,8 @@ from hlort.ir.opcodes import Opcode
 from hlort.ir.patterns import comparison_type_of
 
 INF = float("inf")
+
+
 def is_element_dtype(dtype: DType) -> bool:
     """Element types the fused emitter handles: the compiled real types, c64 and c128."""
     return dtype.is_complex or is_compiled_dtype(dtype)
@@ -56,9 +58,22 @@ def involves_complex(instr: Instruction) -> bool:
 
 
 # -- what compiles ------------------------------------------------------------------------------
-_PARTWISE = frozenset({Opcode.ADD, Opcode.SUBTRACT, Opcode.MULTIPLY, Opcode.DIVIDE,
-                       Opcode.NEGATE, Opcode.COPY, Opcode.OPTIMIZATION_BARRIER, Opcode.REAL,
-                       Opcode.IMAG, Opcode.COMPLEX, Opcode.CONVERT, Opcode.SELECT})  # fmt: skip
+_PARTWISE = frozenset(
+    {
+        Opcode.ADD,
+        Opcode.SUBTRACT,
+        Opcode.MULTIPLY,
+        Opcode.DIVIDE,
+        Opcode.NEGATE,
+        Opcode.COPY,
+        Opcode.OPTIMIZATION_BARRIER,
+        Opcode.REAL,
+        Opcode.IMAG,
+        Opcode.COMPLEX,
+        Opcode.CONVERT,
+        Opcode.SELECT,
+    }
+)
 
 
 def can_emit_complex(instr: Instruction) -> bool:
@@ -77,8 +92,10 @@ def can_emit_complex(instr: Instruction) -> bool:
         return True
     if op is Opcode.COMPARE:
         direction = _direction(instr)
-        return (direction in (ComparisonDirection.EQ, ComparisonDirection.NE)
-                and comparison_type_of(instr) is not ComparisonType.TOTALORDER)  # fmt: skip
+        return (
+            direction in (ComparisonDirection.EQ, ComparisonDirection.NE)
+            and comparison_type_of(instr) is not ComparisonType.TOTALORDER
+        )
     return False
 
 
@@ -119,8 +136,9 @@ def emit_complex(ctx: IrContext, instr: Instruction, values: list[ir.Value]) -> 
     if op is Opcode.SUBTRACT:
         return make(b, b.fsub(ar, br), b.fsub(ai, bi))
     if op is Opcode.MULTIPLY:
-        return make(b, b.fsub(b.fmul(ar, br), b.fmul(ai, bi)),
-                    b.fadd(b.fmul(ar, bi), b.fmul(ai, br)))  # fmt: skip
+        return make(
+            b, b.fsub(b.fmul(ar, br), b.fmul(ai, bi)), b.fadd(b.fmul(ar, bi), b.fmul(ai, br))
+        )
     if op is Opcode.DIVIDE:
         return _divide(ctx, instr.shape.dtype, ar, ai, br, bi)
     raise Unimplemented(f"no complex emitter for {op.value} ({instr.name})")
@@ -133,8 +151,7 @@ def add_reassociable(b: ir.IRBuilder, acc: ir.Value, v: ir.Value) -> ir.Value:
     return make(b, b.fadd(xr, yr, flags=("reassoc",)), b.fadd(xi, yi, flags=("reassoc",)))
 
 
-def _compare(ctx: IrContext, direction: ComparisonDirection, x: ir.Value,
-             y: ir.Value) -> ir.Value:  # fmt: skip
+def _compare(ctx: IrContext, direction: ComparisonDirection, x: ir.Value, y: ir.Value) -> ir.Value:
     b = ctx.b
     (xr, xi), (yr, yi) = parts(b, x), parts(b, y)
     equal = b.and_(b.fcmp_ordered("==", xr, yr), b.fcmp_ordered("==", xi, yi))
@@ -158,8 +175,11 @@ def convert_complex(ctx: IrContext, x: ir.Value, src: DType, dst: DType) -> ir.V
     re, im = parts(b, x)
     if dst.is_complex:
         part = part_dtype(dst)
-        return make(b, convert_real(ctx, re, part_dtype(src), part),
-                    convert_real(ctx, im, part_dtype(src), part))  # fmt: skip
+        return make(
+            b,
+            convert_real(ctx, re, part_dtype(src), part),
+            convert_real(ctx, im, part_dtype(src), part),
+        )
     if dst.is_pred:
         zero = ctx.f(re.type, 0.0)
         return b.or_(b.fcmp_unordered("!=", re, zero), b.fcmp_unordered("!=", im, zero))
@@ -184,8 +204,9 @@ def _abs_c64(ctx: IrContext, z: ir.Value) -> ir.Value:
     return b.fptrunc(b.select(either_inf, ctx.f(F64, INF), root), F32)
 
 
-def _divide(ctx: IrContext, dtype: DType, ar: ir.Value, ai: ir.Value, br: ir.Value,
-            bi: ir.Value) -> ir.Value:  # fmt: skip
+def _divide(
+    ctx: IrContext, dtype: DType, ar: ir.Value, ai: ir.Value, br: ir.Value, bi: ir.Value
+) -> ir.Value:
     """XLA's complex division, step for step as the interpreter's ``complex_divide`` (Smith's
     algorithm and its fixes for a zero or infinite denominator or an infinite numerator), in
     f64 for both c64 and c128, each part rounded once at the end."""
@@ -198,13 +219,17 @@ def _divide(ctx: IrContext, dtype: DType, ar: ir.Value, ai: ir.Value, br: ir.Val
     r_over_i, i_over_r = div(br, bi), div(bi, br)
     r_denom, i_denom = add(bi, mul(r_over_i, br)), add(br, mul(i_over_r, bi))
     r_small = b.fcmp_ordered("<", ctx.fabs(br), ctx.fabs(bi))
-    cr = sel(r_small, div(add(mul(r_over_i, ar), ai), r_denom),
-             div(add(mul(i_over_r, ai), ar), i_denom))  # fmt: skip
-    ci = sel(r_small, div(sub(mul(r_over_i, ai), ar), r_denom),
-             div(sub(ai, mul(i_over_r, ar)), i_denom))  # fmt: skip
+    cr = sel(
+        r_small, div(add(mul(r_over_i, ar), ai), r_denom), div(add(mul(i_over_r, ai), ar), i_denom)
+    )
+    ci = sel(
+        r_small, div(sub(mul(r_over_i, ai), ar), r_denom), div(sub(ai, mul(i_over_r, ar)), i_denom)
+    )
     not_nan = lambda v: b.fcmp_ordered("ord", v, v)  # noqa: E731
-    zero_denom = b.and_(b.and_(b.fcmp_ordered("==", br, f(0.0)), b.fcmp_ordered("==", bi, f(0.0))),
-                        b.or_(not_nan(ar), not_nan(ai)))  # fmt: skip
+    zero_denom = b.and_(
+        b.and_(b.fcmp_ordered("==", br, f(0.0)), b.fcmp_ordered("==", bi, f(0.0))),
+        b.or_(not_nan(ar), not_nan(ai)),
+    )
     s = ctx.copysign(f(INF), br)
     zr, zi = mul(s, ar), mul(s, ai)
     a_r_inf, a_i_inf = _is_inf(ctx, ar), _is_inf(ctx, ai)
@@ -229,6 +254,14 @@ def _divide(ctx: IrContext, dtype: DType, ar: ir.Value, ai: ir.Value, br: ir.Val
     return make(b, rr, ri)
 
 
-__all__ = ["complex_type", "can_emit_complex", "emit_complex", "involves_complex",
-           "complex_constant", "complex_elements", "convert_complex", "is_element_dtype",
-           "add_reassociable"]
+__all__ = [
+    "complex_type",
+    "can_emit_complex",
+    "emit_complex",
+    "involves_complex",
+    "complex_constant",
+    "complex_elements",
+    "convert_complex",
+    "is_element_dtype",
+    "add_reassociable",
+]

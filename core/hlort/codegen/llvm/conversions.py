@@ -79,8 +79,9 @@ def _f64_to_narrow(ctx: IrContext, x: ir.Value, dst: DType) -> ir.Value:
     back = b.fpext(f, F64)
     inexact = b.fcmp_ordered("!=", back, x)
     bits = b.bitcast(f, ir.IntType(32))
-    even = b.icmp_unsigned("==", b.and_(bits, ir.Constant(ir.IntType(32), 1)),
-                           ir.Constant(ir.IntType(32), 0))  # fmt: skip
+    even = b.icmp_unsigned(
+        "==", b.and_(bits, ir.Constant(ir.IntType(32), 1)), ir.Constant(ir.IntType(32), 0)
+    )
     # step the magnitude toward x: +1 on the bits when |back| < |x|, else -1
     toward_larger = b.fcmp_ordered("<", ctx.fabs(back), ctx.fabs(x))
     step = b.select(toward_larger, ir.Constant(ir.IntType(32), 1), ir.Constant(ir.IntType(32), -1))

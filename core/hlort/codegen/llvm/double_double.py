@@ -76,8 +76,7 @@ def div_dd(ctx: IrContext, num: DD, den: DD) -> DD:
     """num / den with one correction step: about 2**-104 relative, not normalized."""
     bld = ctx.b
     q = bld.fdiv(num[0], den[0])
-    residual = bld.fsub(bld.fadd(ctx.fma(bld.fneg(q), den[0], num[0]), num[1]),
-                        bld.fmul(q, den[1]))  # fmt: skip
+    residual = bld.fsub(bld.fadd(ctx.fma(bld.fneg(q), den[0], num[0]), num[1]), bld.fmul(q, den[1]))
     return q, bld.fdiv(residual, den[0])
 
 

@@ -133,8 +133,12 @@ def _imag(ctx, instr, v):
     return ir.Constant(v[0].type, 0.0 if _is_float(_dt(instr, 0)) else 0)
 
 
-_ROUNDING = {Opcode.FLOOR: "floor", Opcode.CEIL: "ceil", Opcode.ROUND_NEAREST_AFZ: "round",
-             Opcode.ROUND_NEAREST_EVEN: "roundeven"}  # fmt: skip
+_ROUNDING = {
+    Opcode.FLOOR: "floor",
+    Opcode.CEIL: "ceil",
+    Opcode.ROUND_NEAREST_AFZ: "round",
+    Opcode.ROUND_NEAREST_EVEN: "roundeven",
+}
 
 
 @emits(*_ROUNDING)
@@ -155,11 +159,20 @@ def _clz(ctx, instr, v):
 
 
 _TRANSCENDENTAL = {
-    Opcode.EXP: fm.exp, Opcode.EXPM1: fm.expm1, Opcode.LOG: fm.log, Opcode.LOG1P: fm.log1p,
-    Opcode.LOGISTIC: fm.logistic, Opcode.SQRT: fm.sqrt, Opcode.RSQRT: fm.rsqrt,
-    Opcode.CBRT: fm.cbrt, Opcode.TANH: fm.tanh, Opcode.SINE: fm.sin, Opcode.COSINE: fm.cos,
-    Opcode.TAN: fm.tan, Opcode.ERF: fm.erf,
-}  # fmt: skip
+    Opcode.EXP: fm.exp,
+    Opcode.EXPM1: fm.expm1,
+    Opcode.LOG: fm.log,
+    Opcode.LOG1P: fm.log1p,
+    Opcode.LOGISTIC: fm.logistic,
+    Opcode.SQRT: fm.sqrt,
+    Opcode.RSQRT: fm.rsqrt,
+    Opcode.CBRT: fm.cbrt,
+    Opcode.TANH: fm.tanh,
+    Opcode.SINE: fm.sin,
+    Opcode.COSINE: fm.cos,
+    Opcode.TAN: fm.tan,
+    Opcode.ERF: fm.erf,
+}
 
 
 @emits(*_TRANSCENDENTAL)
@@ -190,8 +203,9 @@ def to_bits(ctx: IrContext, x: ir.Value, dt: DType) -> ir.Value:
     if dt is dtypes.F16:
         return b.bitcast(b.fptrunc(x, ir.HalfType()), ir.IntType(16))
     if dt is dtypes.BF16:
-        return b.trunc(b.lshr(b.bitcast(x, ir.IntType(32)), ir.Constant(ir.IntType(32), 16)),
-                       ir.IntType(16))  # fmt: skip
+        return b.trunc(
+            b.lshr(b.bitcast(x, ir.IntType(32)), ir.Constant(ir.IntType(32), 16)), ir.IntType(16)
+        )
     if dt.is_pred:
         return b.zext(x, ir.IntType(8))
     if is_float8(dt):
@@ -317,8 +331,9 @@ def _remainder(ctx, instr, v):
     is_zero = b.icmp_unsigned("==", y, zero)
     if dt.is_unsigned_integer or dt.is_pred:
         return b.select(is_zero, x, b.urem(x, b.select(is_zero, one, y)))
-    overflow = b.and_(b.icmp_signed("==", x, _int_min(dt, t)),
-                      b.icmp_signed("==", y, ir.Constant(t, -1)))  # fmt: skip
+    overflow = b.and_(
+        b.icmp_signed("==", x, _int_min(dt, t)), b.icmp_signed("==", y, ir.Constant(t, -1))
+    )
     r = b.srem(x, b.select(b.or_(is_zero, overflow), one, y))
     return b.select(is_zero, x, r)
 
@@ -443,9 +458,14 @@ def _ashr(ctx, instr, v):
 
 
 # -- comparison and selection ---------------------------------------------------------------------
-_SYMBOL = {ComparisonDirection.EQ: "==", ComparisonDirection.NE: "!=",
-           ComparisonDirection.LT: "<", ComparisonDirection.LE: "<=",
-           ComparisonDirection.GT: ">", ComparisonDirection.GE: ">="}  # fmt: skip
+_SYMBOL = {
+    ComparisonDirection.EQ: "==",
+    ComparisonDirection.NE: "!=",
+    ComparisonDirection.LT: "<",
+    ComparisonDirection.LE: "<=",
+    ComparisonDirection.GT: ">",
+    ComparisonDirection.GE: ">=",
+}
 
 
 def total_order_key(ctx: IrContext, x: ir.Value, dt: DType) -> ir.Value:
@@ -457,8 +477,14 @@ def total_order_key(ctx: IrContext, x: ir.Value, dt: DType) -> ir.Value:
     return b.xor(bits, b.and_(b.ashr(bits, ir.Constant(t, t.width - 1)), magnitude))
 
 
-def compare_values(ctx: IrContext, x: ir.Value, y: ir.Value, dt: DType,
-                   direction: ComparisonDirection, ctype: ComparisonType) -> ir.Value:  # fmt: skip
+def compare_values(
+    ctx: IrContext,
+    x: ir.Value,
+    y: ir.Value,
+    dt: DType,
+    direction: ComparisonDirection,
+    ctype: ComparisonType,
+) -> ir.Value:
     b = ctx.b
     sym = _SYMBOL[direction]
     if ctype is ComparisonType.TOTALORDER and _is_float(dt):
@@ -474,8 +500,9 @@ def compare_values(ctx: IrContext, x: ir.Value, y: ir.Value, dt: DType,
 
 @emits(Opcode.COMPARE)
 def _compare(ctx, instr, v):
-    direction = ComparisonDirection(getattr(instr.attrs["direction"], "value",
-                                            instr.attrs["direction"]))  # fmt: skip
+    direction = ComparisonDirection(
+        getattr(instr.attrs["direction"], "value", instr.attrs["direction"])
+    )
     return compare_values(ctx, v[0], v[1], _dt(instr, 0), direction, comparison_type_of(instr))
 
 

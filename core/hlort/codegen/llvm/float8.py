@@ -85,8 +85,9 @@ def float8_to_f32(b: ir.IRBuilder, dtype: DType, raw: ir.Value) -> ir.Value:
     sign = b.shl(b.and_(bits, _c(0x80)), _c(24))
     magnitude = b.and_(bits, _c(0x7F))
     normal = b.add(b.shl(magnitude, _c(23 - m)), _c((127 - fmt.bias) << 23))
-    subnormal_value = b.fmul(b.uitofp(magnitude, _F32),
-                             ir.Constant(_F32, 2.0 ** (1 - fmt.bias - m)))  # fmt: skip
+    subnormal_value = b.fmul(
+        b.uitofp(magnitude, _F32), ir.Constant(_F32, 2.0 ** (1 - fmt.bias - m))
+    )
     subnormal = b.bitcast(subnormal_value, _I32)
     is_subnormal = b.icmp_unsigned("<", magnitude, _c(1 << m))
     result = b.select(is_subnormal, subnormal, normal)
@@ -102,8 +103,9 @@ def float8_to_f32(b: ir.IRBuilder, dtype: DType, raw: ir.Value) -> ir.Value:
     return b.bitcast(b.or_(result, sign), _F32)
 
 
-def f32_to_float8(b: ir.IRBuilder, dtype: DType, value: ir.Value,
-                  keep_nan_payload: bool = False) -> ir.Value:  # fmt: skip
+def f32_to_float8(
+    b: ir.IRBuilder, dtype: DType, value: ir.Value, keep_nan_payload: bool = False
+) -> ir.Value:
     """f32 -> float8 bits (i8), rounded to nearest even exactly as ml_dtypes rounds. NaN gives
     the canonical NaN of its sign, or with ``keep_nan_payload`` the f8E5M2 NaN whose payload
     the register holds (see the module docstring)."""
@@ -137,8 +139,9 @@ def f32_to_float8(b: ir.IRBuilder, dtype: DType, value: ir.Value,
     return b.trunc(b.or_(result, sign), _I8)
 
 
-def round_f32_to_float8(b: ir.IRBuilder, dtype: DType, value: ir.Value,
-                        keep_nan_payload: bool = False) -> ir.Value:  # fmt: skip
+def round_f32_to_float8(
+    b: ir.IRBuilder, dtype: DType, value: ir.Value, keep_nan_payload: bool = False
+) -> ir.Value:
     """An f32 value rounded to ``dtype`` and held as f32 again; NaN canonical unless asked."""
     return float8_to_f32(b, dtype, f32_to_float8(b, dtype, value, keep_nan_payload))
 
@@ -178,7 +181,13 @@ def keeps_nan_payload(instr: Instruction) -> bool:
     """Whether the interpreter's result of elementwise ``instr`` keeps an operand's NaN as it
     is (data movement in effect): then the emitter must not canonicalize an f8E5M2 NaN."""
     op = instr.opcode
-    if op in (Opcode.SELECT, Opcode.COPY, Opcode.OPTIMIZATION_BARRIER, Opcode.REAL,
-              Opcode.BITCAST_CONVERT, Opcode.REDUCE_PRECISION):  # fmt: skip
+    if op in (
+        Opcode.SELECT,
+        Opcode.COPY,
+        Opcode.OPTIMIZATION_BARRIER,
+        Opcode.REAL,
+        Opcode.BITCAST_CONVERT,
+        Opcode.REDUCE_PRECISION,
+    ):
         return True
     return op is Opcode.CONVERT and instr.operands[0].shape.dtype is instr.shape.dtype

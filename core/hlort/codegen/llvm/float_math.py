@@ -51,8 +51,14 @@ from hlort.codegen.llvm.llvm_types import F32, F64, I64
 from hlort.errors import Unimplemented
 
 # -- exp and log ----------------------------------------------------------------------------------
-_EXPF_P = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
-           1.6666665459e-1, 5.0000001201e-1)  # Cephes expf  # fmt: skip
+_EXPF_P = (
+    1.9875691500e-4,
+    1.3981999507e-3,
+    8.3334519073e-3,
+    4.1665795894e-2,
+    1.6666665459e-1,
+    5.0000001201e-1,
+)  # Cephes expf
 
 
 def exp_f32(ctx: IrContext, x: ir.Value) -> ir.Value:
@@ -79,9 +85,17 @@ def exp_f64(ctx: IrContext, x: ir.Value) -> ir.Value:
     return keep_nan(ctx, x, scale(ctx, ctx.horner(r, _EXP_TAYLOR), n))
 
 
-_LOGF_P = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
-           1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,
-           3.3333331174e-1)  # Cephes logf  # fmt: skip
+_LOGF_P = (
+    7.0376836292e-2,
+    -1.1514610310e-1,
+    1.1676998740e-1,
+    -1.2420140846e-1,
+    1.4249322787e-1,
+    -1.6668057665e-1,
+    2.0000714765e-1,
+    -2.4999993993e-1,
+    3.3333331174e-1,
+)  # Cephes logf
 
 
 def log_f32(ctx: IrContext, x: ir.Value) -> ir.Value:
@@ -129,7 +143,8 @@ def _wide(ctx: IrContext, x: ir.Value) -> ir.Value:
         raise Unimplemented(
             f"target {ctx.target.name}: this f32 function is evaluated in f64 and rounded, and "
             "the target's math policy (MathPolicy.f32_via_f64=False) forbids that; allow it "
-            "or give the element layer an f32 form")
+            "or give the element layer an f32 form"
+        )
     return ctx.b.fpext(x, F64)
 
 
@@ -166,8 +181,13 @@ def log1p(ctx: IrContext, x: ir.Value) -> ir.Value:
 
 
 # -- hyperbolic and logistic ---------------------------------------------------------------------
-_TANHF_P = (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1,
-            -3.33332819422e-1)  # Cephes tanhf  # fmt: skip
+_TANHF_P = (
+    -5.70498872745e-3,
+    2.06390887954e-2,
+    -5.37397155531e-2,
+    1.33314422036e-1,
+    -3.33332819422e-1,
+)  # Cephes tanhf
 
 
 def tanh_f32(ctx: IrContext, x: ir.Value) -> ir.Value:
@@ -208,12 +228,15 @@ def erf(ctx: IrContext, x: ir.Value) -> ir.Value:
     small = b.fdiv(b.fmul(xd, ctx.horner(z, sf._T)), ctx.horner(z, sf._U))
     mid = clamp(ctx, ax, 1.0, 8.0)
     m = b.fdiv(ctx.intrinsic("roundeven", b.fmul(mid, ctx.f(F64, 128.0))), ctx.f(F64, 128.0))
-    ex2 = b.fmul(exp_f64(ctx, b.fneg(b.fmul(m, m))),
-                 exp_f64(ctx, b.fneg(b.fmul(b.fsub(mid, m), b.fadd(mid, m)))))  # fmt: skip
+    ex2 = b.fmul(
+        exp_f64(ctx, b.fneg(b.fmul(m, m))),
+        exp_f64(ctx, b.fneg(b.fmul(b.fsub(mid, m), b.fadd(mid, m)))),
+    )
     erfc = b.fdiv(b.fmul(ex2, ctx.horner(mid, sf._P)), ctx.horner(mid, sf._Q))
     one = ctx.f(F64, 1.0)
-    large = ctx.copysign(b.select(b.fcmp_ordered(">=", ax, ctx.f(F64, 8.0)), one,
-                                  b.fsub(one, erfc)), xd)  # fmt: skip
+    large = ctx.copysign(
+        b.select(b.fcmp_ordered(">=", ax, ctx.f(F64, 8.0)), one, b.fsub(one, erfc)), xd
+    )
     r = b.select(b.fcmp_ordered("<", ax, one), small, large)
     return _narrow(ctx, keep_nan(ctx, xd, r), x.type)
 
@@ -263,8 +286,9 @@ def _reduce_quarter_turns(ctx: IrContext, xd: ir.Value) -> tuple[ir.Value, ir.Va
     s = comp = None
     for c in _TWO_OVER_PI:
         t = b.fmul(xd, ctx.f(F64, c))
-        m = b.fsub(t, b.fmul(ctx.f(F64, 4.0),
-                             ctx.intrinsic("roundeven", b.fmul(t, ctx.f(F64, 0.25)))))  # fmt: skip
+        m = b.fsub(
+            t, b.fmul(ctx.f(F64, 4.0), ctx.intrinsic("roundeven", b.fmul(t, ctx.f(F64, 0.25))))
+        )
         i = ctx.intrinsic("roundeven", m)
         frac = b.fsub(m, i)
         quadrant = i if quadrant is None else b.fadd(quadrant, i)
@@ -281,8 +305,7 @@ def _reduce_quarter_turns(ctx: IrContext, xd: ir.Value) -> tuple[ir.Value, ir.Va
     adjust = ctx.intrinsic("roundeven", y)  # the compensation may cross +-1/2
     y = b.fsub(y, adjust)
     q = b.fadd(b.fadd(quadrant, hi), adjust)
-    q_int = b.and_(b.fptosi(b.select(ctx.is_nan(q), ctx.f(F64, 0.0), q), I64),
-                   ir.Constant(I64, 3))  # fmt: skip
+    q_int = b.and_(b.fptosi(b.select(ctx.is_nan(q), ctx.f(F64, 0.0), q), I64), ir.Constant(I64, 3))
     return q_int, b.fmul(y, ctx.f(F64, math.pi / 2))
 
 
@@ -308,8 +331,10 @@ def _trig(ctx: IrContext, x: ir.Value, which: str) -> ir.Value:
         r = b.select(b.fcmp_ordered("==", xd, ctx.f(F64, 0.0)), xd, r)  # sin(-0) = -0
     elif which == "cos":
         r = b.select(odd, s, c)
-        neg = b.or_(b.icmp_unsigned("==", q, ir.Constant(I64, 1)),
-                    b.icmp_unsigned("==", q, ir.Constant(I64, 2)))  # fmt: skip
+        neg = b.or_(
+            b.icmp_unsigned("==", q, ir.Constant(I64, 1)),
+            b.icmp_unsigned("==", q, ir.Constant(I64, 2)),
+        )
         r = b.select(neg, b.fneg(r), r)
     else:
         r = b.select(odd, b.fneg(b.fdiv(c, s)), b.fdiv(s, c))
@@ -361,8 +386,9 @@ def atan2(ctx: IrContext, y: ir.Value, x: ir.Value) -> ir.Value:
     den = b.select(swap, ay, ax)
     t = b.fdiv(num, den)
     both_zero = b.fcmp_ordered("==", den, ctx.f(F64, 0.0))
-    both_inf = b.and_(b.fcmp_ordered("==", ax, ctx.f(F64, INF)),
-                      b.fcmp_ordered("==", ay, ctx.f(F64, INF)))  # fmt: skip
+    both_inf = b.and_(
+        b.fcmp_ordered("==", ax, ctx.f(F64, INF)), b.fcmp_ordered("==", ay, ctx.f(F64, INF))
+    )
     t = b.select(both_zero, ctx.f(F64, 0.0), t)
     t = b.select(both_inf, ctx.f(F64, 1.0), t)
     a = _atan_01(ctx, t)
@@ -393,12 +419,10 @@ def power(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
     is_odd = b.and_(is_int, b.fcmp_ordered("!=", ctx.intrinsic("floor", half), half))
     x_neg = b.icmp_signed("<", b.bitcast(xd, I64), ir.Constant(I64, 0))
     r = b.select(b.and_(x_neg, is_odd), b.fneg(r), r)
-    finite_neg = b.and_(b.fcmp_ordered("<", xd, zero),
-                        b.fcmp_ordered("!=", xd, ctx.f(F64, -INF)))  # fmt: skip
+    finite_neg = b.and_(b.fcmp_ordered("<", xd, zero), b.fcmp_ordered("!=", xd, ctx.f(F64, -INF)))
     y_finite = b.fcmp_ordered("<", ctx.fabs(yd), ctx.f(F64, INF))
     r = b.select(b.and_(b.and_(finite_neg, y_finite), b.not_(is_int)), ctx.f(F64, NAN), r)
-    r = b.select(b.and_(b.fcmp_ordered("==", xd, ctx.f(F64, -1.0)),
-                        b.not_(y_finite)), one, r)  # fmt: skip
+    r = b.select(b.and_(b.fcmp_ordered("==", xd, ctx.f(F64, -1.0)), b.not_(y_finite)), one, r)
     r = b.select(b.or_(ctx.is_nan(xd), ctx.is_nan(yd)), ctx.f(F64, NAN), r)
     r = b.select(b.or_(b.fcmp_ordered("==", yd, zero), b.fcmp_ordered("==", xd, one)), one, r)
     return _narrow(ctx, r, x.type)
@@ -411,11 +435,9 @@ def cbrt(ctx: IrContext, x: ir.Value) -> ir.Value:
     xd = _wide(ctx, x)
     a = ctx.fabs(xd)
     r = exp_f64(ctx, b.fmul(log_f64(ctx, a), ctx.f(F64, 1.0 / 3.0)))
-    r = b.fsub(r, b.fdiv(b.fsub(b.fmul(b.fmul(r, r), r), a), b.fmul(ctx.f(F64, 3.0),
-                                                                  b.fmul(r, r))))  # fmt: skip
+    r = b.fsub(r, b.fdiv(b.fsub(b.fmul(b.fmul(r, r), r), a), b.fmul(ctx.f(F64, 3.0), b.fmul(r, r))))
     r = ctx.copysign(r, xd)
-    special = b.or_(b.fcmp_ordered("==", a, ctx.f(F64, 0.0)),
-                    b.fcmp_unordered("uno", a, a))  # fmt: skip
+    special = b.or_(b.fcmp_ordered("==", a, ctx.f(F64, 0.0)), b.fcmp_unordered("uno", a, a))
     special = b.or_(special, b.fcmp_ordered("==", a, ctx.f(F64, INF)))
     return _narrow(ctx, b.select(special, xd, r), x.type)
 
@@ -437,5 +459,3 @@ def exp(ctx: IrContext, x: ir.Value) -> ir.Value:
 
 def log(ctx: IrContext, x: ir.Value) -> ir.Value:
     return log_any(ctx, x)
-
-

@@ -51,10 +51,22 @@ _PIO2 = (const(PIO2[0]), const(PIO2[1]))
 
 # -- sin and cos kernels on |a| <= pi/4 ----------------------------------------------------------
 # sin(a) = a + a**3 * S(a**2), cos(a) = 1 - a**2/2 + a**4 * C(a**2), highest degree first.
-_SIN = (1.5895815758965526e-10, -2.505074081429428e-08, 2.755731357836101e-06,
-        -0.00019841269829469672, 0.008333333333321974, -0.1666666666666663)  # fmt: skip
-_COS = (-1.135824865407212e-11, 2.0875695403044013e-09, -2.755731414020977e-07,
-        2.4801587288719753e-05, -0.001388888888887285, 0.041666666666666595)  # fmt: skip
+_SIN = (
+    1.5895815758965526e-10,
+    -2.505074081429428e-08,
+    2.755731357836101e-06,
+    -0.00019841269829469672,
+    0.008333333333321974,
+    -0.1666666666666663,
+)
+_COS = (
+    -1.135824865407212e-11,
+    2.0875695403044013e-09,
+    -2.755731414020977e-07,
+    2.4801587288719753e-05,
+    -0.001388888888887285,
+    0.041666666666666595,
+)
 
 
 def _sin_cos_kernels(ctx: IrContext, a: dd.DD) -> tuple[dd.DD, dd.DD]:
@@ -89,8 +101,9 @@ def _trig(ctx: IrContext, x: ir.Value, which: str) -> ir.Value:
         den = dd.select_dd(ctx, odd, sin_v, cos_v)
         inv = b.fdiv(const(1.0), den[0])
         ratio = b.fmul(num[0], inv)
-        residual = b.fsub(b.fadd(ctx.fma(b.fneg(ratio), den[0], num[0]), num[1]),
-                          b.fmul(ratio, den[1]))  # fmt: skip
+        residual = b.fsub(
+            b.fadd(ctx.fma(b.fneg(ratio), den[0], num[0]), num[1]), b.fmul(ratio, den[1])
+        )
         r = ctx.fma(residual, inv, ratio)
         r = b.select(odd, b.fneg(r), r)
         negative = b.fcmp_ordered("<", x, const(0.0))
@@ -178,10 +191,19 @@ def _log_dd(ctx: IrContext, ax: ir.Value) -> dd.DD:
 
 # -- tanh ----------------------------------------------------------------------------------------
 # tanh(x) = x + x**3 * T(x**2) on |x| <= 0.55 (relative error < 2**-58 with these doubles).
-_TANH = (-1.949468993230957e-05, 8.331645030238173e-05, -0.00023338156647539327,
-         0.0005884444863082401, -0.0014555428456750014, 0.0035920920304058778,
-         -0.0088632326014361, 0.02186948838585534, -0.053968253963760586, 0.13333333333326622,
-         -0.333333333333333)  # fmt: skip
+_TANH = (
+    -1.949468993230957e-05,
+    8.331645030238173e-05,
+    -0.00023338156647539327,
+    0.0005884444863082401,
+    -0.0014555428456750014,
+    0.0035920920304058778,
+    -0.0088632326014361,
+    0.02186948838585534,
+    -0.053968253963760586,
+    0.13333333333326622,
+    -0.333333333333333,
+)
 _TANH_POLY_LIMIT = 0.55
 _TANH_SATURATION = 22.0  # tanh(x) rounds to 1 from x = 19.07 on
 
@@ -191,8 +213,7 @@ def tanh_f64(ctx: IrContext, x: ir.Value) -> ir.Value:
     ax = ctx.fabs(x)
     x2 = b.fmul(x, x)
     small = ctx.copysign(ctx.fma(b.fmul(x, x2), ctx.horner(x2, _TANH), x), x)  # tanh(-0) = -0
-    a = b.select(b.fcmp_ordered("<", ax, const(_TANH_SATURATION)), ax,
-                 const(_TANH_SATURATION))  # fmt: skip
+    a = b.select(b.fcmp_ordered("<", ax, const(_TANH_SATURATION)), ax, const(_TANH_SATURATION))
     (eh, el), n = _exp_dd(ctx, b.fmul(const(2.0), a), const(0.0))
     scale = pow2(ctx, b.fptosi(n, I64), F64)  # exact: n <= 64
     dh, d_err = dd.fast_two_sum(ctx, b.fmul(eh, scale), const(1.0))
@@ -205,9 +226,19 @@ def tanh_f64(ctx: IrContext, x: ir.Value) -> ir.Value:
 
 # -- atan2 ---------------------------------------------------------------------------------------
 # atan(z) = z + z**3 * A(z**2) on |z| <= 7/16 (relative error < 2**-57 with these doubles).
-_ATAN = (-0.016265589053611997, 0.03651034372521706, -0.049759167267724426, 0.058333243941930416,
-         -0.06661034182626008, 0.07691872246291664, -0.09090886875901641, 0.1111111039507562,
-         -0.14285714272261751, 0.19999999999873674, -0.3333333333333292)  # fmt: skip
+_ATAN = (
+    -0.016265589053611997,
+    0.03651034372521706,
+    -0.049759167267724426,
+    0.058333243941930416,
+    -0.06661034182626008,
+    0.07691872246291664,
+    -0.09090886875901641,
+    0.1111111039507562,
+    -0.14285714272261751,
+    0.19999999999873674,
+    -0.3333333333333292,
+)
 
 
 _ATAN_HALF = dd.split(arctan_inverse(2, 200))
@@ -267,8 +298,13 @@ def atan2_f64(ctx: IrContext, y: ir.Value, x: ir.Value) -> ir.Value:
 
 
 # -- cbrt ----------------------------------------------------------------------------------------
-_CBRT_SEED = (-0.01060389670029072, 0.08609134750760279, -0.3006115601307248,
-              0.7181539396495297, 0.5069793773356551)  # cbrt on [1, 2], 2**-16.7  # fmt: skip
+_CBRT_SEED = (
+    -0.01060389670029072,
+    0.08609134750760279,
+    -0.3006115601307248,
+    0.7181539396495297,
+    0.5069793773356551,
+)  # cbrt on [1, 2], 2**-16.7
 
 
 def cbrt_f64(ctx: IrContext, x: ir.Value) -> ir.Value:
@@ -280,15 +316,17 @@ def cbrt_f64(ctx: IrContext, x: ir.Value) -> ir.Value:
     exponent = b.sub(b.lshr(bits, ir.Constant(I64, 52)), ir.Constant(I64, 1023))
     exponent = b.sub(exponent, b.select(subnormal, ir.Constant(I64, 54), ir.Constant(I64, 0)))
     e = b.sitofp(exponent, F64)
-    m = b.bitcast(b.or_(b.and_(bits, ir.Constant(I64, (1 << 52) - 1)),
-                        ir.Constant(I64, 0x3FF << 52)), F64)  # fmt: skip
+    m = b.bitcast(
+        b.or_(b.and_(bits, ir.Constant(I64, (1 << 52) - 1)), ir.Constant(I64, 0x3FF << 52)), F64
+    )
     q = ctx.intrinsic("floor", b.fmul(b.fadd(e, const(0.5)), const(1 / 3)))
     rem = b.fsub(e, b.fmul(const(3.0), q))  # 0, 1 or 2
     rem1 = b.fcmp_ordered("==", rem, const(1.0))
     rem2 = b.fcmp_ordered("==", rem, const(2.0))
     xs = b.fmul(m, b.select(rem1, const(2.0), b.select(rem2, const(4.0), const(1.0))))
-    root_scale = b.select(rem1, const(2 ** (1 / 3)), b.select(rem2, const(4 ** (1 / 3)),
-                                                             const(1.0)))  # fmt: skip
+    root_scale = b.select(
+        rem1, const(2 ** (1 / 3)), b.select(rem2, const(4 ** (1 / 3)), const(1.0))
+    )
     y = b.fmul(ctx.horner(m, _CBRT_SEED), root_scale)
     y3 = b.fmul(b.fmul(y, y), y)
     y = b.fmul(y, b.fdiv(ctx.fma(const(2.0), xs, y3), ctx.fma(const(2.0), y3, xs)))  # Halley

@@ -75,8 +75,10 @@ def split_mantissa(ctx: IrContext, x: ir.Value) -> tuple[ir.Value, ir.Value]:
     xs = b.select(sub, b.fmul(x, ctx.f(t, 2.0**mant_bits)), x)
     bits = b.bitcast(xs, it)
     exp_mask = (1 << (64 - 1 - mant_bits if wide else 8)) - 1
-    e = b.sub(b.and_(b.lshr(bits, ir.Constant(it, mant_bits)), ir.Constant(it, exp_mask)),
-              ir.Constant(it, bias))  # fmt: skip
+    e = b.sub(
+        b.and_(b.lshr(bits, ir.Constant(it, mant_bits)), ir.Constant(it, exp_mask)),
+        ir.Constant(it, bias),
+    )
     e = b.sub(e, b.select(sub, ir.Constant(it, mant_bits), ir.Constant(it, 0)))
     m_bits = b.or_(b.and_(bits, ir.Constant(it, (1 << mant_bits) - 1)), ir.Constant(it, half_bits))
     m = b.bitcast(m_bits, t)

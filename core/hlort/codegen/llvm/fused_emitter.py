@@ -37,11 +37,20 @@ from hlort.ir.op_registry import OpRegistry
 from hlort.ir.opcodes import Opcode
 
 # Ops whose index map needs the per-dimension index (the rest work on the linear index).
-NEEDS_MULTI = frozenset({
-    Opcode.BROADCAST, Opcode.TRANSPOSE, Opcode.SLICE, Opcode.REVERSE, Opcode.PAD,
-    Opcode.CONCATENATE, Opcode.DYNAMIC_SLICE, Opcode.DYNAMIC_UPDATE_SLICE, Opcode.IOTA,
-    Opcode.GATHER,
-})  # fmt: skip
+NEEDS_MULTI = frozenset(
+    {
+        Opcode.BROADCAST,
+        Opcode.TRANSPOSE,
+        Opcode.SLICE,
+        Opcode.REVERSE,
+        Opcode.PAD,
+        Opcode.CONCATENATE,
+        Opcode.DYNAMIC_SLICE,
+        Opcode.DYNAMIC_UPDATE_SLICE,
+        Opcode.IOTA,
+        Opcode.GATHER,
+    }
+)
 INDEX_MAPPED = NEEDS_MULTI | {Opcode.RESHAPE, Opcode.BITCAST_CONVERT}
 
 ElementOf = Callable[["FusedEmitter", Instruction, Index], ir.Value]
@@ -62,10 +71,13 @@ def supports_instruction(instr: Instruction) -> bool:
         return True
     if op is Opcode.MAP:
         comp = instr.attrs["to_apply"]
-        return all(i.opcode in (Opcode.PARAMETER, Opcode.CONSTANT) or
-                   (i.is_elementwise and can_emit(i)) for i in comp.instructions)  # fmt: skip
+        return all(
+            i.opcode in (Opcode.PARAMETER, Opcode.CONSTANT) or (i.is_elementwise and can_emit(i))
+            for i in comp.instructions
+        )
     if op is Opcode.BITCAST_CONVERT and (
-            instr.shape.dtype.bits != instr.operands[0].shape.dtype.bits):
+        instr.shape.dtype.bits != instr.operands[0].shape.dtype.bits
+    ):
         return False
     return instr.is_elementwise and can_emit(instr)
 
@@ -160,15 +172,18 @@ class FusedEmitter:
             return index
         if operand.shape.rank == 0:
             return Index.scalar(self.b)
-        raise Unimplemented(f"elementwise operand {operand.name} has dims {operand.shape.dims}, "
-                            f"expected {index.dims}")  # fmt: skip
+        raise Unimplemented(
+            f"elementwise operand {operand.name} has dims {operand.shape.dims}, "
+            f"expected {index.dims}"
+        )
 
     @fused_element(Opcode.CONSTANT)
     def _constant(self, instr: Instruction, index: Index) -> ir.Value:
         literal = np.asarray(instr.literal)
         dt = instr.shape.dtype
-        if literal.size == 1 or (literal.size > 0 and np.all(literal == literal.flat[0])
-                                 and literal.dtype.kind in "biu"):  # fmt: skip
+        if literal.size == 1 or (
+            literal.size > 0 and np.all(literal == literal.flat[0]) and literal.dtype.kind in "biu"
+        ):
             return constant(dt, literal.flat[0])
         gv = self._globals.get(id(instr))
         if gv is None:
@@ -183,8 +198,11 @@ class FusedEmitter:
         if dt.is_complex:
             elems = complex_elements(dt, flat)
         elif dt.is_pred or dt.is_integer:
-            raw = flat.astype(dt.numpy).view(f"u{max(dt.itemsize, 1)}") if not dt.is_pred else \
-                flat.astype(np.uint8)  # fmt: skip
+            raw = (
+                flat.astype(dt.numpy).view(f"u{max(dt.itemsize, 1)}")
+                if not dt.is_pred
+                else flat.astype(np.uint8)
+            )
             elems = [ir.Constant(st, int(v)) for v in raw]
         elif isinstance(st, ir.IntType):  # bf16 and float8 stored as their bits
             elems = [ir.Constant(st, int(v)) for v in flat.view(f"u{dt.itemsize}")]
@@ -192,8 +210,12 @@ class FusedEmitter:
             elems = [ir.Constant(st, float(v)) for v in flat.astype(np.float64)]
         arr_t = ir.ArrayType(st, len(elems))
         module = self.ctx.module
-        gv = ir.GlobalVariable(module, arr_t, module.get_unique_name(f"const_{instr.name}"),
-                               addrspace=self.ctx.target.address_spaces.constant)  # fmt: skip
+        gv = ir.GlobalVariable(
+            module,
+            arr_t,
+            module.get_unique_name(f"const_{instr.name}"),
+            addrspace=self.ctx.target.address_spaces.constant,
+        )
         gv.global_constant = True
         gv.linkage = "internal"
         gv.initializer = ir.Constant(arr_t, elems)
@@ -254,12 +276,12 @@ class FusedEmitter:
         operand, pad_value = instr.operands
         valid = None
         multi = []
-        for m, p, size in zip(index.multi, instr.attrs["padding"], operand.shape.dims,
-                              strict=True):  # fmt: skip
+        for m, p, size in zip(index.multi, instr.attrs["padding"], operand.shape.dims, strict=True):
             step = p.interior + 1
             t = b.sub(m, i64(p.low)) if p.low else m
-            ok = b.and_(b.icmp_signed(">=", t, i64(0)),
-                        b.icmp_signed("<=", t, i64((size - 1) * step)))  # fmt: skip
+            ok = b.and_(
+                b.icmp_signed(">=", t, i64(0)), b.icmp_signed("<=", t, i64((size - 1) * step))
+            )
             if step != 1:
                 q = b.sdiv(t, i64(step))
                 ok = b.and_(ok, b.icmp_signed("==", b.srem(t, i64(step)), i64(0)))
@@ -320,8 +342,9 @@ class FusedEmitter:
     def _dynamic_slice(self, instr, index):
         b = self.b
         operand = instr.operands[0]
-        starts = self._start_indices(instr.operands[1:], operand.shape.dims,
-                                     instr.attrs["dynamic_slice_sizes"])  # fmt: skip
+        starts = self._start_indices(
+            instr.operands[1:], operand.shape.dims, instr.attrs["dynamic_slice_sizes"]
+        )
         multi = [b.add(m, s) for m, s in zip(index.multi, starts, strict=True)]
         return self.value(operand, Index(b, operand.shape.dims, multi=multi))
 
@@ -359,8 +382,9 @@ def _clamp_index(b: ir.IRBuilder, value: ir.Value, size: int) -> ir.Value:
     return b.select(b.icmp_signed(">", value, i64(size - 1)), i64(max(size - 1, 0)), value)
 
 
-def emit_scalar_computation(ctx: IrContext, comp: Computation,
-                            args: list[ir.Value]) -> list[ir.Value]:  # fmt: skip
+def emit_scalar_computation(
+    ctx: IrContext, comp: Computation, args: list[ir.Value]
+) -> list[ir.Value]:
     """Inline a computation on scalars (a reducer, a map body); returns its results in order."""
     env: dict[int, ir.Value] = {}
     for instr in comp.reachable_from_root():

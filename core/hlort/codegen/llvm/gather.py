@@ -45,8 +45,9 @@ def clamp_start(b: ir.IRBuilder, start: ir.Value, dtype: DType, highest: int) ->
     return b.select(b.icmp_signed("<", start, i64(0)), i64(0), start)
 
 
-def start_vector_index(b: ir.IRBuilder, batch: list[ir.Value], k: int, vector_dim: int,
-                       indices_rank: int) -> list[ir.Value]:  # fmt: skip
+def start_vector_index(
+    b: ir.IRBuilder, batch: list[ir.Value], k: int, vector_dim: int, indices_rank: int
+) -> list[ir.Value]:
     """The indices-array index of component ``k`` of the start vector at ``batch``."""
     if vector_dim == indices_rank:
         return list(batch)

@@ -21,8 +21,13 @@ def i64(n: int) -> ir.Constant:
 class Index:
     """Index into an array of ``dims`` (row-major); ``multi`` and ``linear`` as i64 values."""
 
-    def __init__(self, b: ir.IRBuilder, dims: tuple[int, ...], multi: list | None = None,
-                 linear: ir.Value | None = None):  # fmt: skip
+    def __init__(
+        self,
+        b: ir.IRBuilder,
+        dims: tuple[int, ...],
+        multi: list | None = None,
+        linear: ir.Value | None = None,
+    ):
         self.b = b
         self.dims = tuple(dims)
         self._multi = list(multi) if multi is not None else None

@@ -55,8 +55,14 @@ class IrContext:
             return existing
         return ir.Function(self.module, ir.FunctionType(ret, args), name)
 
-    def intrinsic(self, name: str, value: ir.Value, *more: ir.Value, ret: ir.Type | None = None,
-                  extra_types: tuple[ir.Type, ...] = ()) -> ir.Value:  # fmt: skip
+    def intrinsic(
+        self,
+        name: str,
+        value: ir.Value,
+        *more: ir.Value,
+        ret: ir.Type | None = None,
+        extra_types: tuple[ir.Type, ...] = (),
+    ) -> ir.Value:
         """Call ``llvm.<name>.<type>`` on same-typed operands (plus ``extra_types`` args)."""
         t = value.type
         args = [value, *more]
@@ -72,8 +78,9 @@ class IrContext:
             return existing
         values = list(values)
         ty = ir.ArrayType(t, len(values))
-        table = ir.GlobalVariable(self.module, ty, name,
-                                  addrspace=self.target.address_spaces.constant)  # fmt: skip
+        table = ir.GlobalVariable(
+            self.module, ty, name, addrspace=self.target.address_spaces.constant
+        )
         table.global_constant = True
         table.linkage = "internal"
         table.align = 64

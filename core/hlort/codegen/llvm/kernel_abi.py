@@ -46,8 +46,7 @@ def kernel_function_type(target: TargetSpec, n_buffers: int) -> ir.FunctionType:
     return ir.FunctionType(VOID, [space] * n_buffers)
 
 
-def declare_kernel(module: ir.Module, target: TargetSpec, name: str,
-                   n_buffers: int) -> ir.Function:  # fmt: skip
+def declare_kernel(module: ir.Module, target: TargetSpec, name: str, n_buffers: int) -> ir.Function:
     """The kernel function ``name`` with no body yet (calling convention and attributes set)."""
     fn = ir.Function(module, kernel_function_type(target, n_buffers), name)
     for attribute in target.kernel_attributes:
@@ -57,8 +56,13 @@ def declare_kernel(module: ir.Module, target: TargetSpec, name: str,
     return fn
 
 
-def define_kernel(module: ir.Module, target: TargetSpec, name: str, n_buffers: int,
-                  load_buffers: int | None = None) -> KernelEntry:  # fmt: skip
+def define_kernel(
+    module: ir.Module,
+    target: TargetSpec,
+    name: str,
+    n_buffers: int,
+    load_buffers: int | None = None,
+) -> KernelEntry:
     """Declare kernel ``name`` over ``n_buffers`` buffers and open its entry block.
 
     ``load_buffers`` (BUFFER_TABLE only) loads just the first that many table entries, for a
@@ -75,9 +79,10 @@ def define_kernel(module: ir.Module, target: TargetSpec, name: str, n_buffers: i
 
 def buffer_table(b: ir.IRBuilder, table: ir.Value, count: int) -> list[ir.Value]:
     """Load pointers 0..count-1 of a BUFFER_TABLE kernel's table, in order."""
-    return [b.load(b.gep(table, [i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
-            for k in range(count)]  # fmt: skip
+    return [
+        b.load(b.gep(table, [i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
+        for k in range(count)
+    ]
 
 
-__all__ = ["KernelEntry", "buffer_table", "declare_kernel", "define_kernel",
-           "kernel_function_type"]  # fmt: skip
+__all__ = ["KernelEntry", "buffer_table", "declare_kernel", "define_kernel", "kernel_function_type"]

@@ -86,8 +86,9 @@ def load_element(b: ir.IRBuilder, dtype: DType, base: ir.Value, index: ir.Value)
     return from_storage(b, dtype, raw)
 
 
-def store_element(b: ir.IRBuilder, dtype: DType, value: ir.Value, base: ir.Value,
-                  index: ir.Value) -> None:  # fmt: skip
+def store_element(
+    b: ir.IRBuilder, dtype: DType, value: ir.Value, base: ir.Value, index: ir.Value
+) -> None:
     st = storage_type(dtype)
     b.store(to_storage(b, dtype, value), b.gep(base, [index], inbounds=True, source_etype=st))
 
@@ -126,8 +127,9 @@ def bf16_bits(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
     return b.trunc(b.select(is_nan, quiet, rounded), I16)
 
 
-def round_to(b: ir.IRBuilder, dtype: DType, value: ir.Value,
-             keep_nan_payload: bool = False) -> ir.Value:  # fmt: skip
+def round_to(
+    b: ir.IRBuilder, dtype: DType, value: ir.Value, keep_nan_payload: bool = False
+) -> ir.Value:
     """An f32 value rounded to ``dtype`` and held as f32 again (identity for f32/f64/ints).
     A float8 NaN becomes canonical unless ``keep_nan_payload`` (float8.py)."""
     if is_float8(dtype):

@@ -13,9 +13,14 @@ import llvmlite.ir as ir
 from hlort.codegen.llvm.llvm_types import I64
 
 
-def emit_loop(b: ir.IRBuilder, start: ir.Value, stop: ir.Value,
-              body: Callable[[ir.Value], None], name: str = "loop",
-              interleave: int = 0) -> None:  # fmt: skip
+def emit_loop(
+    b: ir.IRBuilder,
+    start: ir.Value,
+    stop: ir.Value,
+    body: Callable[[ir.Value], None],
+    name: str = "loop",
+    interleave: int = 0,
+) -> None:
     """``for i in range(start, stop): body(i)``; the builder ends after the loop.
 
     ``interleave`` > 1 asks the vectorizer for that many independent vector iterations.
@@ -39,8 +44,12 @@ def emit_loop(b: ir.IRBuilder, start: ir.Value, stop: ir.Value,
 
 def _loop_id(module: ir.Module, interleave: int) -> ir.MDValue:
     """A fresh self-referencing loop ID carrying ``llvm.loop.interleave.count``."""
-    hint = module.add_metadata([ir.MetaDataString(module, "llvm.loop.interleave.count"),
-                                ir.Constant(ir.IntType(32), interleave)])  # fmt: skip
+    hint = module.add_metadata(
+        [
+            ir.MetaDataString(module, "llvm.loop.interleave.count"),
+            ir.Constant(ir.IntType(32), interleave),
+        ]
+    )
     count = getattr(module, "_hlort_loop_ids", 0)
     module._hlort_loop_ids = count + 1
     loop = module.add_metadata([hint, ir.MetaDataString(module, f"hlort.loop.{count}")])
@@ -48,8 +57,13 @@ def _loop_id(module: ir.Module, interleave: int) -> ir.MDValue:
     return loop
 
 
-def emit_nest(b: ir.IRBuilder, extents: list[int], body: Callable[[list[ir.Value]], None],
-              name: str = "nest", interleave: int = 0) -> None:  # fmt: skip
+def emit_nest(
+    b: ir.IRBuilder,
+    extents: list[int],
+    body: Callable[[list[ir.Value]], None],
+    name: str = "nest",
+    interleave: int = 0,
+) -> None:
     """Nested loops over ``extents`` (outermost first); ``body`` gets the induction values;
     ``interleave`` applies to the innermost loop."""
     values: list[ir.Value] = []
@@ -64,7 +78,13 @@ def emit_nest(b: ir.IRBuilder, extents: list[int], body: Callable[[list[ir.Value
             level(k + 1)
             values.pop()
 
-        emit_loop(b, ir.Constant(I64, 0), ir.Constant(I64, extents[k]), inner, f"{name}{k}",
-                  interleave if k == len(extents) - 1 else 0)  # fmt: skip
+        emit_loop(
+            b,
+            ir.Constant(I64, 0),
+            ir.Constant(I64, extents[k]),
+            inner,
+            f"{name}{k}",
+            interleave if k == len(extents) - 1 else 0,
+        )
 
     level(0)

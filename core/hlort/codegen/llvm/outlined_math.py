@@ -52,26 +52,37 @@ def call_outlined(ctx: IrContext, name: str, body: Body, *args: ir.Value) -> ir.
     return ctx.b.call(fn, list(args))
 
 
-def _define(module: ir.Module, target: TargetSpec, name: str, body: Body, t: ir.Type,
-            arity: int) -> ir.Function:  # fmt: skip
+def _define(
+    module: ir.Module, target: TargetSpec, name: str, body: Body, t: ir.Type, arity: int
+) -> ir.Function:
     lanes_list = target.math.vector_variant_lanes
     variants = []
     for lanes in lanes_list:
         vt = ir.VectorType(t, lanes)
-        variants.append(_function(module, target, f"{name}_v{lanes}", body, vt, arity,
-                                  ["noinline"]))  # fmt: skip
+        variants.append(
+            _function(module, target, f"{name}_v{lanes}", body, vt, arity, ["noinline"])
+        )
     if not variants:
         return _function(module, target, name, body, t, arity, ["noinline", "readnone"])
-    mangled = [f"_ZGV_LLVM_N{lanes}{'v' * arity}_{name}({v.name})"
-               for lanes, v in zip(lanes_list, variants, strict=True)]  # fmt: skip
+    mangled = [
+        f"_ZGV_LLVM_N{lanes}{'v' * arity}_{name}({v.name})"
+        for lanes, v in zip(lanes_list, variants, strict=True)
+    ]
     attribute = f'"vector-function-abi-variant"="{",".join(mangled)}"'
     fn = _function(module, target, name, body, t, arity, ["noinline", "readnone", attribute])
     _keep_alive(module, variants)
     return fn
 
 
-def _function(module: ir.Module, target: TargetSpec, name: str, body: Body, t: ir.Type,
-              arity: int, attributes: list[str]) -> ir.Function:  # fmt: skip
+def _function(
+    module: ir.Module,
+    target: TargetSpec,
+    name: str,
+    body: Body,
+    t: ir.Type,
+    arity: int,
+    attributes: list[str],
+) -> ir.Function:
     """An internal function of ``arity`` operands of type t. ``readnone`` goes on the scalar one
     only: LLVM infers it there even through table loads, but not through masked gathers."""
     fn = ir.Function(module, ir.FunctionType(t, [t] * arity), name)

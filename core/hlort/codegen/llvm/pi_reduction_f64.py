@@ -123,17 +123,16 @@ def _payne_hanek(ctx: IrContext, ax: ir.Value) -> tuple[ir.Value, dd.DD]:
     row = b.sub(biased, ir.Constant(I64, MIN_BIASED_EXPONENT))
     row = b.select(b.icmp_signed("<", row, ir.Constant(I64, 0)), ir.Constant(I64, 0), row)
     last_row = MAX_BIASED_EXPONENT - MIN_BIASED_EXPONENT
-    row = b.select(b.icmp_signed(">", row, ir.Constant(I64, last_row)),
-                   ir.Constant(I64, last_row), row)  # fmt: skip
-    mantissa = b.or_(b.and_(bits, ir.Constant(I64, (1 << 52) - 1)),
-                     ir.Constant(I64, 1075 << 52))  # fmt: skip
+    row = b.select(
+        b.icmp_signed(">", row, ir.Constant(I64, last_row)), ir.Constant(I64, last_row), row
+    )
+    mantissa = b.or_(b.and_(bits, ir.Constant(I64, (1 << 52) - 1)), ir.Constant(I64, 1075 << 52))
     m = b.bitcast(mantissa, F64)  # the integer M in [2**52, 2**53)
     table = _table(ctx)
     base = b.mul(row, ir.Constant(I64, CHUNKS))
     c = []
     for k in range(CHUNKS):
-        ptr = b.gep(table, [ir.Constant(I64, 0), b.add(base, ir.Constant(I64, k))],
-                    inbounds=True)  # fmt: skip
+        ptr = b.gep(table, [ir.Constant(I64, 0), b.add(base, ir.Constant(I64, k))], inbounds=True)
         c.append(b.load(ptr, align=8))
     p0, e0 = dd.two_prod(ctx, m, c[0])
     p1, e1 = dd.two_prod(ctx, m, c[1])

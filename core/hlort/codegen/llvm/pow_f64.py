@@ -62,16 +62,20 @@ def _gather(ctx: IrContext, table: ir.GlobalVariable, index: ir.Value) -> ir.Val
     b = ctx.b
     et = table.value_type.element
     if not isinstance(index.type, ir.VectorType):
-        ptr = b.gep(table, [ir.Constant(I64, 0), index], inbounds=True,
-                    source_etype=table.value_type)  # fmt: skip
+        ptr = b.gep(
+            table, [ir.Constant(I64, 0), index], inbounds=True, source_etype=table.value_type
+        )
         return b.load(ptr, typ=et)
     lanes = index.type.count
     vt = ir.VectorType(et, lanes)
     ptrs = b.gep(table, [index], inbounds=True, source_etype=et)
     ptrs.type = ir.VectorType(PTR, lanes)  # llvmlite types a vector GEP as one pointer
     masks = ir.VectorType(I1, lanes)
-    fn = ctx.function(f"llvm.masked.gather.v{lanes}{'f64' if et == F64 else 'i64'}.v{lanes}p0",
-                      vt, [ptrs.type, I32, masks, vt])  # fmt: skip
+    fn = ctx.function(
+        f"llvm.masked.gather.v{lanes}{'f64' if et == F64 else 'i64'}.v{lanes}p0",
+        vt,
+        [ptrs.type, I32, masks, vt],
+    )
     return b.call(fn, [ptrs, ir.Constant(I32, 8), ctx.const(masks, 1), ir.Constant(vt, None)])
 
 
@@ -136,8 +140,9 @@ def _scaled(ctx: IrContext, tmp: ir.Value, bits: ir.Value, k: ir.Value) -> ir.Va
     b, t = ctx.b, tmp.type
     it = ctx.int_type_of(t)
     steps = tables.EXP_BITS
-    mid = b.bitcast(b.add(bits, b.shl(b.and_(k, ctx.const(it, tables.EXP_N - 1)),
-                                      ctx.const(it, 52 - steps))), t)  # fmt: skip
+    mid = b.bitcast(
+        b.add(bits, b.shl(b.and_(k, ctx.const(it, tables.EXP_N - 1)), ctx.const(it, 52 - steps))), t
+    )
     m = b.ashr(k, ctx.const(it, steps))
     half = b.ashr(m, ctx.const(it, 1))
     first = b.fmul(mid, pow2(ctx, half, t))
@@ -145,8 +150,7 @@ def _scaled(ctx: IrContext, tmp: ir.Value, bits: ir.Value, k: ir.Value) -> ir.Va
     p, p_err = dd.two_prod(ctx, mid, tmp)
     hi, lo = dd.fast_two_sum(ctx, mid, p)
     up = b.add(m, ctx.const(it, 1022))
-    unit = pow2(ctx, b.select(b.icmp_signed("<", up, ctx.const(it, 64)), up,
-                               ctx.const(it, 64)), t)  # fmt: skip
+    unit = pow2(ctx, b.select(b.icmp_signed("<", up, ctx.const(it, 64)), up, ctx.const(it, 64)), t)
     yh, yl = b.fmul(hi, unit), b.fmul(b.fadd(lo, p_err), unit)  # in units of 2**-1022
     one = ctx.f(t, 1.0)
     s, s_err = dd.fast_two_sum(ctx, one, yh)
@@ -177,11 +181,13 @@ def pow_body(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
     pl = ctx.fma(y, ll, ctx.fma(y, lh, b.fneg(ph)))
     limit = ctx.f(t, _EXP_ARG_LIMIT)
     in_range = b.fcmp_ordered("<", ctx.fabs(ph), limit)
-    tmp, table_bits, k = _exp_parts(ctx, b.select(in_range, ph, ctx.copysign(limit, ph)),
-                                    b.select(in_range, pl, ctx.f(t, 0.0)))  # fmt: skip
+    tmp, table_bits, k = _exp_parts(
+        ctx, b.select(in_range, ph, ctx.copysign(limit, ph)), b.select(in_range, pl, ctx.f(t, 0.0))
+    )
     regular = b.and_(
         b.icmp_unsigned("<", b.sub(ix, ctx.const(it, 1 << 52)), ctx.const(it, 0x7FE << 52)),
-        b.fcmp_ordered("<", ctx.fabs(ph), ctx.f(t, _REGULAR_LIMIT)))  # fmt: skip
+        b.fcmp_ordered("<", ctx.fabs(ph), ctx.f(t, _REGULAR_LIMIT)),
+    )
     scale = b.bitcast(b.add(table_bits, b.shl(k, ctx.const(it, 52 - tables.EXP_BITS))), t)
     fast = ctx.fma(scale, tmp, scale)
     entry = b.block

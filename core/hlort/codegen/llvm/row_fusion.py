@@ -70,7 +70,7 @@ def _row_broadcast(instr: Instruction, in_dims: tuple[int, ...], kept: tuple[int
 
 
 def _levels(comp: Computation, order: list[Instruction], in_dims, kept) -> dict[int, str] | None:
-    """"row" or "element" for every instruction that reads a reduce (None: not a row fusion).
+    """ "row" or "element" for every instruction that reads a reduce (None: not a row fusion).
 
     Row values have the kept shape up to size-1 dimensions (one value per row, at linear index
     = the row number); element values have the input shape. Row values reach element code only
@@ -111,8 +111,11 @@ def _levels(comp: Computation, order: list[Instruction], in_dims, kept) -> dict[
         elif here == "row":
             if reads[0] != "row" or not _order_preserving(instr):
                 return None
-        elif not (instr.opcode is Opcode.BROADCAST and reads[0] == "row"
-                  and _row_broadcast(instr, in_dims, kept)):  # fmt: skip
+        elif not (
+            instr.opcode is Opcode.BROADCAST
+            and reads[0] == "row"
+            and _row_broadcast(instr, in_dims, kept)
+        ):
             return None
         level[id(instr)] = here
     return level
@@ -165,8 +168,9 @@ def plan_row_fusion(comp: Computation) -> RowPlan | None:
             return None
         if out.shape.dims != in_dims and squeeze_dims(out.shape.dims) != squeeze_dims(kept):
             return None
-    return RowPlan(reduces, in_dims, kept, reduced, outputs,
-                   {k for k, v in levels.items() if v == "row"})  # fmt: skip
+    return RowPlan(
+        reduces, in_dims, kept, reduced, outputs, {k for k, v in levels.items() if v == "row"}
+    )
 
 
 class RowEmitter(FusedEmitter):
@@ -214,8 +218,9 @@ class RowEmitter(FusedEmitter):
         return super()._emit(instr, index)
 
 
-def apply_reducer(ctx: IrContext, r: Instruction, accs: list[ir.Value],
-                  values: list[ir.Value]) -> list[ir.Value]:  # fmt: skip
+def apply_reducer(
+    ctx: IrContext, r: Instruction, accs: list[ir.Value], values: list[ir.Value]
+) -> list[ir.Value]:
     """One step of ``r``'s reducer; plain float add/multiply are reassociable (partial sums)."""
     comp = r.attrs["to_apply"]
     ops = variadic_reducer_opcodes(comp)

@@ -25,8 +25,9 @@ from hlort.codegen.llvm.window_index import emit_if
 from hlort.ir.instruction import Instruction
 
 
-def walk_scatter_updates(b: ir.IRBuilder, ctx: IrContext, em: FusedEmitter, root: Instruction,
-                         outs: list[ir.Value]) -> None:  # fmt: skip
+def walk_scatter_updates(
+    b: ir.IRBuilder, ctx: IrContext, em: FusedEmitter, root: Instruction, outs: list[ir.Value]
+) -> None:
     """Apply every update of scatter ``root`` to the outputs at ``outs`` (already holding the
     operands), one after another in the interpreter's order; ``em`` generates the indices and
     updates. Emitted where the builder is, as straight serial loops."""
@@ -77,8 +78,9 @@ def walk_scatter_updates(b: ir.IRBuilder, ctx: IrContext, em: FusedEmitter, root
             for a, w in zip(window_axes, ws, strict=True):
                 update_multi[a] = w
             where = Index(b, update_dims, multi=update_multi)
-            current = [load_element(b, s.dtype, ptr, target)
-                       for ptr, s in zip(outs, shapes, strict=True)]  # fmt: skip
+            current = [
+                load_element(b, s.dtype, ptr, target) for ptr, s in zip(outs, shapes, strict=True)
+            ]
             values = [em.value(u, where) for u in updates]
             new = emit_scalar_computation(ctx, combiner, current + values)
             for v, ptr, s in zip(new, outs, shapes, strict=True):

@@ -42,21 +42,67 @@ from hlort.ir.opcodes import Opcode
 from hlort.ir.patterns import lexicographic_comparator
 
 # Comparator ops whose compiled result equals the interpreter's bit for bit.
-EXACT_COMPARATOR_OPS = frozenset({
-    Opcode.PARAMETER, Opcode.CONSTANT, Opcode.COMPARE, Opcode.SELECT, Opcode.AND, Opcode.OR,
-    Opcode.XOR, Opcode.NOT, Opcode.BITCAST_CONVERT, Opcode.CONVERT, Opcode.NEGATE, Opcode.ABS,
-    Opcode.ADD, Opcode.SUBTRACT, Opcode.MULTIPLY, Opcode.DIVIDE, Opcode.MAXIMUM, Opcode.MINIMUM,
-    Opcode.SHIFT_LEFT, Opcode.SHIFT_RIGHT_LOGICAL, Opcode.SHIFT_RIGHT_ARITHMETIC, Opcode.CLAMP,
-    Opcode.SIGN, Opcode.IS_FINITE, Opcode.COPY, Opcode.FLOOR, Opcode.CEIL, Opcode.POPCNT,
-    Opcode.ROUND_NEAREST_AFZ, Opcode.ROUND_NEAREST_EVEN, Opcode.CLZ, Opcode.REMAINDER,
-    Opcode.REDUCE_PRECISION, Opcode.SQRT, Opcode.RSQRT, Opcode.REAL, Opcode.IMAG, Opcode.COMPLEX,
-})  # fmt: skip
+EXACT_COMPARATOR_OPS = frozenset(
+    {
+        Opcode.PARAMETER,
+        Opcode.CONSTANT,
+        Opcode.COMPARE,
+        Opcode.SELECT,
+        Opcode.AND,
+        Opcode.OR,
+        Opcode.XOR,
+        Opcode.NOT,
+        Opcode.BITCAST_CONVERT,
+        Opcode.CONVERT,
+        Opcode.NEGATE,
+        Opcode.ABS,
+        Opcode.ADD,
+        Opcode.SUBTRACT,
+        Opcode.MULTIPLY,
+        Opcode.DIVIDE,
+        Opcode.MAXIMUM,
+        Opcode.MINIMUM,
+        Opcode.SHIFT_LEFT,
+        Opcode.SHIFT_RIGHT_LOGICAL,
+        Opcode.SHIFT_RIGHT_ARITHMETIC,
+        Opcode.CLAMP,
+        Opcode.SIGN,
+        Opcode.IS_FINITE,
+        Opcode.COPY,
+        Opcode.FLOOR,
+        Opcode.CEIL,
+        Opcode.POPCNT,
+        Opcode.ROUND_NEAREST_AFZ,
+        Opcode.ROUND_NEAREST_EVEN,
+        Opcode.CLZ,
+        Opcode.REMAINDER,
+        Opcode.REDUCE_PRECISION,
+        Opcode.SQRT,
+        Opcode.RSQRT,
+        Opcode.REAL,
+        Opcode.IMAG,
+        Opcode.COMPLEX,
+    }
+)
 # ... of those, the ones that touch complex values exactly (no c128 abs, no transcendentals).
-EXACT_COMPLEX_OPS = frozenset({
-    Opcode.PARAMETER, Opcode.CONSTANT, Opcode.COMPARE, Opcode.SELECT, Opcode.CONVERT,
-    Opcode.NEGATE, Opcode.ADD, Opcode.SUBTRACT, Opcode.MULTIPLY, Opcode.DIVIDE, Opcode.COPY,
-    Opcode.REAL, Opcode.IMAG, Opcode.COMPLEX,
-})  # fmt: skip
+EXACT_COMPLEX_OPS = frozenset(
+    {
+        Opcode.PARAMETER,
+        Opcode.CONSTANT,
+        Opcode.COMPARE,
+        Opcode.SELECT,
+        Opcode.CONVERT,
+        Opcode.NEGATE,
+        Opcode.ADD,
+        Opcode.SUBTRACT,
+        Opcode.MULTIPLY,
+        Opcode.DIVIDE,
+        Opcode.COPY,
+        Opcode.REAL,
+        Opcode.IMAG,
+        Opcode.COMPLEX,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -153,8 +199,9 @@ def plan_sort(instr: Instruction) -> SortPlan | None:
             return None
         descending = bool(instr.attrs.get("largest", True))
         key = KeyField(0, x.dtype, False, descending)
-        return SortPlan(x.dims, x.rank - 1, (x.dtype,), "radix", (key,),
-                        top_k=int(instr.attrs["k"]))  # fmt: skip
+        return SortPlan(
+            x.dims, x.rank - 1, (x.dtype,), "radix", (key,), top_k=int(instr.attrs["k"])
+        )
     if instr.opcode is not Opcode.SORT:
         return None
     shapes = [o.shape for o in instr.operands]

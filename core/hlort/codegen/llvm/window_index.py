@@ -33,17 +33,25 @@ class WindowAxis:
     def trivial(self) -> bool:
         """Window of one element, stride 1, no padding or dilation: output i reads operand i."""
         w = self.window
-        return (w.size, w.stride, w.padding_low, w.padding_high, w.window_dilation,
-                w.base_dilation) == (1, 1, 0, 0, 1, 1)  # fmt: skip
+        return (
+            w.size,
+            w.stride,
+            w.padding_low,
+            w.padding_high,
+            w.window_dilation,
+            w.base_dilation,
+        ) == (1, 1, 0, 0, 1, 1)
 
 
-def window_axes(dims: Sequence[int], out_dims: Sequence[int],
-                window: Sequence[WindowDim]) -> list[WindowAxis]:  # fmt: skip
+def window_axes(
+    dims: Sequence[int], out_dims: Sequence[int], window: Sequence[WindowDim]
+) -> list[WindowAxis]:
     return [WindowAxis(w, d, o) for w, d, o in zip(window, dims, out_dims, strict=True)]
 
 
-def operand_position(b: ir.IRBuilder, axis: WindowAxis, out: ir.Value,
-                     k: ir.Value) -> tuple[ir.Value | None, ir.Value]:  # fmt: skip
+def operand_position(
+    b: ir.IRBuilder, axis: WindowAxis, out: ir.Value, k: ir.Value
+) -> tuple[ir.Value | None, ir.Value]:
     """(in-bounds flag or None when always in bounds, operand index) for one dimension.
 
     The index is meaningful only where the flag holds; callers load under a branch on it.
@@ -56,8 +64,9 @@ def operand_position(b: ir.IRBuilder, axis: WindowAxis, out: ir.Value,
     if w.padding_low:
         p = b.sub(p, i64(w.padding_low))
     bound = dilated_bound(axis.size, w.base_dilation)
-    highest = (max(axis.out - 1, 0) * w.stride + max(w.size - 1, 0) * w.window_dilation
-               - w.padding_low)  # fmt: skip
+    highest = (
+        max(axis.out - 1, 0) * w.stride + max(w.size - 1, 0) * w.window_dilation - w.padding_low
+    )
     checks = []
     if w.padding_low > 0:
         checks.append(b.icmp_signed(">=", p, i64(0)))
@@ -72,8 +81,9 @@ def operand_position(b: ir.IRBuilder, axis: WindowAxis, out: ir.Value,
     return ok, p
 
 
-def window_positions(b: ir.IRBuilder, axes: Sequence[WindowAxis], out: Sequence[ir.Value],
-                     ks: Sequence[ir.Value]) -> tuple[ir.Value | None, list[ir.Value]]:  # fmt: skip
+def window_positions(
+    b: ir.IRBuilder, axes: Sequence[WindowAxis], out: Sequence[ir.Value], ks: Sequence[ir.Value]
+) -> tuple[ir.Value | None, list[ir.Value]]:
     """The operand index of window position ``ks`` of output ``out``, and its in-bounds flag."""
     ok = None
     multi = []

@@ -129,9 +129,15 @@ def _asin_acos_parts(z: E) -> dict[str, E]:
     half_apx = half * (a + x)
     yy = y * y
     rpxp1, smxm1, spxm1 = r + xp1, s - xm1, s + xm1
-    q = select(maximum(x, y).ge(safe_max), y,
-               select(x.le(one), sqrt(half_apx * (yy / rpxp1 + smxm1)),
-                      y * sqrt(half_apx / rpxp1 + half_apx / spxm1)))  # fmt: skip
+    q = select(
+        maximum(x, y).ge(safe_max),
+        y,
+        select(
+            x.le(one),
+            sqrt(half_apx * (yy / rpxp1 + smxm1)),
+            y * sqrt(half_apx / rpxp1 + half_apx / spxm1),
+        ),
+    )
     safe_max_opt = select(x.lt(safe_max * 1e12), safe_max * 1e-6, safe_max * 100.0)
     y_big = y.ge(safe_max_opt)
     mx = select(y_big, y, x)
@@ -140,15 +146,23 @@ def _asin_acos_parts(z: E) -> dict[str, E]:
     ap1 = a + one
     half_yy = half * yy
     d = half_yy / rpxp1
-    am1 = select(tiny_y, -(xp1 * xm1) / ap1,
-                 select(x.ge(one), d + half * spxm1,
-                        select(a.le(1.5), d + half_yy / smxm1, a - one)))  # fmt: skip
+    am1 = select(
+        tiny_y,
+        -(xp1 * xm1) / ap1,
+        select(x.ge(one), d + half * spxm1, select(a.le(1.5), d + half_yy / smxm1, a - one)),
+    )
     sq = sqrt(am1 * ap1)
-    imag_part = select(mx.ge(select(y_big, safe_max_opt, safe_max)),
-                       log(x.const(2)) + log(mx) + half * log1p(xoy * xoy),
-                       select(tiny_y, y / sq, log1p(am1 + sq)))  # fmt: skip
-    return {"signed_y": signed_y, "imag": imag_part, "asin_real": atan2(signed_x, q),
-            "acos_real": atan2(q, signed_x)}  # fmt: skip
+    imag_part = select(
+        mx.ge(select(y_big, safe_max_opt, safe_max)),
+        log(x.const(2)) + log(mx) + half * log1p(xoy * xoy),
+        select(tiny_y, y / sq, log1p(am1 + sq)),
+    )
+    return {
+        "signed_y": signed_y,
+        "imag": imag_part,
+        "asin_real": atan2(signed_x, q),
+        "acos_real": atan2(q, signed_x),
+    }
 
 
 # -- hyperbolic and circular functions ----------------------------------------------------------

@@ -51,10 +51,13 @@ def _mulhi(cx: OpContext):
         wide = {8: "16", 16: "32", 32: "64"}[dt.bits]
         wide_dt = ("s" if signed else "u") + wide
         product = cx.b.multiply(cx.b.convert(a, wide_dt), cx.b.convert(b, wide_dt))
-        shift = cx.b.constant(np.full(a.shape.dims, dt.bits, np.dtype(
-            ("int" if signed else "uint") + wide)))  # fmt: skip
-        shifted = cx.b.op(Opcode.SHIFT_RIGHT_ARITHMETIC if signed
-                          else Opcode.SHIFT_RIGHT_LOGICAL, (product, shift))  # fmt: skip
+        shift = cx.b.constant(
+            np.full(a.shape.dims, dt.bits, np.dtype(("int" if signed else "uint") + wide))
+        )
+        shifted = cx.b.op(
+            Opcode.SHIFT_RIGHT_ARITHMETIC if signed else Opcode.SHIFT_RIGHT_LOGICAL,
+            (product, shift),
+        )
         return [cx.b.convert(shifted, dt)]
     ua = E(cx.b, a).bitcast("u64") if signed else E(cx.b, a)
     ub = E(cx.b, b).bitcast("u64") if signed else E(cx.b, b)
@@ -92,10 +95,10 @@ def _scan(cx: OpContext):
         raise cx.unsupported("scan without inputs")
     length = inputs[0].shape.dims[dim]
     b = cx.b
-    elem_shapes = [ArrayShape(x.shape.dtype, x.shape.dims[:dim] + x.shape.dims[dim + 1:])
-                   for x in inputs]  # fmt: skip
-    body_comp = cx.region_computation(0, "scan_body",
-                                      elem_shapes + [c.shape for c in inits])  # fmt: skip
+    elem_shapes = [
+        ArrayShape(x.shape.dtype, x.shape.dims[:dim] + x.shape.dims[dim + 1 :]) for x in inputs
+    ]
+    body_comp = cx.region_computation(0, "scan_body", elem_shapes + [c.shape for c in inits])
     out_shapes = [cx.result_array(i) for i in range(n_out)]
     zeros = [b.broadcast(b.constant(np.zeros((), s.dtype.numpy)), s.dims, []) for s in out_shapes]
     counter = b.constant(np.array(0, np.int32))
@@ -122,8 +125,11 @@ def _scan(cx: OpContext):
         sizes = [1 if d == dim else n for d, n in enumerate(x.shape.dims)]
         elements.append(body.reshape(body.dynamic_slice(x, starts, sizes), shape.dims))
     called = body.call(body_comp, [*elements, *carries])
-    results = ([body.get_tuple_element(called, j) for j in range(n_out + n_c)]
-               if called.shape.is_tuple else [called])  # fmt: skip
+    results = (
+        [body.get_tuple_element(called, j) for j in range(n_out + n_c)]
+        if called.shape.is_tuple
+        else [called]
+    )
     new_accs = []
     for acc, value in zip(accs, results[:n_out], strict=False):
         dims = list(acc.shape.dims)
@@ -191,21 +197,38 @@ def _broadcasting(opcode: Opcode):
                 operands.append(x)
                 continue
             bdims = cx.attr("broadcast_dimensions", None)
-            mapping = (cx.ints("broadcast_dimensions") if bdims is not None
-                       else range(out.rank - x.shape.rank, out.rank))  # fmt: skip
+            mapping = (
+                cx.ints("broadcast_dimensions")
+                if bdims is not None
+                else range(out.rank - x.shape.rank, out.rank)
+            )
             operands.append(broadcast_in_dim(cx, x, out.dims, list(mapping)))
         if opcode is Opcode.COMPARE:
             kind = cx.enum("compare_type", None)
-            return [cx.b.compare(operands[0], operands[1], cx.enum("comparison_direction"),
-                                 None if kind == "NOTYPE" else kind)]  # fmt: skip
+            return [
+                cx.b.compare(
+                    operands[0],
+                    operands[1],
+                    cx.enum("comparison_direction"),
+                    None if kind == "NOTYPE" else kind,
+                )
+            ]
         return [cx.b.op(opcode, operands)]
 
     return convert
 
 
-for _name, _opcode in {**ELEMENTWISE, "compare": Opcode.COMPARE,
-                       "max": Opcode.MAXIMUM, "min": Opcode.MINIMUM, "mul": Opcode.MULTIPLY,
-                       "div": Opcode.DIVIDE, "sub": Opcode.SUBTRACT, "rem": Opcode.REMAINDER,
-                       "pow": Opcode.POWER, "select": Opcode.SELECT}.items():  # fmt: skip
+for _name, _opcode in {
+    **ELEMENTWISE,
+    "compare": Opcode.COMPARE,
+    "max": Opcode.MAXIMUM,
+    "min": Opcode.MINIMUM,
+    "mul": Opcode.MULTIPLY,
+    "div": Opcode.DIVIDE,
+    "sub": Opcode.SUBTRACT,
+    "rem": Opcode.REMAINDER,
+    "pow": Opcode.POWER,
+    "select": Opcode.SELECT,
+}.items():
     if _opcode.info.arity in (2, 3):
         converter(f"chlo.broadcast_{_name}")(_broadcasting(_opcode))

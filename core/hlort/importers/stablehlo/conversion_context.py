@@ -28,11 +28,26 @@ if TYPE_CHECKING:
 
 Converter = Callable[["OpContext"], Sequence[Instruction]]
 _PACKAGE = "hlort.importers.stablehlo."
-CONVERTERS: OpRegistry[str, Converter] = OpRegistry("converter", modules=[_PACKAGE + m for m in (
-    "chlo_elementary", "chlo_special", "chlo_structured", "convert_batch_norm",
-    "convert_control_flow", "convert_data_movement", "convert_dynamic", "convert_elementwise",
-    "convert_linalg", "convert_reduction", "sharding_ops", "spmd",
-)])  # fmt: skip
+CONVERTERS: OpRegistry[str, Converter] = OpRegistry(
+    "converter",
+    modules=[
+        _PACKAGE + m
+        for m in (
+            "chlo_elementary",
+            "chlo_special",
+            "chlo_structured",
+            "convert_batch_norm",
+            "convert_control_flow",
+            "convert_data_movement",
+            "convert_dynamic",
+            "convert_elementwise",
+            "convert_linalg",
+            "convert_reduction",
+            "sharding_ops",
+            "spmd",
+        )
+    ],
+)
 MAX_INT_LIST = 1 << 16  # integer-list attributes (dimensions, sizes) are about as long as a rank
 
 
@@ -145,12 +160,14 @@ class OpContext:
         return out
 
     # -- computations ---------------------------------------------------------------------------
-    def region_computation(self, index: int, name: str,
-                           param_shapes: Sequence[Shape] | None = None) -> Computation:  # fmt: skip
+    def region_computation(
+        self, index: int, name: str, param_shapes: Sequence[Shape] | None = None
+    ) -> Computation:
         """Region ``index`` as a computation taking its block arguments as parameters
         (scalar tensors become scalar parameters) and returning one value or a tuple."""
-        return self.conv.region_to_computation(self.scope, self.op.regions[index],
-                                               f"{name}", param_shapes, self.op)  # fmt: skip
+        return self.conv.region_to_computation(
+            self.scope, self.op.regions[index], f"{name}", param_shapes, self.op
+        )
 
     # -- helpers --------------------------------------------------------------------------------
     def constant_value(self, instr: Instruction) -> np.ndarray | None:
@@ -159,8 +176,9 @@ class OpContext:
     def require_constant(self, i: int, what: str) -> np.ndarray:
         value = self.constant_value(self.operand(i))
         if value is None:
-            raise self.unsupported(f"{what} (operand {i}) is not a compile-time constant; "
-                                   f"hlort has static shapes only")  # fmt: skip
+            raise self.unsupported(
+                f"{what} (operand {i}) is not a compile-time constant; hlort has static shapes only"
+            )
         return value
 
     def broadcast_to(self, x: Instruction, shape: ArrayShape) -> Instruction:

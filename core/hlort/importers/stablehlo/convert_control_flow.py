@@ -28,8 +28,9 @@ def _captured(cx: OpContext, regions) -> list[tuple[str, object]]:
     return out
 
 
-def _state_computation(cx: OpContext, region: ast.Region, name: str, state_shape, n_args: int,
-                       captured, mode: str):  # fmt: skip
+def _state_computation(
+    cx: OpContext, region: ast.Region, name: str, state_shape, n_args: int, captured, mode: str
+):
     """A computation over one tuple parameter (block arguments, then captured values).
 
     ``mode``: "cond" returns the region's i1; "body" returns the new state (results, then the

@@ -15,8 +15,9 @@ from hlort.shape import scalar
 
 @converter("stablehlo.broadcast_in_dim")
 def _broadcast_in_dim(cx: OpContext):
-    return [broadcast_in_dim(cx, cx.operand(0), cx.result_array().dims,
-                             cx.ints("broadcast_dimensions"))]  # fmt: skip
+    return [
+        broadcast_in_dim(cx, cx.operand(0), cx.result_array().dims, cx.ints("broadcast_dimensions"))
+    ]
 
 
 def broadcast_in_dim(cx: OpContext, x, out_dims, dims):
@@ -26,8 +27,10 @@ def broadcast_in_dim(cx: OpContext, x, out_dims, dims):
     if len(keep) != len(dims):
         for i, d in enumerate(dims):
             if x.shape.dims[i] not in (1, out_dims[d]):
-                raise cx.invalid(f"cannot broadcast dimension {i} of {x.shape} (size "
-                                 f"{x.shape.dims[i]}) to size {out_dims[d]}")  # fmt: skip
+                raise cx.invalid(
+                    f"cannot broadcast dimension {i} of {x.shape} (size "
+                    f"{x.shape.dims[i]}) to size {out_dims[d]}"
+                )
         x = cx.b.reshape(x, [x.shape.dims[i] for i in keep])
         dims = [dims[i] for i in keep]
     if x.shape.dims == out_dims and list(dims) == list(range(len(out_dims))):
@@ -140,8 +143,9 @@ def scatter_dimension_numbers(value) -> A.ScatterDimensionNumbers:
 def _gather(cx: OpContext):
     operand, indices = cx.operands
     dnums = gather_dimension_numbers(cx.attr("dimension_numbers"))
-    return [cx.b.gather(operand, indices, dnums, cx.ints("slice_sizes"),
-                        cx.bool("indices_are_sorted"))]  # fmt: skip
+    return [
+        cx.b.gather(operand, indices, dnums, cx.ints("slice_sizes"), cx.bool("indices_are_sorted"))
+    ]
 
 
 @converter("stablehlo.scatter")
@@ -153,8 +157,15 @@ def _scatter(cx: OpContext):
     params = [scalar(x.shape.dtype) for x in inputs] * 2
     comp = cx.region_computation(0, "scatter_update", params)
     dnums = scatter_dimension_numbers(cx.attr("scatter_dimension_numbers"))
-    out = cx.b.scatter(inputs, indices, updates, comp, dnums, cx.bool("indices_are_sorted"),
-                       cx.bool("unique_indices"))  # fmt: skip
+    out = cx.b.scatter(
+        inputs,
+        indices,
+        updates,
+        comp,
+        dnums,
+        cx.bool("indices_are_sorted"),
+        cx.bool("unique_indices"),
+    )
     return unpack(cx, out, n)
 
 

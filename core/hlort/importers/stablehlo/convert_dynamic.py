@@ -21,8 +21,10 @@ from hlort.importers.stablehlo.convert_linalg import convolution
 def _check_shape_operand(cx: OpContext, index: int, dims) -> None:
     value = cx.constant_value(cx.operand(index))
     if value is not None and [int(v) for v in value.reshape(-1)] != list(dims):
-        raise cx.invalid(f"shape operand {index} is {value.tolist()}, but the result type is "
-                         f"{cx.op.result_types[0]}")  # fmt: skip
+        raise cx.invalid(
+            f"shape operand {index} is {value.tolist()}, but the result type is "
+            f"{cx.op.result_types[0]}"
+        )
 
 
 @converter("stablehlo.dynamic_broadcast_in_dim")
@@ -60,8 +62,7 @@ def _dynamic_pad(cx: OpContext):
 def _dynamic_gather(cx: OpContext):
     sizes = [int(v) for v in cx.require_constant(2, "slice_sizes").reshape(-1)]
     dnums = gather_dimension_numbers(cx.attr("dimension_numbers"))
-    return [cx.b.gather(cx.operand(0), cx.operand(1), dnums, sizes,
-                        cx.bool("indices_are_sorted"))]  # fmt: skip
+    return [cx.b.gather(cx.operand(0), cx.operand(1), dnums, sizes, cx.bool("indices_are_sorted"))]
 
 
 @converter("stablehlo.dynamic_conv")
@@ -77,12 +78,16 @@ def _real_dynamic_slice(cx: OpContext):
     limit = cx.constant_value(cx.operand(2))
     strides = cx.constant_value(cx.operand(3))
     if start is not None and limit is not None and strides is not None:
-        return [cx.b.slice(x, [int(v) for v in start], [int(v) for v in limit],
-                           [int(v) for v in strides])]  # fmt: skip
+        return [
+            cx.b.slice(
+                x, [int(v) for v in start], [int(v) for v in limit], [int(v) for v in strides]
+            )
+        ]
     if strides is not None and np.all(strides == 1):
         sizes = cx.result_array().dims
-        starts = [cx.b.reshape(cx.b.slice(cx.operand(1), [i], [i + 1]), ())
-                  for i in range(x.shape.rank)]  # fmt: skip
+        starts = [
+            cx.b.reshape(cx.b.slice(cx.operand(1), [i], [i + 1]), ()) for i in range(x.shape.rank)
+        ]
         return [cx.b.dynamic_slice(x, starts, sizes)]
     raise cx.unsupported("start/limit/strides are not compile-time constants")
 

@@ -63,13 +63,16 @@ def conv_dimension_numbers(cx: OpContext, value) -> A.ConvDimensionNumbers:
 
     i, k, o = value.input, value.kernel, value.output
     return A.ConvDimensionNumbers(
-        input_batch_dimension=index(i, "b"), input_feature_dimension=index(i, "f"),
+        input_batch_dimension=index(i, "b"),
+        input_feature_dimension=index(i, "f"),
         input_spatial_dimensions=spatial(i),
         kernel_input_feature_dimension=index(k, "i"),
-        kernel_output_feature_dimension=index(k, "o"), kernel_spatial_dimensions=spatial(k),
-        output_batch_dimension=index(o, "b"), output_feature_dimension=index(o, "f"),
+        kernel_output_feature_dimension=index(k, "o"),
+        kernel_spatial_dimensions=spatial(k),
+        output_batch_dimension=index(o, "b"),
+        output_feature_dimension=index(o, "f"),
         output_spatial_dimensions=spatial(o),
-    )  # fmt: skip
+    )
 
 
 def conv_window(cx: OpContext, dnums: A.ConvDimensionNumbers, kernel, padding=None):
@@ -84,17 +87,28 @@ def conv_window(cx: OpContext, dnums: A.ConvDimensionNumbers, kernel, padding=No
     pads = padding if padding is not None else cx.pairs("padding", n)
     if not all(len(v) == n for v in (strides, lhs_dil, rhs_dil, reversal, pads)):
         raise cx.invalid(f"window attributes must have {n} entries each")
-    return [A.WindowDim(sizes[d], strides[d], pads[d][0], pads[d][1], rhs_dil[d], lhs_dil[d],
-                        bool(reversal[d])) for d in range(n)]  # fmt: skip
+    return [
+        A.WindowDim(
+            sizes[d], strides[d], pads[d][0], pads[d][1], rhs_dil[d], lhs_dil[d], bool(reversal[d])
+        )
+        for d in range(n)
+    ]
 
 
 def convolution(cx: OpContext, padding=None):
     lhs, rhs = cx.operands[:2]
     dnums = conv_dimension_numbers(cx, cx.attr("dimension_numbers"))
     win = conv_window(cx, dnums, rhs, padding)
-    return cx.b.convolution(lhs, rhs, win, dnums, cx.int("feature_group_count", 1),
-                            cx.int("batch_group_count", 1), _precision(cx),
-                            _preferred(cx, lhs, rhs))  # fmt: skip
+    return cx.b.convolution(
+        lhs,
+        rhs,
+        win,
+        dnums,
+        cx.int("feature_group_count", 1),
+        cx.int("batch_group_count", 1),
+        _precision(cx),
+        _preferred(cx, lhs, rhs),
+    )
 
 
 @converter("stablehlo.convolution")
@@ -110,9 +124,16 @@ def _cholesky(cx: OpContext):
 @converter("stablehlo.triangular_solve")
 def _triangular_solve(cx: OpContext):
     a, b = cx.operands
-    return [cx.b.triangular_solve(a, b, cx.bool("left_side"), cx.bool("lower"),
-                                  cx.bool("unit_diagonal"),
-                                  cx.enum("transpose_a", "NO_TRANSPOSE"))]  # fmt: skip
+    return [
+        cx.b.triangular_solve(
+            a,
+            b,
+            cx.bool("left_side"),
+            cx.bool("lower"),
+            cx.bool("unit_diagonal"),
+            cx.enum("transpose_a", "NO_TRANSPOSE"),
+        )
+    ]
 
 
 @converter("stablehlo.fft")

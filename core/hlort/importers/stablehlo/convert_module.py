@@ -42,17 +42,37 @@ from hlort.shape import ArrayShape, Shape, TupleShape
 _TERMINATORS = ("func.return", "stablehlo.return", "chlo.return")
 # Ops whose results need no wrapping into a sub-byte range, and ops whose bit-level meaning
 # differs between a sub-byte type and the byte type holding it.
-_RANGE_PRESERVING = {"stablehlo.constant", "stablehlo.reshape", "stablehlo.transpose",
-                     "stablehlo.slice", "stablehlo.broadcast_in_dim", "stablehlo.concatenate",
-                     "stablehlo.select", "stablehlo.maximum", "stablehlo.minimum",
-                     "stablehlo.clamp", "func.call"}  # fmt: skip
+_RANGE_PRESERVING = {
+    "stablehlo.constant",
+    "stablehlo.reshape",
+    "stablehlo.transpose",
+    "stablehlo.slice",
+    "stablehlo.broadcast_in_dim",
+    "stablehlo.concatenate",
+    "stablehlo.select",
+    "stablehlo.maximum",
+    "stablehlo.minimum",
+    "stablehlo.clamp",
+    "func.call",
+}
 # Ops that handle quantized types themselves (the rest go through dequantize/quantize).
-_QUANT_AWARE = {"stablehlo.uniform_quantize", "stablehlo.uniform_dequantize",
-                "stablehlo.bitcast_convert", "func.call", "stablehlo.composite",
-                "func.return", "stablehlo.tuple", "stablehlo.get_tuple_element",
-                "stablehlo.optimization_barrier"}  # fmt: skip
-_BIT_LEVEL_OPS = {"stablehlo.bitcast_convert", "stablehlo.popcnt", "stablehlo.count_leading_zeros",
-                  "stablehlo.shift_right_logical"}  # fmt: skip
+_QUANT_AWARE = {
+    "stablehlo.uniform_quantize",
+    "stablehlo.uniform_dequantize",
+    "stablehlo.bitcast_convert",
+    "func.call",
+    "stablehlo.composite",
+    "func.return",
+    "stablehlo.tuple",
+    "stablehlo.get_tuple_element",
+    "stablehlo.optimization_barrier",
+}
+_BIT_LEVEL_OPS = {
+    "stablehlo.bitcast_convert",
+    "stablehlo.popcnt",
+    "stablehlo.count_leading_zeros",
+    "stablehlo.shift_right_logical",
+}
 _FOLD_LIMIT = 400  # instructions: constant folding of shape operands stays cheap
 
 
@@ -72,8 +92,13 @@ class ImportResult:
 class Scope:
     """The values visible while converting one block into the computation of ``builder``."""
 
-    def __init__(self, conv: ModuleConverter, builder: Builder, parent: Scope | None = None,
-                 is_entry: bool = False):  # fmt: skip
+    def __init__(
+        self,
+        conv: ModuleConverter,
+        builder: Builder,
+        parent: Scope | None = None,
+        is_entry: bool = False,
+    ):
         self.conv = conv
         self.builder = builder
         self.parent = parent
@@ -125,8 +150,10 @@ class ModuleConverter:
         funcs = self.mlir.functions
         if wanted is not None:
             if wanted not in funcs:
-                raise NotFound(f"{self.source_name}: no function @{wanted}; have "
-                               f"{', '.join('@' + f for f in funcs) or 'none'}")  # fmt: skip
+                raise NotFound(
+                    f"{self.source_name}: no function @{wanted}; have "
+                    f"{', '.join('@' + f for f in funcs) or 'none'}"
+                )
             return funcs[wanted]
         if not funcs:
             raise InvalidArgument(f"{self.source_name}: the module has no functions")
@@ -185,13 +212,15 @@ class ModuleConverter:
         for arg_name, arg_type in func.args:
             where = f"{self.source_name}:{func.line}: @{func.name} argument {arg_name}: "
             shape = to_shape(arg_type, where)
-            scope.define(arg_name, scope.builder.parameter(shape, _hlo_name(arg_name[1:])),
-                         arg_type)  # fmt: skip
+            scope.define(
+                arg_name, scope.builder.parameter(shape, _hlo_name(arg_name[1:])), arg_type
+            )
 
     def convert_body(self, scope: Scope, region: ast.Region, what: str) -> list[Instruction]:
         if len(region.blocks) != 1:
-            raise Unimplemented(f"{what}: regions with {len(region.blocks)} blocks (branches) "
-                                f"are not supported")  # fmt: skip
+            raise Unimplemented(
+                f"{what}: regions with {len(region.blocks)} blocks (branches) are not supported"
+            )
         return self.convert_block(scope, region.blocks[0])
 
     def convert_block(self, scope: Scope, block: ast.Block) -> list[Instruction]:
@@ -202,20 +231,26 @@ class ModuleConverter:
         return []
 
     # -- regions --------------------------------------------------------------------------------
-    def region_to_computation(self, scope: Scope, region: ast.Region, name: str,
-                              param_shapes: Sequence[Shape] | None,
-                              op: ast.Operation) -> Computation:  # fmt: skip
+    def region_to_computation(
+        self,
+        scope: Scope,
+        region: ast.Region,
+        name: str,
+        param_shapes: Sequence[Shape] | None,
+        op: ast.Operation,
+    ) -> Computation:
         if len(region.blocks) != 1:
             raise Unimplemented(f"regions with {len(region.blocks)} blocks are not supported")
         block = region.blocks[0]
         sub = scope.builder.sub(name)
         inner = Scope(self, sub, parent=scope)
-        shapes = list(param_shapes) if param_shapes is not None else [
-            to_shape(t) for _, t in block.args
-        ]
+        shapes = (
+            list(param_shapes) if param_shapes is not None else [to_shape(t) for _, t in block.args]
+        )
         if len(shapes) != len(block.args):
-            raise InvalidArgument(f"{name} region takes {len(block.args)} argument(s), "
-                                  f"expected {len(shapes)}")  # fmt: skip
+            raise InvalidArgument(
+                f"{name} region takes {len(block.args)} argument(s), expected {len(shapes)}"
+            )
         for (arg_name, arg_type), shape in zip(block.args, shapes, strict=False):
             inner.define(arg_name, sub.parameter(shape, _hlo_name(arg_name[1:])), arg_type)
         results = self.convert_block(inner, block)
@@ -233,15 +268,18 @@ class ModuleConverter:
         except RecursionError:
             raise Unimplemented(f"{self._where(op)}{op.name}: nesting too deep") from None
         except (ValueError, IndexError) as err:  # malformed: an unknown enum, missing operands
-            raise InvalidArgument(f"{self._where(op)}{op.name}: malformed op "
-                                  f"({type(err).__name__}: {err})") from err  # fmt: skip
+            raise InvalidArgument(
+                f"{self._where(op)}{op.name}: malformed op ({type(err).__name__}: {err})"
+            ) from err
         except Exception as err:  # noqa: BLE001 - an importer bug must still be an HlortError
-            raise Internal(f"{self._where(op)}{op.name}: importer bug: "
-                           f"{type(err).__name__}: {err}") from err  # fmt: skip
+            raise Internal(
+                f"{self._where(op)}{op.name}: importer bug: {type(err).__name__}: {err}"
+            ) from err
 
     def _convert_op(self, scope: Scope, op: ast.Operation) -> None:
-        if op.name in CHECK_OPS or (op.name == "stablehlo.custom_call"
-                                    and op.attrs.get("call_target_name") in CHECK_TARGETS):
+        if op.name in CHECK_OPS or (
+            op.name == "stablehlo.custom_call" and op.attrs.get("call_target_name") in CHECK_TARGETS
+        ):
             self._convert_check(scope, op)
             return
         fn = CONVERTERS.get(op.name)
@@ -249,11 +287,14 @@ class ModuleConverter:
             raise Unimplemented(f"op {op.name} is not supported by hlort")
         declared = [to_shape(t) for t in op.result_types]
         narrow = [narrow_integer(t) for t in op.result_types]
-        if op.name in _BIT_LEVEL_OPS and (any(narrow) or any(
-                narrow_integer(t) for t in op.operand_types or ())):  # fmt: skip
+        if op.name in _BIT_LEVEL_OPS and (
+            any(narrow) or any(narrow_integer(t) for t in op.operand_types or ())
+        ):
             raise Unimplemented(f"{op.name} on sub-byte integer types")
-        if op.name not in _QUANT_AWARE and (any(quant_of(t) for t in op.result_types) or any(
-                quant_of(scope.type_of(n)) for n in op.operands)):  # fmt: skip
+        if op.name not in _QUANT_AWARE and (
+            any(quant_of(t) for t in op.result_types)
+            or any(quant_of(scope.type_of(n)) for n in op.operands)
+        ):
             results = self._convert_quantized(scope, op, fn)
         else:
             results = list(fn(OpContext(self, scope, op)))
@@ -261,13 +302,16 @@ class ModuleConverter:
             if bits and i < len(results) and op.name not in _RANGE_PRESERVING:
                 results[i] = wrap_narrow(scope.builder, results[i], bits)
         if len(results) != len(op.results):
-            raise InvalidArgument(f"{op.name} produces {len(results)} value(s), but "
-                                  f"{len(op.results)} result(s) are declared")  # fmt: skip
+            raise InvalidArgument(
+                f"{op.name} produces {len(results)} value(s), but "
+                f"{len(op.results)} result(s) are declared"
+            )
         rows = zip(op.results, results, declared, op.result_types, strict=True)
         for name, instr, shape, t in rows:
             if not _same_shape(instr.shape, shape):
-                raise InvalidArgument(f"{op.name} produces {instr.shape}, but its declared "
-                                      f"type is {t}")  # fmt: skip
+                raise InvalidArgument(
+                    f"{op.name} produces {instr.shape}, but its declared type is {t}"
+                )
             scope.define(name, instr, t)
 
     def _convert_quantized(self, scope: Scope, op: ast.Operation, fn) -> list[Instruction]:
@@ -286,13 +330,15 @@ class ModuleConverter:
             if temp not in scope.values:
                 scope.define(temp, dequantize(b, scope.lookup(name), q))
             operands.append(temp)
-        float_types = [expressed_type(t, q) if (q := quant_of(t)) else t
-                       for t in op.result_types]  # fmt: skip
-        float_op = dataclasses.replace(op, operands=operands, result_types=float_types,
-                                       operand_types=None)  # fmt: skip
+        float_types = [expressed_type(t, q) if (q := quant_of(t)) else t for t in op.result_types]
+        float_op = dataclasses.replace(
+            op, operands=operands, result_types=float_types, operand_types=None
+        )
         results = list(fn(OpContext(self, scope, float_op)))
-        return [quantize(b, r, q) if (q := quant_of(t)) else r
-                for r, t in zip(results, op.result_types, strict=True)]  # fmt: skip
+        return [
+            quantize(b, r, q) if (q := quant_of(t)) else r
+            for r, t in zip(results, op.result_types, strict=True)
+        ]
 
     def _convert_check(self, scope: Scope, op: ast.Operation) -> None:
         b = scope.builder
@@ -307,8 +353,12 @@ class ModuleConverter:
         if not op.operands:
             raise InvalidArgument(f"{op.name} needs an operand")
         actual = scope.lookup(op.operands[0])
-        spec = CheckSpec(kind, len(self.check_outputs), line=op.line,
-                         op=op.attrs.get("call_target_name", op.name))  # fmt: skip
+        spec = CheckSpec(
+            kind,
+            len(self.check_outputs),
+            line=op.line,
+            op=op.attrs.get("call_target_name", op.name),
+        )
         self.check_outputs.append(actual)
         if op.name == "check.expect_serialized_eq":
             probe_id = op.attrs.get("probe_id")
@@ -328,8 +378,7 @@ class ModuleConverter:
         else:
             raise InvalidArgument(f"{op.name} needs an expected value")
         loose = is_call and spec.op != "check.eq"  # JAX's custom calls: 1e-3; check.eq: 1e-4
-        spec.tolerance = float(op.attrs.get("tolerance", CALL_TOLERANCE if loose
-                                            else OP_TOLERANCE))  # fmt: skip
+        spec.tolerance = float(op.attrs.get("tolerance", CALL_TOLERANCE if loose else OP_TOLERANCE))
         spec.min_ulp = int(op.attrs.get("min_ulp_difference", spec.min_ulp))
         spec.max_ulp = int(op.attrs.get("max_ulp_difference", spec.max_ulp))
         self.checks.append(spec)

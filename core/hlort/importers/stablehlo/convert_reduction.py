@@ -37,8 +37,10 @@ def window(cx: OpContext, rank: int, sizes_key: str = "window_dimensions") -> li
     padding = cx.pairs("padding", rank)
     if not all(len(v) == rank for v in (sizes, strides, base, dilations)):
         raise cx.invalid(f"window attributes must have {rank} entries each")
-    return [A.WindowDim(sizes[i], strides[i], padding[i][0], padding[i][1], dilations[i], base[i])
-            for i in range(rank)]  # fmt: skip
+    return [
+        A.WindowDim(sizes[i], strides[i], padding[i][0], padding[i][1], dilations[i], base[i])
+        for i in range(rank)
+    ]
 
 
 @converter("stablehlo.reduce_window")

@@ -72,7 +72,7 @@ def is_lazy_splat(value: np.ndarray) -> bool:
 
 def _decode_blob(text: str, dt: DType, dims, size: int, fail) -> np.ndarray:
     if not text.startswith('"0x') or not text.endswith('"'):
-        raise fail("only hex blobs (\"0x...\") are supported as string dense literals")
+        raise fail('only hex blobs ("0x...") are supported as string dense literals')
     try:
         data = bytes.fromhex(text[3:-1])
     except ValueError:

@@ -45,9 +45,14 @@ class E:
         if isinstance(value, str):
             real = dt.component.numpy
             info = ml_dtypes.finfo(real) if dt.is_floating_or_complex else None
-            value = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf,
-                     "max": info.max if info else None, "tiny": info.tiny if info else None,
-                     "denorm_min": info.smallest_subnormal if info else None}[value]  # fmt: skip
+            value = {
+                "nan": np.nan,
+                "inf": np.inf,
+                "-inf": -np.inf,
+                "max": info.max if info else None,
+                "tiny": info.tiny if info else None,
+                "denorm_min": info.smallest_subnormal if info else None,
+            }[value]
         arr = np.array(value).astype(np_type)
         c = self.b.constant(arr)
         if self.dims:

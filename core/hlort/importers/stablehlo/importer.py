@@ -13,8 +13,13 @@ from hlort.importers.stablehlo.mlir_parser import parse_mlir
 from hlort.ir.module import Module
 
 
-def import_stablehlo(text: str, source_name: str = "<text>", *, entry: str | None = None,
-                     collect_checks: bool = False) -> ImportResult:  # fmt: skip
+def import_stablehlo(
+    text: str,
+    source_name: str = "<text>",
+    *,
+    entry: str | None = None,
+    collect_checks: bool = False,
+) -> ImportResult:
     """Parse and convert StableHLO text. ``entry`` picks the function to run (default: @main,
     else the one no other function calls). With ``collect_checks`` the StableHLO test
     assertions (``check.*`` ops, ``@check.*`` custom calls) of the entry become extra outputs

@@ -126,8 +126,9 @@ class AttributeParser:
             return ast.EnumAttr(name, kind, value)
         if name.endswith(".conv"):
             return self.parse_conv_dims(tok)
-        if not (self.peek().kind == "ident" and (self.at("=", 1) or self.at(",", 1)
-                                                  or self.at(">", 1))):  # fmt: skip
+        if not (
+            self.peek().kind == "ident" and (self.at("=", 1) or self.at(",", 1) or self.at(">", 1))
+        ):
             return self._opaque_dialect_attr(name)  # e.g. #sdy.sharding<@mesh, [{}, {}]>
 
         def field() -> tuple[str, Any]:
@@ -173,7 +174,6 @@ class AttributeParser:
     def parse_conv_labels(self) -> tuple[str, ...]:
         self.expect("[")
         return tuple(self.items_until("]", lambda: self.next().text))
-
 
 
 def conv_dims_from_fields(p: Parser, fields: dict[str, Any], tok: Token) -> ast.ConvDimsAttr:

@@ -115,5 +115,7 @@ def tokenize(text: str, source: SourceMap) -> list[Token]:
 
 
 def _too_deep(limit: int) -> str:
-    return (f"brackets nested more than {limit} deep (types, regions or attributes); "
-            "flatten the program, or raise HLORT_MAX_NESTING")
+    return (
+        f"brackets nested more than {limit} deep (types, regions or attributes); "
+        "flatten the program, or raise HLORT_MAX_NESTING"
+    )

@@ -53,8 +53,7 @@ class Parser(AttributeParser):
             self.fail(f"expected '{text}'{' ' + what if what else ''}, got {self.describe()}")
         return self.next()
 
-    def items_until(self, close: str, parse_item: Callable[[], Item],
-                    what: str = "") -> list[Item]:  # fmt: skip
+    def items_until(self, close: str, parse_item: Callable[[], Item], what: str = "") -> list[Item]:
         """``item, item, ...`` up to and including ``close`` (the opening bracket is already
         consumed; a trailing comma is accepted, as MLIR's printers never write one anyway)."""
         items: list[Item] = []
@@ -271,8 +270,11 @@ class Parser(AttributeParser):
         count = int(tok.text)
         limit = limits.max_results()
         if count < 1 or declared + count > limit:
-            self.fail(f"result count {tok.text} is not between 1 and {limit} (the limit on one "
-                      "op's results; raise HLORT_MAX_RESULTS if a program really needs more)", tok)
+            self.fail(
+                f"result count {tok.text} is not between 1 and {limit} (the limit on one "
+                "op's results; raise HLORT_MAX_RESULTS if a program really needs more)",
+                tok,
+            )
         return count
 
     def parse_generic_operation(self, results: list[str], line: int, col: int) -> ast.Operation:
@@ -302,8 +304,17 @@ class Parser(AttributeParser):
         ftype = self.parse_type()
         if not isinstance(ftype, ast.FunctionType):
             self.fail(f"expected a function type like (tensor<f32>) -> tensor<f32>, got {ftype}")
-        op = ast.Operation(name, results, operands, attrs, regions, list(ftype.results),
-                           list(ftype.inputs), line, col)  # fmt: skip
+        op = ast.Operation(
+            name,
+            results,
+            operands,
+            attrs,
+            regions,
+            list(ftype.results),
+            list(ftype.inputs),
+            line,
+            col,
+        )
         check_result_count(self, op)
         return op
 
@@ -420,6 +431,7 @@ class Parser(AttributeParser):
             types.append(self.parse_type())
         return types
 
+
 def expand_results(results: list[tuple[str, int]]) -> list[str]:
     names: list[str] = []
     for name, count in results:
@@ -432,9 +444,13 @@ def expand_results(results: list[tuple[str, int]]) -> list[str]:
 
 def check_result_count(p: Parser, op: ast.Operation) -> None:
     if len(op.results) != len(op.result_types):
-        raise ParseError(f"{op.name} has {len(op.result_types)} result type(s) but "
-                         f"{len(op.results)} result name(s)", op.line, op.column,
-                         p.source.source_name)  # fmt: skip
+        raise ParseError(
+            f"{op.name} has {len(op.result_types)} result type(s) but "
+            f"{len(op.results)} result name(s)",
+            op.line,
+            op.column,
+            p.source.source_name,
+        )
 
 
 def parse_mlir(text: str, source_name: str = "<text>") -> ast.MlirModule:
@@ -443,5 +459,6 @@ def parse_mlir(text: str, source_name: str = "<text>") -> ast.MlirModule:
     try:
         return parser.parse_module()
     except (TypeError, ValueError, KeyError, IndexError, AttributeError) as err:
-        raise parser.error(f"malformed input near here ({type(err).__name__}: {err})",
-                           parser.peek().pos) from err  # fmt: skip
+        raise parser.error(
+            f"malformed input near here ({type(err).__name__}: {err})", parser.peek().pos
+        ) from err

@@ -35,16 +35,23 @@ _KEYWORDS: dict[str, dict[str, str]] = {
     "stablehlo.dynamic_iota": {"dim": "iota_dimension"},
     "stablehlo.get_dimension_size": {"dim": "dimension"},
     "stablehlo.dynamic_slice": {"sizes": "slice_sizes"},
-    "stablehlo.pad": {"low": "edge_padding_low", "high": "edge_padding_high",
-                      "interior": "interior_padding"},
+    "stablehlo.pad": {
+        "low": "edge_padding_low",
+        "high": "edge_padding_high",
+        "interior": "interior_padding",
+    },
     "stablehlo.fft": {"type": "fft_type", "length": "fft_length"},
     "stablehlo.rng_bit_generator": {"algorithm": "rng_algorithm"},
     "stablehlo.dot_general": {"precision": "precision_config"},
     "stablehlo.dot": {"precision": "precision_config"},
-}  # fmt: skip
-_ENUM_KEYS = {"fft_type": "fft_type", "rng_algorithm": "rng_algorithm",
-              "comparison_direction": "comparison_direction", "compare_type": "comparison_type",
-              "transpose_a": "transpose"}  # fmt: skip
+}
+_ENUM_KEYS = {
+    "fft_type": "fft_type",
+    "rng_algorithm": "rng_algorithm",
+    "comparison_direction": "comparison_direction",
+    "compare_type": "comparison_type",
+    "transpose_a": "transpose",
+}
 _RETURNS = ("func.return", "stablehlo.return", "chlo.return")
 
 
@@ -98,8 +105,10 @@ def parse_signature(p: Parser, op: ast.Operation) -> None:
             else:
                 p.fail(f"{op.name}: cannot tell the types of {n} results from {len(types)} types")
     if len(op.result_types) != len(op.results):
-        p.fail(f"{op.name} has {len(op.result_types)} result type(s) but {len(op.results)} "
-               f"result name(s)")  # fmt: skip
+        p.fail(
+            f"{op.name} has {len(op.result_types)} result type(s) but {len(op.results)} "
+            f"result name(s)"
+        )
 
 
 def finish(p: Parser, op: ast.Operation) -> None:
@@ -164,8 +173,10 @@ def store_keyword(op: ast.Operation, key: str, value: Any) -> None:
         op.attrs["mantissa_bits"] = int(mantissa)
         return
     if key == "precision_config" and isinstance(value, list):
-        value = [v if isinstance(v, ast.EnumAttr) else ast.EnumAttr("stablehlo", "precision", v)
-                 for v in value]  # fmt: skip
+        value = [
+            v if isinstance(v, ast.EnumAttr) else ast.EnumAttr("stablehlo", "precision", v)
+            for v in value
+        ]
     elif key in _ENUM_KEYS and isinstance(value, str):
         value = ast.EnumAttr("stablehlo", _ENUM_KEYS[key], value)
     elif isinstance(value, list) and all(isinstance(v, int) for v in value):
@@ -241,8 +252,9 @@ def parse_slice(p: Parser, op: ast.Operation) -> None:
         if not p.accept(","):
             break
     p.expect("]")
-    op.attrs.update(start_indices=tuple(starts), limit_indices=tuple(limits),
-                    strides=tuple(strides))  # fmt: skip
+    op.attrs.update(
+        start_indices=tuple(starts), limit_indices=tuple(limits), strides=tuple(strides)
+    )
     finish(p, op)
 
 
@@ -330,11 +342,15 @@ def _single_op_region(body_op: str, op: ast.Operation, n: int) -> ast.Region:
     results = []
     for i, t in enumerate(scalar):
         name = f"%__r{i}"
-        block.ops.append(ast.Operation(body_op, [name], [lhs[i][0], rhs[i][0]], {}, [], [t],
-                                       None, op.line, op.column))  # fmt: skip
+        block.ops.append(
+            ast.Operation(
+                body_op, [name], [lhs[i][0], rhs[i][0]], {}, [], [t], None, op.line, op.column
+            )
+        )
         results.append(name)
-    block.ops.append(ast.Operation("stablehlo.return", [], results, {}, [], [], scalar,
-                                   op.line, op.column))  # fmt: skip
+    block.ops.append(
+        ast.Operation("stablehlo.return", [], results, {}, [], [], scalar, op.line, op.column)
+    )
     return ast.Region([block])
 
 
@@ -355,8 +371,10 @@ def parse_while(p: Parser, op: ast.Operation) -> None:
     op.operand_types = types
     op.result_types = list(types)
     if len(types) != len(op.results) or len(types) != len(inits):
-        p.fail(f"stablehlo.while: {len(inits)} loop value(s), {len(types)} type(s), "
-               f"{len(op.results)} result(s)")  # fmt: skip
+        p.fail(
+            f"stablehlo.while: {len(inits)} loop value(s), {len(types)} type(s), "
+            f"{len(op.results)} result(s)"
+        )
     if p.accept("attributes"):
         op.attrs.update(p.parse_attr_dict())
     args = list(zip(names, types, strict=False))
@@ -384,8 +402,13 @@ def parse_convolution(p: Parser, op: ast.Operation) -> None:
         p.expect("window")
         p.expect("=")
         p.expect("{")
-        names = {"stride": "window_strides", "pad": "padding", "lhs_dilate": "lhs_dilation",
-                 "rhs_dilate": "rhs_dilation", "reverse": "window_reversal"}  # fmt: skip
+        names = {
+            "stride": "window_strides",
+            "pad": "padding",
+            "lhs_dilate": "lhs_dilation",
+            "rhs_dilate": "rhs_dilation",
+            "reverse": "window_reversal",
+        }
         while not p.at("}"):
             key = p.expect_kind("ident", "a window field").text
             p.expect("=")

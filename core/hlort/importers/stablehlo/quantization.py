@@ -58,12 +58,14 @@ def quant_params(q: QuantType) -> QuantParams:
     if not pairs:
         raise Unimplemented(f"quantized type {q}: cannot read its scales")
     return QuantParams(
-        storage, _EXPRESSED[m["expressed"]], tuple(float(s) for s, _ in pairs),
+        storage,
+        _EXPRESSED[m["expressed"]],
+        tuple(float(s) for s, _ in pairs),
         tuple(int(z) if z else 0 for _, z in pairs),
         int(m["axis"]) if m["axis"] is not None else None,
         int(m["min"]) if m["min"] is not None else int(info.min),
         int(m["max"]) if m["max"] is not None else int(info.max),
-    )  # fmt: skip
+    )
 
 
 def quant_of(t) -> QuantParams | None:
@@ -84,8 +86,10 @@ def _per_element(b: Builder, x: Instruction, values, q: QuantParams, dt: DType) 
         c = b.constant(np.array(values[0]).astype(dt.numpy))
         return b.broadcast(c, dims, []) if dims else c
     if len(values) != dims[q.axis]:
-        raise Unimplemented(f"per-axis quantization with {len(values)} scales for dimension "
-                            f"{q.axis} of size {dims[q.axis]}")  # fmt: skip
+        raise Unimplemented(
+            f"per-axis quantization with {len(values)} scales for dimension "
+            f"{q.axis} of size {dims[q.axis]}"
+        )
     c = b.constant(np.array(values).astype(dt.numpy))
     return b.broadcast(c, dims, [q.axis])
 

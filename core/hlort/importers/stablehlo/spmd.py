@@ -19,9 +19,14 @@ from hlort.importers.stablehlo.conversion_context import OpContext, as_ints, con
 from hlort.ir.instruction import Instruction
 from hlort.shape import scalar
 
-_COLLECTIVES = ("stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.reduce_scatter",
-                "stablehlo.all_to_all", "stablehlo.collective_permute",
-                "stablehlo.collective_broadcast")  # fmt: skip
+_COLLECTIVES = (
+    "stablehlo.all_reduce",
+    "stablehlo.all_gather",
+    "stablehlo.reduce_scatter",
+    "stablehlo.all_to_all",
+    "stablehlo.collective_permute",
+    "stablehlo.collective_broadcast",
+)
 Process = tuple[int, int]  # (replica, partition)
 
 
@@ -41,13 +46,15 @@ def _run_parallel(cx: OpContext):
     processes = [(r, p) for r in range(replicas) for p in range(partitions)]
     n_args = len(func.args)
     if len(cx.operands) != n_args * len(processes):
-        raise cx.invalid(f"{len(processes)} processes of @{func.name} take "
-                         f"{n_args * len(processes)} operands, got {len(cx.operands)}")  # fmt: skip
+        raise cx.invalid(
+            f"{len(processes)} processes of @{func.name} take "
+            f"{n_args * len(processes)} operands, got {len(cx.operands)}"
+        )
     scopes = []
     for k, process in enumerate(processes):
         scope = Scope(cx.conv, cx.b, parent=None)
         scope.process = process  # type: ignore[attr-defined]
-        for (arg, arg_type), value in zip(func.args, cx.operands[k * n_args:], strict=False):
+        for (arg, arg_type), value in zip(func.args, cx.operands[k * n_args :], strict=False):
             scope.define(arg, value, arg_type)
         scopes.append(scope)
     grid = _Grid(cx, replicas, partitions)
@@ -102,8 +109,9 @@ class _Grid:
         where = {proc: k for k, proc in enumerate(processes)}
         n = len(op.results)
         out: list[list[Instruction | None]] = [[None] * n for _ in processes]
-        mode = ("partition_or_replica" if kind in ("all_to_all", "collective_broadcast")
-                else "replica")
+        mode = (
+            "partition_or_replica" if kind in ("all_to_all", "collective_broadcast") else "replica"
+        )
         if kind == "collective_permute":
             self._permute(op, inputs, processes, where, out)
             return out
@@ -117,7 +125,7 @@ class _Grid:
                 flat = [int(v) for v in np.asarray(root).reshape(-1)]
                 roots = [flat[i] if i < len(flat) else flat[0] for i in range(n)]
             for i in range(n):
-                order = members[roots[i]:] + members[:roots[i]]  # the source goes first
+                order = members[roots[i] :] + members[: roots[i]]  # the source goes first
                 values = [inputs[m][i] for m in order]
                 for m in members:
                     out[m][i] = self._one(op, kind, values, order.index(m), len(order))
@@ -177,8 +185,9 @@ class _Grid:
                 if src in where and dst in where and dst == (r, p):
                     out[k] = list(inputs[where[src]])
         for k in range(len(processes)):
-            out[k] = [v if v is not None else self._zeros_like(inputs[k][i])
-                      for i, v in enumerate(out[k])]  # fmt: skip
+            out[k] = [
+                v if v is not None else self._zeros_like(inputs[k][i]) for i, v in enumerate(out[k])
+            ]
 
 
 def _rows(value) -> list[list[int]]:
@@ -198,4 +207,3 @@ def process_constant(cx: OpContext, which: int) -> list[Instruction] | None:
     if scope is None:
         return None
     return [cx.b.constant(np.array(scope.process[which], np.uint32))]
-

@@ -24,11 +24,22 @@ _ELEMENT: dict[str, DType] = {d.stablehlo_name: d for d in dtypes.ALL_DTYPES}
 # Sub-byte integers are held in the byte type of the same signedness; the importer wraps every
 # result back into range (see narrow_integer), so arithmetic behaves as in the narrow type.
 NARROW_INTEGERS: dict[str, tuple[DType, int]] = {
-    "i2": (dtypes.S8, 2), "i4": (dtypes.S8, 4), "ui2": (dtypes.U8, 2), "ui4": (dtypes.U8, 4),
-    "si2": (dtypes.S8, 2), "si4": (dtypes.S8, 4),
-}  # fmt: skip
-_ELEMENT.update({"i1": dtypes.PRED, "si8": dtypes.S8, "si16": dtypes.S16, "si32": dtypes.S32,
-                 "si64": dtypes.S64})  # fmt: skip
+    "i2": (dtypes.S8, 2),
+    "i4": (dtypes.S8, 4),
+    "ui2": (dtypes.U8, 2),
+    "ui4": (dtypes.U8, 4),
+    "si2": (dtypes.S8, 2),
+    "si4": (dtypes.S8, 4),
+}
+_ELEMENT.update(
+    {
+        "i1": dtypes.PRED,
+        "si8": dtypes.S8,
+        "si16": dtypes.S16,
+        "si32": dtypes.S32,
+        "si64": dtypes.S64,
+    }
+)
 
 
 def element_dtype(element) -> DType | None:

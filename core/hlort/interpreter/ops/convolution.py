@@ -62,12 +62,20 @@ def _convolution(ev, instr, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     result = instr.shape
     if result.size == 0:
         return np.zeros(result.dims, result.dtype.numpy)
-    acc = accumulation_dtype(instr.operands[0].shape.dtype, instr.operands[1].shape.dtype,
-                             result.dtype)  # fmt: skip
-    x = np.transpose(lhs, (dn.input_batch_dimension, dn.input_feature_dimension,
-                           *dn.input_spatial_dimensions))  # fmt: skip
-    k = np.transpose(rhs, (dn.kernel_output_feature_dimension, dn.kernel_input_feature_dimension,
-                           *dn.kernel_spatial_dimensions))  # fmt: skip
+    acc = accumulation_dtype(
+        instr.operands[0].shape.dtype, instr.operands[1].shape.dtype, result.dtype
+    )
+    x = np.transpose(
+        lhs, (dn.input_batch_dimension, dn.input_feature_dimension, *dn.input_spatial_dimensions)
+    )
+    k = np.transpose(
+        rhs,
+        (
+            dn.kernel_output_feature_dimension,
+            dn.kernel_input_feature_dimension,
+            *dn.kernel_spatial_dimensions,
+        ),
+    )
     x = to_accumulation(x, acc)
     k = to_accumulation(k, acc)
     flips = tuple(2 + i for i, w in enumerate(window) if w.window_reversal)
@@ -77,7 +85,7 @@ def _convolution(ev, instr, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     patches = _patches(_dilate_and_pad(x, window), window)
     n, c = x.shape[:2]
     o = k.shape[0]
-    out_spatial = patches.shape[2:2 + len(window)]
+    out_spatial = patches.shape[2 : 2 + len(window)]
     n_pos = math.prod(out_spatial)
     n_win = math.prod(w.size for w in window)
     nb, cg = n // batch_groups, c // groups

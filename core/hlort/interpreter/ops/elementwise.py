@@ -115,8 +115,12 @@ def _round_half_away(v: np.ndarray) -> np.ndarray:
 @evaluates(Opcode.FLOOR, Opcode.CEIL, Opcode.ROUND_NEAREST_AFZ, Opcode.ROUND_NEAREST_EVEN)
 def _rounding(ev, instr, x):
     """Rounding to an integral value is exact in every float type, so f32 is enough for narrow."""
-    fn = {Opcode.FLOOR: np.floor, Opcode.CEIL: np.ceil, Opcode.ROUND_NEAREST_EVEN: np.rint,
-          Opcode.ROUND_NEAREST_AFZ: _round_half_away}[instr.opcode]  # fmt: skip
+    fn = {
+        Opcode.FLOOR: np.floor,
+        Opcode.CEIL: np.ceil,
+        Opcode.ROUND_NEAREST_EVEN: np.rint,
+        Opcode.ROUND_NEAREST_AFZ: _round_half_away,
+    }[instr.opcode]
     return apply_native(fn, x.dtype, x)
 
 
@@ -280,17 +284,21 @@ def total_order_key(x: np.ndarray) -> np.ndarray:
 
 
 _COMPARE = {
-    ComparisonDirection.EQ: np.equal, ComparisonDirection.NE: np.not_equal,
-    ComparisonDirection.LT: np.less, ComparisonDirection.LE: np.less_equal,
-    ComparisonDirection.GT: np.greater, ComparisonDirection.GE: np.greater_equal,
-}  # fmt: skip
+    ComparisonDirection.EQ: np.equal,
+    ComparisonDirection.NE: np.not_equal,
+    ComparisonDirection.LT: np.less,
+    ComparisonDirection.LE: np.less_equal,
+    ComparisonDirection.GT: np.greater,
+    ComparisonDirection.GE: np.greater_equal,
+}
 
 
 @evaluates(Opcode.COMPARE)
 def _compare(ev, instr, a, b):
     """FLOAT: IEEE (NaN unordered, so only NE is true; -0 == +0). TOTALORDER: by bit pattern."""
-    direction = ComparisonDirection(getattr(instr.attrs["direction"], "value",
-                                            instr.attrs["direction"]))  # fmt: skip
+    direction = ComparisonDirection(
+        getattr(instr.attrs["direction"], "value", instr.attrs["direction"])
+    )
     ctype = instr.attrs.get("comparison_type")
     if ctype is not None and ComparisonType(getattr(ctype, "value", ctype)) is (
         ComparisonType.TOTALORDER
@@ -312,8 +320,9 @@ def _select(ev, instr, pred, on_true, on_false):
 def _clamp(ev, instr, low, x, high):
     """min(max(x, low), high) with NaN-propagating max/min: a NaN anywhere gives NaN."""
     if from_numpy(x.dtype).is_float:
-        return apply_native(lambda lo, v, hi: float_min(float_max(v, lo), hi), x.dtype,
-                            low, x, high)  # fmt: skip
+        return apply_native(
+            lambda lo, v, hi: float_min(float_max(v, lo), hi), x.dtype, low, x, high
+        )
     return np.asarray(np.minimum(np.maximum(x, low), high), dtype=x.dtype)
 
 

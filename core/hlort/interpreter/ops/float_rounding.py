@@ -20,9 +20,15 @@ F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)
 C64 = np.dtype(np.complex64)
 C128 = np.dtype(np.complex128)
-NARROW_FLOATS = frozenset(np.dtype(t) for t in (
-    np.float16, ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2,
-))  # fmt: skip
+NARROW_FLOATS = frozenset(
+    np.dtype(t)
+    for t in (
+        np.float16,
+        ml_dtypes.bfloat16,
+        ml_dtypes.float8_e4m3fn,
+        ml_dtypes.float8_e5m2,
+    )
+)
 
 
 def is_complex(dtype: np.dtype) -> bool:

@@ -82,9 +82,18 @@ def _gather(ev, instr, operand, indices):
     batch_axes = [a for a in range(rank) if a not in dn.offset_dims]
     skip = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
     window_sizes = [s for d, s in enumerate(sizes) if d not in skip]
-    index = window_indices(operand.ndim, rank, dn.offset_dims, window_sizes, batch_axes,
-                           starts.shape[:-1], dn.collapsed_slice_dims, dn.operand_batching_dims,
-                           dn.start_indices_batching_dims, dn.index_vector_dim)  # fmt: skip
+    index = window_indices(
+        operand.ndim,
+        rank,
+        dn.offset_dims,
+        window_sizes,
+        batch_axes,
+        starts.shape[:-1],
+        dn.collapsed_slice_dims,
+        dn.operand_batching_dims,
+        dn.start_indices_batching_dims,
+        dn.index_vector_dim,
+    )
     for k, d in enumerate(dn.start_index_map):
         start = np.clip(starts[..., k], 0, operand.shape[d] - sizes[d])
         index[d] = index[d] + place(start, batch_axes, rank)

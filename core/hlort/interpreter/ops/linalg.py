@@ -117,8 +117,9 @@ def _dot(ev, instr, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     m = math.prod(lhs.shape[d] for d in lf)
     k = math.prod(lhs.shape[d] for d in lc)
     n = math.prod(rhs.shape[d] for d in rf)
-    acc = accumulation_dtype(instr.operands[0].shape.dtype, instr.operands[1].shape.dtype,
-                             result.dtype)  # fmt: skip
+    acc = accumulation_dtype(
+        instr.operands[0].shape.dtype, instr.operands[1].shape.dtype, result.dtype
+    )
     a = to_accumulation(np.transpose(lhs, lb + lf + lc), acc).reshape(batch, m, k)
     b = to_accumulation(np.transpose(rhs, rb + rc + rf), acc).reshape(batch, k, n)
     return from_accumulation(contract(a, b).reshape(result.dims), result.dtype)
@@ -142,9 +143,10 @@ def cholesky_lower_with_info(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             info = np.where((info == 0) & ~(pivot > 0), j + 1, info).astype(np.int32)
             diag = np.sqrt(np.where(pivot > 0, pivot, np.nan))
             factor[..., j, j] = diag
-            below = a[..., j + 1:, j] - np.einsum("...ik,...k->...i", factor[..., j + 1:, :j],
-                                                  row.conj())  # fmt: skip
-            factor[..., j + 1:, j] = below / diag[..., None]
+            below = a[..., j + 1 :, j] - np.einsum(
+                "...ik,...k->...i", factor[..., j + 1 :, :j], row.conj()
+            )
+            factor[..., j + 1 :, j] = below / diag[..., None]
     factor[info != 0] = np.nan
     return factor, info
 
@@ -186,15 +188,20 @@ def _substitute(t: np.ndarray, b: np.ndarray, lower: bool) -> np.ndarray:
 def _triangular_solve(ev, instr, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """op(a) x = b (left_side) or x op(a) = b, op = identity, transpose or adjoint."""
     attrs = instr.attrs
-    x = solve_triangular(widen(a), widen(b), left=attrs.get("left_side", False),
-                         lower=attrs.get("lower", False),
-                         unit=attrs.get("unit_diagonal", False),
-                         transpose=attrs.get("transpose_a", Transpose.NO_TRANSPOSE))  # fmt: skip
+    x = solve_triangular(
+        widen(a),
+        widen(b),
+        left=attrs.get("left_side", False),
+        lower=attrs.get("lower", False),
+        unit=attrs.get("unit_diagonal", False),
+        transpose=attrs.get("transpose_a", Transpose.NO_TRANSPOSE),
+    )
     return from_accumulation(x, instr.shape.dtype)
 
 
-def solve_triangular(a: np.ndarray, b: np.ndarray, *, left: bool, lower: bool, unit: bool,
-                     transpose: Transpose) -> np.ndarray:  # fmt: skip
+def solve_triangular(
+    a: np.ndarray, b: np.ndarray, *, left: bool, lower: bool, unit: bool, transpose: Transpose
+) -> np.ndarray:
     """op(a) x = b (``left``) or x op(a) = b, in the (wide) type of ``a`` and ``b``.
 
     Only the ``lower`` (or upper) triangle of ``a`` is read, and not its diagonal when

@@ -48,8 +48,11 @@ from hlort.ir.shape_rules.convolution import dilated_bound, strided_bound
 
 def output_dims(dims: Sequence[int], window: Sequence[WindowDim]) -> tuple[int, ...]:
     return tuple(
-        strided_bound(dilated_bound(d, w.base_dilation) + w.padding_low + w.padding_high,
-                      dilated_bound(w.size, w.window_dilation), w.stride)  # fmt: skip
+        strided_bound(
+            dilated_bound(d, w.base_dilation) + w.padding_low + w.padding_high,
+            dilated_bound(w.size, w.window_dilation),
+            w.stride,
+        )
         for d, w in zip(dims, window, strict=True)
     )
 
@@ -102,9 +105,14 @@ def _positions(view: np.ndarray, rank: int):
         yield (Ellipsis, *pos)
 
 
-def _fold_computation(ev, comp: Computation, views: Sequence[np.ndarray],
-                      inits: Sequence[np.ndarray], valid: np.ndarray | None,
-                      rank: int) -> list[np.ndarray]:  # fmt: skip
+def _fold_computation(
+    ev,
+    comp: Computation,
+    views: Sequence[np.ndarray],
+    inits: Sequence[np.ndarray],
+    valid: np.ndarray | None,
+    rank: int,
+) -> list[np.ndarray]:
     """``acc = comp(acc, x)`` over the window positions in order, from the inits, all windows at
     once (one call of ``comp`` per window position); absent elements leave ``acc`` as it is."""
     out = views[0].shape[:rank]
@@ -123,8 +131,9 @@ def _order_matters(op: Opcode, dtype: np.dtype) -> bool:
     return op in (Opcode.ADD, Opcode.MULTIPLY) and dtype.kind in "fc"
 
 
-def _ufunc_windows(op: Opcode, x: np.ndarray, init: np.ndarray,
-                   window: Sequence[WindowDim]) -> np.ndarray:  # fmt: skip
+def _ufunc_windows(
+    op: Opcode, x: np.ndarray, init: np.ndarray, window: Sequence[WindowDim]
+) -> np.ndarray:
     """Fast path: absent elements are the op's identity; reduce the window axes of the view."""
     work = compute_dtype(x.dtype)
     ufunc = ufunc_for(op, work)
@@ -170,8 +179,9 @@ def _select_and_scatter(ev, instr, operand, source, init):
     return result.reshape(operand.shape)
 
 
-def select_in_windows(ev, select: Computation, operand: np.ndarray,
-                      window: Sequence[WindowDim]) -> np.ndarray:  # fmt: skip
+def select_in_windows(
+    ev, select: Computation, operand: np.ndarray, window: Sequence[WindowDim]
+) -> np.ndarray:
     """The flat operand index each window selects (-1 for a window of only padding).
 
     Windows are walked in row-major order of their positions, all windows at once: the first
@@ -199,8 +209,9 @@ def select_in_windows(ev, select: Computation, operand: np.ndarray,
     return chosen
 
 
-def scatter_combine(ev, scatter: Computation, result: np.ndarray, targets: np.ndarray,
-                    sources: np.ndarray) -> None:  # fmt: skip
+def scatter_combine(
+    ev, scatter: Computation, result: np.ndarray, targets: np.ndarray, sources: np.ndarray
+) -> None:
     """``result[t] = scatter(source, result[t])`` for each (t, source) in order, in place.
 
     A plain add/multiply/max/min/... uses ``ufunc.at`` (see :func:`ufunc_for`); otherwise the

@@ -143,8 +143,9 @@ def fix_zero_signs(op: Opcode, x: np.ndarray, acc: np.ndarray, axis) -> np.ndarr
     return np.where(zero, signed, acc)
 
 
-def scatter_at(op: Opcode, ufunc: np.ufunc, flat: np.ndarray, targets: np.ndarray,
-               values: np.ndarray) -> None:  # fmt: skip
+def scatter_at(
+    op: Opcode, ufunc: np.ufunc, flat: np.ndarray, targets: np.ndarray, values: np.ndarray
+) -> None:
     """``ufunc.at(flat, targets, values)``, with float max/min zeros signed as the HLO op signs
     them (+0 for a maximum when the target or any of its updates is +0; -0 for a minimum)."""
     if not _orders_zeros(op, flat.dtype):
@@ -163,8 +164,9 @@ def scatter_at(op: Opcode, ufunc: np.ufunc, flat: np.ndarray, targets: np.ndarra
     flat[np.concatenate([hit, hit])[wins]] = flat.dtype.type(0.0 if maximum else -0.0)
 
 
-def _fast_reduce(op: Opcode, x: np.ndarray, init: np.ndarray,
-                 valid: np.ndarray | None) -> np.ndarray | None:  # fmt: skip
+def _fast_reduce(
+    op: Opcode, x: np.ndarray, init: np.ndarray, valid: np.ndarray | None
+) -> np.ndarray | None:
     """ufunc-reduce the last axis of ``x``, then combine with ``init``; None if unsupported."""
     work = compute_dtype(x.dtype)
     ufunc = ufunc_for(op, work)
@@ -180,8 +182,13 @@ def _fast_reduce(op: Opcode, x: np.ndarray, init: np.ndarray,
     return np.asarray(out).astype(init.dtype)
 
 
-def _tree_reduce(ev, comp: Computation, arrays: list[np.ndarray], inits: list[np.ndarray],
-                 valid: np.ndarray | None) -> list[np.ndarray]:  # fmt: skip
+def _tree_reduce(
+    ev,
+    comp: Computation,
+    arrays: list[np.ndarray],
+    inits: list[np.ndarray],
+    valid: np.ndarray | None,
+) -> list[np.ndarray]:
     batch = arrays[0].shape[:-1]
     m = arrays[0].shape[-1]
     values = arrays
@@ -216,9 +223,13 @@ def _tree_reduce(ev, comp: Computation, arrays: list[np.ndarray], inits: list[np
     return final
 
 
-def reduce_last_axis(ev, comp: Computation, arrays: Sequence[np.ndarray],
-                     inits: Sequence[np.ndarray],
-                     valid: np.ndarray | None = None) -> list[np.ndarray]:  # fmt: skip
+def reduce_last_axis(
+    ev,
+    comp: Computation,
+    arrays: Sequence[np.ndarray],
+    inits: Sequence[np.ndarray],
+    valid: np.ndarray | None = None,
+) -> list[np.ndarray]:
     """Reduce the last axis of each of ``arrays`` (equal shapes) with reducer ``comp``.
 
     ``inits`` are 0-d arrays, one per input; ``valid`` (optional, bool, same shape) marks the

@@ -34,8 +34,9 @@ class ScatterPlan:
     fits inside the operand; ``targets`` are the flat operand indices of the kept rows' elements.
     """
 
-    def __init__(self, operand_shape: tuple[int, ...], indices: np.ndarray,
-                 update_shape: tuple[int, ...], dn):  # fmt: skip
+    def __init__(
+        self, operand_shape: tuple[int, ...], indices: np.ndarray, update_shape: tuple[int, ...], dn
+    ):
         rank = len(update_shape)
         operand_rank = len(operand_shape)
         starts = index_vectors(indices, dn.index_vector_dim)
@@ -48,9 +49,18 @@ class ScatterPlan:
         fit = dict.fromkeys(range(operand_rank), 1)
         fit.update(zip(window_dims, window_sizes, strict=True))
         keep = np.full(batch_shape, all(fit[d] <= operand_shape[d] for d in fit), dtype=bool)
-        index = window_indices(operand_rank, rank, window_axes, window_sizes, scatter_axes,
-                               batch_shape, dn.inserted_window_dims, dn.input_batching_dims,
-                               dn.scatter_indices_batching_dims, dn.index_vector_dim)  # fmt: skip
+        index = window_indices(
+            operand_rank,
+            rank,
+            window_axes,
+            window_sizes,
+            scatter_axes,
+            batch_shape,
+            dn.inserted_window_dims,
+            dn.input_batching_dims,
+            dn.scatter_indices_batching_dims,
+            dn.index_vector_dim,
+        )
         for k, d in enumerate(dn.scatter_dims_to_operand_dims):
             start = starts[..., k]
             keep &= (start >= 0) & (start <= operand_shape[d] - fit[d])
@@ -108,8 +118,11 @@ class _Combiner:
     def __init__(self, ev, comp: Computation):
         self.comp = comp
         self.vectorized = patterns.is_scalar_elementwise(comp)
-        self.ev = Evaluator(check_shapes=False, replica_id=getattr(ev, "replica_id", 0),
-                            partition_id=getattr(ev, "partition_id", 0))  # fmt: skip
+        self.ev = Evaluator(
+            check_shapes=False,
+            replica_id=getattr(ev, "replica_id", 0),
+            partition_id=getattr(ev, "partition_id", 0),
+        )
         self.scalar_ev = ev
 
     def _outputs(self, result) -> list:
@@ -144,8 +157,9 @@ def _scatter(ev, instr, *args):
     return outs[0] if n == 1 else tuple(outs)
 
 
-def _combine(ev, comp: Computation, flats: list[np.ndarray], targets: np.ndarray,
-             values: list[np.ndarray]) -> None:  # fmt: skip
+def _combine(
+    ev, comp: Computation, flats: list[np.ndarray], targets: np.ndarray, values: list[np.ndarray]
+) -> None:
     """Fold ``values`` into ``flats`` at ``targets`` in order, with ``comp`` as the combiner."""
     if patterns.is_overwrite(comp):
         last = _last_per_target(targets)

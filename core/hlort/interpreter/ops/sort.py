@@ -41,8 +41,9 @@ def canonicalize_floats(x: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(x), np.array(np.nan).astype(x.dtype), x)
 
 
-def order_key(x: np.ndarray, comparison_type: ComparisonType,
-              canonical: bool = False) -> np.ndarray | None:  # fmt: skip
+def order_key(
+    x: np.ndarray, comparison_type: ComparisonType, canonical: bool = False
+) -> np.ndarray | None:
     """An array that np.lexsort orders as ``compare(a, b, LT, comparison_type)`` (of the
     canonicalized values when ``canonical``), or None when the pairing of comparison type and
     element type is not one the fast path knows."""

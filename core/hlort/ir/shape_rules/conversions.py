@@ -37,8 +37,10 @@ def bitcast_dims(q: ShapeQuery, x: ArrayShape, to: DType) -> tuple[int, ...]:
     if src.bits > to.bits:
         return x.dims + (ratio,)
     if x.rank == 0 or x.dims[-1] != ratio:
-        q.fail(f"bitcast of {x} to the wider {to} needs a last dimension of {ratio} "
-               f"(= {to.bits} / {src.bits} bits)")  # fmt: skip
+        q.fail(
+            f"bitcast of {x} to the wider {to} needs a last dimension of {ratio} "
+            f"(= {to.bits} / {src.bits} bits)"
+        )
     return x.dims[:-1]
 
 
@@ -48,8 +50,7 @@ def _bitcast_convert(q: ShapeQuery) -> Shape:
     result = q.need_declared_array()
     dims = bitcast_dims(q, x, result.dtype)
     if result.dims != dims:
-        q.fail(f"bitcast of {x} to {result.dtype} gives dims {list(dims)}, "
-               f"declared {result}")  # fmt: skip
+        q.fail(f"bitcast of {x} to {result.dtype} gives dims {list(dims)}, declared {result}")
     return result
 
 

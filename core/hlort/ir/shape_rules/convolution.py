@@ -28,8 +28,9 @@ def strided_bound(bound: int, window: int, stride: int) -> int:
     return (bound - window) // stride + 1
 
 
-def _check_permutation(q: ShapeQuery, what: str, dims: list[int], rank: int,
-                       dnums: ConvDimensionNumbers) -> None:  # fmt: skip
+def _check_permutation(
+    q: ShapeQuery, what: str, dims: list[int], rank: int, dnums: ConvDimensionNumbers
+) -> None:
     if sorted(dims) != list(range(rank)):
         q.fail(
             f"dim_labels: the {what} dimensions {dims} must name each of the {rank} dimensions "
@@ -76,13 +77,31 @@ def _convolution(q: ShapeQuery) -> Shape:
     for what, shape in (("lhs", lhs), ("rhs", rhs)):
         if shape.rank != rank:
             q.fail(f"{what} {shape} must have rank {rank} ({n_spatial} spatial dims + 2)")
-    _check_permutation(q, "input", [dn.input_batch_dimension, dn.input_feature_dimension,
-                                    *dn.input_spatial_dimensions], rank, dn)  # fmt: skip
-    _check_permutation(q, "kernel", [dn.kernel_input_feature_dimension,
-                                     dn.kernel_output_feature_dimension,
-                                     *dn.kernel_spatial_dimensions], rank, dn)  # fmt: skip
-    _check_permutation(q, "output", [dn.output_batch_dimension, dn.output_feature_dimension,
-                                     *dn.output_spatial_dimensions], rank, dn)  # fmt: skip
+    _check_permutation(
+        q,
+        "input",
+        [dn.input_batch_dimension, dn.input_feature_dimension, *dn.input_spatial_dimensions],
+        rank,
+        dn,
+    )
+    _check_permutation(
+        q,
+        "kernel",
+        [
+            dn.kernel_input_feature_dimension,
+            dn.kernel_output_feature_dimension,
+            *dn.kernel_spatial_dimensions,
+        ],
+        rank,
+        dn,
+    )
+    _check_permutation(
+        q,
+        "output",
+        [dn.output_batch_dimension, dn.output_feature_dimension, *dn.output_spatial_dimensions],
+        rank,
+        dn,
+    )
 
     batch = lhs.dims[dn.input_batch_dimension]
     in_features = lhs.dims[dn.input_feature_dimension]
@@ -125,8 +144,9 @@ def _convolution(q: ShapeQuery) -> Shape:
                 f"than the {dilated_bound(base, w.base_dilation)} elements of lhs {lhs} "
                 f"dimension {dn.input_spatial_dimensions[i]}; the padded size would be {padded}"
             )
-        out_spatial.append(strided_bound(padded, dilated_bound(w.size, w.window_dilation),
-                                         w.stride))  # fmt: skip
+        out_spatial.append(
+            strided_bound(padded, dilated_bound(w.size, w.window_dilation), w.stride)
+        )
 
     dims = [0] * rank
     dims[dn.output_batch_dimension] = batch // batch_groups

@@ -51,8 +51,10 @@ def _reshape(q: ShapeQuery) -> Shape:
     if result.dtype != operand.dtype:
         q.fail(f"result {result} must have the element type of operand {operand}")
     if result.size != operand.size:
-        q.fail(f"cannot reshape {operand} ({operand.size} elements) to {result} "
-               f"({result.size} elements)")  # fmt: skip
+        q.fail(
+            f"cannot reshape {operand} ({operand.size} elements) to {result} "
+            f"({result.size} elements)"
+        )
     return result
 
 
@@ -62,11 +64,15 @@ def _bitcast(q: ShapeQuery) -> Shape:
     operand = q.array(0)
     result = q.need_declared_array()
     if result.dtype != operand.dtype:
-        q.fail(f"bitcast result {result} must have the element type of operand {operand} (use "
-               "bitcast-convert to change the element type)")  # fmt: skip
+        q.fail(
+            f"bitcast result {result} must have the element type of operand {operand} (use "
+            "bitcast-convert to change the element type)"
+        )
     if result.size != operand.size:
-        q.fail(f"cannot bitcast {operand} ({operand.size} elements) to {result} "
-               f"({result.size} elements)")  # fmt: skip
+        q.fail(
+            f"cannot bitcast {operand} ({operand.size} elements) to {result} "
+            f"({result.size} elements)"
+        )
     return result
 
 
@@ -75,8 +81,10 @@ def _transpose(q: ShapeQuery) -> Shape:
     operand = q.array(0)
     perm = integer_tuple(q, q.attr("dimensions"), "dimensions")
     if len(perm) != operand.rank:
-        q.fail(f"dimensions={list(perm)} must be a permutation of the {operand.rank} "
-               f"dimensions of {operand}")  # fmt: skip
+        q.fail(
+            f"dimensions={list(perm)} must be a permutation of the {operand.rank} "
+            f"dimensions of {operand}"
+        )
     perm = check_dimension_list(q, perm, operand.rank, "dimensions", f"operand {operand}")
     return operand.with_dims(operand.dims[p] for p in perm)
 
@@ -109,8 +117,10 @@ def _dynamic_slice(q: ShapeQuery) -> Shape:
         q.fail("takes an operand and one scalar start index per dimension, got no operands")
     operand = q.array(0)
     if len(q.operands) != 1 + operand.rank:
-        q.fail(f"operand {operand} needs {operand.rank} scalar start indices, got "
-               f"{len(q.operands) - 1}")  # fmt: skip
+        q.fail(
+            f"operand {operand} needs {operand.rank} scalar start indices, got "
+            f"{len(q.operands) - 1}"
+        )
     for i in range(operand.rank):
         scalar_integer_operand(q, 1 + i, f"start index {i}")
     sizes = integer_tuple(q, q.attr("dynamic_slice_sizes"), "dynamic_slice_sizes")
@@ -118,8 +128,10 @@ def _dynamic_slice(q: ShapeQuery) -> Shape:
         q.fail(f"dynamic_slice_sizes={list(sizes)} must have one entry per dimension of {operand}")
     for i, (size, dim) in enumerate(zip(sizes, operand.dims, strict=True)):
         if not 0 <= size <= dim:
-            q.fail(f"dynamic_slice_sizes={list(sizes)}: entry {i} must be in [0, {dim}] for "
-                   f"operand {operand}")  # fmt: skip
+            q.fail(
+                f"dynamic_slice_sizes={list(sizes)}: entry {i} must be in [0, {dim}] for "
+                f"operand {operand}"
+            )
     return operand.with_dims(sizes)
 
 
@@ -133,8 +145,10 @@ def _dynamic_update_slice(q: ShapeQuery) -> Shape:
     if update.rank != operand.rank:
         q.fail(f"update {update} must have the rank of operand {operand}")
     if len(q.operands) != 2 + operand.rank:
-        q.fail(f"operand {operand} needs {operand.rank} scalar start indices, got "
-               f"{len(q.operands) - 2}")  # fmt: skip
+        q.fail(
+            f"operand {operand} needs {operand.rank} scalar start indices, got "
+            f"{len(q.operands) - 2}"
+        )
     for i in range(operand.rank):
         scalar_integer_operand(q, 2 + i, f"start index {i}")
     for i, (u, d) in enumerate(zip(update.dims, operand.dims, strict=True)):
@@ -159,8 +173,10 @@ def _concatenate(q: ShapeQuery) -> Shape:
             q.fail(f"operand {i} {s} must have the element type and rank of operand 0 {first}")
         for k in range(first.rank):
             if k != dim and s.dims[k] != first.dims[k]:
-                q.fail(f"operand {i} {s} differs from operand 0 {first} in dimension {k}; only "
-                       f"the concatenated dimension {dim} may differ")  # fmt: skip
+                q.fail(
+                    f"operand {i} {s} differs from operand 0 {first} in dimension {k}; only "
+                    f"the concatenated dimension {dim} may differ"
+                )
         total += s.dims[dim]
     out = list(first.dims)
     out[dim] = total
@@ -185,8 +201,10 @@ def _pad(q: ShapeQuery) -> Shape:
             q.fail(f"padding entry {i} has negative interior padding {p.interior}")
         out = p.low + p.high + size + max(size - 1, 0) * p.interior
         if out < 0:
-            q.fail(f"padding entry {i} ({p.low}_{p.high}_{p.interior}) makes dimension {i} of "
-                   f"{operand} negative ({out})")  # fmt: skip
+            q.fail(
+                f"padding entry {i} ({p.low}_{p.high}_{p.interior}) makes dimension {i} of "
+                f"{operand} negative ({out})"
+            )
         dims.append(out)
     return operand.with_dims(dims)
 

@@ -29,8 +29,9 @@ def _is_integer(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
-def check_dimension_list(q: ShapeQuery, dims, rank: int, what: str, of: str,
-                         ascending: bool = False) -> tuple[int, ...]:  # fmt: skip
+def check_dimension_list(
+    q: ShapeQuery, dims, rank: int, what: str, of: str, ascending: bool = False
+) -> tuple[int, ...]:
     """``dims`` as a tuple of ints, each in [0, rank), unique (and ascending if ``ascending``).
 
     ``of`` names the array whose dimensions these are, for the error messages.

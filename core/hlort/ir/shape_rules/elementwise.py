@@ -18,17 +18,24 @@ from hlort.ir.shape_inference import ShapeQuery, shape_rule
 from hlort.ir.shape_rules.dimension_lists import integer_tuple
 from hlort.shape import ArrayShape, Shape
 
-_KIND_WORDS = {"pred": "pred", "sint": "signed integer", "uint": "unsigned integer",
-               "float": "floating-point", "complex": "complex"}  # fmt: skip
+_KIND_WORDS = {
+    "pred": "pred",
+    "sint": "signed integer",
+    "uint": "unsigned integer",
+    "float": "floating-point",
+    "complex": "complex",
+}
 
 # The element-type families of the unary and binary ops whose rule is "one family set", from
 # the op table (OpDef.types).
 UNARY_KINDS: dict[Opcode, frozenset[str]] = {
-    op: op.info.types for op in Opcode
+    op: op.info.types
+    for op in Opcode
     if op.info.arity == 1 and op.info.elementwise and op.info.types is not None
 }
 BINARY_KINDS: dict[Opcode, frozenset[str]] = {
-    op: op.info.types for op in Opcode
+    op: op.info.types
+    for op in Opcode
     if op.info.arity == 2 and op.info.elementwise and op.info.types is not None
 }
 
@@ -101,8 +108,10 @@ def comparison_of(q: ShapeQuery) -> tuple[ComparisonDirection, ComparisonType | 
     try:
         return direction, ComparisonType(getattr(raw_type, "value", raw_type))
     except ValueError:
-        q.fail(f"comparison_type {raw_type!r} is not one of "
-               f"{', '.join(t.value for t in ComparisonType)}")  # fmt: skip
+        q.fail(
+            f"comparison_type {raw_type!r} is not one of "
+            f"{', '.join(t.value for t in ComparisonType)}"
+        )
 
 
 @shape_rule(Opcode.COMPARE)
@@ -146,8 +155,10 @@ def _clamp(q: ShapeQuery) -> Shape:
     check_kind(q, x, REAL, "the operand")
     for name, bound in (("min", low), ("max", high)):
         if bound.dtype != x.dtype or (bound.rank != 0 and bound.dims != x.dims):
-            q.fail(f"{name} {bound} must have the element type of the operand {x} and be a "
-                   f"scalar or have its dims")  # fmt: skip
+            q.fail(
+                f"{name} {bound} must have the element type of the operand {x} and be a "
+                f"scalar or have its dims"
+            )
     return x
 
 
@@ -161,19 +172,25 @@ def _map(q: ShapeQuery) -> Shape:
         q.fail("operands must have the same dims, got " + ", ".join(str(s) for s in shapes))
     dimensions = integer_tuple(q, q.attr("dimensions", tuple(range(len(dims)))), "dimensions")
     if dimensions != tuple(range(len(dims))):
-        q.fail(f"dimensions={list(dimensions)}: map applies to all dimensions in order, "
-               f"{list(range(len(dims)))} for rank {len(dims)}")  # fmt: skip
+        q.fail(
+            f"dimensions={list(dimensions)}: map applies to all dimensions in order, "
+            f"{list(range(len(dims)))} for rank {len(dims)}"
+        )
     comp = q.attr("to_apply")
     if not isinstance(comp, Computation) or comp.root is None:
         q.fail("to_apply must be a finished computation")
     params = comp.parameter_shapes
     if len(params) != len(shapes):
-        q.fail(f"to_apply {comp.name} takes {len(params)} parameter(s) but map has "
-               f"{len(shapes)} operand(s)")  # fmt: skip
+        q.fail(
+            f"to_apply {comp.name} takes {len(params)} parameter(s) but map has "
+            f"{len(shapes)} operand(s)"
+        )
     for i, (p, s) in enumerate(zip(params, shapes, strict=True)):
         if not (isinstance(p, ArrayShape) and p.rank == 0 and p.dtype == s.dtype):
-            q.fail(f"parameter {i} of to_apply {comp.name} must be {s.dtype}[] to match "
-                   f"operand {s}, got {p}")  # fmt: skip
+            q.fail(
+                f"parameter {i} of to_apply {comp.name} must be {s.dtype}[] to match "
+                f"operand {s}, got {p}"
+            )
     result = comp.result_shape
     if not (isinstance(result, ArrayShape) and result.rank == 0):
         q.fail(f"to_apply {comp.name} must return a scalar, got {result}")

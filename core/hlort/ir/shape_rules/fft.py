@@ -38,7 +38,7 @@ def _fft(q: ShapeQuery) -> Shape:
     k = len(length)
     if x.rank < k:
         q.fail(f"operand {x} has rank {x.rank}, less than len(fft_length)={k}")
-    trailing = x.dims[x.rank - k:]
+    trailing = x.dims[x.rank - k :]
 
     def mismatch(expected) -> None:
         q.fail(
@@ -61,8 +61,7 @@ def _fft(q: ShapeQuery) -> Shape:
         return ArrayShape(_COMPLEX_OF[x.dtype.name], dims)
     if not x.dtype.is_complex:
         q.fail(f"IRFFT needs a complex operand (c64 or c128), got {x}")
-    expected = length[:-1] + (x.dims[-1] if x.dims[-1] == length[-1] == 0 else
-                              length[-1] // 2 + 1,)  # fmt: skip
+    expected = length[:-1] + (x.dims[-1] if x.dims[-1] == length[-1] == 0 else length[-1] // 2 + 1,)
     if trailing != expected:
         mismatch(expected)
     return ArrayShape(x.dtype.component, x.dims[:-1] + (length[-1],))

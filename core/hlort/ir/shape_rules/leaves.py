@@ -21,9 +21,7 @@ def _constant(q: ShapeQuery) -> Shape:
     literal = q.attrs.get("literal")
     if isinstance(shape, ArrayShape) and isinstance(literal, np.ndarray):
         if literal.shape != shape.dims or literal.dtype != shape.dtype.numpy:
-            q.fail(
-                f"literal of {literal.dtype}{list(literal.shape)} does not match shape {shape}"
-            )
+            q.fail(f"literal of {literal.dtype}{list(literal.shape)} does not match shape {shape}")
     return shape
 
 

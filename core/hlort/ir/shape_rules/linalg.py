@@ -52,8 +52,9 @@ def higher_precision(a: DType, b: DType) -> DType:
     return a if _precision_key(a) >= _precision_key(b) else b
 
 
-def contraction_result_dtype(q: ShapeQuery, lhs: ArrayShape, rhs: ArrayShape,
-                             mixed_families: bool = False) -> DType:  # fmt: skip
+def contraction_result_dtype(
+    q: ShapeQuery, lhs: ArrayShape, rhs: ArrayShape, mixed_families: bool = False
+) -> DType:
     """The element type of dot / convolution: checks the operands and the declared result.
     ``mixed_families`` (dot): operands of different families are allowed (module docstring)."""
     a, b = lhs.dtype, rhs.dtype
@@ -107,8 +108,9 @@ def check_operand_precision(q: ShapeQuery) -> None:
         )
 
 
-def _check_side(q: ShapeQuery, side: str, shape: ArrayShape, contracting: Sequence[int],
-                batch: Sequence[int]) -> None:  # fmt: skip
+def _check_side(
+    q: ShapeQuery, side: str, shape: ArrayShape, contracting: Sequence[int], batch: Sequence[int]
+) -> None:
     for name, dims in (("contracting", contracting), ("batch", batch)):
         bad = [d for d in dims if not 0 <= d < shape.rank]
         if bad:

@@ -24,8 +24,9 @@ def _signature(params: Sequence[Shape], result: Shape) -> str:
     return f"({', '.join(str(p) for p in params)}) -> {result}"
 
 
-def check_called(q: ShapeQuery, key: str, params: Sequence[Shape],
-                 results: Sequence[Shape] | Shape) -> Computation:  # fmt: skip
+def check_called(
+    q: ShapeQuery, key: str, params: Sequence[Shape], results: Sequence[Shape] | Shape
+) -> Computation:
     """Check that ``q.attrs[key]`` takes ``params`` and returns ``results``.
 
     ``results`` is one shape, or a list of shapes meaning "a tuple of them, or the single shape
@@ -85,8 +86,9 @@ def _result(dtypes_: list, dims: Sequence[int], as_tuple: bool) -> Shape:
 @shape_rule(Opcode.REDUCE)
 def _reduce(q: ShapeQuery) -> Shape:
     inputs, inits = _split_inputs_and_inits(q)
-    dims = check_dimension_list(q, q.attr("dimensions"), inputs[0].rank, "dimensions",
-                                f"input 0 {inputs[0]}")  # fmt: skip
+    dims = check_dimension_list(
+        q, q.attr("dimensions"), inputs[0].rank, "dimensions", f"input 0 {inputs[0]}"
+    )
     as_tuple = _check_reducer(q, inputs, inits)
     kept = [d for i, d in enumerate(inputs[0].dims) if i not in dims]
     return _result([i.dtype for i in inits], kept, as_tuple)
@@ -133,9 +135,7 @@ def _select_and_scatter(q: ShapeQuery) -> Shape:
         q.fail(f"source {source} and init value {init} must have the same element type")
     out = check_window(q, operand.dims)
     if tuple(out) != source.dims:
-        q.fail(
-            f"source {source} must have the window output dims {list(out)} of operand {operand}"
-        )
+        q.fail(f"source {source} must have the window output dims {list(out)} of operand {operand}")
     s_operand = scalar(operand.dtype)
     check_called(q, "select", [s_operand, s_operand], scalar(dtypes.PRED))
     check_called(q, "scatter", [scalar(source.dtype), scalar(init.dtype)], scalar(init.dtype))
@@ -150,8 +150,9 @@ def _sort(q: ShapeQuery) -> Shape:
     for i, x in enumerate(arrays[1:], 1):
         if x.dims != arrays[0].dims:
             q.fail(f"operand {i} {x} must have the dims of operand 0 {arrays[0]}")
-    dims = check_dimension_list(q, q.attr("dimensions"), arrays[0].rank, "dimensions",
-                                f"operand 0 {arrays[0]}")  # fmt: skip
+    dims = check_dimension_list(
+        q, q.attr("dimensions"), arrays[0].rank, "dimensions", f"operand 0 {arrays[0]}"
+    )
     if len(dims) != 1:
         q.fail(f"dimensions={list(dims)} must name exactly one dimension to sort along")
     stable = q.attrs.get("is_stable", False)

@@ -64,9 +64,13 @@ def _make_private(directory: str) -> bool:
         problem = f"is writable by group or others (mode {stat.S_IMODE(info.st_mode):o})"
     if problem is None:
         return True
-    LOGGER.warning("hlort cache directory %s %s; anyone who can write it could plant code this "
-                   "process runs, so the on-disk cache is off. Fix: chmod 700 it (or chown it), "
-                   "or point HLORT_CACHE_DIR at a private directory", directory, problem)
+    LOGGER.warning(
+        "hlort cache directory %s %s; anyone who can write it could plant code this "
+        "process runs, so the on-disk cache is off. Fix: chmod 700 it (or chown it), "
+        "or point HLORT_CACHE_DIR at a private directory",
+        directory,
+        problem,
+    )
     return False
 
 

@@ -41,8 +41,9 @@ def fallback_policy() -> FallbackPolicy:
         return FallbackPolicy(value)
     except ValueError:
         choices = ", ".join(p.value for p in FallbackPolicy)
-        raise InvalidArgument(f"{ENV_VAR}={os.environ[ENV_VAR]!r} is not a fallback policy; "
-                              f"use one of {choices}") from None  # fmt: skip
+        raise InvalidArgument(
+            f"{ENV_VAR}={os.environ[ENV_VAR]!r} is not a fallback policy; use one of {choices}"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -73,8 +74,10 @@ class FallbackReport:
     def summary(self) -> str:
         n = len(self.records)
         listed = "; ".join(map(str, self.records))
-        return (f"{self.platform}: {n} instruction(s) of module {self.module_name} run on the "
-                f"reference interpreter (FALLBACK): {listed}")  # fmt: skip
+        return (
+            f"{self.platform}: {n} instruction(s) of module {self.module_name} run on the "
+            f"reference interpreter (FALLBACK): {listed}"
+        )
 
     def apply(self, policy: FallbackPolicy | None = None) -> None:
         """Raise, warn once or stay quiet, as the policy says; nothing when there is none."""
@@ -82,8 +85,9 @@ class FallbackReport:
             return
         policy = policy or fallback_policy()
         if policy is FallbackPolicy.ERROR:
-            raise Unimplemented(f"{self.summary()}; {ENV_VAR}=error refuses them (set "
-                                f"{ENV_VAR}=warn or allow to run them there)")  # fmt: skip
+            raise Unimplemented(
+                f"{self.summary()}; {ENV_VAR}=error refuses them (set "
+                f"{ENV_VAR}=warn or allow to run them there)"
+            )
         if policy is FallbackPolicy.WARN:
-            LOGGER.warning("%s (set %s=allow to silence, error to refuse)", self.summary(),
-                           ENV_VAR)  # fmt: skip
+            LOGGER.warning("%s (set %s=allow to silence, error to refuse)", self.summary(), ENV_VAR)

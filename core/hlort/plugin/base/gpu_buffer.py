@@ -27,8 +27,12 @@ class GpuBuffer(SimpleBuffer):
 
     def copy_to_device(self, device: Device) -> Buffer:
         source = self.device
-        if not (isinstance(device, GpuDevice) and isinstance(source, GpuDevice)
-                and device.client is source.client and device is not source):  # fmt: skip
+        if not (
+            isinstance(device, GpuDevice)
+            and isinstance(source, GpuDevice)
+            and device.client is source.client
+            and device is not source
+        ):
             return as_gpu_buffer(super().copy_to_device(device))
         shape = self.shape
         block = device.allocate(shape)
@@ -39,7 +43,11 @@ class GpuBuffer(SimpleBuffer):
             src = storage.result()
             if block.nbytes:
                 device.driver.copy_peer_async(
-                    block.pointer, device.ordinal, src.pointer, source.ordinal, block.nbytes,
+                    block.pointer,
+                    device.ordinal,
+                    src.pointer,
+                    source.ordinal,
+                    block.nbytes,
                     device.stream,
                 )
             device.after_stream(value, block)

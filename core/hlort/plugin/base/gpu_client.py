@@ -79,9 +79,11 @@ class GpuClient(SimpleClient):
     def create_devices(self) -> Sequence[SimpleDevice]:
         count = self.driver.device_count()
         if count < 1:
-            raise Unavailable(f"{self.platform_name}: the {self.driver.name} driver sees no "
-                              f"device; check `nvidia-smi`/`rocm-smi` and the device "
-                              f"visibility variables")  # fmt: skip
+            raise Unavailable(
+                f"{self.platform_name}: the {self.driver.name} driver sees no "
+                f"device; check `nvidia-smi`/`rocm-smi` and the device "
+                f"visibility variables"
+            )
         return [GpuDevice(self, k, self.driver, self.driver.properties(k)) for k in range(count)]
 
     @property
@@ -97,9 +99,11 @@ class GpuClient(SimpleClient):
         """The one GPU target the placements' devices share."""
         targets = sorted({_arch_of(p.device) for p in placements})
         if len(targets) != 1:
-            raise Unimplemented(f"{self.platform_name}: one executable on devices of different "
-                                f"architectures {targets}; place it on devices of one kind "
-                                f"(CompileOptions.device_assignment)")  # fmt: skip
+            raise Unimplemented(
+                f"{self.platform_name}: one executable on devices of different "
+                f"architectures {targets}; place it on devices of one kind "
+                f"(CompileOptions.device_assignment)"
+            )
         return targets[0]
 
     # -- buffers and executables ---------------------------------------------------------------
@@ -115,11 +119,15 @@ class GpuClient(SimpleClient):
         if memory_space is not None and memory_space not in target.memory_spaces():
             from hlort.errors import InvalidArgument
 
-            raise InvalidArgument(f"memory space {memory_space!r} is not addressable by "
-                                  f"{self.platform_name}:{target.id}")  # fmt: skip
+            raise InvalidArgument(
+                f"memory space {memory_space!r} is not addressable by "
+                f"{self.platform_name}:{target.id}"
+            )
         if not isinstance(target, GpuDevice):
-            raise Unavailable(f"{self.platform_name}:{target.id} is a compile-only device "
-                              f"({target.kind}); run on a machine with the GPU")  # fmt: skip
+            raise Unavailable(
+                f"{self.platform_name}:{target.id} is a compile-only device "
+                f"({target.kind}); run on a machine with the GPU"
+            )
         return transfer_to_gpu(target, array, semantics)
 
     def deserialize_executable(self, data: bytes, options: CompileOptions | None = None):
@@ -158,8 +166,10 @@ class CompileOnlyDevice(SimpleDevice):
         self.arch = target
 
     def allocate(self, shape):
-        raise Unavailable(f"{self.client.platform_name}:0 is a compile-only device for "
-                          f"{self.arch}; run on a machine with the GPU")  # fmt: skip
+        raise Unavailable(
+            f"{self.client.platform_name}:0 is a compile-only device for "
+            f"{self.arch}; run on a machine with the GPU"
+        )
 
 
 def _arch_of(device: SimpleDevice) -> str:
@@ -191,8 +201,10 @@ class CompileOnlyGpuClient(GpuClient):
 
 
 def _refuse_library_call(device, call, blocks) -> None:
-    raise Unavailable(f"library call {call.routine} cannot run on a compile-only client; "
-                      f"deserialize the executable on a machine with the GPU")  # fmt: skip
+    raise Unavailable(
+        f"library call {call.routine} cannot run on a compile-only client; "
+        f"deserialize the executable on a machine with the GPU"
+    )
 
 
 class _NoDriver:
@@ -234,5 +246,10 @@ class GpuPlugin(SimplePlugin):
         return target
 
 
-__all__ = ["CompileOnlyDevice", "CompileOnlyGpuClient", "GpuClient", "GpuDeviceProperties",
-           "GpuPlugin"]  # fmt: skip
+__all__ = [
+    "CompileOnlyDevice",
+    "CompileOnlyGpuClient",
+    "GpuClient",
+    "GpuDeviceProperties",
+    "GpuPlugin",
+]

@@ -122,8 +122,12 @@ class GpuDevice(SimpleDevice):
         """The driver's free/total and this allocator's reserved/cached bytes (for tools)."""
         free, total = self.driver.mem_info(self.ordinal)
         stats = self.allocator.stats()
-        return {"free": free, "total": total, "reserved": stats.bytes_reserved,
-                "cached": stats.bytes_cached}  # fmt: skip
+        return {
+            "free": free,
+            "total": total,
+            "reserved": stats.bytes_reserved,
+            "cached": stats.bytes_cached,
+        }
 
 
 def _contiguous(array: np.ndarray) -> np.ndarray:

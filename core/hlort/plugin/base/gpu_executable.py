@@ -49,16 +49,15 @@ def unpack_payload(payload: bytes, name: str) -> tuple[str, GpuProgram]:
     """(HLO text, program); DATA_LOSS for a payload that is not one of ours."""
     head = len(PAYLOAD_MAGIC) + _LEN.size
     if not payload.startswith(PAYLOAD_MAGIC) or len(payload) < head:
-        raise DataLoss(f"serialized GPU executable {name!r} has no GPU payload; serialize it "
-                       f"again")  # fmt: skip
+        raise DataLoss(f"serialized GPU executable {name!r} has no GPU payload; serialize it again")
     (size,) = _LEN.unpack_from(payload, len(PAYLOAD_MAGIC))
     if head + size > len(payload):
         raise DataLoss(f"serialized GPU executable {name!r} is truncated; serialize it again")
     try:
-        text = payload[head:head + size].decode()
+        text = payload[head : head + size].decode()
     except UnicodeDecodeError:
         raise DataLoss(f"serialized GPU executable {name!r} has damaged HLO text") from None
-    return text, GpuProgram.from_bytes(payload[head + size:])
+    return text, GpuProgram.from_bytes(payload[head + size :])
 
 
 class GpuExecutable(SimpleExecutable):
@@ -92,18 +91,23 @@ class GpuExecutable(SimpleExecutable):
     def _check_boundary(self, program: GpuProgram) -> None:
         """The program's parameter and output slots are the executable's shapes (a blob's HLO
         and program could disagree; a kernel must never see a buffer smaller than its slot)."""
-        for what, slots, shapes in (("parameter", program.parameters, self.parameter_shapes),
-                                    ("output", program.outputs, self.output_shapes)):  # fmt: skip
+        for what, slots, shapes in (
+            ("parameter", program.parameters, self.parameter_shapes),
+            ("output", program.outputs, self.output_shapes),
+        ):
             if len(slots) != len(shapes):
-                raise InvalidArgument(f"GPU program {program.name!r} has {len(slots)} {what} "
-                                      f"slot(s), the module {len(shapes)}; recompile it")
+                raise InvalidArgument(
+                    f"GPU program {program.name!r} has {len(slots)} {what} "
+                    f"slot(s), the module {len(shapes)}; recompile it"
+                )
             for k, (slot_id, shape) in enumerate(zip(slots, shapes, strict=True)):
                 slot = program.slot(slot_id)
                 if slot_shape(program, slot_id) != shape or slot.size < shape.nbytes:
                     raise InvalidArgument(
                         f"GPU program {program.name!r}: {what} {k} is slot {slot_id} "
                         f"({slot.dtype}{list(slot.dims)}, {slot.size} bytes), the module's is "
-                        f"{shape}; recompile it")
+                        f"{shape}; recompile it"
+                    )
 
     def launch(self, device: GpuDevice, arguments: list, ctx: LaunchContext) -> AsyncLaunch:
         kept = set(ctx.options.non_donatable_input_indices)
@@ -168,8 +172,10 @@ def check_blob_target(header: FrameHeader, program: GpuProgram, target: str, whe
     """INVALID_ARGUMENT naming both targets when a blob was compiled for another GPU."""
     stored = str(header.metadata.get("gpu_target", program.target))
     if stored != program.target:
-        raise DataLoss(f"serialized GPU executable {header.name!r} says target {stored} but "
-                       f"holds a program for {program.target}; serialize it again")  # fmt: skip
+        raise DataLoss(
+            f"serialized GPU executable {header.name!r} says target {stored} but "
+            f"holds a program for {program.target}; serialize it again"
+        )
     if stored != target:
         raise InvalidArgument(
             f"serialized GPU executable {header.name!r} was compiled for {stored}; {where} is "
@@ -180,21 +186,27 @@ def check_blob_target(header: FrameHeader, program: GpuProgram, target: str, whe
 
 def describe_program(program: GpuProgram) -> str:
     """The program as text for people (``--dump-dir`` writes it as NAME.gpu_program.txt)."""
-    lines = [f"gpu program {program.name} for {program.target} ({program.triple}, "
-             f"{program.binary_format}, {len(program.binary)} bytes)",
-             f"stats {program.stats()}"]  # fmt: skip
+    lines = [
+        f"gpu program {program.name} for {program.target} ({program.triple}, "
+        f"{program.binary_format}, {len(program.binary)} bytes)",
+        f"stats {program.stats()}",
+    ]
     for slot in program.slots:
-        lines.append(f"slot {slot.id}: {slot.kind} {slot.dtype}{list(slot.dims)} "
-                     f"{slot.size}B {slot.label}")  # fmt: skip
+        lines.append(
+            f"slot {slot.id}: {slot.kind} {slot.dtype}{list(slot.dims)} {slot.size}B {slot.label}"
+        )
     for step in program.steps:
         lines.append(f"step {_describe_step(step)}")
-    lines.append(f"parameters {program.parameters} outputs {program.outputs} "
-                 f"donation {program.donation}")  # fmt: skip
+    lines.append(
+        f"parameters {program.parameters} outputs {program.outputs} donation {program.donation}"
+    )
     return "\n".join(lines) + "\n"
 
 
 def _describe_step(step: Any) -> str:
     if isinstance(step, HostFallback):
-        return (f"host-fallback {step.instruction} ({step.opcode}) {list(step.inputs)} -> "
-                f"{list(step.outputs)}: {step.reason}")  # fmt: skip
+        return (
+            f"host-fallback {step.instruction} ({step.opcode}) {list(step.inputs)} -> "
+            f"{list(step.outputs)}: {step.reason}"
+        )
     return repr(step)

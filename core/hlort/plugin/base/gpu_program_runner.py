@@ -76,8 +76,10 @@ def check_program_for_device(program: GpuProgram, device: GpuDevice) -> None:
         if not isinstance(step, KernelLaunch):
             continue
         if step.kernel not in names:
-            raise InvalidArgument(f"GPU program {program.name!r} launches {step.kernel!r}, "
-                                  f"which its kernel list lacks; recompile it")  # fmt: skip
+            raise InvalidArgument(
+                f"GPU program {program.name!r} launches {step.kernel!r}, "
+                f"which its kernel list lacks; recompile it"
+            )
         threads = step.block[0] * step.block[1] * step.block[2]
         if threads > props.max_threads_per_block or min(step.block + step.grid) < 1:
             raise InvalidArgument(
@@ -127,16 +129,20 @@ class ProgramRunner:
             try:
                 functions[info.name] = driver.function(module, info.name)
             except NotFound:
-                raise InvalidArgument(f"GPU program {program.name!r}: its binary has no kernel "
-                                      f"{info.name!r}; recompile it") from None  # fmt: skip
+                raise InvalidArgument(
+                    f"GPU program {program.name!r}: its binary has no kernel "
+                    f"{info.name!r}; recompile it"
+                ) from None
         loaded = LoadedProgram(device, module, functions)
         for slot in program.slots:
             if slot.kind != "constant":
                 continue
             data = np.frombuffer(slot.constant or b"", np.uint8)
             if data.size != slot.size:
-                raise InvalidArgument(f"GPU program {program.name!r}: constant slot {slot.id} "
-                                      f"holds {data.size} bytes, declares {slot.size}")  # fmt: skip
+                raise InvalidArgument(
+                    f"GPU program {program.name!r}: constant slot {slot.id} "
+                    f"holds {data.size} bytes, declares {slot.size}"
+                )
             block = device.allocate_bytes(slot.size)
             device.copy_in(block, data)
             loaded.constants[slot.id] = block
@@ -194,13 +200,20 @@ class ProgramRunner:
                 device.free(block)
         return outputs
 
-    def _run_step(self, device: GpuDevice, loaded: LoadedProgram, step: Any,
-                  storage: dict[int, DeviceBlock]) -> None:  # fmt: skip
+    def _run_step(
+        self, device: GpuDevice, loaded: LoadedProgram, step: Any, storage: dict[int, DeviceBlock]
+    ) -> None:
         driver = device.driver
         if isinstance(step, KernelLaunch):
             pointers = [storage[s].pointer for s in step.args]
-            driver.launch(loaded.functions[step.kernel], step.grid, step.block,
-                          step.shared_bytes, device.stream, pointers)  # fmt: skip
+            driver.launch(
+                loaded.functions[step.kernel],
+                step.grid,
+                step.block,
+                step.shared_bytes,
+                device.stream,
+                pointers,
+            )
         elif isinstance(step, LibraryCall):
             assert self.library is not None  # checked in __init__
             self.library(device, step, [storage[s] for s in step.args])
@@ -216,15 +229,25 @@ class ProgramRunner:
     def _copy(self, device: GpuDevice, step: Copy, storage: dict[int, DeviceBlock]) -> None:
         src, dst = storage[step.src], storage[step.dst]
         if step.src_offset + step.size > src.nbytes or step.dst_offset + step.size > dst.nbytes:
-            raise InvalidArgument(f"GPU program {self.program.name!r}: copy {step} runs past its "
-                                  f"slots ({src.nbytes} and {dst.nbytes} bytes)")  # fmt: skip
+            raise InvalidArgument(
+                f"GPU program {self.program.name!r}: copy {step} runs past its "
+                f"slots ({src.nbytes} and {dst.nbytes} bytes)"
+            )
         if step.size:
-            device.driver.copy_d2d_async(dst.pointer + step.dst_offset,
-                                         src.pointer + step.src_offset, step.size,
-                                         device.stream)  # fmt: skip
+            device.driver.copy_d2d_async(
+                dst.pointer + step.dst_offset,
+                src.pointer + step.src_offset,
+                step.size,
+                device.stream,
+            )
 
-    def _host_loop(self, device: GpuDevice, loaded: LoadedProgram, loop: HostLoop,
-                   storage: dict[int, DeviceBlock]) -> None:  # fmt: skip
+    def _host_loop(
+        self,
+        device: GpuDevice,
+        loaded: LoadedProgram,
+        loop: HostLoop,
+        storage: dict[int, DeviceBlock],
+    ) -> None:
         """A while loop driven from the host: its condition's pred byte is read back (one
         stream synchronize per iteration); the body and update steps are enqueued as usual."""
         for copy in loop.init:
@@ -242,8 +265,9 @@ class ProgramRunner:
             for copy in loop.update:
                 self._copy(device, copy, storage)
 
-    def _host_fallback(self, device: GpuDevice, step: HostFallback,
-                       storage: dict[int, DeviceBlock]) -> None:  # fmt: skip
+    def _host_fallback(
+        self, device: GpuDevice, step: HostFallback, storage: dict[int, DeviceBlock]
+    ) -> None:
         from hlort.interpreter.evaluator import evaluate
         from hlort.ir.module_codec import decode_module
         from hlort.plugin.base.value_flattening import flatten_value
@@ -253,9 +277,11 @@ class ProgramRunner:
         result = evaluate(decode_module(step.module), inputs)
         leaves = flatten_value(result)
         if len(leaves) != len(step.outputs):
-            raise InvalidArgument(f"GPU program {program.name!r}: host step {step.instruction} "
-                                  f"gave {len(leaves)} result(s), expected "
-                                  f"{len(step.outputs)}")  # fmt: skip
+            raise InvalidArgument(
+                f"GPU program {program.name!r}: host step {step.instruction} "
+                f"gave {len(leaves)} result(s), expected "
+                f"{len(step.outputs)}"
+            )
         staged = []
         for value, slot_id in zip(leaves, step.outputs, strict=True):
             shape = slot_shape(program, slot_id)

@@ -75,9 +75,7 @@ def unframe_executable(blob: bytes, platform: str | None = None) -> tuple[FrameH
         raise DataLoss(f"serialized executable is truncated ({len(blob)} bytes)")
     body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
     if hashlib.sha256(body).digest() != digest:
-        raise DataLoss(
-            "serialized executable is corrupted (checksum mismatch); serialize it again"
-        )
+        raise DataLoss("serialized executable is corrupted (checksum mismatch); serialize it again")
     (head_len,) = _LEN.unpack_from(body, len(MAGIC))
     start = len(MAGIC) + _LEN.size
     try:

@@ -106,10 +106,12 @@ class SimpleClient(Client):
                     f"{len(devices)}"
                 )
             assignment = tuple(
-                tuple(devices[r * options.num_partitions + p].id
-                      for p in range(options.num_partitions))
+                tuple(
+                    devices[r * options.num_partitions + p].id
+                    for p in range(options.num_partitions)
+                )
                 for r in range(options.num_replicas)
-            )  # fmt: skip
+            )
         placements = []
         for replica, row in enumerate(assignment):
             for partition, device_id in enumerate(row):

@@ -218,8 +218,11 @@ class SimpleExecutable(Executable):
             self._check_arguments(placement.device, args)
             if placement.device.host_memory:
                 self.check_outputs_fit_in_host_memory()
-        donate = [i for i in self.options.donated_arguments
-                  if i not in options.non_donatable_input_indices]  # fmt: skip
+        donate = [
+            i
+            for i in self.options.donated_arguments
+            if i not in options.non_donatable_input_indices
+        ]
         return [
             self._execute_on(placement, list(args), donate, options)
             for placement, args in zip(self.placements, arguments, strict=True)
@@ -233,7 +236,8 @@ class SimpleExecutable(Executable):
             need, have = self._output_bytes, host_memory_bytes()
             raise ResourceExhausted(
                 f"{self.name}: its outputs need {need:,} bytes, more than this host's "
-                f"{have:,} bytes of memory; shrink the output shapes")
+                f"{have:,} bytes of memory; shrink the output shapes"
+            )
 
     def _check_arguments(self, device: SimpleDevice, args: Sequence[Buffer]) -> None:
         where = f"{device.client.platform_name}:{device.id}"
@@ -387,8 +391,11 @@ def _check_host_output(storage: Any, shape: ArrayShape, k: int, name: str) -> np
         or storage.shape != shape.dims
         or storage.dtype != shape.dtype.numpy
     ):
-        got = (f"{storage.dtype}{list(storage.shape)}" if isinstance(storage, np.ndarray)
-               else type(storage).__name__)  # fmt: skip
+        got = (
+            f"{storage.dtype}{list(storage.shape)}"
+            if isinstance(storage, np.ndarray)
+            else type(storage).__name__
+        )
         raise Internal(f"plugin bug: launch of {name} gave {got} for output {k}, expected {shape}")
     if not storage.flags.c_contiguous:
         storage = np.ascontiguousarray(storage)

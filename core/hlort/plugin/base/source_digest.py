@@ -53,6 +53,7 @@ def core_source_digest() -> str:
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         # what an optimized module is made of and by (a cached module is encoded from these)
         parts = ("passes", "ir", "text", "shape.py", "dtypes.py")
-        _core_digest = source_digest(*(os.path.join(root, part) for part in parts),
-                                     salt=__version__)  # fmt: skip
+        _core_digest = source_digest(
+            *(os.path.join(root, part) for part in parts), salt=__version__
+        )
     return _core_digest

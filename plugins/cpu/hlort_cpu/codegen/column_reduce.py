@@ -85,8 +85,9 @@ def plan_column(comp: Computation, outputs: list[Instruction]) -> ColumnPlan | N
             continue
         if instr.opcode is Opcode.REDUCE:
             return None  # a reduction of a reduction's result
-        if not (instr.is_elementwise and instr.shape.dims == out_dims
-                and supports_instruction(instr)):  # fmt: skip
+        if not (
+            instr.is_elementwise and instr.shape.dims == out_dims and supports_instruction(instr)
+        ):
             return None
     if any(not o.shape.is_array or o.shape.dims != out_dims for o in outputs):
         return None
@@ -120,9 +121,17 @@ def scratch_layout(plan: ColumnPlan) -> tuple[list[int | None], int]:
     return offsets, total
 
 
-def emit_column(fn: ir.Function, b: ir.IRBuilder, ctx: IrContext, comp: Computation,
-                plan: ColumnPlan, params: list[ir.Value], out_ptrs: list[ir.Value],
-                begin: ir.Value, end: ir.Value) -> int:  # fmt: skip
+def emit_column(
+    fn: ir.Function,
+    b: ir.IRBuilder,
+    ctx: IrContext,
+    comp: Computation,
+    plan: ColumnPlan,
+    params: list[ir.Value],
+    out_ptrs: list[ir.Value],
+    begin: ir.Value,
+    end: ir.Value,
+) -> int:
     """Emit the kernel body (one outer iteration); returns the scratch bytes it needs."""
     reduces, in_dims, kept, out_dims = plan.reduces, plan.in_dims, plan.kept, plan.out_dims
     count = math.prod(out_dims)
@@ -131,8 +140,7 @@ def emit_column(fn: ir.Function, b: ir.IRBuilder, ctx: IrContext, comp: Computat
     scratch = None
     if scratch_bytes:
         slot = len(params) + len(plan.output_shapes)
-        scratch = b.load(b.gep(fn.args[0], [i64(slot)], inbounds=True, source_etype=PTR),
-                         typ=PTR)  # fmt: skip
+        scratch = b.load(b.gep(fn.args[0], [i64(slot)], inbounds=True, source_etype=PTR), typ=PTR)
     # (pointer, dtype of the elements there; None: f32 accumulators of a narrow type)
     accs_at: list[tuple[ir.Value, object]] = []
     for k, (offset, s) in enumerate(zip(offsets, acc_shapes, strict=True)):
@@ -160,8 +168,9 @@ def emit_column(fn: ir.Function, b: ir.IRBuilder, ctx: IrContext, comp: Computat
     def outer(_o: ir.Value) -> None:
         emitter.reset()
         scalar = Index.scalar(b)
-        init_values = [emitter.value(r.operands[len(r.operands) // 2 + k], scalar)
-                       for r, k in slots]  # fmt: skip
+        init_values = [
+            emitter.value(r.operands[len(r.operands) // 2 + k], scalar) for r, k in slots
+        ]
 
         def init_body(k: ir.Value) -> None:
             for v, at in zip(init_values, accs_at, strict=True):
@@ -184,8 +193,7 @@ def emit_column(fn: ir.Function, b: ir.IRBuilder, ctx: IrContext, comp: Computat
             for v, at in zip(new, accs_at, strict=True):
                 store_acc(at, v, k)
 
-        emit_nest(b, list(in_dims), nest_body, "col",
-                  interleave_for(in_dims[-1] if in_dims else 0))  # fmt: skip
+        emit_nest(b, list(in_dims), nest_body, "col", interleave_for(in_dims[-1] if in_dims else 0))
         if scratch_bytes:
             emit_loop(b, i64(0), i64(count), finish_body, "finish")
 

@@ -17,8 +17,9 @@ from hlort_cpu.codegen.fusion_kernel import KernelInfo
 from hlort_cpu.codegen.jit import jit_engine
 from hlort_cpu.codegen.kernel_builder import KernelModule
 
-KERNEL_CFUNC = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64,
-                                ctypes.c_int64)  # fmt: skip
+KERNEL_CFUNC = ctypes.CFUNCTYPE(
+    None, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64, ctypes.c_int64
+)
 
 
 @dataclass

@@ -34,8 +34,9 @@ class KernelInfo:
         return self.extent > 1
 
 
-def open_fusion_kernel(module: ir.Module, target: TargetSpec, name: str, comp: Computation,
-                       n_out: int):  # fmt: skip
+def open_fusion_kernel(
+    module: ir.Module, target: TargetSpec, name: str, comp: Computation, n_out: int
+):
     """Declare kernel ``name`` for ``comp`` with ``n_out`` output buffers and open its body;
     returns (function, builder, ctx, parameter pointers, output pointers, begin, end)."""
     n_in = len(comp.parameters)

@@ -44,7 +44,8 @@ def classify_hero(comp: Computation) -> str | None:
     if kind is None:
         return None
     if not root.shape.leaf_shapes() or any(
-            not is_element_dtype(s.dtype) for s in root.shape.leaf_shapes()):  # fmt: skip
+        not is_element_dtype(s.dtype) for s in root.shape.leaf_shapes()
+    ):
         return None
     if any(not o.shape.is_array or not is_element_dtype(o.shape.dtype) for o in root.operands):
         return None
@@ -55,7 +56,8 @@ def classify_hero(comp: Computation) -> str | None:
         if not indices.shape.dtype.is_integer:
             return None
     if root.opcode in (Opcode.REDUCE_WINDOW, Opcode.SELECT_AND_SCATTER) and any(
-            w.window_reversal for w in root.attrs["window"]):  # fmt: skip
+        w.window_reversal for w in root.attrs["window"]
+    ):
         return None
     producers = [i for i in comp.instructions if i is not root]
     return kind if all(_producer_ok(i) for i in producers) else None
@@ -65,8 +67,9 @@ def _producer_ok(instr: Instruction) -> bool:
     return instr.opcode not in HERO_KINDS and supports_instruction(instr)
 
 
-def emit_hero_kernel(module: ir.Module, target: TargetSpec, name: str, comp: Computation,
-                     kind: str) -> HeroLaunch:  # fmt: skip
+def emit_hero_kernel(
+    module: ir.Module, target: TargetSpec, name: str, comp: Computation, kind: str
+) -> HeroLaunch:
     return _EMITTERS[kind](module, target, name, comp)
 
 

@@ -137,8 +137,9 @@ class JitEngine:
     def _resolve(self, needed: frozenset[str]) -> None:
         """Make every name in ``needed`` resolvable, or raise INTERNAL naming the missing ones."""
         llvm = self.llvm
-        missing = sorted(n for n in needed
-                         if n not in self._defined and not llvm.address_of_symbol(n))  # fmt: skip
+        missing = sorted(
+            n for n in needed if n not in self._defined and not llvm.address_of_symbol(n)
+        )
         if not missing:
             return
         from hlort_cpu.codegen.runtime_library import helper_names  # only when needed
@@ -152,7 +153,8 @@ class JitEngine:
             raise Internal(
                 f"JIT: the compiled code calls {', '.join(missing)}, which neither this "
                 "process nor hlort's runtime library defines; the object was not loaded (report "
-                "it with the module: the code generator needs to avoid or provide that call)")
+                "it with the module: the code generator needs to avoid or provide that call)"
+            )
 
     def _load_runtime_library(self) -> None:
         """Compile and load compiler-rt's helpers (runtime_library.py); caller holds the lock."""

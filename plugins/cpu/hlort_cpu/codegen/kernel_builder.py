@@ -66,7 +66,7 @@ def root_outputs(comp: Computation) -> list[Instruction]:
 
 
 def classify(comp: Computation) -> str | None:
-    """"loop", "row", "column", a hero kind (hero_kernels.py) or None (not compilable here)."""
+    """ "loop", "row", "column", a hero kind (hero_kernels.py) or None (not compilable here)."""
     if plan_transpose(comp) is not None:
         return "transpose"
     hero = classify_hero(comp)
@@ -146,8 +146,9 @@ class KernelModule:
         fn, b, ctx, params, outs, begin, end = self._function(name, comp, 1)
         extent = emit_transpose(b, plan_transpose(comp), params[0], outs[0], begin, end)
         b.ret_void()
-        return KernelInfo(name, "transpose", 1, (comp.root.shape,), extent,
-                          TRANSPOSE_TILE * TRANSPOSE_TILE)  # fmt: skip
+        return KernelInfo(
+            name, "transpose", 1, (comp.root.shape,), extent, TRANSPOSE_TILE * TRANSPOSE_TILE
+        )
 
     # -- loop fusion -----------------------------------------------------------------------------
     def _loop(self, name: str, comp: Computation) -> KernelInfo:
@@ -176,8 +177,14 @@ class KernelModule:
                 start = b.mul(o, i64(block))
                 stop = b.add(start, i64(block))
                 stop = b.select(b.icmp_signed("<", stop, i64(total)), stop, i64(total))
-                emit_loop(b, start, stop, lambda j: store_all(Index(b, dims, linear=j)), "inner",
-                          interleave_for(min(total, block)))  # fmt: skip
+                emit_loop(
+                    b,
+                    start,
+                    stop,
+                    lambda j: store_all(Index(b, dims, linear=j)),
+                    "inner",
+                    interleave_for(min(total, block)),
+                )
 
             per_iter = block
         else:
@@ -207,8 +214,9 @@ class KernelModule:
             fn, b, ctx, params, ptrs, begin, end = self._function(name, comp, 2)
             parts = emit_split_reduce(b, ctx, comp, r, params, ptrs[0], ptrs[1], begin, end)
             b.ret_void()
-            return KernelInfo(name, "row_reduce", len(params), (shape,), parts, SPLIT_CHUNK,
-                              split=True)  # fmt: skip
+            return KernelInfo(
+                name, "row_reduce", len(params), (shape,), parts, SPLIT_CHUNK, split=True
+            )
         plan = plan_row_fusion(comp)
         outs = plan.outputs
         shapes = tuple(leaf for o in outs for leaf in o.shape.leaf_shapes())
@@ -223,8 +231,15 @@ class KernelModule:
         fn, b, ctx, params, out_ptrs, begin, end = self._function(name, comp, len(shapes))
         scratch = emit_column(fn, b, ctx, comp, plan, params, out_ptrs, begin, end)
         b.ret_void()
-        return KernelInfo(name, "column_reduce", len(params), shapes, 1,
-                          max(math.prod(plan.in_dims), 1), scratch_bytes=scratch)  # fmt: skip
+        return KernelInfo(
+            name,
+            "column_reduce",
+            len(params),
+            shapes,
+            1,
+            max(math.prod(plan.in_dims), 1),
+            scratch_bytes=scratch,
+        )
 
 
 def transposed_dim(comp: Computation) -> int | None:

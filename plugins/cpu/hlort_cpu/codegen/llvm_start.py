@@ -89,9 +89,13 @@ def optimize_module(host: HostLlvm, module) -> None:
 
 def _machine(llvm, triple: str, cpu: str, features: str, opt_level: int):
     return llvm.Target.from_triple(triple).create_target_machine(
-        cpu=cpu, features=features, opt=opt_level, reloc="default", codemodel="jitdefault",
+        cpu=cpu,
+        features=features,
+        opt=opt_level,
+        reloc="default",
+        codemodel="jitdefault",
         jit=True,
-    )  # fmt: skip
+    )
 
 
 def _create(opt_level: int) -> HostLlvm:
@@ -120,8 +124,9 @@ def _warm_up(host: HostLlvm) -> None:
     module = llvm.parse_assembly(_WARM_UP_IR, context=llvm.create_context())
     module.triple = host.triple
     module.data_layout = str(machine.target_data)
-    optimize_module(HostLlvm(llvm, host.triple, host.cpu, host.features, machine, None,
-                             host.opt_level), module)  # fmt: skip
+    optimize_module(
+        HostLlvm(llvm, host.triple, host.cpu, host.features, machine, None, host.opt_level), module
+    )
     machine.emit_object(module)
 
 
@@ -184,8 +189,9 @@ def start_in_background(opt_level: int = 3, *, force: bool = False) -> bool:
     global _THREAD
     with _LOCK:
         if _THREAD is None and _HOST is None and (force or spare_core()):
-            _THREAD = threading.Thread(target=_background, args=(opt_level,),
-                                       name="hlort-llvm-start", daemon=True)  # fmt: skip
+            _THREAD = threading.Thread(
+                target=_background, args=(opt_level,), name="hlort-llvm-start", daemon=True
+            )
             _THREAD.start()
         return _THREAD is not None
 

@@ -47,7 +47,7 @@ def object_symbols(obj: bytes) -> ObjectSymbols | None:
             if binding == 0:  # local
                 continue
             start = strtab + name_off
-            name = obj[start:obj.index(b"\0", start)].decode("ascii", "replace")
+            name = obj[start : obj.index(b"\0", start)].decode("ascii", "replace")
             if not name:
                 continue
             if shndx != _SHN_UNDEF:

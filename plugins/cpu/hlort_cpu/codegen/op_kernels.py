@@ -19,7 +19,7 @@ _SORTS = (Opcode.SORT, Opcode.TOPK)
 
 
 def classify_op_kernel(comp: Computation) -> str | None:
-    """"sort" or "rng" when ``comp`` is one such op this module compiles, else None."""
+    """ "sort" or "rng" when ``comp`` is one such op this module compiles, else None."""
     root = comp.root
     if root is None:
         return None

@@ -40,8 +40,9 @@ Fold = Callable[[list[ir.Value], Index], list[ir.Value]]
 Inits = Callable[[], list[ir.Value]]
 
 
-def emit_reduce_window(module: ir.Module, target: TargetSpec, name: str,
-                       comp: Computation) -> HeroLaunch:  # fmt: skip
+def emit_reduce_window(
+    module: ir.Module, target: TargetSpec, name: str, comp: Computation
+) -> HeroLaunch:
     root = comp.root
     n = len(root.operands) // 2
     inputs, inits = root.operands[:n], root.operands[n:]
@@ -63,9 +64,16 @@ def emit_reduce_window(module: ir.Module, target: TargetSpec, name: str,
     return launch
 
 
-def _emit_rows(b: ir.IRBuilder, em: FusedEmitter, comp: Computation, outs: list[ir.Value],
-               fold: Fold, init_values: Inits, begin: ir.Value,
-               end: ir.Value) -> HeroLaunch:  # fmt: skip
+def _emit_rows(
+    b: ir.IRBuilder,
+    em: FusedEmitter,
+    comp: Computation,
+    outs: list[ir.Value],
+    fold: Fold,
+    init_values: Inits,
+    begin: ir.Value,
+    end: ir.Value,
+) -> HeroLaunch:
     root = comp.root
     shapes = tuple(root.shape.leaf_shapes())
     out_dims = shapes[0].dims
@@ -102,8 +110,11 @@ def _emit_rows(b: ir.IRBuilder, em: FusedEmitter, comp: Computation, outs: list[
                 up = b.sdiv(b.add(shift, i64(w.stride - 1)), i64(w.stride))
                 first = b.select(b.icmp_signed(">", shift, i64(0)), up, i64(0))
                 top = b.add(shift, i64(bound - 1))
-                stop = b.select(b.icmp_signed(">=", top, i64(0)),
-                                b.add(b.sdiv(top, i64(w.stride)), i64(1)), i64(0))  # fmt: skip
+                stop = b.select(
+                    b.icmp_signed(">=", top, i64(0)),
+                    b.add(b.sdiv(top, i64(w.stride)), i64(1)),
+                    i64(0),
+                )
 
                 def lane(j: ir.Value) -> None:
                     em.reset()
@@ -111,8 +122,10 @@ def _emit_rows(b: ir.IRBuilder, em: FusedEmitter, comp: Computation, outs: list[
                     p = b.sub(b.mul(j, i64(w.stride)), shift)
 
                     def step(q: ir.Value) -> None:
-                        accs = [load_element(b, s.dtype, ptr, k)
-                                for ptr, s in zip(outs, shapes, strict=True)]  # fmt: skip
+                        accs = [
+                            load_element(b, s.dtype, ptr, k)
+                            for ptr, s in zip(outs, shapes, strict=True)
+                        ]
                         new = fold(accs, Index(b, in_dims, multi=multi + [q]))
                         for v, ptr, s in zip(new, outs, shapes, strict=True):
                             store_element(b, s.dtype, v, ptr, k)
@@ -135,9 +148,16 @@ def _emit_rows(b: ir.IRBuilder, em: FusedEmitter, comp: Computation, outs: list[
     return HeroLaunch(shapes, extent, max(min(last, ROW_TILE) * math.prod(sizes), 1))
 
 
-def _emit_scalar(b: ir.IRBuilder, em: FusedEmitter, comp: Computation, outs: list[ir.Value],
-                 fold: Fold, init_values: Inits, begin: ir.Value,
-               end: ir.Value) -> HeroLaunch:  # fmt: skip
+def _emit_scalar(
+    b: ir.IRBuilder,
+    em: FusedEmitter,
+    comp: Computation,
+    outs: list[ir.Value],
+    fold: Fold,
+    init_values: Inits,
+    begin: ir.Value,
+    end: ir.Value,
+) -> HeroLaunch:
     """A rank-0 reduce-window: its one window is its one element, folded from the init."""
     root = comp.root
     shapes = tuple(root.shape.leaf_shapes())
@@ -158,4 +178,3 @@ def _smaller(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
 
 def _larger(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     return b.select(b.icmp_signed(">", x, y), x, y)
-

@@ -40,8 +40,12 @@ def supports_rng(instr: Instruction) -> bool:
         return False
     state = instr.operands[0]
     bits = instr.shape.elements[1]
-    return (state.opcode is Opcode.PARAMETER and state.shape.is_array and bits.is_array
-            and bits.dtype.bits in (8, 16, 32, 64))  # fmt: skip
+    return (
+        state.opcode is Opcode.PARAMETER
+        and state.shape.is_array
+        and bits.is_array
+        and bits.dtype.bits in (8, 16, 32, 64)
+    )
 
 
 def split_into_halves(dims: tuple[int, ...]) -> tuple[int, int]:
@@ -81,8 +85,12 @@ def philox4x32(b: ir.IRBuilder, counter: list[ir.Value], k0, k1) -> list[ir.Valu
     for _ in range(10):
         p0 = b.mul(b.zext(c0, I64), i64(_PHILOX_M4X32A))
         p1 = b.mul(b.zext(c2, I64), i64(_PHILOX_M4X32B))
-        c0, c1, c2, c3 = (b.xor(b.xor(_hi(b, p1), c1), k0), _lo(b, p1),
-                          b.xor(b.xor(_hi(b, p0), c3), k1), _lo(b, p0))  # fmt: skip
+        c0, c1, c2, c3 = (
+            b.xor(b.xor(_hi(b, p1), c1), k0),
+            _lo(b, p1),
+            b.xor(b.xor(_hi(b, p0), c3), k1),
+            _lo(b, p0),
+        )
         k0 = b.add(k0, _c32(_PHILOX_W32A))
         k1 = b.add(k1, _c32(_PHILOX_W32B))
     return [c0, c1, c2, c3]
@@ -112,8 +120,10 @@ class RngKernel:
         self.fn, self.begin, self.end = kernel.function, kernel.begin, kernel.end
         self.b = b = kernel.builder
         self.state, self.new_state, self.out = kernel.buffers
-        self.words = [b.load(b.gep(self.state, [i64(k)], inbounds=True, source_etype=I64),
-                             typ=I64) for k in range(self.state_size)]  # fmt: skip
+        self.words = [
+            b.load(b.gep(self.state, [i64(k)], inbounds=True, source_etype=I64), typ=I64)
+            for k in range(self.state_size)
+        ]
 
     @property
     def threefry(self) -> bool:
@@ -236,8 +246,9 @@ class RngKernel:
         b = self.b
         lo, hi = self._counter_words(v)
         key = self.words[0]
-        words = philox4x32(b, [_lo(b, lo), _hi(b, lo), _lo(b, hi), _hi(b, hi)],
-                           _lo(b, key), _hi(b, key))  # fmt: skip
+        words = philox4x32(
+            b, [_lo(b, lo), _hi(b, lo), _lo(b, hi), _hi(b, hi)], _lo(b, key), _hi(b, key)
+        )
         if self.width == 64:
             numbers = [_join(b, words[0], words[1]), _join(b, words[2], words[3])]
         else:

@@ -22,9 +22,17 @@ from hlort.ir.computation import Computation
 from hlort_cpu.codegen.interleave import interleave_for
 
 
-def emit_row_fusion(fn: ir.Function, b: ir.IRBuilder, ctx: IrContext, comp: Computation,
-                    plan: RowPlan, params: list[ir.Value], out_ptrs: list[ir.Value],
-                    begin: ir.Value, end: ir.Value) -> tuple[int, int]:  # fmt: skip
+def emit_row_fusion(
+    fn: ir.Function,
+    b: ir.IRBuilder,
+    ctx: IrContext,
+    comp: Computation,
+    plan: RowPlan,
+    params: list[ir.Value],
+    out_ptrs: list[ir.Value],
+    begin: ir.Value,
+    end: ir.Value,
+) -> tuple[int, int]:
     """Emit the row loop; returns (extent, elements per row)."""
     em = RowEmitter(ctx, comp, params, plan.row_level)
     in_dims, kept = plan.in_dims, plan.kept_dims
@@ -33,10 +41,13 @@ def emit_row_fusion(fn: ir.Function, b: ir.IRBuilder, ctx: IrContext, comp: Comp
     extent = math.prod(kept) if kept else 1
     if math.prod(in_dims) == 0 and row_size != 0:
         extent = 0
-    slots = {id(r): [value_type(o.shape.dtype) for o in r.operands[: len(r.operands) // 2]]
-             for r in plan.reduces}  # fmt: skip
-    allocas = {id(r): [b.alloca(t) for t in ts] for r, ts in
-               ((r, slots[id(r)]) for r in plan.reduces)}  # fmt: skip
+    slots = {
+        id(r): [value_type(o.shape.dtype) for o in r.operands[: len(r.operands) // 2]]
+        for r in plan.reduces
+    }
+    allocas = {
+        id(r): [b.alloca(t) for t in ts] for r, ts in ((r, slots[id(r)]) for r in plan.reduces)
+    }
 
     def outer(o: ir.Value) -> None:
         kept_multi = delinearize(b, o, kept)
@@ -61,17 +72,17 @@ def emit_row_fusion(fn: ir.Function, b: ir.IRBuilder, ctx: IrContext, comp: Comp
                 b.store(em.value(init, scalar), a)
 
             def step(index: Index, r=r, n=n) -> None:
-                accs = [b.load(a, typ=t) for a, t in zip(allocas[id(r)], slots[id(r)],
-                                                        strict=True)]  # fmt: skip
+                accs = [b.load(a, typ=t) for a, t in zip(allocas[id(r)], slots[id(r)], strict=True)]
                 values = [em.value(x, index) for x in r.operands[:n]]
                 for a, v in zip(allocas[id(r)], apply_reducer(ctx, r, accs, values), strict=True):
                     b.store(v, a)
 
             run_inner(step)
             # narrow floats accumulate in f32 and round once, as the interpreter's reduce does
-            em.row_values[id(r)] = [round_to(b, x.shape.dtype, b.load(a, typ=t)) for a, t, x in
-                                    zip(allocas[id(r)], slots[id(r)], r.operands[:n],
-                                        strict=True)]  # fmt: skip
+            em.row_values[id(r)] = [
+                round_to(b, x.shape.dtype, b.load(a, typ=t))
+                for a, t, x in zip(allocas[id(r)], slots[id(r)], r.operands[:n], strict=True)
+            ]
         element_outs = []
         for k, out in enumerate(plan.outputs):
             if out.shape.dims == in_dims and in_dims != kept:
@@ -84,8 +95,10 @@ def emit_row_fusion(fn: ir.Function, b: ir.IRBuilder, ctx: IrContext, comp: Comp
             def write(index: Index) -> None:
                 for k in element_outs:
                     out = plan.outputs[k]
-                    store_element(b, out.shape.dtype, em.value(out, index), out_ptrs[k],
-                                  index.linear)  # fmt: skip
+                    store_element(
+                        b, out.shape.dtype, em.value(out, index), out_ptrs[k], index.linear
+                    )
+
             run_inner(write)
 
     emit_loop(b, begin, end, outer, "rows")

@@ -37,8 +37,13 @@ FLOAT = FloatFormat("float", 32, 23)
 DOUBLE = FloatFormat("double", 64, 52)
 
 
-def truncation_ir(name: str, src: FloatFormat, dst: FloatFormat, ret_type: str | None = None,
-                  arg_type: str | None = None) -> str:  # fmt: skip
+def truncation_ir(
+    name: str,
+    src: FloatFormat,
+    dst: FloatFormat,
+    ret_type: str | None = None,
+    arg_type: str | None = None,
+) -> str:
     """``dst name(src)``: round a wider float to a narrower one (to nearest, ties to even)."""
     s, d, it = src.significand_bits, dst.significand_bits, src.int_type
     sig_diff = s - d
@@ -54,9 +59,12 @@ def truncation_ir(name: str, src: FloatFormat, dst: FloatFormat, ret_type: str |
     halfway = 1 << (sig_diff - 1)
     ret = ret_type or dst.ir_type
     arg = arg_type or src.ir_type
-    to_bits = (f"%a = bitcast {arg} %x to {it}" if arg != it else f"%a = add {it} %x, 0")
-    out = (f"%r = bitcast {dst.int_type} %res to {ret}" if ret != dst.int_type
-           else f"%r = add {dst.int_type} %res, 0")  # fmt: skip
+    to_bits = f"%a = bitcast {arg} %x to {it}" if arg != it else f"%a = add {it} %x, 0"
+    out = (
+        f"%r = bitcast {dst.int_type} %res to {ret}"
+        if ret != dst.int_type
+        else f"%r = add {dst.int_type} %res, 0"
+    )
     return f"""
 define {ret} @{name}({arg} %x) nounwind {{
 entry:

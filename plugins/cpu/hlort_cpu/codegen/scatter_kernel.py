@@ -26,8 +26,7 @@ from hlort_cpu.codegen.hero_launch import HeroLaunch
 COPY_CHUNK = 1 << 16  # operand elements copied per parallel iteration
 
 
-def emit_scatter(module: ir.Module, target: TargetSpec, name: str,
-                 comp: Computation) -> HeroLaunch:  # fmt: skip
+def emit_scatter(module: ir.Module, target: TargetSpec, name: str, comp: Computation) -> HeroLaunch:
     root = comp.root
     n = (len(root.operands) - 1) // 2
     operands = root.operands[:n]

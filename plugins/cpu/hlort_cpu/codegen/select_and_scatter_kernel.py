@@ -36,8 +36,9 @@ from hlort_cpu.codegen.hero_launch import HeroLaunch
 LANE_TILE = 256  # windows searched side by side along a trivially windowed last dimension
 
 
-def emit_select_and_scatter(module: ir.Module, target: TargetSpec, name: str,
-                            comp: Computation) -> HeroLaunch:  # fmt: skip
+def emit_select_and_scatter(
+    module: ir.Module, target: TargetSpec, name: str, comp: Computation
+) -> HeroLaunch:
     root = comp.root
     operand, source, init = root.operands
     select, scatter = root.attrs["select"], root.attrs["scatter"]
@@ -83,8 +84,13 @@ def emit_select_and_scatter(module: ir.Module, target: TargetSpec, name: str,
             def lane_tile(t: ir.Value) -> None:
                 em.reset()
                 c0 = b.mul(t, i64(tile))
-                c1 = b.add(c0, i64(tile)) if lanes % tile == 0 else b.select(
-                    b.icmp_signed("<", t, i64(tiles - 1)), b.add(c0, i64(tile)), i64(lanes))
+                c1 = (
+                    b.add(c0, i64(tile))
+                    if lanes % tile == 0
+                    else b.select(
+                        b.icmp_signed("<", t, i64(tiles - 1)), b.add(c0, i64(tile)), i64(lanes)
+                    )
+                )
 
                 def reset(c: ir.Value) -> None:
                     k = b.sub(c, c0)
@@ -102,8 +108,10 @@ def emit_select_and_scatter(module: ir.Module, target: TargetSpec, name: str,
                         lane = [c] if channel else []
                         index = Index(b, dims, multi=lead_multi + multi + lane)
                         value = em.value(operand, index)
-                        at, at_value = slot(chosen, I64, b.sub(c, c0)), slot(
-                            chosen_value, vt, b.sub(c, c0))  # fmt: skip
+                        at, at_value = (
+                            slot(chosen, I64, b.sub(c, c0)),
+                            slot(chosen_value, vt, b.sub(c, c0)),
+                        )
                         current = b.load(at, typ=I64)
                         current_value = b.load(at_value, typ=vt)
                         keep = emit_scalar_computation(ctx, select, [current_value, value])[0]

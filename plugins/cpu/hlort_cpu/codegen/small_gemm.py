@@ -59,8 +59,9 @@ class SmallDot:
     gemm: SmallGemm
 
 
-def emit_small_dot(b: ir.IRBuilder, step: SmallDot, pointer, memset: ir.Function,
-                   vector_bits: int) -> None:  # fmt: skip
+def emit_small_dot(
+    b: ir.IRBuilder, step: SmallDot, pointer, memset: ir.Function, vector_bits: int
+) -> None:
     """Emit ``step`` at the builder: define its function, then call it (K = 0: zeros)."""
     g = step.gemm
     size = 8 if g.double else 4
@@ -68,8 +69,10 @@ def emit_small_dot(b: ir.IRBuilder, step: SmallDot, pointer, memset: ir.Function
         return
     c = pointer(step.c)
     if g.k == 0:
-        b.call(memset, [c, ir.Constant(ir.IntType(8), 0), i64(g.batch * g.m * g.n * size),
-                        ir.Constant(I1, 0)])  # fmt: skip
+        b.call(
+            memset,
+            [c, ir.Constant(ir.IntType(8), 0), i64(g.batch * g.m * g.n * size), ir.Constant(I1, 0)],
+        )
         return
     fn = emit_small_gemm(b.module, step.name, g, vector_bits)
     b.call(fn, [pointer(step.a), pointer(step.b), c])
@@ -90,25 +93,37 @@ def emit_small_gemm(module: ir.Module, name: str, g: SmallGemm, vector_bits: int
     a_base, b_base, c_base = fn.args
     fma = _intrinsic(module, f"llvm.fma.v{lanes}{_suffix(real)}", vec, [vec, vec, vec])
     mask_type = ir.VectorType(I1, lanes)
-    load_masked = _intrinsic(module, f"llvm.masked.load.v{lanes}{_suffix(real)}.p0", vec,
-                             [PTR, I32, mask_type, vec])  # fmt: skip
-    store_masked = _intrinsic(module, f"llvm.masked.store.v{lanes}{_suffix(real)}.p0", VOID,
-                              [vec, PTR, I32, mask_type])  # fmt: skip
+    load_masked = _intrinsic(
+        module, f"llvm.masked.load.v{lanes}{_suffix(real)}.p0", vec, [PTR, I32, mask_type, vec]
+    )
+    store_masked = _intrinsic(
+        module, f"llvm.masked.store.v{lanes}{_suffix(real)}.p0", VOID, [vec, PTR, I32, mask_type]
+    )
     zero = ir.Constant(vec, [0.0] * lanes)
     width = lanes * vectors
 
     def element(base: ir.Value, index: ir.Value) -> ir.Value:
         return b.gep(base, [index], inbounds=True, source_etype=real)
 
-    def block(ab: ir.Value, bb: ir.Value, cb: ir.Value, row0: ir.Value, col0: ir.Value,
-              rows: int, valid: int) -> None:  # fmt: skip
+    def block(
+        ab: ir.Value,
+        bb: ir.Value,
+        cb: ir.Value,
+        row0: ir.Value,
+        col0: ir.Value,
+        rows: int,
+        valid: int,
+    ) -> None:
         """rows x ``valid`` columns (``valid`` <= width) of c from row0, col0."""
         parts = -(-valid // lanes)
         masks = []
         for v in range(parts):
             count = min(lanes, valid - v * lanes)
-            masks.append(None if count == lanes else ir.Constant(
-                mask_type, [1] * count + [0] * (lanes - count)))  # fmt: skip
+            masks.append(
+                None
+                if count == lanes
+                else ir.Constant(mask_type, [1] * count + [0] * (lanes - count))
+            )
         pre = b.block
         loop = fn.append_basic_block("k")
         done = fn.append_basic_block("k.end")
@@ -124,19 +139,24 @@ def emit_small_gemm(module: ir.Module, name: str, g: SmallGemm, vector_bits: int
         b_vecs = []
         for v, mask in enumerate(masks):
             ptr = element(bb, b.add(b_row, i64(v * lanes)))
-            b_vecs.append(b.load(ptr, typ=vec, align=size) if mask is None
-                          else b.call(load_masked, [ptr, ir.Constant(I32, size), mask, zero]))
+            b_vecs.append(
+                b.load(ptr, typ=vec, align=size)
+                if mask is None
+                else b.call(load_masked, [ptr, ir.Constant(I32, size), mask, zero])
+            )
         a_col = b.mul(kk, i64(g.a_cs))
         new = []
         for r in range(rows):
             a_index = b.add(b.mul(b.add(row0, i64(r)), i64(g.a_rs)), a_col)
             scalar = b.load(element(ab, a_index), typ=real)
-            splat = b.shuffle_vector(b.insert_element(ir.Constant(vec, ir.Undefined), scalar,
-                                                      ir.Constant(I32, 0)),
-                                     ir.Constant(vec, ir.Undefined),
-                                     ir.Constant(ir.VectorType(I32, lanes), [0] * lanes))
-            new.append([b.call(fma, [splat, bv, acc]) for bv, acc in zip(b_vecs, accs[r],
-                                                                         strict=True)])
+            splat = b.shuffle_vector(
+                b.insert_element(ir.Constant(vec, ir.Undefined), scalar, ir.Constant(I32, 0)),
+                ir.Constant(vec, ir.Undefined),
+                ir.Constant(ir.VectorType(I32, lanes), [0] * lanes),
+            )
+            new.append(
+                [b.call(fma, [splat, bv, acc]) for bv, acc in zip(b_vecs, accs[r], strict=True)]
+            )
         nxt = b.add(kk, i64(1))
         end = b.block
         kk.add_incoming(nxt, end)
@@ -159,9 +179,15 @@ def emit_small_gemm(module: ir.Module, name: str, g: SmallGemm, vector_bits: int
 
     def column(ab, bb, cb, col0: ir.Value, valid: int) -> None:
         if full_rows:
-            emit_loop(b, i64(0), i64(full_rows),
-                      lambda rb: block(ab, bb, cb, b.mul(rb, i64(rows_per_block)), col0,
-                                       rows_per_block, valid), "rows")  # fmt: skip
+            emit_loop(
+                b,
+                i64(0),
+                i64(full_rows),
+                lambda rb: block(
+                    ab, bb, cb, b.mul(rb, i64(rows_per_block)), col0, rows_per_block, valid
+                ),
+                "rows",
+            )
         if tail_rows:
             block(ab, bb, cb, i64(full_rows * rows_per_block), col0, tail_rows, valid)
 
@@ -170,9 +196,13 @@ def emit_small_gemm(module: ir.Module, name: str, g: SmallGemm, vector_bits: int
         bb = element(b_base, b.mul(index, i64(g.b_bs)))
         cb = element(c_base, b.mul(index, i64(g.m * g.n)))
         if full_cols:
-            emit_loop(b, i64(0), i64(full_cols),
-                      lambda cblock: column(ab, bb, cb, b.mul(cblock, i64(width)), width),
-                      "cols")  # fmt: skip
+            emit_loop(
+                b,
+                i64(0),
+                i64(full_cols),
+                lambda cblock: column(ab, bb, cb, b.mul(cblock, i64(width)), width),
+                "cols",
+            )
         if tail_cols:
             column(ab, bb, cb, i64(full_cols * width), tail_cols)
 
@@ -191,5 +221,3 @@ def _intrinsic(module: ir.Module, name: str, ret: ir.Type, args: list) -> ir.Fun
     if existing is not None:
         return existing
     return ir.Function(module, ir.FunctionType(ret, args), name)
-
-

@@ -102,8 +102,9 @@ class SortKernel:
             outer = b.udiv(r, i64(inner))
             self.row_base = b.add(b.mul(outer, i64(n * inner)), b.urem(r, i64(inner)))
 
-    def _copy_raw(self, dt, src: ir.Value, src_index: ir.Value, dst: ir.Value,
-                  dst_index: ir.Value) -> None:  # fmt: skip
+    def _copy_raw(
+        self, dt, src: ir.Value, src_index: ir.Value, dst: ir.Value, dst_index: ir.Value
+    ) -> None:
         """Copy one element's bits; elements wider than 8 bytes (c128) as 8-byte words."""
         b = self.b
         words = max(1, dt.itemsize // 8)
@@ -157,13 +158,13 @@ class SortKernel:
             for (operand, bits), low in zip(layout.values, layout.value_offsets(), strict=True):
                 t = ir.IntType(self.plan.dtypes[operand].itemsize * 8)
                 value = record_field(b, layout, words, low, bits)
-                b.store(value, b.gep(self.outputs[operand], [dst], inbounds=True,
-                                     source_etype=t))  # fmt: skip
+                b.store(value, b.gep(self.outputs[operand], [dst], inbounds=True, source_etype=t))
 
         emit_loop(b, i64(0), i64(self.plan.n), body, "unpack")
 
-    def _insert(self, layout: RecordLayout, base: ir.Value, start: ir.Value,
-                rec: list[ir.Value]) -> None:  # fmt: skip
+    def _insert(
+        self, layout: RecordLayout, base: ir.Value, start: ir.Value, rec: list[ir.Value]
+    ) -> None:
         """Shift records of ``base[:start]`` with keys greater than ``rec``'s up one; put ``rec``
         in the gap (equal keys stay in front: stable)."""
         b = self.b
@@ -190,13 +191,18 @@ class SortKernel:
         store_record(b, base, j, rec)
 
     # -- strategies --------------------------------------------------------------------------------
-    def _radix_row(self, layout: RecordLayout, cur: ir.Value, other: ir.Value,
-                   sum_slot: ir.Value) -> None:  # fmt: skip
+    def _radix_row(
+        self, layout: RecordLayout, cur: ir.Value, other: ir.Value, sum_slot: ir.Value
+    ) -> None:
         b, n, words = self.b, self.plan.n, layout.words
         passes = layout.digit_passes()
         hist = self.scratch
-        first = b.gep(self.scratch, [i64(8 * len(passes) * BUCKETS)], inbounds=True,
-                      source_etype=ir.IntType(8))  # fmt: skip
+        first = b.gep(
+            self.scratch,
+            [i64(8 * len(passes) * BUCKETS)],
+            inbounds=True,
+            source_etype=ir.IntType(8),
+        )
         second = b.gep(first, [i64(8 * words * n)], inbounds=True, source_etype=ir.IntType(8))
         b.store(first, cur)
         b.store(second, other)
@@ -204,9 +210,13 @@ class SortKernel:
         def count_at(p: int, d: ir.Value) -> ir.Value:
             return b.gep(hist, [b.add(d, i64(p * BUCKETS))], inbounds=True, source_etype=I64)
 
-        emit_loop(b, i64(0), i64(len(passes) * BUCKETS),
-                  lambda i: b.store(i64(0), b.gep(hist, [i], inbounds=True, source_etype=I64)),
-                  "hist_clear")  # fmt: skip
+        emit_loop(
+            b,
+            i64(0),
+            i64(len(passes) * BUCKETS),
+            lambda i: b.store(i64(0), b.gep(hist, [i], inbounds=True, source_etype=I64)),
+            "hist_clear",
+        )
 
         def fill(j: ir.Value) -> None:
             rec = self._record(layout, j)
@@ -220,8 +230,9 @@ class SortKernel:
             src = b.load(cur, typ=PTR)
             dst = b.load(other, typ=PTR)
             head = load_record(b, src, i64(0), words)
-            trivial = b.icmp_signed("==", b.load(count_at(p, digit(b, head, slot, shift)),
-                                                 typ=I64), i64(n))  # fmt: skip
+            trivial = b.icmp_signed(
+                "==", b.load(count_at(p, digit(b, head, slot, shift)), typ=I64), i64(n)
+            )
             with b.if_then(b.not_(trivial)):
                 b.store(i64(0), sum_slot)
 
@@ -234,8 +245,7 @@ class SortKernel:
 
                 emit_loop(b, i64(0), i64(BUCKETS), prefix, "prefix")
 
-                def scatter(i: ir.Value, p=p, slot=slot, shift=shift, src=src,
-                            dst=dst) -> None:  # fmt: skip
+                def scatter(i: ir.Value, p=p, slot=slot, shift=shift, src=src, dst=dst) -> None:
                     rec = load_record(b, src, i, words)
                     ptr = count_at(p, digit(b, rec, slot, shift))
                     offset = b.load(ptr, typ=I64)
@@ -297,15 +307,21 @@ class SortKernel:
 
     def _network_plan_row(self) -> None:
         b, plan = self.b, self.plan
-        emit_network_sort(self.ctx, plan.comparator, plan.dtypes, self.inputs, self.element,
-                          self.scratch, plan.n)  # fmt: skip
-        self._gather(plan.n, lambda j: b.load(
-            b.gep(self.scratch, [j], inbounds=True, source_etype=I64), typ=I64))  # fmt: skip
+        emit_network_sort(
+            self.ctx, plan.comparator, plan.dtypes, self.inputs, self.element, self.scratch, plan.n
+        )
+        self._gather(
+            plan.n,
+            lambda j: b.load(b.gep(self.scratch, [j], inbounds=True, source_etype=I64), typ=I64),
+        )
 
     def emit(self) -> None:
         b, plan = self.b, self.plan
-        slots = (b.alloca(PTR, name="cur"), b.alloca(PTR, name="other"),
-                 b.alloca(I64, name="prefix_sum"))  # fmt: skip
+        slots = (
+            b.alloca(PTR, name="cur"),
+            b.alloca(PTR, name="other"),
+            b.alloca(I64, name="prefix_sum"),
+        )
         layout = record_layout(plan) if plan.strategy == "radix" else None
 
         def row(r: ir.Value) -> None:
@@ -328,5 +344,12 @@ def emit_sort_kernel(module: ir.Module, target: TargetSpec, name: str, comp: Com
     SortKernel(module, target, name, plan).emit()
     count = plan.n if plan.top_k is None else plan.top_k
     extent = plan.rows if count else 0
-    return KernelInfo(name, "sort", len(plan.dtypes), output_shapes(plan), extent, max(plan.n, 1),
-                      scratch_bytes=max(scratch_bytes(plan), 8))  # fmt: skip
+    return KernelInfo(
+        name,
+        "sort",
+        len(plan.dtypes),
+        output_shapes(plan),
+        extent,
+        max(plan.n, 1),
+        scratch_bytes=max(scratch_bytes(plan), 8),
+    )

@@ -25,8 +25,15 @@ def network_levels(n: int) -> int:
     return max(0, (n - 1).bit_length())
 
 
-def emit_network_sort(ctx: IrContext, comparator: Computation, dtypes_, inputs: list[ir.Value],
-                      element, perm: ir.Value, n: int) -> None:  # fmt: skip
+def emit_network_sort(
+    ctx: IrContext,
+    comparator: Computation,
+    dtypes_,
+    inputs: list[ir.Value],
+    element,
+    perm: ir.Value,
+    n: int,
+) -> None:
     """Leave in ``perm[0:n]`` the interpreter's sorting permutation of one row.
 
     ``element(j)`` is the linear index of the row's element j in every input.
@@ -64,8 +71,11 @@ def emit_network_sort(ctx: IrContext, comparator: Computation, dtypes_, inputs: 
             span = b.shl(k, i64(1))
             # runs start at first + t * 2k while first + t * 2k + k < n
             room = b.sub(i64(n), b.add(first, k))
-            runs = b.select(b.icmp_signed(">", room, i64(0)),
-                            b.sdiv(b.add(room, b.sub(span, i64(1))), span), i64(0))  # fmt: skip
+            runs = b.select(
+                b.icmp_signed(">", room, i64(0)),
+                b.sdiv(b.add(room, b.sub(span, i64(1))), span),
+                i64(0),
+            )
 
             def run(t: ir.Value) -> None:
                 j = b.add(first, b.mul(t, span))
@@ -75,8 +85,9 @@ def emit_network_sort(ctx: IrContext, comparator: Computation, dtypes_, inputs: 
                 def pair(i: ir.Value) -> None:
                     a = b.add(j, i)
                     partner = b.add(a, k)
-                    same = b.icmp_unsigned("==", b.lshr(a, block_shift),
-                                           b.lshr(partner, block_shift))  # fmt: skip
+                    same = b.icmp_unsigned(
+                        "==", b.lshr(a, block_shift), b.lshr(partner, block_shift)
+                    )
                     with b.if_then(same):
                         compare_exchange(a, partner)
 

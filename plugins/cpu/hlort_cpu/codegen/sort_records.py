@@ -37,8 +37,9 @@ class RecordLayout:
     values: tuple[tuple[int, int], ...] = ()
 
     @classmethod
-    def for_row(cls, keys: tuple[KeyField, ...], n: int, dtypes_=(),
-                position: bool = True) -> RecordLayout:  # fmt: skip
+    def for_row(
+        cls, keys: tuple[KeyField, ...], n: int, dtypes_=(), position: bool = True
+    ) -> RecordLayout:
         """The layout for rows of ``n``; ``position`` forces a position payload (top-k, and
         operands wider than one word: c128)."""
         index_bits = 32 if n <= 1 << 32 else 64
@@ -131,8 +132,13 @@ def _canonical_float_bits(b: ir.IRBuilder, dt, bits: ir.Value) -> ir.Value:
     return b.select(is_nan, ir.Constant(t, quiet_nan), bits)
 
 
-def pack_record(b: ir.IRBuilder, layout: RecordLayout, keys: list[ir.Value],
-                position: ir.Value, raw: dict[int, ir.Value]) -> list[ir.Value]:  # fmt: skip
+def pack_record(
+    b: ir.IRBuilder,
+    layout: RecordLayout,
+    keys: list[ir.Value],
+    position: ir.Value,
+    raw: dict[int, ir.Value],
+) -> list[ir.Value]:
     """The record words (most significant first) of keys (unsigned iN values) and the payload:
     ``position``, or the raw storage bits ``raw[operand]`` of the operands."""
     words: list[ir.Value | None] = [None] * layout.words
@@ -145,8 +151,11 @@ def pack_record(b: ir.IRBuilder, layout: RecordLayout, keys: list[ir.Value],
         pieces.append((_to_i64(b, value), low, key.bits))
     for value, low, width in pieces:
         for q in range(low // 64, (low + width - 1) // 64 + 1):
-            part = b.shl(value, i64(low - 64 * q)) if low >= 64 * q else \
-                b.lshr(value, i64(64 * q - low))  # fmt: skip
+            part = (
+                b.shl(value, i64(low - 64 * q))
+                if low >= 64 * q
+                else b.lshr(value, i64(64 * q - low))
+            )
             slot = layout.words - 1 - q
             words[slot] = part if words[slot] is None else b.or_(words[slot], part)
     return [w if w is not None else i64(0) for w in words]
@@ -156,8 +165,9 @@ def _to_i64(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
     return value if value.type.width == 64 else b.zext(value, I64)
 
 
-def record_field(b: ir.IRBuilder, layout: RecordLayout, words: list[ir.Value], low: int,
-                 width: int) -> ir.Value:  # fmt: skip
+def record_field(
+    b: ir.IRBuilder, layout: RecordLayout, words: list[ir.Value], low: int, width: int
+) -> ir.Value:
     """The ``width``-bit field at bit ``low`` of the record integer, as an iN value."""
     q = low // 64
     shift = low - 64 * q
@@ -174,8 +184,9 @@ def record_position(b: ir.IRBuilder, layout: RecordLayout, words: list[ir.Value]
     return last if layout.index_bits == 64 else b.and_(last, i64((1 << layout.index_bits) - 1))
 
 
-def keys_greater(b: ir.IRBuilder, layout: RecordLayout, lhs: list[ir.Value],
-                 rhs: list[ir.Value]) -> ir.Value:  # fmt: skip
+def keys_greater(
+    b: ir.IRBuilder, layout: RecordLayout, lhs: list[ir.Value], rhs: list[ir.Value]
+) -> ir.Value:
     """lhs's keys > rhs's keys (the payload ignored), as unsigned big integers."""
     result: ir.Value = ir.Constant(I1, 0)
     low = layout.payload_bits
@@ -185,23 +196,28 @@ def keys_greater(b: ir.IRBuilder, layout: RecordLayout, lhs: list[ir.Value],
         if low > 64 * q:
             mask = i64(~((1 << (low - 64 * q)) - 1) & ((1 << 64) - 1))
             x, y = b.and_(x, mask), b.and_(y, mask)
-        result = b.or_(b.icmp_unsigned(">", x, y),
-                       b.and_(b.icmp_unsigned("==", x, y), result))  # fmt: skip
+        result = b.or_(b.icmp_unsigned(">", x, y), b.and_(b.icmp_unsigned("==", x, y), result))
     return result
 
 
 def load_record(b: ir.IRBuilder, base: ir.Value, k: ir.Value, words: int) -> list[ir.Value]:
     start = b.mul(k, i64(words)) if words != 1 else k
-    return [b.load(b.gep(base, [b.add(start, i64(w)) if w else start], inbounds=True,
-                         source_etype=I64), typ=I64) for w in range(words)]  # fmt: skip
+    return [
+        b.load(
+            b.gep(base, [b.add(start, i64(w)) if w else start], inbounds=True, source_etype=I64),
+            typ=I64,
+        )
+        for w in range(words)
+    ]
 
 
 def store_record(b: ir.IRBuilder, base: ir.Value, k: ir.Value, values: list[ir.Value]) -> None:
     words = len(values)
     start = b.mul(k, i64(words)) if words != 1 else k
     for w, v in enumerate(values):
-        b.store(v, b.gep(base, [b.add(start, i64(w)) if w else start], inbounds=True,
-                         source_etype=I64))  # fmt: skip
+        b.store(
+            v, b.gep(base, [b.add(start, i64(w)) if w else start], inbounds=True, source_etype=I64)
+        )
 
 
 def digit(b: ir.IRBuilder, words: list[ir.Value], slot: int, shift: int) -> ir.Value:

@@ -60,20 +60,28 @@ def split_reduce(comp: Computation) -> Instruction | None:
     ops = variadic_reducer_opcodes(root.attrs["to_apply"])
     if ops is None or len(ops) != 1:
         return None
-    if dt.is_float and ops[0] not in (Opcode.ADD, Opcode.MULTIPLY, Opcode.MAXIMUM,
-                                      Opcode.MINIMUM):  # fmt: skip
+    if dt.is_float and ops[0] not in (Opcode.ADD, Opcode.MULTIPLY, Opcode.MAXIMUM, Opcode.MINIMUM):
         return None
     ident = _identity(ops[0], dt)
     value = np.asarray(init.literal).reshape(-1)[0]
-    if ident is None or not np.array_equal(np.asarray(value, dt.numpy),
-                                           np.asarray(ident).astype(dt.numpy)):  # fmt: skip
+    if ident is None or not np.array_equal(
+        np.asarray(value, dt.numpy), np.asarray(ident).astype(dt.numpy)
+    ):
         return None
     return root
 
 
-def emit_split_reduce(b: ir.IRBuilder, ctx: IrContext, comp: Computation, r: Instruction,
-                      params: list[ir.Value], out: ir.Value, scratch: ir.Value,
-                      begin: ir.Value, end: ir.Value) -> int:  # fmt: skip
+def emit_split_reduce(
+    b: ir.IRBuilder,
+    ctx: IrContext,
+    comp: Computation,
+    r: Instruction,
+    params: list[ir.Value],
+    out: ir.Value,
+    scratch: ir.Value,
+    begin: ir.Value,
+    end: ir.Value,
+) -> int:
     """Emit chunk iterations [0, P) and the combining iteration P; returns P."""
     operand, init = r.operands
     dims = operand.shape.dims
@@ -86,8 +94,9 @@ def emit_split_reduce(b: ir.IRBuilder, ctx: IrContext, comp: Computation, r: Ins
 
     def outer(k: ir.Value) -> None:
         fn = b.block.function
-        chunk, combine, done = (fn.append_basic_block(f"split.{s}")
-                                for s in ("chunk", "combine", "done"))  # fmt: skip
+        chunk, combine, done = (
+            fn.append_basic_block(f"split.{s}") for s in ("chunk", "combine", "done")
+        )
         b.cbranch(b.icmp_signed("<", k, i64(parts)), chunk, combine)
         b.position_at_end(chunk)
         em.reset()

@@ -25,8 +25,7 @@ def emit_threefry_elementwise(module: ir.Module, target: TargetSpec, name: str) 
     b, ptrs, begin, end = kernel.builder, kernel.buffers, kernel.begin, kernel.end
 
     def element(i: ir.Value) -> None:
-        words = [b.load(b.gep(p, [i], inbounds=True, source_etype=I32), typ=I32)
-                 for p in ptrs[:4]]  # fmt: skip
+        words = [b.load(b.gep(p, [i], inbounds=True, source_etype=I32), typ=I32) for p in ptrs[:4]]
         for out, value in zip(ptrs[4:], threefry2x32(b, *words), strict=True):
             b.store(value, b.gep(out, [i], inbounds=True, source_etype=I32))
 

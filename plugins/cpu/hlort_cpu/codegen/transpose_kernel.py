@@ -42,8 +42,14 @@ def _strides(dims: tuple[int, ...]) -> list[int]:
     return out
 
 
-def emit_transpose(b: ir.IRBuilder, plan: TransposePlan, src: ir.Value, dst: ir.Value,
-                   begin: ir.Value, end: ir.Value) -> int:  # fmt: skip
+def emit_transpose(
+    b: ir.IRBuilder,
+    plan: TransposePlan,
+    src: ir.Value,
+    dst: ir.Value,
+    begin: ir.Value,
+    end: ir.Value,
+) -> int:
     """Emit the tile loop over [begin, end); returns the extent (number of tiles)."""
     out_dims = plan.out_dims
     rank = len(out_dims)
@@ -75,16 +81,19 @@ def emit_transpose(b: ir.IRBuilder, plan: TransposePlan, src: ir.Value, dst: ir.
         def dst_at(c: ir.Value, r: ir.Value) -> ir.Value:
             return b.gep(dst, [b.add(out_base, b.add(b.mul(c, i64(st)), r))], source_etype=elem)
 
-        _blocks(b, block_size(plan), vec, elem, plan.itemsize, r0, r1, c0, c1, src_at, dst_at,
-                streaming)  # fmt: skip
+        _blocks(
+            b, block_size(plan), vec, elem, plan.itemsize, r0, r1, c0, c1, src_at, dst_at, streaming
+        )
 
     extent = math.prod(grid)
     line_strides = all(out_str[k] * plan.itemsize % VECTOR_BYTES == 0 for k in rest + [t])
     streaming = False
-    if (block_size(plan) * plan.itemsize == VECTOR_BYTES and line_strides
-            and math.prod(out_dims) * plan.itemsize >= STREAM_MIN_BYTES):  # fmt: skip
-        aligned = b.icmp_unsigned("==", b.and_(b.ptrtoint(dst, I64), i64(VECTOR_BYTES - 1)),
-                                  i64(0))  # fmt: skip
+    if (
+        block_size(plan) * plan.itemsize == VECTOR_BYTES
+        and line_strides
+        and math.prod(out_dims) * plan.itemsize >= STREAM_MIN_BYTES
+    ):
+        aligned = b.icmp_unsigned("==", b.and_(b.ptrtoint(dst, I64), i64(VECTOR_BYTES - 1)), i64(0))
         with b.if_else(aligned) as (then, otherwise):
             with then:
                 streaming = True
@@ -120,8 +129,9 @@ def _blocks(b, n, vec, elem, align, r0, r1, c0, c1, src_at, dst_at, streaming) -
             c = b.add(c0, b.mul(j, i64(n)))
             lanes = [b.load(src_at(b.add(r, i64(k)), c), typ=vec, align=align) for k in range(n)]
             for k, v in enumerate(_transpose_registers(b, lanes)):
-                store = b.store(v, dst_at(b.add(c, i64(k)), r), align=VECTOR_BYTES if streaming
-                                else align)  # fmt: skip
+                store = b.store(
+                    v, dst_at(b.add(c, i64(k)), r), align=VECTOR_BYTES if streaming else align
+                )
                 if streaming:
                     store.set_metadata("nontemporal", _nontemporal(b.module))
 
@@ -133,11 +143,17 @@ def _blocks(b, n, vec, elem, align, r0, r1, c0, c1, src_at, dst_at, streaming) -
         b.store(b.load(src_at(r, c), typ=elem, align=align), dst_at(c, r), align=align)
 
     # right edge: all rows, the columns past the last full block
-    emit_loop(b, r0, r1, lambda r: emit_loop(b, cols_full, c1, lambda c: copy(r, c), "edge_c"),
-              "edge_r")  # fmt: skip
+    emit_loop(
+        b, r0, r1, lambda r: emit_loop(b, cols_full, c1, lambda c: copy(r, c), "edge_c"), "edge_r"
+    )
     # bottom edge: the rows past the last full block, the columns of the full blocks
-    emit_loop(b, rows_full, r1, lambda r: emit_loop(b, c0, cols_full, lambda c: copy(r, c),
-                                                    "edge_bc"), "edge_br")  # fmt: skip
+    emit_loop(
+        b,
+        rows_full,
+        r1,
+        lambda r: emit_loop(b, c0, cols_full, lambda c: copy(r, c), "edge_bc"),
+        "edge_br",
+    )
 
 
 def _transpose_registers(b: ir.IRBuilder, rows: list[ir.Value]) -> list[ir.Value]:

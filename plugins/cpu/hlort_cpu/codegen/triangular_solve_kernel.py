@@ -39,19 +39,23 @@ def _f(v: float) -> ir.Constant:
 
 
 class _Substitution:
-    def __init__(self, module: ir.Module, target: TargetSpec, name: str, is_complex: bool,
-                 lower: bool):  # fmt: skip
+    def __init__(
+        self, module: ir.Module, target: TargetSpec, name: str, is_complex: bool, lower: bool
+    ):
         self.parts = 2 if is_complex else 1
         self.lower = lower
         kernel = define_kernel(module, target, name, 3)
         self.b = b = kernel.builder
         begin, end = kernel.begin, kernel.end
         self.t, self.x, dims = kernel.buffers
-        self.n, self.m, unit = (b.load(b.gep(dims, [i64(k)], inbounds=True, source_etype=I64),
-                                       typ=I64) for k in range(3))  # fmt: skip
+        self.n, self.m, unit = (
+            b.load(b.gep(dims, [i64(k)], inbounds=True, source_etype=I64), typ=I64)
+            for k in range(3)
+        )
         self.unit = b.icmp_signed("!=", unit, i64(0))
-        self.acc = [b.alloca(ir.ArrayType(F64, COLUMN_BLOCK), name=f"acc{p}")
-                    for p in range(self.parts)]  # fmt: skip
+        self.acc = [
+            b.alloca(ir.ArrayType(F64, COLUMN_BLOCK), name=f"acc{p}") for p in range(self.parts)
+        ]
         self.blocks = b.udiv(b.add(self.m, i64(COLUMN_BLOCK - 1)), i64(COLUMN_BLOCK))
         emit_loop(b, begin, end, self._block, "block")
         b.ret_void()
@@ -60,8 +64,10 @@ class _Substitution:
     def _load(self, base: ir.Value, element: ir.Value) -> list[ir.Value]:
         b = self.b
         first = b.mul(element, i64(self.parts))
-        return [b.load(b.gep(base, [b.add(first, i64(p))], inbounds=True, source_etype=F64),
-                       typ=F64) for p in range(self.parts)]  # fmt: skip
+        return [
+            b.load(b.gep(base, [b.add(first, i64(p))], inbounds=True, source_etype=F64), typ=F64)
+            for p in range(self.parts)
+        ]
 
     def _store(self, base: ir.Value, element: ir.Value, values: list[ir.Value]) -> None:
         b = self.b
@@ -88,8 +94,9 @@ class _Substitution:
         b = self.b
         i = r if self.lower else b.sub(b.sub(self.n, i64(1)), r)
         for p in range(self.parts):
-            emit_loop(b, i64(0), self.width,
-                      lambda j, p=p: b.store(_f(0.0), self._acc(p, j)), "zero")  # fmt: skip
+            emit_loop(
+                b, i64(0), self.width, lambda j, p=p: b.store(_f(0.0), self._acc(p, j)), "zero"
+            )
         t_row = b.add(self.t0, b.mul(i, self.n))
         known = (i64(0), i) if self.lower else (b.add(i, i64(1)), self.n)
         emit_loop(b, *known, lambda k: self._accumulate(t_row, k), "known")
@@ -114,8 +121,10 @@ class _Substitution:
                 terms = [b.fmul(t[0], x[0])]
             else:
                 (tr, ti), (xr, xi) = t, x
-                terms = [b.fsub(b.fmul(tr, xr), b.fmul(ti, xi)),
-                         b.fadd(b.fmul(tr, xi), b.fmul(ti, xr))]  # fmt: skip
+                terms = [
+                    b.fsub(b.fmul(tr, xr), b.fmul(ti, xi)),
+                    b.fadd(b.fmul(tr, xi), b.fmul(ti, xr)),
+                ]
             for p, term in enumerate(terms):
                 slot = self._acc(p, j)
                 b.store(b.fadd(b.load(slot, typ=F64), term), slot)
@@ -155,14 +164,16 @@ class _Substitution:
             im_a = b.select(zero, b.fdiv(ai, dra), b.fmul(b.fsub(ai, b.fmul(ar, rat_a)), scl_a))
             re_b = b.fmul(b.fadd(b.fmul(ar, rat_b), ai), scl_b)
             im_b = b.fmul(b.fsub(b.fmul(ai, rat_b), ar), scl_b)
-            self._store(self.x, at, [b.select(real_first, re_a, re_b),
-                                     b.select(real_first, im_a, im_b)])  # fmt: skip
+            self._store(
+                self.x, at, [b.select(real_first, re_a, re_b), b.select(real_first, im_a, im_b)]
+            )
 
         emit_loop(b, i64(0), self.width, column, "finish")
 
 
-def emit_triangular_substitution(module: ir.Module, target: TargetSpec, name: str,
-                                 is_complex: bool, lower: bool) -> None:  # fmt: skip
+def emit_triangular_substitution(
+    module: ir.Module, target: TargetSpec, name: str, is_complex: bool, lower: bool
+) -> None:
     """Add kernel ``name`` (see the module docstring) to ``module``: f64 or c128 (``is_complex``),
     forward substitution for a lower ``T`` or back substitution for an upper one."""
     _Substitution(module, target, name, is_complex, lower)

@@ -16,8 +16,12 @@ from hlort.ir.opcodes import Opcode
 from hlort.ir.patterns import variadic_reducer_opcodes
 from hlort_cpu.codegen.hero_kernels import HERO_KINDS
 
-_CALLED = {Opcode.REDUCE: "to_apply", Opcode.REDUCE_WINDOW: "to_apply",
-           Opcode.SCATTER: "to_apply", Opcode.SELECT_AND_SCATTER: "scatter"}  # fmt: skip
+_CALLED = {
+    Opcode.REDUCE: "to_apply",
+    Opcode.REDUCE_WINDOW: "to_apply",
+    Opcode.SCATTER: "to_apply",
+    Opcode.SELECT_AND_SCATTER: "scatter",
+}
 _OWN_KERNEL = {*HERO_KINDS, *_CALLED, Opcode.SORT, Opcode.TOPK, Opcode.RNG_BIT_GENERATOR}
 
 
@@ -48,8 +52,10 @@ def why_not_compiled(comp: Computation) -> str:
         key = _CALLED.get(instr.opcode)
         called = instr.attrs.get(key) if key else None
         if isinstance(called, Computation) and not supports_scalar_computation(called):
-            return (f"the {key} computation of {_describe(instr)} is not a scalar computation "
-                    "the emitter compiles")  # fmt: skip
+            return (
+                f"the {key} computation of {_describe(instr)} is not a scalar computation "
+                "the emitter compiles"
+            )
     others = [i for i in body if i not in heroes]
     for instr in others:
         if not supports_instruction(instr):
@@ -58,18 +64,24 @@ def why_not_compiled(comp: Computation) -> str:
     for r in reduces:
         narrow = [o.shape.dtype for o in r.operands if o.shape.dtype in NARROW]
         if narrow and variadic_reducer_opcodes(r.attrs["to_apply"]) is None:
-            return (f"{_describe(r)} reduces {narrow[0]} with a reducer the emitter does not "
-                    "recognise; the interpreter folds narrow reductions in a tree, an order a "
-                    "compiled loop would not reproduce")  # fmt: skip
+            return (
+                f"{_describe(r)} reduces {narrow[0]} with a reducer the emitter does not "
+                "recognise; the interpreter folds narrow reductions in a tree, an order a "
+                "compiled loop would not reproduce"
+            )
     if reduces:
         listed = ", ".join(_describe(r) for r in reduces)
-        return (f"no row, column or split reduction kernel takes {listed} with the "
-                "instructions around it")  # fmt: skip
+        return (
+            f"no row, column or split reduction kernel takes {listed} with the "
+            "instructions around it"
+        )
     for instr in heroes:
         if instr.opcode in (Opcode.SORT, Opcode.TOPK):
-            return (f"the sort kernel has no plan for {_describe(instr)}: its comparator has an "
-                    "op whose compiled rounding could differ from the interpreter's (exp, log, "
-                    "...), which could change the order, or its operands are of no compiled type")
+            return (
+                f"the sort kernel has no plan for {_describe(instr)}: its comparator has an "
+                "op whose compiled rounding could differ from the interpreter's (exp, log, "
+                "...), which could change the order, or its operands are of no compiled type"
+            )
     if heroes:
         return f"{_describe(heroes[0])} is not in a form its kernel takes"
     if root.opcode is Opcode.TUPLE:

@@ -92,8 +92,7 @@ class DriverInfo:
     name: str
 
 
-def emit_while_driver(module: ir.Module, target: TargetSpec,
-                      plan: WhileDriverPlan) -> DriverInfo:  # fmt: skip
+def emit_while_driver(module: ir.Module, target: TargetSpec, plan: WhileDriverPlan) -> DriverInfo:
     """Add ``plan``'s driver to ``module``, which must already define every kernel it calls."""
     n_args = 1 + max(_arg_numbers(plan), default=-1)
     kernel = define_kernel(module, target, plan.name, n_args)
@@ -193,7 +192,8 @@ def load_entry_points(obj: bytes, infos: Sequence[KernelInfo | DriverInfo]) -> d
 
     addresses = jit_engine().load_object(obj, [info.name for info in infos])
     return {
-        info.name: CompiledKernel(info, addresses[info.name]) if isinstance(info, KernelInfo)
+        info.name: CompiledKernel(info, addresses[info.name])
+        if isinstance(info, KernelInfo)
         else KERNEL_CFUNC(addresses[info.name])
         for info in infos
     }

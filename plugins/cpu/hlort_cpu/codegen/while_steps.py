@@ -70,8 +70,9 @@ class SliceUpdate:
 Pointer = Callable[[object], ir.Value]
 
 
-def emit_gemm(b: ir.IRBuilder, call: GemmCall, pointer: Pointer, args: list[ir.Value],
-              memset: ir.Function) -> None:  # fmt: skip
+def emit_gemm(
+    b: ir.IRBuilder, call: GemmCall, pointer: Pointer, args: list[ir.Value], memset: ir.Function
+) -> None:
     """Emit ``call``: ``pointer`` turns a BufferRef into an address, ``args`` are the driver's
     pointer arguments."""
     real = F64 if call.double else F32
@@ -80,12 +81,15 @@ def emit_gemm(b: ir.IRBuilder, call: GemmCall, pointer: Pointer, args: list[ir.V
     if call.m * call.n * call.batch == 0:
         return
     if call.k == 0:  # no products: every sum is +0
-        b.call(memset, [c, ir.Constant(I8, 0), i64(call.batch * call.m * call.n * size),
-                        ir.Constant(I1, 0)])  # fmt: skip
+        b.call(
+            memset,
+            [c, ir.Constant(I8, 0), i64(call.batch * call.m * call.n * size), ir.Constant(I1, 0)],
+        )
         return
     index = ir.IntType(call.int_bits)
-    fnty = ir.FunctionType(VOID, [I32, I32, I32, index, index, index, real, PTR, index, PTR,
-                                  index, real, PTR, index])  # fmt: skip
+    fnty = ir.FunctionType(
+        VOID, [I32, I32, I32, index, index, index, real, PTR, index, PTR, index, real, PTR, index]
+    )
     # llvmlite calls through a pointer whose type names the function type (it prints as a
     # plain ptr); a same-type bitcast would be dropped, so round-trip through an integer
     gemm = b.inttoptr(b.ptrtoint(args[call.function_arg], I64), ir.PointerType(fnty))
@@ -100,13 +104,25 @@ def emit_gemm(b: ir.IRBuilder, call: GemmCall, pointer: Pointer, args: list[ir.V
                 return base
             return b.gep(base, [b.mul(i, i64(stride * size))], inbounds=True, source_etype=I8)
 
-        b.call(gemm, [ir.Constant(I32, CBLAS_ROW_MAJOR), trans(call.a), trans(call.b),
-                      ir.Constant(index, call.m), ir.Constant(index, call.n),
-                      ir.Constant(index, call.k), ir.Constant(real, 1.0),
-                      at(a, call.a.batch_stride), ir.Constant(index, call.a.ld),
-                      at(bm, call.b.batch_stride), ir.Constant(index, call.b.ld),
-                      ir.Constant(real, 0.0), at(c, call.m * call.n),
-                      ir.Constant(index, max(call.n, 1))])  # fmt: skip
+        b.call(
+            gemm,
+            [
+                ir.Constant(I32, CBLAS_ROW_MAJOR),
+                trans(call.a),
+                trans(call.b),
+                ir.Constant(index, call.m),
+                ir.Constant(index, call.n),
+                ir.Constant(index, call.k),
+                ir.Constant(real, 1.0),
+                at(a, call.a.batch_stride),
+                ir.Constant(index, call.a.ld),
+                at(bm, call.b.batch_stride),
+                ir.Constant(index, call.b.ld),
+                ir.Constant(real, 0.0),
+                at(c, call.m * call.n),
+                ir.Constant(index, max(call.n, 1)),
+            ],
+        )
 
     if call.batch == 1:
         one(i64(0))
@@ -114,21 +130,24 @@ def emit_gemm(b: ir.IRBuilder, call: GemmCall, pointer: Pointer, args: list[ir.V
         emit_loop(b, i64(0), i64(call.batch), one, "gemm")
 
 
-def emit_slice_update(b: ir.IRBuilder, step: SliceUpdate, pointer: Pointer,
-                      memmove: ir.Function) -> None:  # fmt: skip
+def emit_slice_update(
+    b: ir.IRBuilder, step: SliceUpdate, pointer: Pointer, memmove: ir.Function
+) -> None:
     """Emit ``step``: clamp the starts, then move the update's contiguous runs into place."""
     odims, udims = step.operand_dims, step.update_dims
     if math.prod(udims) == 0:
         return
     rank = len(odims)
-    starts = [_clamped_start(b, pointer(ref), bits, signed, odims[d] - udims[d])
-              for d, (ref, bits, signed) in enumerate(step.starts)]  # fmt: skip
+    starts = [
+        _clamped_start(b, pointer(ref), bits, signed, odims[d] - udims[d])
+        for d, (ref, bits, signed) in enumerate(step.starts)
+    ]
     # the run: dimensions from ``q`` on, where every later dimension is whole
     q = rank - 1 if rank else 0
     while q > 0 and udims[q] == odims[q]:
         q -= 1
     run = math.prod(udims[q:]) * step.itemsize
-    ostrides = [math.prod(odims[d + 1:]) for d in range(rank)]
+    ostrides = [math.prod(odims[d + 1 :]) for d in range(rank)]
     base = i64(0)
     for d in range(q, rank):
         base = b.add(base, b.mul(starts[d], i64(ostrides[d])))
@@ -142,8 +161,7 @@ def emit_slice_update(b: ir.IRBuilder, step: SliceUpdate, pointer: Pointer,
             digit = b.urem(rest, i64(outer[d])) if d else rest
             rest = b.udiv(rest, i64(outer[d])) if d else rest
             offset = b.add(offset, b.mul(b.add(starts[d], digit), i64(ostrides[d])))
-        dst = b.gep(operand, [b.mul(offset, i64(step.itemsize))], inbounds=True,
-                    source_etype=I8)  # fmt: skip
+        dst = b.gep(operand, [b.mul(offset, i64(step.itemsize))], inbounds=True, source_etype=I8)
         src = b.gep(update, [b.mul(r, i64(run))], inbounds=True, source_etype=I8)
         b.call(memmove, [dst, src, i64(run), ir.Constant(I1, 0)])
 
@@ -154,8 +172,7 @@ def emit_slice_update(b: ir.IRBuilder, step: SliceUpdate, pointer: Pointer,
         emit_loop(b, i64(0), i64(runs), move, "update")
 
 
-def _clamped_start(b: ir.IRBuilder, ptr: ir.Value, bits: int, signed: bool,
-                   high: int) -> ir.Value:  # fmt: skip
+def _clamped_start(b: ir.IRBuilder, ptr: ir.Value, bits: int, signed: bool, high: int) -> ir.Value:
     """The start index at ``ptr`` as i64, clamped to ``[0, high]``."""
     value = b.load(ptr, typ=ir.IntType(bits))
     if signed:

@@ -50,10 +50,27 @@ def main() -> None:
         x = np.zeros((SEQ, BATCH, HIDDEN), dtype)
         h = np.zeros((BATCH, HIDDEN), dtype)
         specs = {
-            "lstm": (lstm, [x, h, h, np.zeros((HIDDEN, 4 * HIDDEN), dtype),
-                            np.zeros((HIDDEN, 4 * HIDDEN), dtype), np.zeros(4 * HIDDEN, dtype)]),
-            "gru": (gru, [x, h, np.zeros((HIDDEN, 3 * HIDDEN), dtype),
-                          np.zeros((HIDDEN, 3 * HIDDEN), dtype), np.zeros(3 * HIDDEN, dtype)]),
+            "lstm": (
+                lstm,
+                [
+                    x,
+                    h,
+                    h,
+                    np.zeros((HIDDEN, 4 * HIDDEN), dtype),
+                    np.zeros((HIDDEN, 4 * HIDDEN), dtype),
+                    np.zeros(4 * HIDDEN, dtype),
+                ],
+            ),
+            "gru": (
+                gru,
+                [
+                    x,
+                    h,
+                    np.zeros((HIDDEN, 3 * HIDDEN), dtype),
+                    np.zeros((HIDDEN, 3 * HIDDEN), dtype),
+                    np.zeros(3 * HIDDEN, dtype),
+                ],
+            ),
         }
         for name, (fn, args) in specs.items():
             text = jax.jit(fn).lower(*args).as_text()

@@ -47,8 +47,8 @@ def im2col(x: np.ndarray, conv: dict) -> np.ndarray:
     order = (0, *range(2, 2 + s), 1, *range(2 + s, 2 + 2 * s))
     p = np.transpose(p, order)
     n, c = xt.shape[:2]
-    positions = math.prod(p.shape[1:1 + s])
-    return np.ascontiguousarray(p).reshape(n * positions, c * math.prod(p.shape[2 + s:]))
+    positions = math.prod(p.shape[1 : 1 + s])
+    return np.ascontiguousarray(p).reshape(n * positions, c * math.prod(p.shape[2 + s :]))
 
 
 def lower_convolution(lw: Lowering, ctx: Context, instr: Instruction) -> int:
@@ -64,27 +64,56 @@ def lower_convolution(lw: Lowering, ctx: Context, instr: Instruction) -> int:
     win = [w.size for w in window]
     rows, cols = n * math.prod(out_spatial), c * math.prod(win)
     conv = {
-        "input_perm": [dn.input_batch_dimension, dn.input_feature_dimension,
-                       *dn.input_spatial_dimensions],
-        "window": [[w.size, w.stride, w.padding_low, w.padding_high, w.window_dilation,
-                    w.base_dilation, False] for w in window],
+        "input_perm": [
+            dn.input_batch_dimension,
+            dn.input_feature_dimension,
+            *dn.input_spatial_dimensions,
+        ],
+        "window": [
+            [
+                w.size,
+                w.stride,
+                w.padding_low,
+                w.padding_high,
+                w.window_dilation,
+                w.base_dilation,
+                False,
+            ]
+            for w in window
+        ],
         "window_sizes": win,
-    }  # fmt: skip
+    }
     patches = lw.new_buffer(ArrayShape(lhs.shape.dtype, (rows, cols)), f"{instr.name} patches")
-    lw.emit(Kernel(lw.kernel_name(f"{instr.name}.im2col"),
-                   f"im2col {lhs.shape} -> [{rows},{cols}]",
-                   body=[Instr("dma.im2col", {"dst": patches, "src": x_buf, "conv": conv})]))
+    lw.emit(
+        Kernel(
+            lw.kernel_name(f"{instr.name}.im2col"),
+            f"im2col {lhs.shape} -> [{rows},{cols}]",
+            body=[Instr("dma.im2col", {"dst": patches, "src": x_buf, "conv": conv})],
+        )
+    )
     # kernel [C*win, O] from the kernel operand: reshape to [C, *win, O], then transpose
     kshape = ArrayShape(rhs.shape.dtype, (cols, o))
-    perm = [dn.kernel_input_feature_dimension, *dn.kernel_spatial_dimensions,
-            dn.kernel_output_feature_dimension]  # fmt: skip
-    maps = [{"op": "reshape", "out": [cols, o], "operand": [c, *win, o]},
-            {"op": "transpose", "perm": perm}]  # fmt: skip
+    perm = [
+        dn.kernel_input_feature_dimension,
+        *dn.kernel_spatial_dimensions,
+        dn.kernel_output_feature_dimension,
+    ]
+    maps = [
+        {"op": "reshape", "out": [cols, o], "operand": [c, *win, o]},
+        {"op": "transpose", "perm": perm},
+    ]
     kmat = emit_gather_copy(lw, f"{instr.name}.kernel", k_buf, kshape, maps)
     product_shape = ArrayShape(instr.shape.dtype, (n, *out_spatial, o))
     product = matmul.emit_matmul(
-        lw, f"{instr.name}.matmul", patches, [0, 1], kmat, [0, 1], (1, rows, cols, o),
-        ArrayShape(instr.shape.dtype, (rows, o)), matmul.precision_of(instr),
+        lw,
+        f"{instr.name}.matmul",
+        patches,
+        [0, 1],
+        kmat,
+        [0, 1],
+        (1, rows, cols, o),
+        ArrayShape(instr.shape.dtype, (rows, o)),
+        matmul.precision_of(instr),
         f"convolution {lhs.shape} * {rhs.shape} as [{rows},{cols}]x[{cols},{o}]",
     )
     view = lw.program.add_buffer(product_shape, "view", view_of=product, label=instr.name).id
@@ -95,5 +124,6 @@ def lower_convolution(lw: Lowering, ctx: Context, instr: Instruction) -> int:
         order[d] = 1 + i
     if order == list(range(s + 2)):
         return view
-    return emit_gather_copy(lw, f"{instr.name}.layout", view, instr.shape,
-                            [{"op": "transpose", "perm": order}])
+    return emit_gather_copy(
+        lw, f"{instr.name}.layout", view, instr.shape, [{"op": "transpose", "perm": order}]
+    )

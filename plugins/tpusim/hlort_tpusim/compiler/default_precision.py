@@ -19,10 +19,13 @@ from hlort.ir.opcodes import Opcode
 
 OPTION = "default_precision"
 _LEVELS = {
-    "default": Precision.DEFAULT, "bfloat16": Precision.DEFAULT,
-    "high": Precision.HIGH, "tensorfloat32": Precision.HIGH,
-    "highest": Precision.HIGHEST, "float32": Precision.HIGHEST,
-}  # fmt: skip
+    "default": Precision.DEFAULT,
+    "bfloat16": Precision.DEFAULT,
+    "high": Precision.HIGH,
+    "tensorfloat32": Precision.HIGH,
+    "highest": Precision.HIGHEST,
+    "float32": Precision.HIGHEST,
+}
 # the ops with an operand_precision attribute in the op table (dot, convolution)
 _CONTRACTIONS = tuple(op for op in Opcode if op.info.attr("operand_precision") is not None)
 
@@ -31,8 +34,9 @@ def level_of(value) -> Precision:
     """The Precision an option value names; INVALID_ARGUMENT naming the choices otherwise."""
     level = _LEVELS.get(str(value).strip().lower()) if value is not None else Precision.DEFAULT
     if level is None:
-        raise InvalidArgument(f"tpusim compile option {OPTION}={value!r} is not one of "
-                              f"{', '.join(sorted(_LEVELS))}")  # fmt: skip
+        raise InvalidArgument(
+            f"tpusim compile option {OPTION}={value!r} is not one of {', '.join(sorted(_LEVELS))}"
+        )
     return level
 
 

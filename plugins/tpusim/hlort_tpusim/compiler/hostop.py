@@ -71,10 +71,11 @@ def extract_module(instr: Instruction, name: str = "hostop") -> Module:
         module.add_computation(copy)
     entry = Computation(f"{name}_entry")
     params = [
-        entry.add_instruction(Instruction(Opcode.PARAMETER, o.shape, (), name=f"arg{i}",
-                                          parameter_number=i))
+        entry.add_instruction(
+            Instruction(Opcode.PARAMETER, o.shape, (), name=f"arg{i}", parameter_number=i)
+        )
         for i, o in enumerate(instr.operands)
-    ]  # fmt: skip
+    ]
     attrs = {}
     for key, value in instr.attrs.items():
         if isinstance(value, Computation):
@@ -86,8 +87,9 @@ def extract_module(instr: Instruction, name: str = "hostop") -> Module:
     entry.add_instruction(clone)
     entry.set_root(clone)
     module.add_computation(entry, entry=True)
-    module.config = dict(instr.parent.parent.config) if instr.parent and instr.parent.parent \
-        else module.config
+    module.config = (
+        dict(instr.parent.parent.config) if instr.parent and instr.parent.parent else module.config
+    )
     return module
 
 
@@ -122,7 +124,11 @@ def lower_hostop(lw: Lowering, ctx: Context, instr: Instruction) -> Ref:
     result = alloc_like(lw, instr.shape, instr.name)
     ins = [b for ref in operands for b in flatten(ref)]
     kernel = Kernel(lw.kernel_name(instr), f"{instr.opcode.value} {instr.shape} (host-assisted)")
-    kernel.body.append(Instr("hostop", {"opcode": instr.opcode.value, "hlo": index, "ins": ins,
-                                        "outs": flatten(result)}))  # fmt: skip
+    kernel.body.append(
+        Instr(
+            "hostop",
+            {"opcode": instr.opcode.value, "hlo": index, "ins": ins, "outs": flatten(result)},
+        )
+    )
     lw.emit(kernel)
     return result

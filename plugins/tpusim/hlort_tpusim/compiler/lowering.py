@@ -209,8 +209,11 @@ def _free_in(nodes: list, temps: set[int], program: Program) -> list:
             node.body = _free_in(node.body, temps, program)
         elif isinstance(node, Switch):
             node.branches = [_free_in(b, temps, program) for b in node.branches]
-    here = {n.args["buf"] for n in nodes
-            if isinstance(n, Instr) and n.op == "hbm.alloc" and n.args["buf"] in temps}
+    here = {
+        n.args["buf"]
+        for n in nodes
+        if isinstance(n, Instr) and n.op == "hbm.alloc" and n.args["buf"] in temps
+    }
     last: dict[int, int] = {}
     for i, node in enumerate(nodes):
         for b in _uses(node, program) & here:

@@ -14,6 +14,7 @@ from hlort.ir.computation import Computation
 TOKEN = "token"
 Ref = Any  # int (buffer id) | tuple[Ref, ...] | TOKEN
 
+
 @dataclass
 class Context:
     """A computation being lowered, with the buffers its parameters are bound to."""

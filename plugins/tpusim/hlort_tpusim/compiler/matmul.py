@@ -36,8 +36,13 @@ _NARROW = frozenset({"bf16", "f8e4m3fn", "f8e5m2"})
 
 def supports(instr: Instruction) -> bool:
     lhs, rhs = (o.shape.dtype.name for o in instr.operands)
-    return lhs in MXU_INPUTS and rhs in MXU_INPUTS and instr.shape.dtype.name in MXU_OUTPUTS \
-        and instr.shape.size > 0 and all(o.shape.size > 0 for o in instr.operands)
+    return (
+        lhs in MXU_INPUTS
+        and rhs in MXU_INPUTS
+        and instr.shape.dtype.name in MXU_OUTPUTS
+        and instr.shape.size > 0
+        and all(o.shape.size > 0 for o in instr.operands)
+    )
 
 
 def precision_of(instr: Instruction) -> str:
@@ -53,8 +58,9 @@ def _round_up(x: int, m: int) -> int:
     return -(-x // m) * m
 
 
-def choose_tiles(m: int, k: int, n: int, in_bytes: tuple[int, int], out_bytes: int,
-                 vmem_bytes: int, grid: int) -> tuple[int, int, int]:  # fmt: skip
+def choose_tiles(
+    m: int, k: int, n: int, in_bytes: tuple[int, int], out_bytes: int, vmem_bytes: int, grid: int
+) -> tuple[int, int, int]:
     """(tm, tk, tn): as large as 512 each, shrunk (largest first) until the VMEM plan fits."""
     tm = min(_round_up(m, 8), 512)
     tk = min(_round_up(k, grid), 512)
@@ -96,23 +102,47 @@ def lower_dot(lw: Lowering, ctx: Context, instr: Instruction) -> int:
     n = math.prod(rd[d] for d in rf)
     lhs_buf = lw.value(ctx, lhs)
     rhs_buf = lw.value(ctx, rhs)
-    return emit_matmul(lw, instr.name, lhs_buf, lb + lf + lc, rhs_buf, rb + rc + rf,
-                       (b, m, k, n), instr.shape, precision_of(instr),
-                       f"dot {lhs.shape} x {rhs.shape} -> {instr.shape}")  # fmt: skip
+    return emit_matmul(
+        lw,
+        instr.name,
+        lhs_buf,
+        lb + lf + lc,
+        rhs_buf,
+        rb + rc + rf,
+        (b, m, k, n),
+        instr.shape,
+        precision_of(instr),
+        f"dot {lhs.shape} x {rhs.shape} -> {instr.shape}",
+    )
 
 
-def emit_matmul(lw: Lowering, name: str, lhs_buf: int, lhs_perm: list[int], rhs_buf: int,
-                rhs_perm: list[int], sizes: tuple[int, int, int, int], out_shape: ArrayShape,
-                precision: str, title: str) -> int:  # fmt: skip
+def emit_matmul(
+    lw: Lowering,
+    name: str,
+    lhs_buf: int,
+    lhs_perm: list[int],
+    rhs_buf: int,
+    rhs_perm: list[int],
+    sizes: tuple[int, int, int, int],
+    out_shape: ArrayShape,
+    precision: str,
+    title: str,
+) -> int:
     """The tiled MXU kernel computing out[B, M, N] = lhs[B, M, K] @ rhs[B, K, N]."""
     cfg = lw.config
     b, m, k, n = sizes
     lshape, rshape = lw.buffer_shape(lhs_buf), lw.buffer_shape(rhs_buf)
     out_dt = out_shape.dtype.name
     convert = out_dt != "f32"
-    tm, tk, tn = choose_tiles(m, k, n, (lshape.dtype.itemsize, rshape.dtype.itemsize),
-                              out_shape.dtype.itemsize if convert else 0, cfg.vmem_bytes,
-                              cfg.mxu_dim)  # fmt: skip
+    tm, tk, tn = choose_tiles(
+        m,
+        k,
+        n,
+        (lshape.dtype.itemsize, rshape.dtype.itemsize),
+        out_shape.dtype.itemsize if convert else 0,
+        cfg.vmem_bytes,
+        cfg.mxu_dim,
+    )
     mt, kt, nt = -(-m // tm), -(-k // tk), -(-n // tn)
     out = lw.new_buffer(out_shape, name)
     decls = [VmemDecl("lhs", lshape.dtype.name, (tm, tk), 2, 0)]
@@ -123,16 +153,32 @@ def emit_matmul(lw: Lowering, name: str, lhs_buf: int, lhs_perm: list[int], rhs_
     bi = var("b") if b > 1 else 0
 
     def lhs_in(slot, kk, sem, when=None):
-        access = {"kind": "block", "perm": lhs_perm, "view": [b, m, k], "tile": [tm, tk],
-                  "index": [bi, var("i"), kk]}  # fmt: skip
-        return Instr("dma.in", {"dst": "lhs", "slot": slot, "src": lhs_buf, "access": access,
-                                "sem": sem}, when=when)  # fmt: skip
+        access = {
+            "kind": "block",
+            "perm": lhs_perm,
+            "view": [b, m, k],
+            "tile": [tm, tk],
+            "index": [bi, var("i"), kk],
+        }
+        return Instr(
+            "dma.in",
+            {"dst": "lhs", "slot": slot, "src": lhs_buf, "access": access, "sem": sem},
+            when=when,
+        )
 
     def rhs_in(slot, kk, sem, when=None):
-        access = {"kind": "block", "perm": rhs_perm, "view": [b, k, n], "tile": [tk, tn],
-                  "index": [bi, kk, var("j")]}  # fmt: skip
-        return Instr("dma.in", {"dst": "rhs", "slot": slot, "src": rhs_buf, "access": access,
-                                "sem": sem}, when=when)  # fmt: skip
+        access = {
+            "kind": "block",
+            "perm": rhs_perm,
+            "view": [b, k, n],
+            "tile": [tk, tn],
+            "index": [bi, kk, var("j")],
+        }
+        return Instr(
+            "dma.in",
+            {"dst": "rhs", "slot": slot, "src": rhs_buf, "access": access, "sem": sem},
+            when=when,
+        )
 
     nxt = {"var": "k", "add": 1, "lt": kt}
     blocks = (tk // cfg.mxu_dim) * (tn // cfg.mxu_dim)
@@ -141,30 +187,67 @@ def emit_matmul(lw: Lowering, name: str, lhs_buf: int, lhs_perm: list[int], rhs_
         rhs_in(var("k", add=1, mod=2), var("k", add=1), dict(var("k", add=1, mod=2), base=2), nxt),
         Instr("wait", {"sems": [var("k", mod=2), dict(var("k", mod=2), base=2)]}),
         Instr("mxu.push", {"src": "rhs", "slot": var("k", mod=2), "precision": precision}),
-        Instr("mxu.matmul", {"src": "lhs", "slot": var("k", mod=2), "precision": precision,
-                             "blocks": blocks, "rows": tm}),  # fmt: skip
+        Instr(
+            "mxu.matmul",
+            {
+                "src": "lhs",
+                "slot": var("k", mod=2),
+                "precision": precision,
+                "blocks": blocks,
+                "rows": tm,
+            },
+        ),
         Instr("mxu.pop", {"dst": "acc", "accumulate": var("k")}),
     ]
     tile_body = [lhs_in(0, 0, 0), rhs_in(0, 0, 2), Loop("k", kt, k_body)]
     result = "acc"
     if convert:
         vregs = -(-tm * tn // cfg.vreg_elements)
-        tile_body.append(Instr("vloop", {"count": vregs, "space": None, "index": []}, body=[
-            Instr("vld", {"dst": "r0", "src": "acc", "slot": 0}),
-            Instr("v.op", {"op": "convert", "dst": "r1", "srcs": ["r0"], "dtype": out_dt,
-                           "src_dtypes": ["f32"], "attrs": {}}),  # fmt: skip
-            Instr("vst", {"dst": "res", "slot": 0, "src": "r1"}),
-        ]))  # fmt: skip
+        tile_body.append(
+            Instr(
+                "vloop",
+                {"count": vregs, "space": None, "index": []},
+                body=[
+                    Instr("vld", {"dst": "r0", "src": "acc", "slot": 0}),
+                    Instr(
+                        "v.op",
+                        {
+                            "op": "convert",
+                            "dst": "r1",
+                            "srcs": ["r0"],
+                            "dtype": out_dt,
+                            "src_dtypes": ["f32"],
+                            "attrs": {},
+                        },
+                    ),
+                    Instr("vst", {"dst": "res", "slot": 0, "src": "r1"}),
+                ],
+            )
+        )
         result = "res"
-    out_access = {"kind": "block", "perm": list(range(out_shape.rank)), "view": [b, m, n],
-                  "tile": [tm, tn], "index": [bi, var("i"), var("j")]}  # fmt: skip
-    tile_body.append(Instr("dma.out", {"dst": out, "access": out_access, "src": result,
-                                       "slot": 0, "sem": 4}))  # fmt: skip
+    out_access = {
+        "kind": "block",
+        "perm": list(range(out_shape.rank)),
+        "view": [b, m, n],
+        "tile": [tm, tn],
+        "index": [bi, var("i"), var("j")],
+    }
+    tile_body.append(
+        Instr("dma.out", {"dst": out, "access": out_access, "src": result, "slot": 0, "sem": 4})
+    )
     nest: list = [Loop("i", mt, [Loop("j", nt, tile_body)])]
     if b > 1:
         nest = [Loop("b", b, nest)]
     title = f"{title} on the MXU, tiles {tm}x{tk}x{tn} ({mt}x{kt}x{nt}), {precision}"
-    bulk = {"kind": "matmul", "lhs": lhs_buf, "lhs_perm": lhs_perm, "rhs": rhs_buf,
-            "rhs_perm": rhs_perm, "sizes": [b, m, k, n], "out": out, "precision": precision}
+    bulk = {
+        "kind": "matmul",
+        "lhs": lhs_buf,
+        "lhs_perm": lhs_perm,
+        "rhs": rhs_buf,
+        "rhs_perm": rhs_perm,
+        "sizes": [b, m, k, n],
+        "out": out,
+        "precision": precision,
+    }
     lw.emit(Kernel(lw.kernel_name(name), title, decls, nest, bulk))
     return out

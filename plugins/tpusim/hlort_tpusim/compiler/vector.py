@@ -73,11 +73,17 @@ def _step(instr: Instruction) -> dict:
         return {"op": "reshape", "out": list(instr.shape.dims), "operand": list(operand.dims)}
     if op is Opcode.SLICE:
         spec = instr.attrs["slice"]
-        return {"op": "slice", "starts": [s.start for s in spec],
-                "strides": [s.stride for s in spec]}  # fmt: skip
+        return {
+            "op": "slice",
+            "starts": [s.start for s in spec],
+            "strides": [s.stride for s in spec],
+        }
     if op is Opcode.REVERSE:
-        return {"op": "reverse", "dims": list(instr.attrs["dimensions"]),
-                "sizes": list(operand.dims)}  # fmt: skip
+        return {
+            "op": "reverse",
+            "dims": list(instr.attrs["dimensions"]),
+            "sizes": list(operand.dims),
+        }
     raise ValueError(op)
 
 
@@ -135,8 +141,9 @@ class _Region:
             reg = self._vreg()
             lit = instr.literal
             value = lit.item() if lit.dtype.kind != "V" else float(lit)
-            self.code.append(Instr("vsplat", {"dst": reg, "value": value,
-                                              "dtype": instr.shape.dtype.name}))  # fmt: skip
+            self.code.append(
+                Instr("vsplat", {"dst": reg, "value": value, "dtype": instr.shape.dtype.name})
+            )
             return reg
         if op is Opcode.PARAMETER and self.ctx.fused:
             return self.load(self.ctx.params[instr.parameter_number], maps)
@@ -144,19 +151,36 @@ class _Region:
             return self.load(self.lw.value(self.ctx, instr), maps)
         if op is Opcode.IOTA:
             reg = self._vreg()
-            self.code.append(Instr("viota", {"dst": reg, "space": self.space, "maps": maps,
-                                             "dim": instr.attrs["iota_dimension"],
-                                             "dtype": instr.shape.dtype.name}))  # fmt: skip
+            self.code.append(
+                Instr(
+                    "viota",
+                    {
+                        "dst": reg,
+                        "space": self.space,
+                        "maps": maps,
+                        "dim": instr.attrs["iota_dimension"],
+                        "dtype": instr.shape.dtype.name,
+                    },
+                )
+            )
             return reg
         if op in INDEX_MAP_OPS:
             return self._operand(instr.operands[0], maps + [_step(instr)])
         srcs = [self._operand(o, maps) for o in instr.operands]
         reg = self._vreg()
-        self.code.append(Instr("v.op", {
-            "op": op.value, "dst": reg, "srcs": srcs, "dtype": instr.shape.dtype.name,
-            "src_dtypes": [o.shape.dtype.name for o in instr.operands],
-            "attrs": _encode_attrs(instr),
-        }))  # fmt: skip
+        self.code.append(
+            Instr(
+                "v.op",
+                {
+                    "op": op.value,
+                    "dst": reg,
+                    "srcs": srcs,
+                    "dtype": instr.shape.dtype.name,
+                    "src_dtypes": [o.shape.dtype.name for o in instr.operands],
+                    "attrs": _encode_attrs(instr),
+                },
+            )
+        )
         return reg
 
     def _operand(self, operand: Instruction, maps: list) -> str:
@@ -229,15 +253,28 @@ def _source_dmas(region: _Region, index_now: list, index_next: list, last: int) 
     """Prologue loads of tile 0 and the prefetch of tile t+1 for every source (2 sems each)."""
     prologue, prefetch, sems = [], [], []
     for k, (name, buf, maps) in enumerate(region.sources):
-        access0 = {"kind": "gather", "space": region.space, "maps": maps,
-                   "index": [0] * len(index_now)}  # fmt: skip
-        prologue.append(Instr("dma.in", {"dst": name, "slot": 0, "src": buf, "access": access0,
-                                         "sem": 2 * k}))  # fmt: skip
-        prefetch.append(Instr("dma.in", {
-            "dst": name, "slot": var("t", add=1, mod=2), "src": buf,
-            "access": dict(access0, index=index_next),
-            "sem": dict(var("t", add=1, mod=2), base=2 * k),
-        }, when={"var": "t", "add": 1, "lt": last}))  # fmt: skip
+        access0 = {
+            "kind": "gather",
+            "space": region.space,
+            "maps": maps,
+            "index": [0] * len(index_now),
+        }
+        prologue.append(
+            Instr("dma.in", {"dst": name, "slot": 0, "src": buf, "access": access0, "sem": 2 * k})
+        )
+        prefetch.append(
+            Instr(
+                "dma.in",
+                {
+                    "dst": name,
+                    "slot": var("t", add=1, mod=2),
+                    "src": buf,
+                    "access": dict(access0, index=index_next),
+                    "sem": dict(var("t", add=1, mod=2), base=2 * k),
+                },
+                when={"var": "t", "add": 1, "lt": last},
+            )
+        )
         sems.append(dict(var("t", mod=2), base=2 * k))
     return prologue, prefetch, sems
 
@@ -246,12 +283,14 @@ def _lower_elementwise(lw: Lowering, ctx: Context, root: Instruction):
     space = {"kind": "flat", "dims": list(root.shape.dims), "tile": 0}
     region = _Region(lw, ctx, space)
     out_reg = region.emit(root, [], root=True)
-    return _finish_flat(lw, region, out_reg, root.shape, root.name,
-                        f"{root.opcode.value} -> {root.shape}")  # fmt: skip
+    return _finish_flat(
+        lw, region, out_reg, root.shape, root.name, f"{root.opcode.value} -> {root.shape}"
+    )
 
 
-def _finish_flat(lw: Lowering, region: _Region, out_reg: str, shape: ArrayShape, name: str,
-                 title: str) -> int | None:  # fmt: skip
+def _finish_flat(
+    lw: Lowering, region: _Region, out_reg: str, shape: ArrayShape, name: str, title: str
+) -> int | None:
     total = shape.size
     space = region.space
     itemsizes = [lw.buffer_shape(b).dtype.itemsize for _, b, _ in region.sources]
@@ -266,13 +305,29 @@ def _finish_flat(lw: Lowering, region: _Region, out_reg: str, shape: ArrayShape,
     decls = _plan_vmem(lw, region, (tile,), [VmemDecl("out", shape.dtype.name, (tile,), 2, 0)])
     prologue, prefetch, sems = _source_dmas(region, [var("t")], [var("t", add=1)], ntiles)
     vregs = -(-tile * max(4, shape.dtype.itemsize) // 4 // lw.config.vreg_elements)
-    loop_body = prefetch + ([Instr("wait", {"sems": sems})] if sems else []) + [
-        Instr("vloop", {"count": vregs, "space": space, "index": [var("t")]}, body=code),
-        Instr("dma.out", {"dst": out, "access": {"kind": "flat", "tile": tile, "index": var("t")},
-                          "src": "out", "slot": var("t", mod=2), "sem": 2 * len(sems) + 1}),
-    ]  # fmt: skip
-    kernel = Kernel(lw.kernel_name(name), f"{title} ({ntiles} tiles of {tile})", decls,
-                    prologue + [Loop("t", ntiles, loop_body)])  # fmt: skip
+    loop_body = (
+        prefetch
+        + ([Instr("wait", {"sems": sems})] if sems else [])
+        + [
+            Instr("vloop", {"count": vregs, "space": space, "index": [var("t")]}, body=code),
+            Instr(
+                "dma.out",
+                {
+                    "dst": out,
+                    "access": {"kind": "flat", "tile": tile, "index": var("t")},
+                    "src": "out",
+                    "slot": var("t", mod=2),
+                    "sem": 2 * len(sems) + 1,
+                },
+            ),
+        ]
+    )
+    kernel = Kernel(
+        lw.kernel_name(name),
+        f"{title} ({ntiles} tiles of {tile})",
+        decls,
+        prologue + [Loop("t", ntiles, loop_body)],
+    )
     lw.emit(kernel)
     return out
 
@@ -288,8 +343,10 @@ def _lower_reduce(lw: Lowering, ctx: Context, root: Instruction):
     out_shapes = list(root.shape.elements) if isinstance(root.shape, TupleShape) else [root.shape]
     space = {"kind": "reduce", "dims": list(operand.dims), "reduce": dims, "tile": [0, 0]}
     region = _Region(lw, ctx, space)
-    regs = [region.emit(o, [], root=ctx.fused) if ctx.fused else region.load(lw.value(ctx, o), [])
-            for o in root.operands[:n]]  # fmt: skip
+    regs = [
+        region.emit(o, [], root=ctx.fused) if ctx.fused else region.load(lw.value(ctx, o), [])
+        for o in root.operands[:n]
+    ]
     inits = [lw.value(ctx, o) for o in root.operands[n:]]
     itemsizes = [lw.buffer_shape(b).dtype.itemsize for _, b, _ in region.sources]
     itemsizes += [o.shape.dtype.itemsize for o in root.operands[:n]]
@@ -326,26 +383,49 @@ def _lower_reduce(lw: Lowering, ctx: Context, root: Instruction):
     hlo_index = lw.add_module(red_module, print_hlo(red_module))
     outs = [lw.new_buffer(s, root.name) for s in out_shapes]
     ntiles = no * nk
-    prologue, prefetch, sems = _source_dmas(region, [t_o, t_k],
-                                            [var("t", add=1, div=nk), var("t", add=1, mod=nk)],
-                                            ntiles)  # fmt: skip
+    prologue, prefetch, sems = _source_dmas(
+        region, [t_o, t_k], [var("t", add=1, div=nk), var("t", add=1, mod=nk)], ntiles
+    )
     body = prefetch + ([Instr("wait", {"sems": sems})] if sems else [])
     if code:
         vregs = -(-to * tk // lw.config.vreg_elements)
-        body.append(Instr("vloop", {"count": vregs, "space": space, "index": [t_o, t_k]},
-                          body=code))  # fmt: skip
-    body.append(Instr("vreduce", {"dsts": [a.name for a in accs], "srcs": red_srcs,
-                                  "slot": var("t", mod=2), "inits": inits, "reducer": hlo_index,
-                                  "first": t_k}))  # fmt: skip
+        body.append(
+            Instr("vloop", {"count": vregs, "space": space, "index": [t_o, t_k]}, body=code)
+        )
+    body.append(
+        Instr(
+            "vreduce",
+            {
+                "dsts": [a.name for a in accs],
+                "srcs": red_srcs,
+                "slot": var("t", mod=2),
+                "inits": inits,
+                "reducer": hlo_index,
+                "first": t_k,
+            },
+        )
+    )
     done = {"var": "t", "mod": nk, "gt": nk - 2}
     for i, buf in enumerate(outs):
-        body.append(Instr("dma.out", {"dst": buf, "access": {"kind": "flat", "tile": to,
-                                                             "index": t_o},
-                                      "src": accs[i].name, "slot": 0,
-                                      "sem": 2 * len(sems) + 1}, when=done))  # fmt: skip
-    kernel = Kernel(lw.kernel_name(root), f"reduce {operand} dims={dims} -> "
-                    f"{root.shape} ({no}x{nk} tiles of {to}x{tk})", decls,
-                    prologue + [Loop("t", ntiles, body)])  # fmt: skip
+        body.append(
+            Instr(
+                "dma.out",
+                {
+                    "dst": buf,
+                    "access": {"kind": "flat", "tile": to, "index": t_o},
+                    "src": accs[i].name,
+                    "slot": 0,
+                    "sem": 2 * len(sems) + 1,
+                },
+                when=done,
+            )
+        )
+    kernel = Kernel(
+        lw.kernel_name(root),
+        f"reduce {operand} dims={dims} -> {root.shape} ({no}x{nk} tiles of {to}x{tk})",
+        decls,
+        prologue + [Loop("t", ntiles, body)],
+    )
     lw.emit(kernel)
     return outs[0] if len(outs) == 1 else tuple(outs)
 
@@ -353,7 +433,8 @@ def _lower_reduce(lw: Lowering, ctx: Context, root: Instruction):
 def emit_gather_copy(lw: Lowering, name: str, src: int, shape: ArrayShape, maps: list) -> int:
     """A kernel writing ``shape`` whose element at each index is ``src`` at ``maps(index)``."""
 
-    region = _Region(lw, Context(None, [], fused=False), {"kind": "flat", "dims": list(shape.dims),
-                                                          "tile": 0})  # fmt: skip
+    region = _Region(
+        lw, Context(None, [], fused=False), {"kind": "flat", "dims": list(shape.dims), "tile": 0}
+    )
     reg = region.load(src, maps)
     return _finish_flat(lw, region, reg, shape, name, f"gather copy -> {shape}")
