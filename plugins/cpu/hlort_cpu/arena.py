@@ -73,7 +73,10 @@ class ArenaPlan:
 
 
 def plan_arena(
-    comp: Computation, order: list[Instruction], slot: dict[int, int], step_kinds: dict[int, str]
+    comp: Computation,
+    order: list[Instruction],
+    slot: dict[Instruction, int],
+    step_kinds: dict[Instruction, str],
 ) -> ArenaPlan | None:
     """The arena of ``comp``'s program, or None when no value qualifies. ``step_kinds`` maps
     an instruction to its step's kind: "kernel" (writes into the output it is given), "reader"
@@ -81,27 +84,27 @@ def plan_arena(
     escaping = _part_of_result(comp.root)
 
     def eligible(instr: Instruction) -> bool:
-        if step_kinds.get(id(instr)) != "kernel" or not instr.shape.is_array:
+        if step_kinds.get(instr) != "kernel" or not instr.shape.is_array:
             return False
-        if id(instr) in escaping or not users[id(instr)]:
+        if instr in escaping or not users[instr]:
             return False
-        return all(step_kinds.get(id(u)) in ("kernel", "reader") for u in users[id(instr)])
+        return all(step_kinds.get(u) in ("kernel", "reader") for u in users[instr])
 
-    users: dict[int, list[Instruction]] = {id(i): [] for i in order}
+    users: dict[Instruction, list[Instruction]] = {i: [] for i in order}
     for instr in order:
         for operand in dict.fromkeys(instr.operands):
-            if id(operand) in users:
-                users[id(operand)].append(instr)
+            if operand in users:
+                users[operand].append(instr)
     chosen = [i for i in order if eligible(i)]
     if not chosen:
         return None
-    chosen_ids = {id(i) for i in chosen}
+    chosen_set = set(chosen)
     assignment = assign_buffers(
         comp.parent,
         computation=comp,
         schedule=order,
         in_place=False,
-        arena_values=_member(chosen_ids),
+        arena_values=_member(chosen_set),
         alignment=ALIGN,
     )
     placements = []
@@ -109,7 +112,7 @@ def plan_arena(
         buf = assignment.buffer(instr)
         placements.append(
             (
-                slot[id(instr)],
+                slot[instr],
                 tuple(instr.shape.dims),
                 np.dtype(instr.shape.dtype.numpy),
                 buf.offset,
@@ -118,19 +121,19 @@ def plan_arena(
     return ArenaPlan(assignment.arena_size, placements)
 
 
-def _member(ids: set[int]) -> Callable[[Instruction], bool]:
-    return lambda instr: id(instr) in ids
+def _member(members: set[Instruction]) -> Callable[[Instruction], bool]:
+    return lambda instr: instr in members
 
 
-def _part_of_result(root: Instruction) -> set[int]:
+def _part_of_result(root: Instruction) -> set[Instruction]:
     """Instructions whose value (or a leaf of it) is part of the root's value."""
-    found: set[int] = set()
+    found: set[Instruction] = set()
     stack = [root]
     while stack:
         node = stack.pop()
-        if id(node) in found:
+        if node in found:
             continue
-        found.add(id(node))
+        found.add(node)
         if node.opcode in (Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT):
             stack.extend(node.operands)
     return found

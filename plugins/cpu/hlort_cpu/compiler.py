@@ -140,7 +140,7 @@ def compile_program(module: Module) -> Program:
         (instr, *_kernel_candidate(instr)) for _, order in orders.values() for instr in order
     ]
     to_compile = [(instr, comp) for instr, comp, _ in candidates if comp is not None]
-    not_kernels = {id(instr): why for instr, _, why in candidates if why is not None}
+    not_kernels = {instr: why for instr, _, why in candidates if why is not None}
     report = FallbackReport("cpu", module.name)
     engine = jit_engine()
     key = compile_cache.cache_key(module.fingerprint(), PLUGIN_VERSION, engine.target.key)
@@ -167,9 +167,7 @@ def compile_program(module: Module) -> Program:
     kernels = {}
     if cached is not None:
         kernels = _loaded_kernels(key, cached)
-    by_instr = {
-        id(instr): kernels[name] for name, (instr, _) in zip(names, to_compile, strict=True)
-    }
+    by_instr = {instr: kernels[name] for name, (instr, _) in zip(names, to_compile, strict=True)}
     drivers_by_while = {k: (n, kernels[n.plan.name]) for k, n in natives.items()}
     build = partial(_build, not_kernels=not_kernels, report=report)
     programs = ProgramSet(
@@ -205,18 +203,18 @@ def _build(
     order: list[Instruction],
     programs: ProgramSet,
     *,
-    not_kernels: dict[int, str],
+    not_kernels: dict[Instruction, str],
     report: FallbackReport,
 ) -> Program:
     """The program of one computation (the entry or one that control flow calls); every
     instruction it runs on the interpreter goes into ``report`` with the reason."""
     kernels, evaluator = programs.kernels, programs.evaluator
     compiled, fallback = programs.compiled, programs.fallback
-    slot = {id(instr): k for k, instr in enumerate(order)}
+    slot = {instr: k for k, instr in enumerate(order)}
     steps = []
     constants: list[tuple[int, object]] = []
     step_inputs: list[list[int]] = []  # the slots each step reads
-    step_kinds: dict[int, str] = {}  # which values may live in the arena (arena.py)
+    step_kinds: dict[Instruction, str] = {}  # which values may live in the arena (arena.py)
 
     def add(step) -> None:
         steps.append(step)
@@ -224,8 +222,8 @@ def _build(
 
     for instr in order:
         op = instr.opcode
-        out = slot[id(instr)]
-        ins = [slot[id(o)] for o in instr.operands]
+        out = slot[instr]
+        ins = [slot[o] for o in instr.operands]
         if op is Opcode.PARAMETER:
             continue
         if op is Opcode.CONSTANT:
@@ -240,12 +238,12 @@ def _build(
         if op in CONTROL_FLOW_OPS:
             add(programs.control_flow_thunk(instr, ins, out))
             continue
-        kernel = kernels.get(id(instr))
+        kernel = kernels.get(instr)
         if kernel is not None:
             add(KernelThunk(kernel, ins, out, isinstance(instr.shape, TupleShape)))
             compiled[_label(instr)] += 1
             if len(kernel.info.output_shapes) == 1:  # the arena gives one output buffer
-                step_kinds[id(instr)] = "kernel"
+                step_kinds[instr] = "kernel"
             continue
         if op in VIEW_OPS:
             thunk = view_thunk(instr, ins, out, evaluator)
@@ -264,12 +262,12 @@ def _build(
                 add(thunk)
                 compiled[thunk.label] += 1
                 if op in _FRESH_RESULTS:
-                    step_kinds[id(instr)] = "reader"
+                    step_kinds[instr] = "reader"
                 continue
         if op is Opcode.FUSION:
             add(FusionFallbackThunk(evaluator, instr.attrs["calls"], ins, out))
             fallback[_label(instr)] += 1
-            report.add(instr.name, _label(instr), not_kernels.get(id(instr), "no kernel"))
+            report.add(instr.name, _label(instr), not_kernels.get(instr, "no kernel"))
             continue
         fn = function_for(op)
         if fn is None:
@@ -278,9 +276,9 @@ def _build(
             )
         add(FallbackThunk(evaluator, fn, instr, ins, out))
         fallback[op.value] += 1
-        report.add(instr.name, op.value, _why_interpreted(instr, not_kernels.get(id(instr))))
-    params = [(slot[id(p)], p.shape) for p in comp.parameters if id(p) in slot]
-    root = slot[id(comp.root)]
+        report.add(instr.name, op.value, _why_interpreted(instr, not_kernels.get(instr)))
+    params = [(slot[p], p.shape) for p in comp.parameters if p in slot]
+    root = slot[comp.root]
     releases = _releases(step_inputs, root)
     return Program(
         steps,

@@ -24,18 +24,20 @@ CONTROL_FLOW_OPS = frozenset({Opcode.WHILE, Opcode.CONDITIONAL, Opcode.CALL})
 Order = Callable[[Computation], list[Instruction]]
 
 
-def program_orders(entry: Computation, order_of: Order) -> dict[int, tuple[Computation, list]]:
+def program_orders(
+    entry: Computation, order_of: Order
+) -> dict[Computation, tuple[Computation, list]]:
     """The entry and every computation its live control flow calls, with their instruction
     orders: entry first, then depth first in instruction order (deterministic, so kernel names
-    and the compile cache key's symbol list are too). Keyed by ``id(computation)``."""
-    found: dict[int, tuple[Computation, list]] = {}
+    and the compile cache key's symbol list are too). Keyed by the computation."""
+    found: dict[Computation, tuple[Computation, list]] = {}
     stack = [entry]
     while stack:
         comp = stack.pop()
-        if id(comp) in found:
+        if comp in found:
             continue
         order = order_of(comp)
-        found[id(comp)] = (comp, order)
+        found[comp] = (comp, order)
         callees = [
             c for i in order if i.opcode in CONTROL_FLOW_OPS for c in i.called_computations()
         ]
@@ -52,9 +54,9 @@ class ProgramSet:
 
     def __init__(
         self,
-        orders: dict[int, tuple[Computation, list]],
+        orders: dict[Computation, tuple[Computation, list]],
         kernels: dict,
-        natives: dict[int, tuple[NativeWhile, object]],
+        natives: dict[Instruction, tuple[NativeWhile, object]],
         evaluator,
         build: Callable,
         label: Callable[[Instruction], str],
@@ -63,14 +65,14 @@ class ProgramSet:
         self.evaluator, self.build, self.label = evaluator, build, label
         self.compiled: Counter = Counter()
         self.fallback: Counter = Counter()
-        self._programs: dict[int, Program] = {}
-        self._counted: set[int] = set()
+        self._programs: dict[Computation, Program] = {}
+        self._counted: set[Instruction] = set()
 
     def program(self, comp: Computation) -> Program:
-        program = self._programs.get(id(comp))
+        program = self._programs.get(comp)
         if program is None:
-            program = self.build(comp, self.orders[id(comp)][1], self)
-            self._programs[id(comp)] = program
+            program = self.build(comp, self.orders[comp][1], self)
+            self._programs[comp] = program
         return program
 
     def built(self) -> list[Program]:
@@ -84,7 +86,7 @@ class ProgramSet:
     def control_flow_thunk(self, instr: Instruction, ins: list[int], out: int):
         op = instr.opcode
         if op is Opcode.WHILE:
-            native = self.natives.get(id(instr))
+            native = self.natives.get(instr)
             if native is not None:
                 self._count_native(native[0])
                 self.compiled["while (native)"] += 1
@@ -103,8 +105,8 @@ class ProgramSet:
 
     def _count_native(self, native: NativeWhile) -> None:
         for instr, label in native.steps:
-            if id(instr) not in self._counted:
-                self._counted.add(id(instr))
+            if instr not in self._counted:
+                self._counted.add(instr)
                 self.compiled[label or self.label(instr)] += 1
 
 

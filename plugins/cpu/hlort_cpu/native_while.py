@@ -80,7 +80,7 @@ class _Arena:
 
 def plan_native_whiles(
     orders: dict, names: list[str], to_compile: list, infos: list, prefix: str
-) -> dict[int, NativeWhile]:
+) -> dict[Instruction, NativeWhile]:
     """Native plans of every while in ``orders`` that qualifies, by ``id`` of the while.
 
     ``names`` and ``to_compile`` pair kernel names with their instructions; ``infos`` are the
@@ -89,20 +89,20 @@ def plan_native_whiles(
     """
     info_by_name = {info.name: info for info in infos if isinstance(info, KernelInfo)}
     kernel_of = {
-        id(instr): (name, info_by_name[name])
+        instr: (name, info_by_name[name])
         for name, (instr, _) in zip(names, to_compile, strict=True)
     }
 
     def order_of(comp: Computation) -> list[Instruction]:
-        return orders[id(comp)][1]
+        return orders[comp][1]
 
-    natives: dict[int, NativeWhile] = {}
+    natives: dict[Instruction, NativeWhile] = {}
     for _, order in orders.values():
         for instr in order:
             if instr.opcode is Opcode.WHILE:
                 native = plan_native_while(instr, f"{prefix}_w{len(natives)}", order_of, kernel_of)
                 if native is not None:
-                    natives[id(instr)] = native
+                    natives[instr] = native
     return natives
 
 
@@ -110,7 +110,7 @@ def plan_native_while(
     instr: Instruction,
     name: str,
     order_of: Callable[[Computation], list[Instruction]],
-    kernel_of: dict[int, tuple[str, KernelInfo]],
+    kernel_of: dict[Instruction, tuple[str, KernelInfo]],
 ) -> NativeWhile | None:
     """The native plan for ``instr``, or None when the loop must take the Python path."""
     state_shape = instr.operands[0].shape
@@ -168,9 +168,9 @@ def plan_native_while(
 
 def _state_uses(
     body: Computation, order: list[Instruction], n: int
-) -> tuple[set[int], dict[int, int]]:
+) -> tuple[set[int], dict[Instruction, int]]:
     """Which state leaves the body passes through unchanged (leaf numbers), and which
-    dynamic-update-slices may write their state leaf in place (``id`` -> leaf number).
+    dynamic-update-slices may write their state leaf in place (instruction -> leaf number).
 
     Only a flat tuple state is analysed: leaf k is get-tuple-element k of the parameter. A leaf
     passes through when the root's element k is that get-tuple-element. A dynamic-update-slice
@@ -187,14 +187,14 @@ def _state_uses(
         or len(param.shape.elements) != n
     ):
         return set(), {}
-    readers: dict[int, list[Instruction]] = {}
+    readers: dict[Instruction, list[Instruction]] = {}
     for instr in order:
         for o in instr.operands:
-            readers.setdefault(id(o), []).append(instr)
-    if any(r.opcode is not Opcode.GET_TUPLE_ELEMENT for r in readers.get(id(param), [])):
+            readers.setdefault(o, []).append(instr)
+    if any(r.opcode is not Opcode.GET_TUPLE_ELEMENT for r in readers.get(param, [])):
         return set(), {}
     extracts: dict[int, list[Instruction]] = {}
-    for r in readers.get(id(param), []):
+    for r in readers.get(param, []):
         extracts.setdefault(r.attrs["index"], []).append(r)
     passed, in_place = set(), {}
     for k, element in enumerate(root.operands):
@@ -206,10 +206,10 @@ def _state_uses(
             if (
                 extracts.get(k) == [operand]
                 and operand.attrs["index"] == k
-                and readers.get(id(operand)) == [element]
+                and readers.get(operand) == [element]
                 and sum(e is element for e in root.operands) == 1
             ):
-                in_place[id(element)] = k
+                in_place[element] = k
     return passed, in_place
 
 
@@ -247,25 +247,25 @@ class _ComputationPlanner:
         return self.first_pointer_arg + len(self.pointers) - 1
 
     def plan(
-        self, comp: Computation, param: Tree, in_place: dict[int, int]
+        self, comp: Computation, param: Tree, in_place: dict[Instruction, int]
     ) -> tuple[Tree, list] | None:
-        values: dict[int, Tree] = {}
+        values: dict[Instruction, Tree] = {}
         steps: list = []
         for instr in self.order_of(comp):
             op = instr.opcode
             if op is Opcode.PARAMETER:
                 value = param
             elif op is Opcode.GET_TUPLE_ELEMENT:
-                value = values[id(instr.operands[0])][instr.attrs["index"]]
+                value = values[instr.operands[0]][instr.attrs["index"]]
             elif op is Opcode.TUPLE:
-                value = tuple(values[id(o)] for o in instr.operands)
+                value = tuple(values[o] for o in instr.operands)
             elif op is Opcode.CONSTANT:
                 if not isinstance(instr.shape, ArrayShape):
                     return None
                 value = BufferRef(
                     self._pointer_arg(np.ascontiguousarray(instr.literal, instr.shape.dtype.numpy))
                 )
-            elif id(instr) in in_place:
+            elif instr in in_place:
                 value = self._slice_update(instr, values, steps)
             elif op is Opcode.DOT:
                 value = self._dot(instr, values, steps)
@@ -273,15 +273,15 @@ class _ComputationPlanner:
                 value = self._kernel(instr, values, steps)
             if value is None:
                 return None
-            values[id(instr)] = value
-        return values[id(comp.root)], steps
+            values[instr] = value
+        return values[comp.root], steps
 
     def _refs(self, instr: Instruction, values: dict) -> list[BufferRef] | None:
-        ins = [values[id(o)] for o in instr.operands]
+        ins = [values[o] for o in instr.operands]
         return ins if all(isinstance(v, BufferRef) for v in ins) else None
 
     def _kernel(self, instr: Instruction, values: dict, steps: list) -> Tree | None:
-        entry = self.kernel_of.get(id(instr))
+        entry = self.kernel_of.get(instr)
         if entry is None:
             return None
         name, info = entry

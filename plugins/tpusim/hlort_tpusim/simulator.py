@@ -117,10 +117,10 @@ class Simulator:
             outputs = [self.allocs[b] for b in program.outputs]
             ok = True
         finally:
-            keep = {id(self.allocs[b]) for b in program.outputs if ok and b in self.allocs}
+            keep = {self.allocs[b] for b in program.outputs if ok and b in self.allocs}
             for buf in self.owned:
                 alloc = self.allocs.get(buf)
-                if alloc is not None and not alloc.freed and id(alloc) not in keep:
+                if alloc is not None and not alloc.freed and alloc not in keep:
                     self.allocator.free(alloc)
         return outputs, Profile.from_timing(self.timing, self.config, self.by_kernel)
 
@@ -482,6 +482,8 @@ class Simulator:
     def _vector_op(self, sub: Instr, b: dict, values: list) -> np.ndarray:
         opcode = Opcode(b["op"])
         shapes = tuple(np.shape(v) for v in values)
+        # by id: Instr is an eq dataclass (equal instructions compare equal, unhashable); the
+        # cache lives in this one-launch Simulator, while the program holds its Instrs
         key = (id(sub), shapes)
         proxy = self._proxies.get(key)
         if proxy is None:
@@ -511,6 +513,7 @@ class Simulator:
         inits = [np.asarray(self.array(b)) for b in a["inits"]]
         rows = tiles[0].shape[0]
         shapes = [ArrayShape(dtypes.from_numpy(t.dtype), (rows,)) for t in tiles]
+        # by id, as in _vector_op: Instr is an eq dataclass
         key = ("reduce", id(ins), rows, tiles[0].shape[1])
         proxy = self._proxies.get(key)
         if proxy is None:

@@ -86,14 +86,14 @@ class ReducingEmitter(FusedEmitter):
 
     def __init__(self, ctx, comp, params):
         super().__init__(ctx, comp, params)
-        self._reduced: dict[tuple[int, int], list[ir.Value]] = {}
+        self._reduced: dict[tuple[Instruction, Index], list[ir.Value]] = {}
 
     def reset(self) -> None:
         super().reset()
         self._reduced.clear()
 
     def reduce_values(self, instr: Instruction, index: Index) -> list[ir.Value]:
-        key = (id(instr), id(index))
+        key = (instr, index)
         hit = self._reduced.get(key)
         if hit is None:
             if instr.opcode is Opcode.REDUCE_WINDOW:

@@ -56,7 +56,7 @@ def emit_row_kernel(
     for r in plan.reduces:
         n = len(r.operands) // 2
         types = [value_type(o.shape.dtype) for o in r.operands[:n]]
-        slots[id(r)] = (types, [ctx.alloca(t) for t in types])
+        slots[r] = (types, [ctx.alloca(t) for t in types])
 
     def outer(o: ir.Value) -> None:
         kept_multi = delinearize(b, o, kept)
@@ -67,7 +67,7 @@ def emit_row_kernel(
             return Index(b, in_dims, multi=multi, linear=b.add(b.mul(o, i64(row_size)), j))
 
         for r in plan.reduces:
-            _reduce_row(ctx, target, em, r, slots[id(r)], tid, row_size, threads, element_index)
+            _reduce_row(ctx, target, em, r, slots[r], tid, row_size, threads, element_index)
         element_outs = []
         for k, out in enumerate(plan.outputs):
             if out.shape.dims == in_dims and in_dims != kept:
@@ -142,7 +142,7 @@ def _reduce_row(
         if valid is ALL_VALID
         else [b.select(valid, f, i) for f, i in zip(folded, inits, strict=True)]
     )
-    em.row_values[id(r)] = [
+    em.row_values[r] = [
         round_to(b, x.shape.dtype, v) for v, x in zip(result, r.operands[:n], strict=True)
     ]
 

@@ -49,7 +49,7 @@ class SlotTable:
         if parent is None:
             self.pool.arena_end = assignment.arena_size
         self.parameter_slots = parameter_slots
-        self._by_buffer: dict[int, int] = {}
+        self._by_buffer: dict[LogicalBuffer, int] = {}
         self.nested = parent is not None
 
     @property
@@ -60,12 +60,12 @@ class SlotTable:
         return [self._slot(s.buffer) for s in self.assignment.slices(instr)]
 
     def _slot(self, buf: LogicalBuffer) -> int:
-        got = self._by_buffer.get(id(buf))
+        got = self._by_buffer.get(buf)
         if got is not None:
             return got
         if buf.kind == "parameter" and self.parameter_slots is not None:
             got = self.parameter_slots[self._parameter_leaf(buf)]
-            self._by_buffer[id(buf)] = got
+            self._by_buffer[buf] = got
             return got
         instr = buf.defined_by
         leaf = instr.shape
@@ -94,7 +94,7 @@ class SlotTable:
             data,
             label,
         )
-        self._by_buffer[id(buf)] = self.pool.add(slot)
+        self._by_buffer[buf] = self.pool.add(slot)
         return slot.id
 
     def _parameter_leaf(self, buf: LogicalBuffer) -> int:

@@ -202,7 +202,7 @@ def _finish_row(ctx, target, em, r, split, partials, flags, row, tid, outs, plan
     inits = [em.value(x, scalar) for x in r.operands[n:]]
     folded = apply_reducer(ctx, r, inits, total)
     result = [b.select(valid, f, i) for f, i in zip(folded, inits, strict=True)]
-    em.row_values[id(r)] = [
+    em.row_values[r] = [
         round_to(b, x.shape.dtype, v) for v, x in zip(result, r.operands[:n], strict=True)
     ]
     with b.if_then(b.icmp_unsigned("==", tid, i64(0))):

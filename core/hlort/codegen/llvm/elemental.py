@@ -173,6 +173,8 @@ _TRANSCENDENTAL = {
     Opcode.TAN: fm.tan,
     Opcode.ERF: fm.erf,
 }
+"""The float routine of each one-operand transcendental of the op table (``OpDef.numerics``);
+the binding is the emitter's, the key set the table's (tests/codegen/test_elemental_op_sets.py)."""
 
 
 @emits(*_TRANSCENDENTAL)

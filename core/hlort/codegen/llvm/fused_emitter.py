@@ -99,9 +99,10 @@ class FusedEmitter:
         self.ctx = ctx
         self.comp = comp
         self.params = params
-        self._cache: dict[tuple[int, int], tuple[Index, ir.Value]] = {}
-        self._globals: dict[int, ir.GlobalVariable] = {}
-        self._scalars: dict[tuple[int, int], ir.Value] = {}  # (function, parameter) -> value
+        self._cache: dict[tuple[Instruction, Index], tuple[Index, ir.Value]] = {}
+        self._globals: dict[Instruction, ir.GlobalVariable] = {}
+        # (function, parameter) -> value
+        self._scalars: dict[tuple[ir.Function, Instruction], ir.Value] = {}
 
     @property
     def b(self) -> ir.IRBuilder:
@@ -114,10 +115,10 @@ class FusedEmitter:
     def provide(self, instr: Instruction, index: Index, value: ir.Value) -> None:
         """Use ``value`` as ``instr``'s element at ``index`` (a reduction's result, computed
         elsewhere, that an epilogue reads; valid until the next reset)."""
-        self._cache[(id(instr), id(index))] = (index, value)
+        self._cache[(instr, index)] = (index, value)
 
     def value(self, instr: Instruction, index: Index) -> ir.Value:
-        key = (id(instr), id(index))
+        key = (instr, index)
         hit = self._cache.get(key)
         if hit is not None:
             return hit[1]
@@ -158,7 +159,7 @@ class FusedEmitter:
         pow or atan2 of broadcast scalars is computed once per call, not per element, and the
         vectorizer never analyses it: its uniformity walk is exponential on such chains)."""
         b = self.b
-        key = (id(b.function), id(instr))
+        key = (b.function, instr)
         value = self._scalars.get(key)
         if value is None:
             with b.goto_entry_block():  # before its terminator, if it has one; then back
@@ -185,10 +186,10 @@ class FusedEmitter:
             literal.size > 0 and np.all(literal == literal.flat[0]) and literal.dtype.kind in "biu"
         ):
             return constant(dt, literal.flat[0])
-        gv = self._globals.get(id(instr))
+        gv = self._globals.get(instr)
         if gv is None:
             gv = self._global_array(instr, literal)
-            self._globals[id(instr)] = gv
+            self._globals[instr] = gv
         return load_element(self.b, dt, gv, index.linear)
 
     def _global_array(self, instr: Instruction, literal: np.ndarray) -> ir.GlobalVariable:
@@ -386,25 +387,25 @@ def emit_scalar_computation(
     ctx: IrContext, comp: Computation, args: list[ir.Value]
 ) -> list[ir.Value]:
     """Inline a computation on scalars (a reducer, a map body); returns its results in order."""
-    env: dict[int, ir.Value] = {}
+    env: dict[Instruction, ir.Value] = {}
     for instr in comp.reachable_from_root():
         op = instr.opcode
         if op is Opcode.PARAMETER:
-            env[id(instr)] = args[instr.parameter_number]
+            env[instr] = args[instr.parameter_number]
         elif op is Opcode.CONSTANT:
-            env[id(instr)] = constant(instr.shape.dtype, np.asarray(instr.literal).reshape(-1)[0])
+            env[instr] = constant(instr.shape.dtype, np.asarray(instr.literal).reshape(-1)[0])
         elif op is Opcode.TUPLE:
             continue
         elif op in (Opcode.BROADCAST, Opcode.RESHAPE, Opcode.COPY) and instr.shape.rank == 0:
-            env[id(instr)] = env[id(instr.operands[0])]
+            env[instr] = env[instr.operands[0]]
         elif instr.is_elementwise:
-            env[id(instr)] = emit_elementwise(ctx, instr, [env[id(o)] for o in instr.operands])
+            env[instr] = emit_elementwise(ctx, instr, [env[o] for o in instr.operands])
         else:
             raise Unimplemented(f"scalar computation {comp.name}: {op.value} is not elementwise")
     root = comp.root
     if root.opcode is Opcode.TUPLE:
-        return [env[id(o)] for o in root.operands]
-    return [env[id(root)]]
+        return [env[o] for o in root.operands]
+    return [env[root]]
 
 
 def supports_scalar_computation(comp: Computation) -> bool:

@@ -44,7 +44,7 @@ class RowPlan:
     kept_dims: tuple[int, ...]
     reduced: list[int]  # trailing dimension numbers
     outputs: list[Instruction]
-    row_level: set[int]  # ids of the instructions holding one value per row
+    row_level: set[Instruction]  # the instructions holding one value per row
 
 
 def _order_preserving(instr: Instruction) -> bool:
@@ -69,7 +69,9 @@ def _row_broadcast(instr: Instruction, in_dims: tuple[int, ...], kept: tuple[int
     return big == [d for d in range(len(kept)) if in_dims[d] != 1]
 
 
-def _levels(comp: Computation, order: list[Instruction], in_dims, kept) -> dict[int, str] | None:
+def _levels(
+    comp: Computation, order: list[Instruction], in_dims, kept
+) -> dict[Instruction, str] | None:
     """ "row" or "element" for every instruction that reads a reduce (None: not a row fusion).
 
     Row values have the kept shape up to size-1 dimensions (one value per row, at linear index
@@ -78,23 +80,23 @@ def _levels(comp: Computation, order: list[Instruction], in_dims, kept) -> dict[
     reshapes, broadcasts and transposes that relabel size-1 dimensions."""
     row_key = squeeze_dims(kept)
     unit_rows = squeeze_dims(in_dims) == row_key  # rows of one element: both levels are one
-    level: dict[int, str] = {}
+    level: dict[Instruction, str] = {}
     for instr in order:
-        reads = [level.get(id(o)) for o in instr.operands]
+        reads = [level.get(o) for o in instr.operands]
         if instr.opcode is Opcode.REDUCE:
             n = len(instr.operands) // 2
             if any(x is not None for x in reads[n:]):
                 return None  # an init computed from a reduce
             if not unit_rows and any(x == "row" for x in reads[:n]):
                 return None  # a row value as a reduce input
-            level[id(instr)] = "row"
+            level[instr] = "row"
             continue
         if not any(x is not None for x in reads):
             continue
         if instr is comp.root and instr.opcode is Opcode.TUPLE:
             continue
         if instr.opcode is Opcode.GET_TUPLE_ELEMENT:
-            level[id(instr)] = "row"
+            level[instr] = "row"
             continue
         if not instr.shape.is_array:
             return None
@@ -117,7 +119,7 @@ def _levels(comp: Computation, order: list[Instruction], in_dims, kept) -> dict[
             and _row_broadcast(instr, in_dims, kept)
         ):
             return None
-        level[id(instr)] = here
+        level[instr] = here
     return level
 
 
@@ -178,9 +180,9 @@ class RowEmitter(FusedEmitter):
     every row-level value at the current row whatever index asks for it (the plan proved that
     every such index names the current row)."""
 
-    def __init__(self, ctx, comp, params, row_level: set[int]):
+    def __init__(self, ctx, comp, params, row_level: set[Instruction]):
         super().__init__(ctx, comp, params)
-        self.row_values: dict[int, list[ir.Value]] = {}
+        self.row_values: dict[Instruction, list[ir.Value]] = {}
         self.row_level = row_level
         self._row: tuple[ir.Value, list[ir.Value], tuple[int, ...]] | None = None
         self._row_indices: dict[tuple[int, ...], Index] = {}
@@ -203,18 +205,18 @@ class RowEmitter(FusedEmitter):
         return index
 
     def value(self, instr: Instruction, index: Index) -> ir.Value:
-        if id(instr) in self.row_level and self._row is not None:
+        if instr in self.row_level and self._row is not None:
             index = self.row_index(instr.shape.dims)
         return super().value(instr, index)
 
     def _emit(self, instr: Instruction, index: Index) -> ir.Value:
         if instr.opcode is Opcode.REDUCE:
-            values = self.row_values.get(id(instr))
+            values = self.row_values.get(instr)
             if values is None:
                 raise Unimplemented(f"{instr.name} used before it is computed")
             return values[0]
         if instr.opcode is Opcode.GET_TUPLE_ELEMENT and instr.operands[0].opcode is Opcode.REDUCE:
-            return self.row_values[id(instr.operands[0])][instr.attrs["index"]]
+            return self.row_values[instr.operands[0]][instr.attrs["index"]]
         return super()._emit(instr, index)
 
 

@@ -73,15 +73,15 @@ def plan_column(comp: Computation, outputs: list[Instruction]) -> ColumnPlan | N
     kept = [d for d in range(len(in_dims)) if d not in dims]
     out_dims = tuple(in_dims[d] for d in kept)
     after = _downstream(comp, reduces)
-    if any(id(r) in after for r in reduces):
+    if any(r in after for r in reduces):
         return None  # a reduction reading another's result needs two passes over the input
-    plain = {id(o) for o in outputs} == {id(r) for r in reduces} and len(outputs) == len(reduces)
+    plain = set(outputs) == set(reduces) and len(outputs) == len(reduces)
     if plain:  # the kernel's outputs are the reductions, in the root's order
         return ColumnPlan(list(outputs), outputs, False, in_dims, kept, out_dims)
     if any(not r.shape.is_array for r in reduces):
         return None  # a variadic reduction's epilogue would read through get-tuple-element
     for instr in comp.instructions:
-        if id(instr) not in after or (instr is comp.root and instr.opcode is Opcode.TUPLE):
+        if instr not in after or (instr is comp.root and instr.opcode is Opcode.TUPLE):
             continue
         if instr.opcode is Opcode.REDUCE:
             return None  # a reduction of a reduction's result
@@ -94,13 +94,13 @@ def plan_column(comp: Computation, outputs: list[Instruction]) -> ColumnPlan | N
     return ColumnPlan(reduces, outputs, True, in_dims, kept, out_dims)
 
 
-def _downstream(comp: Computation, reduces: list[Instruction]) -> set[int]:
+def _downstream(comp: Computation, reduces: list[Instruction]) -> set[Instruction]:
     """Ids of the instructions that read a reduction's result, directly or not."""
-    found = {id(r) for r in reduces}
-    out: set[int] = set()
+    found = set(reduces)
+    out: set[Instruction] = set()
     for instr in comp.post_order():
-        if any(id(o) in found or id(o) in out for o in instr.operands):
-            out.add(id(instr))
+        if any(o in found or o in out for o in instr.operands):
+            out.add(instr)
     return out
 
 

@@ -30,11 +30,6 @@ HERO_KINDS = {
     Opcode.SCATTER: "scatter",
     Opcode.SELECT_AND_SCATTER: "select_and_scatter",
 }
-_COMPUTATIONS = {
-    Opcode.REDUCE_WINDOW: ("to_apply",),
-    Opcode.SCATTER: ("to_apply",),
-    Opcode.SELECT_AND_SCATTER: ("select", "scatter"),
-}
 
 
 def classify_hero(comp: Computation) -> str | None:
@@ -49,7 +44,7 @@ def classify_hero(comp: Computation) -> str | None:
         return None
     if any(not o.shape.is_array or not is_element_dtype(o.shape.dtype) for o in root.operands):
         return None
-    if not all(supports_scalar_computation(root.attrs[k]) for k in _COMPUTATIONS[root.opcode]):
+    if not all(supports_scalar_computation(root.attrs[k]) for k in root.opcode.info.called):
         return None
     if root.opcode is Opcode.SCATTER:
         indices = root.operands[(len(root.operands) - 1) // 2]

@@ -42,12 +42,10 @@ def emit_row_fusion(
     if math.prod(in_dims) == 0 and row_size != 0:
         extent = 0
     slots = {
-        id(r): [value_type(o.shape.dtype) for o in r.operands[: len(r.operands) // 2]]
+        r: [value_type(o.shape.dtype) for o in r.operands[: len(r.operands) // 2]]
         for r in plan.reduces
     }
-    allocas = {
-        id(r): [b.alloca(t) for t in ts] for r, ts in ((r, slots[id(r)]) for r in plan.reduces)
-    }
+    allocas = {r: [b.alloca(t) for t in ts] for r, ts in ((r, slots[r]) for r in plan.reduces)}
 
     def outer(o: ir.Value) -> None:
         kept_multi = delinearize(b, o, kept)
@@ -68,20 +66,20 @@ def emit_row_fusion(
         for r in plan.reduces:
             n = len(r.operands) // 2
             scalar = Index.scalar(b)
-            for a, init in zip(allocas[id(r)], r.operands[n:], strict=True):
+            for a, init in zip(allocas[r], r.operands[n:], strict=True):
                 b.store(em.value(init, scalar), a)
 
             def step(index: Index, r=r, n=n) -> None:
-                accs = [b.load(a, typ=t) for a, t in zip(allocas[id(r)], slots[id(r)], strict=True)]
+                accs = [b.load(a, typ=t) for a, t in zip(allocas[r], slots[r], strict=True)]
                 values = [em.value(x, index) for x in r.operands[:n]]
-                for a, v in zip(allocas[id(r)], apply_reducer(ctx, r, accs, values), strict=True):
+                for a, v in zip(allocas[r], apply_reducer(ctx, r, accs, values), strict=True):
                     b.store(v, a)
 
             run_inner(step)
             # narrow floats accumulate in f32 and round once, as the interpreter's reduce does
-            em.row_values[id(r)] = [
+            em.row_values[r] = [
                 round_to(b, x.shape.dtype, b.load(a, typ=t))
-                for a, t, x in zip(allocas[id(r)], slots[id(r)], r.operands[:n], strict=True)
+                for a, t, x in zip(allocas[r], slots[r], r.operands[:n], strict=True)
             ]
         element_outs = []
         for k, out in enumerate(plan.outputs):

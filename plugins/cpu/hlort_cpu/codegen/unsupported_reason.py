@@ -16,13 +16,9 @@ from hlort.ir.opcodes import Opcode
 from hlort.ir.patterns import variadic_reducer_opcodes
 from hlort_cpu.codegen.hero_kernels import HERO_KINDS
 
-_CALLED = {
-    Opcode.REDUCE: "to_apply",
-    Opcode.REDUCE_WINDOW: "to_apply",
-    Opcode.SCATTER: "to_apply",
-    Opcode.SELECT_AND_SCATTER: "scatter",
-}
-_OWN_KERNEL = {*HERO_KINDS, *_CALLED, Opcode.SORT, Opcode.TOPK, Opcode.RNG_BIT_GENERATOR}
+_SCALAR_CALLS = {*HERO_KINDS, Opcode.REDUCE}
+"""Heroes whose called computations (the op table's ``called``) the emitter compiles inline."""
+_OWN_KERNEL = {*_SCALAR_CALLS, Opcode.SORT, Opcode.TOPK, Opcode.RNG_BIT_GENERATOR}
 
 
 def _describe(instr: Instruction) -> str:
@@ -49,13 +45,14 @@ def why_not_compiled(comp: Computation) -> str:
             return bad
     heroes = [i for i in body if i.opcode in _OWN_KERNEL]
     for instr in heroes:
-        key = _CALLED.get(instr.opcode)
-        called = instr.attrs.get(key) if key else None
-        if isinstance(called, Computation) and not supports_scalar_computation(called):
-            return (
-                f"the {key} computation of {_describe(instr)} is not a scalar computation "
-                "the emitter compiles"
-            )
+        keys = instr.opcode.info.called if instr.opcode in _SCALAR_CALLS else ()
+        for key in keys:
+            called = instr.attrs.get(key)
+            if isinstance(called, Computation) and not supports_scalar_computation(called):
+                return (
+                    f"the {key} computation of {_describe(instr)} is not a scalar computation "
+                    "the emitter compiles"
+                )
     others = [i for i in body if i not in heroes]
     for instr in others:
         if not supports_instruction(instr):

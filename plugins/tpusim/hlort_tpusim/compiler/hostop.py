@@ -27,12 +27,12 @@ if TYPE_CHECKING:
 
 def _reachable(roots: list[Computation]) -> list[Computation]:
     order: list[Computation] = []
-    seen: set[int] = set()
+    seen: set[Computation] = set()
 
     def visit(comp: Computation) -> None:
-        if id(comp) in seen:
+        if comp in seen:
             return
-        seen.add(id(comp))
+        seen.add(comp)
         for callee in comp.called_computations():
             visit(callee)
         order.append(comp)
@@ -42,32 +42,32 @@ def _reachable(roots: list[Computation]) -> list[Computation]:
     return order
 
 
-def _copy_computation(comp: Computation, comp_map: dict[int, Computation]) -> Computation:
+def _copy_computation(comp: Computation, comp_map: dict[Computation, Computation]) -> Computation:
     copy = Computation(comp.name)
     copy.is_fusion_computation = comp.is_fusion_computation
-    instr_map: dict[int, Instruction] = {}
+    instr_map: dict[Instruction, Instruction] = {}
     for instr in comp.post_order():
         attrs = {}
         for key, value in instr.attrs.items():
             if isinstance(value, Computation):
-                value = comp_map[id(value)]
+                value = comp_map[value]
             elif isinstance(value, (list, tuple)) and value and isinstance(value[0], Computation):
-                value = tuple(comp_map[id(v)] for v in value)
+                value = tuple(comp_map[v] for v in value)
             attrs[key] = value
-        clone = instr.clone_with(operands=[instr_map[id(o)] for o in instr.operands], attrs=attrs)
-        instr_map[id(instr)] = clone
+        clone = instr.clone_with(operands=[instr_map[o] for o in instr.operands], attrs=attrs)
+        instr_map[instr] = clone
         copy.add_instruction(clone)
-    copy.set_root(instr_map[id(comp.root)])
+    copy.set_root(instr_map[comp.root])
     return copy
 
 
 def extract_module(instr: Instruction, name: str = "hostop") -> Module:
     """A module whose entry computes ``instr`` from parameters shaped like its operands."""
     module = Module(name)
-    comp_map: dict[int, Computation] = {}
+    comp_map: dict[Computation, Computation] = {}
     for comp in _reachable(instr.called_computations()):
         copy = _copy_computation(comp, comp_map)
-        comp_map[id(comp)] = copy
+        comp_map[comp] = copy
         module.add_computation(copy)
     entry = Computation(f"{name}_entry")
     params = [
@@ -79,9 +79,9 @@ def extract_module(instr: Instruction, name: str = "hostop") -> Module:
     attrs = {}
     for key, value in instr.attrs.items():
         if isinstance(value, Computation):
-            value = comp_map[id(value)]
+            value = comp_map[value]
         elif isinstance(value, (list, tuple)) and value and isinstance(value[0], Computation):
-            value = tuple(comp_map[id(v)] for v in value)
+            value = tuple(comp_map[v] for v in value)
         attrs[key] = value
     clone = instr.clone_with(operands=params, attrs=attrs)
     entry.add_instruction(clone)
@@ -96,10 +96,10 @@ def extract_module(instr: Instruction, name: str = "hostop") -> Module:
 def computation_module(comp: Computation, name: str) -> Module:
     """A module whose entry is a copy of ``comp`` (a reducer, a loop condition...)."""
     module = Module(name.replace(".", "_"))
-    comp_map: dict[int, Computation] = {}
+    comp_map: dict[Computation, Computation] = {}
     for c in _reachable([comp]):
         copy = _copy_computation(c, comp_map)
-        comp_map[id(c)] = copy
+        comp_map[c] = copy
         module.add_computation(copy, entry=c is comp)
     return module
 

@@ -104,15 +104,15 @@ class Lowering:
         result = self.value(ctx, ctx.comp.root)
         effects = SideEffects()
         for instr in ctx.comp.execution_order(effects):
-            if effects.of(instr) and id(instr) not in ctx.memo:
+            if effects.of(instr) and instr not in ctx.memo:
                 self.value(ctx, instr)
         return result
 
     def value(self, ctx: Context, instr: Instruction) -> Ref:
-        ref = ctx.memo.get(id(instr))
+        ref = ctx.memo.get(instr)
         if ref is None:
             ref = self._lower(ctx, instr)
-            ctx.memo[id(instr)] = ref
+            ctx.memo[instr] = ref
         return ref
 
     def _lower(self, ctx: Context, instr: Instruction) -> Ref:

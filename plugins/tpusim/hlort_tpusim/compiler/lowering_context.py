@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hlort.ir.computation import Computation
+from hlort.ir.instruction import Instruction
 
 TOKEN = "token"
 Ref = Any  # int (buffer id) | tuple[Ref, ...] | TOKEN
@@ -22,7 +23,7 @@ class Context:
     comp: Computation
     params: list[Ref]
     fused: bool
-    memo: dict[int, Ref] = field(default_factory=dict)
+    memo: dict[Instruction, Ref] = field(default_factory=dict)
 
 
 def flatten(ref: Ref) -> list[int]:

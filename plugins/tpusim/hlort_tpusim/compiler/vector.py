@@ -127,7 +127,7 @@ class _Region:
         return reg
 
     def emit(self, instr: Instruction, maps: list, root: bool = False) -> str:
-        key = (id(instr), json.dumps(maps))
+        key = (instr, json.dumps(maps))
         reg = self._memo.get(key)
         if reg is None:
             reg = self._emit(instr, maps, root)
