@@ -66,8 +66,7 @@ class CudaClient(CudaCompiler, GpuClient):
     def library_runner(self, program: GpuProgram):
         """This client's cuBLAS runner, made the first time a program has a gemm (UNIMPLEMENTED
         without the library); its handles are bound to this client's streams."""
-        from hlort.codegen.gpu.program import LibraryCall
-        from hlort.plugin.base.gpu_program_runner import every_step
+        from hlort.codegen.gpu.program import LibraryCall, every_step
 
         if not any(isinstance(step, LibraryCall) for step in every_step(program.steps)):
             return None

@@ -27,6 +27,7 @@ from hlort.codegen.gpu.program import (
     HostLoop,
     KernelLaunch,
     LibraryCall,
+    every_step,
 )
 from hlort.errors import HlortError, InvalidArgument, NotFound, Unimplemented
 from hlort.plugin.base.gpu_allocator import DeviceBlock
@@ -46,14 +47,6 @@ class LoadedProgram:
     module: Handle
     functions: dict[str, Handle]
     constants: dict[int, DeviceBlock] = field(default_factory=dict)
-
-
-def every_step(steps: Sequence[Any]):
-    """The steps in order, each host loop followed by the steps it runs."""
-    for step in steps:
-        yield step
-        if isinstance(step, HostLoop):
-            yield from every_step([*step.init, *step.condition, *step.body, *step.update])
 
 
 def slot_shape(program: GpuProgram, slot_id: int) -> ArrayShape:
