@@ -228,7 +228,6 @@ class Timed:
 def cublas_alone_ms(timed: Timed) -> float:
     """The program's own gemm call, straight to cuBLAS on the same input blocks."""
     from hlort.codegen.gpu.program import LibraryCall
-    from hlort_cuda.cublas import load_cublas
 
     device, program = timed.device, timed.raw.program
     call = next(s for s in program.steps if isinstance(s, LibraryCall))
@@ -239,7 +238,7 @@ def cublas_alone_ms(timed: Timed) -> float:
     for s in (a, b, c):
         if s not in blocks:
             blocks[s] = device.allocate_bytes(program.slot(s).size)
-    cublas = load_cublas()
+    cublas = timed.raw.runner.library  # the client's cuBLAS runner: its handle, its stream
     ms = timed.timer.device_ms(lambda: cublas(device, call, [blocks[a], blocks[b], blocks[c]]))
     for s, block in blocks.items():
         if s not in program.parameters:

@@ -20,7 +20,7 @@ PLUGIN_SURFACE: dict[str, str] = {
     "hlort.passes.pass_options": "PassOptions, what Client.pass_options() returns",
     "hlort.passes.fusion_policy": "FusionPolicy, the fusions a backend asks for",
     "hlort.passes.buffer_assignment": "buffer assignment: where each value lives",
-    "hlort.codegen": "the target-neutral LLVM emitter, for LLVM backends",
+    "hlort.codegen": "the target-neutral LLVM emitter (llvm) and the shared GPU schedules (gpu)",
     "hlort.plugin.api": "the stable ABCs",
     "hlort.plugin.capabilities": "Capabilities and memory stats (part of the API)",
     "hlort.plugin.options": "CompileOptions, ExecuteOptions (part of the API)",

@@ -64,15 +64,24 @@ class CudaClient(CudaCompiler, GpuClient):
         return open_driver(str(options.get("driver") or chosen_driver()))
 
     def library_runner(self, program: GpuProgram):
-        """cuBLAS, loaded the first time a program has a gemm (UNIMPLEMENTED without it)."""
-        from hlort.codegen.gpu.program import LibraryCall
-        from hlort.plugin.base.gpu_program_runner import every_step
+        """This client's cuBLAS runner, made the first time a program has a gemm (UNIMPLEMENTED
+        without the library); its handles are bound to this client's streams."""
+        from hlort.codegen.gpu.program import LibraryCall, every_step
 
         if not any(isinstance(step, LibraryCall) for step in every_step(program.steps)):
             return None
-        from hlort_cuda.cublas import load_cublas
+        runner = getattr(self, "_cublas", None)
+        if runner is None:
+            from hlort_cuda.cublas import load_cublas
 
-        return load_cublas()
+            runner = self._cublas = load_cublas()
+        return runner
+
+    def close_library_runners(self) -> None:
+        runner = getattr(self, "_cublas", None)
+        close = getattr(runner, "close", None)
+        if close is not None:
+            close()
 
 
 class CudaCompileOnlyClient(CudaCompiler, CompileOnlyGpuClient):

@@ -48,12 +48,15 @@ def library_paths() -> list[str]:
 
 
 class Cublas:
-    """The loaded library, one handle per device (created on the device's queue thread)."""
+    """A client's library runner over the loaded library: one handle per device, bound to that
+    device's stream (created on the device's queue thread). A handle is the client's own: a
+    later client's device with the same id has another stream, so it gets another handle;
+    ``close`` destroys them when the client closes."""
 
     def __init__(self, lib: ctypes.CDLL, path: str):
         self.lib = lib
         self.path = path
-        self._handles: dict[int, ctypes.c_void_p] = {}
+        self._handles: dict[GpuDevice, ctypes.c_void_p] = {}
         self._lock = threading.Lock()
         self.lib.cublasGemmEx.restype = ctypes.c_int
         self.lib.cublasGemmStridedBatchedEx.restype = ctypes.c_int
@@ -64,15 +67,23 @@ class Cublas:
 
     def handle(self, device: GpuDevice) -> ctypes.c_void_p:
         with self._lock:
-            handle = self._handles.get(device.id)
+            handle = self._handles.get(device)
             if handle is None:
                 device.driver.make_current(device.ordinal)
                 handle = ctypes.c_void_p()
                 self._check(self.lib.cublasCreate_v2(ctypes.byref(handle)), "cublasCreate")
                 stream = ctypes.c_void_p(device.driver.native_stream(device.stream))
                 self._check(self.lib.cublasSetStream_v2(handle, stream), "cublasSetStream")
-                self._handles[device.id] = handle
+                self._handles[device] = handle
             return handle
+
+    def close(self) -> None:
+        """Destroy the handles (the client's work queues have drained); idempotent."""
+        with self._lock:
+            handles, self._handles = self._handles, {}
+        for device, handle in handles.items():
+            device.driver.make_current(device.ordinal)
+            self.lib.cublasDestroy_v2(handle)
 
     def __call__(self, device: GpuDevice, call: LibraryCall, blocks: list[DeviceBlock]) -> None:
         """Enqueue one gemm on the device's stream (the runtime's LibraryRunner)."""
@@ -155,12 +166,18 @@ def check_gemm(spec: GemmSpec, a_bytes: int, b_bytes: int, c_bytes: int) -> None
         )
 
 
-_loaded: Cublas | None = None
+_loaded: tuple[ctypes.CDLL, str] | None = None
 _load_lock = threading.Lock()
 
 
 def load_cublas() -> Cublas:
-    """The library, loaded once; UNIMPLEMENTED naming the package when it is nowhere."""
+    """A new runner (handles of its own) over the library, which is loaded once per process;
+    UNIMPLEMENTED naming the package when it is nowhere."""
+    lib, path = _load_library()
+    return Cublas(lib, path)
+
+
+def _load_library() -> tuple[ctypes.CDLL, str]:
     global _loaded
     with _load_lock:
         if _loaded is not None:
@@ -171,7 +188,7 @@ def load_cublas() -> Cublas:
                 lt = path.replace("libcublas.so", "libcublasLt.so")
                 if lt != path and os.path.exists(lt):
                     ctypes.CDLL(lt, mode=ctypes.RTLD_GLOBAL)  # libcublas needs it first
-                _loaded = Cublas(ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL), path)
+                _loaded = (ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL), path)
                 return _loaded
             except OSError as err:
                 errors.append(f"{path}: {err}")

@@ -2,9 +2,10 @@
 
 ``cuda-bindings`` is a binary wheel that imports without a driver; ``libcuda.so.1`` is opened by
 its first call (``cuInit``). Each device uses its primary context, made current on the calling
-thread before every call (a thread-local cache keeps that to one check when nothing changed).
-Device pointers are ints; streams, events, modules and functions are wrapped with the ordinal
-they belong to. Every CUresult other than success becomes an HlortError (cuda_errors.py).
+thread before every call (the driver is asked which context is current: another client or a
+library may have changed it). Device pointers are ints; streams, events, modules and functions
+are wrapped with the ordinal they belong to. Every CUresult other than success becomes an
+HlortError (cuda_errors.py).
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ class CudaBindingsDriver(GpuDriver):
         self._call("cuInit", 0)
         self._contexts: dict[int, Any] = {}
         self._lock = threading.Lock()
-        self._local = threading.local()
         self._peers: set[tuple[int, int]] = set()
         count = self._call("cuDeviceGetCount")
         self._devices = [self._call("cuDeviceGet", k) for k in range(count)]
@@ -62,15 +62,16 @@ class CudaBindingsDriver(GpuDriver):
             return str(err)
 
     def _activate(self, ordinal: int) -> None:
-        if getattr(self._local, "ordinal", None) == ordinal:
-            return
+        """Make the device's primary context current on this thread. The current context is
+        asked each time (a thread-local read in the driver), not remembered: another client,
+        cuBLAS or another library in the process may have made another device's current."""
         with self._lock:
             ctx = self._contexts.get(ordinal)
             if ctx is None:
                 ctx = self._call("cuDevicePrimaryCtxRetain", self._devices[ordinal])
                 self._contexts[ordinal] = ctx
-        self._call("cuCtxSetCurrent", ctx)
-        self._local.ordinal = ordinal
+        if self._call("cuCtxGetCurrent") != ctx:
+            self._call("cuCtxSetCurrent", ctx)
 
     def _attr(self, ordinal: int, name: str) -> int:
         attr = getattr(self.cu.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_{name}")
@@ -284,7 +285,6 @@ class CudaBindingsDriver(GpuDriver):
                 self._call("cuDevicePrimaryCtxRelease", self._devices[ordinal])
             except Exception:  # noqa: BLE001 - closing must not fail halfway
                 pass
-        self._local = threading.local()
 
 
 def _as_ctype(argument: KernelArgument):

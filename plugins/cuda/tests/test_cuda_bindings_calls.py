@@ -111,3 +111,38 @@ def test_a_failed_call_becomes_an_hlort_error_with_the_drivers_name():
         driver.mem_alloc(0, 1 << 40)
     assert err.value.code is ErrorCode.RESOURCE_EXHAUSTED
     assert "cuMemAlloc" in err.value.message and "CUDA_ERROR_OUT_OF_MEMORY" in err.value.message
+
+
+def test_the_devices_context_is_made_current_again_after_another_client_changed_it():
+    """Two clients (or cuBLAS, or another library) on one thread: a context remembered per
+    thread would run the first client's device-0 allocation in device 1's context."""
+
+    class Contexts(Binding):
+        current = None
+
+        def __getattr__(self, name):
+            if name == "cuDevicePrimaryCtxRetain":
+                return lambda dev: (cu.CUresult.CUDA_SUCCESS, 1000 + dev)
+            if name == "cuDeviceGet":
+                return lambda k: (cu.CUresult.CUDA_SUCCESS, k)
+            if name == "cuCtxGetCurrent":
+                return lambda: (cu.CUresult.CUDA_SUCCESS, self.current)
+            if name == "cuCtxSetCurrent":
+
+                def set_current(ctx):
+                    self.current = ctx
+                    return (cu.CUresult.CUDA_SUCCESS,)
+
+                return set_current
+            if name == "cuMemAlloc":
+                return lambda n: (cu.CUresult.CUDA_SUCCESS, self.current)
+            return super().__getattr__(name)
+
+    binding = Contexts()
+    first, second = CudaBindingsDriver(binding), CudaBindingsDriver(binding)
+    assert first.mem_alloc(0, 256) == 1000
+    assert second.mem_alloc(1, 256) == 1001
+    assert first.mem_alloc(0, 256) == 1000
+    sets = [c for c in binding.calls if c[0] == "cuCtxSetCurrent"]
+    assert first.mem_alloc(0, 256) == 1000
+    assert [c for c in binding.calls if c[0] == "cuCtxSetCurrent"] == sets  # current: no call

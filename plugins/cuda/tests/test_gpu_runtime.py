@@ -439,3 +439,34 @@ def test_host_loop_runs_condition_body_and_update_until_the_predicate_is_false(m
     (out,) = ProgramRunner(program, None).run(device, [start.storage_now()], set())
     result = device.copy_out(out, ArrayShape(S32, ()))
     assert result == 12 and len(bodies) == 4
+
+
+def test_executable_delete_unloads_after_the_launches_queued_before_it(make_client):
+    """delete() while a launch is still queued: the module and constants stay until that
+    launch has run on the stream, and are unloaded once (a launch that found them gone would
+    load the program again and leave that copy loaded)."""
+    import threading
+
+    client = make_client()
+    driver = client.driver
+    kernel = driver.kernels["reference"]
+
+    def recorded(drv, module, pointers):
+        driver._record("ran", "reference")
+        kernel(drv, module, pointers)
+
+    driver.kernels["reference"] = recorded
+    exe = compile_on(client, ADD)
+    x, y = put(client, np.arange(3, dtype=np.float32)), put(client, np.ones(3, np.float32))
+    host(exe.execute([[x, y]])[0][0])  # loaded on the device
+    gate = threading.Event()
+    device = client.devices()[0]
+    device.queue.enqueue(gate.wait, "hold the queue")
+    (out,) = exe.execute([[x, y]])[0]
+    exe.delete()
+    gate.set()
+    np.testing.assert_array_equal(host(out), np.arange(3, dtype=np.float32) + 1)
+    device.queue.synchronize(timeout=10)
+    names = [c[0] for c in driver.calls]
+    assert names.count("module_load") == names.count("module_unload") == 1
+    assert names.index("module_unload") > max(i for i, n in enumerate(names) if n == "ran")

@@ -57,11 +57,10 @@ class RocmClient(GpuClient):
             runner = self._rocblas = RocblasGemm(library, self.driver.select)
         return runner
 
-    def close(self) -> None:
+    def close_library_runners(self) -> None:
         runner = getattr(self, "_rocblas", None)
         if runner is not None:
             runner.close()
-        super().close()
 
 
 class RocmCompileOnlyClient(CompileOnlyGpuClient):

@@ -168,7 +168,7 @@ class GpuProgram:
     @property
     def fallbacks(self) -> list[HostFallback]:
         """Every host fallback, those inside host loops included."""
-        return [s for s in _all_steps(self.steps) if isinstance(s, HostFallback)]
+        return [s for s in every_step(self.steps) if isinstance(s, HostFallback)]
 
     def slot(self, slot_id: int) -> BufferSlot:
         return self.slots[slot_id]
@@ -189,7 +189,7 @@ class GpuProgram:
             Copy: "copies",
             HostLoop: "host_loops",
         }
-        for step in _all_steps(self.steps):
+        for step in every_step(self.steps):
             key = names[type(step)]
             counts[key] = counts.get(key, 0) + 1
         return counts
@@ -203,7 +203,7 @@ class GpuProgram:
         for k, s in enumerate(self.slots):
             if s.id != k or s.kind not in SLOT_KINDS:
                 raise InvalidArgument(f"GPU program {self.name}: bad slot {k} ({s.kind})")
-        for step in _all_steps(self.steps):
+        for step in every_step(self.steps):
             refs = _step_slots(step)
             if any(not 0 <= r < n for r in refs):
                 raise InvalidArgument(
@@ -233,12 +233,12 @@ class GpuProgram:
         return program
 
 
-def _all_steps(steps):
-    """The steps in order, a host loop followed by the steps it runs."""
+def every_step(steps):
+    """The steps in order, each host loop followed by the steps it runs."""
     for step in steps:
         yield step
         if isinstance(step, HostLoop):
-            yield from _all_steps([*step.init, *step.condition, *step.body, *step.update])
+            yield from every_step([*step.init, *step.condition, *step.body, *step.update])
 
 
 def _step_slots(step: Step) -> tuple[int, ...]:

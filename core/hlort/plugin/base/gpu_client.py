@@ -68,6 +68,11 @@ class GpuClient(SimpleClient):
         UNIMPLEMENTED at compile); loaded only when the program has library calls."""
         return None
 
+    def close_library_runners(self) -> None:
+        """Release the library runners' per-device state (handles bound to the devices'
+        streams); called by ``close`` once no library call is queued or running and the
+        streams have finished, before the streams are destroyed."""
+
     def pass_options(self):
         """The core pipeline GPU kernels want (hlort.codegen.gpu.compiler.gpu_pass_options):
         row epilogues fused into their reductions, fusions only where one kernel covers them."""
@@ -146,7 +151,13 @@ class GpuClient(SimpleClient):
     def close(self) -> None:
         if self._closed:
             return
-        super().close()
+        super().close()  # the work queues drain: nothing is enqueued on a stream any more
+        for device in self._gpu_devices():
+            try:
+                device.synchronize()
+            except HlortError:
+                pass  # the device's error is its events'; the handles go all the same
+        self.close_library_runners()
         for device in self._gpu_devices():
             try:
                 device.close()

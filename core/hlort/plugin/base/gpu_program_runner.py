@@ -27,8 +27,9 @@ from hlort.codegen.gpu.program import (
     HostLoop,
     KernelLaunch,
     LibraryCall,
+    every_step,
 )
-from hlort.errors import InvalidArgument, NotFound, Unimplemented
+from hlort.errors import HlortError, InvalidArgument, NotFound, Unimplemented
 from hlort.plugin.base.gpu_allocator import DeviceBlock
 from hlort.plugin.base.gpu_device import GpuDevice
 from hlort.plugin.base.gpu_driver import Handle
@@ -46,14 +47,6 @@ class LoadedProgram:
     module: Handle
     functions: dict[str, Handle]
     constants: dict[int, DeviceBlock] = field(default_factory=dict)
-
-
-def every_step(steps: Sequence[Any]):
-    """The steps in order, each host loop followed by the steps it runs."""
-    for step in steps:
-        yield step
-        if isinstance(step, HostLoop):
-            yield from every_step([*step.init, *step.condition, *step.body, *step.update])
 
 
 def slot_shape(program: GpuProgram, slot_id: int) -> ArrayShape:
@@ -150,14 +143,31 @@ class ProgramRunner:
         return loaded
 
     def unload(self) -> None:
-        """Free the constant blocks and unload the module on every device it was loaded on."""
+        """Free the constant blocks and unload the module on every device it was loaded on,
+        on the device's work queue after the launches queued before it, once the stream has
+        finished them (a launch still queued or on the stream uses the module and the
+        constants). A launch queued later loads the program again."""
         with self._lock:
-            loaded, self._loaded = self._loaded, {}
-        for item in loaded.values():
-            for block in item.constants.values():
-                item.device.free(block)
-            if item.module is not None:
-                item.device.driver.module_unload(item.module)
+            devices = [item.device for item in self._loaded.values()]
+        for device in devices:
+            try:
+                device.queue.enqueue(
+                    lambda device=device: self._unload_from(device),
+                    f"unload of {self.program.name!r}",
+                )
+            except HlortError:
+                pass  # the client is closed: its streams, context and modules are gone
+
+    def _unload_from(self, device: GpuDevice) -> None:
+        with self._lock:
+            item = self._loaded.pop(device.id, None)
+        if item is None:
+            return
+        device.synchronize()
+        for block in item.constants.values():
+            device.free(block)
+        if item.module is not None:
+            device.driver.module_unload(item.module)
 
     # -- per launch ----------------------------------------------------------------------------
     def run(
