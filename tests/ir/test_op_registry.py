@@ -73,3 +73,23 @@ def test_failed_load_is_retried():
         reg.get("a")
     with pytest.raises(ModuleNotFoundError):
         reg.get("a")
+
+
+def test_retry_after_a_failed_load_shows_the_real_error(tmp_path, monkeypatch):
+    """A module that registers and then fails to import is retried cleanly on the next read."""
+    (tmp_path / "_hlort_half_registering.py").write_text(
+        "from test_op_registry_target import REG\n"
+        "REG.add('stablehlo.add', 1)\n"
+        "raise ImportError('the real problem')\n"
+    )
+    (tmp_path / "test_op_registry_target.py").write_text(
+        "from hlort.ir.op_registry import OpRegistry\n"
+        "REG = OpRegistry('converter', modules=['_hlort_half_registering'])\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import test_op_registry_target as target
+
+    for _ in range(2):
+        with pytest.raises(ImportError, match="the real problem"):
+            target.REG.get("stablehlo.add")
+    assert "stablehlo.add" not in target.REG._entries

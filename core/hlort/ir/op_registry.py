@@ -95,10 +95,17 @@ class OpRegistry(Generic[K, T]):
             if self._loaded or self._loading:
                 return
             self._loading = True
+            before = dict(self._entries)
             try:
                 for module in self._modules:
                     importlib.import_module(module)
                 self._loaded = True
+            except BaseException:
+                # a failed import leaves its module out of sys.modules, so the next read imports
+                # it again: forget what it registered, or the retry fails as "registered twice"
+                # and hides the real error
+                self._entries = before
+                raise
             finally:
                 self._loading = False
 

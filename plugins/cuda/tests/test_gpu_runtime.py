@@ -470,3 +470,22 @@ def test_executable_delete_unloads_after_the_launches_queued_before_it(make_clie
     names = [c[0] for c in driver.calls]
     assert names.count("module_load") == names.count("module_unload") == 1
     assert names.index("module_unload") > max(i for i, n in enumerate(names) if n == "ran")
+
+
+def test_work_recorded_after_close_is_refused_not_left_waiting():
+    """A value recorded after the watcher closed would never complete (a wait on it hangs)."""
+    from fake_gpu_driver import FakeGpuDriver
+
+    from hlort.plugin.base.events import AsyncValue
+    from hlort.plugin.base.gpu_events import StreamEventWatcher
+
+    driver = FakeGpuDriver()
+    stream = driver.stream_create(0)
+    watcher = StreamEventWatcher(driver, 0, "fake:0")
+    done = watcher.record(stream, AsyncValue(), result=1)
+    driver.stream_synchronize(stream)
+    assert done.result(timeout=10) == 1
+    watcher.close()
+    with pytest.raises(HlortError) as info:
+        watcher.record(stream, AsyncValue(), result=2)
+    assert info.value.code is ErrorCode.FAILED_PRECONDITION and "closed" in info.value.message

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from hlort.errors import FailedPrecondition
 from hlort.plugin.base.events import AsyncValue
 from hlort.plugin.base.gpu_driver import GpuDriver, Handle
 
@@ -41,7 +42,13 @@ class StreamEventWatcher:
         then: Callable[[], Any] | None = None,
     ) -> AsyncValue:
         """Record an event on ``stream`` now; when it fires, ``value`` gets ``result`` (or what
-        ``then()`` returns, run on the watcher thread: a host-side step after the device's)."""
+        ``then()`` returns, run on the watcher thread: a host-side step after the device's).
+        After :meth:`close` nothing would ever complete it: FAILED_PRECONDITION instead."""
+        if self._closed:
+            raise FailedPrecondition(
+                f"{self.name}: work recorded after the client was closed; "
+                "create a new client for more work"
+            )
         event = self.driver.event_create(self.ordinal)
         try:
             self.driver.event_record(event, stream)
@@ -49,6 +56,12 @@ class StreamEventWatcher:
             self.driver.event_destroy(event)
             raise
         with self._lock:
+            if self._closed:  # closed while the event was being recorded
+                self.driver.event_destroy(event)
+                raise FailedPrecondition(
+                    f"{self.name}: work recorded after the client was closed; "
+                    "create a new client for more work"
+                )
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._worker, name=f"hlort-{self.name}-events", daemon=True

@@ -169,7 +169,8 @@ class GpuExecutable(SimpleExecutable):
 
 
 def check_blob_target(header: FrameHeader, program: GpuProgram, target: str, where: str) -> None:
-    """INVALID_ARGUMENT naming both targets when a blob was compiled for another GPU."""
+    """INVALID_ARGUMENT naming both targets when a blob was compiled for another GPU; DATA_LOSS
+    when the blob's header and its program disagree on the target (a damaged blob)."""
     stored = str(header.metadata.get("gpu_target", program.target))
     if stored != program.target:
         raise DataLoss(

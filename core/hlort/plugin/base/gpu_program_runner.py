@@ -29,7 +29,7 @@ from hlort.codegen.gpu.program import (
     LibraryCall,
     every_step,
 )
-from hlort.errors import HlortError, InvalidArgument, NotFound, Unimplemented
+from hlort.errors import HlortError, Internal, InvalidArgument, NotFound, Unimplemented
 from hlort.plugin.base.gpu_allocator import DeviceBlock
 from hlort.plugin.base.gpu_device import GpuDevice
 from hlort.plugin.base.gpu_driver import Handle
@@ -296,6 +296,12 @@ class ProgramRunner:
         for value, slot_id in zip(leaves, step.outputs, strict=True):
             shape = slot_shape(program, slot_id)
             host = np.ascontiguousarray(np.asarray(value, dtype=shape.dtype.numpy))
+            if host.size != shape.size:
+                raise Internal(
+                    f"GPU program {program.name!r}: host step {step.instruction} gave "
+                    f"{host.size} elements for a slot of shape {shape}; this is a bug in the "
+                    "program's slot table or the interpreter: please report it"
+                )
             device.copy_in(storage[slot_id], host.reshape(shape.dims))
             staged.append(host)
         device.synchronize()  # the staged results must outlive their copies
