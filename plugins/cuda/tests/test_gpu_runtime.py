@@ -489,3 +489,21 @@ def test_work_recorded_after_close_is_refused_not_left_waiting():
     with pytest.raises(HlortError) as info:
         watcher.record(stream, AsyncValue(), result=2)
     assert info.value.code is ErrorCode.FAILED_PRECONDITION and "closed" in info.value.message
+
+
+def test_failed_kernel_gives_its_output_memory_back(make_client):
+    """Outputs of a failed execution never become buffers: their device blocks are freed, and so
+    is a donated input (nothing holds it any more)."""
+    client = make_client()
+    device = client.devices()[0]
+    exe = compile_on(client, PAIR)
+    x = put(client, np.zeros((2, 2), np.float32))
+    for out in exe.execute([[x]])[0]:  # warm: the program's own blocks now exist
+        host(out)
+        out.delete()
+    before = device.allocator.stats().bytes_in_use
+    client.driver.fail_next_kernel = HlortError("illegal address in kernel", ErrorCode.INTERNAL)
+    for out in exe.execute([[x]])[0]:
+        with pytest.raises(HlortError, match="illegal address"):
+            host(out)
+    assert device.allocator.stats().bytes_in_use == before

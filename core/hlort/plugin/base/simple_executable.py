@@ -311,8 +311,21 @@ class SimpleExecutable(Executable):
             for value, storage in zip(pending, results, strict=True):
                 value.set_result(storage)
 
+        def fail(exc: BaseException, storages: list, results: list) -> None:
+            """The outputs never become buffers: free their storage (not the inputs', which
+            their buffers or the donation free) and every donated input."""
+            abandon(exc)
+            inputs = {id(s) for s in storages}
+            for storage in results:
+                if id(storage) not in inputs:
+                    inputs.add(id(storage))
+                    device.free(storage)
+            _free_donated(device, donated, set())
+
         def run() -> None:
             kept: set[int] = set()
+            storages: list = []
+            results: list = []
             try:
                 storages = [v.result() for v in values]
                 launched = self.launch(device, storages, ctx)
@@ -322,8 +335,7 @@ class SimpleExecutable(Executable):
                 if deferred is not None:
                     done = deferred.completion()
             except BaseException as exc:
-                abandon(exc)
-                _free_donated(device, donated, kept)
+                fail(exc, storages, results)
                 raise
             if deferred is None:
                 finish(results, kept)
@@ -333,8 +345,7 @@ class SimpleExecutable(Executable):
                 if error is None:
                     finish(results, kept)
                     return
-                abandon(error)
-                _free_donated(device, donated, kept)
+                fail(error, storages, results)
 
             done.on_ready(on_done)
 
