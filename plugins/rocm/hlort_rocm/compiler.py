@@ -22,7 +22,13 @@ from typing import Any
 
 from hlort.codegen.gpu.compiler import compile_gpu_program
 from hlort.codegen.gpu.host_step import host_fallback_module
-from hlort.codegen.gpu.program import GpuProgram, HostFallback, KernelLaunch, LibraryCall
+from hlort.codegen.gpu.program import (
+    GpuProgram,
+    HostFallback,
+    KernelLaunch,
+    LibraryCall,
+    every_step,
+)
 from hlort.errors import Internal, InvalidArgument
 from hlort.ir.module import Module
 from hlort.plugin.options import CompileOptions
@@ -74,8 +80,12 @@ def compile_rocm_program(
     opts = rocm_target_options(dict(options.target_options))
     amdgpu = AmdgpuTarget(target, code_object=opts.code_object_version, opt_level=opts.opt_level)
     # the executable applies HLORT_FALLBACK once, to every fallback (gemm calls on the host too)
-    program = compile_gpu_program(module, amdgpu, donated=tuple(options.donated_arguments))
-    for step in program.steps:  # each kernel told LLVM its largest work-group
+    # while loops run on the host with device bodies (as on cuda) when dots have rocBLAS; without
+    # it a loop stays one host fallback, because gemm_calls_on_host moves only top-level gemms
+    program = compile_gpu_program(
+        module, amdgpu, donated=tuple(options.donated_arguments), host_loops=gemm_library
+    )
+    for step in every_step(program.steps):  # each kernel told LLVM its largest work-group
         if isinstance(step, KernelLaunch) and prod(step.block) > amdgpu.max_threads_per_block:
             raise Internal(
                 f"rocm: kernel {step.kernel} launches {prod(step.block)} work-items, "

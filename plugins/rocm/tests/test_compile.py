@@ -146,3 +146,40 @@ def test_without_rocblas_dots_are_named_host_fallbacks(llvm19_tools, monkeypatch
         assert fallback.opcode == "dot" and fallback.reason == NO_ROCBLAS
     finally:
         client.close()
+
+
+LOOP = """
+func.func @main(%x: tensor<256xf32>) -> tensor<256xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %v = %x) : tensor<i32>, tensor<256xf32>
+    cond {
+      %n = stablehlo.constant dense<4> : tensor<i32>
+      %c = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %j = stablehlo.add %i, %one : tensor<i32>
+      %w = stablehlo.exponential %v : tensor<256xf32>
+      stablehlo.return %j, %w : tensor<i32>, tensor<256xf32>
+    }
+  return %r#1 : tensor<256xf32>
+}
+"""
+
+
+def test_while_loops_run_on_the_host_with_device_bodies(llvm19_tools):
+    """As on cuda: the loop is a HostLoop step whose condition and body are kernels of the linked,
+    validated code object, not one host fallback for the whole while."""
+    from hlort.codegen.gpu.program import HostLoop, KernelLaunch, every_step
+
+    plugin = RocmPlugin()
+    backend = Backend(plugin.create_compile_only_client("gfx942"), plugin)
+    program = backend.compile(LOOP, None, CompileOptions(target_options={"validate": True})).raw
+    program = program.program
+    (loop,) = [s for s in program.steps if isinstance(s, HostLoop)]
+    assert not program.fallbacks
+    launched = {
+        s.kernel for s in every_step([*loop.condition, *loop.body]) if isinstance(s, KernelLaunch)
+    }
+    assert launched and launched <= {k.name for k in program.kernels}
+    assert check_program_code_object(program, 5).ok
