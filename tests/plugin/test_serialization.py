@@ -12,6 +12,7 @@ from hlort.plugin.api import CompileOptions
 from hlort.plugin.base import MAGIC, FrameHeader, frame_executable, unframe_executable
 from hlort.plugin.base.serialization import FORMAT_VERSION
 from hlort.plugin.interpreter_backend import InterpreterPlugin
+from hlort.plugin.versioning import API_VERSION
 
 
 def header(**kw):
@@ -30,7 +31,7 @@ def test_round_trip_and_json_header():
     assert blob.startswith(MAGIC)
     got, payload = unframe_executable(blob, "interpreter")
     assert payload == b"payload\x00bytes"
-    assert got.name == "m" and got.metadata == {"k": [1, 2]} and got.api_version == (1, 0)
+    assert got.name == "m" and got.metadata == {"k": [1, 2]} and got.api_version == API_VERSION
     assert got.format_version == FORMAT_VERSION
     head_len = int.from_bytes(blob[8:12], "big")
     assert json.loads(blob[12 : 12 + head_len])["platform"] == "interpreter"  # no pickle

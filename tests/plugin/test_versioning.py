@@ -7,8 +7,8 @@ from hlort.plugin import versioning
 from hlort.plugin.versioning import API_VERSION, check_api_version, is_compatible
 
 
-def test_core_version_is_1_0():
-    assert API_VERSION == (1, 0)
+def test_core_version_is_1_1():
+    assert API_VERSION == (1, 1)
 
 
 @pytest.mark.parametrize("declared", [(1, 0), (1, 3), (1, 99)])

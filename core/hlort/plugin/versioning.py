@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from hlort.errors import FailedPrecondition
 
-API_VERSION: tuple[int, int] = (1, 0)
-"""The version of :mod:`hlort.plugin.api` this core implements."""
+API_VERSION: tuple[int, int] = (1, 1)
+"""The version of :mod:`hlort.plugin.api` this core implements (1.1 added
+``Plugin.create_compile_only_client``; the plugin base's ``AsyncLaunch`` came with it)."""
 
 MIN_SUPPORTED_MINOR: int = 0
 """The oldest minor (of ``API_VERSION[0]``) a plugin may target and still load."""

@@ -19,7 +19,7 @@ VERSION = "0.1.0"
 
 class CudaPlugin(GpuPlugin):
     name = PLATFORM
-    api_version = (1, 0)
+    api_version = (1, 1)  # create_compile_only_client (hlort compile --target)
     priority = 200  # above cpu (100) when a GPU works; probe() says when it does not
 
     @property

@@ -20,7 +20,7 @@ VERSION = "0.1.0"
 
 class RocmPlugin(GpuPlugin):
     name = PLATFORM
-    api_version = (1, 0)
+    api_version = (1, 1)  # create_compile_only_client (hlort compile --target)
     priority = 90  # real hardware: preferred over the host backends when it starts
 
     @property
