@@ -9,7 +9,7 @@ from hlort import shape
 from hlort.builder import Builder
 from hlort.ir import DotDimensionNumbers
 from hlort_tpusim.program import Loop
-from hlort_tpusim.simulator import round_to_bf16
+from hlort_tpusim.transfer_matrix_executors import round_to_bf16
 
 MM = DotDimensionNumbers((1,), (0,))
 

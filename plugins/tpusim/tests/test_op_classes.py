@@ -4,8 +4,8 @@ outside a vector loop has a registered executor, and the op classes are the op t
 from hlort.ir.op_def import Numerics
 from hlort.ir.opcodes import Opcode
 from hlort_tpusim.compiler.vector import INDEX_MAP_OPS
+from hlort_tpusim.executors import EXECUTORS
 from hlort_tpusim.isa import OPS, TRANSCENDENTAL_OPS
-from hlort_tpusim.simulator import EXECUTORS
 
 
 def test_every_instruction_outside_vector_loops_has_an_executor():
