@@ -12,56 +12,15 @@ from hlort.interpreter.evaluator import evaluate
 from hlort.passes.default_pipeline import run_default_pipeline
 from hlort.plugin.interpreter_backend import flatten_value
 from hlort.testing.comparison import describe_mismatch
+from hlort.testing.row_programs import REDUCERS, seed_full_sum, seed_row_sum, softmax_rows
 from hlort.text.parser import parse_module
 
-ADD = """
-add_f {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-max_f {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT m = f32[] maximum(a, b)
-}
-"""
-SEED = (
-    "HloModule seed\n"
-    + ADD
-    + """
-ENTRY main {
-  x = f32[6,300] parameter(0)
-  y = f32[6,300] parameter(1)
-  z = f32[6,300] parameter(2)
-  yz = f32[6,300] multiply(y, z)
-  s = f32[6,300] add(x, yz)
-  zero = f32[] constant(0)
-  ROOT r = f32[6] reduce(s, zero), dimensions={1}, to_apply=add_f
-}
-"""
-)
-SOFTMAX = (
-    "HloModule softmax\n"
-    + ADD
-    + """
-ENTRY main {
-  x = f32[5,200] parameter(0)
-  ninf = f32[] constant(-inf)
-  mx = f32[5] reduce(x, ninf), dimensions={1}, to_apply=max_f
-  mb = f32[5,200] broadcast(mx), dimensions={0}
-  d = f32[5,200] subtract(x, mb)
-  e = f32[5,200] exponential(d)
-  zero = f32[] constant(0)
-  s = f32[5] reduce(e, zero), dimensions={1}, to_apply=add_f
-  sb = f32[5,200] broadcast(s), dimensions={0}
-  ROOT o = f32[5,200] divide(e, sb)
-}
-"""
-)
+SEED = seed_row_sum(6, 300)
+SOFTMAX = softmax_rows(5, 200)
+FULL = seed_full_sum(70001, "full")
 SHORT_ROWS = (
     "HloModule short\n"
-    + ADD
+    + REDUCERS
     + """
 ENTRY main {
   x = f32[3,40] parameter(0)
@@ -72,7 +31,7 @@ ENTRY main {
 )
 COLUMNS = (
     "HloModule columns\n"
-    + ADD
+    + REDUCERS
     + """
 ENTRY main {
   x = f32[50,70] parameter(0)
@@ -81,24 +40,9 @@ ENTRY main {
 }
 """
 )
-FULL = (
-    "HloModule full\n"
-    + ADD
-    + """
-ENTRY main {
-  x = f32[70001] parameter(0)
-  y = f32[70001] parameter(1)
-  z = f32[70001] parameter(2)
-  yz = f32[70001] multiply(y, z)
-  s = f32[70001] add(x, yz)
-  zero = f32[] constant(0)
-  ROOT r = f32[] reduce(s, zero), dimensions={0}, to_apply=add_f
-}
-"""
-)
 FEW_LONG_ROWS = (
     "HloModule few\n"
-    + ADD
+    + REDUCERS
     + """
 ENTRY main {
   x = f32[2,33000] parameter(0)
@@ -125,7 +69,7 @@ ENTRY main {
 """
 MLP = (
     "HloModule mlp\n"
-    + ADD
+    + REDUCERS
     + """
 ENTRY main {
   a = f32[8,16] parameter(0)

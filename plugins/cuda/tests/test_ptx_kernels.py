@@ -9,64 +9,21 @@ import pytest
 from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
 from hlort.codegen.gpu.program import GpuProgram, HostFallback, KernelLaunch, LibraryCall
 from hlort.passes.default_pipeline import run_default_pipeline
+from hlort.testing.row_programs import REDUCERS, seed_full_sum, seed_row_sum, softmax_rows
 from hlort.text.parser import parse_module
 from hlort_cuda.nvptx_target import NvptxTarget
 from hlort_cuda.ptx_check import find_ptxas, missing_ptxas_reason, run_ptxas
 
 needs_ptxas = pytest.mark.skipif(find_ptxas() is None, reason=missing_ptxas_reason())
 ARCHS = ("sm_80", "sm_90")
+SEED = seed_row_sum(4096, 16384)
+SOFTMAX = softmax_rows(4096, 1024)
+FULL_SEED = seed_full_sum(1 << 26)
 
-_ADD = """
-add_f {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-max_f {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT m = f32[] maximum(a, b)
-}
-"""
-
-SEED = (
-    "HloModule seed\n"
-    + _ADD
-    + """
-ENTRY main {
-  x = f32[4096,16384] parameter(0)
-  y = f32[4096,16384] parameter(1)
-  z = f32[4096,16384] parameter(2)
-  yz = f32[4096,16384] multiply(y, z)
-  s = f32[4096,16384] add(x, yz)
-  zero = f32[] constant(0)
-  ROOT r = f32[4096] reduce(s, zero), dimensions={1}, to_apply=add_f
-}
-"""
-)
-
-SOFTMAX = (
-    "HloModule softmax\n"
-    + _ADD
-    + """
-ENTRY main {
-  x = f32[4096,1024] parameter(0)
-  ninf = f32[] constant(-inf)
-  mx = f32[4096] reduce(x, ninf), dimensions={1}, to_apply=max_f
-  mb = f32[4096,1024] broadcast(mx), dimensions={0}
-  d = f32[4096,1024] subtract(x, mb)
-  e = f32[4096,1024] exponential(d)
-  zero = f32[] constant(0)
-  s = f32[4096] reduce(e, zero), dimensions={1}, to_apply=add_f
-  sb = f32[4096,1024] broadcast(s), dimensions={0}
-  ROOT o = f32[4096,1024] divide(e, sb)
-}
-"""
-)
 
 LAYERNORM = (
     "HloModule layernorm\n"
-    + _ADD
+    + REDUCERS
     + """
 ENTRY main {
   x = f32[4096,1024] parameter(0)
@@ -90,21 +47,6 @@ ENTRY main {
 """
 )
 
-FULL_SEED = (
-    "HloModule full_seed\n"
-    + _ADD
-    + """
-ENTRY main {
-  x = f32[67108864] parameter(0)
-  y = f32[67108864] parameter(1)
-  z = f32[67108864] parameter(2)
-  yz = f32[67108864] multiply(y, z)
-  s = f32[67108864] add(x, yz)
-  zero = f32[] constant(0)
-  ROOT r = f32[] reduce(s, zero), dimensions={0}, to_apply=add_f
-}
-"""
-)
 
 ELEMENTWISE = """HloModule fused_elementwise
 ENTRY main {
@@ -125,7 +67,7 @@ ENTRY main {
 
 MATMUL_EPILOGUE = (
     "HloModule mlp\n"
-    + _ADD
+    + REDUCERS
     + """
 ENTRY main {
   a = f32[256,512] parameter(0)
