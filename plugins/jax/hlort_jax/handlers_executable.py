@@ -180,6 +180,16 @@ def executable_memory_stats(a) -> None:
         "temp_size_in_bytes",
     ):
         setattr(a, name, int(getattr(stats, name, 0) or 0))
+    # jaxlib reads every field; hlort executables keep nothing in host memory of their own
+    # beyond the device's (host offloading does not exist here), so the host_* sizes are 0.
+    for name in (
+        "host_generated_code_size_in_bytes",
+        "host_argument_size_in_bytes",
+        "host_output_size_in_bytes",
+        "host_alias_size_in_bytes",
+        "host_temp_size_in_bytes",
+    ):
+        setattr(a, name, 0)
     a.peak_memory_in_bytes = (
         a.argument_size_in_bytes + a.output_size_in_bytes + (a.temp_size_in_bytes)
     )

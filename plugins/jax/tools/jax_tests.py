@@ -3,7 +3,8 @@
     python plugins/jax/tools/jax_tests.py [--platforms hlort_cpu,cpu] [--files lax_test.py]
         [--cases 1] [--workers 1] [--report out.json]
 
-Each (platform, file) runs in its own pytest process under pytest-xdist, so a test that
+hlort_cpu and hlort_interpreter run as CPU-class devices (jax_test_dut=cpu, JAX_PLATFORMS=P,cpu:
+see jax_test_dut.py; --own-names turns that off). Each (platform, file) runs in its own pytest process under pytest-xdist, so a test that
 crashes a worker is counted as failed and the run goes on. Prints a pass/fail/skip table per
 platform and file; ``cpu`` is JAX's own CPU backend, for comparison.
 """
@@ -23,6 +24,10 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 SUITE = os.path.join(ROOT, "..", "shared", "jax-tests", "tests")
 FILES = ("lax_test.py", "lax_autodiff_test.py", "lax_vmap_test.py", "lax_control_flow_test.py")
 PLATFORMS = ("hlort_interpreter", "hlort_cpu", "hlort_tpusim")
+# Host-memory hlort platforms are CPU-class devices: JAX's tests run them with the CPU's
+# expectations (jax_test_dut=cpu, see jax_test_dut.py), and JAX's own ``cpu`` backend stays
+# available second in JAX_PLATFORMS for the tests that ask for it by name.
+CPU_CLASS = ("hlort_interpreter", "hlort_cpu")
 
 
 def _counts(xml_path: str) -> dict[str, int]:
@@ -44,6 +49,11 @@ def _counts(xml_path: str) -> dict[str, int]:
 def run_one(platform: str, name: str, args) -> dict:
     xml_path = os.path.join(args.out_dir, f"{platform}.{name}.xml")
     env = dict(os.environ, JAX_PLATFORMS=platform, JAX_NUM_GENERATED_CASES=str(args.cases))
+    plugin_args: list[str] = []
+    if platform in CPU_CLASS and not args.own_names:
+        env.update(JAX_PLATFORMS=f"{platform},cpu", HLORT_JAX_TEST_DUT="cpu")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (HERE, env.get("PYTHONPATH"))))
+        plugin_args = ["-p", "jax_test_dut"]
     cmd = [
         sys.executable,
         "-m",
@@ -51,6 +61,7 @@ def run_one(platform: str, name: str, args) -> dict:
         "-q",
         "-p",
         "no:cacheprovider",
+        *plugin_args,
         f"--junitxml={xml_path}",
         f"--timeout={args.timeout}",
         "-n",
@@ -87,6 +98,11 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=1, help="pytest-xdist workers")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per test")
     parser.add_argument("--out-dir", default=os.path.join(ROOT, "build", "jax-tests"))
+    parser.add_argument(
+        "--own-names",
+        action="store_true",
+        help="run hlort_cpu/hlort_interpreter under their own names only (no jax_test_dut=cpu)",
+    )
     parser.add_argument("--report", help="write the rows (with failing test names) as JSON")
     parser.add_argument(
         "--max-failures",

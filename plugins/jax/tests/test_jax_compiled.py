@@ -1,0 +1,47 @@
+"""What JAX asks of a compiled hlort executable besides running it: costs, memory, serialization."""
+
+import numpy as np
+import pytest
+from jax_platforms import PLATFORMS, device, jax  # skips the module without jax
+
+jnp = jax.numpy
+
+
+def _compiled(platform):
+    d = device(platform)
+    x = jax.device_put(np.linspace(-2, 2, 8 * 16, dtype=np.float32).reshape(8, 16), d)
+    w = jax.device_put(np.linspace(1, -1, 16 * 4, dtype=np.float32).reshape(16, 4), d)
+    fn = jax.jit(lambda x, w: jnp.sum(jnp.tanh(x @ w), axis=0))
+    return fn.lower(x, w).compile(), (x, w)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_cost_analysis_counts_the_program(platform):
+    compiled, _ = _compiled(platform)
+    cost = compiled.cost_analysis()
+    # dot 8x16x4 is 1024 flops (2 per multiply-add), tanh on 32 values, a 32-value sum.
+    assert cost["flops"] >= 2 * 8 * 16 * 4
+    assert cost["transcendentals"] == 8 * 4
+    assert cost["bytes accessed"] >= 4 * (8 * 16 + 16 * 4 + 4)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_memory_analysis_has_no_garbage_fields(platform):
+    stats = jax.jit(lambda x: x * 2).lower(np.zeros((3, 5), np.float32)).compile()
+    stats = stats.memory_analysis()
+    assert stats.argument_size_in_bytes == 60 and stats.output_size_in_bytes == 60
+    for name in ("generated_code", "argument", "output", "alias", "temp"):
+        assert getattr(stats, f"host_{name}_size_in_bytes") == 0
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_serialized_executable_loads_and_runs(platform):
+    from jax.experimental import serialize_executable
+
+    compiled, args = _compiled(platform)
+    payload, in_tree, out_tree = serialize_executable.serialize(compiled)
+    # JAX runs a loaded executable on every device of the backend unless told which (tpusim has 4).
+    loaded = serialize_executable.deserialize_and_load(
+        payload, in_tree, out_tree, backend=platform, execution_devices=[device(platform)]
+    )
+    np.testing.assert_array_equal(np.asarray(loaded(*args)), np.asarray(compiled(*args)))
