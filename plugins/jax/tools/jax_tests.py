@@ -4,8 +4,9 @@
         [--cases 1] [--workers 1] [--report out.json]
 
 hlort_cpu and hlort_interpreter run as CPU-class devices (jax_test_dut=cpu, JAX_PLATFORMS=P,cpu:
-see jax_test_dut.py; --own-names turns that off). Each (platform, file) runs in its own pytest process under pytest-xdist, so a test that
-crashes a worker is counted as failed and the run goes on. Prints a pass/fail/skip table per
+see jax_test_dut.py; --own-names turns that off). Each (platform, file) runs in its own pytest
+process under pytest-xdist, so a test that crashes a worker is counted as failed and the run
+goes on. Prints a pass/fail/skip table per
 platform and file; ``cpu`` is JAX's own CPU backend, for comparison.
 """
 
