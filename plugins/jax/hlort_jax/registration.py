@@ -86,6 +86,7 @@ def initialize() -> None:
         _registered[platform] = name
     _allow_donation(list(_registered))
     _rolled_threefry(list(_registered))
+    _platform_only_lowerings(_registered)
 
 
 def _allow_donation(platforms: list[str]) -> None:
@@ -119,6 +120,42 @@ def _rolled_threefry(platforms: list[str]) -> None:
         return
     for platform in platforms:
         mlir.register_lowering(threefry2x32.threefry2x32_p, rule, platform=platform)
+
+
+# Which of JAX's own platforms each hlort backend lowers like, for the primitives JAX can lower
+# only per platform: the host-memory backends run LAPACK's custom calls as XLA:CPU does, tpusim
+# runs TPU's (Eigh, Qr, ...). Other backends get JAX's platform-independent rules only.
+LOWERS_LIKE = {"cpu": "cpu", "interpreter": "cpu", "tpusim": "tpu"}
+_HOST_CALLBACKS = ("debug_callback", "debug_print")
+
+
+def _platform_only_lowerings(registered: dict[str, str]) -> None:
+    """Give hlort platforms JAX's CPU (or TPU) rule for primitives that have no default rule.
+
+    Without it ``jnp.linalg.eigh``/``svd`` raise "MLIR translation rule for primitive 'eigh' not
+    found for platform hlort_cpu". Primitives that have a default rule keep it, so what already
+    lowers does not change. Debug callbacks are left out: their CPU rule emits a custom call
+    into jaxlib's own callback table, which hlort cannot run.
+    """
+    try:
+        from jax._src.interpreters import mlir
+    except ImportError:
+        return
+    table = getattr(mlir, "_platform_specific_lowerings", None)
+    defaults = getattr(mlir, "_lowerings", None)
+    if table is None or defaults is None:
+        log.warning(
+            "hlort-jax: this JAX keeps no per-platform lowering table; eigh/svd will not lower"
+        )
+        return
+    for platform, backend in registered.items():
+        like = LOWERS_LIKE.get(backend)
+        if like is None:
+            continue
+        for prim, entry in list(table[like].items()):
+            if prim in defaults or prim in table[platform] or prim.name in _HOST_CALLBACKS:
+                continue
+            table[platform][prim] = entry
 
 
 def _order(name: str) -> tuple[int, str]:

@@ -45,3 +45,17 @@ def test_serialized_executable_loads_and_runs(platform):
         payload, in_tree, out_tree, backend=platform, execution_devices=[device(platform)]
     )
     np.testing.assert_array_equal(np.asarray(loaded(*args)), np.asarray(compiled(*args)))
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_linalg_that_jax_lowers_only_per_platform(platform):
+    # eigh has no platform-independent lowering in JAX (svd reaches it too): hlort platforms
+    # lower it as JAX's CPU (LAPACK's syevd) or TPU (Eigh) does.
+    a = np.array([[4.0, 1.0, -2.0], [1.0, 3.0, 0.5], [-2.0, 0.5, 5.0]], np.float32)
+    d = device(platform)
+    with jax.default_matmul_precision("highest"):
+        values = jax.jit(lambda m: jnp.linalg.eigh(m)[0])(jax.device_put(a, d))
+        singular = jax.jit(lambda m: jnp.linalg.svd(m)[1])(jax.device_put(a, d))
+    want = np.linalg.eigvalsh(a.astype(np.float64))
+    np.testing.assert_allclose(np.asarray(values), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.sort(np.asarray(singular)), np.sort(np.abs(want)), rtol=1e-5)
