@@ -91,7 +91,7 @@ def compile_on(
         _prepare_dump_dir(options.debug.dump_dir)
     polymorphic = polymorphic_text(program)  # `?` dims: refined and compiled per call shape
     if polymorphic is not None:
-        return PolymorphicExecutable(polymorphic, backend, device, options)
+        return PolymorphicExecutable(polymorphic, backend, device, options, compile_on)
     timings: dict[str, float] = {}
     start = time.perf_counter()
     module, _fmt = load_program(program)

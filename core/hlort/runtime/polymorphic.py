@@ -55,8 +55,11 @@ class PolymorphicExecutable:
     """A polymorphic program on one backend and device; one compiled specialization per
     distinct argument shapes. Thread-safe."""
 
-    def __init__(self, text: str, backend, device, options: CompileOptions, name: str = "<text>"):
+    def __init__(
+        self, text: str, backend, device, options: CompileOptions, compile_fn, name: str = "<text>"
+    ):
         self.source_name = name
+        self._compile = compile_fn  # runtime.compile.compile_on (passed in: it imports this module)
         self.mlir = polymorphic.parse(text, name)
         self.signature = polymorphic.signature(self.mlir)
         self.backend = backend
@@ -96,9 +99,7 @@ class PolymorphicExecutable:
             refined = polymorphic.refine_stablehlo(
                 self.mlir, list(shapes), dim_values=dim_values, source_name=self.source_name
             )
-            from hlort.runtime.compile import compile_on
-
-            exe = compile_on(self.backend, refined.result.module, self.device, self.options)
+            exe = self._compile(self.backend, refined.result.module, self.device, self.options)
             self._specializations[key] = exe
             self.compile_count += 1
             return exe
