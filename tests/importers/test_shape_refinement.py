@@ -60,6 +60,29 @@ DIM_ARGUMENT = """func.func @main(%b: tensor<i64>, %x: tensor<?x2xf32>) -> tenso
 }
 """
 
+CONTROL_FLOW = """func.func @main(%x: tensor<?xf32>, %p: tensor<i1>)
+    -> (tensor<?xf32>, tensor<?xf32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %c3 = stablehlo.constant dense<3> : tensor<i32>
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i32>, tensor<?xf32>
+    cond {
+      %lt = stablehlo.compare LT, %i, %c3 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %n = stablehlo.add %i, %c1 : tensor<i32>
+      %w = stablehlo.add %v, %v : tensor<?xf32>
+      stablehlo.return %n, %w : tensor<i32>, tensor<?xf32>
+    }
+  %s = "stablehlo.if"(%p) ({
+      %a = stablehlo.negate %x : tensor<?xf32>
+      stablehlo.return %a : tensor<?xf32>
+    }, {
+      stablehlo.return %x : tensor<?xf32>
+    }) : (tensor<i1>) -> tensor<?xf32>
+  return %r#1, %s : tensor<?xf32>, tensor<?xf32>
+}"""
+
 DATA_DEPENDENT = """func.func @main(%x: tensor<?xf32>, %n: tensor<1xi32>) -> tensor<?xf32> {
   %0 = stablehlo.dynamic_reshape %x, %n : (tensor<?xf32>, tensor<1xi32>) -> tensor<?xf32>
   return %0 : tensor<?xf32>
@@ -125,3 +148,12 @@ def test_a_polymorphic_program_imported_without_shapes_says_how_to_run_it():
         import_stablehlo(ASSERTING)
     assert info.value.code is ErrorCode.UNIMPLEMENTED
     assert "hlort.compile" in info.value.message
+
+
+def test_while_and_if_results_are_refined_from_their_operands():
+    shapes = [array("f32", (4,)), array("pred", ())]
+    module = refine_stablehlo(CONTROL_FLOW, shapes).result.module
+    x = np.arange(4, dtype=np.float32)
+    loop, branch = evaluate(module, [x, np.bool_(True)])
+    np.testing.assert_array_equal(loop, 8 * x)
+    np.testing.assert_array_equal(branch, -x)
