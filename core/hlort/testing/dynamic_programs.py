@@ -3,7 +3,9 @@
 Each program's entry has ``?`` dims; the conformance suite refines it for each of its
 ``shapes`` (shape refinement turns the dynamic op into its static form), runs it on the backend
 and compares with ``reference`` (an independent NumPy formula, not the interpreter). Dimension
-sizes are computed inside the program from ``get_dimension_size``, as JAX exports them.
+sizes are computed inside the program from ``get_dimension_size``, as JAX exports them. The
+convolution asks for HIGHEST precision, so a backend whose DEFAULT is bfloat16 (tpusim, as
+TPUs) is held to f32.
 """
 
 from __future__ import annotations
@@ -156,7 +158,9 @@ PROGRAMS: tuple[DynamicProgram, ...] = (
     %p = stablehlo.constant dense<[[1, 1]]> : tensor<1x2xi32>
     %0 = "stablehlo.dynamic_conv"(%arg0, %arg1, %p) {batch_group_count = 1 : i64,
         dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>,
-        feature_group_count = 1 : i64, window_strides = array<i64: 1>} : (tensor<1x?x2xf32>,
+        feature_group_count = 1 : i64, window_strides = array<i64: 1>,
+        precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}
+        : (tensor<1x?x2xf32>,
         tensor<3x2x1xf32>, tensor<1x2xi32>) -> tensor<1x?x1xf32>
     return %0 : tensor<1x?x1xf32>
   }""",
