@@ -131,7 +131,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.output:
         check_output_path(args.output)  # before any work, not after it
     start = time.perf_counter()
-    module, fmt = _load(args.module)
+    from hlort.cli_polymorphic import refine_for_run
+
+    refined = refine_for_run(args.module, args.inputs)  # '?' dims: refined to the inputs' shapes
+    module, fmt = refined if refined is not None else _load(args.module)
     load_s = time.perf_counter() - start
     backend, device = _backend_and_device(args.platform, args.device)
     start = time.perf_counter()

@@ -40,6 +40,9 @@ class ArrayShape(Shape):
     dtype: DType
     dims: tuple[int, ...]
     layout: tuple[int, ...] | None = field(default=None, compare=False)
+    # XLA's bounded dynamism (``f32[<=8,4]``): True where ``dims`` is a bound, not a size. The
+    # value is held padded to the bound; ``get-dimension-size`` gives its size (None: static).
+    dynamic: tuple[bool, ...] | None = field(default=None, compare=False)
 
     is_array = True
 
@@ -56,6 +59,11 @@ class ArrayShape(Shape):
                     f"{len(dims)} dimensions of {self.dtype}{list(dims)}"
                 )
             object.__setattr__(self, "layout", layout)
+        if self.dynamic is not None:
+            dynamic = tuple(bool(d) for d in self.dynamic)
+            if len(dynamic) != len(dims):
+                raise InvalidArgument(f"dynamic-dimension flags {dynamic} for {len(dims)} dims")
+            object.__setattr__(self, "dynamic", dynamic if any(dynamic) else None)
 
     def __eq__(self, other) -> bool:
         return (
@@ -84,7 +92,11 @@ class ArrayShape(Shape):
         return ArrayShape(self.dtype, tuple(dims))
 
     def to_hlo(self, with_layout: bool = True) -> str:
-        text = f"{self.dtype.name}[{','.join(map(str, self.dims))}]"
+        flags = self.dynamic or (False,) * len(self.dims)
+        dims = ",".join(
+            f"<={d}" if bounded else str(d) for d, bounded in zip(self.dims, flags, strict=True)
+        )
+        text = f"{self.dtype.name}[{dims}]"
         if with_layout and self.layout is not None:
             text += "{" + ",".join(map(str, self.layout)) + "}"
         return text

@@ -167,10 +167,16 @@ def test_unsupported_xla_op_is_unimplemented():
         parse_module(text, source_name="bad.hlo")
 
 
-@pytest.mark.parametrize("shape", ["f32[<=4]", "f32[?,2]"])
-def test_dynamic_dimensions_are_unimplemented(shape):
-    with pytest.raises(Unimplemented, match="dynamic dimensions"):
-        parse_module(body(f"ROOT %p = {shape} parameter(0)"))
+def test_unbounded_dynamic_dimensions_are_unimplemented():
+    with pytest.raises(Unimplemented, match=r"unbounded dynamic dimension '\?'.*a bound \(<=N\)"):
+        parse_module(body("ROOT %p = f32[?,2] parameter(0)"))
+
+
+def test_bounded_dimensions_parse_and_print_back():
+    module = parse_module(body("ROOT %p = f32[<=4,2] parameter(0)"))
+    shape = module.entry.root.shape
+    assert shape.dims == (4, 2) and shape.dynamic == (True, False)
+    assert "f32[<=4,2]" in print_module(module)
 
 
 def test_sub_byte_types_are_unimplemented():

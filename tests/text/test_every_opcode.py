@@ -98,6 +98,13 @@ def _iota(b):
     return b.iota(shape.array("s32", [4, 3]), 1)
 
 
+@case("bounded dims", O.SET_DIMENSION_SIZE, O.GET_DIMENSION_SIZE, O.CONSTANT, O.TUPLE)
+def _bounded(b):
+    x = b.parameter(F32_23)
+    s = b.op(O.SET_DIMENSION_SIZE, (x, b.constant(np.int32(1))), dimensions=(0,))
+    return b.tuple([s, b.op(O.GET_DIMENSION_SIZE, (s,), dimensions=(0,))])
+
+
 @case("real", O.REAL)
 def _real(b):
     return b.op(O.REAL, (b.parameter(shape.array("c64", [2, 3])),))

@@ -59,6 +59,18 @@ class Evaluator:
     def _call(self, comp: Computation, args: Sequence, orders: _Orders) -> object:
         order = orders.of(comp)
         env: dict[Instruction, object] = {}
+        outer, self._running.env = getattr(self._running, "env", None), env
+        try:
+            return self._run_order(order, env, comp, args)
+        finally:
+            self._running.env = outer
+
+    def value_of(self, instr: Instruction) -> object:
+        """The value ``instr`` has in the computation being evaluated (already computed: an
+        operand of the running instruction or one of its producers)."""
+        return self._running.env[instr]
+
+    def _run_order(self, order, env: dict, comp: Computation, args: Sequence) -> object:
         for instr in order:
             if instr.opcode is Opcode.PARAMETER:
                 env[instr] = args[instr.parameter_number]

@@ -95,6 +95,8 @@ class Opcode(enum.Enum):
     TRANSPOSE = "transpose"
     SLICE = "slice"
     DYNAMIC_SLICE = "dynamic-slice"
+    SET_DIMENSION_SIZE = "set-dimension-size"
+    GET_DIMENSION_SIZE = "get-dimension-size"
     DYNAMIC_UPDATE_SLICE = "dynamic-update-slice"
     CONCATENATE = "concatenate"
     PAD = "pad"
@@ -256,6 +258,8 @@ OP_DEFS: dict[Opcode, OpDef] = {
         None, fusion=_SEL, reuses_operand=True, attrs=(_S("dynamic_slice_sizes", "dims"),)
     ),
     Opcode.DYNAMIC_UPDATE_SLICE: _bits(None),
+    Opcode.SET_DIMENSION_SIZE: _bits(2, attrs=(_DIMENSIONS,)),
+    Opcode.GET_DIMENSION_SIZE: _bits(1, attrs=(_DIMENSIONS,)),
     Opcode.CONCATENATE: _bits(None, fusion=_SEL, attrs=(_DIMENSIONS,)),
     Opcode.PAD: _bits(2, fusion=_SEL, reuses_operand=True, attrs=(_S("padding", "padding"),)),
     Opcode.REVERSE: _bits(1, fusion=_IX, attrs=(_DIMENSIONS,)),

@@ -1,6 +1,7 @@
 """The default optimization pipeline and the compile summary ``hlort compile --dump-dir`` writes.
 
-Order: the plugin's ``before`` passes; call inlining; a fixed-point group of tuple
+Order: the plugin's ``before`` passes; dimension-size lowering (bounded dynamism to static ops);
+call inlining; a fixed-point group of tuple
 simplification, algebraic simplification, constant folding, CSE and DCE; a fixed-point group of
 instruction fusion and multi-output fusion under the plugin's :class:`FusionPolicy` (a merge can
 leave a producer with a single user, which instruction fusion then takes); the simplification
@@ -25,6 +26,7 @@ from hlort.passes.constant_folding import ConstantFolding
 from hlort.passes.cost_analysis import cost_analysis
 from hlort.passes.cse import CommonSubexpressionElimination
 from hlort.passes.dce import DeadCodeElimination
+from hlort.passes.dimension_size_lowering import DimensionSizeLowering
 from hlort.passes.fusion_policy import FusionPolicy
 from hlort.passes.instruction_fusion import InstructionFusion
 from hlort.passes.multi_output_fusion import MultiOutputFusion
@@ -58,6 +60,7 @@ def default_passes(
     policy = policy or FusionPolicy()
     passes = [
         *before,
+        DimensionSizeLowering(),
         CallInliner(),
         FixedPoint(simplification_passes(), name="simplify"),
         FixedPoint([InstructionFusion(policy), MultiOutputFusion(policy)], name="fusion"),

@@ -24,6 +24,7 @@ from hlort.plugin.base.hlo_text import print_hlo
 from hlort.plugin.options import CompileOptions, DebugOptions
 from hlort.runtime.executable import Executable
 from hlort.runtime.executable_cache import ExecutableCache
+from hlort.runtime.polymorphic import PolymorphicExecutable, polymorphic_text
 from hlort.runtime.program import load_program
 
 
@@ -75,7 +76,7 @@ def compile_on(
     program: Module | str | bytes | os.PathLike,
     device=None,
     options: CompileOptions | Mapping[str, Any] | None = None,
-) -> Executable:
+) -> Executable | PolymorphicExecutable:
     """Compile ``program`` for ``backend`` (a runtime Backend), on ``device`` if given."""
     if options is None:
         options = CompileOptions()
@@ -88,6 +89,9 @@ def compile_on(
         )
     if options.debug.dump_dir:
         _prepare_dump_dir(options.debug.dump_dir)
+    polymorphic = polymorphic_text(program)  # `?` dims: refined and compiled per call shape
+    if polymorphic is not None:
+        return PolymorphicExecutable(polymorphic, backend, device, options, compile_on)
     timings: dict[str, float] = {}
     start = time.perf_counter()
     module, _fmt = load_program(program)

@@ -59,9 +59,15 @@ def _run(case: Case, platform: str) -> tuple[str, str]:
     if case.skipped:
         return SKIPPED, case.skipped
     from hlort.importers.stablehlo import import_stablehlo
+    from hlort.testdata.polymorphic_case import cross_check, import_polymorphic
 
+    refined_note = ""
     try:
-        imported = import_stablehlo(case.text, case.relpath, collect_checks=True)
+        polymorphic = import_polymorphic(case)
+        if polymorphic is not None:
+            imported, refined_note = polymorphic
+        else:
+            imported = import_stablehlo(case.text, case.relpath, collect_checks=True)
     except Unimplemented as err:
         return UNSUPPORTED, err.message
     except HlortError as err:
@@ -94,6 +100,17 @@ def _run(case: Case, platform: str) -> tuple[str, str]:
             return FAIL, f"{spec.describe()}: cannot compare: {type(err).__name__}: {err}"
         if problem is not None:
             return FAIL, f"{spec.describe()}: {problem}"
+    if refined_note:
+        problem = None
+        if platform != "interpreter":
+            from hlort.interpreter import evaluate
+
+            expected = top_level_outputs(evaluate(imported.module, args), entry.root.shape)
+            problem = cross_check(imported.module, args, values, expected, platform)
+        if problem is not None:
+            return FAIL, f"{refined_note}: {problem}"
+        checked = "; matches the interpreter" if platform != "interpreter" else ""
+        return PASS, f"{refined_note}, ran on sample inputs{checked}"
     if not imported.checks and args:
         return PASS, "ran (no checks; sample inputs)"
     return PASS, ""

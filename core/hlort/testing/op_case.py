@@ -102,6 +102,7 @@ GENERATORS: OpRegistry[Opcode, CaseGenerator] = OpRegistry(
         "hlort.testing." + m
         for m in (
             "cases_data_movement",
+            "cases_dynamic_dimensions",
             "cases_elementwise",
             "cases_linalg",
             "cases_reduction",

@@ -60,8 +60,6 @@ XLA_ONLY_OPS = frozenset(
         "add-dependency",
         "rng",
         "rng-get-and-update-state",
-        "set-dimension-size",
-        "get-dimension-size",
         "stochastic-convert",
         "batch-norm-training",
         "batch-norm-inference",

@@ -56,23 +56,28 @@ def array_shape_from_token(lex: Lexer, text: str, pos: int) -> Shape:
                 _unimplemented(lex, f"element type {type_name} is not supported by hlort", pos)
             lex.error(f"unknown element type {type_name!r} in shape {text}", pos)
         dims: tuple[int, ...] = ()
+        dynamic: tuple[bool, ...] = ()
         if dims_text:
             parts = [p.strip() for p in dims_text.split(",")]
+            dynamic = tuple(p.startswith("<=") for p in parts)
             try:
-                dims = tuple(int(p) for p in parts)
+                dims = tuple(int(p[2:] if p.startswith("<=") else p) for p in parts)
             except ValueError:
-                if any(p.startswith("<=") or p == "?" for p in parts):
+                if "?" in parts:
                     _unimplemented(
                         lex,
-                        f"dynamic dimensions ('<=' or '?') in shape {text} are not "
-                        "supported by hlort; give static sizes",
+                        f"unbounded dynamic dimension '?' in shape {text}: HLO text needs a "
+                        "bound (<=N); StableHLO programs with '?' are refined to their "
+                        "argument shapes (hlort.compile)",
                         pos,
                     )
                 lex.error(f"bad dimensions in shape {text}", pos)
             if any(d < 0 for d in dims):
                 lex.error(f"negative dimension in shape {text}", pos)
         layout = _layout(lex, layout_text, len(dims), text, pos)
-        shape = ArrayShape(dtypes.from_hlo_name(type_name), dims, layout)
+        shape = ArrayShape(
+            dtypes.from_hlo_name(type_name), dims, layout, dynamic if any(dynamic) else None
+        )
     if len(_CACHE) > 100_000:  # a long-lived process parsing many modules
         _CACHE.clear()
     _CACHE[text] = shape
@@ -126,7 +131,8 @@ def default_layout(rank: int) -> tuple[int, ...]:
 def shape_text(shape: Shape, with_layout: bool = True) -> str:
     """XLA's spelling; arrays of rank >= 1 get their layout, the default ``{n-1,...,0}`` if none."""
     if isinstance(shape, ArrayShape):
-        dims = ",".join(map(str, shape.dims))
+        flags = shape.dynamic or (False,) * len(shape.dims)
+        dims = ",".join(f"<={d}" if b else str(d) for d, b in zip(shape.dims, flags, strict=True))
         text = f"{shape.dtype.name}[{dims}]"
         if with_layout and shape.dims:
             layout = shape.layout if shape.layout is not None else default_layout(len(shape.dims))

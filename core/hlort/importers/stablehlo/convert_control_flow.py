@@ -100,7 +100,7 @@ def _case(cx: OpContext):
 
 
 def call_function(cx: OpContext, name: str, operands):
-    comp = cx.conv.function_computation(name)
+    comp = cx.conv.function_computation(name, operands=operands)
     out = cx.b.call(comp, operands)
     n = len(cx.op.results)
     if n == 0:

@@ -18,6 +18,7 @@ import numpy as np
 from hlort.builder import Builder
 from hlort.errors import HlortError, Internal, InvalidArgument, NotFound, Unimplemented
 from hlort.importers.stablehlo import mlir_ast as ast
+from hlort.importers.stablehlo import shape_refinement as refine
 from hlort.importers.stablehlo.checks import (
     CALL_TOLERANCE,
     CHECK_OPS,
@@ -134,8 +135,17 @@ class Scope:
 
 
 class ModuleConverter:
-    def __init__(self, mlir: ast.MlirModule, source_name: str, collect_checks: bool = False):
+    def __init__(
+        self,
+        mlir: ast.MlirModule,
+        source_name: str,
+        collect_checks: bool = False,
+        arg_shapes: Sequence[Shape | None] | None = None,
+        dim_values: dict[int, np.ndarray] | None = None,
+    ):
         self.mlir = mlir
+        self.arg_shapes = arg_shapes  # the entry's refined argument shapes (shape_refinement.py)
+        self.dim_values = dim_values or {}  # entry arguments bound as constants (dimensions)
         self.source_name = source_name
         self.collect_checks = collect_checks
         self.module = Module(_hlo_name(mlir.name or "module"))
@@ -173,7 +183,18 @@ class ModuleConverter:
             raise Unimplemented(f"{self.source_name}: @{func.name} has no body")
         b = Builder(_hlo_name(func.name), self.module)
         scope = Scope(self, b, is_entry=True)
-        self._bind_arguments(scope, func)
+        if self.arg_shapes is not None or self.dim_values:
+            shapes = self.arg_shapes or [None] * len(func.args)
+            refine.bind_arguments(
+                scope,
+                func,
+                shapes,
+                self.dim_values,
+                keep_constant_parameters=False,
+                hlo_name=_hlo_name,
+            )
+        else:
+            self._bind_arguments(scope, func)
         results = self.convert_body(scope, func.body, f"@{func.name}")
         if self.collect_checks:
             root = b.tuple(list(results) + self.check_outputs)
@@ -186,11 +207,14 @@ class ModuleConverter:
         module = b.build(root)
         return ImportResult(module, func.name, len(results), self.checks)
 
-    def function_computation(self, name: str, line: int = 0) -> Computation:
-        comp = self._functions.get(name)
+    def function_computation(self, name: str, line: int = 0, operands=None) -> Computation:
+        func = self.mlir.functions.get(name)
+        key, shapes, constants = name, None, {}
+        if func is not None and operands is not None and refine.needs_specialization(func):
+            key, shapes, constants = refine.specialization(func, operands, self.constant_value)
+        comp = self._functions.get(key)
         if comp is not None:
             return comp
-        func = self.mlir.functions.get(name)
         if func is None:
             raise NotFound(f"call to undefined function @{name}")
         if func.body is None:
@@ -200,12 +224,17 @@ class ModuleConverter:
         self._in_progress.add(name)
         sub = Builder(_hlo_name(name), self.module)
         scope = Scope(self, sub)
-        self._bind_arguments(scope, func)
+        if shapes is None:
+            self._bind_arguments(scope, func)
+        else:
+            refine.bind_arguments(
+                scope, func, shapes, constants, keep_constant_parameters=True, hlo_name=_hlo_name
+            )
         results = self.convert_body(scope, func.body, f"@{name}")
         root = results[0] if len(results) == 1 else sub.tuple(list(results))
         comp = sub.finish(root)
         self._in_progress.discard(name)
-        self._functions[name] = comp
+        self._functions[key] = comp
         return comp
 
     def _bind_arguments(self, scope: Scope, func: ast.Function) -> None:
@@ -282,16 +311,24 @@ class ModuleConverter:
         ):
             self._convert_check(scope, op)
             return
+        if refine.is_shape_assertion(op):
+            refine.check_shape_assertion(self, scope, op)
+            return
         fn = CONVERTERS.get(op.name)
         if fn is None:
             raise Unimplemented(f"op {op.name} is not supported by hlort")
+        refined = None
+        if not all(refine.is_static_type(t) for t in op.result_types):
+            op, refined = refine.refine_and_convert(self, scope, op, fn)
         declared = [to_shape(t) for t in op.result_types]
         narrow = [narrow_integer(t) for t in op.result_types]
         if op.name in _BIT_LEVEL_OPS and (
             any(narrow) or any(narrow_integer(t) for t in op.operand_types or ())
         ):
             raise Unimplemented(f"{op.name} on sub-byte integer types")
-        if op.name not in _QUANT_AWARE and (
+        if refined is not None:
+            results = refined
+        elif op.name not in _QUANT_AWARE and (
             any(quant_of(t) for t in op.result_types)
             or any(quant_of(scope.type_of(n)) for n in op.operands)
         ):

@@ -323,7 +323,9 @@ def parse_reduce(p: Parser, op: ast.Operation) -> None:
     def argument() -> tuple[str, Any]:
         name = p.expect_kind("value", "a reducer argument").text
         p.expect(":")
-        return name, p.parse_type()
+        arg_type = p.parse_type()
+        p.skip_location()  # JAX prints `%arg2: tensor<f32> loc("reduce:"(#loc30))`
+        return name, arg_type
 
     groups = []
     while p.accept("("):

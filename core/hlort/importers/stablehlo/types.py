@@ -1,8 +1,9 @@
 """MLIR types -> hlort shapes.
 
-Everything hlort cannot represent (quantized element types, dynamic ``?`` dimensions, element types
-without an hlort DType such as ``i4`` or ``f8E3M4``) raises UNIMPLEMENTED naming the type, so the
-caller can report "unsupported" rather than fail.
+Everything hlort cannot represent (quantized element types, element types without an hlort DType
+such as ``i4`` or ``f8E3M4``) raises UNIMPLEMENTED naming the type, so the caller can report
+"unsupported" rather than fail. A ``?`` dimension reaching here is one shape refinement did not
+resolve (shape_refinement.py): UNIMPLEMENTED saying how to give the shapes.
 """
 
 from __future__ import annotations
@@ -78,7 +79,11 @@ def to_shape(t, where: str = "") -> Shape:
     if isinstance(t, TensorType):
         dt = require_dtype(t.element, where)
         if not t.is_static:
-            raise Unimplemented(f"{where}dynamic shape {t} (a '?' dimension) is not supported")
+            raise Unimplemented(
+                f"{where}dynamic shape {t} (a '?' dimension) needs the argument shapes: compile "
+                f"the program with hlort.compile, which refines it for each call's shapes, or "
+                f"refine it with hlort.importers.stablehlo.polymorphic.refine_stablehlo"
+            )
         return ArrayShape(dt, t.dims)
     if isinstance(t, TupleType):
         return TupleShape(tuple(to_shape(e, where) for e in t.types))

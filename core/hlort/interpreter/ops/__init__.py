@@ -6,6 +6,7 @@ from hlort.interpreter.ops import (  # noqa: F401
     convolution,
     custom_call,
     data_movement,
+    dynamic_dimensions,
     elementwise,
     fft,
     indexing,

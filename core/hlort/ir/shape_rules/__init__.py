@@ -6,6 +6,7 @@ from hlort.ir.shape_rules import (  # noqa: F401
     convolution,
     custom_call,
     data_movement,
+    dynamic_dimensions,
     elementwise,
     fft,
     indexing,
