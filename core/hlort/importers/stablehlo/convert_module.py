@@ -32,6 +32,7 @@ from hlort.importers.stablehlo.quantization import (
     quant_of,
     quantize,
 )
+from hlort.importers.stablehlo.shardings import apply_entry_shardings, apply_op_sharding
 from hlort.importers.stablehlo.types import narrow_integer, to_shape
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
@@ -184,6 +185,7 @@ class ModuleConverter:
         else:
             root = results[0] if len(results) == 1 else b.tuple(list(results))
         module = b.build(root)
+        apply_entry_shardings(self.mlir, func, module, len(results))
         return ImportResult(module, func.name, len(results), self.checks)
 
     def function_computation(self, name: str, line: int = 0) -> Computation:
@@ -313,6 +315,7 @@ class ModuleConverter:
                     f"{op.name} produces {instr.shape}, but its declared type is {t}"
                 )
             scope.define(name, instr, t)
+        apply_op_sharding(self.mlir, op, results)
 
     def _convert_quantized(self, scope: Scope, op: ast.Operation, fn) -> list[Instruction]:
         """StableHLO's meaning of an op on quantized tensors: dequantize the operands, run the
