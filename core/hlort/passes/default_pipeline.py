@@ -1,13 +1,13 @@
 """The default optimization pipeline and the compile summary ``hlort compile --dump-dir`` writes.
 
-Order: the plugin's ``before`` passes; call inlining; a fixed-point group of tuple
-simplification, algebraic simplification, constant folding, CSE and DCE; a fixed-point group of
-instruction fusion and multi-output fusion under the plugin's :class:`FusionPolicy` (a merge can
-leave a producer with a single user, which instruction fusion then takes); the simplification
-group again
-(merging fusions exposes tuple round trips and chains inside fused computations; running it here
-keeps the pipeline idempotent); the plugin's ``after`` passes; scheduling last, so whatever the
-plugin did is scheduled too.
+Order: the plugin's ``before`` passes; the SPMD partitioner (a module of several partitions
+becomes the per-device program; nothing happens otherwise); call inlining; a fixed-point group
+of tuple simplification, algebraic simplification, constant folding, CSE and DCE; a fixed-point
+group of instruction fusion and multi-output fusion under the plugin's :class:`FusionPolicy`
+(a merge can leave a producer with a single user, which instruction fusion then takes); the
+simplification group again (merging fusions exposes tuple round trips and chains inside fused
+computations; running it here keeps the pipeline idempotent); the plugin's ``after`` passes;
+scheduling last, so whatever the plugin did is scheduled too.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from hlort.passes.multi_output_fusion import MultiOutputFusion
 from hlort.passes.pass_base import Pass
 from hlort.passes.pipeline import FixedPoint, Pipeline, PipelineReport
 from hlort.passes.scheduling import Scheduler
+from hlort.passes.spmd_partitioner import SpmdPartitioner, write_spmd_report
 from hlort.passes.tuple_simplification import TupleSimplifier
 
 SUMMARY_FILE = "summary.txt"
@@ -58,6 +59,7 @@ def default_passes(
     policy = policy or FusionPolicy()
     passes = [
         *before,
+        SpmdPartitioner(),
         CallInliner(),
         FixedPoint(simplification_passes(), name="simplify"),
         FixedPoint([InstructionFusion(policy), MultiOutputFusion(policy)], name="fusion"),
@@ -86,6 +88,7 @@ def run_default_pipeline(
     report = pipeline.run(module)
     if dump_dir and original is not None:
         write_compile_summary(original, module, dump_dir, report)
+        write_spmd_report(passes, dump_dir)
     return report
 
 
