@@ -133,6 +133,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     module, fmt = _load(args.module)
     load_s = time.perf_counter() - start
+    from hlort.cli_multidevice import copies, run_on_devices
+
+    if copies(module) > 1:  # a header asking for several replicas/partitions: that many devices
+        return run_on_devices(args, module, fmt, load_s)
     backend, device = _backend_and_device(args.platform, args.device)
     start = time.perf_counter()
     exe = backend.compile(module, device)
@@ -165,6 +169,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         "format": fmt,
         "platform": backend.platform,
         "device": str(device),
+        "devices": [str(device)],
         "inputs": [_describe(f"arg{i}", s) for i, s in enumerate(shapes)],
         "inputs_source": args.inputs or "random (seed 0)",
         "outputs": [_describe(f"out{i}", s) for i, s in enumerate(exe.output_shapes)],

@@ -89,7 +89,7 @@ class HloSharding:
                     f"unknown subgroup kind {kind!r} in last_tile_dims; expected one of "
                     f"{list(SUBGROUP_KINDS)}"
                 )
-        if len(kinds) >= array.ndim:
+        if len(kinds) > array.ndim:
             raise InvalidArgument(
                 f"tile assignment of rank {array.ndim} cannot have {len(kinds)} subgroup axes"
             )

@@ -22,6 +22,7 @@ from hlort.passes import run_default_pipeline
 from hlort.plugin import api
 from hlort.plugin.base.hlo_text import print_hlo
 from hlort.plugin.options import CompileOptions, DebugOptions
+from hlort.runtime.device_counts import with_module_counts
 from hlort.runtime.executable import Executable
 from hlort.runtime.executable_cache import ExecutableCache
 from hlort.runtime.program import load_program
@@ -93,7 +94,7 @@ def compile_on(
     module, _fmt = load_program(program)
     timings["load"] = time.perf_counter() - start
     raw_device = device.raw if device is not None else None
-    options = _device_options(options, raw_device)
+    options = _device_options(with_module_counts(options, module), raw_device)
     start = time.perf_counter()
     cache = ExecutableCache.for_compile(backend, module, options)
     cached = cache.load() if cache is not None else None

@@ -13,7 +13,6 @@ replica 0's.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -25,36 +24,13 @@ from hlort.ir.module import Module
 from hlort.ir.sharding import HloSharding
 from hlort.passes.spmd_partitioner import output_sharding, parameter_shardings
 from hlort.plugin.options import CompileOptions
-from hlort.runtime.compile import options_from_mapping
 from hlort.runtime.device import Device
+from hlort.runtime.device_counts import device_counts
 from hlort.runtime.executable import Executable
 from hlort.runtime.program import load_program
 from hlort.shape import ArrayShape, TupleShape
 
 _REPLICATED = HloSharding.replicate()
-
-
-def device_counts(module: Module) -> tuple[int, int]:
-    """(replicas, partitions) the module's header asks for."""
-    return int(module.config.get("num_replicas", 1)), int(module.config.get("num_partitions", 1))
-
-
-def options_for(module: Module, options: CompileOptions | Mapping[str, Any] | None):
-    """Compile options with the module's replica and partition counts (INVALID_ARGUMENT when
-    the options ask for different ones)."""
-    if options is None:
-        options = CompileOptions()
-    elif isinstance(options, Mapping):
-        options = options_from_mapping(options)
-    replicas, partitions = device_counts(module)
-    for field, wanted in (("num_replicas", replicas), ("num_partitions", partitions)):
-        given = getattr(options, field)
-        if given not in (1, wanted):
-            raise InvalidArgument(
-                f"compile options ask for {field}={given} but module {module.name} is written "
-                f"for {wanted}; leave the option out or make them agree"
-            )
-    return dataclasses.replace(options, num_replicas=replicas, num_partitions=partitions)
 
 
 def compile_sharded(
@@ -64,14 +40,14 @@ def compile_sharded(
 ) -> ShardedExecutable:
     """Compile ``program`` for all the devices its header asks for on ``backend``."""
     module, _fmt = load_program(program)
-    exe = backend.compile(module, None, options_for(module, options))
-    return ShardedExecutable(exe, module)
+    exe = backend.compile(module, None, options)  # the module's counts (device_counts.py)
+    return ShardedExecutable(exe)
 
 
 class ShardedExecutable:
     """An executable over several devices, called with and returning global arrays."""
 
-    def __init__(self, exe: Executable, source: Module | None = None):
+    def __init__(self, exe: Executable):
         self.exe = exe
         module = exe.module
         self.replicas, self.partitions = device_counts(module)
@@ -127,7 +103,7 @@ class ShardedExecutable:
             partition = k % self.partitions
             per_device.append(
                 [
-                    np.ascontiguousarray(a[sh.tile_slices(a.shape, partition)])
+                    np.array(a[sh.tile_slices(a.shape, partition)], order="C")
                     for a, sh in zip(checked, self.parameter_shardings, strict=True)
                 ]
             )
