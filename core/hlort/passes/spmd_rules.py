@@ -142,7 +142,7 @@ def _reshape(e, instr, ops):
     return emit(e, instr, [v.local], derive(s, mapping))
 
 
-def _untouched(e, instr, ops, touched: set[int]) -> PValue:
+def _untouched(e, instr, ops, touched: set[int], **attrs) -> PValue:
     """Ops that move data only along ``touched`` dims keep a sharding that leaves them uncut."""
     v = ops[0]
     if v.sharding.is_tiled and any(v.sharding.tile_counts[d] > 1 for d in touched):
@@ -151,7 +151,7 @@ def _untouched(e, instr, ops, touched: set[int]) -> PValue:
         to(e, w, HloSharding.replicate(), o)
         for w, o in zip(ops[1:], instr.operands[1:], strict=True)
     ]
-    return emit(e, instr, [v.local, *rest], v.sharding)
+    return emit(e, instr, [v.local, *rest], v.sharding, **attrs)
 
 
 @rule(Opcode.SLICE)
@@ -162,7 +162,12 @@ def _slice(e, instr, ops):
         for d, s in enumerate(instr.attrs["slice"])
         if (s.start, s.limit, s.stride) != (0, dims[d], 1)
     }
-    return _untouched(e, instr, ops, touched)
+    local = local_shape(instr.operands[0].shape, ops[0].sharding).dims
+    whole = tuple(
+        s if d in touched else A.SliceDim(0, local[d], 1)
+        for d, s in enumerate(instr.attrs["slice"])
+    )
+    return _untouched(e, instr, ops, touched, slice=whole)
 
 
 @rule(Opcode.PAD)
