@@ -25,12 +25,16 @@ from hlort.ir.sharding import HloSharding
 from hlort.passes.spmd_partitioner import output_sharding, parameter_shardings
 from hlort.plugin.options import CompileOptions
 from hlort.runtime.device import Device
-from hlort.runtime.device_counts import device_counts
 from hlort.runtime.executable import Executable
 from hlort.runtime.program import load_program
 from hlort.shape import ArrayShape, TupleShape
 
 _REPLICATED = HloSharding.replicate()
+
+
+def device_counts(module: Module) -> tuple[int, int]:
+    """(replicas, partitions) the module's header asks for."""
+    return int(module.config.get("num_replicas", 1)), int(module.config.get("num_partitions", 1))
 
 
 def compile_sharded(
@@ -40,7 +44,7 @@ def compile_sharded(
 ) -> ShardedExecutable:
     """Compile ``program`` for all the devices its header asks for on ``backend``."""
     module, _fmt = load_program(program)
-    exe = backend.compile(module, None, options)  # the module's counts (device_counts.py)
+    exe = backend.compile(module, None, options)  # compile takes the header's counts
     return ShardedExecutable(exe)
 
 

@@ -5,8 +5,7 @@ arguments, results and ops such as ``custom_call @Sharding``), and Shardy's
 ``sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>`` naming the axes of a module-level
 ``sdy.mesh @mesh = <["x"=2, "y"=2]>`` (device ids ``0..N-1`` unless ``device_ids=[...]``). A
 Shardy dimension sharding lists mesh axes, major first; axes no dimension uses replicate the
-value (a trailing replicated subgroup). The module's ``mhlo.num_partitions`` and
-``mhlo.num_replicas`` become its partition and replica counts. Sub-axes (``"x":(1)2``) are not
+value (a trailing replicated subgroup). Sub-axes (``"x":(1)2``) are not
 supported (UNIMPLEMENTED naming them).
 """
 
@@ -137,11 +136,8 @@ def partition_counts(mlir: ast.MlirModule) -> tuple[int, int]:
 def apply_entry_shardings(
     mlir: ast.MlirModule, func: ast.Function, module: Module, num_results: int
 ) -> None:
-    """The importer's hook: partition counts onto ``module.config``, argument shardings onto
-    the entry's parameters, result shardings onto its root."""
-    replicas, partitions = partition_counts(mlir)
-    module.config["num_replicas"] = replicas
-    module.config["num_partitions"] = partitions
+    """The importer's hook: argument shardings onto the entry's parameters, result shardings
+    onto its root (the converter reads the partition counts)."""
     meshes = meshes_of(mlir)
     params = module.entry.parameters
     for param, attrs in zip(params, func.arg_attrs, strict=False):
