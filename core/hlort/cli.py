@@ -136,7 +136,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from hlort.cli_multidevice import copies, run_on_devices
 
     if copies(module) > 1:  # a header asking for several replicas/partitions: that many devices
-        return run_on_devices(args, module, fmt, load_s)
+        report, results, exe, transfer_in_s, transfer_out_s = run_on_devices(args, module, fmt)
+        if args.profile:
+            report["profile"] = _profile(exe, load_s, transfer_in_s, transfer_out_s)
+        return _emit_run(args, report, results)
     backend, device = _backend_and_device(args.platform, args.device)
     start = time.perf_counter()
     exe = backend.compile(module, device)
@@ -182,6 +185,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         report["output_file"] = args.output
     if args.profile:
         report["profile"] = _profile(exe, load_s, transfer_in_s, transfer_out_s)
+    return _emit_run(args, report, results)
+
+
+def _emit_run(args: argparse.Namespace, report: dict, results: list) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return EXIT_OK

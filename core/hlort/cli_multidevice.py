@@ -9,7 +9,6 @@ from its tiles (:mod:`hlort.runtime.sharded_call`). The report lists the devices
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 from hlort.errors import InvalidArgument
@@ -24,9 +23,18 @@ def copies(module) -> int:
     return int(module.config.get("num_replicas", 1)) * int(module.config.get("num_partitions", 1))
 
 
-def run_on_devices(args: argparse.Namespace, module, fmt: str, load_s: float) -> int:
+def _describe(name: str, shape) -> dict:
+    return {"name": name, "shape": list(shape.dims), "dtype": shape.dtype.name}
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1e3, 3)
+
+
+def run_on_devices(args: argparse.Namespace, module, fmt: str):
+    """Compile and run; returns (report, global outputs, executable, transfer-in seconds,
+    transfer-out seconds) for ``hlort run`` to print."""
     import hlort
-    from hlort.cli import EXIT_OK, _describe, _ms, _print_run, _profile
     from hlort.runtime.npz_io import read_inputs, write_outputs
     from hlort.runtime.sample_inputs import random_inputs
     from hlort.runtime.sharded_call import compile_sharded
@@ -95,10 +103,4 @@ def run_on_devices(args: argparse.Namespace, module, fmt: str, load_s: float) ->
     }
     if args.output:
         report["output_file"] = args.output
-    if args.profile:
-        report["profile"] = _profile(sharded.exe, load_s, transfer_in_s, transfer_out_s)
-    if args.json:
-        print(json.dumps(report, indent=2))
-        return EXIT_OK
-    _print_run(report, results, show_values=not args.output)
-    return EXIT_OK
+    return report, results, sharded.exe, transfer_in_s, transfer_out_s

@@ -51,7 +51,16 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("public API", ("hlort",)),
     ("testing", ("hlort.testing", "hlort.testdata", "hlort.testdata_runner")),
-    ("cli", ("hlort.cli", "hlort.demo", "hlort.examples", "hlort.plugin.new_plugin")),
+    (
+        "cli",
+        (
+            "hlort.cli",
+            "hlort.cli_multidevice",
+            "hlort.demo",
+            "hlort.examples",
+            "hlort.plugin.new_plugin",
+        ),
+    ),
     ("plugins", ()),  # every plugins/*/hlort_* package
 )
 
