@@ -21,7 +21,6 @@ from functools import partial
 import numpy as np
 
 from hlort.errors import Unimplemented
-from hlort.interpreter.evaluator import Evaluator
 from hlort.interpreter.registry import function_for
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
@@ -37,6 +36,7 @@ from hlort_cpu.codegen.unsupported_reason import why_not_compiled
 from hlort_cpu.codegen.while_driver import emit_while_driver, load_entry_points
 from hlort_cpu.control_flow import CONTROL_FLOW_OPS, ProgramSet, program_orders
 from hlort_cpu.custom_call import custom_call_thunk
+from hlort_cpu.device_run import DeviceEvaluator
 from hlort_cpu.dot import dot_thunk
 from hlort_cpu.native_while import plan_native_whiles
 from hlort_cpu.thunks import (
@@ -170,9 +170,7 @@ def compile_program(module: Module) -> Program:
     by_instr = {instr: kernels[name] for name, (instr, _) in zip(names, to_compile, strict=True)}
     drivers_by_while = {k: (n, kernels[n.plan.name]) for k, n in natives.items()}
     build = partial(_build, not_kernels=not_kernels, report=report)
-    programs = ProgramSet(
-        orders, by_instr, drivers_by_while, Evaluator(check_shapes=False), build, _label
-    )
+    programs = ProgramSet(orders, by_instr, drivers_by_while, DeviceEvaluator(), build, _label)
     program = programs.program(module.entry)
     report.apply()  # HLORT_FALLBACK: raise, warn once, or allow
     program.fallback_records = list(report.records)
@@ -246,7 +244,7 @@ def _build(
                 step_kinds[instr] = "kernel"
             continue
         if op in VIEW_OPS:
-            thunk = view_thunk(instr, ins, out, evaluator)
+            thunk = view_thunk(instr, ins, out)
             if thunk is not None:
                 add(thunk)
                 compiled[thunk.label] += 1
