@@ -7,7 +7,8 @@ fft on pocketfft (numpy.fft), cholesky on LAPACK (numpy.linalg), triangular-solv
 substitution kernel, and custom calls as custom_call.py says (the shipped targets natively, a
 user's target as its own Python function). While, conditional and call run programs compiled
 the same way from the computations they call (control_flow.py; small all-kernel loops as one
-native driver, native_while.py). Anything else, and any fusion the emitter cannot compile yet,
+native driver, native_while.py). Collectives are host steps that meet the execution's other
+devices in shared memory (collective_thunks.py). Anything else, and any fusion the emitter cannot compile yet,
 runs as a FALLBACK thunk on the reference interpreter's function for that op: every program runs
 from day one, and ``Program.stats()`` says exactly what was compiled and what fell back.
 """
@@ -34,6 +35,7 @@ from hlort_cpu.codegen.jit import jit_engine
 from hlort_cpu.codegen.kernel_builder import KernelModule, classify
 from hlort_cpu.codegen.unsupported_reason import why_not_compiled
 from hlort_cpu.codegen.while_driver import emit_while_driver, load_entry_points
+from hlort_cpu.collective_thunks import CollectiveThunk, is_collective
 from hlort_cpu.control_flow import CONTROL_FLOW_OPS, ProgramSet, program_orders
 from hlort_cpu.custom_call import custom_call_thunk
 from hlort_cpu.device_run import DeviceEvaluator
@@ -235,6 +237,11 @@ def _build(
             continue
         if op in CONTROL_FLOW_OPS:
             add(programs.control_flow_thunk(instr, ins, out))
+            continue
+        if is_collective(instr):
+            thunk = CollectiveThunk(instr, ins, out, evaluator)
+            add(thunk)
+            compiled[thunk.label] += 1
             continue
         kernel = kernels.get(instr)
         if kernel is not None:

@@ -1,5 +1,5 @@
 """Which device's part of an execution the current thread runs: replica, partition, device id
-and the execution's rendezvous.
+and the launch context holding the execution's rendezvous.
 
 One compiled Program serves every device of an executable, and the devices run it at the same
 time on their own threads, so what differs per device cannot live in the program or its shared
@@ -22,13 +22,18 @@ from hlort.interpreter.evaluator import Evaluator
 
 @dataclass(frozen=True)
 class DeviceRun:
-    """One device's share of one execution. ``rendezvous`` is the execution's shared meeting
-    point for collectives (None when the execution has one device)."""
+    """One device's share of one execution. ``context`` is the launch's
+    :class:`~hlort.plugin.base.launch_context.LaunchContext` (its rendezvous is where the
+    collectives meet); None outside a launch (``execute_host``): the program runs as one copy."""
 
     replica: int = 0
     partition: int = 0
     device_id: int = 0
-    rendezvous: Any = None
+    context: Any = None
+
+    @classmethod
+    def of_launch(cls, ctx) -> DeviceRun:
+        return cls(ctx.replica, ctx.partition, ctx.device_id, ctx)
 
 
 SINGLE = DeviceRun()

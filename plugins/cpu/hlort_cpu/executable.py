@@ -40,8 +40,7 @@ class CpuExecutable(SimpleExecutable):
         return module
 
     def launch(self, device: SimpleDevice, arguments: list, ctx: LaunchContext) -> list:
-        run = DeviceRun(ctx.replica, ctx.partition, device.id, getattr(ctx, "rendezvous", None))
-        return self.program.run(arguments, run)
+        return self.program.run(arguments, DeviceRun.of_launch(ctx))
 
     def execute_host(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         """NumPy in, NumPy out on the calling thread: no buffers, no queue handoff.
