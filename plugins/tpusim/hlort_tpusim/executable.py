@@ -59,6 +59,7 @@ class TpuSimExecutable(SimpleExecutable):
             ctx.partition,
             modules=self.hlo_modules,
             bulk=self.client.bulk_simulation,
+            launch=ctx,
         )
         outputs, profile = sim.run(self.program, list(arguments))
         self._last_profile = profile
