@@ -182,3 +182,15 @@ def test_a_chip_that_never_arrives_is_a_deadline(backends, monkeypatch):
     assert info.value.code is ErrorCode.DEADLINE_EXCEEDED
     assert "[1, 2, 3]" in info.value.message
     np.testing.assert_array_equal(outs[3][0].numpy(), np.full((256, 256), 2, np.float32))
+
+
+def test_execution_profile_has_every_chip(backends):
+    sim, _ = backends
+    text, seconds = FORMULAS["all-reduce"]
+    exe, _ = _profiles(sim, text, [[np.ones(ELEMS, np.float32)] for _ in range(N)])
+    report = exe.raw.execution_profile()
+    assert sorted(report["per_chip"]) == [0, 1, 2, 3]
+    for chip in report["per_chip"].values():
+        (c,) = chip["collectives"]
+        assert c["kind"] == "all-reduce"
+        assert c["link_seconds"] == pytest.approx(seconds, rel=1e-12)
