@@ -325,6 +325,12 @@ def check_module_collectives(module) -> None:
         return
     replicas = int(module.config.get("num_replicas", 1))
     partitions = int(module.config.get("num_partitions", 1))
+    check_collectives_fit(module, replicas, partitions)
+
+
+def check_collectives_fit(module, replicas: int, partitions: int) -> None:
+    """INVALID_ARGUMENT naming the first collective whose groups or pairs do not fit
+    ``replicas x partitions`` (the compile's check, with the counts it compiles for)."""
     for comp in module.computations:
         for instr in comp.instructions:
             if instr.opcode in GROUPED_OPCODES or instr.opcode in PERMUTE_OPCODES:

@@ -10,9 +10,10 @@ DEADLINE_EXCEEDED naming the device ids that did not arrive; when a device's pro
 :meth:`Rendezvous.abort` wakes every waiter with ABORTED naming that device.
 
 Devices of other processes (multi-host) are reached through a :class:`CrossProcessTransport`
-(hlort.distributed implements it over MPI): the rendezvous gathers the values of its own
-devices, the last of them to arrive hands them to the transport, and the transport returns the
-whole group's values.
+(hlort.distributed implements it over MPI and registers it with
+:func:`set_cross_process_transport`): the rendezvous gathers the values of its own devices, the
+last of them to arrive hands them to the transport (one array at a time), and the transport
+returns the whole group's values.
 """
 
 from __future__ import annotations
@@ -51,23 +52,42 @@ def collective_timeout_s() -> float:
 class CrossProcessTransport(Protocol):
     """Moves collective values between processes (hlort.distributed's MPI transport).
 
-    Keys are tuples of ints and strings, equal on every process for the same collective step
-    (``(execution key..., instruction name, step)``). Values are tuples of NumPy arrays.
+    Device ids are global. Keys are tuples of ints and strings, equal on every process for the
+    same collective step (``rendezvous.key + (instruction name, step, ...)``).
     """
 
+    process_index: int  # this process's rank
+
+    def process_of(self, device_id: int) -> int:
+        """The process (rank) owning global device ``device_id``."""
+        ...
+
     def exchange(
-        self, key: tuple, local: dict[int, Values], group: Sequence[int], timeout_s: float
-    ) -> dict[int, Values]:
-        """``local`` holds this process's members of ``group``; return every member's value."""
+        self,
+        key: tuple,
+        local: dict[int, np.ndarray],
+        group: Sequence[int],
+        *,
+        timeout_s: float | None = None,
+    ) -> dict[int, np.ndarray]:
+        """``local`` holds the values of this process's members of ``group`` (all of them);
+        return every member's value. Called once per (key, group) per process, possibly from
+        several threads at once for different groups."""
         ...
 
-    def send(self, key: tuple, source: int, target: int, value: Values, timeout_s: float) -> None:
-        """Deliver ``value`` from local device ``source`` to remote device ``target``."""
-        ...
 
-    def receive(self, key: tuple, source: int, target: int, timeout_s: float) -> Values:
-        """What remote device ``source`` sent to local device ``target`` under ``key``."""
-        ...
+_TRANSPORT: CrossProcessTransport | None = None
+
+
+def set_cross_process_transport(transport: CrossProcessTransport | None) -> None:
+    """The process-wide transport a :class:`Rendezvous` uses when none is passed
+    (``hlort.distributed.initialize()`` sets it; None removes it)."""
+    global _TRANSPORT
+    _TRANSPORT = transport
+
+
+def cross_process_transport() -> CrossProcessTransport | None:
+    return _TRANSPORT
 
 
 class _Slot:
@@ -104,11 +124,16 @@ class Rendezvous:
         self.num_replicas = len(self.device_assignment)
         self.num_partitions = len(self.device_assignment[0]) if self.device_assignment else 0
         self.device_ids = [d for row in self.device_assignment for d in row]
-        self.local_device_ids = frozenset(
-            self.device_ids if local_device_ids is None else local_device_ids
-        )
+        self.transport = transport if transport is not None else cross_process_transport()
+        if local_device_ids is None:
+            t = self.transport
+            local_device_ids = (
+                self.device_ids
+                if t is None
+                else [d for d in self.device_ids if t.process_of(d) == t.process_index]
+            )
+        self.local_device_ids = frozenset(local_device_ids)
         self.timeout_s = collective_timeout_s() if timeout_s is None else float(timeout_s)
-        self.transport = transport
         self.key = tuple(key)
         self._flat = {d: i for i, d in enumerate(self.device_ids)}
         self._cond = threading.Condition()
@@ -156,9 +181,7 @@ class Rendezvous:
                 self._cond.release()
                 try:
                     try:
-                        all_values = self.transport.exchange(  # type: ignore[union-attr]
-                            self.key + key, dict(slot.values), group, self.timeout_s
-                        )
+                        all_values = self._remote_exchange(key, dict(slot.values), group)
                     except BaseException as exc:  # the other local members see it too
                         all_values, slot.error = None, exc
                 finally:
@@ -192,6 +215,19 @@ class Rendezvous:
                 del self._slots[slot_key]
         return [result[d] for d in group]
 
+    def _remote_exchange(self, key: tuple, local: dict[int, Any], group: tuple) -> dict:
+        """Through the transport, one array at a time (values are tuples of arrays)."""
+        count = len(next(iter(local.values())))
+        parts: list[dict[int, np.ndarray]] = []
+        for k in range(count):
+            mine = {d: np.ascontiguousarray(v[k]) for d, v in local.items()}
+            parts.append(
+                self.transport.exchange(  # type: ignore[union-attr]
+                    self.key + key + (k,), mine, group, timeout_s=self.timeout_s
+                )
+            )
+        return {d: tuple(part[d] for part in parts) for d in group}
+
     def send_receive(
         self,
         key: tuple,
@@ -201,7 +237,14 @@ class Rendezvous:
         receive_from: int | None,
     ) -> Any | None:
         """Post ``value`` for ``send_to`` (if any) and wait for what ``receive_from`` posted
-        for ``device_id`` (None when ``receive_from`` is None)."""
+        for ``device_id`` (None when ``receive_from`` is None).
+
+        A pair with a device of another process is an :meth:`exchange` of the pair's two
+        values; a device's remote pairs run in one global order (by (source, target)), so two
+        processes sending to each other never wait for each other crosswise.
+        """
+        received = None
+        remote_pairs = []
         if send_to is not None:
             if send_to in self.local_device_ids:
                 with self._cond:
@@ -209,15 +252,18 @@ class Rendezvous:
                     slot.result = {device_id: value}
                     self._cond.notify_all()
             else:
-                self._need_transport(key, send_to)
-                self.transport.send(self.key + key, device_id, send_to, value, self.timeout_s)  # type: ignore[union-attr]
-        if receive_from is None:
-            return None
-        if receive_from not in self.local_device_ids:
-            self._need_transport(key, receive_from)
-            return self.transport.receive(  # type: ignore[union-attr]
-                self.key + key, receive_from, device_id, self.timeout_s
-            )
+                remote_pairs.append((device_id, send_to))
+        if receive_from is not None and receive_from not in self.local_device_ids:
+            remote_pairs.append((receive_from, device_id))
+        for pair in sorted(remote_pairs):
+            if self.transport is None:
+                other = pair[1] if pair[0] == device_id else pair[0]
+                self._need_transport(key, other)
+            got = self.exchange(key + pair, device_id, value, pair)
+            if pair[1] == device_id:
+                received = got[0]
+        if receive_from is None or receive_from not in self.local_device_ids:
+            return received
         slot_key = ("pair", key, receive_from, device_id)
         deadline = time.monotonic() + self.timeout_s
         with self._cond:
