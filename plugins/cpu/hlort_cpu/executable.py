@@ -10,6 +10,7 @@ from hlort.plugin.base import LaunchContext, SimpleDevice, SimpleExecutable
 from hlort.plugin.capabilities import CompiledMemoryStats
 from hlort_cpu import compile_cache
 from hlort_cpu.compiler import compile_program
+from hlort_cpu.device_run import DeviceRun
 from hlort_cpu.version import PLUGIN_VERSION
 
 
@@ -39,7 +40,7 @@ class CpuExecutable(SimpleExecutable):
         return module
 
     def launch(self, device: SimpleDevice, arguments: list, ctx: LaunchContext) -> list:
-        return self.program.run(arguments, ctx.replica, ctx.partition)
+        return self.program.run(arguments, DeviceRun.of_launch(ctx))
 
     def execute_host(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         """NumPy in, NumPy out on the calling thread: no buffers, no queue handoff.
