@@ -49,6 +49,14 @@ PROGRAMS = {
         (8, 4),
         True,
     ),
+    "clamp-scalar-bounds": (
+        "",
+        [((8, 4),)],
+        "lo = f32[] constant(-0.5)\n  hi = f32[] constant(0.5)\n"
+        "  ROOT r = f32[8,4] clamp(lo, p0, hi)",
+        (8, 4),
+        True,
+    ),
     "transpose": (
         "",
         [((8, 4),)],

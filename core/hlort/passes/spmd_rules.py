@@ -93,9 +93,13 @@ def most_tiled(values: list[PValue], rank: int) -> HloSharding:
 
 # -- elementwise and layout ops ------------------------------------------------------------------
 def elementwise(e: SpmdEmitter, instr: Instruction, ops: list[PValue]) -> PValue:
-    target = most_tiled(ops, instr.shape.rank)
+    rank = instr.shape.rank
+    target = most_tiled(ops, rank)
     check_even(instr, target)
-    locals_ = [to(e, v, target, o) for v, o in zip(ops, instr.operands, strict=True)]
+    locals_ = [  # clamp's scalar bounds stay whole
+        to(e, v, target if o.shape.rank == rank else HloSharding.replicate(), o)
+        for v, o in zip(ops, instr.operands, strict=True)
+    ]
     return emit(e, instr, locals_, target)
 
 
