@@ -57,6 +57,36 @@ PROGRAMS = {
         (8, 4),
         True,
     ),
+    "reduce-window": (
+        MAX,
+        [((8, 6),)],
+        "z = f32[] constant(-inf)\n"
+        "  ROOT r = f32[8,3] reduce-window(p0, z), window={size=1x2 stride=1x2}, to_apply=max",
+        (8, 3),
+        True,
+    ),
+    "dynamic-slice": (
+        "",
+        [((8, 6),), ((), "s32")],
+        "z = s32[] constant(0)\n  ROOT r = f32[8,3] dynamic-slice(p0, z, p1), "
+        "dynamic_slice_sizes={8,3}",
+        (8, 3),
+        True,
+    ),
+    "dynamic-update-slice": (
+        "",
+        [((8, 6),), ((8, 2),), ((), "s32")],
+        "z = s32[] constant(0)\n  ROOT r = f32[8,6] dynamic-update-slice(p0, p1, z, p2)",
+        (8, 6),
+        True,
+    ),
+    "sort-other-dim": (
+        LT,
+        [((8, 4),)],
+        "ROOT r = f32[8,4] sort(p0), dimensions={1}, to_apply=lt",
+        (8, 4),
+        True,
+    ),
     "transpose": (
         "",
         [((8, 4),)],
@@ -224,7 +254,8 @@ def _arguments(name: str, seed: int):
     for spec in PROGRAMS[name][1]:
         dims = spec[0]
         if len(spec) > 1:  # indices: in range of the operand's indexed dimension
-            bound = PROGRAMS[name][1][0][0][1 if name == "scatter-batched" else 0]
+            axis = 1 if name.startswith(("scatter", "dynamic")) else 0
+            bound = PROGRAMS[name][1][0][0][axis]
             args.append(rng.integers(0, bound, dims).astype(np.int32))
         else:
             args.append(rng.standard_normal(dims).astype(np.float32))
@@ -248,14 +279,20 @@ def test_partitioned_matches_single_device(interpreter, name, devices, shardings
 @pytest.mark.parametrize(
     "name, sharding, reason",
     [
-        ("sort", "{devices=[4,1]0,1,2,3}", "no SPMD rule for sort"),
+        ("sort", "{devices=[4,1]0,1,2,3}", "rearranges dimension(s) [0]"),
+        (
+            "dynamic-slice",
+            "{devices=[1,2,2]0,1,2,3 last_tile_dim_replicate}",
+            "slices dimension(s) [1]",
+        ),
         ("reverse", "{devices=[4,1]0,1,2,3}", "rearranges dimension(s) [0]"),
         ("reduce-init-not-identity", "{devices=[4,1]0,1,2,3}", "not the reducer's identity"),
         ("reshape-split", "{devices=[4,1]0,1,2,3}", "splits or merges dimension 0"),
     ],
 )
 def test_what_cannot_be_partitioned_is_replicated_with_a_reason(name, sharding, reason):
-    text = _module_text(name, 4, [parse_sharding(sharding)], HloSharding.replicate())
+    rest = [HloSharding.replicate()] * (len(PROGRAMS[name][1]) - 1)
+    text = _module_text(name, 4, [parse_sharding(sharding), *rest], HloSharding.replicate())
     module = parse_module(text)
     partitioner = SpmdPartitioner()
     partitioner.run(module)

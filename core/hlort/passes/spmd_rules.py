@@ -12,8 +12,9 @@ dimension with the same elements before it; reduce (a cut reduced dimension ends
 all-reduce with the reducer, when the init is its identity); dot (batch-, row- and
 column-parallel, and a contracting split ending in an all-reduce); convolution cut along the
 batch; gather cut along the indices' batch dimensions (and batched gathers along the batching
-dimensions); batched scatter along the batching dimensions; slice, pad, reverse and concatenate
-that leave the cut dimensions alone; tuples.
+dimensions); batched scatter along the batching dimensions; slice, pad, reverse, concatenate,
+sort, reduce-window, dynamic-slice and dynamic-update-slice that leave the cut dimensions alone;
+tuples.
 """
 
 from __future__ import annotations
@@ -184,6 +185,75 @@ def _pad(e, instr, ops):
 @rule(Opcode.REVERSE)
 def _reverse(e, instr, ops):
     return _untouched(e, instr, ops, set(instr.attrs["dimensions"]))
+
+
+@rule(Opcode.SORT)
+def _sort(e, instr, ops):
+    if len(ops) != 1:
+        raise CannotPartition("a sort of several operands (variadic)")
+    return _untouched(e, instr, ops, set(instr.attrs["dimensions"]))
+
+
+@rule(Opcode.REDUCE_WINDOW)
+def _reduce_window(e, instr, ops):
+    if len(ops) != 2:
+        raise CannotPartition("a reduce-window of several operands (variadic)")
+    trivial = (1, 1, 0, 0, 1, 1, False)
+    touched = {
+        d
+        for d, w in enumerate(instr.attrs["window"])
+        if (
+            w.size,
+            w.stride,
+            w.padding_low,
+            w.padding_high,
+            w.window_dilation,
+            w.base_dilation,
+            w.window_reversal,
+        )
+        != trivial
+    }
+    return _untouched(e, instr, ops, touched)
+
+
+def _starts(e, starts: list[PValue], originals, cut: set[int]) -> list[Instruction]:
+    """Start indices: a cut dimension is taken whole, so it starts at 0 on every device."""
+    out = []
+    for d, (start, original) in enumerate(zip(starts, originals, strict=True)):
+        if d in cut:
+            out.append(e.b.constant(np.zeros((), original.shape.dtype.numpy)))
+        else:
+            out.append(to(e, start, HloSharding.replicate(), original))
+    return out
+
+
+@rule(Opcode.DYNAMIC_SLICE)
+def _dynamic_slice(e, instr, ops):
+    v, starts = ops[0], ops[1:]
+    dims = instr.operands[0].shape.dims
+    sizes = instr.attrs["dynamic_slice_sizes"]
+    touched = {d for d in range(len(dims)) if sizes[d] != dims[d]}
+    s = v.sharding
+    if s.is_tiled and any(s.tile_counts[d] > 1 for d in touched):
+        raise CannotPartition(f"it slices dimension(s) {sorted(touched)}, which are cut")
+    cut = {d for d, t in enumerate(s.tile_counts) if t > 1} if s.is_tiled else set()
+    local = local_shape(instr.operands[0].shape, s).dims
+    new_sizes = tuple(local[d] if d in cut else sizes[d] for d in range(len(dims)))
+    return emit(e, instr, [v.local, *_starts(e, starts, instr.operands[1:], cut)], s, dynamic_slice_sizes=new_sizes)
+
+
+@rule(Opcode.DYNAMIC_UPDATE_SLICE)
+def _dynamic_update_slice(e, instr, ops):
+    v, update, starts = ops[0], ops[1], ops[2:]
+    dims = instr.operands[0].shape.dims
+    u_dims = instr.operands[1].shape.dims
+    touched = {d for d in range(len(dims)) if u_dims[d] != dims[d]}
+    s = v.sharding
+    if s.is_tiled and any(s.tile_counts[d] > 1 for d in touched):
+        raise CannotPartition(f"it updates part of dimension(s) {sorted(touched)}, which are cut")
+    cut = {d for d, t in enumerate(s.tile_counts) if t > 1} if s.is_tiled else set()
+    u = to(e, update, s, instr.operands[1])
+    return emit(e, instr, [v.local, u, *_starts(e, starts, instr.operands[2:], cut)], s)
 
 
 @rule(Opcode.CONCATENATE)
