@@ -86,3 +86,21 @@ def test_jax_lowered_mlp_training_step(interpreter):
     got = _as_tuple(compile_sharded(interpreter, module)(*args))
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL)
+
+
+def test_replicas_times_partitions(interpreter):
+    """2 replicas x 2 partitions on 4 devices: collectives stay inside each replica (flattened
+    ids, one group per replica), both replicas compute the same step."""
+    module = mlp_training_step(devices=2, batch=16)
+    module.config["num_replicas"] = 2
+    args = arguments_for(module, seed=1)
+    want = _as_tuple(interpreter.compile(single_device(module))(*args))
+    sharded = compile_sharded(interpreter, module)
+    assert (sharded.replicas, sharded.partitions, len(sharded.devices)) == (2, 2, 4)
+    rows = sharded.exe.execute_sharded(sharded.shard_arguments(args))
+    outs = [[b.numpy() for b in row] for row in rows]
+    for k in (0, 1):  # device r * 2 + p: replica 1 mirrors replica 0
+        for a, b in zip(outs[k], outs[2 + k], strict=True):
+            np.testing.assert_array_equal(a, b)
+    for g, w in zip(sharded.assemble(outs), want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL)
