@@ -239,7 +239,13 @@ def _dynamic_slice(e, instr, ops):
     cut = {d for d, t in enumerate(s.tile_counts) if t > 1} if s.is_tiled else set()
     local = local_shape(instr.operands[0].shape, s).dims
     new_sizes = tuple(local[d] if d in cut else sizes[d] for d in range(len(dims)))
-    return emit(e, instr, [v.local, *_starts(e, starts, instr.operands[1:], cut)], s, dynamic_slice_sizes=new_sizes)
+    return emit(
+        e,
+        instr,
+        [v.local, *_starts(e, starts, instr.operands[1:], cut)],
+        s,
+        dynamic_slice_sizes=new_sizes,
+    )
 
 
 @rule(Opcode.DYNAMIC_UPDATE_SLICE)
