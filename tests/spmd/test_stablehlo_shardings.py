@@ -65,6 +65,19 @@ def test_sdy_forms():
         sdy_to_hlo('@other, [{"a"}]', mesh)
 
 
+def test_empty_mhlo_sharding_means_none():
+    # jax2tf's exported corpus programs write mhlo.sharding = "" on arguments
+    text = """module @m {
+  func.func public @main(%arg0: tensor<2xf32> {mhlo.sharding = ""}) -> tensor<2xf32> {
+    %0 = stablehlo.negate %arg0 : tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}
+"""
+    module = parse_stablehlo(text)
+    assert sharding_of(module.entry.parameters[0]) is None
+
+
 def test_one_partition_constraint_stays_an_identity():
     text = (
         (SAMPLES / "jit_sdy.mlir")

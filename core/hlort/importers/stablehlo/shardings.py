@@ -110,7 +110,7 @@ def sdy_to_hlo(raw: str, meshes: dict[str, Mesh]) -> HloSharding:
 def sharding_from_attrs(attrs: dict[str, Any], meshes: dict[str, Mesh]) -> HloSharding | None:
     """The sharding an op's, argument's or result's attributes give (None: none)."""
     value = attrs.get("mhlo.sharding")
-    if isinstance(value, str):
+    if isinstance(value, str) and value.strip():  # jax2tf writes "" for "no sharding"
         return parse_sharding(value, "mhlo.sharding")
     value = attrs.get("sdy.sharding")
     if isinstance(value, ast.StructAttr) and "raw" in value.fields:
