@@ -39,6 +39,8 @@ OUTPUT_KEY = "spmd_output_sharding"
 REPORT_FILE = "spmd-report.txt"
 _SHARDING_TARGETS = ("Sharding", "mhlo.sharding")
 _REPLICATED = HloSharding.replicate()
+_MANUAL = HloSharding.manual()
+_MANUAL_TARGETS = ("SPMDFullToShardShape", "SPMDShardToFullShape")
 
 
 @dataclass
@@ -186,6 +188,14 @@ class _Run:
         return PValue(local, s)
 
     def instruction(self, instr: Instruction, ops: list[PValue]) -> PValue:
+        target = (
+            instr.attrs.get("custom_call_target") if instr.opcode is Opcode.CUSTOM_CALL else None
+        )
+        if target in _MANUAL_TARGETS or (
+            instr.opcode not in (Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT)
+            and any(v.sharding.is_manual for v in ops)
+        ):
+            return self.manual(instr, ops, target)
         annotation = self.annotation(instr)
         if instr.opcode is Opcode.CUSTOM_CALL and instr.attrs.get("custom_call_target") in (
             _SHARDING_TARGETS
@@ -197,6 +207,36 @@ class _Run:
             wanted = self._even(annotation, instr)
             value = PValue(self.e.reshard(value.local, value.sharding, wanted, instr.shape), wanted)
         return value
+
+    def manual(self, instr: Instruction, ops: list[PValue], target: str | None) -> PValue:
+        """shard_map's per-device code (XLA's form): ``@SPMDFullToShardShape`` takes a value
+        laid out as its operand's sharding to the local tile, ops on manual values are already
+        per-device code (copied as they are), ``@SPMDShardToFullShape`` makes the local piece
+        the tile of a global value laid out as its sharding."""
+        if target == "SPMDFullToShardShape":
+            (v,) = ops
+            if tuple(v.local.shape.dims) != tuple(instr.shape.dims):
+                raise InvalidArgument(
+                    f"custom-call {instr.name}: the manual region takes {instr.shape}, but the "
+                    f"operand laid out as {v.sharding} has tiles {v.local.shape}"
+                )
+            return PValue(v.local, _MANUAL)
+        if target == "SPMDShardToFullShape":
+            (v,) = ops
+            wanted = sharding_of(instr) or _REPLICATED
+            wanted = self._checked(wanted, instr.shape, instr)
+            if tuple(local_shape(instr.shape, wanted).dims) != tuple(v.local.shape.dims):
+                raise InvalidArgument(
+                    f"custom-call {instr.name}: {instr.shape} laid out as {wanted} has tiles "
+                    f"{local_shape(instr.shape, wanted)}, but the manual region gives "
+                    f"{v.local.shape}"
+                )
+            return PValue(v.local, wanted)
+        if target == "Sharding" and (sharding_of(instr) or _REPLICATED).is_manual:
+            return PValue(ops[0].local, _MANUAL)
+        clone = instr.clone_with(operands=[v.local for v in ops])
+        clone.extra_attrs.pop("sharding", None)
+        return PValue(self.e.b._append(clone), _MANUAL)
 
     def partition(self, instr: Instruction, ops: list[PValue]) -> PValue:
         fn = RULES.get(instr.opcode)

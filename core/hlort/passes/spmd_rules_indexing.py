@@ -114,5 +114,8 @@ def _tuple(e, instr, ops):
 def _get_tuple_element(e, instr, ops):
     (v,) = ops
     index = instr.attrs["index"]
-    s = v.sharding.elements[index] if v.sharding.is_tuple else _REPLICATED
+    if v.sharding.is_tuple:
+        s = v.sharding.elements[index]
+    else:
+        s = v.sharding if v.sharding.is_manual else _REPLICATED
     return PValue(e.b.get_tuple_element(v.local, index), s)

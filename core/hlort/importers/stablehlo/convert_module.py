@@ -40,7 +40,7 @@ from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
 from hlort.shape import ArrayShape, Shape, TupleShape
 
-_TERMINATORS = ("func.return", "stablehlo.return", "chlo.return")
+_TERMINATORS = ("func.return", "stablehlo.return", "chlo.return", "sdy.return")
 # Ops whose results need no wrapping into a sub-byte range, and ops whose bit-level meaning
 # differs between a sub-byte type and the byte type holding it.
 _RANGE_PRESERVING = {
