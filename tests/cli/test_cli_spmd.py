@@ -87,3 +87,17 @@ def test_compile_dump_dir_has_the_spmd_report(capsys, tmp_path, tp_file):
     report = (tmp_path / "d" / "spmd-report.txt").read_text()
     assert "4 partition(s)" in report and "all-reduce x1" in report
     assert "w1: {devices=[1,4]0,1,2,3}" in report
+
+
+def test_run_jax_lowered_stablehlo_with_named_shardings(capsys, tmp_path, monkeypatch):
+    """JAX's jit with NamedSharding on a 2x2 mesh (Shardy attributes): 4 devices, global arrays."""
+    from pathlib import Path
+
+    monkeypatch.setenv("HLORT_INTERPRETER_DEVICES", "4")
+    monkeypatch.setenv("HLORT_FALLBACK", "error")
+    sample = Path(__file__).parents[1] / "spmd" / "samples" / "jit_sdy.mlir"
+    code, out, err = run(capsys, "run", sample, "--platform", "interpreter", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert len(report["devices"]) == 4 and report["num_partitions"] == 4
+    assert [o["shape"] for o in report["outputs"]] == [[8], [8, 8]]

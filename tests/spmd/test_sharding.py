@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hlort.errors import ParseError
 from hlort.ir.sharding import HloSharding
@@ -105,3 +107,30 @@ def test_bad_sharding_in_module_names_line_and_column():
     bad = MODULE.replace("{devices=[2,1]0,1}", "{devices=[2,1]0,1,2}")
     with pytest.raises(ParseError, match=r":4:\d+: tile shape \[2, 1\] needs 2 device ids"):
         parse_module(bad)
+
+
+@st.composite
+def _tiled(draw):
+    rank = draw(st.integers(1, 3))
+    tiles = [draw(st.sampled_from([1, 2, 3])) for _ in range(rank)]
+    subgroup = draw(st.sampled_from([None, "replicated", "manual"]))
+    shape = tiles + ([draw(st.integers(2, 3))] if subgroup else [])
+    count = int(np.prod(shape))
+    devices = draw(st.permutations(list(range(count))))
+    kinds = (subgroup,) if subgroup else ()
+    return HloSharding.tiled(np.asarray(devices).reshape(shape), kinds), tiles
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(_tiled(), st.lists(st.integers(1, 4), min_size=3, max_size=3))
+def test_round_trip_and_tiles_cover_the_array_exactly(case, multiples):
+    sharding, tiles = case
+    assert parse_sharding(sharding.to_text()) == sharding
+    if not sharding.is_tiled:
+        return
+    dims = [t * m for t, m in zip(sharding.tile_counts, multiples, strict=False)]
+    covered = np.zeros(dims, np.int64)
+    for device in sharding.devices:
+        covered[sharding.tile_slices(dims, device)] += 1
+    # every element is held by exactly the devices of one tile (the subgroup's size)
+    assert (covered == sharding.num_devices // int(np.prod(sharding.tile_counts))).all()
