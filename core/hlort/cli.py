@@ -287,6 +287,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
         backend, device = _compile_only_backend(args.platform, args.target), None
     else:
         backend, device = _backend_and_device(args.platform, None)
+        from hlort.cli_multidevice import copies, require_devices
+
+        if copies(module) > 1:
+            require_devices(backend, module)
     options = CompileOptions(debug=DebugOptions(dump_dir=args.dump_dir))
     exe = backend.compile(module, device, options)
     sys.stdout.write(exe.as_text().rstrip("\n") + "\n")

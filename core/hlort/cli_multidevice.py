@@ -23,6 +23,19 @@ def copies(module) -> int:
     return int(module.config.get("num_replicas", 1)) * int(module.config.get("num_partitions", 1))
 
 
+def require_devices(backend, module) -> None:
+    """INVALID_ARGUMENT naming the counts and how to start more devices, before compiling."""
+    replicas = int(module.config.get("num_replicas", 1))
+    partitions = int(module.config.get("num_partitions", 1))
+    have = len(backend.devices())
+    if have < replicas * partitions:
+        hint = _MORE_DEVICES.get(backend.platform, "see `hlort devices` for platforms with more")
+        raise InvalidArgument(
+            f"{module.name} needs {replicas * partitions} devices ({replicas} replica(s) x "
+            f"{partitions} partition(s)) but {backend.platform} has {have}; {hint}"
+        )
+
+
 def _describe(name: str, shape) -> dict:
     return {"name": name, "shape": list(shape.dims), "dtype": shape.dtype.name}
 
@@ -48,13 +61,7 @@ def run_on_devices(args: argparse.Namespace, module, fmt: str):
             f"replica(s) x {partitions} partition(s)); leave --device out"
         )
     backend = hlort.backend(args.platform)
-    have = len(backend.devices())
-    if have < needed:
-        hint = _MORE_DEVICES.get(backend.platform, "see `hlort devices` for platforms with more")
-        raise InvalidArgument(
-            f"{module.name} needs {needed} devices ({replicas} replica(s) x {partitions} "
-            f"partition(s)) but {backend.platform} has {have}; {hint}"
-        )
+    require_devices(backend, module)
     start = time.perf_counter()
     sharded = compile_sharded(backend, module)
     compile_s = time.perf_counter() - start

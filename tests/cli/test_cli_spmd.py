@@ -73,6 +73,12 @@ def test_too_few_devices_is_a_clear_error(capsys, tp_file, monkeypatch):
     assert "HLORT_INTERPRETER_DEVICES=N" in err and len(err.strip().splitlines()) == 1
 
 
+def test_compile_on_too_few_devices_is_the_same_clear_error(capsys, tp_file, monkeypatch):
+    monkeypatch.setenv("HLORT_INTERPRETER_DEVICES", "3")
+    code, _, err = run(capsys, "compile", tp_file, "--platform", "interpreter")
+    assert code == 2 and "needs 4 devices" in err and "interpreter has 3" in err
+
+
 def test_device_flag_is_refused_for_a_multi_device_module(capsys, tp_file):
     code, _, err = run(capsys, "run", tp_file, "--platform", "interpreter", "--device", "1")
     assert code == 2 and "--device picks one device" in err
