@@ -118,3 +118,15 @@ def test_jax_style_module_imports_counts_and_collectives():
         # split the columns in 2, concatenate the received pieces along rows
         want = np.concatenate([np.split(x, 2, axis=1)[d] for x in xs], axis=0)
         np.testing.assert_array_equal(outs[d][1].numpy(), want)
+
+
+def test_host_transfers_outside_run_parallel_are_unimplemented():
+    text = """func.func @main(%x: tensor<2xf32>, %t: !stablehlo.token) -> !stablehlo.token {
+  %0 = "stablehlo.send"(%x, %t) {channel_handle = #stablehlo.channel_handle<handle = 1, type = 2>,
+      is_host_transfer = true} : (tensor<2xf32>, !stablehlo.token) -> !stablehlo.token
+  return %0 : !stablehlo.token
+}"""
+    with pytest.raises(hlort.HlortError) as info:
+        parse_stablehlo(text)
+    assert info.value.code.name == "UNIMPLEMENTED"
+    assert "send" in info.value.message and "outside interpreter.run_parallel" in info.value.message
