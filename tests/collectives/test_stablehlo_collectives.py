@@ -13,75 +13,37 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from multi_device import client as interpreter_client
 
 import hlort
-from hlort.importers.stablehlo import import_stablehlo, parse_mlir, parse_stablehlo
+from hlort.importers.stablehlo import parse_stablehlo
 from hlort.ir.opcodes import Opcode
+from hlort.testing.run_parallel_programs import (
+    COLLECTIVE_FILES,
+    check_case,
+    corpus_cases,
+    parallel_case,
+)
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "stablehlo-testdata" / "tests"
-FILES = [
-    "all_gather",
-    "all_reduce",
-    "all_to_all",
-    "collective_broadcast",
-    "collective_permute",
-    "collective_reduce",
-    "reduce_scatter",
-    "replica_id",
-    "partition_id",
-]
+CASES = corpus_cases(CORPUS)
 
 
-def _cases():
-    out = []
-    for name in FILES:
-        path = CORPUS / "interpret" / f"{name}.mlir"
-        if not path.exists():
-            continue
-        for k, text in enumerate(path.read_text().split("// -----")):
-            if "interpreter.run_parallel" in text:
-                out.append(pytest.param(text, id=f"{name}-{k}"))
-    return out
-
-
-def _run_parallel_parts(text: str):
-    mlir = parse_mlir(text)
-    main = mlir.functions["main"]
-    constants, expected = {}, {}
-    run = None
-    for op in main.body.blocks[0].ops:
-        if op.name == "stablehlo.constant":
-            constants[op.results[0]] = np.asarray(op.attrs["value"].value)
-        elif op.name == "interpreter.run_parallel":
-            run = op
-        elif op.name == "check.expect_eq_const":
-            expected[op.operands[0]] = np.asarray(op.attrs["value"].value)
-    grid = [[p.name for p in row] for row in run.attrs["programs"]]
-    results = {name: i for i, name in enumerate(run.results)}
-    return grid, [constants[o] for o in run.operands], expected, results
-
-
-@pytest.mark.parametrize("text", _cases())
+@pytest.mark.skipif(not CASES, reason="no StableHLO corpus at ../shared/stablehlo-testdata")
+@pytest.mark.parametrize("text", [t for _, t in CASES], ids=[i for i, _ in CASES])
 def test_corpus_run_parallel_as_a_real_multi_device_execution(text):
-    grid, inputs, expected, results = _run_parallel_parts(text)
-    replicas, partitions = len(grid), len(grid[0])
-    n = replicas * partitions
-    program = import_stablehlo(text, entry=grid[0][0]).module
-    kinds = {i.opcode for c in program.computations for i in c.instructions}
+    case = parallel_case(text)
+    kinds = {i.opcode for c in case.program.computations for i in c.instructions}
     assert not kinds & {Opcode.CONCATENATE} or Opcode.ALL_GATHER in kinds  # real ops, not flattened
-    exe = hlort.backend("interpreter").compile(
-        program, options={"num_replicas": replicas, "num_partitions": partitions}
-    )
-    per = len(inputs) // n
-    args = [inputs[k * per : (k + 1) * per] for k in range(n)]
-    params = [p.shape for p in program.entry.parameters]
-    args = [[a.astype(s.dtype.numpy) for a, s in zip(row, params, strict=True)] for row in args]
-    outs = exe.execute_sharded(args)
-    flat = [o.numpy() for per_device in outs for o in per_device]
-    assert expected
-    for name, want in expected.items():
-        got = flat[results[name]]
-        np.testing.assert_array_equal(got, want.astype(got.dtype).reshape(got.shape), err_msg=name)
+    check_case(interpreter_client(case.copies), case)
+
+
+def test_every_collective_file_has_cases():
+    if not CASES:
+        pytest.skip("no StableHLO corpus at ../shared/stablehlo-testdata")
+    files = {i.rsplit("-", 1)[0] for i, _ in CASES}
+    assert files == set(COLLECTIVE_FILES)
+    assert len(CASES) >= 30
 
 
 JAX_STYLE = """module @jit_f attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32}
@@ -118,3 +80,15 @@ def test_jax_style_module_imports_counts_and_collectives():
         # split the columns in 2, concatenate the received pieces along rows
         want = np.concatenate([np.split(x, 2, axis=1)[d] for x in xs], axis=0)
         np.testing.assert_array_equal(outs[d][1].numpy(), want)
+
+
+def test_host_transfers_outside_run_parallel_are_unimplemented():
+    text = """func.func @main(%x: tensor<2xf32>, %t: !stablehlo.token) -> !stablehlo.token {
+  %0 = "stablehlo.send"(%x, %t) {channel_handle = #stablehlo.channel_handle<handle = 1, type = 2>,
+      is_host_transfer = true} : (tensor<2xf32>, !stablehlo.token) -> !stablehlo.token
+  return %0 : !stablehlo.token
+}"""
+    with pytest.raises(hlort.HlortError) as info:
+        parse_stablehlo(text)
+    assert info.value.code.name == "UNIMPLEMENTED"
+    assert "send" in info.value.message and "outside interpreter.run_parallel" in info.value.message

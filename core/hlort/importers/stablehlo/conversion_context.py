@@ -44,6 +44,7 @@ CONVERTERS: OpRegistry[str, Converter] = OpRegistry(
             "convert_elementwise",
             "convert_linalg",
             "convert_reduction",
+            "parallel_host_ops",
             "sharding_ops",
             "spmd",
         )

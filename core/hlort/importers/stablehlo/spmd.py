@@ -16,6 +16,7 @@ import numpy as np
 from hlort.errors import Unimplemented
 from hlort.importers.stablehlo import mlir_ast as ast
 from hlort.importers.stablehlo.conversion_context import OpContext, as_ints, converter
+from hlort.importers.stablehlo.parallel_host_ops import HostQueues
 from hlort.ir.instruction import Instruction
 from hlort.shape import scalar
 
@@ -38,8 +39,14 @@ def _run_parallel(cx: OpContext):
     programs = cx.attr("programs")
     names = [[p.name if isinstance(p, ast.SymbolRef) else str(p) for p in row] for row in programs]
     flat = [n for row in names for n in row]
-    if len(set(flat)) != 1 or len({len(r) for r in names}) != 1:
-        raise cx.unsupported("processes running different functions (send/recv pairs)")
+    if len({len(r) for r in names}) != 1:
+        raise cx.invalid(
+            "programs must be a grid: every replica row with one function per partition"
+        )
+    infeed = [p.name if isinstance(p, ast.SymbolRef) else str(p) for p in cx.attr("infeed", [])]
+    queues = HostQueues(infeed)
+    if len(set(flat)) != 1:
+        return _one_by_one(cx, names, queues)
     func = cx.conv.mlir.functions.get(flat[0])
     if func is None or func.body is None or len(func.body.blocks) != 1:
         raise cx.invalid(f"program @{flat[0]} is not a function with a body")
@@ -55,6 +62,7 @@ def _run_parallel(cx: OpContext):
     for k, process in enumerate(processes):
         scope = Scope(cx.conv, cx.b, parent=None)
         scope.process = process  # type: ignore[attr-defined]
+        scope.host_queues = queues  # type: ignore[attr-defined]
         for (arg, arg_type), value in zip(func.args, cx.operands[k * n_args :], strict=False):
             scope.define(arg, value, arg_type)
         scopes.append(scope)
@@ -74,6 +82,35 @@ def _run_parallel(cx: OpContext):
             continue
         for scope in scopes:
             cx.conv.convert_op(scope, op)
+    return results
+
+
+def _one_by_one(cx: OpContext, names: list[list[str]], queues: HostQueues) -> list[Instruction]:
+    """Processes running different functions: each converted on its own, in grid order (they
+    may talk through send/recv, not through collectives)."""
+    from hlort.importers.stablehlo.convert_module import Scope
+
+    results: list[Instruction] = []
+    offset = 0
+    for r, row in enumerate(names):
+        for p, name in enumerate(row):
+            func = cx.conv.mlir.functions.get(name)
+            if func is None or func.body is None:
+                raise cx.invalid(f"program @{name} is not a function with a body")
+            if any(op.name in _COLLECTIVES for op in func.body.blocks[0].ops):
+                raise cx.unsupported("collectives among processes running different functions")
+            scope = Scope(cx.conv, cx.b, parent=None)
+            scope.process = (r, p)  # type: ignore[attr-defined]
+            scope.host_queues = queues  # type: ignore[attr-defined]
+            args = cx.operands[offset : offset + len(func.args)]
+            if len(args) != len(func.args):
+                raise cx.invalid(f"too few operands for the processes' arguments at @{name}")
+            offset += len(func.args)
+            for (arg, arg_type), value in zip(func.args, args, strict=True):
+                scope.define(arg, value, arg_type)
+            results.extend(cx.conv.convert_body(scope, func.body, f"@{name}"))
+    if offset != len(cx.operands):
+        raise cx.invalid(f"the processes take {offset} operands, got {len(cx.operands)}")
     return results
 
 

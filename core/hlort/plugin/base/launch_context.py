@@ -133,13 +133,21 @@ class Rendezvous:
                 else [d for d in self.device_ids if t.process_of(d) == t.process_index]
             )
         self.local_device_ids = frozenset(local_device_ids)
-        self.timeout_s = collective_timeout_s() if timeout_s is None else float(timeout_s)
+        self._timeout_s = None if timeout_s is None else float(timeout_s)
         self.key = tuple(key)
         self._flat = {d: i for i, d in enumerate(self.device_ids)}
         self._cond = threading.Condition()
         self._slots: dict[Hashable, _Slot] = {}
         self._steps: dict[tuple[int, str], int] = {}
         self._abort: tuple[int, BaseException] | None = None
+
+    @property
+    def timeout_s(self) -> float:
+        """Seconds a device waits for its peers (read from the environment at the first wait,
+        so executions without collectives never depend on it)."""
+        if self._timeout_s is None:
+            self._timeout_s = collective_timeout_s()
+        return self._timeout_s
 
     # -- ids -----------------------------------------------------------------------------------
     def device_of(self, flat_id: int) -> int:
