@@ -324,14 +324,15 @@ class SimpleExecutable(Executable):
 
         def fail(exc: BaseException, storages: list, results: list) -> None:
             """The outputs never become buffers: free their storage (not the inputs', which
-            their buffers or the donation free) and every donated input."""
-            abandon(exc)
+            their buffers or the donation free) and every donated input, then fail the
+            outputs (so their memory is back by the time a waiter sees the error)."""
             inputs = {id(s) for s in storages}
             for storage in results:
                 if id(storage) not in inputs:
                     inputs.add(id(storage))
                     device.free(storage)
             _free_donated(device, donated, set())
+            abandon(exc)
 
         def run() -> None:
             kept: set[int] = set()
