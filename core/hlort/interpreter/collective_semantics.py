@@ -146,7 +146,7 @@ def reduce_values(ev, instr: Instruction, values: list[np.ndarray]) -> np.ndarra
     acc = values[0]
     for v in values[1:]:
         acc = call_on_arrays(ev, comp, [acc, v], acc.shape)[0]
-    return np.ascontiguousarray(acc)
+    return np.ascontiguousarray(acc).reshape(acc.shape)
 
 
 def _permute(instr: Instruction, values: Values, peers: Peers) -> Values:

@@ -13,7 +13,13 @@ from hlort.errors import ErrorCode, HlortError  # noqa: E402
 from hlort.plugin.interpreter_backend import InterpreterPlugin  # noqa: E402
 from hlort.runtime.compile import compile_on  # noqa: E402
 from hlort.runtime.selection import backend_for_client  # noqa: E402
-from hlort.testing.collective_programs import loop_program, programs, run_program  # noqa: E402
+from hlort.testing.collective_programs import (  # noqa: E402
+    loop_program,
+    mlp_inputs,
+    mlp_step_program,
+    programs,
+    run_program,
+)
 from hlort_cpu.plugin import CpuPlugin  # noqa: E402
 
 DTYPES = ["f32", "s32", "bf16", "f64", "pred"]
@@ -116,3 +122,32 @@ def test_a_device_that_never_arrives_is_a_deadline_not_a_hang(backends, monkeypa
         outs[0][0].numpy()
     assert info.value.code is ErrorCode.DEADLINE_EXCEEDED
     assert "[1]" in info.value.message and "0.5 s" in info.value.message
+
+
+# -- must-show: a data-parallel MLP training step --------------------------------------------
+MLP_RTOL, MLP_ATOL = 1e-5, 1e-6  # f32: the gradients' sums over the batch are regrouped by device
+
+
+def _mlp_step(backend, replicas: int, x, y, params):
+    text = mlp_step_program(x.shape[0] // replicas, replicas)
+    exe = compile_on(backend, text, options={"num_replicas": replicas})
+    rows = x.shape[0] // replicas
+    args = [
+        [x[k * rows : (k + 1) * rows], y[k * rows : (k + 1) * rows], *params]
+        for k in range(replicas)
+    ]
+    return exe, [[b.numpy() for b in outs] for outs in exe.execute_sharded(args)]
+
+
+def test_data_parallel_mlp_step_on_four_devices_matches_one_device(backends):
+    cpu, ref = backends[4]
+    x, y, params = mlp_inputs(32)
+    _, (single,) = _mlp_step(ref, 1, x, y, params)  # the interpreter on one device: the oracle
+    exe, per_device = _mlp_step(cpu, 4, x, y, params)
+    assert exe.raw.stats()["fallback_count"] == 0
+    for outs in per_device:  # every replica ends with the same new parameters and loss
+        for got, want in zip(outs, single, strict=True):
+            np.testing.assert_allclose(got, want, rtol=MLP_RTOL, atol=MLP_ATOL)
+    for outs in per_device[1:]:
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(outs, per_device[0], strict=True))
+    assert not np.allclose(per_device[0][1], params[0])  # the step moved the weights
