@@ -188,6 +188,42 @@ def programs(devices: int, t: str = "f32") -> list[CollectiveProgram]:
     return out
 
 
+def large_all_reduce_programs(devices: int, t: str = "f32") -> list[CollectiveProgram]:
+    """All-reduces of operands large enough (20,480 elements) that a backend may split the
+    reduction between the members (cpu does): every reducer, subgroups, a variadic all-reduce
+    and an async pair."""
+    n = devices
+    halves = "{{0,1}}" if n == 2 else "{{0,1},{2,3}}"
+    d = "128,160"
+    out: list[CollectiveProgram] = []
+
+    def add(name: str, body: str, operands: int = 1) -> None:
+        params = "\n".join(_x(t, d, name=f"x{k}" if k else "x", index=k) for k in range(operands))
+        text = _module(f"{name}_{t}_{n}", t, f", replica_count={n}", params, body)
+        out.append(CollectiveProgram(f"{name}/{t}/{n}", text, n, 1, ((128, 160),) * operands, t))
+
+    add("large_sum", f"  ROOT y = {t}[{d}] all-reduce(x), replica_groups={{}}, to_apply=sum")
+    add(
+        "large_reducer_halves",
+        f"  ROOT y = {t}[{d}] all-reduce(x), replica_groups={halves}, to_apply=twice_plus",
+    )
+    if t != "pred":
+        add(
+            "large_max", f"  ROOT y = {t}[{d}] all-reduce(x), replica_groups={{}}, to_apply=biggest"
+        )
+    add(
+        "large_variadic",
+        f"  ROOT y = ({t}[{d}], {t}[{d}]) all-reduce(x, x1), replica_groups={{}}, to_apply=sum",
+        operands=2,
+    )
+    add(
+        "large_async",
+        f"  s = {t}[{d}] all-reduce-start(x), replica_groups={{}}, to_apply=sum\n"
+        f"  ROOT y = {t}[{d}] all-reduce-done(s)",
+    )
+    return out
+
+
 def loop_program(devices: int) -> CollectiveProgram:
     """An all-reduce inside a while loop (three trips): each trip meets the same trip of the
     other copies."""

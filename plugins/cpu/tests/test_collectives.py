@@ -14,12 +14,14 @@ from hlort.plugin.interpreter_backend import InterpreterPlugin  # noqa: E402
 from hlort.runtime.compile import compile_on  # noqa: E402
 from hlort.runtime.selection import backend_for_client  # noqa: E402
 from hlort.testing.collective_programs import (  # noqa: E402
+    large_all_reduce_programs,
     loop_program,
     mlp_inputs,
     mlp_step_program,
     programs,
     run_program,
 )
+from hlort_cpu.collective_thunks import CollectiveThunk  # noqa: E402
 from hlort_cpu.plugin import CpuPlugin  # noqa: E402
 
 DTYPES = ["f32", "s32", "bf16", "f64", "pred"]
@@ -44,6 +46,7 @@ def backends():
 
 
 CASES = [(n, t, p) for n in (2, 4) for t in DTYPES for p in programs(n, t)]
+CASES += [(n, t, p) for n in (2, 4) for t in DTYPES for p in large_all_reduce_programs(n, t)]
 
 
 @pytest.mark.parametrize("devices,dtype,program", CASES, ids=[p.name for _, _, p in CASES])
@@ -69,6 +72,21 @@ def test_a_collective_in_a_loop_meets_the_same_trip(backends, devices):
     # trip 1 halves the sum over the devices; trips 2 and 3 sum n equal values and halve them
     expected = total * np.float32(0.5) * np.float32(devices / 2) ** 2
     np.testing.assert_allclose(got[0][0], expected, rtol=1e-5)  # f32 rounding of the sums
+
+
+@pytest.mark.parametrize("devices", [2, 4])
+def test_large_all_reduces_split_the_reduction(backends, devices):
+    """The large programs above take the sliced path (the bitwise test covers their values)."""
+    cpu, _ = backends[devices]
+    for program in large_all_reduce_programs(devices, "f32"):
+        exe = compile_on(cpu, program.text)
+        steps = [s for s in exe.raw.program.steps if isinstance(s, CollectiveThunk)]
+        assert [s.sliced for s in steps] == [True] + [False] * (len(steps) - 1), program.name
+    (small,) = [p for p in programs(devices, "f32") if p.name.startswith("all_reduce_sum")]
+    (step,) = [
+        s for s in compile_on(cpu, small.text).raw.program.steps if isinstance(s, CollectiveThunk)
+    ]
+    assert not step.sliced
 
 
 def test_collectives_are_compiled_steps_not_fallbacks(backends):
