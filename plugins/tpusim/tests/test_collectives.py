@@ -12,6 +12,7 @@ from hlort.plugin.interpreter_backend import InterpreterPlugin
 from hlort.runtime.compile import compile_on
 from hlort.runtime.selection import backend_for_client
 from hlort.testing.collective_programs import (
+    large_all_reduce_programs,
     loop_program,
     mlp_inputs,
     mlp_step_program,
@@ -50,6 +51,7 @@ def _same(got, want):
 
 
 CASES = [p for t in DTYPES for p in programs(4, t)] + [p for p in programs(2, "f32")]
+CASES += large_all_reduce_programs(4, "f32") + large_all_reduce_programs(4, "bf16")
 
 
 @pytest.mark.parametrize("program", CASES, ids=[p.name for p in CASES])
