@@ -126,7 +126,7 @@ def combine(ev, instr: Instruction, gathered: list[Values], position: int) -> li
         out = []
         for k in range(count):
             total = reduce_values(ev, instr, [g[k] for g in gathered])
-            out.append(np.ascontiguousarray(np.split(total, n, axis=dim)[position]))
+            out.append(_contiguous(np.split(total, n, axis=dim)[position]))
         return out
     if op is Opcode.ALL_TO_ALL:
         dims = instr.attrs.get("dimensions") or ()
@@ -134,7 +134,7 @@ def combine(ev, instr: Instruction, gathered: list[Values], position: int) -> li
             return [np.asarray(g[position]) for g in gathered]
         d = dims[0]
         pieces = [np.split(g[0], n, axis=d)[position] for g in gathered]
-        return [np.ascontiguousarray(np.concatenate(pieces, axis=d))]
+        return [_contiguous(np.concatenate(pieces, axis=d))]
     if op is Opcode.COLLECTIVE_BROADCAST:
         return [np.array(v, copy=True) for v in gathered[0]]
     raise NotImplementedError(op)
@@ -146,7 +146,7 @@ def reduce_values(ev, instr: Instruction, values: list[np.ndarray]) -> np.ndarra
     acc = values[0]
     for v in values[1:]:
         acc = call_on_arrays(ev, comp, [acc, v], acc.shape)[0]
-    return np.ascontiguousarray(acc).reshape(acc.shape)
+    return _contiguous(acc)
 
 
 def _permute(instr: Instruction, values: Values, peers: Peers) -> Values:
@@ -158,3 +158,8 @@ def _permute(instr: Instruction, values: Values, peers: Peers) -> Values:
     if got is None:
         return tuple(np.zeros_like(v) for v in values)
     return tuple(np.array(v, copy=True) for v in got)
+
+
+def _contiguous(x) -> np.ndarray:
+    """C-contiguous with its rank kept (np.ascontiguousarray makes 0-d arrays 1-d)."""
+    return np.require(x, requirements="C")

@@ -224,17 +224,12 @@ def check_counts(instr: Instruction, num_replicas: int, num_partitions: int) -> 
     }[mode]
     count, kind = bound
     where = f"{num_replicas} replica(s) x {num_partitions} partition(s)"
+    groups: tuple[tuple[int, ...], ...] = ()
     if instr.opcode in PERMUTE_OPCODES:
         ids = [int(i) for p in instr.attrs.get("source_target_pairs", ()) for i in p]
     else:
         groups = replica_groups(instr)
         ids = [i for g in groups for i in g]
-        if groups and instr.opcode is not Opcode.COLLECTIVE_BROADCAST and len(ids) != count:
-            raise _bad(
-                instr,
-                f"replica_groups {_text(groups)} ({mode.value} mode) must cover all {count} "
-                f"{kind} id(s) of {where}; list every id once",
-            )
     bad = sorted({i for i in ids if i >= count})
     if bad:
         raise _bad(
@@ -242,6 +237,12 @@ def check_counts(instr: Instruction, num_replicas: int, num_partitions: int) -> 
             f"{kind} id(s) {bad} out of range in {mode.value} mode: the program runs as "
             f"{where} (ids 0..{count - 1}); set replica_count/num_partitions in the HloModule "
             f"header or the compile options",
+        )
+    if groups and instr.opcode is not Opcode.COLLECTIVE_BROADCAST and len(ids) != count:
+        raise _bad(
+            instr,
+            f"replica_groups {_text(groups)} ({mode.value} mode) must cover all {count} "
+            f"{kind} id(s) of {where}; list every id once",
         )
     if sync_opcode(instr.opcode) in (Opcode.ALL_GATHER, Opcode.REDUCE_SCATTER, Opcode.ALL_TO_ALL):
         _check_group_size_fits(instr, num_replicas, num_partitions, where)

@@ -1,5 +1,6 @@
 """StableHLO collectives -> hlort's collective ops (all_reduce, all_gather, reduce_scatter,
-all_to_all, collective_permute, collective_broadcast), as XLA's StableHLO -> HLO lowering gives.
+all_to_all, collective_permute, collective_broadcast), as XLA's StableHLO -> HLO lowering gives;
+collective_reduce and collective_broadcast's dynamic root (not in XLA) are lowered to them.
 
 ``channel_handle`` with ``handle > 0`` becomes ``channel_id``; ``replica_groups`` (a dense N x M
 tensor, ragged groups padded with -1) the explicit groups; ``use_global_device_ids`` stays.
@@ -13,12 +14,15 @@ The module's ``mhlo.num_replicas`` / ``mhlo.num_partitions`` become ``module.con
 
 from __future__ import annotations
 
+import numpy as np
+
+from hlort import dtypes
 from hlort.importers.stablehlo import mlir_ast as ast
 from hlort.importers.stablehlo.conversion_context import OpContext, converter
 from hlort.importers.stablehlo.spmd import _rows
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
-from hlort.shape import ArrayShape, TupleShape, scalar
+from hlort.shape import ArrayShape, TupleShape, array, scalar
 
 
 def _common(cx: OpContext, groups: bool = True, global_ids: bool = True) -> dict:
@@ -83,8 +87,93 @@ def _collective_permute(cx: OpContext):
 
 @converter("stablehlo.collective_broadcast")
 def _collective_broadcast(cx: OpContext):
+    """One collective-broadcast per data operand; with ``has_dynamic_root`` the last operand
+    holds, per data operand, the index in each group of the member that sends (a constant:
+    each group is rotated so that member comes first, as XLA's op takes the first)."""
     attrs = _common(cx, global_ids=False)
-    return [cx.b.op(Opcode.COLLECTIVE_BROADCAST, [cx.operand(0)], **attrs)]
+    data = list(cx.operands)
+    if not cx.bool("has_dynamic_root", False):
+        return [cx.b.op(Opcode.COLLECTIVE_BROADCAST, [x], **attrs) for x in data]
+    data = data[:-1]
+    groups = attrs["replica_groups"]
+    if not groups:
+        raise cx.unsupported("a dynamic root with implicit groups (list replica_groups)")
+    root_operand = cx.operands[-1]
+    known = cx.constant_value(root_operand)
+    out = []
+    for i, x in enumerate(data):
+        if known is not None:
+            flat = [int(v) for v in np.asarray(known).reshape(-1)]
+            out.append(_broadcast_from(cx, x, attrs, flat[i] if i < len(flat) else flat[0]))
+            continue
+        # a root known only at run time: one broadcast per possible member, then select
+        b = cx.b
+        if root_operand.shape.rank == 0:
+            root = root_operand
+        else:
+            count = root_operand.shape.dims[0]
+            index = b.constant(np.array(i if i < count else 0, np.int32))
+            root = b.reshape(
+                b.op(
+                    Opcode.DYNAMIC_SLICE,
+                    [root_operand, index],
+                    array(root_operand.shape.dtype, (1,)),
+                    dynamic_slice_sizes=(1,),
+                ),
+                (),
+            )
+        result = _broadcast_from(cx, x, attrs, 0)
+        for r in range(1, min(len(g) for g in groups)):
+            here = b.compare(root, b.constant(np.array(r, root.shape.dtype.numpy)), "EQ")
+            pick = b.broadcast(here, x.shape.dims, []) if x.shape.rank else here
+            result = b.select(pick, _broadcast_from(cx, x, attrs, r), result)
+        out.append(result)
+    return out
+
+
+def _broadcast_from(cx: OpContext, x: Instruction, attrs: dict, root: int) -> Instruction:
+    """collective-broadcast from member ``root`` of each group (XLA's op sends from the first:
+    each group is rotated)."""
+    groups = attrs["replica_groups"]
+    if any(root >= len(g) for g in groups):
+        raise cx.invalid(f"root index {root} is past the end of a group of {groups}")
+    rotated = tuple(g[root:] + g[:root] for g in groups)
+    return cx.b.op(Opcode.COLLECTIVE_BROADCAST, [x], **{**attrs, "replica_groups": rotated})
+
+
+@converter("stablehlo.collective_reduce")
+def _collective_reduce(cx: OpContext):
+    """The reduction to each group's first member; the others get zeros. Lowered as an
+    all-reduce masked by the copy's replica id (cross-replica mode only: with a channel the
+    mode is over partitions, which an all-reduce cannot express without the counts)."""
+    attrs = _common(cx, global_ids=False)
+    if "channel_id" in attrs:
+        raise cx.unsupported("collective_reduce with a channel_handle (cross-partition mode)")
+    groups = attrs["replica_groups"] or ((0,),)
+    if not attrs["replica_groups"]:
+        raise cx.unsupported("collective_reduce with implicit groups (list replica_groups)")
+    b = cx.b
+    reduced = _results(
+        cx, b.op(Opcode.ALL_REDUCE, cx.operands, **attrs, to_apply=_reducer(cx, "reducer"))
+    )
+    size = max(i for g in groups for i in g) + 1
+    table = np.zeros(size, np.bool_)
+    table[[g[0] for g in groups]] = True
+    mine = b.op(Opcode.REPLICA_ID, ())
+    lookup = b.op(
+        Opcode.DYNAMIC_SLICE,
+        [b.constant(table), mine],
+        array(dtypes.PRED, (1,)),
+        dynamic_slice_sizes=(1,),
+    )
+    is_root = b.reshape(lookup, ())
+    out = []
+    for value in reduced:
+        zero = b.constant(np.zeros((), value.shape.dtype.numpy))
+        zeros = b.broadcast(zero, value.shape.dims, []) if value.shape.rank else zero
+        pick = b.broadcast(is_root, value.shape.dims, []) if value.shape.rank else is_root
+        out.append(b.select(pick, value, zeros))
+    return out
 
 
 @converter("stablehlo.all_to_all")

@@ -192,7 +192,6 @@ def _probe(cx: OpContext):
 
 
 _UNSUPPORTED = {
-    "stablehlo.collective_reduce": "collective_reduce (not in XLA; no HLO op to lower it to)",
     "stablehlo.send": "host/device communication (send)",
     "stablehlo.recv": "host/device communication (recv)",
     "stablehlo.infeed": "infeed",

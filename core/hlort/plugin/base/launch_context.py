@@ -220,7 +220,7 @@ class Rendezvous:
         count = len(next(iter(local.values())))
         parts: list[dict[int, np.ndarray]] = []
         for k in range(count):
-            mine = {d: np.ascontiguousarray(v[k]) for d, v in local.items()}
+            mine = {d: np.require(v[k], requirements="C") for d, v in local.items()}
             parts.append(
                 self.transport.exchange(  # type: ignore[union-attr]
                     self.key + key + (k,), mine, group, timeout_s=self.timeout_s
