@@ -97,6 +97,11 @@ def programs(devices: int, t: str = "f32") -> list[CollectiveProgram]:
         out.append(CollectiveProgram(f"{name}/{t}/{n}", text, r, p, tuple(dims), t))
 
     add("all_reduce_sum", f"  ROOT y = {t}[{d}] all-reduce(x), replica_groups={{}}, to_apply=sum")
+    add(
+        "all_reduce_scalar",
+        f"  ROOT y = {t}[] all-reduce(x), replica_groups={{}}, to_apply=sum",
+        dims=((),),
+    )
     if t != "pred":
         add(
             "all_reduce_max_halves",
@@ -183,6 +188,42 @@ def programs(devices: int, t: str = "f32") -> list[CollectiveProgram]:
     return out
 
 
+def large_all_reduce_programs(devices: int, t: str = "f32") -> list[CollectiveProgram]:
+    """All-reduces of operands large enough (20,480 elements) that a backend may split the
+    reduction between the members (cpu does): every reducer, subgroups, a variadic all-reduce
+    and an async pair."""
+    n = devices
+    halves = "{{0,1}}" if n == 2 else "{{0,1},{2,3}}"
+    d = "128,160"
+    out: list[CollectiveProgram] = []
+
+    def add(name: str, body: str, operands: int = 1) -> None:
+        params = "\n".join(_x(t, d, name=f"x{k}" if k else "x", index=k) for k in range(operands))
+        text = _module(f"{name}_{t}_{n}", t, f", replica_count={n}", params, body)
+        out.append(CollectiveProgram(f"{name}/{t}/{n}", text, n, 1, ((128, 160),) * operands, t))
+
+    add("large_sum", f"  ROOT y = {t}[{d}] all-reduce(x), replica_groups={{}}, to_apply=sum")
+    add(
+        "large_reducer_halves",
+        f"  ROOT y = {t}[{d}] all-reduce(x), replica_groups={halves}, to_apply=twice_plus",
+    )
+    if t != "pred":
+        add(
+            "large_max", f"  ROOT y = {t}[{d}] all-reduce(x), replica_groups={{}}, to_apply=biggest"
+        )
+    add(
+        "large_variadic",
+        f"  ROOT y = ({t}[{d}], {t}[{d}]) all-reduce(x, x1), replica_groups={{}}, to_apply=sum",
+        operands=2,
+    )
+    add(
+        "large_async",
+        f"  s = {t}[{d}] all-reduce-start(x), replica_groups={{}}, to_apply=sum\n"
+        f"  ROOT y = {t}[{d}] all-reduce-done(s)",
+    )
+    return out
+
+
 def loop_program(devices: int) -> CollectiveProgram:
     """An all-reduce inside a while loop (three trips): each trip meets the same trip of the
     other copies."""
@@ -236,3 +277,125 @@ def run_program(backend, program: CollectiveProgram) -> list[list]:
     )
     results = exe.execute_sharded([program.inputs(k) for k in range(program.copies)])
     return [[buf.numpy() for buf in outs] for outs in results]
+
+
+MLP_SIZES = (8, 16, 16, 4)  # input, hidden, hidden, output
+
+
+def mlp_step_program(batch: int, replicas: int, global_batch: int | None = None) -> str:
+    """One data-parallel SGD step of a 3-layer MLP (tanh, tanh, linear; mean squared error)
+    as XLA HLO text for ``replicas`` copies, each on ``batch`` rows of the global batch: forward,
+    backward, an all-reduce (sum) of every gradient and of the loss, then ``w -= 0.1 * g``.
+    Parameters: x[batch, 8], y[batch, 4], w1, b1, w2, b2, w3, b3; result: (loss, the six new
+    parameters). With ``replicas=1`` and ``batch`` the global batch it is the single-device step
+    (the all-reduces are then identities). Dots are HIGHEST precision (f32 on every backend)."""
+    n = global_batch if global_batch is not None else batch * replicas
+    i, h1, h2, o = MLP_SIZES
+    b = batch
+
+    def dot(name, shape, lhs, rhs, lc, rc):
+        return (
+            f"  {name} = f32[{shape}] dot({lhs}, {rhs}), lhs_contracting_dims={{{lc}}}, "
+            f"rhs_contracting_dims={{{rc}}}, operand_precision={{highest,highest}}"
+        )
+
+    def dense(k, x, w, bias, rows, cols, act):
+        lines = [
+            dot(f"z{k}", f"{rows},{cols}", x, w, 1, 0),
+            f"  bb{k} = f32[{rows},{cols}] broadcast({bias}), dimensions={{1}}",
+            f"  a{k} = f32[{rows},{cols}] add(z{k}, bb{k})",
+        ]
+        if act:
+            lines.append(f"  h{k} = f32[{rows},{cols}] tanh(a{k})")
+        return lines
+
+    def colsum(name, src, rows, cols):
+        return f"  {name} = f32[{cols}] reduce({src}, zero), dimensions={{0}}, to_apply=sum"
+
+    def tanh_grad(k, upstream, rows, cols):
+        return [
+            f"  sq{k} = f32[{rows},{cols}] multiply(h{k}, h{k})",
+            f"  ones{k} = f32[{rows},{cols}] broadcast(one), dimensions={{}}",
+            f"  dt{k} = f32[{rows},{cols}] subtract(ones{k}, sq{k})",
+            f"  da{k} = f32[{rows},{cols}] multiply({upstream}, dt{k})",
+        ]
+
+    def all_reduce(name, shape):
+        return f"  {name}r = f32[{shape}] all-reduce({name}), replica_groups={{}}, to_apply=sum"
+
+    def sgd(name, param, shape):
+        return [
+            f"  lr_{name} = f32[{shape}] broadcast(lr), dimensions={{}}",
+            f"  st_{name} = f32[{shape}] multiply(lr_{name}, {name}r)",
+            f"  new_{param} = f32[{shape}] subtract({param}, st_{name})",
+        ]
+
+    body = [
+        f"  x = f32[{b},{i}] parameter(0)",
+        f"  y = f32[{b},{o}] parameter(1)",
+        f"  w1 = f32[{i},{h1}] parameter(2)",
+        f"  b1 = f32[{h1}] parameter(3)",
+        f"  w2 = f32[{h1},{h2}] parameter(4)",
+        f"  b2 = f32[{h2}] parameter(5)",
+        f"  w3 = f32[{h2},{o}] parameter(6)",
+        f"  b3 = f32[{o}] parameter(7)",
+        "  zero = f32[] constant(0)",
+        "  one = f32[] constant(1)",
+        "  lr = f32[] constant(0.1)",
+        f"  inv_n = f32[] constant({1.0 / n!r})",
+        *dense(1, "x", "w1", "b1", b, h1, True),
+        *dense(2, "h1", "w2", "b2", b, h2, True),
+        *dense(3, "h2", "w3", "b3", b, o, False),
+        f"  d = f32[{b},{o}] subtract(a3, y)",
+        f"  dd = f32[{b},{o}] multiply(d, d)",
+        "  sse = f32[] reduce(dd, zero), dimensions={0,1}, to_apply=sum",
+        "  loss = f32[] multiply(sse, inv_n)",
+        "  lossr = f32[] all-reduce(loss), replica_groups={}, to_apply=sum",
+        "  two_n = f32[] add(inv_n, inv_n)",
+        f"  tn = f32[{b},{o}] broadcast(two_n), dimensions={{}}",
+        f"  do = f32[{b},{o}] multiply(d, tn)",
+        dot("gw3", f"{h2},{o}", "h2", "do", 0, 0),
+        colsum("gb3", "do", b, o),
+        dot("dh2", f"{b},{h2}", "do", "w3", 1, 1),
+        *tanh_grad(2, "dh2", b, h2),
+        dot("gw2", f"{h1},{h2}", "h1", "da2", 0, 0),
+        colsum("gb2", "da2", b, h2),
+        dot("dh1", f"{b},{h1}", "da2", "w2", 1, 1),
+        *tanh_grad(1, "dh1", b, h1),
+        dot("gw1", f"{i},{h1}", "x", "da1", 0, 0),
+        colsum("gb1", "da1", b, h1),
+    ]
+    grads = [
+        ("gw1", "w1", f"{i},{h1}"),
+        ("gb1", "b1", f"{h1}"),
+        ("gw2", "w2", f"{h1},{h2}"),
+        ("gb2", "b2", f"{h2}"),
+        ("gw3", "w3", f"{h2},{o}"),
+        ("gb3", "b3", f"{o}"),
+    ]
+    for g, p, shape in grads:
+        body.append(all_reduce(g, shape))
+        body += sgd(g, p, shape)
+    types = ", ".join(["f32[]", *[f"f32[{shape}]" for _, _, shape in grads]])
+    outs = ", ".join(["lossr", *[f"new_{p}" for _, p, _ in grads]])
+    body.append(f"  ROOT out = ({types}) tuple({outs})")
+    reducer = (
+        "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}"
+    )
+    return (
+        f"HloModule mlp_step_{replicas}x{batch}, replica_count={replicas}\n\n{reducer}\n\n"
+        "ENTRY main {\n" + "\n".join(body) + "\n}\n"
+    )
+
+
+def mlp_inputs(global_batch: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, list]:
+    """(x, y, [w1, b1, w2, b2, w3, b3]) for :func:`mlp_step_program`, seeded."""
+    rng = np.random.default_rng(seed)
+    i, h1, h2, o = MLP_SIZES
+    x = rng.standard_normal((global_batch, i)).astype(np.float32)
+    y = rng.standard_normal((global_batch, o)).astype(np.float32)
+    params = []
+    for fan_in, fan_out in ((i, h1), (h1, h2), (h2, o)):
+        params.append((rng.standard_normal((fan_in, fan_out)) / np.sqrt(fan_in)).astype(np.float32))
+        params.append((0.1 * rng.standard_normal(fan_out)).astype(np.float32))
+    return x, y, params

@@ -42,16 +42,10 @@ class CpuClient(SimpleClient):
             compile_cache.code_digest()  # once per process, with the JIT, not in the first compile
         attrs = {"cpu": target.cpu, "cores": os.cpu_count() or 1, "vector_bits": target.vector_bits}
         count = device_count(self.client_options)
-        # one device: launches run on the caller's thread (no queue hop per call); several: each
-        # device has its own queue thread, so the devices of one execution run concurrently
+        # launches run on each device queue's thread: execute returns before the work is done,
+        # and the devices of one execution run concurrently (cheap one-device programs run
+        # inline when the queue is idle: CpuExecutable.runs_inline)
         return [
-            SimpleDevice(
-                self,
-                i,
-                f"cpu ({target.cpu})",
-                local_hardware_id=i,
-                attributes=attrs,
-                synchronous=count == 1,
-            )
+            SimpleDevice(self, i, f"cpu ({target.cpu})", local_hardware_id=i, attributes=attrs)
             for i in range(count)
         ]

@@ -8,9 +8,10 @@ substitution kernel, and custom calls as custom_call.py says (the shipped target
 user's target as its own Python function). While, conditional and call run programs compiled
 the same way from the computations they call (control_flow.py; small all-kernel loops as one
 native driver, native_while.py). Collectives are host steps that meet the execution's other
-devices in shared memory (collective_thunks.py). Anything else, and any fusion the emitter cannot compile yet,
-runs as a FALLBACK thunk on the reference interpreter's function for that op: every program runs
-from day one, and ``Program.stats()`` says exactly what was compiled and what fell back.
+devices in shared memory (collective_thunks.py). Anything else, and any fusion the emitter
+cannot compile yet, runs as a FALLBACK thunk on the reference interpreter's function for that
+op: every program runs from day one, and ``Program.stats()`` says exactly what was compiled and
+what fell back.
 """
 
 from __future__ import annotations

@@ -57,8 +57,9 @@ def entered(run: DeviceRun) -> Iterator[None]:
 
 
 class DeviceEvaluator(Evaluator):
-    """The evaluator behind FALLBACK thunks: its replica and partition ids are the current
-    thread's run's, so concurrent devices sharing one evaluator each see their own."""
+    """The evaluator behind FALLBACK thunks: its replica and partition ids, and the peers a
+    collective it evaluates meets, are the current thread's run's, so concurrent devices
+    sharing one evaluator each see their own."""
 
     def __init__(self) -> None:
         super().__init__(check_shapes=False)
@@ -80,3 +81,17 @@ class DeviceEvaluator(Evaluator):
     def partition_id(self, value: int) -> None:
         if value != current().partition:
             raise AttributeError("a cpu program's partition id is its device run's (device_run)")
+
+    @property
+    def peers(self):  # type: ignore[override]
+        ctx = current().context
+        if ctx is None:
+            return None
+        from hlort.plugin.base.collectives import peers_for
+
+        return peers_for(ctx)
+
+    @peers.setter
+    def peers(self, value) -> None:
+        if value is not None:
+            raise AttributeError("a cpu program's peers are its device run's (device_run)")

@@ -13,7 +13,15 @@ from hlort.errors import ErrorCode, HlortError  # noqa: E402
 from hlort.plugin.interpreter_backend import InterpreterPlugin  # noqa: E402
 from hlort.runtime.compile import compile_on  # noqa: E402
 from hlort.runtime.selection import backend_for_client  # noqa: E402
-from hlort.testing.collective_programs import loop_program, programs, run_program  # noqa: E402
+from hlort.testing.collective_programs import (  # noqa: E402
+    large_all_reduce_programs,
+    loop_program,
+    mlp_inputs,
+    mlp_step_program,
+    programs,
+    run_program,
+)
+from hlort_cpu.collective_thunks import CollectiveThunk  # noqa: E402
 from hlort_cpu.plugin import CpuPlugin  # noqa: E402
 
 DTYPES = ["f32", "s32", "bf16", "f64", "pred"]
@@ -38,6 +46,7 @@ def backends():
 
 
 CASES = [(n, t, p) for n in (2, 4) for t in DTYPES for p in programs(n, t)]
+CASES += [(n, t, p) for n in (2, 4) for t in DTYPES for p in large_all_reduce_programs(n, t)]
 
 
 @pytest.mark.parametrize("devices,dtype,program", CASES, ids=[p.name for _, _, p in CASES])
@@ -63,6 +72,21 @@ def test_a_collective_in_a_loop_meets_the_same_trip(backends, devices):
     # trip 1 halves the sum over the devices; trips 2 and 3 sum n equal values and halve them
     expected = total * np.float32(0.5) * np.float32(devices / 2) ** 2
     np.testing.assert_allclose(got[0][0], expected, rtol=1e-5)  # f32 rounding of the sums
+
+
+@pytest.mark.parametrize("devices", [2, 4])
+def test_large_all_reduces_split_the_reduction(backends, devices):
+    """The large programs above take the sliced path (the bitwise test covers their values)."""
+    cpu, _ = backends[devices]
+    for program in large_all_reduce_programs(devices, "f32"):
+        exe = compile_on(cpu, program.text)
+        steps = [s for s in exe.raw.program.steps if isinstance(s, CollectiveThunk)]
+        assert [s.sliced for s in steps] == [True] + [False] * (len(steps) - 1), program.name
+    (small,) = [p for p in programs(devices, "f32") if p.name.startswith("all_reduce_sum")]
+    (step,) = [
+        s for s in compile_on(cpu, small.text).raw.program.steps if isinstance(s, CollectiveThunk)
+    ]
+    assert not step.sliced
 
 
 def test_collectives_are_compiled_steps_not_fallbacks(backends):
@@ -116,3 +140,32 @@ def test_a_device_that_never_arrives_is_a_deadline_not_a_hang(backends, monkeypa
         outs[0][0].numpy()
     assert info.value.code is ErrorCode.DEADLINE_EXCEEDED
     assert "[1]" in info.value.message and "0.5 s" in info.value.message
+
+
+# -- must-show: a data-parallel MLP training step --------------------------------------------
+MLP_RTOL, MLP_ATOL = 1e-5, 1e-6  # f32: the gradients' sums over the batch are regrouped by device
+
+
+def _mlp_step(backend, replicas: int, x, y, params):
+    text = mlp_step_program(x.shape[0] // replicas, replicas)
+    exe = compile_on(backend, text, options={"num_replicas": replicas})
+    rows = x.shape[0] // replicas
+    args = [
+        [x[k * rows : (k + 1) * rows], y[k * rows : (k + 1) * rows], *params]
+        for k in range(replicas)
+    ]
+    return exe, [[b.numpy() for b in outs] for outs in exe.execute_sharded(args)]
+
+
+def test_data_parallel_mlp_step_on_four_devices_matches_one_device(backends):
+    cpu, ref = backends[4]
+    x, y, params = mlp_inputs(32)
+    _, (single,) = _mlp_step(ref, 1, x, y, params)  # the interpreter on one device: the oracle
+    exe, per_device = _mlp_step(cpu, 4, x, y, params)
+    assert exe.raw.stats()["fallback_count"] == 0
+    for outs in per_device:  # every replica ends with the same new parameters and loss
+        for got, want in zip(outs, single, strict=True):
+            np.testing.assert_allclose(got, want, rtol=MLP_RTOL, atol=MLP_ATOL)
+    for outs in per_device[1:]:
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(outs, per_device[0], strict=True))
+    assert not np.allclose(per_device[0][1], params[0])  # the step moved the weights

@@ -124,3 +124,33 @@ def test_devices_of_one_execution_run_concurrently(four):
     assert len({name for _, name in _SEEN}) == 4, "each device runs on its own thread"
     for k in range(4):
         np.testing.assert_array_equal(got[k], np.full(4, 2 * k, np.float32))
+
+
+def test_the_shared_evaluator_sees_each_threads_run():
+    """Concurrent devices share one DeviceEvaluator: replica, partition and peers are the
+    calling thread's DeviceRun's (a collective the interpreter evaluates meets the right peers)."""
+    from hlort.plugin.base.launch_context import LaunchContext, Rendezvous
+    from hlort.plugin.options import DEFAULT_EXECUTE_OPTIONS
+    from hlort_cpu.device_run import DeviceEvaluator, DeviceRun, entered
+
+    ev = DeviceEvaluator()
+    assert (ev.replica_id, ev.partition_id, ev.peers) == (0, 0, None)
+    rendezvous = Rendezvous([[5, 6], [7, 8]])
+    seen = {}
+
+    def as_device(replica, partition, device):
+        ctx = LaunchContext(replica, partition, 0, DEFAULT_EXECUTE_OPTIONS, device, rendezvous)
+        with entered(DeviceRun.of_launch(ctx)):
+            seen[device] = (ev.replica_id, ev.partition_id, ev.peers.flat_id, ev.peers.device_id)
+
+    threads = [
+        threading.Thread(target=as_device, args=(r, p, 5 + 2 * r + p))
+        for r in range(2)
+        for p in range(2)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == {5: (0, 0, 0, 5), 6: (0, 1, 1, 6), 7: (1, 0, 2, 7), 8: (1, 1, 3, 8)}
+    assert ev.peers is None  # outside any run again

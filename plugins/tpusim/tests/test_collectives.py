@@ -11,7 +11,14 @@ from hlort.errors import ErrorCode, HlortError
 from hlort.plugin.interpreter_backend import InterpreterPlugin
 from hlort.runtime.compile import compile_on
 from hlort.runtime.selection import backend_for_client
-from hlort.testing.collective_programs import loop_program, programs, run_program
+from hlort.testing.collective_programs import (
+    large_all_reduce_programs,
+    loop_program,
+    mlp_inputs,
+    mlp_step_program,
+    programs,
+    run_program,
+)
 from hlort_tpusim.machine_config import MachineConfig
 from hlort_tpusim.plugin import TpuSimPlugin
 
@@ -44,6 +51,7 @@ def _same(got, want):
 
 
 CASES = [p for t in DTYPES for p in programs(4, t)] + [p for p in programs(2, "f32")]
+CASES += large_all_reduce_programs(4, "f32") + large_all_reduce_programs(4, "bf16")
 
 
 @pytest.mark.parametrize("program", CASES, ids=[p.name for p in CASES])
@@ -194,3 +202,36 @@ def test_execution_profile_has_every_chip(backends):
         (c,) = chip["collectives"]
         assert c["kind"] == "all-reduce"
         assert c["link_seconds"] == pytest.approx(seconds, rel=1e-12)
+
+
+# -- must-show: a data-parallel MLP training step --------------------------------------------
+MLP_RTOL, MLP_ATOL = 1e-5, 1e-6  # f32: the gradients' sums over the batch are regrouped by device
+
+
+def _mlp_step(backend, replicas: int, x, y, params):
+    text = mlp_step_program(x.shape[0] // replicas, replicas)
+    exe = compile_on(backend, text, options={"num_replicas": replicas})
+    rows = x.shape[0] // replicas
+    args = [
+        [x[k * rows : (k + 1) * rows], y[k * rows : (k + 1) * rows], *params]
+        for k in range(replicas)
+    ]
+    return exe, [[b.numpy() for b in outs] for outs in exe.execute_sharded(args)]
+
+
+def test_data_parallel_mlp_step_on_four_chips_matches_one_device(backends):
+    sim, ref = backends
+    x, y, params = mlp_inputs(32)
+    _, (single,) = _mlp_step(ref, 1, x, y, params)
+    exe, per_chip = _mlp_step(sim, 4, x, y, params)
+    for outs in per_chip:
+        for got, want in zip(outs, single, strict=True):
+            np.testing.assert_allclose(got, want, rtol=MLP_RTOL, atol=MLP_ATOL)
+    profile = exe.devices[0].raw.last_profile
+    reduces = [c for c in profile.collectives if c["kind"] == "all-reduce"]
+    assert len(reduces) == 7  # the loss and six gradients
+    w1 = next(c for c in reduces if c["bytes"] == 8 * 16 * 4)
+    assert w1["link_seconds"] == pytest.approx(
+        2 * 3 / 4 * w1["bytes"] / BW + 2 * 3 * LAT, rel=1e-12
+    )
+    assert "all-reduce" in profile.summary()
