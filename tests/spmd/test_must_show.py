@@ -104,3 +104,27 @@ def test_replicas_times_partitions(interpreter):
             np.testing.assert_array_equal(a, b)
     for g, w in zip(sharded.assemble(outs), want, strict=True):
         np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL)
+
+
+def test_jax_lowered_softmax_classifier_step_on_a_2d_mesh(interpreter):
+    """JAX's jit of a softmax cross-entropy SGD step on a 2x2 (data, model) mesh: weights cut
+    by columns over "model", the batch over "data" (one-hot through iota, log-softmax's max and
+    sum reductions across the cut class dimension)."""
+    from pathlib import Path
+
+    from hlort.importers.stablehlo.importer import parse_stablehlo
+
+    path = Path(__file__).parent / "samples" / "jax_softmax_step_2d_sdy.mlir"
+    module = parse_stablehlo(path.read_text(), path.name)
+    _, report = _collectives(module)
+    assert report.replicated == []
+    rng = np.random.default_rng(0)
+    args = [
+        rng.standard_normal((6, 8)).astype(np.float32),
+        rng.standard_normal((8, 6)).astype(np.float32),
+        rng.integers(0, 8, 8).astype(np.int32),
+    ]
+    want = _as_tuple(interpreter.compile(single_device(module))(*args))
+    got = _as_tuple(compile_sharded(interpreter, module)(*args))
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL)
