@@ -128,3 +128,22 @@ def test_jax_lowered_softmax_classifier_step_on_a_2d_mesh(interpreter):
     got = _as_tuple(compile_sharded(interpreter, module)(*args))
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_tensor_parallel_matmul_with_a_cut_result_uses_reduce_scatter(interpreter, dim):
+    """When the result is wanted cut along the devices that summed it, each device receives
+    only its tile of the sum: one reduce-scatter, no all-reduce."""
+    from hlort.ir.sharding import HloSharding
+    from hlort.text.sharding_syntax import set_sharding
+
+    module = tensor_parallel_matmul(4)
+    set_sharding(module.entry.root, HloSharding.split(2, dim, range(4)))
+    partitioned = module.clone()
+    SpmdPartitioner().run(partitioned)
+    ops = [i.opcode.value for i in partitioned.entry.instructions]
+    assert ops.count("reduce-scatter") == 1 and "all-reduce" not in ops
+    args = arguments_for(module, seed=dim)
+    want = interpreter.compile(single_device(module))(*args)
+    got = compile_sharded(interpreter, module)(*args)
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)

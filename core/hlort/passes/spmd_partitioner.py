@@ -106,7 +106,7 @@ def partition_module(module: Module) -> SpmdReport:
     report.output = str(root.sharding)
     for instr in comp.instructions:
         kind = instr.opcode.value
-        if kind in ("all-reduce", "all-gather"):
+        if kind in ("all-reduce", "all-gather", "reduce-scatter"):
             report.collectives[kind] = report.collectives.get(kind, 0) + 1
     module.computations = [c for c in module.computations if c is not entry]
     module.entry = None
@@ -205,7 +205,8 @@ class _Run:
             value = self.partition(instr, ops)
         if annotation is not None and isinstance(instr.shape, ArrayShape):
             wanted = self._even(annotation, instr)
-            value = PValue(self.e.reshard(value.local, value.sharding, wanted, instr.shape), wanted)
+            local = self.e.reshard(value.local, value.sharding, wanted, instr.shape, replaces=True)
+            value = PValue(local, wanted)
         return value
 
     def manual(self, instr: Instruction, ops: list[PValue], target: str | None) -> PValue:

@@ -83,6 +83,7 @@ class SpmdEmitter:
         self._tables: dict[tuple[int, ...], Instruction] = {}
         self._zero: Instruction | None = None
         self._adders: dict[str, Computation] = {}
+        self._reductions: dict[Instruction, tuple] = {}  # all-reduce -> (operand, groups, fn)
 
     def rollback(self, mark: int) -> None:
         """Drop the instructions appended since ``mark`` (a rule that gave up), and the cached
@@ -153,7 +154,7 @@ class SpmdEmitter:
     ) -> Instruction:
         if all(len(g) == 1 for g in groups):
             return x
-        return self.b.op(
+        total = self.b.op(
             Opcode.ALL_REDUCE,
             (x,),
             x.shape,
@@ -161,6 +162,38 @@ class SpmdEmitter:
             replica_groups=self._flattened(groups),
             use_global_device_ids=True,
             to_apply=self.b._comp(reducer),
+        )
+        self._reductions[total] = (x, [list(g) for g in groups], reducer)
+        return total
+
+    def _reduce_scatter(self, x: Instruction, dst: HloSharding) -> Instruction | None:
+        """An all-reduce just made whose sum each device then slices to its tile along one
+        dimension, when the tiles follow the all-reduce's groups: one reduce-scatter instead
+        (each device receives only its part of the sum)."""
+        made = self._reductions.get(x)
+        cut = [d for d, t in enumerate(dst.tile_counts) if t > 1]
+        if made is None or len(cut) != 1 or x is self.b.computation.root:
+            return None
+        operand, groups, reducer = made
+        if dst.device_groups_along(cut) != groups:
+            return None
+        comp = self.b.computation
+        if any(x in i.operands for i in comp.instructions):
+            return None  # something else reads the whole sum
+        comp.instructions.remove(x)
+        x.parent = None
+        del self._reductions[x]
+        dims = list(operand.shape.dims)
+        dims[cut[0]] //= dst.tile_counts[cut[0]]
+        return self.b.op(
+            Opcode.REDUCE_SCATTER,
+            (operand,),
+            ArrayShape(operand.shape.dtype, tuple(dims), operand.shape.layout),
+            channel_id=next(self._channels),
+            replica_groups=self._flattened(groups),
+            use_global_device_ids=True,
+            dimensions=(cut[0],),
+            to_apply=reducer,
         )
 
     def all_gather(self, x: Instruction, dim: int, groups: Sequence[Sequence[int]]) -> Instruction:
@@ -181,11 +214,22 @@ class SpmdEmitter:
 
     # -- resharding -----------------------------------------------------------------------------
     def reshard(
-        self, x: Instruction, src: HloSharding, dst: HloSharding, global_shape: Shape
+        self,
+        x: Instruction,
+        src: HloSharding,
+        dst: HloSharding,
+        global_shape: Shape,
+        replaces: bool = False,
     ) -> Instruction:
-        """``x`` (laid out as ``src``) laid out as ``dst``."""
+        """``x`` (laid out as ``src``) laid out as ``dst``. ``replaces``: the result takes
+        ``x``'s place (nothing else will read ``x``), so a fresh all-reduce may become a
+        reduce-scatter."""
         if src == dst or not isinstance(global_shape, ArrayShape):
             return x
+        if replaces and src.is_replicated and dst.is_tiled:
+            scattered = self._reduce_scatter(x, dst)
+            if scattered is not None:
+                return scattered
         if src.is_tiled:
             x = self.replicate(x, src)
         if dst.is_tiled:
