@@ -136,6 +136,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     refined = refine_for_run(args.module, args.inputs)  # '?' dims: refined to the inputs' shapes
     module, fmt = refined if refined is not None else _load(args.module)
     load_s = time.perf_counter() - start
+    from hlort.cli_multidevice import copies, run_on_devices
+
+    if copies(module) > 1:  # a header asking for several replicas/partitions: that many devices
+        report, results, exe, transfer_in_s, transfer_out_s = run_on_devices(args, module, fmt)
+        if args.profile:
+            report["profile"] = _profile(exe, load_s, transfer_in_s, transfer_out_s)
+        return _emit_run(args, report, results)
     backend, device = _backend_and_device(args.platform, args.device)
     start = time.perf_counter()
     exe = backend.compile(module, device)
@@ -168,6 +175,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         "format": fmt,
         "platform": backend.platform,
         "device": str(device),
+        "devices": [str(device)],
         "inputs": [_describe(f"arg{i}", s) for i, s in enumerate(shapes)],
         "inputs_source": args.inputs or "random (seed 0)",
         "outputs": [_describe(f"out{i}", s) for i, s in enumerate(exe.output_shapes)],
@@ -180,6 +188,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         report["output_file"] = args.output
     if args.profile:
         report["profile"] = _profile(exe, load_s, transfer_in_s, transfer_out_s)
+    return _emit_run(args, report, results)
+
+
+def _emit_run(args: argparse.Namespace, report: dict, results: list) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return EXIT_OK
@@ -278,10 +290,17 @@ def cmd_compile(args: argparse.Namespace) -> int:
         backend, device = _compile_only_backend(args.platform, args.target), None
     else:
         backend, device = _backend_and_device(args.platform, None)
+        from hlort.cli_multidevice import copies, require_devices
+
+        if copies(module) > 1:
+            require_devices(backend, module)
     options = CompileOptions(debug=DebugOptions(dump_dir=args.dump_dir))
     exe = backend.compile(module, device, options)
     sys.stdout.write(exe.as_text().rstrip("\n") + "\n")
     sys.stdout.flush()
+    from hlort.cli_graph import after_compile
+
+    after_compile(args, exe)
     _print_fallbacks(_fallbacks(exe), f"hlort: {backend.platform}: ", sys.stderr)
     return EXIT_OK
 
@@ -457,6 +476,10 @@ def build_parser() -> argparse.ArgumentParser:
         "platform (e.g. sm_90 for cuda); needs no device",
     )
     p.set_defaults(handler=cmd_compile)
+    from hlort.cli_graph import add_compile_options, add_graph_command
+
+    add_compile_options(p)
+    add_graph_command(sub)
 
     p = sub.add_parser("conformance", parents=[common], help="run the conformance suite")
     p.add_argument("--platform", metavar="P", required=True)

@@ -26,7 +26,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ir", ("hlort.ir", "hlort.builder")),
     ("text", ("hlort.text",)),
     ("interpreter", ("hlort.interpreter",)),
-    ("passes/importers/codegen", ("hlort.passes", "hlort.importers", "hlort.codegen")),
+    (
+        "passes/importers/codegen/graph",
+        ("hlort.passes", "hlort.importers", "hlort.codegen", "hlort.graph"),
+    ),
     (
         "plugin API",
         (
@@ -55,6 +58,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "cli",
         (
             "hlort.cli",
+            "hlort.cli_graph",
+            "hlort.cli_multidevice",
             "hlort.cli_polymorphic",
             "hlort.demo",
             "hlort.examples",

@@ -1,4 +1,5 @@
-"""sdy sharding ops import as identities (single device); shard_map stays UNIMPLEMENTED."""
+"""sdy sharding ops import as identities (single device); shard_map as per-device code (its
+multi-device runs: tests/spmd/test_shard_map.py)."""
 
 import numpy as np
 import pytest
@@ -41,7 +42,7 @@ def test_generic_sharding_constraint_is_identity():
     np.testing.assert_array_equal(out, [-1, 2, -3])
 
 
-def test_manual_computation_is_unimplemented():
+def test_manual_computation_is_per_device_code_one_device_cannot_run():
     text = """module @m {
   sdy.mesh @mesh = <["a"=2]>
   func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
@@ -52,7 +53,10 @@ def test_manual_computation_is_unimplemented():
     return %0 : tensor<4xf32>
   }
 }"""
-    with pytest.raises(HlortError) as info:
-        parse_stablehlo(text)
+    module = parse_stablehlo(text)
+    targets = [i.attrs.get("custom_call_target") for i in module.entry.instructions]
+    assert "SPMDFullToShardShape" in targets and "SPMDShardToFullShape" in targets
+    with pytest.raises(HlortError) as info:  # 2 tiles of 2, but one device runs it
+        evaluate(module, [np.zeros(4, np.float32)])
     assert info.value.code is ErrorCode.UNIMPLEMENTED
-    assert "shard_map" in info.value.message
+    assert "partitioned backend" in info.value.message

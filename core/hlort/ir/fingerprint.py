@@ -8,7 +8,8 @@ operands by position in the computation's post order, the parameter number, ever
 computations by their own digest and by which computation they are: one called twice differs
 from two equal copies) and the literal's bytes; then the module's replica and partition counts
 and the header attributes that change what it computes (input/output aliasing, buffer donors).
-Names, metadata and other ``extra_attrs`` and unique ids are left out. The instruction order
+Names, metadata and other ``extra_attrs`` and unique ids are left out, but for ``sharding``
+when the module has several partitions (it decides the per-device programs). The instruction order
 counts (the walk follows it): backends may number their kernels in that order, as the cpu
 plugin's object cache does, so equal fingerprints must mean equal structure, not only equal
 results. No text is printed, so a process loading a cached executable never imports the text
@@ -35,7 +36,12 @@ if TYPE_CHECKING:
 SEMANTIC_HEADER_KEYS = ("entry_computation_layout", "input_output_alias", "buffer_donor")
 # The entry layout is kept in the text (XLA's) but nothing here reads it: instruction shapes
 # carry the layouts, so it does not count.
-_HASHED_HEADER_KEYS = ("input_output_alias", "buffer_donor")
+_HASHED_HEADER_KEYS = (
+    "input_output_alias",
+    "buffer_donor",
+    "spmd_parameters_shardings",
+    "spmd_output_sharding",
+)
 _VERSION = b"hlort-fingerprint-1"
 
 
@@ -51,12 +57,15 @@ def module_fingerprint(module: Module) -> str:
         f"partitions={config.get('num_partitions', 1)};".encode()
     )
     if module.entry is not None:
-        h.update(_Walker().computation(module.entry).encode())
+        # shardings change the per-device programs only when there are several partitions
+        spmd = int(config.get("num_partitions", 1)) > 1
+        h.update(_Walker(spmd).computation(module.entry).encode())
     return h.hexdigest()
 
 
 class _Walker:
-    def __init__(self) -> None:
+    def __init__(self, shardings: bool = False) -> None:
+        self.shardings = shardings
         self.digests: dict[Computation, str] = {}
         self.numbers: dict[Computation, int] = {}  # computation -> order of first reference
 
@@ -80,6 +89,8 @@ class _Walker:
                 parts.append(f"{key}={self.value(instr.attrs[key])}")
             if instr.literal is not None:
                 parts.append(f"literal={literal_key(instr.literal)}")
+            if self.shardings and "sharding" in instr.extra_attrs:
+                parts.append(f"sharding={instr.extra_attrs['sharding']}")
             h.update(("\x1e".join(parts) + "\x1d").encode())
         if comp.root is not None:
             h.update(f"root={position[comp.root]}".encode())

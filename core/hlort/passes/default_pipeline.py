@@ -1,14 +1,14 @@
 """The default optimization pipeline and the compile summary ``hlort compile --dump-dir`` writes.
 
 Order: the plugin's ``before`` passes; dimension-size lowering (bounded dynamism to static ops);
-call inlining; a fixed-point group of tuple
-simplification, algebraic simplification, constant folding, CSE and DCE; a fixed-point group of
-instruction fusion and multi-output fusion under the plugin's :class:`FusionPolicy` (a merge can
-leave a producer with a single user, which instruction fusion then takes); the simplification
-group again
-(merging fusions exposes tuple round trips and chains inside fused computations; running it here
-keeps the pipeline idempotent); the plugin's ``after`` passes; scheduling last, so whatever the
-plugin did is scheduled too.
+the SPMD partitioner (a module of several partitions becomes the per-device program; nothing
+happens otherwise); call inlining; a fixed-point group of tuple simplification, algebraic
+simplification, constant folding, CSE and DCE; a fixed-point group of instruction fusion and
+multi-output fusion under the plugin's :class:`FusionPolicy` (a merge can leave a producer with a
+single user, which instruction fusion then takes); the simplification group again (merging
+fusions exposes tuple round trips and chains inside fused computations; running it here keeps
+the pipeline idempotent); the plugin's ``after`` passes; scheduling last, so whatever the plugin
+did is scheduled too.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from hlort.passes.multi_output_fusion import MultiOutputFusion
 from hlort.passes.pass_base import Pass
 from hlort.passes.pipeline import FixedPoint, Pipeline, PipelineReport
 from hlort.passes.scheduling import Scheduler
+from hlort.passes.spmd_partitioner import SpmdPartitioner, write_spmd_report
 from hlort.passes.tuple_simplification import TupleSimplifier
 
 SUMMARY_FILE = "summary.txt"
@@ -61,6 +62,7 @@ def default_passes(
     passes = [
         *before,
         DimensionSizeLowering(),
+        SpmdPartitioner(),
         CallInliner(),
         FixedPoint(simplification_passes(), name="simplify"),
         FixedPoint([InstructionFusion(policy), MultiOutputFusion(policy)], name="fusion"),
@@ -89,6 +91,7 @@ def run_default_pipeline(
     report = pipeline.run(module)
     if dump_dir and original is not None:
         write_compile_summary(original, module, dump_dir, report)
+        write_spmd_report(passes, dump_dir)
     return report
 
 

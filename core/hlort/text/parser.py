@@ -27,23 +27,12 @@ from hlort.text.lazy_pattern import LazyPattern
 from hlort.text.lexer import ARRAY_SHAPE_PATTERN, NAME_PATTERN, Lexer
 from hlort.text.literals import parse_literal
 from hlort.text.shapes import array_shape_from_token, parse_shape_at
+from hlort.text.sharding_syntax import SHARDING_KEY, raw_sharding
 
 # XLA ops outside hlort's op table: reported as UNIMPLEMENTED, not as syntax errors.
 XLA_ONLY_OPS = frozenset(
     {
-        "all-reduce",
-        "all-reduce-start",
-        "all-reduce-done",
-        "all-gather",
-        "all-gather-start",
-        "all-gather-done",
-        "all-to-all",
         "ragged-all-to-all",
-        "reduce-scatter",
-        "collective-permute",
-        "collective-permute-start",
-        "collective-permute-done",
-        "collective-broadcast",
         "send",
         "send-done",
         "recv",
@@ -402,7 +391,7 @@ class _ModuleParser:
             if spec is None:
                 if key in extra:
                     lex.error(f"attribute {key} is given twice", key_pos)
-                extra[key] = lex.raw_value()
+                extra[key] = raw_sharding(lex) if key == SHARDING_KEY else lex.raw_value()
                 continue
             value = VALUE_PARSERS[spec.kind](lex)
             target = spec.attr_key

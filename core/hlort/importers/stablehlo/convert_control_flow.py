@@ -1,5 +1,5 @@
 """Control flow and structure: while, if, case, call, composite, custom_call, optimization_barrier,
-after_all, rng_bit_generator, and the ops hlort rejects as unsupported.
+after_all and rng_bit_generator (send/recv and infeed/outfeed: parallel_host_ops.py).
 
 StableHLO regions of while/if/case may use values of the enclosing block. HLO computations take
 everything as parameters, so such captured values (other than constants, which are re-created
@@ -8,7 +8,6 @@ inside) ride along: in the loop state for while, in the branch operand for if/ca
 
 from __future__ import annotations
 
-from hlort.errors import Unimplemented
 from hlort.ffi_attributes import ffi_attributes_text
 from hlort.importers.stablehlo import mlir_ast as ast
 from hlort.importers.stablehlo.conversion_context import OpContext, converter
@@ -189,25 +188,3 @@ def _probe(cx: OpContext):
     if cx.scope.is_entry:
         cx.conv.probes[str(cx.attr("probe_id", ""))] = cx.operand(0)
     return [cx.operand(0)]
-
-
-_UNSUPPORTED = {
-    "stablehlo.all_reduce": "collective ops (hlort runs one replica)",
-    "stablehlo.all_gather": "collective ops (hlort runs one replica)",
-    "stablehlo.all_to_all": "collective ops (hlort runs one replica)",
-    "stablehlo.reduce_scatter": "collective ops (hlort runs one replica)",
-    "stablehlo.collective_permute": "collective ops (hlort runs one replica)",
-    "stablehlo.collective_broadcast": "collective ops (hlort runs one replica)",
-    "stablehlo.collective_reduce": "collective ops (hlort runs one replica)",
-    "stablehlo.send": "host/device communication (send)",
-    "stablehlo.recv": "host/device communication (recv)",
-    "stablehlo.infeed": "infeed",
-    "stablehlo.outfeed": "outfeed",
-}
-
-
-def _unsupported(cx: OpContext):
-    raise Unimplemented(f"{cx.op.name}: {_UNSUPPORTED[cx.op.name]} is not supported by hlort")
-
-
-converter(*_UNSUPPORTED)(_unsupported)

@@ -33,6 +33,7 @@ from hlort.importers.stablehlo.quantization import (
     quant_of,
     quantize,
 )
+from hlort.importers.stablehlo.shardings import apply_entry_shardings, apply_op_sharding
 from hlort.importers.stablehlo.types import narrow_integer, to_shape
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
@@ -40,7 +41,7 @@ from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
 from hlort.shape import ArrayShape, Shape, TupleShape
 
-_TERMINATORS = ("func.return", "stablehlo.return", "chlo.return")
+_TERMINATORS = ("func.return", "stablehlo.return", "chlo.return", "sdy.return")
 # Ops whose results need no wrapping into a sub-byte range, and ops whose bit-level meaning
 # differs between a sub-byte type and the byte type holding it.
 _RANGE_PRESERVING = {
@@ -149,6 +150,10 @@ class ModuleConverter:
         self.source_name = source_name
         self.collect_checks = collect_checks
         self.module = Module(_hlo_name(mlir.name or "module"))
+        for key in ("num_replicas", "num_partitions"):  # as JAX writes them (XLA's module config)
+            value = mlir.attrs.get(f"mhlo.{key}")
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+                self.module.config[key] = value
         self._functions: dict[str, Computation] = {}
         self._in_progress: set[str] = set()
         self.checks: list[CheckSpec] = []
@@ -205,6 +210,7 @@ class ModuleConverter:
         else:
             root = results[0] if len(results) == 1 else b.tuple(list(results))
         module = b.build(root)
+        apply_entry_shardings(self.mlir, func, module, len(results))
         return ImportResult(module, func.name, len(results), self.checks)
 
     def function_computation(self, name: str, line: int = 0, operands=None) -> Computation:
@@ -350,6 +356,7 @@ class ModuleConverter:
                     f"{op.name} produces {instr.shape}, but its declared type is {t}"
                 )
             scope.define(name, instr, t)
+        apply_op_sharding(self.mlir, op, results)
 
     def _convert_quantized(self, scope: Scope, op: ast.Operation, fn) -> list[Instruction]:
         """StableHLO's meaning of an op on quantized tensors: dequantize the operands, run the

@@ -171,6 +171,8 @@ class Function:
     body: Region | None
     line: int
     attrs: dict[str, Any] = field(default_factory=dict)
+    arg_attrs: list[dict[str, Any]] = field(default_factory=list)  # one dict per argument
+    result_attrs: list[dict[str, Any]] = field(default_factory=list)  # one dict per result
 
 
 @dataclass

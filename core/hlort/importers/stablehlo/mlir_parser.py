@@ -133,25 +133,31 @@ class Parser(AttributeParser):
                 inner = self.parse_module_op()
                 for name, func in inner.functions.items():
                     module.functions.setdefault(name, func)
+            elif tok.kind == "ident" and tok.text == "sdy.mesh":  # kept for the partitioner
+                module.attrs.setdefault("sdy.meshes", []).append(self.skip_statement())
             elif tok.kind == "ident" and not tok.text.startswith(("stablehlo.", "chlo.", "func.")):
-                self.skip_statement()  # module-level ops (sdy.mesh...) carry nothing hlort runs
+                self.skip_statement()  # other module-level ops carry nothing hlort runs
             else:
                 self.parse_operation()
 
-    def skip_statement(self) -> None:
+    def skip_statement(self) -> str:
         """Skip one module-level op of another dialect: to the end of its line, brackets and
-        strings balanced (they may span lines)."""
+        strings balanced (they may span lines); returns its text."""
         line = self.line_col(self.peek())[0]
+        start = self.peek().pos
+        end = start
         depth = 0
         while self.peek().kind != EOF:
             tok = self.peek()
             if depth == 0 and self.line_col(tok)[0] != line:
-                return
+                break
+            end = tok.pos + len(tok.text)
             if tok.kind == "punct" and tok.text in "([{<":
                 depth += 1
             elif tok.kind == "punct" and tok.text in ")]}>" and depth:
                 depth -= 1
             self.next()
+        return self.source.text[start:end]
 
     def parse_function(self) -> ast.Function:
         tok = self.expect("func.func")
@@ -161,23 +167,26 @@ class Parser(AttributeParser):
         name = self.symbol_name(self.expect_kind("symbol", "a function name like @main"))
         self.expect("(", "to open the argument list")
         args: list[tuple[str, Any]] = []
+        arg_attrs: list[dict[str, Any]] = []
         if not self.at(")"):
             while True:
                 arg = self.expect_kind("value", "an argument like %arg0")
                 self.expect(":")
                 arg_type = self.parse_type()
-                if self.at("{"):
-                    self.parse_attr_dict()
+                arg_attrs.append(self.parse_attr_dict() if self.at("{") else {})
                 self.skip_location()
                 args.append((arg.text, arg_type))
                 if not self.accept(","):
                     break
         self.expect(")")
         results: list[Any] = []
+        result_attrs: list[dict[str, Any]] = []
         if self.accept("->"):
             if self.at("("):
                 self.next()
-                results = self.items_until(")", self._result_type_with_attrs)
+                pairs = self.items_until(")", self._result_type_with_attrs)
+                results = [t for t, _ in pairs]
+                result_attrs = [a for _, a in pairs]
             else:
                 results.append(self.parse_type())
         attrs: dict[str, Any] = {}
@@ -187,14 +196,15 @@ class Parser(AttributeParser):
         if self.at("{"):
             body = self.parse_region(entry_args=args)
         self.skip_location()
-        return ast.Function(name, visibility, args, results, body, self.line_col(tok)[0], attrs)
+        line = self.line_col(tok)[0]
+        return ast.Function(
+            name, visibility, args, results, body, line, attrs, arg_attrs, result_attrs
+        )
 
-    def _result_type_with_attrs(self) -> Any:
-        """A function result's type; its attribute dictionary (``{jax.result_info}``) is dropped."""
+    def _result_type_with_attrs(self) -> tuple[Any, dict[str, Any]]:
+        """A function result's type and its attribute dictionary (``{mhlo.sharding = ...}``)."""
         result_type = self.parse_type()
-        if self.at("{"):
-            self.parse_attr_dict()
-        return result_type
+        return result_type, self.parse_attr_dict() if self.at("{") else {}
 
     # -- regions and blocks -------------------------------------------------------------------
     def parse_region(self, entry_args: list[tuple[str, Any]] | None = None) -> ast.Region:

@@ -16,6 +16,7 @@ import numpy as np
 from hlort.errors import Unimplemented
 from hlort.importers.stablehlo import mlir_ast as ast
 from hlort.importers.stablehlo.conversion_context import OpContext, as_ints, converter
+from hlort.importers.stablehlo.parallel_host_ops import HostQueues
 from hlort.ir.instruction import Instruction
 from hlort.shape import scalar
 
@@ -26,6 +27,7 @@ _COLLECTIVES = (
     "stablehlo.all_to_all",
     "stablehlo.collective_permute",
     "stablehlo.collective_broadcast",
+    "stablehlo.collective_reduce",
 )
 Process = tuple[int, int]  # (replica, partition)
 
@@ -37,8 +39,14 @@ def _run_parallel(cx: OpContext):
     programs = cx.attr("programs")
     names = [[p.name if isinstance(p, ast.SymbolRef) else str(p) for p in row] for row in programs]
     flat = [n for row in names for n in row]
-    if len(set(flat)) != 1 or len({len(r) for r in names}) != 1:
-        raise cx.unsupported("processes running different functions (send/recv pairs)")
+    if len({len(r) for r in names}) != 1:
+        raise cx.invalid(
+            "programs must be a grid: every replica row with one function per partition"
+        )
+    infeed = [p.name if isinstance(p, ast.SymbolRef) else str(p) for p in cx.attr("infeed", [])]
+    queues = HostQueues(infeed)
+    if len(set(flat)) != 1:
+        return _one_by_one(cx, names, queues)
     func = cx.conv.mlir.functions.get(flat[0])
     if func is None or func.body is None or len(func.body.blocks) != 1:
         raise cx.invalid(f"program @{flat[0]} is not a function with a body")
@@ -54,6 +62,7 @@ def _run_parallel(cx: OpContext):
     for k, process in enumerate(processes):
         scope = Scope(cx.conv, cx.b, parent=None)
         scope.process = process  # type: ignore[attr-defined]
+        scope.host_queues = queues  # type: ignore[attr-defined]
         for (arg, arg_type), value in zip(func.args, cx.operands[k * n_args :], strict=False):
             scope.define(arg, value, arg_type)
         scopes.append(scope)
@@ -73,6 +82,35 @@ def _run_parallel(cx: OpContext):
             continue
         for scope in scopes:
             cx.conv.convert_op(scope, op)
+    return results
+
+
+def _one_by_one(cx: OpContext, names: list[list[str]], queues: HostQueues) -> list[Instruction]:
+    """Processes running different functions: each converted on its own, in grid order (they
+    may talk through send/recv, not through collectives)."""
+    from hlort.importers.stablehlo.convert_module import Scope
+
+    results: list[Instruction] = []
+    offset = 0
+    for r, row in enumerate(names):
+        for p, name in enumerate(row):
+            func = cx.conv.mlir.functions.get(name)
+            if func is None or func.body is None:
+                raise cx.invalid(f"program @{name} is not a function with a body")
+            if any(op.name in _COLLECTIVES for op in func.body.blocks[0].ops):
+                raise cx.unsupported("collectives among processes running different functions")
+            scope = Scope(cx.conv, cx.b, parent=None)
+            scope.process = (r, p)  # type: ignore[attr-defined]
+            scope.host_queues = queues  # type: ignore[attr-defined]
+            args = cx.operands[offset : offset + len(func.args)]
+            if len(args) != len(func.args):
+                raise cx.invalid(f"too few operands for the processes' arguments at @{name}")
+            offset += len(func.args)
+            for (arg, arg_type), value in zip(func.args, args, strict=True):
+                scope.define(arg, value, arg_type)
+            results.extend(cx.conv.convert_body(scope, func.body, f"@{name}"))
+    if offset != len(cx.operands):
+        raise cx.invalid(f"the processes take {offset} operands, got {len(cx.operands)}")
     return results
 
 
@@ -110,7 +148,9 @@ class _Grid:
         n = len(op.results)
         out: list[list[Instruction | None]] = [[None] * n for _ in processes]
         mode = (
-            "partition_or_replica" if kind in ("all_to_all", "collective_broadcast") else "replica"
+            "partition_or_replica"
+            if kind in ("all_to_all", "collective_broadcast", "collective_reduce")
+            else "replica"
         )
         if kind == "collective_permute":
             self._permute(op, inputs, processes, where, out)
@@ -151,11 +191,13 @@ class _Grid:
             return b.concatenate(parts, concat) if len(parts) > 1 else parts[0]
         if kind == "collective_broadcast":
             return values[0]
+        if kind == "collective_reduce":  # the reduction to the group's first member, zeros else
+            return self._reduce(cx, values) if pos == 0 else self._zeros_like(values[pos])
         raise Unimplemented(f"{op.name} is not supported")
 
     def _reduce(self, cx: OpContext, values: list[Instruction]) -> Instruction:
         dt = values[0].shape.dtype
-        comp = cx.region_computation(0, "all_reduce", [scalar(dt), scalar(dt)])
+        comp = cx.region_computation(0, "reducer", [scalar(dt), scalar(dt)])
         acc = values[0]
         for v in values[1:]:
             acc = self.b.map([acc, v], comp) if acc.shape.rank else self.b.call(comp, [acc, v])

@@ -2,9 +2,12 @@
 
 ``execute`` validates every argument before anything runs, takes holds on (or donations of) the
 argument buffers, creates pending output buffers and enqueues one job per device on the
-device's work queue. The job waits for the inputs, calls the plugin's :meth:`launch` with their
-storage, fixes aliasing (an output that *is* an input's storage is duplicated unless the input
-was donated) and completes the outputs, or fails them all with the launch's error.
+device's work queue, so it returns before the work is done (a program the plugin calls cheap,
+:meth:`SimpleExecutable.runs_inline`, runs on the caller's thread when the queue is idle and the
+inputs are ready: no thread hand-off for microseconds of work). The job waits for the inputs,
+calls the plugin's :meth:`launch` with their storage, fixes aliasing (an output that *is* an
+input's storage is duplicated unless the input was donated) and completes the outputs, or fails
+them all with the launch's error.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import abc
 import functools
 import hashlib
+import itertools
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -26,6 +30,7 @@ from hlort.plugin.base.buffer import SimpleBuffer
 from hlort.plugin.base.events import AsyncValue
 from hlort.plugin.base.fallback_policy import FallbackRecord
 from hlort.plugin.base.hlo_text import parse_printed_hlo, print_hlo
+from hlort.plugin.base.launch_context import LaunchContext, Rendezvous
 from hlort.plugin.base.serialization import FrameHeader, frame_executable
 from hlort.plugin.options import DEFAULT_EXECUTE_OPTIONS, CompileOptions, ExecuteOptions
 from hlort.shape import ArrayShape, Shape
@@ -70,16 +75,6 @@ class AsyncLaunch:
     completion: Callable[[], Event]
 
 
-@dataclass(frozen=True)
-class LaunchContext:
-    """What ``launch`` may need besides the device and the argument storage."""
-
-    replica: int
-    partition: int
-    launch_id: int
-    options: ExecuteOptions
-
-
 def flatten_array_shapes(shape: Shape, what: str) -> list[ArrayShape]:
     """Leaves of ``shape`` in depth-first order; tokens are not allowed at the boundary."""
     leaves = shape.leaf_shapes()
@@ -116,7 +111,9 @@ class SimpleExecutable(Executable):
                     f"{len(self._parameter_shapes)} argument(s)"
                 )
         self._fingerprint: str | None = None
+        self._executions = itertools.count()
         self.compile()
+        self._inline = self.runs_inline()
 
     # -- hooks for the plugin ------------------------------------------------------------------
     def compile(self) -> None:
@@ -131,6 +128,21 @@ class SimpleExecutable(Executable):
         storage is allowed: the base copies it unless that argument was donated. A device that
         runs work asynchronously returns an :class:`AsyncLaunch` instead of finished storage.
         """
+
+    def make_rendezvous(self, options: ExecuteOptions) -> Rendezvous:
+        """The meeting point of one execution's devices (collectives). A multi-process plugin
+        overrides it to add the global assignment, its local devices and a transport."""
+        grid = [[0] * self.options.num_partitions for _ in range(self.options.num_replicas)]
+        for p in self.placements:
+            grid[p.replica][p.partition] = p.device.id
+        return Rendezvous(grid, key=(self.name, next(self._executions)))
+
+    def runs_inline(self) -> bool:
+        """Whether a launch is cheap enough to run on the calling thread when the device's
+        queue is idle and every input is ready (asked once, at compile). Default False: every
+        launch goes through the queue. A host-memory plugin says True for small programs
+        without loops, where the hand-off to the queue's thread would cost more than the work."""
+        return False
 
     def fallbacks(self) -> list[FallbackRecord]:
         """The instructions this executable runs on the reference interpreter, with reasons
@@ -223,8 +235,11 @@ class SimpleExecutable(Executable):
             for i in self.options.donated_arguments
             if i not in options.non_donatable_input_indices
         ]
+        # every device's launch runs on its own work queue, so the copies run concurrently and
+        # meet at one rendezvous in their collectives
+        rendezvous = self.make_rendezvous(options)
         return [
-            self._execute_on(placement, list(args), donate, options)
+            self._execute_on(placement, list(args), donate, options, rendezvous)
             for placement, args in zip(self.placements, arguments, strict=True)
         ]
 
@@ -269,6 +284,7 @@ class SimpleExecutable(Executable):
         args: list[SimpleBuffer],
         donate: list[int],
         options: ExecuteOptions,
+        rendezvous: Rendezvous | None = None,
     ) -> list[Buffer]:
         device = placement.device
         label = f"output of {self.name!r} on {device.client.platform_name}:{device.id}"
@@ -301,7 +317,14 @@ class SimpleExecutable(Executable):
             abandon(exc)
             _free_donated(device, donated, set())
             raise
-        ctx = LaunchContext(placement.replica, placement.partition, options.launch_id, options)
+        ctx = LaunchContext(
+            placement.replica,
+            placement.partition,
+            options.launch_id,
+            options,
+            device_id=device.id,
+            rendezvous=rendezvous,
+        )
         donated_ids = {id(buf) for buf, _ in donated}
 
         def finish(results: list, kept: set[int]) -> None:
@@ -313,14 +336,15 @@ class SimpleExecutable(Executable):
 
         def fail(exc: BaseException, storages: list, results: list) -> None:
             """The outputs never become buffers: free their storage (not the inputs', which
-            their buffers or the donation free) and every donated input."""
-            abandon(exc)
+            their buffers or the donation free) and every donated input, then fail the
+            outputs (so their memory is back by the time a waiter sees the error)."""
             inputs = {id(s) for s in storages}
             for storage in results:
                 if id(storage) not in inputs:
                     inputs.add(id(storage))
                     device.free(storage)
             _free_donated(device, donated, set())
+            abandon(exc)
 
         def run() -> None:
             kept: set[int] = set()
@@ -335,6 +359,8 @@ class SimpleExecutable(Executable):
                 if deferred is not None:
                     done = deferred.completion()
             except BaseException as exc:
+                if rendezvous is not None:  # peers waiting for this device give up now
+                    rendezvous.abort(device.id, exc)
                 fail(exc, storages, results)
                 raise
             if deferred is None:
@@ -349,9 +375,22 @@ class SimpleExecutable(Executable):
 
             done.on_ready(on_done)
 
+        started: list[bool] = []
+
+        def run_here() -> None:
+            started.append(True)
+            try:
+                run()
+            except Exception:  # noqa: BLE001 - the error is on the outputs' events already
+                pass
+
         try:
-            device.queue.enqueue(run, f"launch of {self.name!r}")
+            inline = self._inline and all(v.is_ready() for v in values)
+            if not (inline and device.queue.run_inline_if_idle(run_here)):
+                device.queue.enqueue(run, f"launch of {self.name!r}")
         except BaseException as exc:
+            if started:  # interrupted inside run(): it failed the outputs itself
+                raise
             abandon(exc)
             _free_donated(device, donated, set())
             raise

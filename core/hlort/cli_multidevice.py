@@ -1,0 +1,113 @@
+"""``hlort run`` for a module whose header asks for several replicas or partitions.
+
+The module runs on that many devices of the platform at once (never on one with its shardings
+ignored). Inputs and outputs are the global arrays, as ``jax.jit`` takes and returns them:
+each argument is cut into the tiles its parameter sharding names, and each output put together
+from its tiles (:mod:`hlort.runtime.sharded_call`). The report lists the devices that ran it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from hlort.errors import InvalidArgument
+
+_MORE_DEVICES = {
+    "cpu": "HLORT_CPU_DEVICES=N starts N virtual cpu devices",
+    "interpreter": "HLORT_INTERPRETER_DEVICES=N starts N interpreter devices",
+}
+
+
+def copies(module) -> int:
+    return int(module.config.get("num_replicas", 1)) * int(module.config.get("num_partitions", 1))
+
+
+def require_devices(backend, module) -> None:
+    """INVALID_ARGUMENT naming the counts and how to start more devices, before compiling."""
+    replicas = int(module.config.get("num_replicas", 1))
+    partitions = int(module.config.get("num_partitions", 1))
+    have = len(backend.devices())
+    if have < replicas * partitions:
+        hint = _MORE_DEVICES.get(backend.platform, "see `hlort devices` for platforms with more")
+        raise InvalidArgument(
+            f"{module.name} needs {replicas * partitions} devices ({replicas} replica(s) x "
+            f"{partitions} partition(s)) but {backend.platform} has {have}; {hint}"
+        )
+
+
+def _describe(name: str, shape) -> dict:
+    return {"name": name, "shape": list(shape.dims), "dtype": shape.dtype.name}
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1e3, 3)
+
+
+def run_on_devices(args: argparse.Namespace, module, fmt: str):
+    """Compile and run; returns (report, global outputs, executable, transfer-in seconds,
+    transfer-out seconds) for ``hlort run`` to print."""
+    import hlort
+    from hlort.runtime.npz_io import read_inputs, write_outputs
+    from hlort.runtime.sample_inputs import random_inputs
+    from hlort.runtime.sharded_call import compile_sharded
+
+    replicas = int(module.config.get("num_replicas", 1))
+    partitions = int(module.config.get("num_partitions", 1))
+    needed = replicas * partitions
+    if args.device is not None:
+        raise InvalidArgument(
+            f"--device picks one device, but {module.name} runs on {needed} ({replicas} "
+            f"replica(s) x {partitions} partition(s)); leave --device out"
+        )
+    backend = hlort.backend(args.platform)
+    require_devices(backend, module)
+    start = time.perf_counter()
+    sharded = compile_sharded(backend, module)
+    compile_s = time.perf_counter() - start
+    shapes = sharded.input_shapes
+    inputs = read_inputs(args.inputs, shapes) if args.inputs else random_inputs(shapes, seed=0)
+    start = time.perf_counter()
+    per_device = sharded.shard_arguments(inputs)
+    buffers = [
+        [backend.device_put(a, device) for a in arrays]
+        for device, arrays in zip(sharded.devices, per_device, strict=True)
+    ]
+    for row in buffers:
+        for b in row:
+            b.block_until_ready()
+    transfer_in_s = time.perf_counter() - start
+    times: list[float] = []
+    outputs = []
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        outputs = sharded.exe.execute_sharded(buffers)
+        for row in outputs:
+            for out in row:
+                out.block_until_ready()
+        times.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    results = sharded.assemble([[out.numpy() for out in row] for row in outputs])
+    transfer_out_s = time.perf_counter() - start
+    if args.output:
+        write_outputs(args.output, results)
+    devices = [str(d) for d in sharded.devices]
+    report = {
+        "module": module.name,
+        "format": fmt,
+        "platform": backend.platform,
+        "device": ", ".join(devices),
+        "devices": devices,
+        "num_replicas": replicas,
+        "num_partitions": partitions,
+        "inputs": [_describe(f"arg{i}", s) for i, s in enumerate(shapes)],
+        "inputs_source": args.inputs or "random (seed 0)",
+        "outputs": [_describe(f"out{i}", s) for i, s in enumerate(sharded.output_shapes)],
+        "compile_ms": _ms(compile_s),
+        "execute_ms": [_ms(t) for t in times],
+        "execute_ms_mean": _ms(sum(times) / len(times)),
+        "execute_ms_min": _ms(min(times)),
+    }
+    if args.output:
+        report["output_file"] = args.output
+    return report, results, sharded.exe, transfer_in_s, transfer_out_s
