@@ -49,6 +49,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "hlort.plugin.bounded_call",
         ),
     ),
+    ("distributed", ("hlort.distributed",)),
     ("public API", ("hlort",)),
     ("testing", ("hlort.testing", "hlort.testdata", "hlort.testdata_runner")),
     ("cli", ("hlort.cli", "hlort.demo", "hlort.examples", "hlort.plugin.new_plugin")),

@@ -1,0 +1,256 @@
+"""What each rank runs under ``mpirun`` for tests/distributed/test_mpirun.py.
+
+``python rank_program.py OUT_DIR CHECK...``: runs the named checks in order and writes
+``OUT_DIR/rank-R.json`` with each check's findings (or its error), which the test asserts on.
+A check that fails records ``{"error": ...}`` and the rank goes on, so the test sees every rank's
+story instead of a hung job. Seeds are fixed; every rank computes the expected values itself.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from hlort import dtypes
+from hlort.errors import HlortError
+
+DEVICES_PER_RANK = 2  # of the synthetic device numbering the transport checks use
+
+
+def _rank_size():
+    from hlort.distributed.process_env import import_mpi
+
+    MPI = import_mpi()
+    return MPI, MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
+
+
+def _value(device_id: int, shape=(3, 4), dtype=np.float32) -> np.ndarray:
+    rng = np.random.default_rng(1000 + device_id)
+    return (rng.standard_normal(shape) * 10).astype(dtype)
+
+
+def _synthetic_transport():
+    """A transport over a duplicate of COMM_WORLD where rank r owns devices 2r and 2r+1."""
+    from hlort.distributed.transport import MpiTransport
+
+    MPI, rank, size = _rank_size()
+    return MpiTransport(MPI.COMM_WORLD.Dup(), lambda d: d // DEVICES_PER_RANK), rank, size
+
+
+def check_transport(out: dict) -> None:
+    transport, rank, size = _synthetic_transport()
+    everyone = list(range(size * DEVICES_PER_RANK))
+    mine = [d for d in everyone if d // DEVICES_PER_RANK == rank]
+    got = transport.exchange(("whole", 0), {d: _value(d) for d in mine}, everyone)
+    out["whole_group_order"] = list(got)
+    out["whole_equal"] = all(np.array_equal(got[d], _value(d)) for d in everyone)
+    # every element type crosses bit for bit (bf16 and float8 through ml_dtypes, pred, complex)
+    kinds = ["pred", "s8", "u16", "s32", "s64", "f16", "bf16", "f8e4m3fn", "f32", "f64", "c64"]
+    typed_ok = []
+    for step, name in enumerate(kinds):
+        dtype = dtypes.from_hlo_name(name).numpy
+        local = {d: (_value(d, (2, 3)) * (d + 1)).astype(dtype) for d in mine}
+        got = transport.exchange(("typed", step), local, everyone)
+        expect = {d: (_value(d, (2, 3)) * (d + 1)).astype(dtype) for d in everyone}
+        same = all(
+            got[d].dtype == dtype and got[d].tobytes() == expect[d].tobytes() for d in everyone
+        )
+        typed_ok.append([name, same])
+    out["typed"] = typed_ok
+    # shapes that need care: 0-d, empty, non-contiguous, a large one (rendezvous protocol)
+    odd = {
+        "scalar": lambda d: np.float64(d + 0.5).reshape(()),
+        "empty": lambda d: np.zeros((0, 5), np.float32),
+        "strided": lambda d: _value(d, (6, 8))[::2, 1::3],
+        "large": lambda d: np.full((1 << 20,), d, np.float32),
+    }
+    odd_ok = {}
+    for name, make in odd.items():
+        got = transport.exchange(("odd", name), {d: make(d) for d in mine}, everyone)
+        odd_ok[name] = all(
+            got[d].shape == make(d).shape and np.array_equal(got[d], make(d)) for d in everyone
+        )
+    out["odd"] = odd_ok
+
+
+def check_concurrent_groups(out: dict) -> None:
+    """Each device thread exchanges over its own group at once (groups {0,2,..} and {1,3,..}),
+    and many exchanges share one MPI tag (forced collisions go through the mailbox)."""
+    transport, rank, size = _synthetic_transport()
+    everyone = list(range(size * DEVICES_PER_RANK))
+    results: dict = {}
+    errors: list = []
+
+    def device_thread(device_id: int):
+        try:
+            group = [d for d in everyone if d % DEVICES_PER_RANK == device_id % DEVICES_PER_RANK]
+            for step in range(20):
+                got = transport.exchange(
+                    ("steps", step), {device_id: _value(device_id) + step}, group
+                )
+                ok = all(np.array_equal(got[d], _value(d) + step) for d in group)
+                results.setdefault(device_id, []).append(ok)
+        except Exception as err:  # reported, not swallowed: the test asserts on it
+            errors.append(f"{device_id}: {err}")
+
+    threads = [
+        threading.Thread(target=device_thread, args=(d,))
+        for d in everyone
+        if d // DEVICES_PER_RANK == rank
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    out["threads_alive"] = sum(t.is_alive() for t in threads)
+    out["errors"] = errors
+    out["all_ok"] = all(all(v) and len(v) == 20 for v in results.values()) and len(results) == 2
+
+    # the same tag for every exchange: messages of other exchanges land in the mailbox
+    transport._tag_ub = 2  # tag = 1 + crc % 1 == 1 for every key
+    got_all = []
+    for step in range(8):
+        got = transport.exchange(
+            ("collide", step), {d: _value(d) * step for d in mine_of(rank)}, everyone
+        )
+        got_all.append(all(np.array_equal(got[d], _value(d) * step) for d in everyone))
+    out["collisions_ok"] = all(got_all)
+
+
+def mine_of(rank: int) -> list[int]:
+    return [rank * DEVICES_PER_RANK + i for i in range(DEVICES_PER_RANK)]
+
+
+def check_bad_contribution(out: dict) -> None:
+    transport, rank, size = _synthetic_transport()
+    try:
+        transport.exchange("bad", {0: _value(0), 99: _value(99)}, [0, 1])
+    except HlortError as err:
+        out["code"] = err.code.name
+        out["message"] = err.message
+
+
+def check_deadline(out: dict) -> None:
+    """The last rank never joins the exchange: the others get DEADLINE_EXCEEDED, then everyone
+    meets again (so the job ends cleanly)."""
+    transport, rank, size = _synthetic_transport()
+    everyone = list(range(size * DEVICES_PER_RANK))
+    if rank != size - 1:
+        try:
+            transport.exchange(
+                "never", {d: _value(d) for d in mine_of(rank)}, everyone, timeout_s=1.0
+            )
+            out["raised"] = None
+        except HlortError as err:
+            out["raised"] = err.code.name
+            out["message"] = err.message
+    transport.barrier(timeout_s=60, what="after the deadline check")
+    out["rejoined"] = True
+
+
+def check_initialize(out: dict) -> None:
+    import hlort.distributed as hd
+
+    run = hd.initialize("interpreter")
+    again = hd.initialize()
+    out["idempotent"] = again is run
+    out["process_index"] = hd.process_index()
+    out["process_count"] = hd.process_count()
+    out["devices"] = [
+        [d.id, d.process_index, d.is_addressable, d.platform, d.local_id] for d in hd.devices()
+    ]
+    out["addressable"] = [d.id for d in hd.addressable_devices()]
+    out["local_devices_are_runtime_devices"] = all(
+        str(d.local) == f"interpreter:{d.local_id}" for d in hd.addressable_devices()
+    )
+    remote = [d for d in hd.devices() if not d.is_addressable]
+    if remote:
+        try:
+            hd.local_device(remote[0].id)
+        except HlortError as err:
+            out["remote_lookup"] = err.code.name
+
+
+def check_collectives(out: dict) -> None:
+    """Buffers of a backend cross processes: device -> host -> MPI -> host -> device."""
+    import hlort
+    import hlort.distributed as hd
+
+    hd.initialize("interpreter")
+    everyone = [d.id for d in hd.devices()]
+    mine = hd.addressable_devices()
+    buffers = {d.id: hlort.device_put(_value(d.id), d.local) for d in mine}
+    reduced = hd.all_reduce(buffers, "sum")
+    expect = _value(everyone[0]).copy()
+    for d in everyone[1:]:
+        expect = expect + _value(d)
+    out["all_reduce_sum"] = all(
+        isinstance(b, hlort.runtime.Buffer)
+        and b.device == hd.local_device(i)
+        and np.array_equal(b.numpy(), expect)
+        for i, b in reduced.items()
+    )
+    out["all_reduce_max"] = all(
+        np.array_equal(v, np.max([_value(d) for d in everyone], axis=0))
+        for v in hd.all_reduce({d.id: _value(d.id) for d in mine}, "max").values()
+    )
+    gathered = hd.all_gather(buffers, axis=1)
+    out["all_gather"] = all(
+        np.array_equal(b.numpy(), np.concatenate([_value(d) for d in everyone], axis=1))
+        for b in gathered.values()
+    )
+    n = len(everyone)
+    parts = {d: _value(d, (n * 2, 3)) for d in everyone}
+    swapped = hd.all_to_all({d.id: parts[d.id] for d in mine}, split_axis=0, concat_axis=1)
+    out["all_to_all"] = all(
+        np.array_equal(
+            v, np.concatenate([np.split(parts[s], n)[everyone.index(d)] for s in everyone], 1)
+        )
+        for d, v in swapped.items()
+    )
+    ring = [(d, everyone[(i + 1) % n]) for i, d in enumerate(everyone)]
+    shifted = hd.collective_permute(buffers, ring)
+    out["permute_ring"] = all(
+        np.array_equal(b.numpy(), _value(everyone[(everyone.index(d) - 1) % n]))
+        for d, b in shifted.items()
+    )
+    one_way = [(everyone[0], everyone[-1])]
+    involved = {d.id: _value(d.id) for d in mine if d.id in (everyone[0], everyone[-1])}
+    result = hd.collective_permute(involved, one_way) if involved else {}
+    out["permute_one_way"] = all(
+        np.array_equal(v, _value(everyone[0]) if d == everyone[-1] else np.zeros((3, 4)))
+        for d, v in result.items()
+    )
+
+
+CHECKS = {
+    name[len("check_") :]: fn for name, fn in dict(globals()).items() if name.startswith("check_")
+}
+
+
+def main() -> int:
+    out_dir = Path(sys.argv[1])
+    _, rank, _ = _rank_size()
+    report: dict = {}
+    for name in sys.argv[2:]:
+        found: dict = {}
+        started = time.perf_counter()
+        try:
+            CHECKS[name](found)
+        except Exception as err:
+            found["error"] = f"{type(err).__name__}: {err}"
+            found["traceback"] = traceback.format_exc()
+        found["seconds"] = round(time.perf_counter() - started, 3)  # shown, never asserted
+        report[name] = found
+    (out_dir / f"rank-{rank}.json").write_text(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

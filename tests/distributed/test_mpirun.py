@@ -1,0 +1,80 @@
+"""Processes under ``mpirun -n 2`` and ``-n 4`` on this machine: the transport, initialize's
+global device list, collectives on backend buffers, and the bounded wait (rank_program.py does
+the work in each rank; these tests assert on what every rank reported).
+
+One mpirun job per rank count runs all checks, to keep launches (about a second each) few.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+CHECKS = (
+    "transport",
+    "concurrent_groups",
+    "bad_contribution",
+    "deadline",
+    "initialize",
+    "collectives",
+)
+RANKS = [2, 4]
+
+
+@pytest.fixture(params=RANKS, ids=[f"{n}ranks" for n in RANKS])
+def job(request, mpi_ranks):
+    return mpi_ranks(request.param, *CHECKS)
+
+
+def test_every_device_array_reaches_every_rank_bit_for_bit(job):
+    for rank, found in enumerate(job.check("transport")):
+        assert found["whole_group_order"] == list(range(2 * job.ranks)), rank
+        assert found["whole_equal"], rank
+        assert all(same for _, same in found["typed"]), (rank, found["typed"])
+        assert found["odd"] == {"scalar": True, "empty": True, "strided": True, "large": True}
+
+
+def test_concurrent_exchanges_of_two_groups_and_colliding_tags(job):
+    for rank, found in enumerate(job.check("concurrent_groups")):
+        assert found["threads_alive"] == 0 and found["errors"] == [], (rank, found)
+        assert found["all_ok"], rank
+        assert found["collisions_ok"], rank
+
+
+def test_a_contribution_for_a_device_of_another_process_is_refused(job):
+    for found in job.check("bad_contribution"):
+        assert found["code"] == "INVALID_ARGUMENT"
+        assert "contributed [0, 99]" in found["message"]
+
+
+def test_a_rank_that_never_arrives_gives_deadline_exceeded_naming_it(job):
+    reports = job.check("deadline")
+    last = job.ranks - 1
+    for rank, found in enumerate(reports[:-1]):
+        assert found["raised"] == "DEADLINE_EXCEEDED", (rank, found)
+        assert f"process {last} (devices [{2 * last}, {2 * last + 1}])" in found["message"]
+        assert "within 1 s" in found["message"]
+    assert all(found["rejoined"] for found in reports)
+
+
+def test_initialize_forms_the_global_device_list(job):
+    reports = job.check("initialize")
+    for rank, found in enumerate(reports):
+        assert found["idempotent"]
+        assert found["process_index"] == rank and found["process_count"] == job.ranks
+        # one interpreter device per process, numbered by process: the same list everywhere
+        assert found["devices"] == [[r, r, r == rank, "interpreter", 0] for r in range(job.ranks)]
+        assert found["addressable"] == [rank]
+        assert found["local_devices_are_runtime_devices"]
+        assert found["remote_lookup"] == "NOT_FOUND"
+
+
+def test_collectives_on_buffers_cross_processes(job):
+    for rank, found in enumerate(job.check("collectives")):
+        assert found == {
+            "all_reduce_sum": True,
+            "all_reduce_max": True,
+            "all_gather": True,
+            "all_to_all": True,
+            "permute_ring": True,
+            "permute_one_way": True,
+        }, rank
