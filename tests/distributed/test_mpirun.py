@@ -70,6 +70,7 @@ def test_initialize_forms_the_global_device_list(job):
 
 def test_collectives_on_buffers_cross_processes(job):
     for rank, found in enumerate(job.check("collectives")):
+        found.pop("seconds")
         assert found == {
             "all_reduce_sum": True,
             "all_reduce_max": True,

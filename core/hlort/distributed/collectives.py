@@ -14,7 +14,6 @@ are the semantics compiled programs' collectives get, reachable without compilin
 
 from __future__ import annotations
 
-import functools
 import itertools
 import threading
 from collections.abc import Mapping, Sequence
@@ -84,9 +83,19 @@ def all_reduce(
         raise InvalidArgument(f"unknown reduction {op!r}; known: {', '.join(REDUCTIONS)}")
     group = _group_of(values, group)
     gathered = _exchange("all_reduce", values, group, timeout_s)
-    combine = REDUCTIONS[op]
-    total = functools.reduce(combine, (gathered[d] for d in group[1:]), gathered[group[0]].copy())
+    total = reduce_in_group_order(REDUCTIONS[op], [gathered[d] for d in group])
     return {d: _like(v, total) for d, v in values.items()}
+
+
+def reduce_in_group_order(combine, arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """``combine`` folded left to right (((a0 + a1) + a2) ...): the interpreter's order, so
+    every process gets the same bits. A new array; the inputs are left alone."""
+    if len(arrays) == 1:
+        return arrays[0].copy()
+    total = np.asarray(combine(arrays[0], arrays[1]))  # 0-d operands give a NumPy scalar
+    for array in arrays[2:]:
+        combine(total, array, out=total)
+    return total
 
 
 def all_gather(

@@ -2,7 +2,8 @@
 
 Used by the tests and the benchmark, and shown in docs/distributed.md for people: every rank is
 a process here (``--oversubscribe``: more ranks than cores is fine for tests), they talk through
-shared memory (``btl self,sm``: no network transport is even loaded), unbound (``--bind-to
+shared memory (``pml ob1`` with ``btl self,sm``: no network transport is even loaded; UCX,
+which would pick its own transports, is not used), unbound (``--bind-to
 none``: ranks share the cores with everything else). Open MPI's launcher (PRRTE) insists on one
 non-loopback interface for its own control listener even when every rank is local; with one
 host nothing ever connects to it from outside.
@@ -16,7 +17,17 @@ from collections.abc import Sequence
 
 from hlort.distributed.process_env import mpirun_path
 
-LOCAL_OPTIONS = ("--oversubscribe", "--bind-to", "none", "--mca", "btl", "self,sm")
+LOCAL_OPTIONS = (
+    "--oversubscribe",
+    "--bind-to",
+    "none",
+    "--mca",
+    "pml",
+    "ob1",
+    "--mca",
+    "btl",
+    "self,sm",
+)
 
 
 def mpirun_command(ranks: int, program: Sequence[str], *, python: str | None = None) -> list[str]:

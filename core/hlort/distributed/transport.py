@@ -17,9 +17,11 @@ Contract:
   hang, except inside an MPI transfer that has already started (a peer that dies mid-message
   makes the MPI job abort instead).
 
-Each process sends one message to each peer (:mod:`hlort.distributed.wire_format`) with an MPI
-tag derived from (key, group); a receiver takes messages by matched probe, and one that belongs
-to another exchange of the same tag is kept in a mailbox for that exchange.
+Each process sends each peer a header and then each of its arrays
+(:mod:`hlort.distributed.wire_format`) with an MPI tag derived from (key, group); headers and
+arrays use separate communicators. A receiver takes a header by matched probe and posts the
+receives of the arrays that follow it at once; a header of another exchange with the same tag
+is received the same way and its arrays are kept in a mailbox for that exchange.
 """
 
 from __future__ import annotations
@@ -63,17 +65,22 @@ def deadline_exceeded(message: str) -> HlortError:
 
 
 class _Backoff:
-    """Polls a few hundred times with only a yield, then sleeps up to 1 ms between polls."""
+    """Polls with only a yield for the first 2 ms (a peer that is nearly there costs no sleep
+    latency), then sleeps between polls, growing to 1 ms (a peer that is still compiling does
+    not cost this process a core)."""
+
+    SPIN_S = 2e-3
 
     def __init__(self):
-        self.polls = 0
+        self.started = time.monotonic()
+        self.sleep_s = 1e-5
 
     def wait(self) -> None:
-        self.polls += 1
-        if self.polls < 200:
+        if time.monotonic() - self.started < self.SPIN_S:
             time.sleep(0)
         else:
-            time.sleep(min(1e-3, 1e-5 * 2 ** min(self.polls - 200, 7)))
+            time.sleep(self.sleep_s)
+            self.sleep_s = min(1e-3, self.sleep_s * 2)
 
 
 class MpiTransport:
@@ -94,6 +101,11 @@ class MpiTransport:
         self._mailbox_lock = threading.Lock()
         multiple = self._mpi.Query_thread() >= self._mpi.THREAD_MULTIPLE
         self._mpi_lock = contextlib.nullcontext() if multiple else threading.Lock()
+        # headers travel on ``comm``, arrays on a duplicate: two matching spaces, so a thread
+        # probing for headers never takes an array message
+        self._data = comm.Dup()
+        self._post_lock = threading.Lock()  # a header and its arrays are posted together
+        self._match_lock = threading.Lock()  # a matched header's receives are posted together
         self._abandoned: list = []  # sends of timed-out exchanges: their buffers must stay alive
 
     def process_of(self, device_id: int) -> int:
@@ -124,36 +136,30 @@ class MpiTransport:
         deadline = time.monotonic() + timeout
         text = wire_format.key_text((key, tuple(group)))
         tag = 1 + zlib.crc32(text.encode()) % (self._tag_ub - 1)
-        outgoing = wire_format.encode(text, local)
-        datatype = self._datatype(outgoing)
+        arrays = {d: wire_format.contiguous(local[d]) for d in mine}
+        header = wire_format.encode_header(text, arrays)
         MPI = self._mpi
-        with self._mpi_lock:
-            sends = [self.comm.Isend([MPI.BOTTOM, 1, datatype], dest=p, tag=tag) for p in peers]
+        with self._post_lock, self._mpi_lock:
+            sends = []
+            for peer in peers:
+                sends.append(self.comm.Isend([header, MPI.BYTE], dest=peer, tag=tag))
+                sends += [
+                    self._data.Isend([wire_format.as_bytes(a), MPI.BYTE], dest=peer, tag=tag)
+                    for a in arrays.values()
+                    if a.nbytes
+                ]
         try:
             received = self._receive(peers, tag, text, owners, deadline, key, group, timeout)
-            self._wait_sends(sends, peers, deadline, key, group, timeout)
+            self._wait_all(sends, deadline, f"processes {peers} to take this process's data")
         except BaseException:
-            self._abandoned.append((sends, outgoing, datatype))
+            self._abandoned.append((sends, header, arrays))
             raise
-        with self._mpi_lock:
-            datatype.Free()
         return {
             d: local[d] if owners[d] == self.process_index else received[owners[d]][d]
             for d in group
         }
 
     # -- pieces -------------------------------------------------------------------------------
-    def _datatype(self, outgoing: wire_format.Outgoing):
-        """An MPI type over the blocks' own memory (absolute addresses): sent without packing."""
-        MPI = self._mpi
-        blocks = [b for b in outgoing.blocks if b.data.nbytes]
-        with self._mpi_lock:
-            datatype = MPI.BYTE.Create_hindexed(
-                [b.data.nbytes for b in blocks], [MPI.Get_address(b.data) for b in blocks]
-            )
-            datatype.Commit()
-        return datatype
-
     def _receive(self, peers, tag, text, owners, deadline, key, group, timeout):
         received: dict[int, dict[int, np.ndarray]] = {}
         pending = list(peers)
@@ -162,7 +168,7 @@ class MpiTransport:
             for peer in list(pending):
                 arrays = self._take(peer, text)
                 if arrays is None:
-                    arrays = self._poll(peer, tag, text)
+                    arrays = self._poll(peer, tag, text, deadline)
                 if arrays is None:
                     continue
                 expected = sorted(d for d, p in owners.items() if p == peer)
@@ -201,39 +207,45 @@ class MpiTransport:
                 del self._mailbox[(peer, text)]
             return arrays
 
-    def _poll(self, peer: int, tag: int, text: str):
-        """One matched probe for ``peer``'s message with ``tag``: ours, or filed for another."""
+    def _poll(self, peer: int, tag: int, text: str, deadline: float):
+        """One matched probe for ``peer``'s header with ``tag``; then its arrays. Returns ours,
+        or None (nothing yet, or another exchange's message, which is filed for it)."""
         MPI = self._mpi
         status = MPI.Status()
-        with self._mpi_lock:
+        with self._match_lock, self._mpi_lock:
             message = self.comm.Improbe(source=peer, tag=tag, status=status)
-        if message is None:
-            return None
-        buffer = np.empty(status.Get_count(MPI.BYTE), np.uint8)
-        with self._mpi_lock:
-            message.Recv([buffer, MPI.BYTE])
-        incoming = wire_format.decode(buffer, f"process {peer}")
-        if incoming.key == text:
-            return incoming.arrays
+            if message is None:
+                return None
+            data = bytearray(status.Get_count(MPI.BYTE))
+            message.Recv([data, MPI.BYTE])
+            header = wire_format.decode_header(bytes(data), f"process {peer}")
+            arrays = wire_format.allocate(header)
+            receives = [
+                self._data.Irecv([wire_format.as_bytes(a), MPI.BYTE], source=peer, tag=tag)
+                for a in arrays.values()
+                if a.nbytes
+            ]
+        self._wait_all(receives, deadline, f"the arrays of process {peer} for {header.key}")
+        if header.key == text:
+            return arrays
         with self._mailbox_lock:  # another exchange whose tag collides with ours: keep it
-            self._mailbox.setdefault((peer, incoming.key), []).append(incoming.arrays)
+            self._mailbox.setdefault((peer, header.key), []).append(arrays)
         return None
 
-    def _wait_sends(self, sends, peers, deadline, key, group, timeout):
+    def _wait_all(self, requests, deadline: float, what: str) -> None:
+        """Wait for requests whose peer is known to be in the exchange (it sent its header):
+        poll without sleeping, since a large message progresses only while MPI is called."""
         MPI = self._mpi
-        backoff = _Backoff()
         while True:
             with self._mpi_lock:
-                done = MPI.Request.Testall(sends)
-            if done:
-                return
+                if MPI.Request.Testall(requests):
+                    return
             if time.monotonic() > deadline:
                 raise deadline_exceeded(
-                    f"collective {key!r} over devices {group} on process {self.process_index}: "
-                    f"processes {peers} did not take this process's data within {timeout:g} s "
-                    "(raise HLORT_COLLECTIVE_TIMEOUT for a slow peer)"
+                    f"process {self.process_index} waited for {what} past the collective "
+                    "timeout (raise HLORT_COLLECTIVE_TIMEOUT for a slow peer)"
                 )
-            backoff.wait()
+            time.sleep(0)
 
     # -- process-level helpers (start-up) ------------------------------------------------------
     def barrier(self, timeout_s: float | None = None, what: str = "barrier") -> None:

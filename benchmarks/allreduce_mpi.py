@@ -1,0 +1,154 @@
+"""All-reduce bandwidth across MPI ranks: hlort's cross-process all-reduce vs ``MPI.Allreduce``.
+
+Both sum the same float32 buffers (one per rank) over the same communicator size; bandwidth is
+the buffer's bytes over the median time of one all-reduce (each repeat starts after a barrier,
+rank 0's clock). Rows:
+
+* ``MPI.Allreduce``: mpi4py on NumPy arrays, into a preallocated output (the baseline).
+* ``hlort arrays``: ``hlort.distributed.all_reduce`` on NumPy arrays (the MPI transport's
+  exchange, then the sum in group order, as every hlort collective computes it).
+* ``hlort buffers``: the same on buffers of the ``--platform`` backend (default: the
+  interpreter's host memory): device -> host -> MPI -> host -> device.
+
+The goal (issue 17): hlort >= 0.9x of MPI's bandwidth. Measured here, never asserted in a test.
+
+    .venv/bin/python benchmarks/allreduce_mpi.py [--ranks 2] [--quick] [--platform cpu]
+
+It starts itself under ``mpirun -n RANKS`` (this machine only, shared memory between ranks) and
+writes benchmarks/results/allreduce_mpi.json. Without mpi4py/mpirun it says so and exits 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parent / "results"
+GOAL = 0.9
+
+
+def sizes(quick: bool) -> list[int]:
+    """Buffer sizes in bytes."""
+    return [1 << 12, 1 << 20] if quick else [1 << 12, 1 << 16, 1 << 20, 1 << 23, 1 << 26]
+
+
+def _time(fn, comm, repeat: int) -> float:
+    fn()  # warm-up: first-touch pages, MPI connections
+    times = []
+    for _ in range(repeat):
+        comm.Barrier()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def worker(args) -> int:
+    import hlort.distributed as hd
+    from hlort.distributed.process_env import import_mpi
+
+    MPI = import_mpi()
+    run = hd.initialize(args.platform)
+    comm = MPI.COMM_WORLD
+    rank, size = comm.Get_rank(), comm.Get_size()
+    (device,) = run.addressable_devices()[:1]
+    rows = []
+    for nbytes in sizes(args.quick):
+        count = nbytes // 4
+        x = np.random.default_rng(rank).standard_normal(count).astype(np.float32)
+        out = np.empty_like(x)
+        repeat = args.repeat or (3 if args.quick else max(5, min(50, (1 << 26) // nbytes)))
+        mpi_s = _time(lambda x=x, out=out: comm.Allreduce(x, out, op=MPI.SUM), comm, repeat)
+        arrays_s = _time(lambda x=x: hd.all_reduce({device.id: x}), comm, repeat)
+        buffer = device.local.backend.device_put(x, device.local)
+        buffers_s = _time(
+            lambda b=buffer: hd.all_reduce({device.id: b})[device.id].block_until_ready(),
+            comm,
+            repeat,
+        )
+        # the results agree: MPI's sum and hlort's (group order) within float32 rounding
+        mine = hd.all_reduce({device.id: x})[device.id]
+        comm.Allreduce(x, out, op=MPI.SUM)
+        error = float(np.max(np.abs(mine - out)) / max(1e-30, float(np.max(np.abs(out)))))
+        rows.append(
+            {
+                "bytes": nbytes,
+                "repeat": repeat,
+                "mpi_s": mpi_s,
+                "hlort_arrays_s": arrays_s,
+                "hlort_buffers_s": buffers_s,
+                "mpi_gb_s": nbytes / mpi_s / 1e9,
+                "hlort_arrays_gb_s": nbytes / arrays_s / 1e9,
+                "hlort_buffers_gb_s": nbytes / buffers_s / 1e9,
+                "arrays_over_mpi": mpi_s / arrays_s,
+                "buffers_over_mpi": mpi_s / buffers_s,
+                "max_rel_diff_vs_mpi": error,
+            }
+        )
+    if rank == 0:
+        report = {"ranks": size, "platform": run.platform, "goal": GOAL, "rows": rows}
+        Path(args.worker).write_text(json.dumps(report, indent=1))
+    return 0
+
+
+def print_report(report: dict) -> None:
+    print(
+        f"all-reduce (sum, float32) over {report['ranks']} MPI ranks on this machine; "
+        f"buffers on {report['platform']}; goal hlort >= {report['goal']}x MPI"
+    )
+    print(
+        f"{'bytes':>10} {'MPI GB/s':>9} {'hlort arrays':>13} {'x MPI':>6} "
+        f"{'hlort buffers':>14} {'x MPI':>6} {'max rel diff':>12}"
+    )
+    for row in report["rows"]:
+        print(
+            f"{row['bytes']:>10} {row['mpi_gb_s']:>9.3f} {row['hlort_arrays_gb_s']:>13.3f} "
+            f"{row['arrays_over_mpi']:>6.2f} {row['hlort_buffers_gb_s']:>14.3f} "
+            f"{row['buffers_over_mpi']:>6.2f} {row['max_rel_diff_vs_mpi']:>12.2e}"
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--platform", default="interpreter", help="where the buffers live")
+    parser.add_argument("--repeat", type=int, default=0, help="timed repeats (default: by size)")
+    parser.add_argument("--quick", action="store_true", help="4 KiB and 1 MiB, 3 repeats (CI)")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)  # set in the ranks: the report path
+    args = parser.parse_args()
+    if args.worker:
+        return worker(args)
+
+    from hlort.distributed.mpirun import mpirun_command, mpirun_environment
+    from hlort.distributed.process_env import mpi_available
+
+    reason = mpi_available()
+    if reason is not None:
+        print(f"allreduce_mpi: skipped: {reason}")
+        return 3
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / "allreduce_mpi.json"
+    argv = [__file__, "--worker", str(path), "--platform", args.platform]
+    argv += ["--repeat", str(args.repeat)] + (["--quick"] if args.quick else [])
+    done = subprocess.run(
+        mpirun_command(args.ranks, argv),
+        env=mpirun_environment(dict(os.environ)),
+        timeout=600,
+    )
+    if done.returncode != 0:
+        print(f"allreduce_mpi: mpirun -n {args.ranks} exited {done.returncode}", file=sys.stderr)
+        return 1
+    print_report(json.loads(path.read_text()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
