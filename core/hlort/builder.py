@@ -84,6 +84,11 @@ class Builder:
                 raise InvalidArgument(
                     f"{opcode.value}: operand {o.name} belongs to another computation"
                 )
+        for key in opcode.info.called:  # a called computation joins the module (unique names)
+            called = attrs.get(key)
+            for comp in called if isinstance(called, (list, tuple)) else (called,):
+                if isinstance(comp, Computation):
+                    self._comp(comp)
         result = infer_shape(opcode, [o.shape for o in operands], attrs, shape, name)
         instr = Instruction(opcode, result, list(operands), attrs, name)
         return self._append(instr)

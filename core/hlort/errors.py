@@ -81,6 +81,19 @@ class DataLoss(HlortError):
     default_code = ErrorCode.DATA_LOSS
 
 
+class DeadlineExceeded(HlortError):
+    """A wait ran out of time (a collective whose peers did not all arrive)."""
+
+    default_code = ErrorCode.DEADLINE_EXCEEDED
+
+
+class Aborted(HlortError):
+    """Work given up because another part of the same operation failed (a peer device's
+    program raised while this device waited for it in a collective)."""
+
+    default_code = ErrorCode.ABORTED
+
+
 class ParseError(InvalidArgument):
     """A syntax error in program text; carries the 1-based line and column."""
 

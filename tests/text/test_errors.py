@@ -162,8 +162,10 @@ def test_bad_attributes(line, message):
 
 
 def test_unsupported_xla_op_is_unimplemented():
-    text = body("%p = f32[4] parameter(0)", "ROOT %b = f32[4] all-reduce(%p)")
-    with pytest.raises(Unimplemented, match="bad.hlo:5:20: XLA op 'all-reduce' is not supported"):
+    text = body("%p = f32[4] parameter(0)", "ROOT %b = f32[4] ragged-all-to-all(%p)")
+    with pytest.raises(
+        Unimplemented, match="bad.hlo:5:20: XLA op 'ragged-all-to-all' is not supported"
+    ):
         parse_module(text, source_name="bad.hlo")
 
 

@@ -391,6 +391,64 @@ def _partition_id(b):
     return b.op(O.PARTITION_ID, ())
 
 
+def _add(b):
+    return b.scalar_computation(O.ADD, "f32", name="add_f32")
+
+
+_IOTA = A.IotaReplicaGroupList(2, 2, (2, 2), (1, 0))
+
+
+@case("all-reduce", O.ALL_REDUCE, O.ALL_REDUCE_START, O.ALL_REDUCE_DONE)
+def _all_reduce(b):
+    x = b.parameter(F32_23)
+    a = b.op(
+        O.ALL_REDUCE,
+        [x],
+        channel_id=1,
+        replica_groups=((0, 1), (2, 3)),
+        use_global_device_ids=True,
+        to_apply=_add(b),
+    )
+    s = b.op(O.ALL_REDUCE_START, [a], replica_groups=_IOTA, to_apply=a.attrs["to_apply"])
+    return b.op(O.ALL_REDUCE_DONE, [s])
+
+
+@case("all-gather", O.ALL_GATHER, O.ALL_GATHER_START, O.ALL_GATHER_DONE)
+def _all_gather(b):
+    x = b.parameter(F32_23)
+    g = b.op(O.ALL_GATHER, [x], replica_groups=((0, 1),), dimensions=(1,))
+    s = b.op(
+        O.ALL_GATHER_START,
+        [g],
+        channel_id=2,
+        replica_groups=((0, 1),),
+        dimensions=(0,),
+        use_global_device_ids=True,
+    )
+    return b.op(O.ALL_GATHER_DONE, [s])
+
+
+@case("reduce-scatter-all-to-all", O.REDUCE_SCATTER, O.ALL_TO_ALL, O.COLLECTIVE_BROADCAST)
+def _reduce_scatter(b):
+    x = b.parameter(shape.array("f32", [4, 2]))
+    r = b.op(O.REDUCE_SCATTER, [x], replica_groups=((0, 1),), dimensions=(0,), to_apply=_add(b))
+    t = b.op(O.ALL_TO_ALL, [r], replica_groups=((1, 0),), dimensions=(0,))
+    return b.op(O.COLLECTIVE_BROADCAST, [t], channel_id=5, replica_groups=())
+
+
+@case(
+    "collective-permute",
+    O.COLLECTIVE_PERMUTE,
+    O.COLLECTIVE_PERMUTE_START,
+    O.COLLECTIVE_PERMUTE_DONE,
+)
+def _collective_permute(b):
+    x = b.parameter(F32_23)
+    p = b.op(O.COLLECTIVE_PERMUTE, [x], channel_id=3, source_target_pairs=((0, 1), (1, 0)))
+    s = b.op(O.COLLECTIVE_PERMUTE_START, [p], source_target_pairs=((0, 0),))
+    return b.op(O.COLLECTIVE_PERMUTE_DONE, [s])
+
+
 def _params():
     out = []
     for name, (ops, fn) in CASES.items():

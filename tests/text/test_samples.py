@@ -23,6 +23,7 @@ SAMPLES_DIR = Path(__file__).parent / "samples"
 SAMPLES = sorted(SAMPLES_DIR.glob("*.hlo"))
 # Printed by hlort exactly as written (the others use forms hlort normalizes: no '%', tiling).
 CANONICAL = [
+    "collectives",
     "conditional",
     "constants",
     "convolution",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,9 +22,15 @@ from hlort.ir.opcodes import Opcode
 from hlort.ir.side_effects import SideEffects
 from hlort.shape import ArrayShape, Shape, Token, TokenShape, TupleShape
 
+if TYPE_CHECKING:
+    from hlort.interpreter.collective_semantics import Peers
+
 
 class Evaluator:
     """Evaluates computations. ``check_shapes`` verifies every op's result against its shape.
+
+    ``peers`` are the other copies of the program a collective meets
+    (:class:`~hlort.interpreter.collective_semantics.Peers`); without them it runs as one copy.
 
     Each computation runs its :meth:`~hlort.ir.computation.Computation.execution_order`. The
     order is kept only while one evaluation is in progress (per thread: a loop body runs once
@@ -31,10 +38,17 @@ class Evaluator:
     collected computation's id can be reused; the cache is keyed by the computation itself.
     """
 
-    def __init__(self, check_shapes: bool = True, replica_id: int = 0, partition_id: int = 0):
+    def __init__(
+        self,
+        check_shapes: bool = True,
+        replica_id: int = 0,
+        partition_id: int = 0,
+        peers: Peers | None = None,
+    ):
         self.check_shapes = check_shapes
         self.replica_id = replica_id
         self.partition_id = partition_id
+        self.peers = peers  # the other copies of the program, for collectives (None: one copy)
         self._running = threading.local()  # .orders: the evaluation in progress, or None
 
     def run(self, module: Module, args: Sequence) -> object:

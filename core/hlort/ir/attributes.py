@@ -170,3 +170,25 @@ def window_from_sizes(
         )
         for i in range(n)
     )
+
+
+@dataclass(frozen=True)
+class IotaReplicaGroupList:
+    """XLA's compact replica groups ``[G,S]<=[dims]T(perm)``: ``G`` groups of ``S`` ids, read
+    row by row from ``iota(prod(dims)).reshape(dims).transpose(perm)`` (no ``T(...)``: the
+    identity permutation). Kept as written so the printer gives the same text back;
+    :meth:`groups` is the explicit list."""
+
+    num_groups: int
+    group_size: int
+    reshape_dims: tuple[int, ...]
+    transpose_perm: tuple[int, ...] = ()
+
+    def groups(self) -> tuple[tuple[int, ...], ...]:
+        import numpy as np
+
+        ids = np.arange(self.num_groups * self.group_size).reshape(self.reshape_dims)
+        if self.transpose_perm:
+            ids = ids.transpose(self.transpose_perm)
+        rows = ids.reshape(self.num_groups, self.group_size)
+        return tuple(tuple(int(v) for v in row) for row in rows)

@@ -110,6 +110,8 @@ ATTR_TYPES: dict[str, str] = {
     "window": "a sequence of WindowDim",
     "dim_labels": "a ConvDimensionNumbers",
     "backend_config": "a string (or a dict)",
+    "replica_groups": "a sequence of id sequences or an IotaReplicaGroupList",
+    "pairs": "a sequence of (source, target) id pairs",
 }
 """Attribute value types and how errors describe them (checked in
 :mod:`hlort.ir.op_def_checks`; spelled in text by :mod:`hlort.text.attribute_syntax`)."""

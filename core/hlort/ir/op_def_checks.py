@@ -77,6 +77,8 @@ _CHECKS: dict[str, Check] = {
     "window": _seq(_instance(A.WindowDim)),
     "dim_labels": _instance(A.ConvDimensionNumbers),
     "backend_config": lambda v: isinstance(v, (str, dict)),
+    "replica_groups": lambda v: isinstance(v, A.IotaReplicaGroupList) or _seq(_seq(_int))(v),
+    "pairs": lambda v: _seq(_seq(_int))(v) and all(len(p) == 2 for p in v),
 }
 assert set(_CHECKS) == set(ATTR_TYPES), "every attribute value type needs a check"
 

@@ -128,6 +128,19 @@ class Opcode(enum.Enum):
     RNG_BIT_GENERATOR = "rng-bit-generator"
     REPLICA_ID = "replica-id"
     PARTITION_ID = "partition-id"
+    # collectives (docs/collectives.md; groups: hlort.ir.collective_groups)
+    ALL_REDUCE = "all-reduce"
+    ALL_GATHER = "all-gather"
+    REDUCE_SCATTER = "reduce-scatter"
+    ALL_TO_ALL = "all-to-all"
+    COLLECTIVE_PERMUTE = "collective-permute"
+    COLLECTIVE_BROADCAST = "collective-broadcast"
+    ALL_REDUCE_START = "all-reduce-start"
+    ALL_REDUCE_DONE = "all-reduce-done"
+    ALL_GATHER_START = "all-gather-start"
+    ALL_GATHER_DONE = "all-gather-done"
+    COLLECTIVE_PERMUTE_START = "collective-permute-start"
+    COLLECTIVE_PERMUTE_DONE = "collective-permute-done"
 
     def __repr__(self) -> str:
         return f"Opcode.{self.name}"
@@ -181,6 +194,24 @@ _TO_APPLY = _S("to_apply", "comp")
 _WINDOW = _S("window", "window", (), shown=_SET)
 _PRECISION = _S("operand_precision", "precision", OPTIONAL)
 _DOT = "dot_dimension_numbers."
+# Collectives, in XLA's print order: channel_id, replica_groups, then the op's own.
+_CHANNEL = _S("channel_id", "int", OPTIONAL, shown=_SET)
+_GROUPS = _S("replica_groups", "replica_groups", ())
+_GLOBAL_IDS = _S("use_global_device_ids", "bool", False, shown=_SET)
+_PAIRS = _S("source_target_pairs", "pairs", ())
+
+
+def _collective(*attrs: AttrDef, arity=None, numerics=_BITS, called=()) -> OpDef:
+    """Collectives communicate between the copies of a program: a side effect (never removed
+    nor merged: every copy must reach it, in the same order)."""
+    return OpDef(arity, side_effect=True, numerics=numerics, called=called, attrs=attrs)
+
+
+_ALL_REDUCE = _collective(
+    _CHANNEL, _GROUPS, _GLOBAL_IDS, _TO_APPLY, numerics=_ACC, called=("to_apply",)
+)
+_ALL_GATHER = _collective(_CHANNEL, _GROUPS, _DIMENSIONS, _GLOBAL_IDS)
+_PERMUTE = _collective(_CHANNEL, _PAIRS, arity=1)
 _GATHER = "gather_dimension_numbers."
 _SCATTER = "scatter_dimension_numbers."
 
@@ -392,6 +423,20 @@ OP_DEFS: dict[Opcode, OpDef] = {
     ),
     Opcode.REPLICA_ID: _bits(0),
     Opcode.PARTITION_ID: _bits(0),
+    Opcode.ALL_REDUCE: _ALL_REDUCE,
+    Opcode.ALL_GATHER: _ALL_GATHER,
+    Opcode.REDUCE_SCATTER: _collective(
+        _CHANNEL, _GROUPS, _GLOBAL_IDS, _DIMENSIONS, _TO_APPLY, numerics=_ACC, called=("to_apply",)
+    ),
+    Opcode.ALL_TO_ALL: _collective(_CHANNEL, _GROUPS, _S("dimensions", "dims", (), shown=_SET)),
+    Opcode.COLLECTIVE_PERMUTE: _PERMUTE,
+    Opcode.COLLECTIVE_BROADCAST: _collective(_CHANNEL, _GROUPS, arity=1),
+    Opcode.ALL_REDUCE_START: _ALL_REDUCE,
+    Opcode.ALL_REDUCE_DONE: _collective(arity=1),
+    Opcode.ALL_GATHER_START: _ALL_GATHER,
+    Opcode.ALL_GATHER_DONE: _collective(arity=1),
+    Opcode.COLLECTIVE_PERMUTE_START: _PERMUTE,
+    Opcode.COLLECTIVE_PERMUTE_DONE: _collective(arity=1),
 }
 
 _BY_HLO_NAME = {op.value: op for op in Opcode}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from hlort.errors import HlortError, Internal, InvalidArgument, Unimplemented
+from hlort.ir.collective_groups import check_module_collectives
 from hlort.ir.computation import Computation
 from hlort.ir.module import Module
 from hlort.ir.op_def_checks import check_attributes
@@ -56,6 +57,7 @@ def verify_module(module: Module) -> None:
                     f"{module.name}; add it with module.add_computation"
                 )
     _check_no_recursion(module)
+    check_module_collectives(module)
 
 
 def verify_computation(comp: Computation) -> None:

@@ -9,9 +9,10 @@ serialized form is the HLO text of the module.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 
-from hlort.errors import Unimplemented
+from hlort.errors import InvalidArgument, Unimplemented
 from hlort.interpreter.evaluator import Evaluator
 from hlort.ir.opcodes import Opcode
 from hlort.plugin.api import AttributeValue
@@ -22,6 +23,7 @@ from hlort.plugin.base import (
     SimpleExecutable,
     SimplePlugin,
 )
+from hlort.plugin.base.collectives import peers_for
 from hlort.plugin.base.cost_estimate import estimate_cost
 from hlort.plugin.base.reference_fallback import reference_function
 from hlort.plugin.base.value_flattening import flatten_value, unflatten
@@ -53,15 +55,13 @@ class InterpreterExecutable(SimpleExecutable):
                 f"{', '.join(sorted(missing))}"
             )
         self._entry_shapes = [p.shape for p in self.module.entry.parameters]
-        self._evaluators: dict[int, Evaluator] = {}
 
     def launch(self, device: SimpleDevice, arguments: list, ctx: LaunchContext) -> list:
-        # Launches on one device are serialized by its work queue, so one evaluator per device
-        # (which caches instruction orders) is never used by two threads at once.
-        evaluator = self._evaluators.get(device.id)
-        if evaluator is None:
-            evaluator = Evaluator(replica_id=ctx.replica, partition_id=ctx.partition)
-            self._evaluators[device.id] = evaluator
+        # One evaluator per launch: it carries this copy's replica/partition ids and its peers
+        # (the execution's rendezvous), and each device's launch runs on its own thread.
+        evaluator = Evaluator(
+            replica_id=ctx.replica, partition_id=ctx.partition, peers=peers_for(ctx)
+        )
         result = evaluator.run(self.module, unflatten(self._entry_shapes, arguments))
         return flatten_value(result)
 
@@ -91,24 +91,42 @@ def _nbytes(shape: Shape) -> int:
     return int(getattr(shape, "nbytes", 0))
 
 
+DEVICES_ENV = "HLORT_INTERPRETER_DEVICES"
+DEFAULT_DEVICES = 8
+
+
+def default_device_count() -> int:
+    """``HLORT_INTERPRETER_DEVICES`` or 8: enough for the multi-device tests and programs of
+    up to 8 replicas x partitions; an idle interpreter device costs one idle thread at most."""
+    raw = os.environ.get(DEVICES_ENV, "").strip()
+    if not raw:
+        return DEFAULT_DEVICES
+    if not raw.isdigit() or int(raw) < 1:
+        raise InvalidArgument(f"{DEVICES_ENV}={raw!r} must be a device count >= 1")
+    return int(raw)
+
+
 class InterpreterClient(SimpleClient):
     executable_class = InterpreterExecutable
 
     def create_devices(self) -> list[SimpleDevice]:
-        default = getattr(self.plugin, "device_count", 1)
+        default = getattr(self.plugin, "device_count", None) or default_device_count()
         count = int(self.client_options.get("device_count", default))
         return [InterpreterDevice(self, i, "interpreter") for i in range(count)]
 
 
 class InterpreterPlugin(SimplePlugin):
-    """``InterpreterPlugin(device_count=2)`` gives a client with two interpreter devices."""
+    """``InterpreterPlugin(device_count=2)`` gives a client with two interpreter devices;
+    without a count, ``HLORT_INTERPRETER_DEVICES`` or 8 (client option ``device_count`` too).
+    Every device runs its copy of a program on its own thread, collectives meeting at the
+    execution's rendezvous (docs/collectives.md)."""
 
     name = PLATFORM
     api_version = API_VERSION
     priority = INTERPRETER_PRIORITY
     client_class = InterpreterClient
 
-    def __init__(self, device_count: int = 1):
+    def __init__(self, device_count: int | None = None):
         self.device_count = device_count
 
     def attributes(self) -> Mapping[str, AttributeValue]:
@@ -124,5 +142,5 @@ class InterpreterPlugin(SimplePlugin):
             cost_analysis=True,
             compiled_memory_stats=True,
             artifacts=True,
-            multi_device=self.device_count > 1,
+            multi_device=(self.device_count or default_device_count()) > 1,
         )

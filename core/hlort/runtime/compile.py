@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hlort.errors import HlortError, Internal, InvalidArgument, Unimplemented
+from hlort.ir.collective_groups import check_collectives_fit
 from hlort.ir.module import Module
 from hlort.ir.verifier import verify_module
 from hlort.passes import run_default_pipeline
@@ -51,6 +52,25 @@ def _device_options(options: CompileOptions, device: api.Device | None) -> Compi
     if options.num_replicas * options.num_partitions != 1:
         return options
     return dataclasses.replace(options, device_assignment=((device.id,),))
+
+
+def _module_counts(options: CompileOptions, module: Module) -> CompileOptions:
+    """The replica and partition counts: the options', or the module header's when the options
+    leave them at 1 x 1 (XLA's HloModuleConfig); both given and different is INVALID_ARGUMENT."""
+    replicas = int(module.config.get("num_replicas", 1))
+    partitions = int(module.config.get("num_partitions", 1))
+    mine = (options.num_replicas, options.num_partitions)
+    if (replicas, partitions) == (1, 1) or mine == (replicas, partitions):
+        return options
+    if mine == (1, 1) and options.device_assignment is None:
+        return dataclasses.replace(options, num_replicas=replicas, num_partitions=partitions)
+    if mine == (1, 1):
+        return options  # an explicit 1 x 1 device assignment runs one copy
+    raise InvalidArgument(
+        f"module {module.name} declares replica_count={replicas}, num_partitions={partitions} "
+        f"but the compile options ask for {mine[0]} x {mine[1]}; drop one of them or make them "
+        f"agree"
+    )
 
 
 def options_from_mapping(options: Mapping[str, Any]) -> CompileOptions:
@@ -93,7 +113,7 @@ def compile_on(
     module, _fmt = load_program(program)
     timings["load"] = time.perf_counter() - start
     raw_device = device.raw if device is not None else None
-    options = _device_options(options, raw_device)
+    options = _device_options(_module_counts(options, module), raw_device)
     start = time.perf_counter()
     cache = ExecutableCache.for_compile(backend, module, options)
     cached = cache.load() if cache is not None else None
@@ -102,6 +122,7 @@ def compile_on(
         return Executable(cached, backend, None, timings)
     start = time.perf_counter()
     verify_module(module)
+    check_collectives_fit(module, options.num_replicas, options.num_partitions)
     timings["verify"] = time.perf_counter() - start
     start = time.perf_counter()
     optimized = run_core_passes(module.clone(), options, backend.client)

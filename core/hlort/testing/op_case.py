@@ -101,6 +101,7 @@ GENERATORS: OpRegistry[Opcode, CaseGenerator] = OpRegistry(
     modules=[
         "hlort.testing." + m
         for m in (
+            "cases_collectives",
             "cases_data_movement",
             "cases_elementwise",
             "cases_linalg",

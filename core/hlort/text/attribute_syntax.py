@@ -299,6 +299,41 @@ def _parse_ident(lex: Lexer) -> str:
     return lex.name("a name")
 
 
+_IOTA_GROUPS_RE = LazyPattern(
+    r"\[\s*(\d+)\s*,\s*(\d+)\s*\]\s*<=\s*\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]"
+    r"(?:\s*T\(\s*(\d+(?:\s*,\s*\d+)*)\s*\))?"
+)
+
+
+def _parse_id_lists(lex: Lexer, what: str) -> tuple[tuple[int, ...], ...]:
+    """``{{0,1},{2,3}}`` (``{}``: none)."""
+    lex.expect("{", f"'{{' opening {what} such as {{{{0,1}},{{2,3}}}}")
+    return tuple(lex.items_until("}", lambda: _parse_dims(lex), what))
+
+
+def _parse_replica_groups(lex: Lexer):
+    """``{{0,1},{2,3}}`` or XLA's iota form ``[2,2]<=[4]`` / ``[2,2]<=[2,2]T(1,0)``."""
+    lex.skip()
+    if lex.peek_char() != "[":
+        return _parse_id_lists(lex, "replica_groups")
+    pos = lex.pos
+    m = _IOTA_GROUPS_RE.match(lex.text, pos)
+    if m is None:
+        lex.expected("replica groups such as {{0,1},{2,3}} or [2,2]<=[4]")
+    lex.pos = m.end()
+    dims = tuple(int(v) for v in m.group(3).split(","))
+    perm = tuple(int(v) for v in m.group(4).split(",")) if m.group(4) else ()
+    return A.IotaReplicaGroupList(int(m.group(1)), int(m.group(2)), dims, perm)
+
+
+def _parse_pairs(lex: Lexer) -> tuple[tuple[int, ...], ...]:
+    pos = lex.pos
+    pairs = _parse_id_lists(lex, "source_target_pairs")
+    if any(len(p) != 2 for p in pairs):
+        lex.error("source_target_pairs must be pairs such as {{0,1},{1,0}}", pos)
+    return pairs
+
+
 VALUE_PARSERS: dict[str, Callable[[Lexer], Any]] = {
     "int": lambda lex: lex.integer(),
     "bool": _parse_bool,
@@ -320,6 +355,8 @@ VALUE_PARSERS: dict[str, Callable[[Lexer], Any]] = {
     "window": _parse_window,
     "dim_labels": _parse_dim_labels,
     "backend_config": _parse_backend_config,
+    "replica_groups": _parse_replica_groups,
+    "pairs": _parse_pairs,
 }
 
 
@@ -388,6 +425,21 @@ def _comp_or_comps_text(value) -> str:
     return _comp_name(value)
 
 
+def _id_lists_text(value) -> str:
+    return "{" + ",".join("{" + ",".join(map(str, g)) + "}" for g in value) + "}"
+
+
+def _replica_groups_text(value) -> str:
+    if isinstance(value, A.IotaReplicaGroupList):
+        text = (
+            f"[{value.num_groups},{value.group_size}]<=[{','.join(map(str, value.reshape_dims))}]"
+        )
+        if value.transpose_perm:
+            text += f"T({','.join(map(str, value.transpose_perm))})"
+        return text
+    return _id_lists_text(value)
+
+
 def _backend_config_text(value: str) -> str:
     """JSON (XLA's proto configs) prints bare, as XLA does; anything else as a quoted string."""
     if value.startswith("{") and value.endswith("}") and "\n" not in value:
@@ -420,6 +472,8 @@ VALUE_PRINTERS: dict[str, Callable[[Any], str]] = {
     "window": window_text,
     "dim_labels": dim_labels_text,
     "backend_config": _backend_config_text,
+    "replica_groups": _replica_groups_text,
+    "pairs": _id_lists_text,
 }
 
 

@@ -31,19 +31,7 @@ from hlort.text.shapes import array_shape_from_token, parse_shape_at
 # XLA ops outside hlort's op table: reported as UNIMPLEMENTED, not as syntax errors.
 XLA_ONLY_OPS = frozenset(
     {
-        "all-reduce",
-        "all-reduce-start",
-        "all-reduce-done",
-        "all-gather",
-        "all-gather-start",
-        "all-gather-done",
-        "all-to-all",
         "ragged-all-to-all",
-        "reduce-scatter",
-        "collective-permute",
-        "collective-permute-start",
-        "collective-permute-done",
-        "collective-broadcast",
         "send",
         "send-done",
         "recv",

@@ -16,6 +16,7 @@ from hlort.errors import Unimplemented
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
+from hlort.plugin.base.collectives import COLLECTIVE_OPCODES
 from hlort.plugin.base.reference_fallback import reference_function
 
 Kernel = Callable[..., object]
@@ -34,12 +35,14 @@ def kernel_for(instr: Instruction) -> Kernel:
 @dataclass(frozen=True)
 class Step:
     """Run ``kernel`` on ``instruction`` with the values in slots ``operands``; store in
-    slot ``output``."""
+    slot ``output``. A ``collective`` step talks to the other devices of the execution: the
+    launch runs it through :func:`hlort.plugin.base.collectives.collective_result`."""
 
     instruction: Instruction
     kernel: Kernel
     operands: tuple[int, ...]
     output: int
+    collective: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,9 +59,10 @@ class Program:
         lines = [f"params -> slots {list(self.parameter_slots)}"]
         for step in self.steps:
             args = ", ".join(f"%{i}" for i in step.operands)
+            kind = "  [collective]" if step.collective else ""
             lines.append(
                 f"%{step.output} = {step.instruction.opcode.value}({args})"
-                f"  # {step.instruction.name}: {step.instruction.shape}"
+                f"  # {step.instruction.name}: {step.instruction.shape}{kind}"
             )
         lines.append(f"result: %{self.result_slot}")
         return "\n".join(lines) + "\n"
@@ -77,7 +81,8 @@ def compile_module(module: Module) -> Program:
             params[instr.parameter_number] = slots[instr]
             continue
         operands = tuple(slots[o] for o in instr.operands)
-        steps.append(Step(instr, kernel_for(instr), operands, slots[instr]))
+        collective = instr.opcode in COLLECTIVE_OPCODES
+        steps.append(Step(instr, kernel_for(instr), operands, slots[instr], collective))
     for comp in module.computations:  # check nested computations' ops now, not at run time
         if comp is not entry:
             for instr in comp.instructions:

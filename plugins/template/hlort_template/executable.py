@@ -7,6 +7,10 @@ compiles it again), fingerprints. The plugin writes two methods:
 ``compile()``  runs once, in ``Client.compile``: turn ``self.module`` into a Program.
 ``launch()``   runs on the device's work queue for every execution: read the arguments out of
                device memory, run the steps, write the outputs into new device memory.
+
+On N devices every device's launch runs at once on its own work queue; a collective step meets
+the other devices through ``ctx`` (the execution's rendezvous) with
+:func:`~hlort.plugin.base.collectives.collective_result`, which gives the interpreter's bits.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 
 from hlort.interpreter.evaluator import Evaluator
 from hlort.plugin.base import LaunchContext, SimpleExecutable
+from hlort.plugin.base.collectives import collective_result, peers_for
 from hlort.plugin.base.value_flattening import flatten_value, unflatten
 from hlort_template.compiler import Program, compile_module
 from hlort_template.device import TemplateDevice
@@ -36,16 +41,22 @@ class TemplateExecutable(SimpleExecutable):
         ]
         params = unflatten(self._entry_shapes, arrays)  # tuple-shaped parameters take leaves
         # 2. run the steps; the evaluator runs nested computations and knows replica/partition
+        # (and, for collectives inside loop bodies, this device's peers)
         evaluator = Evaluator(
-            check_shapes=False, replica_id=ctx.replica, partition_id=ctx.partition
+            check_shapes=False,
+            replica_id=ctx.replica,
+            partition_id=ctx.partition,
+            peers=peers_for(ctx),
         )
         values: list[Any] = [None] * self.program.slot_count
         for number, slot in enumerate(self.program.parameter_slots):
             values[slot] = params[number]
         for step in self.program.steps:
-            values[step.output] = step.kernel(
-                evaluator, step.instruction, *[values[i] for i in step.operands]
-            )
+            inputs = [values[i] for i in step.operands]
+            if step.collective:  # a host step: the values meet the other devices' at ctx
+                values[step.output] = collective_result(step.instruction, inputs, ctx, evaluator)
+            else:
+                values[step.output] = step.kernel(evaluator, step.instruction, *inputs)
         # 3. results -> new device memory, one block per flattened output
         outputs = []
         for value, shape in zip(

@@ -37,6 +37,7 @@ CONVERTERS: OpRegistry[str, Converter] = OpRegistry(
             "chlo_special",
             "chlo_structured",
             "convert_batch_norm",
+            "convert_collectives",
             "convert_control_flow",
             "convert_data_movement",
             "convert_dynamic",

@@ -192,13 +192,6 @@ def _probe(cx: OpContext):
 
 
 _UNSUPPORTED = {
-    "stablehlo.all_reduce": "collective ops (hlort runs one replica)",
-    "stablehlo.all_gather": "collective ops (hlort runs one replica)",
-    "stablehlo.all_to_all": "collective ops (hlort runs one replica)",
-    "stablehlo.reduce_scatter": "collective ops (hlort runs one replica)",
-    "stablehlo.collective_permute": "collective ops (hlort runs one replica)",
-    "stablehlo.collective_broadcast": "collective ops (hlort runs one replica)",
-    "stablehlo.collective_reduce": "collective ops (hlort runs one replica)",
     "stablehlo.send": "host/device communication (send)",
     "stablehlo.recv": "host/device communication (recv)",
     "stablehlo.infeed": "infeed",

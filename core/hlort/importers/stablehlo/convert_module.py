@@ -139,6 +139,10 @@ class ModuleConverter:
         self.source_name = source_name
         self.collect_checks = collect_checks
         self.module = Module(_hlo_name(mlir.name or "module"))
+        for key in ("num_replicas", "num_partitions"):  # as JAX writes them (XLA's module config)
+            value = mlir.attrs.get(f"mhlo.{key}")
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+                self.module.config[key] = value
         self._functions: dict[str, Computation] = {}
         self._in_progress: set[str] = set()
         self.checks: list[CheckSpec] = []

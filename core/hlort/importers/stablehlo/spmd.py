@@ -26,6 +26,7 @@ _COLLECTIVES = (
     "stablehlo.all_to_all",
     "stablehlo.collective_permute",
     "stablehlo.collective_broadcast",
+    "stablehlo.collective_reduce",
 )
 Process = tuple[int, int]  # (replica, partition)
 
@@ -110,7 +111,9 @@ class _Grid:
         n = len(op.results)
         out: list[list[Instruction | None]] = [[None] * n for _ in processes]
         mode = (
-            "partition_or_replica" if kind in ("all_to_all", "collective_broadcast") else "replica"
+            "partition_or_replica"
+            if kind in ("all_to_all", "collective_broadcast", "collective_reduce")
+            else "replica"
         )
         if kind == "collective_permute":
             self._permute(op, inputs, processes, where, out)
@@ -151,11 +154,13 @@ class _Grid:
             return b.concatenate(parts, concat) if len(parts) > 1 else parts[0]
         if kind == "collective_broadcast":
             return values[0]
+        if kind == "collective_reduce":  # the reduction to the group's first member, zeros else
+            return self._reduce(cx, values) if pos == 0 else self._zeros_like(values[pos])
         raise Unimplemented(f"{op.name} is not supported")
 
     def _reduce(self, cx: OpContext, values: list[Instruction]) -> Instruction:
         dt = values[0].shape.dtype
-        comp = cx.region_computation(0, "all_reduce", [scalar(dt), scalar(dt)])
+        comp = cx.region_computation(0, "reducer", [scalar(dt), scalar(dt)])
         acc = values[0]
         for v in values[1:]:
             acc = self.b.map([acc, v], comp) if acc.shape.rank else self.b.call(comp, [acc, v])

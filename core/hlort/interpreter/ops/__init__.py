@@ -1,6 +1,7 @@
 """Interpreter functions by op family; importing this package registers them all."""
 
 from hlort.interpreter.ops import (  # noqa: F401
+    collectives,
     control_flow,
     conversions,
     convolution,

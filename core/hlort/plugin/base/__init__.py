@@ -19,6 +19,11 @@ from hlort.plugin.base.fallback_policy import (  # noqa: F401
     fallback_policy,
 )
 from hlort.plugin.base.host_buffer import can_alias, transfer_to_device  # noqa: F401
+from hlort.plugin.base.launch_context import (  # noqa: F401
+    CrossProcessTransport,
+    LaunchContext,
+    Rendezvous,
+)
 from hlort.plugin.base.serialization import (  # noqa: F401
     FORMAT_VERSION,
     MAGIC,
@@ -30,7 +35,6 @@ from hlort.plugin.base.simple_client import SimpleClient, SimplePlugin  # noqa: 
 from hlort.plugin.base.simple_device import SimpleDevice, SimpleMemorySpace  # noqa: F401
 from hlort.plugin.base.simple_executable import (  # noqa: F401
     AsyncLaunch,
-    LaunchContext,
     Placement,
     SimpleExecutable,
     flatten_array_shapes,

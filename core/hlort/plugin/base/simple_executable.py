@@ -12,6 +12,7 @@ from __future__ import annotations
 import abc
 import functools
 import hashlib
+import itertools
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -26,6 +27,7 @@ from hlort.plugin.base.buffer import SimpleBuffer
 from hlort.plugin.base.events import AsyncValue
 from hlort.plugin.base.fallback_policy import FallbackRecord
 from hlort.plugin.base.hlo_text import parse_printed_hlo, print_hlo
+from hlort.plugin.base.launch_context import LaunchContext, Rendezvous
 from hlort.plugin.base.serialization import FrameHeader, frame_executable
 from hlort.plugin.options import DEFAULT_EXECUTE_OPTIONS, CompileOptions, ExecuteOptions
 from hlort.shape import ArrayShape, Shape
@@ -70,16 +72,6 @@ class AsyncLaunch:
     completion: Callable[[], Event]
 
 
-@dataclass(frozen=True)
-class LaunchContext:
-    """What ``launch`` may need besides the device and the argument storage."""
-
-    replica: int
-    partition: int
-    launch_id: int
-    options: ExecuteOptions
-
-
 def flatten_array_shapes(shape: Shape, what: str) -> list[ArrayShape]:
     """Leaves of ``shape`` in depth-first order; tokens are not allowed at the boundary."""
     leaves = shape.leaf_shapes()
@@ -116,6 +108,7 @@ class SimpleExecutable(Executable):
                     f"{len(self._parameter_shapes)} argument(s)"
                 )
         self._fingerprint: str | None = None
+        self._executions = itertools.count()
         self.compile()
 
     # -- hooks for the plugin ------------------------------------------------------------------
@@ -131,6 +124,14 @@ class SimpleExecutable(Executable):
         storage is allowed: the base copies it unless that argument was donated. A device that
         runs work asynchronously returns an :class:`AsyncLaunch` instead of finished storage.
         """
+
+    def make_rendezvous(self, options: ExecuteOptions) -> Rendezvous:
+        """The meeting point of one execution's devices (collectives). A multi-process plugin
+        overrides it to add the global assignment, its local devices and a transport."""
+        grid = [[0] * self.options.num_partitions for _ in range(self.options.num_replicas)]
+        for p in self.placements:
+            grid[p.replica][p.partition] = p.device.id
+        return Rendezvous(grid, key=(self.name, next(self._executions)))
 
     def fallbacks(self) -> list[FallbackRecord]:
         """The instructions this executable runs on the reference interpreter, with reasons
@@ -223,8 +224,11 @@ class SimpleExecutable(Executable):
             for i in self.options.donated_arguments
             if i not in options.non_donatable_input_indices
         ]
+        # every device's launch runs on its own work queue, so the copies run concurrently and
+        # meet at one rendezvous in their collectives
+        rendezvous = self.make_rendezvous(options)
         return [
-            self._execute_on(placement, list(args), donate, options)
+            self._execute_on(placement, list(args), donate, options, rendezvous)
             for placement, args in zip(self.placements, arguments, strict=True)
         ]
 
@@ -269,6 +273,7 @@ class SimpleExecutable(Executable):
         args: list[SimpleBuffer],
         donate: list[int],
         options: ExecuteOptions,
+        rendezvous: Rendezvous | None = None,
     ) -> list[Buffer]:
         device = placement.device
         label = f"output of {self.name!r} on {device.client.platform_name}:{device.id}"
@@ -301,7 +306,14 @@ class SimpleExecutable(Executable):
             abandon(exc)
             _free_donated(device, donated, set())
             raise
-        ctx = LaunchContext(placement.replica, placement.partition, options.launch_id, options)
+        ctx = LaunchContext(
+            placement.replica,
+            placement.partition,
+            options.launch_id,
+            options,
+            device_id=device.id,
+            rendezvous=rendezvous,
+        )
         donated_ids = {id(buf) for buf, _ in donated}
 
         def finish(results: list, kept: set[int]) -> None:
@@ -335,6 +347,8 @@ class SimpleExecutable(Executable):
                 if deferred is not None:
                     done = deferred.completion()
             except BaseException as exc:
+                if rendezvous is not None:  # peers waiting for this device give up now
+                    rendezvous.abort(device.id, exc)
                 fail(exc, storages, results)
                 raise
             if deferred is None:

@@ -1,0 +1,103 @@
+"""Collectives for plugins: run one collective instruction on one device of an execution.
+
+A backend that keeps its values in host memory (or copies them there) calls
+:func:`collective_result` from its launch with the instruction, the operand values and the
+:class:`~hlort.plugin.base.launch_context.LaunchContext` it was given: the groups follow the
+instruction's mode (:mod:`hlort.ir.collective_groups`), the values meet at the execution's
+:class:`~hlort.plugin.base.launch_context.Rendezvous`, and the result is what the interpreter
+computes (:mod:`hlort.interpreter.collective_semantics`), so every backend agrees with the
+oracle bit for bit. A backend with its own transport (modelled links) can use
+:func:`participant_groups` and :func:`combine` directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hlort.interpreter.collective_semantics import (
+    SINGLE_COPY,
+    Peers,
+    combine,
+    done_value,
+    reduce_values,
+    run_collective,
+)
+from hlort.interpreter.evaluator import Evaluator
+from hlort.ir.collective_groups import (
+    COLLECTIVE_OPCODES,
+    DONE_OPCODES,
+    CollectiveOpGroupMode,
+    check_counts,
+    group_mode,
+    participant_groups,
+    permute_pairs,
+)
+from hlort.ir.instruction import Instruction
+from hlort.plugin.base.launch_context import LaunchContext, Rendezvous
+
+__all__ = [
+    "COLLECTIVE_OPCODES",
+    "DONE_OPCODES",
+    "CollectiveOpGroupMode",
+    "RendezvousPeers",
+    "check_counts",
+    "collective_result",
+    "combine",
+    "done_value",
+    "group_mode",
+    "participant_groups",
+    "peers_for",
+    "permute_pairs",
+    "reduce_values",
+]
+
+
+class RendezvousPeers:
+    """:class:`~hlort.interpreter.collective_semantics.Peers` over a rendezvous: flattened ids
+    become device ids through the execution's device assignment."""
+
+    def __init__(self, rendezvous: Rendezvous, device_id: int, flat_id: int):
+        self.rendezvous = rendezvous
+        self.device_id = device_id
+        self.flat_id = flat_id
+        self.num_replicas = rendezvous.num_replicas
+        self.num_partitions = rendezvous.num_partitions
+
+    def _key(self, instr: Instruction) -> tuple:
+        return (instr.name, self.rendezvous.next_step(self.device_id, instr.name))
+
+    def gather(self, instr, group, value):
+        devices = [self.rendezvous.device_of(i) for i in group]
+        return self.rendezvous.exchange(self._key(instr), self.device_id, value, devices)
+
+    def send_receive(self, instr, value, send_to, receive_from):
+        r = self.rendezvous
+        return r.send_receive(
+            self._key(instr),
+            self.device_id,
+            value,
+            None if send_to is None else r.device_of(send_to),
+            None if receive_from is None else r.device_of(receive_from),
+        )
+
+
+def peers_for(ctx: LaunchContext) -> Peers:
+    """The peers of the copy ``ctx`` runs (one copy when the execution has no rendezvous)."""
+    if ctx.rendezvous is None:
+        return SINGLE_COPY
+    return RendezvousPeers(ctx.rendezvous, ctx.device_id, ctx.flat_id)
+
+
+def collective_result(
+    instruction: Instruction,
+    operands: Sequence,
+    ctx: LaunchContext,
+    evaluator: Evaluator | None = None,
+):
+    """The value of ``instruction`` (a collective or an async start; a done op reads its
+    start's value) on the device of ``ctx``. ``evaluator`` runs a reducer computation (one is
+    made when None)."""
+    if instruction.opcode in DONE_OPCODES:
+        return done_value(instruction, operands[0])
+    ev = evaluator if evaluator is not None else Evaluator()
+    return run_collective(ev, instruction, operands, peers_for(ctx))
