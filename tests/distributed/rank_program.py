@@ -229,6 +229,73 @@ def check_collectives(out: dict) -> None:
     )
 
 
+def _program(replicas: int) -> str:
+    evens = ",".join(str(i) for i in range(0, replicas, 2))
+    odds = ",".join(str(i) for i in range(1, replicas, 2))
+    ring = ",".join(f"{{{i},{(i + 1) % replicas}}}" for i in range(replicas))
+    halves = f"{{{{{evens}}},{{{odds}}}}}"
+    result = (
+        f"(f32[8]{{0}}, f32[{8 * replicas}]{{0}}, f32[8]{{0}}, f32[8]{{0}}, f32[8]{{0}}, u32[])"
+    )
+    return f"""HloModule across_processes, replica_count={replicas}
+
+%add (a: f32[], b: f32[]) -> f32[] {{
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %a, f32[] %b)
+}}
+
+ENTRY %main (x: f32[8]) -> (f32[8], f32[{8 * replicas}], f32[8], f32[8], f32[8], u32[]) {{
+  %x = f32[8]{{0}} parameter(0)
+  %ar = f32[8]{{0}} all-reduce(f32[8]{{0}} %x), replica_groups={{}}, to_apply=%add
+  %ag = f32[{8 * replicas}]{{0}} all-gather(f32[8]{{0}} %x), replica_groups={{}}, dimensions={{0}}
+  %aa = f32[8]{{0}} all-to-all(f32[8]{{0}} %x), replica_groups={{}}, dimensions={{0}}
+  %cp = f32[8]{{0}} collective-permute(f32[8]{{0}} %x), source_target_pairs={{{ring}}}
+  %halves = f32[8]{{0}} all-reduce(f32[8]{{0}} %x), replica_groups={halves}, to_apply=%add
+  %id = u32[] replica-id()
+  ROOT %t = {result} tuple(%ar, %ag, %aa, %cp, %halves, %id)
+}}
+"""
+
+
+def check_program(out: dict) -> None:
+    """A compiled program whose collectives span every process's devices (one replica per
+    device, default assignment: replica i on global device i), checked bit for bit against
+    NumPy folds in group order."""
+    import hlort.distributed as hd
+
+    hd.initialize("interpreter")
+    replicas = len(hd.devices())
+    exe = hd.compile(_program(replicas))
+    mine = hd.addressable_devices()
+    out["executable_devices"] = [str(d) for d in exe.devices]
+    x = {i: _value(i, (8,)) for i in range(replicas)}
+    results = exe.execute_sharded([[x[d.id]] for d in mine])
+    fold = x[0].copy()
+    for i in range(1, replicas):
+        fold = fold + x[i]
+    checks = {}
+    for d, outputs in zip(mine, results, strict=True):
+        i = d.id
+        ar, ag, aa, cp, halves, rid = (b.numpy() for b in outputs)
+        parity = [j for j in range(replicas) if j % 2 == i % 2]
+        half = x[parity[0]].copy()
+        for j in parity[1:]:
+            half = half + x[j]
+        piece = 8 // replicas
+        checks[i] = {
+            "all_reduce": np.array_equal(ar, fold),
+            "all_gather": np.array_equal(ag, np.concatenate([x[j] for j in range(replicas)])),
+            "all_to_all": np.array_equal(
+                aa, np.concatenate([x[j][i * piece : (i + 1) * piece] for j in range(replicas)])
+            ),
+            "permute": np.array_equal(cp, x[(i - 1) % replicas]),
+            "split_groups": np.array_equal(halves, half),
+            "replica_id": int(rid) == i,
+        }
+    out["checks"] = {str(k): v for k, v in checks.items()}
+
+
 CHECKS = {
     name[len("check_") :]: fn for name, fn in dict(globals()).items() if name.startswith("check_")
 }

@@ -16,13 +16,15 @@ CHECKS = (
     "deadline",
     "initialize",
     "collectives",
+    "program",
 )
+ENV = {"HLORT_INTERPRETER_DEVICES": "2"}  # two interpreter devices per process
 RANKS = [2, 4]
 
 
 @pytest.fixture(params=RANKS, ids=[f"{n}ranks" for n in RANKS])
 def job(request, mpi_ranks):
-    return mpi_ranks(request.param, *CHECKS)
+    return mpi_ranks(request.param, *CHECKS, env=ENV)
 
 
 def test_every_device_array_reaches_every_rank_bit_for_bit(job):
@@ -61,9 +63,11 @@ def test_initialize_forms_the_global_device_list(job):
     for rank, found in enumerate(reports):
         assert found["idempotent"]
         assert found["process_index"] == rank and found["process_count"] == job.ranks
-        # one interpreter device per process, numbered by process: the same list everywhere
-        assert found["devices"] == [[r, r, r == rank, "interpreter", 0] for r in range(job.ranks)]
-        assert found["addressable"] == [rank]
+        # two interpreter devices per process, numbered by process: the same list everywhere
+        assert found["devices"] == [
+            [2 * r + k, r, r == rank, "interpreter", k] for r in range(job.ranks) for k in (0, 1)
+        ]
+        assert found["addressable"] == [2 * rank, 2 * rank + 1]
         assert found["local_devices_are_runtime_devices"]
         assert found["remote_lookup"] == "NOT_FOUND"
 
@@ -79,3 +83,12 @@ def test_collectives_on_buffers_cross_processes(job):
             "permute_ring": True,
             "permute_one_way": True,
         }, rank
+
+
+def test_a_compiled_program_s_collectives_span_every_process(job):
+    for rank, found in enumerate(job.check("program")):
+        # this process's executable runs the copies of its own devices (local ids 0 and 1)
+        assert found["executable_devices"] == ["interpreter:0", "interpreter:1"]
+        assert sorted(found["checks"]) == [str(2 * rank), str(2 * rank + 1)]
+        for replica, checks in found["checks"].items():
+            assert all(checks.values()), (rank, replica, checks)

@@ -10,6 +10,7 @@ from hlort.distributed.collectives import (  # noqa: F401
     all_to_all,
     collective_permute,
 )
+from hlort.distributed.executable import DistributedExecutable, compile  # noqa: F401
 from hlort.distributed.global_devices import GlobalDevice, GlobalDeviceTable  # noqa: F401
 from hlort.distributed.initialize import (  # noqa: F401
     DistributedRun,

@@ -104,14 +104,10 @@ def _check_launcher(comm) -> None:
 
 
 def _register_transport(transport: MpiTransport) -> None:
-    """Let every LaunchContext of this process reach devices of other processes."""
-    try:
-        from hlort.plugin.base import launch_context
-    except ImportError:  # the plugin base without multi-device launches: nothing to register
-        return
-    setter = getattr(launch_context, "set_cross_process_transport", None)
-    if setter is not None:
-        setter(transport)
+    """Every Rendezvous of this process reaches devices of other processes through it."""
+    from hlort.plugin.base.launch_context import set_cross_process_transport
+
+    set_cross_process_transport(transport)
 
 
 def current() -> DistributedRun:
