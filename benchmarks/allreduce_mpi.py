@@ -9,6 +9,8 @@ rank 0's clock). Rows:
   exchange, then the sum in group order, as every hlort collective computes it).
 * ``hlort buffers``: the same on buffers of the ``--platform`` backend (default: the
   interpreter's host memory): device -> host -> MPI -> host -> device.
+* ``hlort program``: an HLO ``all-reduce`` compiled with ``hlort.distributed.compile`` (one
+  replica per rank) and executed on those buffers: the rendezvous hands it to the transport.
 
 The goal (issue 17): hlort >= 0.9x of MPI's bandwidth. Measured here, never asserted in a test.
 
@@ -51,6 +53,21 @@ def _time(fn, comm, repeat: int) -> float:
     return statistics.median(times)
 
 
+def all_reduce_program(count: int, replicas: int) -> str:
+    return (
+        f"HloModule all_reduce_{count}, replica_count={replicas}\n"
+        "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] add(a, b) }\n"
+        f"ENTRY main {{\n x = f32[{count}] parameter(0)\n"
+        f" ROOT y = f32[{count}] all-reduce(x), replica_groups={{}}, to_apply=add\n}}\n"
+    )
+
+
+def _one_replica_per_rank(group):
+    from hlort.plugin.options import CompileOptions
+
+    return CompileOptions(num_replicas=len(group), device_assignment=tuple((d,) for d in group))
+
+
 def worker(args) -> int:
     import hlort.distributed as hd
     from hlort.distributed.process_env import import_mpi
@@ -59,7 +76,9 @@ def worker(args) -> int:
     run = hd.initialize(args.platform)
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
-    (device,) = run.addressable_devices()[:1]
+    # one device per rank (the backend's first): the group every hlort row reduces over
+    group = [run.table.devices_of(r)[0].id for r in range(size)]
+    device = run.table.device(group[rank])
     rows = []
     for nbytes in sizes(args.quick):
         count = nbytes // 4
@@ -67,17 +86,28 @@ def worker(args) -> int:
         out = np.empty_like(x)
         repeat = args.repeat or (3 if args.quick else max(5, min(50, (1 << 26) // nbytes)))
         mpi_s = _time(lambda x=x, out=out: comm.Allreduce(x, out, op=MPI.SUM), comm, repeat)
-        arrays_s = _time(lambda x=x: hd.all_reduce({device.id: x}), comm, repeat)
+        arrays_s = _time(lambda x=x: hd.all_reduce({device.id: x}, group=group), comm, repeat)
         buffer = device.local.backend.device_put(x, device.local)
         buffers_s = _time(
-            lambda b=buffer: hd.all_reduce({device.id: b})[device.id].block_until_ready(),
+            lambda b=buffer: hd.all_reduce({device.id: b}, group=group)[
+                device.id
+            ].block_until_ready(),
+            comm,
+            repeat,
+        )
+        exe = hd.compile(all_reduce_program(count, size), _one_replica_per_rank(group))
+        program_s = _time(
+            lambda b=buffer, e=exe: e.execute_sharded([[b]])[0][0].block_until_ready(),
             comm,
             repeat,
         )
         # the results agree: MPI's sum and hlort's (group order) within float32 rounding
-        mine = hd.all_reduce({device.id: x})[device.id]
+        mine = hd.all_reduce({device.id: x}, group=group)[device.id]
         comm.Allreduce(x, out, op=MPI.SUM)
         error = float(np.max(np.abs(mine - out)) / max(1e-30, float(np.max(np.abs(out)))))
+        program_result = exe.execute_sharded([[buffer]])[0][0].numpy()
+        if not np.array_equal(program_result, mine):
+            raise AssertionError("the compiled all-reduce differs from hlort.distributed's")
         rows.append(
             {
                 "bytes": nbytes,
@@ -85,11 +115,14 @@ def worker(args) -> int:
                 "mpi_s": mpi_s,
                 "hlort_arrays_s": arrays_s,
                 "hlort_buffers_s": buffers_s,
+                "hlort_program_s": program_s,
                 "mpi_gb_s": nbytes / mpi_s / 1e9,
                 "hlort_arrays_gb_s": nbytes / arrays_s / 1e9,
                 "hlort_buffers_gb_s": nbytes / buffers_s / 1e9,
+                "hlort_program_gb_s": nbytes / program_s / 1e9,
                 "arrays_over_mpi": mpi_s / arrays_s,
                 "buffers_over_mpi": mpi_s / buffers_s,
+                "program_over_mpi": mpi_s / program_s,
                 "max_rel_diff_vs_mpi": error,
             }
         )
@@ -106,13 +139,15 @@ def print_report(report: dict) -> None:
     )
     print(
         f"{'bytes':>10} {'MPI GB/s':>9} {'hlort arrays':>13} {'x MPI':>6} "
-        f"{'hlort buffers':>14} {'x MPI':>6} {'max rel diff':>12}"
+        f"{'hlort buffers':>14} {'x MPI':>6} {'hlort program':>14} {'x MPI':>6} "
+        f"{'max rel diff':>12}"
     )
     for row in report["rows"]:
         print(
             f"{row['bytes']:>10} {row['mpi_gb_s']:>9.3f} {row['hlort_arrays_gb_s']:>13.3f} "
             f"{row['arrays_over_mpi']:>6.2f} {row['hlort_buffers_gb_s']:>14.3f} "
-            f"{row['buffers_over_mpi']:>6.2f} {row['max_rel_diff_vs_mpi']:>12.2e}"
+            f"{row['buffers_over_mpi']:>6.2f} {row['hlort_program_gb_s']:>14.3f} "
+            f"{row['program_over_mpi']:>6.2f} {row['max_rel_diff_vs_mpi']:>12.2e}"
         )
 
 
@@ -126,28 +161,43 @@ def main() -> int:
     args = parser.parse_args()
     if args.worker:
         return worker(args)
+    report = run_ranks(args.ranks, args.platform, args.quick, args.repeat)
+    if isinstance(report, str):
+        print(f"allreduce_mpi: skipped: {report}")
+        return 3
+    print_report(report)
+    return 0
 
+
+def run_ranks(ranks: int, platform: str, quick: bool, repeat: int = 0) -> dict | str:
+    """Start the ranks under mpirun; their report, or the reason MPI cannot run here."""
     from hlort.distributed.mpirun import mpirun_command, mpirun_environment
     from hlort.distributed.process_env import mpi_available
 
     reason = mpi_available()
     if reason is not None:
-        print(f"allreduce_mpi: skipped: {reason}")
-        return 3
+        return reason
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / "allreduce_mpi.json"
-    argv = [__file__, "--worker", str(path), "--platform", args.platform]
-    argv += ["--repeat", str(args.repeat)] + (["--quick"] if args.quick else [])
+    argv = [__file__, "--worker", str(path), "--platform", platform, "--repeat", str(repeat)]
     done = subprocess.run(
-        mpirun_command(args.ranks, argv),
+        mpirun_command(ranks, argv + (["--quick"] if quick else [])),
         env=mpirun_environment(dict(os.environ)),
         timeout=600,
     )
     if done.returncode != 0:
-        print(f"allreduce_mpi: mpirun -n {args.ranks} exited {done.returncode}", file=sys.stderr)
-        return 1
-    print_report(json.loads(path.read_text()))
-    return 0
+        raise RuntimeError(f"allreduce_mpi: mpirun -n {ranks} exited {done.returncode}")
+    return json.loads(path.read_text())
+
+
+def bench_rows(quick: bool = False, ranks: int = 2, platform: str = "interpreter") -> list[dict]:
+    """The rows for benchmarks/collectives_bench.py --mpi (none, saying why, without MPI)."""
+    report = run_ranks(ranks, platform, quick)
+    if isinstance(report, str):
+        print(f"MPI: skipped: {report}")
+        return []
+    print_report(report)
+    return [{"backend": "mpi", "ranks": report["ranks"], **row} for row in report["rows"]]
 
 
 if __name__ == "__main__":

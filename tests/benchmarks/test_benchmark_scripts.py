@@ -37,6 +37,7 @@ EXTRA_ARGS = {
 HAS_JAX = importlib.util.find_spec("jax") is not None
 NEEDS_JAX = {"jax_dispatch.py"}
 NEEDS_GPU = {"cuda_bench.py"}  # plugins/cuda/tests/test_cuda_bench_plumbing.py: on a fake driver
+NEEDS_MPI = {"allreduce_mpi.py"}  # starts ranks under mpirun (the [mpi] extra)
 
 
 def _cuda_works() -> bool:
@@ -101,6 +102,11 @@ def test_script_runs_quick(script, tmp_path):
             f"{script} times an NVIDIA GPU: none here (its plumbing is tested on a fake "
             f"driver in plugins/cuda/tests)"
         )
+    if script in NEEDS_MPI:
+        from hlort.distributed.process_env import mpi_available
+
+        if (reason := mpi_available()) is not None:
+            pytest.skip(f"{script} runs MPI ranks: {reason}")
     assert _run(script, *EXTRA_ARGS.get(script, []), tmp_path=tmp_path).strip()
 
 
