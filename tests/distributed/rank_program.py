@@ -155,6 +155,7 @@ def check_deadline(out: dict) -> None:
 
 
 def check_initialize(out: dict) -> None:
+    import hlort
     import hlort.distributed as hd
 
     run = hd.initialize("interpreter")
@@ -169,6 +170,14 @@ def check_initialize(out: dict) -> None:
     out["local_devices_are_runtime_devices"] = all(
         str(d.local) == f"interpreter:{d.local_id}" for d in hd.addressable_devices()
     )
+    local_sum = hlort.backend("interpreter").compile(
+        "HloModule local, replica_count=2\n"
+        "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] add(a, b) }\n"
+        "ENTRY main { x = f32[2] parameter(0)\n"
+        " ROOT y = f32[2] all-reduce(x), replica_groups={}, to_apply=add }\n"
+    )
+    got = local_sum.execute_sharded([[np.ones(2, np.float32)], [np.ones(2, np.float32)]])
+    out["plain_compile_stays_local"] = all(np.array_equal(o.numpy(), [2, 2]) for (o,) in got)
     remote = [d for d in hd.devices() if not d.is_addressable]
     if remote:
         try:
@@ -294,6 +303,45 @@ def check_program(out: dict) -> None:
             "replica_id": int(rid) == i,
         }
     out["checks"] = {str(k): v for k, v in checks.items()}
+
+
+MLP_RTOL, MLP_ATOL = 1e-5, 1e-6  # f32, HIGHEST dots: summation order differs from 1 device
+
+
+def check_mlp(out: dict) -> None:
+    """The must-show: one data-parallel SGD step of a 3-layer MLP (hlort.testing's program:
+    forward, backward, all-reduce of the loss and six gradients) on every process's cpu
+    devices, one replica each, against the one-device step on the interpreter."""
+    import hashlib
+    import os
+
+    import hlort
+    import hlort.distributed as hd
+    from hlort.runtime.compile import compile_on
+    from hlort.testing.collective_programs import mlp_inputs, mlp_step_program
+
+    platform = os.environ.get("HLORT_TEST_PLATFORM", "cpu")
+    hd.initialize(platform)
+    replicas = len(hd.devices())
+    x, y, params = mlp_inputs(8 * replicas)
+    oracle = compile_on(hlort.backend("interpreter"), mlp_step_program(x.shape[0], 1))
+    single = [b.numpy() for b in oracle.execute_sharded([[x, y, *params]])[0]]
+    exe = hd.compile(mlp_step_program(8, replicas), {"num_replicas": replicas})
+    mine = hd.addressable_devices()
+    args = [[x[8 * d.id : 8 * (d.id + 1)], y[8 * d.id : 8 * (d.id + 1)], *params] for d in mine]
+    per_device = [[b.numpy() for b in outs] for outs in exe.execute_sharded(args)]
+    out["platform"] = platform
+    out["replicas"] = replicas
+    out["fallbacks"] = exe.raw.stats()["fallback_count"] if hasattr(exe.raw, "stats") else None
+    out["matches_one_device"] = all(
+        np.allclose(got, want, rtol=MLP_RTOL, atol=MLP_ATOL)
+        for outs in per_device
+        for got, want in zip(outs, single, strict=True)
+    )
+    out["weights_moved"] = not np.allclose(per_device[0][1], params[0])
+    out["digests"] = [
+        hashlib.sha256(b"".join(a.tobytes() for a in outs)).hexdigest() for outs in per_device
+    ]
 
 
 CHECKS = {

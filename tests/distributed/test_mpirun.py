@@ -69,6 +69,8 @@ def test_initialize_forms_the_global_device_list(job):
         ]
         assert found["addressable"] == [2 * rank, 2 * rank + 1]
         assert found["local_devices_are_runtime_devices"]
+        # a plain hlort.compile still runs on this process's devices alone, with local ids
+        assert found["plain_compile_stays_local"], (rank, found)
         assert found["remote_lookup"] == "NOT_FOUND"
 
 
@@ -92,3 +94,22 @@ def test_a_compiled_program_s_collectives_span_every_process(job):
         assert sorted(found["checks"]) == [str(2 * rank), str(2 * rank + 1)]
         for replica, checks in found["checks"].items():
             assert all(checks.values()), (rank, replica, checks)
+
+
+def test_mlp_training_step_on_two_ranks_of_two_cpu_devices_matches_one_device(mpi_ranks):
+    """Issue 17's must-show: the data-parallel MLP step on 2 MPI ranks x 2 cpu devices."""
+    pytest.importorskip("hlort_cpu", reason="the cpu plugin is not installed")
+    pytest.importorskip(
+        "hlort.testing.collective_programs",
+        reason="the MLP step program and cpu virtual devices come with branch collbe",
+    )
+    job = mpi_ranks(2, "mlp", env={"HLORT_CPU_DEVICES": "2", "HLORT_FALLBACK": "error"})
+    reports = job.check("mlp")
+    digests = set()
+    for rank, found in enumerate(reports):
+        assert found["platform"] == "cpu" and found["replicas"] == 4, (rank, found)
+        assert found["fallbacks"] == 0, (rank, found)
+        assert found["matches_one_device"], rank  # rtol 1e-5, atol 1e-6 (f32)
+        assert found["weights_moved"], rank
+        digests.update(found["digests"])
+    assert len(digests) == 1  # every replica on both processes ends with the same bits

@@ -80,7 +80,8 @@ def initialize(
         table = GlobalDeviceTable(per_process, transport.process_index)
         table.with_local({d.id: d for d in local})
         holder["table"] = table
-        _register_transport(transport)
+        # not set_cross_process_transport(): a process-wide transport would make every plain
+        # hlort.compile here read its local device ids as global ones; hd.compile passes it
         _run = DistributedRun(
             transport.process_index,
             transport.process_count,
@@ -101,13 +102,6 @@ def _check_launcher(comm) -> None:
             f"{comm.Get_size()}: the mpirun used is not the one of the MPI library mpi4py "
             "loaded; start with the mpirun installed beside this Python (the Open MPI wheel's)"
         )
-
-
-def _register_transport(transport: MpiTransport) -> None:
-    """Every Rendezvous of this process reaches devices of other processes through it."""
-    from hlort.plugin.base.launch_context import set_cross_process_transport
-
-    set_cross_process_transport(transport)
 
 
 def current() -> DistributedRun:
