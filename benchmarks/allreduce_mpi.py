@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -180,13 +181,18 @@ def run_ranks(ranks: int, platform: str, quick: bool, repeat: int = 0) -> dict |
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / "allreduce_mpi.json"
     argv = [__file__, "--worker", str(path), "--platform", platform, "--repeat", str(repeat)]
-    done = subprocess.run(
+    process = subprocess.Popen(
         mpirun_command(ranks, argv + (["--quick"] if quick else [])),
         env=mpirun_environment(dict(os.environ)),
-        timeout=600,
+        start_new_session=True,  # on a timeout the ranks are killed with mpirun
     )
-    if done.returncode != 0:
-        raise RuntimeError(f"allreduce_mpi: mpirun -n {ranks} exited {done.returncode}")
+    try:
+        returncode = process.wait(timeout=600)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        raise RuntimeError(f"allreduce_mpi: mpirun -n {ranks} ran past 600 s") from None
+    if returncode != 0:
+        raise RuntimeError(f"allreduce_mpi: mpirun -n {ranks} exited {returncode}")
     return json.loads(path.read_text())
 
 

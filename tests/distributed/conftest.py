@@ -9,6 +9,8 @@ exchange fails a test instead of hanging the suite.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -18,6 +20,28 @@ from hlort.distributed.process_env import mpi_available
 
 PROGRAM = Path(__file__).with_name("rank_program.py")
 LAUNCH_TIMEOUT_S = 180  # a whole mpirun job on a loaded 2-core machine; checks bound themselves
+# PRRTE needs one non-loopback interface for its control channel, even with every rank local
+NO_INTERFACE = "No network interfaces were found for out-of-band communications"
+
+
+def _launch(command: list[str], env: dict[str, str]) -> tuple[int, str]:
+    """Run an mpirun job in its own process group; on timeout the whole group is killed (the
+    ranks too, not only mpirun), and the test fails saying so."""
+    process = subprocess.Popen(
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        output, _ = process.communicate(timeout=LAUNCH_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        pytest.fail(f"mpirun did not finish within {LAUNCH_TIMEOUT_S} s:\n{output[-4000:]}")
+    return process.returncode, output[-8000:]
 
 
 class RankRun:
@@ -50,15 +74,12 @@ def mpi_ranks(tmp_path_factory):
         out = tmp_path_factory.mktemp(f"mpi{ranks}")
         environment = mpirun_environment()
         environment.update(env or {})
-        done = subprocess.run(
-            mpirun_command(ranks, [str(PROGRAM), str(out), *checks]),
-            env=environment,
-            capture_output=True,
-            text=True,
-            timeout=LAUNCH_TIMEOUT_S,
+        returncode, output = _launch(
+            mpirun_command(ranks, [str(PROGRAM), str(out), *checks]), environment
         )
-        output = done.stdout[-4000:] + done.stderr[-4000:]
-        assert done.returncode == 0, f"mpirun -n {ranks} exited {done.returncode}:\n{output}"
+        if returncode != 0 and NO_INTERFACE in output:
+            pytest.skip(f"Open MPI's launcher cannot start here: {NO_INTERFACE.lower()}")
+        assert returncode == 0, f"mpirun -n {ranks} exited {returncode}:\n{output}"
         reports = []
         for rank in range(ranks):
             path = out / f"rank-{rank}.json"
