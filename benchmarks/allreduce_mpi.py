@@ -1,8 +1,9 @@
 """All-reduce bandwidth across MPI ranks: hlort's cross-process all-reduce vs ``MPI.Allreduce``.
 
 Both sum the same float32 buffers (one per rank) over the same communicator size; bandwidth is
-the buffer's bytes over the median time of one all-reduce (each repeat starts after a barrier,
-rank 0's clock). Rows:
+the buffer's bytes over the best time of one all-reduce (rank 0's clock, each call after a
+barrier; the variants take turns, round by round, so a busy stretch of a shared machine hits all
+alike; the medians are in the JSON). Rows:
 
 * ``MPI.Allreduce``: mpi4py on NumPy arrays, into a preallocated output (the baseline).
 * ``hlort arrays``: ``hlort.distributed.all_reduce`` on NumPy arrays (the MPI transport's
@@ -43,15 +44,22 @@ def sizes(quick: bool) -> list[int]:
     return [1 << 12, 1 << 20] if quick else [1 << 12, 1 << 16, 1 << 20, 1 << 23, 1 << 26]
 
 
-def _time(fn, comm, repeat: int) -> float:
-    fn()  # warm-up: first-touch pages, MPI connections
-    times = []
+def _time_interleaved(fns: dict, comm, repeat: int) -> dict[str, float]:
+    """Each variant's best time over ``repeat`` rounds; a round runs every variant once, after a
+    barrier each, so a noisy stretch of a shared machine hits all of them alike. The best (not
+    the median) is what the transfer costs when neither rank is descheduled mid-way."""
+    for fn in fns.values():
+        fn()  # warm-up: first-touch pages, MPI connections
+    times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeat):
-        comm.Barrier()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for name, fn in fns.items():
+            comm.Barrier()
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: min(ts) for name, ts in times.items()} | {
+        f"{name}_median": statistics.median(ts) for name, ts in times.items()
+    }
 
 
 def all_reduce_program(count: int, replicas: int) -> str:
@@ -85,23 +93,24 @@ def worker(args) -> int:
         count = nbytes // 4
         x = np.random.default_rng(rank).standard_normal(count).astype(np.float32)
         out = np.empty_like(x)
-        repeat = args.repeat or (3 if args.quick else max(5, min(50, (1 << 26) // nbytes)))
-        mpi_s = _time(lambda x=x, out=out: comm.Allreduce(x, out, op=MPI.SUM), comm, repeat)
-        arrays_s = _time(lambda x=x: hd.all_reduce({device.id: x}, group=group), comm, repeat)
+        repeat = args.repeat or (3 if args.quick else max(10, min(50, (1 << 26) // nbytes)))
         buffer = device.local.backend.device_put(x, device.local)
-        buffers_s = _time(
-            lambda b=buffer: hd.all_reduce({device.id: b}, group=group)[
-                device.id
-            ].block_until_ready(),
-            comm,
-            repeat,
-        )
         exe = hd.compile(all_reduce_program(count, size), _one_replica_per_rank(group))
-        program_s = _time(
-            lambda b=buffer, e=exe: e.execute_sharded([[b]])[0][0].block_until_ready(),
+        t = _time_interleaved(
+            {
+                "mpi": lambda x=x, out=out: comm.Allreduce(x, out, op=MPI.SUM),
+                "arrays": lambda x=x: hd.all_reduce({device.id: x}, group=group),
+                "buffers": lambda b=buffer: hd.all_reduce({device.id: b}, group=group)[
+                    device.id
+                ].block_until_ready(),
+                "program": lambda b=buffer, e=exe: e.execute_sharded([[b]])[0][
+                    0
+                ].block_until_ready(),
+            },
             comm,
             repeat,
         )
+        mpi_s, arrays_s, buffers_s, program_s = t["mpi"], t["arrays"], t["buffers"], t["program"]
         # the results agree: MPI's sum and hlort's (group order) within float32 rounding
         mine = hd.all_reduce({device.id: x}, group=group)[device.id]
         comm.Allreduce(x, out, op=MPI.SUM)
@@ -125,6 +134,7 @@ def worker(args) -> int:
                 "buffers_over_mpi": mpi_s / buffers_s,
                 "program_over_mpi": mpi_s / program_s,
                 "max_rel_diff_vs_mpi": error,
+                "medians_s": {k: v for k, v in t.items() if k.endswith("_median")},
             }
         )
     if rank == 0:
