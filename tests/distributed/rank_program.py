@@ -305,6 +305,35 @@ def check_program(out: dict) -> None:
     out["checks"] = {str(k): v for k, v in checks.items()}
 
 
+def check_compile_errors(out: dict) -> None:
+    """What hd.compile refuses, in words that name the fix."""
+    import hlort.distributed as hd
+
+    hd.initialize("interpreter")
+    total = len(hd.devices())
+    text = (
+        f"HloModule big, replica_count={2 * total}\nENTRY main {{ ROOT x = f32[2] parameter(0) }}\n"
+    )
+    other = [d.id for d in hd.devices() if not d.is_addressable][:1]
+    cases = {
+        "too_many": lambda: hd.compile(text),
+        "none_here": lambda: hd.compile(
+            "HloModule one\nENTRY main { ROOT x = f32[2] parameter(0) }\n",
+            {"device_assignment": [other]},
+        ),
+        "unknown_device": lambda: hd.compile(
+            "HloModule one\nENTRY main { ROOT x = f32[2] parameter(0) }\n",
+            {"device_assignment": [[total + 5]]},
+        ),
+    }
+    for name, make in cases.items():
+        try:
+            make()
+            out[name] = None
+        except HlortError as err:
+            out[name] = [err.code.name, err.message]
+
+
 MLP_RTOL, MLP_ATOL = 1e-5, 1e-6  # f32, HIGHEST dots: summation order differs from 1 device
 
 

@@ -17,6 +17,7 @@ CHECKS = (
     "initialize",
     "collectives",
     "program",
+    "compile_errors",
 )
 ENV = {"HLORT_INTERPRETER_DEVICES": "2"}  # two interpreter devices per process
 RANKS = [2, 4]
@@ -113,3 +114,15 @@ def test_mlp_training_step_on_two_ranks_of_two_cpu_devices_matches_one_device(mp
         assert found["weights_moved"], rank
         digests.update(found["digests"])
     assert len(digests) == 1  # every replica on both processes ends with the same bits
+
+
+def test_compile_refuses_what_the_run_cannot_place_naming_the_fix(job):
+    total = 2 * job.ranks
+    for rank, found in enumerate(job.check("compile_errors")):
+        code, message = found["too_many"]
+        assert code == "INVALID_ARGUMENT", (rank, found)
+        assert f"needs {2 * total} device(s)" in message and f"have {total}" in message
+        code, message = found["none_here"]
+        assert code == "INVALID_ARGUMENT" and "no copy of one runs on process" in message
+        code, message = found["unknown_device"]
+        assert code == "NOT_FOUND" and f"no device {total + 5}" in message
