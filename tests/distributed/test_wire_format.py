@@ -12,24 +12,31 @@ from hlort.errors import DataLoss
 
 
 def _roundtrip(arrays, key="k"):
-    """What a receiver ends with: the header decoded, arrays allocated, bytes copied in."""
+    """What a receiver ends with: the header message decoded, and the arrays either inside it
+    (small) or allocated from it and filled with the bytes MPI would move (large)."""
     sent = {d: wire_format.contiguous(a) for d, a in arrays.items()}
-    header = wire_format.decode_header(wire_format.encode_header(key, sent), "process 1")
+    message = wire_format.encode_header(key, sent)
+    header = wire_format.decode_header(message.copy(), "process 1")
     assert header.key == key
-    received = wire_format.allocate(header)
-    assert list(received) == list(sent)  # the arrays follow the header in its order
-    for device_id, array in received.items():
-        wire_format.as_bytes(array)[:] = wire_format.as_bytes(sent[device_id])
+    if wire_format.inline(sent):
+        received = header.inline
+    else:
+        assert header.inline is None
+        received = wire_format.allocate(header)
+        for device_id, array in received.items():
+            wire_format.as_bytes(array)[:] = wire_format.as_bytes(sent[device_id])
+    assert list(received) == list(sent)  # in the header's order
     return received
 
 
+@pytest.mark.parametrize("rows", [4, 2000], ids=["inline", "separate"])
 @pytest.mark.parametrize(
     "name", ["pred", "s8", "u32", "s64", "f16", "bf16", "f8e5m2", "f64", "c128"]
 )
-def test_every_element_type_round_trips_bit_for_bit(name):
+def test_every_element_type_round_trips_bit_for_bit(name, rows):
     dtype = dtypes.from_hlo_name(name).numpy
     rng = np.random.default_rng(7)
-    arrays = {3: (rng.standard_normal((4, 5)) * 8).astype(dtype), 1: np.ones((2,), dtype)}
+    arrays = {3: (rng.standard_normal((rows, 5)) * 8).astype(dtype), 1: np.ones((3,), dtype)}
     got = _roundtrip(arrays)
     for device_id, array in arrays.items():
         assert got[device_id].dtype == dtype and got[device_id].shape == array.shape
@@ -53,8 +60,20 @@ def test_contiguous_arrays_are_sent_from_their_own_memory():
     assert dense.flags.c_contiguous and np.array_equal(dense, strided)
 
 
-def test_a_malformed_header_is_data_loss_naming_the_sender():
+def test_inline_arrays_start_aligned_and_large_ones_are_left_out():
+    small = {0: np.ones(3, np.int8), 1: np.ones(2, np.complex128)}
+    header = wire_format.decode_header(wire_format.encode_header("k", small), "p")
+    assert all(a.ctypes.data % wire_format.ALIGN == 0 for a in header.inline.values())
+    big = {0: np.ones(wire_format.INLINE_BYTES, np.int8), 1: np.ones(1, np.int8)}
+    message = wire_format.encode_header("k", big)
+    assert message.nbytes < 1000  # the arrays are not inside: they follow as their own messages
+
+
+def test_a_malformed_or_truncated_header_is_data_loss_naming_the_sender():
     with pytest.raises(DataLoss, match="from process 3 is malformed"):
-        wire_format.decode_header(b'{"key": "k"}', "process 3")
+        wire_format.decode_header(np.frombuffer(b"\x05\x00\x00\x00{key}", np.uint8), "process 3")
     with pytest.raises(DataLoss, match="from process 3 is malformed"):
-        wire_format.decode_header(b"\x00\x01", "process 3")
+        wire_format.decode_header(np.zeros(2, np.uint8), "process 3")
+    message = wire_format.encode_header("k", {4: np.ones(100, np.float32)})
+    with pytest.raises(DataLoss, match="from process 3 for k is truncated: device 4"):
+        wire_format.decode_header(message[:-8], "process 3")

@@ -17,11 +17,12 @@ Contract:
   hang, except inside an MPI transfer that has already started (a peer that dies mid-message
   makes the MPI job abort instead).
 
-Each process sends each peer a header and then each of its arrays
-(:mod:`hlort.distributed.wire_format`) with an MPI tag derived from (key, group); headers and
-arrays use separate communicators. A receiver takes a header by matched probe and posts the
-receives of the arrays that follow it at once; a header of another exchange with the same tag
-is received the same way and its arrays are kept in a mailbox for that exchange.
+Each process sends each peer a header and then each of its arrays, or one message with the
+arrays inside when they are small (:mod:`hlort.distributed.wire_format`), with an MPI tag
+derived from (key, group); headers and arrays use separate communicators. A receiver takes a
+header by matched probe and posts the receives of the arrays that follow it at once; a header
+of another exchange with the same tag is received the same way and its arrays are kept in a
+mailbox for that exchange.
 """
 
 from __future__ import annotations
@@ -138,6 +139,7 @@ class MpiTransport:
         tag = 1 + zlib.crc32(text.encode()) % (self._tag_ub - 1)
         arrays = {d: wire_format.contiguous(local[d]) for d in mine}
         header = wire_format.encode_header(text, arrays)
+        carried = wire_format.inline(arrays)  # small arrays ride in the header message
         MPI = self._mpi
         with self._post_lock, self._mpi_lock:
             sends = []
@@ -146,7 +148,7 @@ class MpiTransport:
                 sends += [
                     self._data.Isend([wire_format.as_bytes(a), MPI.BYTE], dest=peer, tag=tag)
                     for a in arrays.values()
-                    if a.nbytes
+                    if a.nbytes and not carried
                 ]
         try:
             received = self._receive(peers, tag, text, owners, deadline, key, group, timeout)
@@ -216,15 +218,18 @@ class MpiTransport:
             message = self.comm.Improbe(source=peer, tag=tag, status=status)
             if message is None:
                 return None
-            data = bytearray(status.Get_count(MPI.BYTE))
+            data = np.empty(status.Get_count(MPI.BYTE), np.uint8)
             message.Recv([data, MPI.BYTE])
-            header = wire_format.decode_header(bytes(data), f"process {peer}")
-            arrays = wire_format.allocate(header)
-            receives = [
-                self._data.Irecv([wire_format.as_bytes(a), MPI.BYTE], source=peer, tag=tag)
-                for a in arrays.values()
-                if a.nbytes
-            ]
+            header = wire_format.decode_header(data, f"process {peer}")
+            if header.inline is not None:
+                arrays, receives = header.inline, []
+            else:
+                arrays = wire_format.allocate(header)
+                receives = [
+                    self._data.Irecv([wire_format.as_bytes(a), MPI.BYTE], source=peer, tag=tag)
+                    for a in arrays.values()
+                    if a.nbytes
+                ]
         self._wait_all(receives, deadline, f"the arrays of process {peer} for {header.key}")
         if header.key == text:
             return arrays
