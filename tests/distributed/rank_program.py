@@ -267,6 +267,26 @@ ENTRY %main (x: f32[8]) -> (f32[8], f32[{8 * replicas}], f32[8], f32[8], f32[8],
 """
 
 
+def _call_with_arrays(x: dict) -> bool:
+    """One copy per process (its first device): ``exe(array)`` is a plain one-device call here,
+    and its all-reduce must still meet the other processes (not run as the single copy of a
+    plugin's host fast path, which cpu has)."""
+    import hlort.distributed as hd
+
+    firsts = [hd.current().table.devices_of(r)[0].id for r in range(hd.process_count())]
+    single = hd.compile(
+        f"HloModule one_each, replica_count={len(firsts)}\n"
+        "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] add(a, b) }\n"
+        "ENTRY main { x = f32[8] parameter(0)\n"
+        " ROOT y = f32[8] all-reduce(x), replica_groups={}, to_apply=add }\n",
+        {"num_replicas": len(firsts), "device_assignment": [[d] for d in firsts]},
+    )
+    total = x[firsts[0]].copy()
+    for d in firsts[1:]:
+        total = total + x[d]
+    return bool(np.array_equal(single(x[firsts[hd.process_index()]]), total))
+
+
 def check_program(out: dict) -> None:
     """A compiled program whose collectives span every process's devices (one replica per
     device, default assignment: replica i on global device i), checked bit for bit against
@@ -303,6 +323,7 @@ def check_program(out: dict) -> None:
             "replica_id": int(rid) == i,
         }
     out["checks"] = {str(k): v for k, v in checks.items()}
+    out["call_with_arrays"] = _call_with_arrays(x)
 
 
 def check_compile_errors(out: dict) -> None:
@@ -368,6 +389,7 @@ def check_mlp(out: dict) -> None:
         for got, want in zip(outs, single, strict=True)
     )
     out["weights_moved"] = not np.allclose(per_device[0][1], params[0])
+    out["call_with_arrays"] = _call_with_arrays({d: _value(d, (8,)) for d in range(replicas)})
     out["digests"] = [
         hashlib.sha256(b"".join(a.tobytes() for a in outs)).hexdigest() for outs in per_device
     ]

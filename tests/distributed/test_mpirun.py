@@ -95,6 +95,7 @@ def test_a_compiled_program_s_collectives_span_every_process(job):
         assert sorted(found["checks"]) == [str(2 * rank), str(2 * rank + 1)]
         for replica, checks in found["checks"].items():
             assert all(checks.values()), (rank, replica, checks)
+        assert found["call_with_arrays"], rank
 
 
 def test_mlp_training_step_on_two_ranks_of_two_cpu_devices_matches_one_device(mpi_ranks):
@@ -112,6 +113,7 @@ def test_mlp_training_step_on_two_ranks_of_two_cpu_devices_matches_one_device(mp
         assert found["fallbacks"] == 0, (rank, found)
         assert found["matches_one_device"], rank  # rtol 1e-5, atol 1e-6 (f32)
         assert found["weights_moved"], rank
+        assert found["call_with_arrays"], rank  # cpu's one-device fast path is not taken
         digests.update(found["digests"])
     assert len(digests) == 1  # every replica on both processes ends with the same bits
 
