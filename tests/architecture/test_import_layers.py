@@ -52,6 +52,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "hlort.plugin.bounded_call",
         ),
     ),
+    ("distributed", ("hlort.distributed",)),
     ("public API", ("hlort",)),
     ("testing", ("hlort.testing", "hlort.testdata", "hlort.testdata_runner")),
     (

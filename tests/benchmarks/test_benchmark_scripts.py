@@ -37,6 +37,7 @@ EXTRA_ARGS = {
 HAS_JAX = importlib.util.find_spec("jax") is not None
 NEEDS_JAX = {"jax_dispatch.py"}
 NEEDS_GPU = {"cuda_bench.py"}  # plugins/cuda/tests/test_cuda_bench_plumbing.py: on a fake driver
+NEEDS_MPI = {"allreduce_mpi.py"}  # starts ranks under mpirun (the [mpi] extra)
 # test_collectives_bench_quick runs these and reads their JSON
 CHECKED_BELOW = {"collectives_bench.py"}
 
@@ -104,6 +105,11 @@ def test_script_runs_quick(script, tmp_path):
             f"{script} times an NVIDIA GPU: none here (its plumbing is tested on a fake "
             f"driver in plugins/cuda/tests)"
         )
+    if script in NEEDS_MPI:
+        from hlort.distributed.process_env import mpi_available
+
+        if (reason := mpi_available()) is not None:
+            pytest.skip(f"{script} runs MPI ranks: {reason}")
     if script in CHECKED_BELOW:
         pytest.skip(f"{script} runs in its own test below, which also checks its results")
     assert _run(script, *EXTRA_ARGS.get(script, []), tmp_path=tmp_path).strip()

@@ -317,12 +317,13 @@ class SimpleExecutable(Executable):
             abandon(exc)
             _free_donated(device, donated, set())
             raise
-        ctx = LaunchContext(
+        flat = placement.replica * self.options.num_partitions + placement.partition
+        ctx = LaunchContext(  # device_id: the rendezvous' (global) id of this copy's device
             placement.replica,
             placement.partition,
             options.launch_id,
             options,
-            device_id=device.id,
+            device_id=device.id if rendezvous is None else rendezvous.device_of(flat),
             rendezvous=rendezvous,
         )
         donated_ids = {id(buf) for buf, _ in donated}

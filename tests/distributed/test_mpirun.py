@@ -1,0 +1,130 @@
+"""Processes under ``mpirun -n 2`` and ``-n 4`` on this machine: the transport, initialize's
+global device list, collectives on backend buffers, and the bounded wait (rank_program.py does
+the work in each rank; these tests assert on what every rank reported).
+
+One mpirun job per rank count runs all checks, to keep launches (about a second each) few.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+CHECKS = (
+    "transport",
+    "concurrent_groups",
+    "bad_contribution",
+    "deadline",
+    "initialize",
+    "collectives",
+    "program",
+    "compile_errors",
+)
+ENV = {"HLORT_INTERPRETER_DEVICES": "2"}  # two interpreter devices per process
+RANKS = [2, 4]
+
+
+@pytest.fixture(params=RANKS, ids=[f"{n}ranks" for n in RANKS])
+def job(request, mpi_ranks):
+    return mpi_ranks(request.param, *CHECKS, env=ENV)
+
+
+def test_every_device_array_reaches_every_rank_bit_for_bit(job):
+    for rank, found in enumerate(job.check("transport")):
+        assert found["whole_group_order"] == list(range(2 * job.ranks)), rank
+        assert found["whole_equal"], rank
+        assert all(same for _, same in found["typed"]), (rank, found["typed"])
+        assert found["odd"] == {"scalar": True, "empty": True, "strided": True, "large": True}
+
+
+def test_concurrent_exchanges_of_two_groups_and_colliding_tags(job):
+    for rank, found in enumerate(job.check("concurrent_groups")):
+        assert found["threads_alive"] == 0 and found["errors"] == [], (rank, found)
+        assert found["all_ok"], rank
+        assert found["collisions_ok"], rank
+
+
+def test_a_contribution_for_a_device_of_another_process_is_refused(job):
+    for found in job.check("bad_contribution"):
+        assert found["code"] == "INVALID_ARGUMENT"
+        assert "contributed [0, 99]" in found["message"]
+
+
+def test_a_rank_that_never_arrives_gives_deadline_exceeded_naming_it(job):
+    reports = job.check("deadline")
+    last = job.ranks - 1
+    for rank, found in enumerate(reports[:-1]):
+        assert found["raised"] == "DEADLINE_EXCEEDED", (rank, found)
+        assert f"process {last} (devices [{2 * last}, {2 * last + 1}])" in found["message"]
+        assert "within 1 s" in found["message"]
+    assert all(found["rejoined"] for found in reports)
+
+
+def test_initialize_forms_the_global_device_list(job):
+    reports = job.check("initialize")
+    for rank, found in enumerate(reports):
+        assert found["idempotent"]
+        assert found["process_index"] == rank and found["process_count"] == job.ranks
+        # two interpreter devices per process, numbered by process: the same list everywhere
+        assert found["devices"] == [
+            [2 * r + k, r, r == rank, "interpreter", k] for r in range(job.ranks) for k in (0, 1)
+        ]
+        assert found["addressable"] == [2 * rank, 2 * rank + 1]
+        assert found["local_devices_are_runtime_devices"]
+        # a plain hlort.compile still runs on this process's devices alone, with local ids
+        assert found["plain_compile_stays_local"], (rank, found)
+        assert found["remote_lookup"] == "NOT_FOUND"
+
+
+def test_collectives_on_buffers_cross_processes(job):
+    for rank, found in enumerate(job.check("collectives")):
+        found.pop("seconds")
+        assert found == {
+            "all_reduce_sum": True,
+            "all_reduce_max": True,
+            "all_gather": True,
+            "all_to_all": True,
+            "permute_ring": True,
+            "permute_one_way": True,
+        }, rank
+
+
+def test_a_compiled_program_s_collectives_span_every_process(job):
+    for rank, found in enumerate(job.check("program")):
+        # this process's executable runs the copies of its own devices (local ids 0 and 1)
+        assert found["executable_devices"] == ["interpreter:0", "interpreter:1"]
+        assert sorted(found["checks"]) == [str(2 * rank), str(2 * rank + 1)]
+        for replica, checks in found["checks"].items():
+            assert all(checks.values()), (rank, replica, checks)
+        assert found["call_with_arrays"], rank
+
+
+def test_mlp_training_step_on_two_ranks_of_two_cpu_devices_matches_one_device(mpi_ranks):
+    """Issue 17's must-show: the data-parallel MLP step on 2 MPI ranks x 2 cpu devices."""
+    pytest.importorskip("hlort_cpu", reason="the cpu plugin is not installed")
+    pytest.importorskip(
+        "hlort.testing.collective_programs",
+        reason="the MLP step program and cpu virtual devices come with branch collbe",
+    )
+    job = mpi_ranks(2, "mlp", env={"HLORT_CPU_DEVICES": "2", "HLORT_FALLBACK": "error"})
+    reports = job.check("mlp")
+    digests = set()
+    for rank, found in enumerate(reports):
+        assert found["platform"] == "cpu" and found["replicas"] == 4, (rank, found)
+        assert found["fallbacks"] == 0, (rank, found)
+        assert found["matches_one_device"], rank  # rtol 1e-5, atol 1e-6 (f32)
+        assert found["weights_moved"], rank
+        assert found["call_with_arrays"], rank  # cpu's one-device fast path is not taken
+        digests.update(found["digests"])
+    assert len(digests) == 1  # every replica on both processes ends with the same bits
+
+
+def test_compile_refuses_what_the_run_cannot_place_naming_the_fix(job):
+    total = 2 * job.ranks
+    for rank, found in enumerate(job.check("compile_errors")):
+        code, message = found["too_many"]
+        assert code == "INVALID_ARGUMENT", (rank, found)
+        assert f"needs {2 * total} device(s)" in message and f"have {total}" in message
+        code, message = found["none_here"]
+        assert code == "INVALID_ARGUMENT" and "no copy of one runs on process" in message
+        code, message = found["unknown_device"]
+        assert code == "NOT_FOUND" and f"no device {total + 5}" in message
