@@ -44,7 +44,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     if args.optimized:
         module = compile_module(module, args.platform).module
     out = Path(args.output or Path(args.module).with_suffix(".html").name)
-    out.write_text(module_html(module, engine=args.engine))
+    out.write_text(module_html(module, engine=args.engine), encoding="utf-8")
     print(f"wrote {out}")
     return 0
 
@@ -62,16 +62,22 @@ def after_compile(args: argparse.Namespace, exe) -> None:
     dump = Path(args.dump_dir)
     pages: list[tuple[str, str]] = []
     for hlo in sorted(dump.glob("*.hlo")):
-        module = parse_module(hlo.read_text(), source_name=str(hlo), verify=False)
+        module = parse_module(hlo.read_text(encoding="utf-8"), source_name=str(hlo), verify=False)
         page = hlo.with_suffix(".html")
-        page.write_text(module_html(module, title=hlo.stem, engine=args.graph_engine))
+        page.write_text(
+            module_html(module, title=hlo.stem, engine=args.graph_engine), encoding="utf-8"
+        )
         pages.append((page.name, hlo.stem))
     final = dump / "optimized.html"
-    final.write_text(module_html(exe.module, title="optimized", engine=args.graph_engine))
+    final.write_text(
+        module_html(exe.module, title="optimized", engine=args.graph_engine), encoding="utf-8"
+    )
     pages.append((final.name, f"optimized ({exe.backend.platform})"))
     links = "".join(f'<li><a href="{escape(n)}">{escape(t)}</a></li>' for n, t in pages)
     (dump / "index.html").write_text(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>passes</title>'
-        f"</head><body><h1>{escape(exe.name)}: after each pass</h1><ol>{links}</ol></body></html>\n"
+        f"</head><body><h1>{escape(exe.name)}: after each pass</h1><ol>{links}</ol>"
+        "</body></html>\n",
+        encoding="utf-8",
     )
     print(f"hlort: wrote {len(pages)} graph page(s) in {os.fspath(dump)}", file=sys.stderr)

@@ -72,3 +72,44 @@ def test_close_finishes_queued_work_then_refuses_more():
     assert queue.closed
     with pytest.raises(FailedPrecondition, match="closed"):
         queue.enqueue(lambda: None)
+
+
+def test_run_inline_if_idle_runs_on_the_caller_only_when_nothing_is_queued():
+    queue = WorkQueue("q")
+    ran = []
+    assert queue.run_inline_if_idle(lambda: ran.append(threading.get_ident()))
+    assert ran == [threading.get_ident()]  # on this thread, at once
+    gate = threading.Event()
+    blocker = queue.enqueue(lambda: gate.wait(10))
+    assert not queue.run_inline_if_idle(lambda: ran.append("too early"))
+    gate.set()
+    blocker.result(timeout=10)
+    queue.synchronize(timeout=10)
+    assert queue.run_inline_if_idle(lambda: ran.append("idle again"))
+    assert ran[1:] == ["idle again"]
+    queue.close()
+    with pytest.raises(FailedPrecondition, match="closed"):
+        queue.run_inline_if_idle(lambda: None)
+
+
+def test_jobs_enqueued_while_an_inline_job_runs_start_after_it():
+    queue = WorkQueue("q")
+    order = []
+    inside, release = threading.Event(), threading.Event()
+
+    def inline_job():
+        order.append("inline start")
+        inside.set()
+        assert release.wait(10)
+        order.append("inline end")
+
+    caller = threading.Thread(target=queue.run_inline_if_idle, args=(inline_job,))
+    caller.start()
+    assert inside.wait(10)
+    later = queue.enqueue(lambda: order.append("queued"))
+    assert not later.is_ready()
+    release.set()
+    later.result(timeout=10)
+    caller.join(10)
+    assert order == ["inline start", "inline end", "queued"]
+    queue.close()

@@ -72,7 +72,11 @@ def render_svg_with_dot(graph: Graph, timeout_s: float = 60.0) -> str:
         )
     try:
         done = subprocess.run(
-            [exe, "-Tsvg"], input=to_dot(graph), capture_output=True, text=True, timeout=timeout_s
+            [exe, "-Tsvg"],
+            input=to_dot(graph),
+            capture_output=True,
+            encoding="utf-8",
+            timeout=timeout_s,
         )
     except subprocess.TimeoutExpired:
         raise Internal(f"dot took over {timeout_s} s to lay out {graph.title}") from None

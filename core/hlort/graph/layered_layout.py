@@ -162,11 +162,12 @@ def _layout_level(graph: Graph, level: str | None, result: Layout, waypoints: di
     order = [sorted(layers[r], key=lambda i: index.get(i, len(index))) for r in sorted(layers)]
     order = _reduce_crossings(order, pred, succ, ports)
     xs = _x_positions(order, sizes, pred, succ)
-    ys, height = {}, 0.0
+    ys, rows, height = {}, {}, 0.0
     for layer in order:
         tallest = max(sizes[i][1] for i in layer)
         for item in layer:
             ys[item] = height
+            rows[item] = tallest
         height += tallest + GAP_Y
     height -= GAP_Y
     width = max((xs[i] + sizes[i][0] for layer in order for i in layer), default=0.0)
@@ -177,7 +178,11 @@ def _layout_level(graph: Graph, level: str | None, result: Layout, waypoints: di
             box = Box(xs[item], ys[item], *sizes[item])
             (result.clusters if item in graph.clusters else result.nodes)[item] = box
     for (lvl, source, target, _), chain in chains.items():
-        waypoints[(lvl, source, target)] = [(xs[d] + 4.0, ys[d] + LINE_H / 2) for d in chain]
+        # a long edge runs straight down through each layer it crosses, so its label (on the
+        # last stretch) sits in the gap above its target, not beside a box
+        waypoints[(lvl, source, target)] = [
+            (xs[d] + 4.0, y) for d in chain for y in (ys[d], ys[d] + rows[d])
+        ]
     return max(width, 60.0), max(height, LINE_H)
 
 

@@ -90,8 +90,16 @@ def category_of(instr: Instruction) -> str:
     return "elementwise"
 
 
-def shape_text(instr: Instruction) -> str:
-    return instr.shape.to_hlo(with_layout=False)
+MAX_LINE = 56  # longer lines (tuple shapes) are clipped; the tooltip has the whole line
+MAX_EDGE_LABEL = 32
+
+
+def clip(text: str, limit: int = MAX_LINE) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def shape_text(instr: Instruction, limit: int = MAX_LINE) -> str:
+    return clip(instr.shape.to_hlo(with_layout=False), limit)
 
 
 def _inlined_constant(instr: Instruction) -> str | None:
@@ -135,14 +143,14 @@ def _add_computation(
         if instr.opcode is Opcode.FUSION:
             out[instr] = _add_fusion(graph, instr, node_id)
             continue
-        lines = [instr.name, _operation_line(instr), shape_text(instr)]
+        lines = [clip(instr.name), _operation_line(instr), shape_text(instr)]
         for k, operand in enumerate(instr.operands):
             value = _inlined_constant(operand)
             if value is not None:
-                lines.append(f"operand {k} = {value}")
+                lines.append(clip(f"operand {k} = {value}"))
         called = [c.name for c in instr.called_computations()]
         if called:
-            lines.append("calls " + ", ".join(called))
+            lines.append(clip("calls " + ", ".join(called)))
         graph.nodes[node_id] = Node(
             node_id,
             lines,
@@ -154,7 +162,8 @@ def _add_computation(
         out[instr] = node_id
         for operand in instr.operands:
             if operand in out:
-                graph.edges.append(Edge(out[operand], node_id, shape_text(operand)))
+                label = shape_text(operand, MAX_EDGE_LABEL)
+                graph.edges.append(Edge(out[operand], node_id, label))
     return out
 
 
@@ -184,7 +193,7 @@ def _add_fusion(graph: Graph, fusion: Instruction, cluster_id: str) -> str:
         target = cluster.parameters.get(k)
         source = _find_source(graph, outer, operand, cluster_id)
         if target is not None and source is not None:
-            graph.edges.append(Edge(source, target, shape_text(operand)))
+            graph.edges.append(Edge(source, target, shape_text(operand, MAX_EDGE_LABEL)))
     graph.nodes[cluster.root].is_root = fusion is (outer.root if outer else None)
     return cluster.root
 

@@ -38,28 +38,38 @@ def render_svg(graph: Graph, placed: Layout | None = None) -> str:
         'markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
         '<path d="M0,0 L10,5 L0,10 z" fill="#495057"/></marker></defs>',
     ]
+    # labels are drawn last, over the boxes and arrows, with a halo
+    edge_labels: list[str] = []
+    cluster_labels: list[str] = []
     for cluster_id in sorted(placed.clusters, key=lambda c: c.count("/")):
         box, cluster = placed.clusters[cluster_id], graph.clusters[cluster_id]
         out.append(
             f'<g class="cluster" data-name="{escape(cluster_id)}">'
             f'<rect x="{_fmt(box.x)}" y="{_fmt(box.y)}" width="{_fmt(box.w)}" '
             f'height="{_fmt(box.h)}" rx="8" fill="#f1f3ff" fill-opacity="0.6" '
-            f'stroke="#5c7cfa" stroke-dasharray="5,3"/>'
-            f'<text x="{_fmt(box.x + 10)}" y="{_fmt(box.y + 15)}" font-weight="bold" '
-            f'fill="#364fc7">{escape(cluster.label)}</text></g>'
+            f'stroke="#5c7cfa" stroke-dasharray="5,3"/></g>'
+        )
+        cluster_labels.append(
+            f'<text class="cluster-label" x="{_fmt(box.x + 10)}" y="{_fmt(box.y + 15)}" '
+            f'font-weight="bold" fill="#364fc7" stroke="#f1f3ff" stroke-width="4" '
+            f'paint-order="stroke">{escape(cluster.label)}</text>'
         )
     for edge, points in zip(graph.edges, placed.routes, strict=True):
         out.append(
             f'<g class="edge" data-source="{escape(edge.source)}" '
             f'data-target="{escape(edge.target)}"><path d="{_path(points)}" fill="none" '
-            f'stroke="#495057" stroke-width="1.2" marker-end="url(#arrow)"/>'
+            f'stroke="#495057" stroke-width="1.2" marker-end="url(#arrow)"/></g>'
         )
-        (x0, y0), (x1, y1) = points[-2], points[-1]  # mid of the last stretch: distinct
-        lx, ly = (x0 + x1) / 2 + 4, (y0 + y1) / 2 + 4  # per edge, near where it arrives
-        out.append(
+        (x0, y0), (x1, y1) = points[-2], points[-1]  # mid of the last stretch, on the side
+        lx, ly = (x0 + x1) / 2, (y0 + y1) / 2 + 4  # it comes from: apart from its neighbours
+        anchor = "end" if x0 < x1 - 1 else "start"
+        lx += -4 if anchor == "end" else 4
+        edge_labels.append(
             f'<text class="edge-label" x="{_fmt(lx)}" y="{_fmt(ly)}" font-size="10" '
-            f'fill="#5f3dc4" stroke="#ffffff" stroke-width="3" paint-order="stroke">'
-            f"{escape(edge.label)}</text></g>"
+            f'text-anchor="{anchor}" '
+            f'fill="#5f3dc4" stroke="#ffffff" stroke-width="3" paint-order="stroke" '
+            f'data-source="{escape(edge.source)}" data-target="{escape(edge.target)}">'
+            f"{escape(edge.label)}</text>"
         )
     for node_id, box in placed.nodes.items():
         node = graph.nodes[node_id]
@@ -80,6 +90,7 @@ def render_svg(graph: Graph, placed: Layout | None = None) -> str:
                 f'fill="{colour}"{weight}>{escape(line)}</text>'
             )
         out.append("</g>")
+    out.extend(edge_labels + cluster_labels)
     out.append("</svg>")
     return "\n".join(out)
 

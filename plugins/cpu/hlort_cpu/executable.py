@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from hlort.errors import HlortError
 from hlort.ir.opcodes import Opcode
 from hlort.plugin.base import LaunchContext, SimpleDevice, SimpleExecutable
 from hlort.plugin.capabilities import CompiledMemoryStats
@@ -54,7 +55,10 @@ class CpuExecutable(SimpleExecutable):
         for comp in self.module.computations:
             if any(i.opcode in _MAY_RUN_LONG for i in comp.instructions):
                 return False
-        cost = self.cost_analysis()
+        try:
+            cost = self.cost_analysis()
+        except HlortError:  # an op the cost model does not know: not known to be cheap
+            return False
         work = cost["flops"] + cost["transcendentals"]
         return cost["bytes accessed"] <= _INLINE_MAX_BYTES and work <= _INLINE_MAX_FLOPS
 
