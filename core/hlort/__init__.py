@@ -1,21 +1,75 @@
 """hlort: a pluggable hardware-backend SDK for machine learning programs.
 
 The public API is re-exported here; see docs/ for the architecture and the plugin contract.
+Names are loaded on first use (PEP 562 ``__getattr__``): ``import hlort`` costs a few
+milliseconds, and NumPy, ml_dtypes and the runtime are imported only when a name that needs them
+is touched. Every pytest run in an environment with hlort imports this package (the pytest11
+entry point), and so does ``hlort --help``; neither should pay for the whole SDK.
 """
 
-from hlort import dtypes, shape  # noqa: F401
-from hlort.builder import Builder  # noqa: F401
-from hlort.errors import ErrorCode, HlortError  # noqa: F401
-from hlort.interpreter import evaluate  # noqa: F401
-from hlort.ir import Computation, Instruction, Module, Opcode, verify_module  # noqa: F401
-from hlort.plugin.options import CompileOptions, ExecuteOptions  # noqa: F401
-from hlort.runtime import (  # noqa: F401
-    backend,
-    backend_errors,
-    backends,
-    compile,
-    default_backend,
-    device_put,
-    devices,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from hlort.version import __version__  # noqa: F401
+
+# public name -> (module, attribute); attribute None re-exports the module itself
+_EXPORTS: dict[str, tuple[str, str | None]] = {
+    "dtypes": ("hlort.dtypes", None),
+    "shape": ("hlort.shape", None),
+    "Builder": ("hlort.builder", "Builder"),
+    "ErrorCode": ("hlort.errors", "ErrorCode"),
+    "HlortError": ("hlort.errors", "HlortError"),
+    "evaluate": ("hlort.interpreter", "evaluate"),
+    "Computation": ("hlort.ir", "Computation"),
+    "Instruction": ("hlort.ir", "Instruction"),
+    "Module": ("hlort.ir", "Module"),
+    "Opcode": ("hlort.ir", "Opcode"),
+    "verify_module": ("hlort.ir", "verify_module"),
+    "CompileOptions": ("hlort.plugin.options", "CompileOptions"),
+    "ExecuteOptions": ("hlort.plugin.options", "ExecuteOptions"),
+    "backend": ("hlort.runtime", "backend"),
+    "backend_errors": ("hlort.runtime", "backend_errors"),
+    "backends": ("hlort.runtime", "backends"),
+    "compile": ("hlort.runtime", "compile"),
+    "default_backend": ("hlort.runtime", "default_backend"),
+    "device_put": ("hlort.runtime", "device_put"),
+    "devices": ("hlort.runtime", "devices"),
+}
+
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+
+def __getattr__(name: str):
+    """Load a public name on first use and cache it in the module's namespace."""
+    try:
+        module_name, attribute = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'hlort' has no attribute {name!r}") from None
+    module = importlib.import_module(module_name)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported eagerly
+    from hlort import dtypes, shape  # noqa: F401
+    from hlort.builder import Builder  # noqa: F401
+    from hlort.errors import ErrorCode, HlortError  # noqa: F401
+    from hlort.interpreter import evaluate  # noqa: F401
+    from hlort.ir import Computation, Instruction, Module, Opcode, verify_module  # noqa: F401
+    from hlort.plugin.options import CompileOptions, ExecuteOptions  # noqa: F401
+    from hlort.runtime import (  # noqa: F401
+        backend,
+        backend_errors,
+        backends,
+        compile,
+        default_backend,
+        device_put,
+        devices,
+    )

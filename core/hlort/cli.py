@@ -15,10 +15,12 @@ import sys
 import time
 import traceback
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from hlort.errors import ErrorCode, HlortError, Internal, InvalidArgument, Unimplemented
+
+if TYPE_CHECKING:
+    import numpy as np
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_UNSUPPORTED = 0, 1, 2, 3
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a Unix tool killed by a closed pipe
@@ -261,6 +263,8 @@ def _print_run(report: dict, results: list[np.ndarray], show_values: bool) -> No
     if "output_file" in report:
         print(f"wrote    {report['output_file']} ({len(results)} array(s))")
     elif show_values:
+        import numpy as np  # not at module level: `hlort --help` must not pay for NumPy
+
         with np.printoptions(threshold=20, edgeitems=3, linewidth=100):
             for i, value in enumerate(results):
                 print(f"out{i} = {np.array2string(value, separator=', ')}")
