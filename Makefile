@@ -32,6 +32,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m pip install -q -e ".[bench]" || echo "jax does not install here: comparing with NumPy only"
+	$(PY) benchmarks/startup.py
 	$(PY) benchmarks/run.py
 
 # JAX's own lax tests (../shared/jax-tests, run in place) on hlort_interpreter, hlort_cpu and
