@@ -414,6 +414,10 @@ def cmd_testdata(args: argparse.Namespace) -> int:
         argv += ["--jobs", str(args.jobs)]
     if args.report:
         argv += ["--report", args.report]
+    if args.timeout is not None:
+        argv += ["--timeout", str(args.timeout)]
+    if getattr(args, "verbose", 0):  # -v of the shared parent parser (cli_verbosity)
+        argv.append("--verbose")
     for option in args.option:
         argv += ["--option", option]
     return int(module.main(argv) or 0)
@@ -486,6 +490,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--platform", metavar="P")
     p.add_argument("--jobs", metavar="N", type=int)
     p.add_argument("--report", metavar="FILE")
+    p.add_argument("--timeout", metavar="S", type=float, help="seconds per file (default 60)")
     p.add_argument(
         "--option",
         metavar="KEY=VALUE",
