@@ -178,7 +178,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.output:
         report["output_file"] = args.output
     if args.profile:
-        report["profile"] = _profile(exe, load_s, transfer_in_s, transfer_out_s)
+        report["profile"] = _profile(exe, load_s, compile_s, transfer_in_s, transfer_out_s)
     if args.json:
         print(json.dumps(report, indent=2))
         return EXIT_OK
@@ -190,14 +190,17 @@ def _describe(name: str, shape) -> dict:
     return {"name": name, "shape": list(shape.dims), "dtype": shape.dtype.name}
 
 
-def _profile(exe, load_s: float, transfer_in_s: float, transfer_out_s: float) -> dict:
-    phases = {
-        "parse": load_s,
-        **exe.timings,
-        "transfer_in": transfer_in_s,
-        "transfer_out": transfer_out_s,
-    }
-    profile: dict = {"phases_ms": {k: _ms(v) for k, v in phases.items() if k != "load"}}
+def _profile(exe, load_s: float, compile_s: float, transfer_in_s: float, transfer_out_s: float):
+    from hlort.runtime.run_profile import phases_ms
+
+    phases = phases_ms(
+        exe.timings,
+        parse_s=load_s,
+        compile_s=compile_s,
+        transfer_in_s=transfer_in_s,
+        transfer_out_s=transfer_out_s,
+    )
+    profile: dict = {"phases_ms": phases}
     getters = (
         ("cost_analysis", exe.cost_analysis),
         ("compiled_memory_stats", exe.compiled_memory_stats),
@@ -251,14 +254,16 @@ def _print_run(report: dict, results: list[np.ndarray], show_values: bool) -> No
             f"{report['execute_ms_min']:.3f} ms min over {runs} runs"
         )
     if "profile" in report:
-        for phase, ms in report["profile"]["phases_ms"].items():
-            print(f"  {phase:<16} {ms:10.3f} ms")
+        from hlort.runtime.run_profile import format_device_value, format_number, phase_lines
+
+        for line in phase_lines(report["profile"]["phases_ms"], report["compile_ms"]):
+            print(f"  {line}")
         for key in ("cost_analysis", "compiled_memory_stats"):
             if key in report["profile"]:
-                items = ", ".join(f"{k}={v}" for k, v in report["profile"][key].items())
-                print(f"  {key}: {items}")
+                values = report["profile"][key].items()
+                print(f"  {key}: {', '.join(f'{k}={format_number(v)}' for k, v in values)}")
         for k, v in report["profile"].get("execution_profile", {}).items():
-            print(f"  device {k}: {v}")
+            print(f"  device {k}: {format_device_value(k, v)}")
         _print_fallbacks(report["profile"]["fallbacks"], "  ", sys.stdout)
     if "output_file" in report:
         print(f"wrote    {report['output_file']} ({len(results)} array(s))")
