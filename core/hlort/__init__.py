@@ -12,7 +12,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from hlort.deferred_registrations import defer
 from hlort.version import __version__  # noqa: F401
+
+# the custom-call targets hlort ships: registered on the registry's first read, not at import
+defer("custom_calls", lambda: importlib.import_module("hlort.interpreter.custom_call_targets"))
 
 # public name -> (module, attribute); attribute None re-exports the module itself
 _EXPORTS: dict[str, tuple[str, str | None]] = {

@@ -47,6 +47,28 @@ def test_startup_imports_nothing_heavy(statement):
     assert not _heavy(loaded), f"{statement!r} imported {_heavy(loaded)}"
 
 
+def test_the_dtype_table_needs_ml_dtypes_only_for_its_types():
+    """ml_dtypes costs most of a second: the table, sizes and NumPy's own types need none of it;
+    the first NumPy dtype of bfloat16/float8 imports it."""
+    loaded = _loaded_after(
+        "from hlort import dtypes\n"
+        "assert dtypes.BF16.itemsize == 2 and dtypes.F8E5M2.bits == 8\n"
+        "assert dtypes.from_numpy('float32') is dtypes.F32\n"
+        "assert dtypes.finfo(dtypes.F32).nmant == 23\n"
+        "import hlort.plugin.api, hlort.interpreter.ops.conversions"
+    )
+    assert "ml_dtypes" not in loaded, loaded
+    loaded = _loaded_after(
+        "from hlort import dtypes\n"
+        "assert dtypes.from_numpy('bfloat16') is dtypes.BF16\n"
+        "import ml_dtypes, numpy as np\n"
+        "assert dtypes.BF16.numpy == np.dtype(ml_dtypes.bfloat16)\n"
+        "assert dtypes.from_numpy(ml_dtypes.float8_e4m3fn) is dtypes.F8E4M3FN\n"
+        "assert dtypes.finfo(dtypes.BF16).nmant == 7"
+    )
+    assert "ml_dtypes" in loaded
+
+
 def test_help_prints_without_heavy_imports():
     code = (
         "import sys\nfrom hlort.cli import main\nrc = main(['--help'])\n"
@@ -74,3 +96,17 @@ def test_an_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
         hlort.not_a_name  # noqa: B018
     assert not hasattr(hlort, "_EXPORTS_typo")
+
+
+def test_the_narrow_float_set_is_exactly_the_four_types():
+    import ml_dtypes
+    import numpy as np
+
+    from hlort.interpreter.ops.float_rounding import NARROW_FLOATS
+
+    narrow = {np.float16, ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2}
+    assert set(NARROW_FLOATS) == {np.dtype(t) for t in narrow} and len(NARROW_FLOATS) == 4
+    for t in narrow:
+        assert np.dtype(t) in NARROW_FLOATS
+    for t in (np.float32, np.float64, np.int8, np.uint16, np.complex64, ml_dtypes.int4):
+        assert np.dtype(t) not in NARROW_FLOATS
