@@ -346,7 +346,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
 
     backend = hlort.backend(args.platform)  # unknown or broken platform -> exit 2 here, clearly
     for module, fix in (
-        ("pytest", "pip install pytest"),
+        ("pytest", "pip install 'hlort[testing]' (it brings pytest)"),
         ("hlort.testing.pytest_plugin", "reinstall hlort"),
     ):
         if importlib.util.find_spec(module) is None:
