@@ -18,28 +18,30 @@ from hlort.version import __version__  # noqa: F401
 # the custom-call targets hlort ships: registered on the registry's first read, not at import
 defer("custom_calls", lambda: importlib.import_module("hlort.interpreter.custom_call_targets"))
 
-# public name -> (module, attribute); attribute None re-exports the module itself
+# public name -> (the module defining it, attribute); attribute None re-exports the module itself.
+# Defining modules, not packages: a package's attribute can be rebound by importing a submodule
+# of the same name (hlort.runtime.compile, the module, would shadow hlort.runtime's compile).
 _EXPORTS: dict[str, tuple[str, str | None]] = {
     "dtypes": ("hlort.dtypes", None),
     "shape": ("hlort.shape", None),
     "Builder": ("hlort.builder", "Builder"),
     "ErrorCode": ("hlort.errors", "ErrorCode"),
     "HlortError": ("hlort.errors", "HlortError"),
-    "evaluate": ("hlort.interpreter", "evaluate"),
-    "Computation": ("hlort.ir", "Computation"),
-    "Instruction": ("hlort.ir", "Instruction"),
-    "Module": ("hlort.ir", "Module"),
-    "Opcode": ("hlort.ir", "Opcode"),
-    "verify_module": ("hlort.ir", "verify_module"),
+    "evaluate": ("hlort.interpreter.evaluator", "evaluate"),
+    "Computation": ("hlort.ir.computation", "Computation"),
+    "Instruction": ("hlort.ir.instruction", "Instruction"),
+    "Module": ("hlort.ir.module", "Module"),
+    "Opcode": ("hlort.ir.opcodes", "Opcode"),
+    "verify_module": ("hlort.ir.verifier", "verify_module"),
     "CompileOptions": ("hlort.plugin.options", "CompileOptions"),
     "ExecuteOptions": ("hlort.plugin.options", "ExecuteOptions"),
-    "backend": ("hlort.runtime", "backend"),
-    "backend_errors": ("hlort.runtime", "backend_errors"),
-    "backends": ("hlort.runtime", "backends"),
-    "compile": ("hlort.runtime", "compile"),
-    "default_backend": ("hlort.runtime", "default_backend"),
-    "device_put": ("hlort.runtime", "device_put"),
-    "devices": ("hlort.runtime", "devices"),
+    "backend": ("hlort.runtime.selection", "backend"),
+    "backend_errors": ("hlort.runtime.selection", "backend_errors"),
+    "backends": ("hlort.runtime.selection", "backends"),
+    "compile": ("hlort.runtime.selection", "compile"),
+    "default_backend": ("hlort.runtime.selection", "default_backend"),
+    "device_put": ("hlort.runtime.selection", "device_put"),
+    "devices": ("hlort.runtime.selection", "devices"),
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

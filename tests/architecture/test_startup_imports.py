@@ -90,6 +90,21 @@ def test_public_names_load_on_first_use():
     assert "hlort.runtime" in loaded and "numpy" in loaded
 
 
+def test_every_public_name_is_the_object_it_names():
+    """Whatever was imported first: hlort.runtime.compile (a module) must not shadow the
+    function hlort.compile."""
+    code = (
+        "import types, hlort.runtime.compile, hlort.ir.module, hlort\n"
+        "for name in hlort.__all__:\n"
+        "    value = getattr(hlort, name)\n"
+        "    assert isinstance(value, types.ModuleType) == (name in ('dtypes', 'shape')), name\n"
+        "assert hlort.compile.__module__ == 'hlort.runtime.selection'\n"
+        "print(len(hlort.__all__))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and int(done.stdout) >= 20, done.stderr
+
+
 def test_an_unknown_name_is_an_attribute_error():
     import hlort
 
