@@ -10,6 +10,7 @@ entry point), and so does ``hlort --help``; neither should pay for the whole SDK
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING
 
 from hlort.deferred_registrations import defer
@@ -51,8 +52,10 @@ def __getattr__(name: str):
     """Load a public name on first use and cache it in the module's namespace."""
     try:
         module_name, attribute = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module 'hlort' has no attribute {name!r}") from None
+    except KeyError:  # a subpackage (hlort.runtime, hlort.ir...), as an eager import made them
+        if name.startswith("_") or importlib.util.find_spec(f"hlort.{name}") is None:
+            raise AttributeError(f"module 'hlort' has no attribute {name!r}") from None
+        module_name, attribute = f"hlort.{name}", None
     module = importlib.import_module(module_name)
     value = module if attribute is None else getattr(module, attribute)
     globals()[name] = value

@@ -113,6 +113,19 @@ def test_an_unknown_name_is_an_attribute_error():
     assert not hasattr(hlort, "_EXPORTS_typo")
 
 
+def test_subpackages_are_reachable_as_attributes_as_before():
+    """``import hlort; hlort.runtime.Buffer`` worked while import hlort imported everything."""
+    code = (
+        "import hlort\n"
+        "assert hlort.runtime.Buffer.__name__ == 'Buffer'\n"
+        "assert hlort.ir.Module is hlort.Module\n"
+        "assert hlort.errors.HlortError is hlort.HlortError\n"
+        "assert hlort.plugin.registry.default_registry"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
 def test_the_narrow_float_set_is_exactly_the_four_types():
     import ml_dtypes
     import numpy as np
