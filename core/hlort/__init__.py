@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from typing import TYPE_CHECKING
 
 from hlort.deferred_registrations import defer
 from hlort.version import __version__  # noqa: F401
@@ -66,6 +65,7 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_EXPORTS})
 
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported eagerly
     from hlort import dtypes, shape  # noqa: F401
     from hlort.builder import Builder  # noqa: F401

@@ -15,10 +15,10 @@ import sys
 import time
 import traceback
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from hlort.errors import ErrorCode, HlortError, Internal, InvalidArgument, Unimplemented
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
     import numpy as np
 
