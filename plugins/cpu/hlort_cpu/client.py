@@ -39,5 +39,6 @@ class CpuClient(SimpleClient):
         if compile_cache.enabled():
             compile_cache.code_digest()  # once per process, with the JIT, not in the first compile
         attrs = {"cpu": target.cpu, "cores": os.cpu_count() or 1, "vector_bits": target.vector_bits}
-        # synchronous: launches run on the caller's thread (no queue hop per call)
-        return [SimpleDevice(self, 0, f"cpu ({target.cpu})", attributes=attrs, synchronous=True)]
+        # launches run on the device queue's thread: execute returns before the work is done
+        # (cheap programs run inline when the queue is idle: CpuExecutable.runs_inline)
+        return [SimpleDevice(self, 0, f"cpu ({target.cpu})", attributes=attrs)]
