@@ -21,6 +21,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "hlort.limits",
             "hlort.version",
             "hlort.ffi_attributes",
+            "hlort.log",
         ),
     ),
     ("ir", ("hlort.ir", "hlort.builder")),
@@ -37,6 +38,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "hlort.plugin.versioning",
             "hlort.plugin.hookspecs",
             "hlort.plugin.conformance_profile",
+            "hlort.plugin.compile_flags",
         ),
     ),
     ("plugin base", ("hlort.plugin.base", "hlort.plugin.interpreter_backend")),
@@ -47,11 +49,23 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "hlort.plugin.registry",
             "hlort.plugin.name_claims",
             "hlort.plugin.bounded_call",
+            "hlort.plugin.selection_log",
         ),
     ),
     ("public API", ("hlort",)),
     ("testing", ("hlort.testing", "hlort.testdata", "hlort.testdata_runner")),
-    ("cli", ("hlort.cli", "hlort.demo", "hlort.examples", "hlort.plugin.new_plugin")),
+    (
+        "cli",
+        (
+            "hlort.cli",
+            "hlort.cli_options",
+            "hlort.cli_verbosity",
+            "hlort.cli_cache",
+            "hlort.demo",
+            "hlort.examples",
+            "hlort.plugin.new_plugin",
+        ),
+    ),
     ("plugins", ()),  # every plugins/*/hlort_* package
 )
 
