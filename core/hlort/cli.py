@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hlort.cli_cache import add_cache_command
 from hlort.cli_options import add_compile_options, compile_options_from_args
 from hlort.cli_verbosity import add_verbosity, apply_verbosity
 from hlort.errors import ErrorCode, HlortError, Internal, InvalidArgument, Unimplemented
@@ -474,6 +475,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="fail when an expected failure passes (--hlort-strict)",
     )
     p.set_defaults(handler=cmd_conformance)
+
+    add_cache_command(sub, common)
 
     p = sub.add_parser("new-plugin", parents=[common], help="create a plugin from the template")
     p.add_argument("name", metavar="NAME")

@@ -56,8 +56,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if platform is None:
         return
     from hlort.errors import HlortError
+    from hlort.testing.conformance_cache import use_own_cache
     from hlort.testing.session import ConformanceSession
 
+    use_own_cache(config)  # not the user's cache (HLORT_CONFORMANCE_CACHE_DIR keeps one)
     try:
         session = ConformanceSession.start(
             platform, strict=config.getoption("hlort_strict"), quick=config.getoption("hlort_quick")
