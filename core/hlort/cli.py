@@ -15,13 +15,15 @@ import sys
 import time
 import traceback
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from hlort.cli_cache import add_cache_command
 from hlort.cli_options import add_compile_options, compile_options_from_args
 from hlort.cli_verbosity import add_verbosity, apply_verbosity
 from hlort.errors import ErrorCode, HlortError, Internal, InvalidArgument, Unimplemented
+
+if TYPE_CHECKING:
+    import numpy as np
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_UNSUPPORTED = 0, 1, 2, 3
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a Unix tool killed by a closed pipe
@@ -179,7 +181,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.output:
         report["output_file"] = args.output
     if args.profile:
-        report["profile"] = _profile(exe, load_s, transfer_in_s, transfer_out_s)
+        report["profile"] = _profile(exe, load_s, compile_s, transfer_in_s, transfer_out_s)
     if args.json:
         print(json.dumps(report, indent=2))
         return EXIT_OK
@@ -191,14 +193,17 @@ def _describe(name: str, shape) -> dict:
     return {"name": name, "shape": list(shape.dims), "dtype": shape.dtype.name}
 
 
-def _profile(exe, load_s: float, transfer_in_s: float, transfer_out_s: float) -> dict:
-    phases = {
-        "parse": load_s,
-        **exe.timings,
-        "transfer_in": transfer_in_s,
-        "transfer_out": transfer_out_s,
-    }
-    profile: dict = {"phases_ms": {k: _ms(v) for k, v in phases.items() if k != "load"}}
+def _profile(exe, load_s: float, compile_s: float, transfer_in_s: float, transfer_out_s: float):
+    from hlort.runtime.run_profile import phases_ms
+
+    phases = phases_ms(
+        exe.timings,
+        parse_s=load_s,
+        compile_s=compile_s,
+        transfer_in_s=transfer_in_s,
+        transfer_out_s=transfer_out_s,
+    )
+    profile: dict = {"phases_ms": phases}
     getters = (
         ("cost_analysis", exe.cost_analysis),
         ("compiled_memory_stats", exe.compiled_memory_stats),
@@ -252,18 +257,22 @@ def _print_run(report: dict, results: list[np.ndarray], show_values: bool) -> No
             f"{report['execute_ms_min']:.3f} ms min over {runs} runs"
         )
     if "profile" in report:
-        for phase, ms in report["profile"]["phases_ms"].items():
-            print(f"  {phase:<16} {ms:10.3f} ms")
+        from hlort.runtime.run_profile import format_device_value, format_number, phase_lines
+
+        for line in phase_lines(report["profile"]["phases_ms"], report["compile_ms"]):
+            print(f"  {line}")
         for key in ("cost_analysis", "compiled_memory_stats"):
             if key in report["profile"]:
-                items = ", ".join(f"{k}={v}" for k, v in report["profile"][key].items())
-                print(f"  {key}: {items}")
+                values = report["profile"][key].items()
+                print(f"  {key}: {', '.join(f'{k}={format_number(v)}' for k, v in values)}")
         for k, v in report["profile"].get("execution_profile", {}).items():
-            print(f"  device {k}: {v}")
+            print(f"  device {k}: {format_device_value(k, v)}")
         _print_fallbacks(report["profile"]["fallbacks"], "  ", sys.stdout)
     if "output_file" in report:
         print(f"wrote    {report['output_file']} ({len(results)} array(s))")
     elif show_values:
+        import numpy as np  # not at module level: `hlort --help` must not pay for NumPy
+
         with np.printoptions(threshold=20, edgeitems=3, linewidth=100):
             for i, value in enumerate(results):
                 print(f"out{i} = {np.array2string(value, separator=', ')}")
@@ -337,7 +346,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
 
     backend = hlort.backend(args.platform)  # unknown or broken platform -> exit 2 here, clearly
     for module, fix in (
-        ("pytest", "pip install pytest"),
+        ("pytest", "pip install 'hlort[testing]' (it brings pytest)"),
         ("hlort.testing.pytest_plugin", "reinstall hlort"),
     ):
         if importlib.util.find_spec(module) is None:
@@ -410,6 +419,10 @@ def cmd_testdata(args: argparse.Namespace) -> int:
         argv += ["--jobs", str(args.jobs)]
     if args.report:
         argv += ["--report", args.report]
+    if args.timeout is not None:
+        argv += ["--timeout", str(args.timeout)]
+    if getattr(args, "verbose", 0):  # -v of the shared parent parser (cli_verbosity)
+        argv.append("--verbose")
     for option in args.option:
         argv += ["--option", option]
     return int(module.main(argv) or 0)
@@ -488,6 +501,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--platform", metavar="P")
     p.add_argument("--jobs", metavar="N", type=int)
     p.add_argument("--report", metavar="FILE")
+    p.add_argument("--timeout", metavar="S", type=float, help="seconds per file (default 60)")
     p.add_argument(
         "--option",
         metavar="KEY=VALUE",

@@ -16,6 +16,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "foundation",
         (
             "hlort.errors",
+            "hlort.deferred_registrations",
             "hlort.dtypes",
             "hlort.shape",
             "hlort.limits",

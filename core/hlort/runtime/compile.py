@@ -174,7 +174,9 @@ def compile_on(
         ) from err
     timings["backend_compile"] = time.perf_counter() - start
     if cache is not None:
+        start = time.perf_counter()
         cache.store(raw)
+        timings["cache_store"] = time.perf_counter() - start
     if options.debug.dump_dir:
         dump_compilation(options.debug.dump_dir, optimized, raw, backend.platform)
     return Executable(raw, backend, optimized, timings)
