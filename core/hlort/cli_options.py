@@ -10,17 +10,26 @@ from __future__ import annotations
 
 import argparse
 
+# compile_flags.known_flag_names(), spelled out: importing hlort.plugin here would load NumPy
+# for `hlort --help` (tests/runtime/test_compile_flags.py checks the two agree)
+FLAG_NAMES = (
+    "matmul_precision",
+    "fallback",
+    "disable_passes",
+    "dump_dir",
+    "verify_passes",
+    "run_core_passes",
+)
+
 
 def add_compile_options(parser: argparse.ArgumentParser) -> None:
-    from hlort.plugin.compile_flags import known_flag_names
-
     parser.add_argument(
         "--option",
         metavar="KEY=VALUE",
         action="append",
         default=[],
-        help=f"a compile option (repeatable): {', '.join(known_flag_names())}, or target.NAME "
-        f"for the backend's own",
+        help=f"a compile option (repeatable): {', '.join(FLAG_NAMES)}, or target.NAME for the "
+        f"backend's own",
     )
 
 

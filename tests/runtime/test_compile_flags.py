@@ -144,6 +144,13 @@ def test_the_fallback_option_overrides_hlort_fallback(monkeypatch):
         hlort.compile(_exp_sort_module("o3"), "cpu")
 
 
+def test_the_cli_help_names_every_flag():
+    from hlort.cli_options import FLAG_NAMES
+    from hlort.plugin.compile_flags import known_flag_names
+
+    assert list(FLAG_NAMES) == known_flag_names()
+
+
 def test_cli_option_key_values(tmp_path, capsys):
     assert parse_key_values(["disable_passes=cse", "target.default_precision=highest"]) == {
         "debug": {"disabled_passes": ("cse",)},
