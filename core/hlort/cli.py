@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from hlort.cli_cache import add_cache_command
 from hlort.cli_options import add_compile_options, compile_options_from_args
+from hlort.cli_progress import conformance_env, conformance_progress_args
 from hlort.cli_verbosity import add_verbosity, apply_verbosity
 from hlort.errors import ErrorCode, HlortError, Internal, InvalidArgument, Unimplemented
 
@@ -384,7 +385,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
         cmd += ["--hlort-report", args.report]
     if args.junit_xml:
         cmd += ["--junitxml", args.junit_xml]
-    rc = subprocess.call(cmd)
+    rc = subprocess.call(cmd + conformance_progress_args(), env=conformance_env())
     if rc == 0:
         return EXIT_OK
     if rc == 1:  # some tests failed: pytest has printed them

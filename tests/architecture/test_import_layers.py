@@ -62,6 +62,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "hlort.cli_options",
             "hlort.cli_verbosity",
             "hlort.cli_cache",
+            "hlort.cli_progress",
             "hlort.demo",
             "hlort.examples",
             "hlort.plugin.new_plugin",
