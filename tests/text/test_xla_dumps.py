@@ -24,7 +24,7 @@ NAMES = sorted(p.stem for p in DUMPS.glob("*.hlo"))
 
 
 def test_the_dumps_are_there():
-    assert {"softmax", "mlp", "loop", "cond_sort", "nested_calls"} <= set(NAMES)
+    assert {"softmax", "mlp", "loop", "cond_sort", "nested_calls", "top_k"} <= set(NAMES)
 
 
 @pytest.mark.parametrize("name", NAMES)

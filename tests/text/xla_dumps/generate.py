@@ -55,12 +55,22 @@ def nested_calls(x):
     return (a + c).sum()
 
 
+def top_k(x):
+    return jax.lax.top_k(x, 4)  # XLA:CPU keeps a TopK custom call
+
+
+_TIES = np.array(
+    [[1, np.nan, 3, 3, -np.inf, -0.0, 0.0], [5, 4, 3, 2, 1, 0, -1], [2, 2, 2, 2, 2, 2, 2]],
+    np.float32,
+)
+
 PROGRAMS = {
     "softmax": (softmax, [_f32(4, 8)]),
     "mlp": (mlp, [_f32(4, 8), _f32(8, 16), _f32(16)]),
     "loop": (loop, [_f32(3)]),
     "cond_sort": (cond_sort, [np.abs(_f32(6))]),
     "nested_calls": (nested_calls, [_f32(4)]),
+    "top_k": (top_k, [_TIES]),
 }
 
 
