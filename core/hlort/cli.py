@@ -385,7 +385,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
         cmd += ["--hlort-report", args.report]
     if args.junit_xml:
         cmd += ["--junitxml", args.junit_xml]
-    rc = subprocess.call(cmd + conformance_progress_args(), env=conformance_env())
+    rc = subprocess.call(cmd + conformance_progress_args(), **conformance_env())
     if rc == 0:
         return EXIT_OK
     if rc == 1:  # some tests failed: pytest has printed them

@@ -18,8 +18,9 @@ def conformance_progress_args() -> list[str]:
     return ["--hlort-progress", "-q"] if _wanted() else []  # -q: no per-file lines either
 
 
-def conformance_env() -> dict[str, str]:
-    env = dict(os.environ)
-    if _wanted():
-        env["HLORT_PROGRESS"] = "1"
-    return env
+def conformance_env() -> dict:
+    """``subprocess.call`` keyword arguments: the environment with HLORT_PROGRESS=1 when the
+    bar is wanted, else nothing (the child inherits this process's)."""
+    if not _wanted():
+        return {}
+    return {"env": dict(os.environ, HLORT_PROGRESS="1")}
