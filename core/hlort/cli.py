@@ -16,6 +16,10 @@ import time
 import traceback
 from collections.abc import Sequence
 
+from hlort.cli_cache import add_cache_command
+from hlort.cli_options import add_compile_options, compile_options_from_args
+from hlort.cli_progress import conformance_env, conformance_progress_args
+from hlort.cli_verbosity import add_verbosity, apply_verbosity
 from hlort.errors import ErrorCode, HlortError, Internal, InvalidArgument, Unimplemented
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
@@ -137,7 +141,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     load_s = time.perf_counter() - start
     backend, device = _backend_and_device(args.platform, args.device)
     start = time.perf_counter()
-    exe = backend.compile(module, device)
+    exe = backend.compile(module, device, compile_options_from_args(args))
     compile_s = time.perf_counter() - start
     shapes = exe.input_shapes
     if args.inputs:
@@ -277,15 +281,12 @@ def _print_run(report: dict, results: list[np.ndarray], show_values: bool) -> No
 
 # -- compile -------------------------------------------------------------------------------------
 def cmd_compile(args: argparse.Namespace) -> int:
-    from hlort.plugin.options import CompileOptions, DebugOptions
-
     module, _fmt = _load(args.module)
     if args.target:
         backend, device = _compile_only_backend(args.platform, args.target), None
     else:
         backend, device = _backend_and_device(args.platform, None)
-    options = CompileOptions(debug=DebugOptions(dump_dir=args.dump_dir))
-    exe = backend.compile(module, device, options)
+    exe = backend.compile(module, device, compile_options_from_args(args, args.dump_dir))
     sys.stdout.write(exe.as_text().rstrip("\n") + "\n")
     sys.stdout.flush()
     from hlort.cli_graph import after_compile
@@ -387,7 +388,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
         cmd += ["--hlort-report", args.report]
     if args.junit_xml:
         cmd += ["--junitxml", args.junit_xml]
-    rc = subprocess.call(cmd)
+    rc = subprocess.call(cmd + conformance_progress_args(), **conformance_env())
     if rc == 0:
         return EXIT_OK
     if rc == 1:  # some tests failed: pytest has printed them
@@ -437,8 +438,10 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks"
     )
+    add_verbosity(common, subcommand=True)
     parser = _Parser(prog="hlort", description="hlort: run ML programs on pluggable backends")
     parser.add_argument("--debug", action="store_true", default=False, help="show tracebacks")
+    add_verbosity(parser, subcommand=False)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("devices", parents=[common], help="list backends and their devices")
@@ -453,6 +456,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat", metavar="N", type=int, default=1, help="execute N times")
     p.add_argument("--json", action="store_true", help="print a JSON report")
     p.add_argument("--profile", action="store_true", help="time every phase")
+    add_compile_options(p)
     p.set_defaults(handler=cmd_run)
 
     p = sub.add_parser("compile", parents=[common], help="print the optimized HLO of a module")
@@ -469,10 +473,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="compile ahead of time for this target of the "
         "platform (e.g. sm_90 for cuda); needs no device",
     )
-    p.set_defaults(handler=cmd_compile)
-    from hlort.cli_graph import add_compile_options, add_graph_command
-
     add_compile_options(p)
+    p.set_defaults(handler=cmd_compile)
+    from hlort.cli_graph import add_compile_options as add_graph_options
+    from hlort.cli_graph import add_graph_command
+
+    add_graph_options(p)
     add_graph_command(sub)
 
     p = sub.add_parser("conformance", parents=[common], help="run the conformance suite")
@@ -491,6 +497,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="fail when an expected failure passes (--hlort-strict)",
     )
     p.set_defaults(handler=cmd_conformance)
+
+    add_cache_command(sub, common)
 
     p = sub.add_parser("new-plugin", parents=[common], help="create a plugin from the template")
     p.add_argument("name", metavar="NAME")
@@ -525,6 +533,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exit_.code or 0) if not isinstance(exit_.code, str) else EXIT_BAD_INPUT
     debug = bool(getattr(args, "debug", False))
     try:
+        apply_verbosity(args)
         return int(args.handler(args) or 0)
     except HlortError as err:
         if debug:
