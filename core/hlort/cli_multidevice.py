@@ -44,7 +44,7 @@ def _ms(seconds: float) -> float:
     return round(seconds * 1e3, 3)
 
 
-def run_on_devices(args: argparse.Namespace, module, fmt: str):
+def run_on_devices(args: argparse.Namespace, module, fmt: str, options=None):
     """Compile and run; returns (report, global outputs, executable, transfer-in seconds,
     transfer-out seconds) for ``hlort run`` to print."""
     import hlort
@@ -63,7 +63,7 @@ def run_on_devices(args: argparse.Namespace, module, fmt: str):
     backend = hlort.backend(args.platform)
     require_devices(backend, module)
     start = time.perf_counter()
-    sharded = compile_sharded(backend, module)
+    sharded = compile_sharded(backend, module, options)
     compile_s = time.perf_counter() - start
     shapes = sharded.input_shapes
     inputs = read_inputs(args.inputs, shapes) if args.inputs else random_inputs(shapes, seed=0)

@@ -2,27 +2,52 @@
 
 One :class:`DType` object per element type, each knowing its NumPy dtype, its XLA HLO name and its
 StableHLO name. bfloat16 and the float8 types come from ml_dtypes, which NumPy treats as real
-dtypes.
+dtypes. ml_dtypes takes most of a second to import, so it is imported when one of its types'
+NumPy dtype is first needed (``BF16.numpy``, or :func:`from_numpy` on a type it does not know
+yet), not when this table is.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import ml_dtypes
 import numpy as np
 
 from hlort.errors import InvalidArgument
 
+_ML_DTYPES_ITEMSIZE = {"bfloat16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1}
 
-@dataclass(frozen=True)
+
 class DType:
     """An element type. Compare by identity or name; use the module-level constants."""
 
-    name: str  # XLA HLO spelling: "f32", "pred", "bf16", "f8e4m3fn"
-    stablehlo_name: str  # "f32", "i1", "ui8", "f8E4M3FN", "complex<f32>"
-    numpy: np.dtype
-    kind: str  # "pred", "sint", "uint", "float", "complex"
+    __slots__ = ("name", "stablehlo_name", "kind", "_numpy", "_ml_dtypes_name")
+
+    def __init__(self, name: str, stablehlo_name: str, numpy: np.dtype | str, kind: str):
+        """``numpy`` is a NumPy dtype, or the name of an ml_dtypes type (``"bfloat16"``),
+        looked up on first use."""
+        set_ = object.__setattr__
+        set_(self, "name", name)  # XLA HLO spelling: "f32", "pred", "bf16", "f8e4m3fn"
+        set_(self, "stablehlo_name", stablehlo_name)  # "f32", "i1", "ui8", "f8E4M3FN", ...
+        set_(self, "kind", kind)  # "pred", "sint", "uint", "float", "complex"
+        set_(self, "_numpy", numpy if isinstance(numpy, np.dtype) else None)
+        set_(self, "_ml_dtypes_name", None if isinstance(numpy, np.dtype) else numpy)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"DType is immutable (cannot set {name})")
+
+    @property
+    def numpy(self) -> np.dtype:
+        value = self._numpy
+        if value is None:
+            import ml_dtypes
+
+            value = np.dtype(getattr(ml_dtypes, self._ml_dtypes_name))
+            object.__setattr__(self, "_numpy", value)
+        return value
+
+    @property
+    def from_ml_dtypes(self) -> bool:
+        """Whether NumPy gets this type from ml_dtypes (bfloat16, float8)."""
+        return self._ml_dtypes_name is not None
 
     def __reduce__(self):
         """Unpickle to the module-level constant: code compares dtypes by identity."""
@@ -30,11 +55,13 @@ class DType:
 
     @property
     def bits(self) -> int:
-        return 1 if self.kind == "pred" else self.numpy.itemsize * 8
+        return 1 if self.kind == "pred" else self.itemsize * 8
 
     @property
     def itemsize(self) -> int:
-        return self.numpy.itemsize
+        if self._numpy is None:  # sizes need no ml_dtypes import
+            return _ML_DTYPES_ITEMSIZE[self._ml_dtypes_name]
+        return self._numpy.itemsize
 
     @property
     def is_pred(self) -> bool:
@@ -85,13 +112,13 @@ U16 = DType("u16", "ui16", np.dtype(np.uint16), "uint")
 U32 = DType("u32", "ui32", np.dtype(np.uint32), "uint")
 U64 = DType("u64", "ui64", np.dtype(np.uint64), "uint")
 F16 = DType("f16", "f16", np.dtype(np.float16), "float")
-BF16 = DType("bf16", "bf16", np.dtype(ml_dtypes.bfloat16), "float")
+BF16 = DType("bf16", "bf16", "bfloat16", "float")
 F32 = DType("f32", "f32", np.dtype(np.float32), "float")
 F64 = DType("f64", "f64", np.dtype(np.float64), "float")
 C64 = DType("c64", "complex<f32>", np.dtype(np.complex64), "complex")
 C128 = DType("c128", "complex<f64>", np.dtype(np.complex128), "complex")
-F8E4M3FN = DType("f8e4m3fn", "f8E4M3FN", np.dtype(ml_dtypes.float8_e4m3fn), "float")
-F8E5M2 = DType("f8e5m2", "f8E5M2", np.dtype(ml_dtypes.float8_e5m2), "float")
+F8E4M3FN = DType("f8e4m3fn", "f8E4M3FN", "float8_e4m3fn", "float")
+F8E5M2 = DType("f8e5m2", "f8E5M2", "float8_e5m2", "float")
 
 ALL_DTYPES: tuple[DType, ...] = (
     PRED,
@@ -120,7 +147,8 @@ COMPLEX_DTYPES = (C64, C128)
 
 _BY_HLO_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_STABLEHLO_NAME = {d.stablehlo_name: d for d in ALL_DTYPES}
-_BY_NUMPY = {d.numpy: d for d in ALL_DTYPES}
+# the NumPy types; ml_dtypes' join on the first lookup that misses (_by_numpy_with_ml_dtypes)
+_BY_NUMPY = {d.numpy: d for d in ALL_DTYPES if not d.from_ml_dtypes}
 
 
 def from_hlo_name(name: str) -> DType:
@@ -143,12 +171,32 @@ def from_stablehlo_name(name: str) -> DType:
         ) from None
 
 
+def _by_numpy_with_ml_dtypes() -> dict[np.dtype, DType]:
+    if not any(d.numpy in _BY_NUMPY for d in ALL_DTYPES if d.from_ml_dtypes):
+        _BY_NUMPY.update({d.numpy: d for d in ALL_DTYPES if d.from_ml_dtypes})
+    return _BY_NUMPY
+
+
 def from_numpy(dtype) -> DType:
     """np.float32 / np.dtype('float32') / 'float32' -> F32."""
     try:
         return _BY_NUMPY[np.dtype(dtype)]
     except (KeyError, TypeError):
+        pass
+    try:  # bfloat16 / float8, or a name NumPy knows once ml_dtypes is imported
+        return _by_numpy_with_ml_dtypes()[np.dtype(dtype)]
+    except (KeyError, TypeError):
         raise InvalidArgument(f"NumPy dtype {dtype!r} has no hlort element type") from None
+
+
+def finfo(dtype: DType):
+    """Machine limits of a floating type: ``np.finfo`` for NumPy's own, ``ml_dtypes.finfo`` for
+    bfloat16 and float8 (the only callers that import ml_dtypes)."""
+    if dtype.from_ml_dtypes:
+        import ml_dtypes
+
+        return ml_dtypes.finfo(dtype.numpy)
+    return np.finfo(dtype.numpy)
 
 
 def is_hlo_name(name: str) -> bool:

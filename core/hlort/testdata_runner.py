@@ -21,6 +21,7 @@ from hlort.testdata.cases import find_files
 from hlort.testdata.execution import FAIL, OPTIONS_ENV, Outcome
 from hlort.testdata.report import Summary
 from hlort.testdata.scheduler import run_files
+from hlort.testing.progress_bar import ProgressBar
 
 
 def run_testdata(
@@ -36,13 +37,19 @@ def run_testdata(
     ``report`` when given). ``jobs=0`` runs in-process without a timeout."""
     files = find_files(list(paths), root)
     start = time.perf_counter()
+    failed = 0
+    bar = ProgressBar(len(files), f"testdata on {platform}", "file")  # a TTY only
 
     def progress(outcomes: list[Outcome]) -> None:
+        nonlocal failed
         for o in outcomes:
+            failed += o.status == FAIL
             if verbose or o.status == FAIL:
-                print(o.line(), flush=True)
+                bar.write(o.line())
+        bar.update(1, f"{failed} failed" if failed else None)
 
-    outcomes = run_files(files, platform, jobs, timeout, progress)
+    with bar:
+        outcomes = run_files(files, platform, jobs, timeout, progress)
     summary = Summary(outcomes, platform, time.perf_counter() - start)
     if report:
         summary.write(report)

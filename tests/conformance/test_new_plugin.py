@@ -31,7 +31,7 @@ LEFTOVER = re.compile(
 
 
 def test_the_copy_renames_every_identifier(tmp_path):
-    target = create("acme", tmp_path)
+    target = create("acme", tmp_path / "acme")
     assert target == tmp_path / "acme"
     files = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file())
     assert "pyproject.toml" in files and "README.md" in files
@@ -60,10 +60,10 @@ def test_bad_names_and_existing_targets_are_rejected(tmp_path, capsys):
         with pytest.raises(HlortError) as info:
             create(name, tmp_path)
         assert info.value.code is ErrorCode.INVALID_ARGUMENT
-    create("acme", tmp_path)
-    assert cli.main(["new-plugin", "acme", "--dest", str(tmp_path)]) == 2
+    create("acme", tmp_path / "acme")
+    assert cli.main(["new-plugin", "acme", "--dest", str(tmp_path / "acme")]) == 2
     assert "ALREADY_EXISTS" in capsys.readouterr().err
-    assert cli.main(["new-plugin", "beta", "--dest", str(tmp_path)]) == 0
+    assert cli.main(["new-plugin", "beta", "--dest", str(tmp_path / "beta")]) == 0
     assert "pip install -e" in capsys.readouterr().out and (tmp_path / "beta").is_dir()
 
 
@@ -102,7 +102,7 @@ def _devices(python: Path) -> str:
 
 
 def test_acme_installs_passes_conformance_and_uninstalls(tmp_path):
-    target = create("acme", tmp_path / "src")
+    target = create("acme", tmp_path / "src" / "hlort-acme")
     python = _venv(tmp_path)
     install = _pip(python, "install", "--no-deps", "--no-build-isolation", "-e", str(target))
     if install.returncode != 0:  # an older setuptools without `wheel` cannot build offline

@@ -95,6 +95,24 @@ def test_incompatible_api_is_rejected_at_registration():
         r.client("future")
 
 
+def test_a_plugin_targeting_a_newer_minor_is_rejected_with_the_reason(monkeypatch):
+    """Issue 19: a plugin declaring API 1.9 used to load on a 1.x core with fewer methods."""
+    import hlort
+    from hlort.plugin import registry as registry_module
+
+    r = registry(make_plugin("newer", api=(1, 9)), make_plugin("current", api=(1, 1)))
+    records = {rec.name: rec for rec in r.records()}
+    assert records["newer"].status is BackendStatus.REJECTED
+    assert records["current"].usable
+    reason = r.errors()["newer"]
+    assert "targets plugin API 1.9" in reason and "implements API 1.1" in reason
+    assert "upgrade hlort" in reason
+    with pytest.raises(Unavailable, match="was rejected: .*1.9"):
+        r.client("newer")
+    monkeypatch.setattr(registry_module, "_default", r)  # hlort.backend_errors() says the same
+    assert hlort.backend_errors()["newer"] == reason
+
+
 def test_malformed_registrations_are_rejected_not_raised():
     class NoVersion(Plugin):
         name = "nover"

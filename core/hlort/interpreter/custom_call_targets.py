@@ -14,6 +14,7 @@ Each is a target real programs contain:
 - ``lapack_<s|d|c|z><routine>_ffi`` (potrf, getrf, geqrf, orgqr/ungqr, syevd/heevd, gesdd,
   gesvd, trsm) and ``Eigh``: what ``jnp.linalg`` lowers to on CPU (and eigh on TPU); see
   :mod:`hlort.interpreter.lapack_targets`.
+- ``TopK``: XLA:CPU's ``jax.lax.top_k`` (:mod:`hlort.interpreter.topk_target`).
 
 The StableHLO test-suite ``check.*`` targets are the testdata runner's
 (:mod:`hlort.testdata.check_targets`).
@@ -26,6 +27,7 @@ import numpy as np
 from hlort import dtypes
 from hlort.errors import Unimplemented
 from hlort.interpreter.lapack_targets import register_lapack_targets
+from hlort.interpreter.topk_target import register_topk_target
 from hlort.ir.custom_calls import register_custom_call, require_operand_count, target_name
 from hlort.ir.shape_inference import ShapeQuery
 from hlort.shape import ArrayShape, Shape, TupleShape
@@ -141,6 +143,7 @@ def _register_all() -> None:
             name, _threefry_shape, _threefry, description="JAX's GPU Threefry-2x32 kernel"
         )
     register_lapack_targets()
+    register_topk_target()
 
 
 _register_all()

@@ -18,7 +18,9 @@ raises UNIMPLEMENTED naming the target.
 
 The registry is part of the IR (the shape rule reads it); the targets themselves are registered
 explicitly by the layers that define them: the ones hlort ships by the reference interpreter
-(:mod:`hlort.interpreter.custom_call_targets`, imported by :mod:`hlort.interpreter`), the
+(:mod:`hlort.interpreter.custom_call_targets`, imported by :mod:`hlort.interpreter`, and by the
+registry's first read through :mod:`hlort.deferred_registrations`, which ``import hlort`` sets
+up without importing the interpreter), the
 StableHLO test corpus's ``check.*`` assertions by the testdata runner
 (:mod:`hlort.testdata.check_targets`, imported by :mod:`hlort.testdata`).
 """
@@ -29,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from hlort.deferred_registrations import run_deferred
 from hlort.errors import ErrorCode, HlortError, InvalidArgument, NotFound, Unimplemented
 
 if TYPE_CHECKING:
@@ -50,6 +53,7 @@ class CustomCallTarget:
 
 
 _TARGETS: dict[str, CustomCallTarget] = {}
+REGISTRY = "custom_calls"  # the name deferred registrations use (hlort/__init__.py)
 
 
 def register_custom_call(
@@ -61,6 +65,7 @@ def register_custom_call(
     replace: bool = False,
 ) -> CustomCallTarget:
     """Register ``target``. Registering a name twice is ALREADY_EXISTS unless ``replace=True``."""
+    run_deferred(REGISTRY)  # the shipped targets first, as if they had been imported eagerly
     if not isinstance(target, str) or not target:
         raise InvalidArgument(f"a custom-call target must be a non-empty string, got {target!r}")
     for label, fn in (("shape_fn", shape_fn), ("evaluate_fn", evaluate_fn)):
@@ -79,17 +84,20 @@ def register_custom_call(
 
 def unregister_custom_call(target: str) -> None:
     """Remove ``target``; NOT_FOUND when it is not registered."""
+    run_deferred(REGISTRY)
     if _TARGETS.pop(target, None) is None:
         raise NotFound(f"custom-call target {target!r} is not registered")
 
 
 def lookup_custom_call(target: str) -> CustomCallTarget | None:
     """The registered target, or None."""
+    run_deferred(REGISTRY)
     return _TARGETS.get(target)
 
 
 def registered_custom_calls() -> tuple[str, ...]:
     """Names of every registered target, sorted."""
+    run_deferred(REGISTRY)
     return tuple(sorted(_TARGETS))
 
 

@@ -7,6 +7,7 @@ import re
 from hlort.errors import InvalidArgument, NotFound
 from hlort.ir.computation import Computation, callees_first
 from hlort.ir.instruction import Instruction
+from hlort.ir.stack_frames import StackFrameIndex
 
 _SUFFIX = re.compile(r"^(.*?)(\.\d+)?$")
 
@@ -25,6 +26,7 @@ class Module:
         self.entry: Computation | None = None
         self.attributes: dict[str, str] = {}
         self.config: dict[str, object] = {"num_replicas": 1, "num_partitions": 1}
+        self.stack_frames: StackFrameIndex | None = None  # an XLA dump's tables (stack_frames.py)
         self._names: set[str] = set()
         self._counters: dict[str, int] = {}
 
@@ -95,6 +97,7 @@ class Module:
         new = Module(name or self.name)
         new.attributes = dict(self.attributes)
         new.config = dict(self.config)
+        new.stack_frames = self.stack_frames  # read-only after parsing: shared
         comp_map: dict[Computation, Computation] = {}
         for comp in self.computations:
             copy = Computation(comp.name)

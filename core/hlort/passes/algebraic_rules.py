@@ -178,6 +178,8 @@ def _bitcast(instr: Instruction, rw: Rewriter) -> Instruction | None:
     if not isinstance(source, ArrayShape) or not isinstance(result, ArrayShape):
         return None
     into, outof = major_to_minor(source), major_to_minor(result)
+    if source.dtype != result.dtype:  # same width (the shape rule): the bits, then the layout
+        x = rw.make(Opcode.BITCAST_CONVERT, [x], ArrayShape(result.dtype, source.dims))
     y = x if into == tuple(range(source.rank)) else rw.make(Opcode.TRANSPOSE, [x], dimensions=into)
     laid_out = ArrayShape(result.dtype, tuple(result.dims[d] for d in outof))
     y = rw.make(Opcode.RESHAPE, [y], laid_out)

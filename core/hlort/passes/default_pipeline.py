@@ -14,9 +14,11 @@ did is scheduled too.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Sequence
 
+from hlort.errors import InvalidArgument
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
 from hlort.passes.algebraic_simplifier import AlgebraicSimplifier
@@ -36,6 +38,7 @@ from hlort.passes.scheduling import Scheduler
 from hlort.passes.spmd_partitioner import SpmdPartitioner, write_spmd_report
 from hlort.passes.tuple_simplification import TupleSimplifier
 
+LOGGER = logging.getLogger("hlort.passes")
 SUMMARY_FILE = "summary.txt"
 SUMMARY_JSON = "summary.json"
 
@@ -57,7 +60,9 @@ def default_passes(
     disabled: Sequence[str] = (),
 ) -> list[Pass]:
     """The pipeline as a list, for callers that want to inspect or edit it. ``disabled`` names
-    top-level passes or groups to leave out (``"fusion"``, ``"simplify"``...)."""
+    passes or groups to leave out (``"fusion"``, ``"simplify"``, ``"cse"`` inside every group,
+    ``"simplify.cse"`` inside one); a name that is none of them is INVALID_ARGUMENT naming
+    the known ones (a typo must not leave the pass running)."""
     policy = policy or FusionPolicy()
     passes = [
         *before,
@@ -70,7 +75,43 @@ def default_passes(
         *after,
         Scheduler(),
     ]
-    return [p for p in passes if p.name not in set(disabled)]
+    return _without(passes, set(disabled)) if disabled else passes
+
+
+def pass_names(passes: Sequence[Pass], prefix: str = "") -> list[str]:
+    """Every name ``disabled`` accepts for ``passes``: groups, inner passes, ``group.pass``."""
+    names: list[str] = []
+    for p in passes:
+        names.append(prefix + p.name)
+        if isinstance(p, FixedPoint):
+            inner = pass_names(p.passes, prefix + p.name + ".")
+            names += inner + [n.rsplit(".", 1)[-1] for n in inner]
+    return list(dict.fromkeys(names))
+
+
+def _without(passes: list[Pass], disabled: set[str]) -> list[Pass]:
+    known = set(pass_names(passes))
+    unknown = sorted(disabled - known)
+    if unknown:
+        raise InvalidArgument(
+            f"cannot disable pass(es) {unknown}: no such pass in the pipeline; known: "
+            f"{', '.join(sorted(known))}"
+        )
+    return _filter(passes, disabled, "")
+
+
+def _filter(passes: list[Pass], disabled: set[str], prefix: str) -> list[Pass]:
+    kept: list[Pass] = []
+    for p in passes:
+        if p.name in disabled or prefix + p.name in disabled:
+            LOGGER.debug("pass %s disabled by the compile options", prefix + p.name)
+            continue
+        if isinstance(p, FixedPoint):
+            inner = _filter(p.passes, disabled, prefix + p.name + ".")
+            if len(inner) != len(p.passes):
+                p = FixedPoint(inner, p.max_iterations, name=p.name)
+        kept.append(p)
+    return kept
 
 
 def run_default_pipeline(

@@ -11,6 +11,7 @@ the pass and the instructions on the cycle.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import time
@@ -20,6 +21,8 @@ from hlort.errors import ErrorCode, HlortError, Internal
 from hlort.ir.module import Module
 from hlort.ir.verifier import check_acyclic, verify_module
 from hlort.passes.pass_base import Pass
+
+LOGGER = logging.getLogger("hlort.passes")
 
 
 @dataclass
@@ -139,6 +142,14 @@ class Pipeline:
             raise Internal(f"pass {p.name} failed on module {module.name}: {err!r}") from err
         elapsed = time.perf_counter() - start
         record = PassRecord(prefix + p.name, changed, elapsed, module.instruction_count())
+        LOGGER.debug(
+            "pass %s on %s: %s, %d instructions, %.2f ms",
+            record.name,
+            module.name,
+            "changed" if changed else "no change",
+            record.instructions,
+            elapsed * 1e3,
+        )
         if changed:
             try:
                 verify_module(module) if self.verify else check_acyclic(module)

@@ -1,10 +1,12 @@
 """``hlort new-plugin NAME [--dest DIR]``: write a new backend plugin, renamed from the template.
 
 The template is ``plugins/template`` (distribution ``hlort-template``, package
-``hlort_template``, platform ``template``). The copy goes to ``DIR/NAME`` (DIR defaults to the
-current directory) with distribution ``hlort-NAME``, package ``hlort_NAME``, platform ``NAME``
-and classes ``<Name>Plugin``, ``<Name>Client``...; it installs with ``pip install -e DIR/NAME``
-and passes ``hlort conformance --platform NAME`` as it is.
+``hlort_template``, platform ``template``); the core wheel ships a copy of it as
+``hlort/_plugin_template`` (setup.py), so this works from a plain ``pip install hlort``. The
+copy goes to ``DIR`` itself (default ``./hlort-NAME``; an existing empty directory is used,
+anything else there is refused) with distribution ``hlort-NAME``, package ``hlort_NAME``,
+platform ``NAME`` and classes ``<Name>Plugin``, ``<Name>Client``...; it installs with
+``pip install DIR`` and passes ``hlort conformance --platform NAME`` as it is.
 
 Only identifiers are renamed (package and distribution names, the platform string, class-name
 prefixes, ``HLORT_TEMPLATE_*`` variables); prose that talks about "the template" stays.
@@ -39,11 +41,17 @@ def _is_template(path: Path) -> bool:
     return (path / "pyproject.toml").is_file() and (path / "hlort_template").is_dir()
 
 
+def packaged_template() -> Path:
+    """Where the core wheel puts its copy of the template (absent in a source checkout)."""
+    return Path(__file__).resolve().parents[1] / "_plugin_template"
+
+
 def find_template() -> Path:
     """The template's source directory (the one holding its pyproject.toml).
 
-    ``HLORT_PLUGIN_TEMPLATE`` wins when set (and must then be right); otherwise the source
-    checkout hlort runs from, then an editable install of ``hlort-template``.
+    ``HLORT_PLUGIN_TEMPLATE`` wins when set (and must then be right); otherwise the copy the
+    core wheel ships, then the source checkout hlort runs from (an editable install), then an
+    editable install of ``hlort-template``.
     """
     explicit = os.environ.get(TEMPLATE_ENV)
     if explicit:
@@ -57,7 +65,10 @@ def find_template() -> Path:
         return path
     import hlort
 
-    candidates = [Path(hlort.__file__).resolve().parents[2] / "plugins" / "template"]
+    candidates = [
+        packaged_template(),
+        Path(hlort.__file__).resolve().parents[2] / "plugins" / "template",
+    ]
     spec = importlib.util.find_spec("hlort_template")
     if spec is not None and spec.origin:
         candidates.append(Path(spec.origin).resolve().parents[1])
@@ -65,9 +76,9 @@ def find_template() -> Path:
         if _is_template(path):
             return path
     raise NotFound(
-        "cannot find the plugin template (plugins/template of the hlort source tree): this hlort "
-        f"is not installed from a source checkout; set {TEMPLATE_ENV} to the template's "
-        "directory in a checkout of hlort"
+        f"cannot find the plugin template: this hlort installation has no {packaged_template()} "
+        "(a wheel built without plugins/template) and is not a source checkout; reinstall hlort "
+        f"from a released wheel, or set {TEMPLATE_ENV} to plugins/template of a checkout of hlort"
     )
 
 
@@ -89,8 +100,12 @@ def rename(text: str, name: str) -> str:
     return text
 
 
+def default_dest(name: str) -> Path:
+    return Path(f"hlort-{name}")
+
+
 def create(name: str, dest: str | os.PathLike | None = None, template: Path | None = None) -> Path:
-    """Write the renamed copy to ``dest/name`` and return its path."""
+    """Write the renamed copy at ``dest`` (default ``./hlort-NAME``) and return its path."""
     if not _NAME.match(name) or name in _RESERVED:
         raise InvalidArgument(
             f"plugin name {name!r} is not allowed: use lowercase letters, digits and '_', "
@@ -107,12 +122,15 @@ def create(name: str, dest: str | os.PathLike | None = None, template: Path | No
             ErrorCode.ALREADY_EXISTS,
         )
     source = template or find_template()
-    target = Path(dest or ".") / name
-    if target.exists():
+    target = Path(dest) if dest is not None else default_dest(name)
+    if target.exists() and not (target.is_dir() and not any(target.iterdir())):
         raise HlortError(
-            f"{target} already exists; choose another --dest or remove it", ErrorCode.ALREADY_EXISTS
+            f"{target} already exists and is not an empty directory; choose another --dest or "
+            "remove it",
+            ErrorCode.ALREADY_EXISTS,
         )
-    staging = target.with_name(f".{name}.partial")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = target.with_name(f".{target.name}.partial")
     shutil.rmtree(staging, ignore_errors=True)
     shutil.copytree(source, staging, ignore=_SKIP)
     for path in sorted(staging.rglob("*"), key=lambda p: len(p.parts), reverse=True):
@@ -125,6 +143,8 @@ def create(name: str, dest: str | os.PathLike | None = None, template: Path | No
         new_name = rename(path.name, name)
         if new_name != path.name:
             path.rename(path.with_name(new_name))
+    if target.exists():
+        target.rmdir()  # the empty directory the user made for it
     staging.rename(target)
     return target
 
@@ -138,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--dest",
         metavar="DIR",
         default=None,
-        help="parent directory of the new plugin (default: .)",
+        help="directory to write the plugin to (default: ./hlort-NAME)",
     )
     args = parser.parse_args(argv)
     target = create(args.name, args.dest)
@@ -147,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"package hlort_{args.name})"
     )
     print("next steps (see its README.md):")
-    print(f"  pip install -e {target}")
+    print(f"  pip install -e {target}   (or build a wheel: python -m build {target})")
     print(f"  hlort conformance --platform {args.name}")
     return 0
 

@@ -17,6 +17,17 @@ from hlort.errors import InvalidArgument
 
 TargetOptionValue = str | int | float | bool
 
+MATMUL_PRECISIONS = {
+    "default": "default",
+    "bfloat16": "default",
+    "high": "high",
+    "tensorfloat32": "high",
+    "highest": "highest",
+    "float32": "highest",
+}
+"""``matmul_precision`` values (JAX's ``jax_default_matmul_precision`` spellings too) -> level."""
+FALLBACK_POLICIES = ("error", "warn", "allow")
+
 
 class HostBufferSemantics(enum.Enum):
     """How a buffer created from a host array may use that array (PJRT's four semantics)."""
@@ -72,7 +83,10 @@ class CompileOptions:
     ``device_assignment[replica][partition]`` is a device id; None lets the client choose its
     first ``num_replicas * num_partitions`` addressable devices. ``donated_arguments`` are the
     entry parameter numbers whose buffers execution consumes (their storage may be reused for
-    outputs); using such a buffer afterwards raises FAILED_PRECONDITION.
+    outputs); using such a buffer afterwards raises FAILED_PRECONDITION. ``matmul_precision``
+    raises every dot and convolution that asks for DEFAULT precision to ``high`` or
+    ``highest`` (None: as the program says); ``fallback`` overrides ``HLORT_FALLBACK`` for this
+    compile (see hlort.plugin.base.fallback_policy). Options by name: hlort.plugin.compile_flags.
     """
 
     num_replicas: int = 1
@@ -81,8 +95,26 @@ class CompileOptions:
     donated_arguments: tuple[int, ...] = ()
     debug: DebugOptions = field(default_factory=DebugOptions)
     target_options: dict[str, TargetOptionValue] = field(default_factory=dict)
+    matmul_precision: str | None = None
+    fallback: str | None = None
 
     def __post_init__(self) -> None:
+        if self.matmul_precision is not None:
+            level = MATMUL_PRECISIONS.get(str(self.matmul_precision).strip().lower())
+            if level is None:
+                raise InvalidArgument(
+                    f"matmul_precision={self.matmul_precision!r} is not one of "
+                    f"{', '.join(MATMUL_PRECISIONS)}"
+                )
+            self.matmul_precision = level
+        if self.fallback is not None:
+            policy = str(self.fallback).strip().lower()
+            if policy not in FALLBACK_POLICIES:
+                raise InvalidArgument(
+                    f"fallback={self.fallback!r} is not a fallback policy; use one of "
+                    f"{', '.join(FALLBACK_POLICIES)}"
+                )
+            self.fallback = policy
         if self.num_replicas < 1 or self.num_partitions < 1:
             raise InvalidArgument(
                 f"num_replicas={self.num_replicas} and num_partitions={self.num_partitions} "
@@ -131,6 +163,8 @@ class CompileOptions:
             "donated_arguments": list(self.donated_arguments),
             "debug": debug,
             "target_options": dict(self.target_options),
+            "matmul_precision": self.matmul_precision,
+            "fallback": self.fallback,
         }
 
     @classmethod

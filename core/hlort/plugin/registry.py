@@ -30,11 +30,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from hlort import log
 from hlort.errors import FailedPrecondition, HlortError, InvalidArgument, NotFound, Unavailable
 from hlort.plugin.api import Client, Plugin
 from hlort.plugin.bounded_call import BoundedCall, plugin_timeout_s
 from hlort.plugin.hookspecs import new_plugin_manager
 from hlort.plugin.name_claims import Claim, resolve
+from hlort.plugin.selection_log import log_default as _log_default
 from hlort.plugin.versioning import check_api_version
 
 if TYPE_CHECKING:
@@ -518,12 +520,18 @@ class Registry:
         """HLORT_PLATFORMS's first entry (all listed must start), else the best that starts."""
         self.discover()
         if self.requested_platforms() is not None:
-            return next(iter(self.clients().values()))
+            name, client = next(iter(self.clients().items()))
+            _log_default(name, "the first of HLORT_PLATFORMS", [])
+            return client
+        skipped: list[str] = []
         for name in self.platform_order():
             try:
-                return self.client(name)
-            except HlortError:
+                client = self.client(name)
+            except HlortError as err:
+                skipped.append(f"{name} ({err.message})")
                 continue
+            _log_default(name, "the highest-priority backend that started", skipped)
+            return client
         raise Unavailable(self._nothing_started())
 
     def _nothing_started(self) -> str:
@@ -569,6 +577,7 @@ def default_registry() -> Registry:
     global _default
     with _default_lock:
         if _default is None:
+            log.configure_from_env()  # HLORT_LOG_LEVEL, before the first discovery logs
             _default = Registry()
         return _default
 

@@ -2,8 +2,12 @@
 
 A plugin declares the ``(major, minor)`` of this API it was written against. Within a major only
 additive changes are made (new methods get default bodies, new parameters are keyword-only with
-defaults), so a plugin is accepted when its major equals the core's and its minor is at least
-:data:`MIN_SUPPORTED_MINOR`. Everything else is rejected at load time, never at first use.
+defaults), so a plugin is accepted when its major equals the core's and its minor lies between
+:data:`MIN_SUPPORTED_MINOR` and the core's own minor. A plugin targeting a newer minor than the
+core implements may call methods this core does not have (1.1 added
+``create_compile_only_client``): it is refused too, naming the upgrade. Everything else is
+rejected at load time, never at first use. The distribution declares the same thing to pip as a
+requirement ``hlort>=X,<Y`` (docs/writing-a-plugin.md).
 """
 
 from __future__ import annotations
@@ -37,8 +41,8 @@ def parse_declared_version(declared: object, plugin_name: str) -> tuple[int, int
 
 
 def is_compatible(declared: tuple[int, int]) -> bool:
-    """Same major, and a minor the core still supports."""
-    return declared[0] == API_VERSION[0] and declared[1] >= MIN_SUPPORTED_MINOR
+    """Same major, and a minor the core still supports and already implements."""
+    return declared[0] == API_VERSION[0] and MIN_SUPPORTED_MINOR <= declared[1] <= API_VERSION[1]
 
 
 def check_api_version(declared: object, plugin_name: str) -> tuple[int, int]:
@@ -47,10 +51,15 @@ def check_api_version(declared: object, plugin_name: str) -> tuple[int, int]:
     if is_compatible(version):
         return version
     core = format_version(API_VERSION)
-    accepted = f"{API_VERSION[0]}.{MIN_SUPPORTED_MINOR} or newer {API_VERSION[0]}.x"
-    if version[0] > API_VERSION[0]:
-        fix = "upgrade hlort (pip install -U hlort), or install a release of the plugin built for "
-        fix += f"API {API_VERSION[0]}.x"
+    accepted = (
+        f"{API_VERSION[0]}.{MIN_SUPPORTED_MINOR} to {core}"
+        if MIN_SUPPORTED_MINOR < API_VERSION[1]
+        else core
+    )
+    if version > API_VERSION:
+        fix = "upgrade hlort to a release implementing plugin API "
+        fix += f"{format_version(version)} (pip install -U hlort), or install a release of the "
+        fix += f"plugin built for API {accepted}"
     else:
         fix = f"upgrade the plugin to a release built for API {accepted}, or install an older hlort"
     raise FailedPrecondition(

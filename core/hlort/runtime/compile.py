@@ -10,6 +10,7 @@ cache (executable_cache.py) without verification, passes or codegen.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import time
 from collections.abc import Mapping
@@ -20,18 +21,24 @@ from hlort.ir.collective_groups import check_collectives_fit
 from hlort.ir.module import Module
 from hlort.ir.verifier import verify_module
 from hlort.passes import run_default_pipeline
+from hlort.passes.matmul_precision import apply_matmul_precision
 from hlort.plugin import api
+from hlort.plugin.base.fallback_policy import fallback_policy_for
 from hlort.plugin.base.hlo_text import print_hlo
+from hlort.plugin.compile_flags import flag_named, flags_to_options, known_flag_names, process_flags
 from hlort.plugin.options import CompileOptions, DebugOptions
 from hlort.runtime.executable import Executable
 from hlort.runtime.executable_cache import ExecutableCache
 from hlort.runtime.polymorphic import PolymorphicExecutable, polymorphic_text
 from hlort.runtime.program import load_program
 
+LOGGER = logging.getLogger("hlort.compile")
+
 
 def run_core_passes(module: Module, options: CompileOptions, client: api.Client) -> Module:
     """Run the core pipeline on ``module`` in place, as ``client`` asks (policy, extra passes)."""
     debug = options.debug
+    apply_matmul_precision(module, options.matmul_precision)
     if not debug.run_core_passes:
         return module
     wanted = client.pass_options()
@@ -75,8 +82,19 @@ def _module_counts(options: CompileOptions, module: Module) -> CompileOptions:
 
 
 def options_from_mapping(options: Mapping[str, Any]) -> CompileOptions:
-    """``{"donated_arguments": (0,), "debug": {...}}`` -> CompileOptions; INVALID_ARGUMENT
-    naming the known fields for an unknown one (a typo must not be ignored)."""
+    """``{"donated_arguments": (0,), "debug": {...}}`` or flat names (``{"matmul_precision":
+    "highest", "disable_passes": "cse"}``, hlort.plugin.compile_flags) -> CompileOptions;
+    INVALID_ARGUMENT naming the known ones for an unknown name (a typo must not be ignored)."""
+    fields = {f.name for f in dataclasses.fields(CompileOptions)}
+    unknown = sorted(k for k in options if k not in fields and flag_named(k) is None)
+    if unknown:
+        raise InvalidArgument(
+            f"unknown compile option(s) {unknown}; known: "
+            f"{', '.join(sorted(fields | set(known_flag_names())))}"
+        )
+    flat = flags_to_options({k: v for k, v in options.items() if k not in fields})
+    options = {k: v for k, v in options.items() if k in fields}
+    options = _merge(options, flat)
     debug = options.get("debug")
     if isinstance(debug, Mapping):
         known = {f.name for f in dataclasses.fields(DebugOptions)}
@@ -89,6 +107,38 @@ def options_from_mapping(options: Mapping[str, Any]) -> CompileOptions:
         raise
     except (TypeError, ValueError) as err:
         raise InvalidArgument(f"bad compile options {dict(options)!r}: {err}") from None
+
+
+def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """``extra``'s values over ``base``'s, the ``debug`` mapping merged key by key."""
+    out = dict(base)
+    for key, value in extra.items():
+        if key in ("debug", "target_options") and isinstance(out.get(key), Mapping):
+            out[key] = {**out[key], **value}
+        else:
+            out[key] = value
+    return out
+
+
+def with_process_flags(options: CompileOptions) -> CompileOptions:
+    """``HLORT_FLAGS`` applied to every option ``options`` leaves at its default."""
+    flags = process_flags()
+    if not flags:
+        return options
+    defaults, debug_defaults = CompileOptions(), DebugOptions()
+    top = {
+        k: v
+        for k, v in flags.items()
+        if k != "debug" and getattr(options, k) == getattr(defaults, k)
+    }
+    debug = {
+        k: v
+        for k, v in flags.get("debug", {}).items()
+        if getattr(options.debug, k) == getattr(debug_defaults, k)
+    }
+    if debug:
+        top["debug"] = dataclasses.replace(options.debug, **debug)
+    return dataclasses.replace(options, **top) if top else options
 
 
 def compile_on(
@@ -107,6 +157,7 @@ def compile_on(
             f"options must be a CompileOptions or a dict of its fields, got "
             f"{type(options).__name__}"
         )
+    options = with_process_flags(options)
     if options.debug.dump_dir:
         _prepare_dump_dir(options.debug.dump_dir)
     polymorphic = polymorphic_text(program)  # `?` dims: refined and compiled per call shape
@@ -120,10 +171,14 @@ def compile_on(
     options = _device_options(_module_counts(options, module), raw_device)
     start = time.perf_counter()
     cache = ExecutableCache.for_compile(backend, module, options)
-    cached = cache.load() if cache is not None else None
+    with fallback_policy_for(options.fallback):
+        cached = cache.load() if cache is not None else None
     if cached is not None:
         timings["cache_load"] = time.perf_counter() - start
+        LOGGER.info("compile cache hit: %s on %s (%s)", module.name, backend.platform, cache.path)
         return Executable(cached, backend, None, timings)
+    if cache is not None:
+        LOGGER.info("compile cache miss: %s on %s", module.name, backend.platform)
     start = time.perf_counter()
     verify_module(module)
     check_collectives_fit(module, options.num_replicas, options.num_partitions)
@@ -133,7 +188,8 @@ def compile_on(
     timings["core_passes"] = time.perf_counter() - start
     start = time.perf_counter()
     try:
-        raw = backend.client.compile(optimized, options)
+        with fallback_policy_for(options.fallback):
+            raw = backend.client.compile(optimized, options)
     except HlortError:
         raise
     except Exception as err:  # the plugin API's contract: only HlortError crosses it
@@ -143,7 +199,9 @@ def compile_on(
         ) from err
     timings["backend_compile"] = time.perf_counter() - start
     if cache is not None:
+        start = time.perf_counter()
         cache.store(raw)
+        timings["cache_store"] = time.perf_counter() - start
     if options.debug.dump_dir:
         dump_compilation(options.debug.dump_dir, optimized, raw, backend.platform)
     return Executable(raw, backend, optimized, timings)

@@ -20,6 +20,8 @@ own and propagates, and the entry stays. Loading builds no Python objects
 from pickles; the checksum guards against accidents, not against someone who may write the
 cache directory, so a directory that is not private to this user is not used at all (see
 :mod:`hlort.plugin.base.cache_dir`, which also says where it lives and how to turn it off).
+A hit refreshes the entry's place in the LRU order of the size cap
+(:mod:`hlort.plugin.base.cache_eviction`, ``HLORT_CACHE_MAX_BYTES``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from hlort.errors import ErrorCode, HlortError
 from hlort.ir.module import Module
 from hlort.plugin import api
 from hlort.plugin.base.cache_dir import cache_enabled, private_cache_dir, write_cache_file
+from hlort.plugin.base.cache_eviction import mark_used
 from hlort.plugin.base.source_digest import core_source_digest
 from hlort.plugin.options import CompileOptions
 
@@ -87,7 +90,9 @@ class ExecutableCache:
             self._remove()
             return None
         try:
-            return self.backend.client.deserialize_executable(data[len(prefix) :])
+            executable = self.backend.client.deserialize_executable(data[len(prefix) :])
+            mark_used(self.path)  # the LRU order of HLORT_CACHE_MAX_BYTES eviction
+            return executable
         except HlortError as err:
             if err.code is not ErrorCode.DATA_LOSS:
                 raise  # e.g. HLORT_FALLBACK=error refusing the program: a compile would too

@@ -3,7 +3,9 @@
 The format is told by content, since files are often named ``.txt``: text whose first
 significant line starts with ``HloModule`` is XLA HLO; text with ``module @``/``module {``,
 ``func.func`` or ``stablehlo.`` ops is StableHLO. A file's suffix (``.hlo``, ``.mlir``) decides
-when present. Importers only translate; they never optimize.
+when present. Bytes (or a file) starting with ``ML\xefR`` are MLIR bytecode, StableHLO as
+``jax.export`` serializes it: read through jaxlib when it is installed
+(hlort.importers.stablehlo.bytecode). Importers only translate; they never optimize.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from hlort.plugin.base.hlo_text import parse_hlo
 
 HLO = "hlo"
 STABLEHLO = "stablehlo"
-_SUFFIXES = {".hlo": HLO, ".mlir": STABLEHLO, ".stablehlo": STABLEHLO}
+_SUFFIXES = {".hlo": HLO, ".mlir": STABLEHLO, ".stablehlo": STABLEHLO, ".mlirbc": STABLEHLO}
 _COMMENT = re.compile(r"^\s*(//.*|#.*)?$")
 _STABLEHLO_MARKERS = (
     re.compile(r"(^|\s)module\s*(@|\{|attributes)"),
@@ -71,17 +73,34 @@ def read_program_file(path: str | os.PathLike) -> tuple[str, str]:
     """The text of a program file and its format (suffix, else content)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
+        if _is_bytecode(data):
+            return _bytecode_text(data, str(path)), STABLEHLO
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise NotFound(f"no such file: {path}") from None
     except IsADirectoryError:
         raise InvalidArgument(f"{path} is a directory, not a program file") from None
     except UnicodeDecodeError:
-        raise InvalidArgument(f"{path} is not UTF-8 text; expected HLO or StableHLO text") from None
+        raise InvalidArgument(
+            f"{path} is neither UTF-8 text (HLO, StableHLO) nor MLIR bytecode"
+        ) from None
     except OSError as err:
         raise InvalidArgument(f"cannot read {path}: {err.strerror or err}") from None
     fmt = _SUFFIXES.get(path.suffix.lower()) or detect_format(text, str(path))
     return text, fmt
+
+
+def _is_bytecode(data) -> bool:
+    from hlort.importers.stablehlo.bytecode import is_mlir_bytecode
+
+    return is_mlir_bytecode(data)
+
+
+def _bytecode_text(data: bytes, source_name: str) -> str:
+    from hlort.importers.stablehlo.bytecode import bytecode_to_text
+
+    return bytecode_to_text(data, source_name)
 
 
 def _looks_like_a_path(text: str) -> bool:
@@ -102,11 +121,18 @@ def load_program(program: Module | str | bytes | os.PathLike, source_name: str |
     if isinstance(program, os.PathLike):
         text, fmt = read_program_file(program)
         return parse_program(text, fmt, source_name or os.fspath(program)), fmt
-    if isinstance(program, bytes):
+    if isinstance(program, (bytes, bytearray, memoryview)):
+        name = source_name or "<bytes>"
+        if _is_bytecode(program):
+            text = _bytecode_text(bytes(program), name)
+            return parse_program(text, STABLEHLO, name), STABLEHLO
         try:
-            program = program.decode("utf-8")
+            program = bytes(program).decode("utf-8")
         except UnicodeDecodeError:
-            raise InvalidArgument("program bytes are not UTF-8 text") from None
+            raise InvalidArgument(
+                "program bytes are neither UTF-8 text (HLO, StableHLO) nor MLIR bytecode "
+                "(which starts with b'ML\\xefR')"
+            ) from None
     if isinstance(program, str):
         name = source_name or "<text>"
         if _looks_like_a_path(program):

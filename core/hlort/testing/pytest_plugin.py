@@ -38,6 +38,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run a sample of the op cases (two element types per op)",
     )
     group.addoption(
+        "--hlort-progress",
+        action="store_true",
+        default=False,
+        help="one progress bar instead of pytest's dots (hlort conformance on a terminal)",
+    )
+    group.addoption(
         "--hlort-report",
         metavar="FILE",
         default=None,
@@ -56,8 +62,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if platform is None:
         return
     from hlort.errors import HlortError
+    from hlort.testing.conformance_cache import use_own_cache
     from hlort.testing.session import ConformanceSession
 
+    use_own_cache(config)  # not the user's cache (HLORT_CONFORMANCE_CACHE_DIR keeps one)
     try:
         session = ConformanceSession.start(
             platform, strict=config.getoption("hlort_strict"), quick=config.getoption("hlort_quick")
@@ -74,6 +82,11 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     config.stash[_SESSION_KEY] = session
     config.pluginmanager.register(ConformanceRun(config, session), "hlort-conformance-run")
+    if config.getoption("hlort_progress"):
+        from hlort.testing.conformance_progress import ConformanceProgress
+
+        progress = ConformanceProgress(config, platform, is_suite_item)
+        config.pluginmanager.register(progress, "hlort-conformance-progress")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -16,11 +16,10 @@ from __future__ import annotations
 import math
 import re
 
-import ml_dtypes
 import numpy as np
 
 from hlort import limits
-from hlort.dtypes import DType
+from hlort.dtypes import DType, finfo
 from hlort.shape import ArrayShape, Shape, TupleShape
 from hlort.text.lazy_pattern import LazyPattern
 from hlort.text.lexer import Lexer
@@ -229,7 +228,7 @@ def _element_array(
 
 def _float_layout(dt: DType) -> tuple[int, int]:
     """(total bits, mantissa bits) of a floating type."""
-    info = ml_dtypes.finfo(dt.numpy)
+    info = finfo(dt)
     return dt.itemsize * 8, int(info.nmant)
 
 

@@ -28,6 +28,7 @@ from hlort.text.lexer import ARRAY_SHAPE_PATTERN, NAME_PATTERN, Lexer
 from hlort.text.literals import parse_literal
 from hlort.text.shapes import array_shape_from_token, parse_shape_at
 from hlort.text.sharding_syntax import SHARDING_KEY, raw_sharding
+from hlort.text.stack_frame_tables import parse_stack_frame_tables
 
 # XLA ops outside hlort's op table: reported as UNIMPLEMENTED, not as syntax errors.
 XLA_ONLY_OPS = frozenset(
@@ -133,6 +134,7 @@ class _ModuleParser:
                     module.config[_CONFIG_KEYS[key]] = int(raw)
                 except ValueError:
                     lex.error(f"{key} must be an integer, got {raw!r}")
+        module.stack_frames = parse_stack_frame_tables(lex)  # current XLA dumps' tables
         computations: list[Computation] = []
         by_name: dict[str, Computation] = {}
         entry: Computation | None = None

@@ -29,6 +29,7 @@ import numpy as np
 
 from hlort.ir import module_codec
 from hlort.plugin.base.cache_dir import cache_enabled, private_cache_dir, write_cache_file
+from hlort.plugin.base.cache_eviction import mark_used
 from hlort.plugin.base.source_digest import core_source_digest, source_digest
 
 _MAGIC = b"HLORTCPU2"
@@ -148,6 +149,7 @@ def _lookup(key: str, decode, remember: bool = True):
         except OSError:
             pass
         return None
+    mark_used(path)  # LRU order of the cache's size cap (HLORT_CACHE_MAX_BYTES)
     if remember:
         with _lock:
             _memory[key] = entry

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import ml_dtypes
 import numpy as np
 
 from hlort import dtypes
 from hlort.builder import Builder
-from hlort.dtypes import DType
+from hlort.dtypes import DType, finfo
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 
@@ -43,8 +42,7 @@ class E:
         dt = self.dtype
         np_type = dt.numpy
         if isinstance(value, str):
-            real = dt.component.numpy
-            info = ml_dtypes.finfo(real) if dt.is_floating_or_complex else None
+            info = finfo(dt.component) if dt.is_floating_or_complex else None
             value = {
                 "nan": np.nan,
                 "inf": np.inf,

@@ -9,10 +9,9 @@ shape inference accepts it and its evaluator takes the real part too).
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
-from hlort.dtypes import from_numpy
+from hlort.dtypes import F8E4M3FN, finfo, from_numpy
 from hlort.interpreter.ops.float_rounding import (
     C64,
     F32,
@@ -20,11 +19,10 @@ from hlort.interpreter.ops.float_rounding import (
     NARROW_FLOATS,
     float_from_f64,
     float_from_int,
+    is_ml_dtype,
 )
 from hlort.interpreter.registry import evaluates
 from hlort.ir.opcodes import Opcode
-
-_E4M3FN = np.dtype(ml_dtypes.float8_e4m3fn)
 
 
 def float_to_int(x: np.ndarray, to: np.dtype) -> np.ndarray:
@@ -100,7 +98,7 @@ def reduce_precision_bits(x: np.ndarray, exponent_bits: int, mantissa_bits: int)
     """
     nbits = x.dtype.itemsize * 8
     u = np.dtype(f"u{x.dtype.itemsize}")
-    src_mantissa = int(ml_dtypes.finfo(x.dtype).nmant)
+    src_mantissa = int(finfo(from_numpy(x.dtype)).nmant)
     src_exponent = nbits - 1 - src_mantissa
     ones = (1 << nbits) - 1
     sign_mask = 1 << (nbits - 1)
@@ -130,7 +128,7 @@ def reduce_precision_bits(x: np.ndarray, exponent_bits: int, mantissa_bits: int)
 @evaluates(Opcode.REDUCE_PRECISION)
 def _reduce_precision(ev, instr, x):
     e, m = instr.attrs["exponent_bits"], instr.attrs["mantissa_bits"]
-    if x.dtype == _E4M3FN:  # no inf and one NaN pattern: not IEEE-style, so work in f32
+    if is_ml_dtype(x.dtype, F8E4M3FN):  # no inf and one NaN pattern: not IEEE-style, so work in f32
         with np.errstate(all="ignore"):
             return np.asarray(reduce_precision_bits(x.astype(F32), e, m).astype(x.dtype))
     return reduce_precision_bits(x, e, m)

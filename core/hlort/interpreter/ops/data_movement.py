@@ -45,7 +45,9 @@ def _bitcast(ev, instr, x):
     physical = np.transpose(x, major_to_minor(source)).reshape(-1)
     order = major_to_minor(result)
     laid_out = physical.reshape([result.dims[d] for d in order])
-    return np.array(np.transpose(laid_out, np.argsort(order)))
+    out = np.array(np.transpose(laid_out, np.argsort(order)))
+    wanted = result.dtype.numpy
+    return out if out.dtype == wanted else out.view(wanted)  # same width (the shape rule)
 
 
 @evaluates(Opcode.TRANSPOSE)

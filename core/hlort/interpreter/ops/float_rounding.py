@@ -11,24 +11,49 @@ rounding exact (f32 has at least two more significand bits than every narrower t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Set
 
-import ml_dtypes
 import numpy as np
+
+from hlort.dtypes import DType
 
 F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)
 C64 = np.dtype(np.complex64)
 C128 = np.dtype(np.complex128)
-NARROW_FLOATS = frozenset(
-    np.dtype(t)
-    for t in (
-        np.float16,
-        ml_dtypes.bfloat16,
-        ml_dtypes.float8_e4m3fn,
-        ml_dtypes.float8_e5m2,
-    )
-)
+
+
+def is_ml_dtype(dtype: np.dtype, dt: DType) -> bool:
+    """``dtype == dt.numpy`` for an ml_dtypes type, without importing ml_dtypes: while it is not
+    imported no array can have one of its types."""
+    return "ml_dtypes" in sys.modules and dtype == dt.numpy
+
+
+class _NarrowFloats(Set):
+    """float16, bfloat16 and the float8 types (computed in f32), as a set of NumPy dtypes that
+    imports ml_dtypes only once something asks about a type that is not NumPy's float16."""
+
+    _F16 = np.dtype(np.float16)
+
+    def _all(self) -> frozenset:
+        from hlort import dtypes
+
+        return frozenset({self._F16, *(d.numpy for d in dtypes.FLOAT_DTYPES if d.from_ml_dtypes)})
+
+    def __contains__(self, dtype) -> bool:
+        if dtype == self._F16:
+            return True
+        return "ml_dtypes" in sys.modules and dtype in self._all()
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+NARROW_FLOATS: Set = _NarrowFloats()
 
 
 def is_complex(dtype: np.dtype) -> bool:

@@ -22,13 +22,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import ml_dtypes
 import numpy as np
 
-from hlort.dtypes import from_numpy
+from hlort.dtypes import F8E5M2, from_numpy
 from hlort.interpreter.array_calls import call_on_arrays
 from hlort.interpreter.ops.elementwise import float_max, float_min
-from hlort.interpreter.ops.float_rounding import F32, NARROW_FLOATS
+from hlort.interpreter.ops.float_rounding import F32, NARROW_FLOATS, is_ml_dtype
 from hlort.interpreter.registry import evaluates
 from hlort.ir.computation import Computation
 from hlort.ir.opcodes import Opcode
@@ -44,7 +43,6 @@ _UFUNCS = {
     Opcode.XOR: np.bitwise_xor,
 }
 _BITWISE = (Opcode.AND, Opcode.OR, Opcode.XOR)
-_F8E5M2 = np.dtype(ml_dtypes.float8_e5m2)
 
 
 def ufunc_for(op: Opcode, dtype: np.dtype) -> np.ufunc | None:
@@ -65,7 +63,7 @@ def ufunc_for(op: Opcode, dtype: np.dtype) -> np.ufunc | None:
         return None
     if op is Opcode.MULTIPLY and dtype.kind == "c":
         return None
-    if op in (Opcode.MAXIMUM, Opcode.MINIMUM) and dtype == _F8E5M2:
+    if op in (Opcode.MAXIMUM, Opcode.MINIMUM) and is_ml_dtype(dtype, F8E5M2):
         return None
     if op in (Opcode.MAXIMUM, Opcode.MINIMUM) and dtype.kind == "c":
         return None

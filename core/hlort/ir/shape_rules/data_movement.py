@@ -60,13 +60,15 @@ def _reshape(q: ShapeQuery) -> Shape:
 
 @shape_rule(Opcode.BITCAST)
 def _bitcast(q: ShapeQuery) -> Shape:
-    """XLA's layout-level reshape: the operand's bytes, in its layout, read in the result's."""
+    """XLA's layout-level reshape: the operand's bytes, in its layout, read in the result's.
+    The element type may change to one of the same width (XLA's optimized dumps bitcast
+    f32 to s32 in sort comparators), as a bitcast-convert would."""
     operand = q.array(0)
     result = q.need_declared_array()
-    if result.dtype != operand.dtype:
+    if result.dtype != operand.dtype and result.dtype.bits != operand.dtype.bits:
         q.fail(
-            f"bitcast result {result} must have the element type of operand {operand} (use "
-            "bitcast-convert to change the element type)"
+            f"bitcast result {result} must have an element type of the width of operand "
+            f"{operand}'s ({operand.dtype.bits} bits; use bitcast-convert to change the width)"
         )
     if result.size != operand.size:
         q.fail(

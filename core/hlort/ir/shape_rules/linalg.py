@@ -22,9 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import ml_dtypes
-
-from hlort.dtypes import DType
+from hlort.dtypes import DType, finfo
 from hlort.ir.attributes import DotDimensionNumbers, Precision, Transpose
 from hlort.ir.opcodes import Opcode
 from hlort.ir.shape_inference import ShapeQuery, shape_rule
@@ -40,7 +38,7 @@ def _precision_key(dtype: DType) -> tuple:
     """XLA's primitive_util::HigherPrecisionType ordering, as a sortable key."""
     comp = dtype.component
     if comp.is_float:
-        info = ml_dtypes.finfo(comp.numpy)
+        info = finfo(comp)
         exponent, significand = int(info.maxexp), int(info.nmant) + 1
     else:
         exponent = significand = -1

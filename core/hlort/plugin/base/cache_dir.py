@@ -6,8 +6,11 @@ So, like ssh, pip and ccache, a cache directory is used only when it is owned by
 not writable by group or others. Directories are created 0o700 and files written 0o600; an unsafe
 directory turns the on-disk cache off (compiles still work, from scratch) with one warning.
 
-``HLORT_CACHE_DIR`` moves the root (default: ``$XDG_CACHE_HOME/hlort`` or ``~/.cache/hlort``),
-``HLORT_CACHE=0`` turns every cache off.
+``HLORT_CACHE_DIR`` moves the root (default: the per-user cache directory of the OS, from
+platformdirs: ``$XDG_CACHE_HOME/hlort`` or ``~/.cache/hlort`` on Linux, ``~/Library/Caches/hlort``
+on macOS, ``%LOCALAPPDATA%\\hlort\\Cache`` on Windows), ``HLORT_CACHE=0`` turns every cache off,
+``HLORT_CACHE_MAX_BYTES`` caps its size (least recently used entries are evicted:
+hlort.plugin.base.cache_eviction). ``hlort cache info`` and ``hlort cache clear`` show and empty it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import os
 import stat
 import tempfile
 import threading
+
+from hlort.plugin.base.cache_eviction import note_written
 
 LOGGER = logging.getLogger("hlort.cache")
 _verdicts: dict[str, bool] = {}  # directory -> safe to use (checked once per process)
@@ -32,8 +37,12 @@ def cache_root() -> str:
     explicit = os.environ.get("HLORT_CACHE_DIR")
     if explicit:
         return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "hlort")
+    try:
+        import platformdirs
+    except ImportError:  # a dependency of hlort; without it, the XDG location (Linux's)
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        return os.path.join(base, "hlort")
+    return platformdirs.user_cache_dir("hlort", appauthor=False)
 
 
 def private_cache_dir(name: str) -> str | None:
@@ -84,7 +93,8 @@ def write_cache_file(path: str, data: bytes) -> None:
             f.write(data)
         os.replace(tmp, path)
     except OSError:
-        pass  # a read-only cache directory only costs recompilation
+        return  # a read-only cache directory only costs recompilation
+    note_written(cache_root(), len(data))  # over HLORT_CACHE_MAX_BYTES: evict the LRU entries
 
 
 def forget_verdicts() -> None:

@@ -8,6 +8,7 @@ producer reports becomes an :class:`~hlort.errors.HlortError` so waiters can bra
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
@@ -16,6 +17,7 @@ from hlort.errors import ErrorCode, HlortError, Internal, ResourceExhausted
 from hlort.plugin.api import Event, Future
 
 T = TypeVar("T")
+LOGGER = logging.getLogger("hlort.events")
 Callback = Callable[[HlortError | None], None]
 
 
@@ -99,10 +101,8 @@ def _run_callback(callback: Callback, error: HlortError | None) -> None:
     # A failing callback must not break the producer nor the other callbacks.
     try:
         callback(error)
-    except Exception as exc:  # noqa: BLE001
-        import sys
-
-        print(f"hlort: warning: event callback raised {exc!r}", file=sys.stderr)
+    except Exception:  # noqa: BLE001
+        LOGGER.exception("an event callback raised (the event and its other callbacks go on)")
 
 
 def ready_value(value: T = None, description: str = "") -> AsyncValue[T]:  # type: ignore[assignment]

@@ -12,20 +12,28 @@ FALLBACK thunks) is correct but can be many times slower, and nothing in the res
   :meth:`FallbackReport.records`, ``hlort compile`` and ``hlort run --profile``).
 
 A plugin collects a :class:`FallbackReport` while it compiles and calls :meth:`apply` once
-the executable's fallbacks are known.
+the executable's fallbacks are known. A compile's own ``CompileOptions(fallback=...)`` (or
+``HLORT_FLAGS=--fallback=...``) overrides the variable for that compile: the runtime runs the
+plugin's compile inside :func:`fallback_policy_for`, so every plugin honours it unchanged.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import enum
 import logging
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from hlort.errors import InvalidArgument, Unimplemented
 
 ENV_VAR = "HLORT_FALLBACK"
 LOGGER = logging.getLogger("hlort.fallback")
+_OVERRIDE: contextvars.ContextVar[FallbackPolicy | None] = contextvars.ContextVar(
+    "hlort_fallback_policy", default=None
+)
 
 
 class FallbackPolicy(enum.Enum):
@@ -35,7 +43,11 @@ class FallbackPolicy(enum.Enum):
 
 
 def fallback_policy() -> FallbackPolicy:
-    """The policy ``HLORT_FALLBACK`` names (read at every compile, so tests may change it)."""
+    """The policy of the compile in progress (:func:`fallback_policy_for`), else the one
+    ``HLORT_FALLBACK`` names (read at every compile, so tests may change it)."""
+    override = _OVERRIDE.get()
+    if override is not None:
+        return override
     value = os.environ.get(ENV_VAR, "").strip().lower() or FallbackPolicy.WARN.value
     try:
         return FallbackPolicy(value)
@@ -44,6 +56,19 @@ def fallback_policy() -> FallbackPolicy:
         raise InvalidArgument(
             f"{ENV_VAR}={os.environ[ENV_VAR]!r} is not a fallback policy; use one of {choices}"
         ) from None
+
+
+@contextlib.contextmanager
+def fallback_policy_for(policy: str | FallbackPolicy | None) -> Iterator[None]:
+    """Within the block, :func:`fallback_policy` is ``policy`` (None: no override)."""
+    if policy is None:
+        yield
+        return
+    token = _OVERRIDE.set(FallbackPolicy(policy))
+    try:
+        yield
+    finally:
+        _OVERRIDE.reset(token)
 
 
 @dataclass(frozen=True)
