@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import argparse
 
-from hlort import log
-
 
 def add_verbosity(parser: argparse.ArgumentParser, *, subcommand: bool) -> None:
     """``-v``, countable; a subcommand's parent leaves it unset so the top level's survives."""
@@ -24,6 +22,8 @@ def add_verbosity(parser: argparse.ArgumentParser, *, subcommand: bool) -> None:
 
 
 def apply_verbosity(args: argparse.Namespace) -> None:
+    from hlort import log  # not at import: `hlort --help` needs no logging module
+
     level = log.verbosity_level(int(getattr(args, "verbose", 0) or 0))
     if level is not None:
         log.enable(level)

@@ -88,7 +88,17 @@ def test_bitcast_shape_rule():
     result = shape.array("f32", [3, 2], layout=(0, 1))
     assert infer_shape(Opcode.BITCAST, [A("f32", [2, 3])], {}, result) == result
     invalid(Opcode.BITCAST, [A("f32", [2, 3])], {}, A("f32", [7]), "6 elements", "f32[7]")
-    invalid(Opcode.BITCAST, [A("f32", [2, 3])], {}, A("s32", [6]), "bitcast-convert")
+    # the element type may change at equal width, as in XLA's optimized sort comparators
+    assert infer_shape(Opcode.BITCAST, [A("f32", [2, 3])], {}, A("s32", [6])) == A("s32", [6])
+    invalid(Opcode.BITCAST, [A("f32", [2, 3])], {}, A("f64", [6]), "bitcast-convert", "32 bits")
+
+
+def test_bitcast_to_another_type_of_the_same_width_reinterprets_the_bits():
+    x = np.array([[1.0, -2.0, 0.5], [-0.0, np.inf, 3.0]], np.float32)
+    b = Builder("bitcast_bits")
+    p = b.parameter(shape.array("f32", [2, 3]))
+    out = b.op(Opcode.BITCAST, (p,), shape.array("s32", [6]))
+    assert same(evaluate(b.build(out), [x]), x.reshape(-1).view(np.int32))
 
 
 @pytest.mark.parametrize("dt", ALL, ids=str)

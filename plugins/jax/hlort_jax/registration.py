@@ -3,7 +3,9 @@
 Priorities sit below JAX's own CPU (0), so installing hlort-jax never moves a user's default
 device; ``JAX_PLATFORMS=hlort_cpu`` (or ``jax.devices("hlort_cpu")``) selects one. A backend
 whose plugin failed to load or whose probe says it cannot start is left out with a logged
-reason; JAX's own backends are never touched.
+reason (on the ``hlort.jax`` logger: INFO for hardware that is simply absent, WARNING for a
+plugin that failed), so importing jax on a machine without a GPU prints nothing; JAX's own
+backends are never touched.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import atexit
 import logging
 
-log = logging.getLogger("hlort_jax")
+log = logging.getLogger("hlort.jax")
 
 PRIORITY = -100  # JAX's cpu is 0, its plugins default to 400
 _registered: dict[str, str] = {}
@@ -43,7 +45,7 @@ def _install_trampoline():
 
 def working_backends() -> list[str]:
     """hlort backends that may start; the others are logged with their reason."""
-    from hlort.plugin.registry import default_registry
+    from hlort.plugin.registry import BackendStatus, default_registry
 
     out: list[str] = []
     for record in default_registry().records():
@@ -53,7 +55,9 @@ def working_backends() -> list[str]:
             out.append(record.name)
         else:
             _skipped[f"hlort_{record.name}"] = f"{record.status.value}: {record.reason()}"
-            log.warning("hlort-jax: not registering hlort_%s: %s", record.name, record.reason())
+            absent = record.status is BackendStatus.UNAVAILABLE  # no GPU here: not a problem
+            level = logging.INFO if absent else logging.WARNING
+            log.log(level, "hlort-jax: not registering hlort_%s: %s", record.name, record.reason())
     return out
 
 

@@ -205,10 +205,11 @@ def test_a_program_holding_nan_and_negative_zero_round_trips(make_client, monkey
     monkeypatch.delenv("HLORT_CACHE", raising=False)
     hlort.compile(module, "tpusim")
     entries = [os.path.join(d, f) for d, _, fs in os.walk(tmp_path) for f in fs]
-    stamps = {p: os.stat(p).st_mtime_ns for p in entries}
+    # the same files (inode and bytes; a hit refreshes the mtime, the cache's LRU order)
+    stamps = {p: (os.stat(p).st_ino, open(p, "rb").read()) for p in entries}
     second = hlort.compile(module, "tpusim")
     assert "cache_load" in second.timings  # a hit, not a delete and rewrite
-    assert {p: os.stat(p).st_mtime_ns for p in entries} == stamps
+    assert {p: (os.stat(p).st_ino, open(p, "rb").read()) for p in entries} == stamps
 
 
 def test_a_stored_program_that_differs_only_in_zero_sign_is_refused():
