@@ -13,6 +13,7 @@ from hlort.runtime import (  # noqa: F401
     backend,
     backend_errors,
     backends,
+    block_until_ready,
     compile,
     default_backend,
     device_put,

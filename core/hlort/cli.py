@@ -279,6 +279,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
     exe = backend.compile(module, device, options)
     sys.stdout.write(exe.as_text().rstrip("\n") + "\n")
     sys.stdout.flush()
+    from hlort.cli_graph import after_compile
+
+    after_compile(args, exe)
     _print_fallbacks(_fallbacks(exe), f"hlort: {backend.platform}: ", sys.stderr)
     return EXIT_OK
 
@@ -454,6 +457,10 @@ def build_parser() -> argparse.ArgumentParser:
         "platform (e.g. sm_90 for cuda); needs no device",
     )
     p.set_defaults(handler=cmd_compile)
+    from hlort.cli_graph import add_compile_options, add_graph_command
+
+    add_compile_options(p)
+    add_graph_command(sub)
 
     p = sub.add_parser("conformance", parents=[common], help="run the conformance suite")
     p.add_argument("--platform", metavar="P", required=True)

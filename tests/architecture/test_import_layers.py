@@ -26,7 +26,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ir", ("hlort.ir", "hlort.builder")),
     ("text", ("hlort.text",)),
     ("interpreter", ("hlort.interpreter",)),
-    ("passes/importers/codegen", ("hlort.passes", "hlort.importers", "hlort.codegen")),
+    (
+        "passes/importers/codegen/graph",
+        ("hlort.passes", "hlort.importers", "hlort.codegen", "hlort.graph"),
+    ),
     (
         "plugin API",
         (
@@ -51,7 +54,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("public API", ("hlort",)),
     ("testing", ("hlort.testing", "hlort.testdata", "hlort.testdata_runner")),
-    ("cli", ("hlort.cli", "hlort.demo", "hlort.examples", "hlort.plugin.new_plugin")),
+    (
+        "cli",
+        ("hlort.cli", "hlort.cli_graph", "hlort.demo", "hlort.examples", "hlort.plugin.new_plugin"),
+    ),
     ("plugins", ()),  # every plugins/*/hlort_* package
 )
 

@@ -37,6 +37,8 @@ EXTRA_ARGS = {
 HAS_JAX = importlib.util.find_spec("jax") is not None
 NEEDS_JAX = {"jax_dispatch.py"}
 NEEDS_GPU = {"cuda_bench.py"}  # plugins/cuda/tests/test_cuda_bench_plumbing.py: on a fake driver
+# test_collectives_bench_quick runs these and reads their JSON
+CHECKED_BELOW = {"collectives_bench.py"}
 
 
 def _cuda_works() -> bool:
@@ -86,6 +88,7 @@ def test_the_scripts_are_found():
         "tpusim_speed.py",
         "warm_cache.py",
         "fresh_compile.py",
+        "collectives_bench.py",
     }
     assert expected <= set(SCRIPTS)
 
@@ -101,7 +104,31 @@ def test_script_runs_quick(script, tmp_path):
             f"{script} times an NVIDIA GPU: none here (its plumbing is tested on a fake "
             f"driver in plugins/cuda/tests)"
         )
+    if script in CHECKED_BELOW:
+        pytest.skip(f"{script} runs in its own test below, which also checks its results")
     assert _run(script, *EXTRA_ARGS.get(script, []), tmp_path=tmp_path).strip()
+
+
+def test_collectives_bench_quick(tmp_path):
+    """cpu all-reduce rows on 2 and 4 devices (each checked bitwise against NumPy's fold by the
+    script), and tpusim's modelled ring times equal to the analytic formula."""
+    for plugin in ("hlort_cpu", "hlort_tpusim"):
+        if importlib.util.find_spec(plugin) is None:
+            pytest.skip(f"{plugin} is not installed here")
+    _run("collectives_bench.py", "--results", str(tmp_path / "results"), tmp_path=tmp_path)
+    rows = json.loads((tmp_path / "results" / "collectives.json").read_text())["rows"]
+    cpu = [r for r in rows if r["backend"] == "cpu"]
+    assert sorted({r["devices"] for r in cpu}) == [2, 4]
+    assert all(r["seconds"] > 0 and r["busbw_gb_s"] > 0 for r in cpu), cpu
+    sim = [r for r in rows if r["backend"] == "tpusim"]
+    assert {r["collective"] for r in sim} == {
+        "all-reduce",
+        "all-gather",
+        "reduce-scatter",
+        "collective-permute",
+    }
+    for r in sim:  # the same terms summed in another order: float rounding only
+        assert r["modelled_over_formula"] == pytest.approx(1.0, rel=1e-9), r
 
 
 def test_run_quick_with_builder_modules(tmp_path):

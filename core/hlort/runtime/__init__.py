@@ -1,6 +1,6 @@
 """User-facing runtime: backends, devices, buffers, executables, and the compile entry point."""
 
-from hlort.runtime.buffer import Buffer  # noqa: F401
+from hlort.runtime.buffer import Buffer, block_until_ready  # noqa: F401
 from hlort.runtime.client import Backend  # noqa: F401
 from hlort.runtime.device import Device  # noqa: F401
 from hlort.runtime.executable import Executable  # noqa: F401

@@ -1,4 +1,5 @@
-"""CpuClient: one host device; compile goes through the CPU compiler."""
+"""CpuClient: the host's virtual devices (one unless HLORT_CPU_DEVICES or the client option
+``device_count`` asks for more); compile goes through the CPU compiler."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from hlort.passes.pass_options import PassOptions
 from hlort.plugin.base import SimpleClient, SimpleDevice
 from hlort_cpu import compile_cache
 from hlort_cpu.executable import CpuExecutable
+from hlort_cpu.virtual_devices import device_count
 
 
 def emits_one_kernel(comp: Computation) -> bool:
@@ -39,5 +41,11 @@ class CpuClient(SimpleClient):
         if compile_cache.enabled():
             compile_cache.code_digest()  # once per process, with the JIT, not in the first compile
         attrs = {"cpu": target.cpu, "cores": os.cpu_count() or 1, "vector_bits": target.vector_bits}
-        # synchronous: launches run on the caller's thread (no queue hop per call)
-        return [SimpleDevice(self, 0, f"cpu ({target.cpu})", attributes=attrs, synchronous=True)]
+        count = device_count(self.client_options)
+        # launches run on each device queue's thread: execute returns before the work is done,
+        # and the devices of one execution run concurrently (cheap one-device programs run
+        # inline when the queue is idle: CpuExecutable.runs_inline)
+        return [
+            SimpleDevice(self, i, f"cpu ({target.cpu})", local_hardware_id=i, attributes=attrs)
+            for i in range(count)
+        ]

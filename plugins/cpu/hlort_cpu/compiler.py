@@ -7,9 +7,11 @@ fft on pocketfft (numpy.fft), cholesky on LAPACK (numpy.linalg), triangular-solv
 substitution kernel, and custom calls as custom_call.py says (the shipped targets natively, a
 user's target as its own Python function). While, conditional and call run programs compiled
 the same way from the computations they call (control_flow.py; small all-kernel loops as one
-native driver, native_while.py). Anything else, and any fusion the emitter cannot compile yet,
-runs as a FALLBACK thunk on the reference interpreter's function for that op: every program runs
-from day one, and ``Program.stats()`` says exactly what was compiled and what fell back.
+native driver, native_while.py). Collectives are host steps that meet the execution's other
+devices in shared memory (collective_thunks.py). Anything else, and any fusion the emitter
+cannot compile yet, runs as a FALLBACK thunk on the reference interpreter's function for that
+op: every program runs from day one, and ``Program.stats()`` says exactly what was compiled and
+what fell back.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from functools import partial
 import numpy as np
 
 from hlort.errors import Unimplemented
-from hlort.interpreter.evaluator import Evaluator
 from hlort.interpreter.registry import function_for
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
@@ -35,8 +36,10 @@ from hlort_cpu.codegen.jit import jit_engine
 from hlort_cpu.codegen.kernel_builder import KernelModule, classify
 from hlort_cpu.codegen.unsupported_reason import why_not_compiled
 from hlort_cpu.codegen.while_driver import emit_while_driver, load_entry_points
+from hlort_cpu.collective_thunks import CollectiveThunk, is_collective
 from hlort_cpu.control_flow import CONTROL_FLOW_OPS, ProgramSet, program_orders
 from hlort_cpu.custom_call import custom_call_thunk
+from hlort_cpu.device_run import DeviceEvaluator
 from hlort_cpu.dot import dot_thunk
 from hlort_cpu.native_while import plan_native_whiles
 from hlort_cpu.thunks import (
@@ -170,9 +173,7 @@ def compile_program(module: Module) -> Program:
     by_instr = {instr: kernels[name] for name, (instr, _) in zip(names, to_compile, strict=True)}
     drivers_by_while = {k: (n, kernels[n.plan.name]) for k, n in natives.items()}
     build = partial(_build, not_kernels=not_kernels, report=report)
-    programs = ProgramSet(
-        orders, by_instr, drivers_by_while, Evaluator(check_shapes=False), build, _label
-    )
+    programs = ProgramSet(orders, by_instr, drivers_by_while, DeviceEvaluator(), build, _label)
     program = programs.program(module.entry)
     report.apply()  # HLORT_FALLBACK: raise, warn once, or allow
     program.fallback_records = list(report.records)
@@ -238,6 +239,11 @@ def _build(
         if op in CONTROL_FLOW_OPS:
             add(programs.control_flow_thunk(instr, ins, out))
             continue
+        if is_collective(instr):
+            thunk = CollectiveThunk(instr, ins, out, evaluator)
+            add(thunk)
+            compiled[thunk.label] += 1
+            continue
         kernel = kernels.get(instr)
         if kernel is not None:
             add(KernelThunk(kernel, ins, out, isinstance(instr.shape, TupleShape)))
@@ -246,7 +252,7 @@ def _build(
                 step_kinds[instr] = "kernel"
             continue
         if op in VIEW_OPS:
-            thunk = view_thunk(instr, ins, out, evaluator)
+            thunk = view_thunk(instr, ins, out)
             if thunk is not None:
                 add(thunk)
                 compiled[thunk.label] += 1

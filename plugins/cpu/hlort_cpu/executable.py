@@ -6,11 +6,18 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from hlort.ir.opcodes import Opcode
 from hlort.plugin.base import LaunchContext, SimpleDevice, SimpleExecutable
 from hlort.plugin.capabilities import CompiledMemoryStats
 from hlort_cpu import compile_cache
 from hlort_cpu.compiler import compile_program
+from hlort_cpu.device_run import DeviceRun
 from hlort_cpu.version import PLUGIN_VERSION
+
+# A launch this small costs less than handing it to the device's queue thread (~20 us).
+_INLINE_MAX_BYTES = 1 << 16
+_INLINE_MAX_FLOPS = 1 << 16
+_MAY_RUN_LONG = frozenset({Opcode.WHILE, Opcode.CONDITIONAL, Opcode.CUSTOM_CALL})
 
 
 class CpuExecutable(SimpleExecutable):
@@ -38,8 +45,21 @@ class CpuExecutable(SimpleExecutable):
             compile_cache.store_module(key, module)
         return module
 
+    def runs_inline(self) -> bool:
+        """Small straight-line programs run on the caller's thread when the queue is idle (as
+        XLA's CPU client runs cheap computations inline); the rest run on the queue's thread,
+        so ``exe(buffers)`` returns before they finish. Collectives need every device's thread."""
+        if self.options.num_replicas * self.options.num_partitions > 1:
+            return False
+        for comp in self.module.computations:
+            if any(i.opcode in _MAY_RUN_LONG for i in comp.instructions):
+                return False
+        cost = self.cost_analysis()
+        work = cost["flops"] + cost["transcendentals"]
+        return cost["bytes accessed"] <= _INLINE_MAX_BYTES and work <= _INLINE_MAX_FLOPS
+
     def launch(self, device: SimpleDevice, arguments: list, ctx: LaunchContext) -> list:
-        return self.program.run(arguments, ctx.replica, ctx.partition)
+        return self.program.run(arguments, DeviceRun.of_launch(ctx))
 
     def execute_host(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         """NumPy in, NumPy out on the calling thread: no buffers, no queue handoff.

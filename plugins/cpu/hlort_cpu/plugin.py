@@ -47,6 +47,7 @@ class CpuPlugin(SimplePlugin):
             cost_analysis=True,
             artifacts=True,
             zero_copy=True,
+            multi_device=_devices_from_environment() > 1,
         )
 
     def conformance_profile(self):
@@ -63,3 +64,15 @@ class CpuPlugin(SimplePlugin):
 
         start_in_background()  # LLVM starts while the compiler's modules import
         return self.client_class(self, options)
+
+
+def _devices_from_environment() -> int:
+    """HLORT_CPU_DEVICES (cheap: no llvmlite); a bad value counts as one device here and is
+    reported, with its fix, when a client starts."""
+    from hlort.errors import HlortError
+    from hlort_cpu.virtual_devices import device_count
+
+    try:
+        return device_count()
+    except HlortError:
+        return 1

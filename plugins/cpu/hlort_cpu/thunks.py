@@ -17,6 +17,7 @@ from hlort.ir.instruction import Instruction
 from hlort.shape import Token, TokenShape, TupleShape
 from hlort_cpu.arena import ArenaPlan
 from hlort_cpu.chunk_scratch import chunk_scratch
+from hlort_cpu.device_run import SINGLE, DeviceRun, current, entered
 from hlort_cpu.host_pool import POOL_MIN_BYTES, host_pool
 from hlort_cpu.thread_pool import chunks, run_chunks
 
@@ -183,7 +184,9 @@ class Program:
         finally:
             arena.give(views)
 
-    def run(self, arguments: list, replica: int = 0, partition: int = 0) -> list:
+    def run(self, arguments: list, run: DeviceRun = SINGLE) -> list:
+        """Run as the entry of one device's launch; ``run`` says which device's part (replica,
+        partition, the execution's rendezvous), for this thread only (device_run.py)."""
         env: list = [None] * self.n_slots
         for k, value in self.constants:
             env[k] = value
@@ -194,10 +197,11 @@ class Program:
             it = iter(arguments)
             for k, shape in self.params:
                 env[k] = _take(shape, it)
-        ev = self.evaluator
-        if ev.replica_id != replica or ev.partition_id != partition:
-            ev.replica_id, ev.partition_id = replica, partition
-        self._steps(env)
+        if run is SINGLE and current() is SINGLE:
+            self._steps(env)
+        else:
+            with entered(run):
+                self._steps(env)
         return _flatten(env[self.root])
 
     def stats(self) -> dict[str, object]:

@@ -19,6 +19,7 @@ import numpy as np
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.shape import Token
+from hlort_cpu.device_run import current
 
 
 class BitcastViewThunk:
@@ -57,15 +58,16 @@ class TokenThunk:
 
 
 class LaunchIdThunk:
-    """replica-id / partition-id: read from the evaluator, where Program.run records them."""
+    """replica-id / partition-id: the calling thread's device run's (device_run.py), so the
+    devices running one program at the same time each read their own."""
 
-    def __init__(self, op: Opcode, out: int, evaluator):
-        self.attr = "replica_id" if op is Opcode.REPLICA_ID else "partition_id"
+    def __init__(self, op: Opcode, out: int):
+        self.attr = "replica" if op is Opcode.REPLICA_ID else "partition"
         self.label = op.value
-        self.out, self.evaluator = out, evaluator
+        self.out = out
 
     def __call__(self, env) -> None:
-        env[self.out] = np.array(getattr(self.evaluator, self.attr), dtype=np.uint32)
+        env[self.out] = np.array(getattr(current(), self.attr), dtype=np.uint32)
 
 
 VIEW_OPS = frozenset(
@@ -79,7 +81,7 @@ VIEW_OPS = frozenset(
 )
 
 
-def view_thunk(instr: Instruction, ins: list[int], out: int, evaluator):
+def view_thunk(instr: Instruction, ins: list[int], out: int):
     """The thunk for ``instr`` (an op in VIEW_OPS), or None when it needs another path."""
     op = instr.opcode
     if op is Opcode.BITCAST_CONVERT:
@@ -90,4 +92,4 @@ def view_thunk(instr: Instruction, ins: list[int], out: int, evaluator):
         return AliasThunk(ins, out)
     if op is Opcode.AFTER_ALL:
         return TokenThunk(out)
-    return LaunchIdThunk(op, out, evaluator)
+    return LaunchIdThunk(op, out)

@@ -40,6 +40,13 @@ class TemplateClient(SimpleClient):
             )
         return [TemplateDevice(self, i, arena_bytes) for i in range(count)]
 
+    def close(self) -> None:
+        """The work queues finish what they hold (launches waiting on the streams), then the
+        compute streams."""
+        super().close()
+        for device in self.devices():
+            device.stream.close()
+
 
 def _as_int(value: object, what: str) -> int:
     try:

@@ -3,14 +3,15 @@
 :class:`~hlort.plugin.base.SimpleDevice` does the rest: a work queue (the device's "stream";
 transfers and launches run there in order), ready events, memory statistics. A plugin only says
 how to allocate, free, and copy in and out of its memory ("storage" is whatever handle it
-uses: here an arena :class:`Block`).
+uses: here an arena :class:`Block`). ``stream`` is the device's compute engine: launches
+enqueue their kernels there and return at once (executable.py), like a GPU stream.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from hlort.plugin.base import SimpleDevice
+from hlort.plugin.base import SimpleDevice, WorkQueue
 from hlort.shape import ArrayShape
 from hlort_template.arena import Arena, Block
 
@@ -28,6 +29,7 @@ class TemplateDevice(SimpleDevice):
             attributes={"arena_bytes": arena_bytes},
         )
         self.arena = Arena(arena_bytes, name=f"{client.platform_name}:{device_id}")
+        self.stream = WorkQueue(f"{client.platform_name}:{device_id}/compute")
 
     def allocate(self, shape: ArrayShape) -> Block:
         return self.arena.allocate(shape.nbytes)

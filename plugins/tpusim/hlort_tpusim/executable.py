@@ -36,6 +36,7 @@ class TpuSimExecutable(SimpleExecutable):
     def __init__(self, client, module, options, placements, program: Program | None = None):
         self._preloaded = program
         self._last_profile: Profile | None = None
+        self._chip_profiles: dict[int, Profile] = {}  # each chip's latest launch
         super().__init__(client, module, options, placements)
 
     @property
@@ -59,9 +60,11 @@ class TpuSimExecutable(SimpleExecutable):
             ctx.partition,
             modules=self.hlo_modules,
             bulk=self.client.bulk_simulation,
+            launch=ctx,
         )
         outputs, profile = sim.run(self.program, list(arguments))
         self._last_profile = profile
+        self._chip_profiles[device.id] = profile
         device.record_execution(profile)
         return outputs
 
@@ -71,8 +74,21 @@ class TpuSimExecutable(SimpleExecutable):
 
     # -- reports --------------------------------------------------------------------------------
     def execution_profile(self) -> dict[str, Any]:
-        """The latest launch's profile as a dict (empty before the first launch)."""
-        return self._last_profile.to_dict() if self._last_profile is not None else {}
+        """The latest launch's profile as a dict (empty before the first launch). An executable
+        on several chips adds ``per_chip``: each chip's latest cycles, time and collectives."""
+        if self._last_profile is None:
+            return {}
+        out = self._last_profile.to_dict()
+        if len(self.placements) > 1:
+            out["per_chip"] = {
+                chip: {
+                    "cycles": p.cycles,
+                    "time_us": round(p.seconds * 1e6, 3),
+                    "collectives": list(p.collectives),
+                }
+                for chip, p in sorted(self._chip_profiles.items())
+            }
+        return out
 
     @property
     def last_profile(self) -> Profile | None:

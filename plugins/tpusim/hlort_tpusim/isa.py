@@ -22,6 +22,9 @@ SCALAR   ``sld`` (a scalar from HBM into a scalar register), the structured cont
 HOSTOP   ``hostop``: an op with no unit mapping (sort, scatter, fft...), executed by the reference
          interpreter's function for it on the whole operands, charged per element on the
          scalar unit plus its HBM traffic. Named so a profile shows what did not use the units.
+ICI      ``ici.collective``: a collective (all-reduce, all-gather, reduce-scatter, all-to-all,
+         collective-permute, collective-broadcast) between chips over the inter-chip links,
+         timed by the ring link model (``ring_model``)
 MEM      ``hbm.alloc`` / ``hbm.free``: placement of temporaries and outputs in HBM (free)
 ======== ====================================================================================
 """
@@ -46,6 +49,7 @@ class InstrClass(enum.Enum):
     VPU = "VPU"
     SCALAR = "SCALAR"
     HOSTOP = "HOSTOP"
+    ICI = "ICI"
     MEM = "MEM"
 
 
@@ -78,6 +82,7 @@ OPS: dict[str, OpSpec] = {
     "vreduce": OpSpec(InstrClass.VPU, ("dsts", "srcs", "slot", "inits", "reducer", "first")),
     "sld": OpSpec(InstrClass.SCALAR, ("dst", "src")),
     "hostop": OpSpec(InstrClass.HOSTOP, ("hlo", "ins", "outs")),
+    "ici.collective": OpSpec(InstrClass.ICI, ("opcode", "hlo", "ins", "outs")),
 }
 
 TRANSCENDENTAL_OPS = frozenset(

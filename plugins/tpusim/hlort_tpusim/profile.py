@@ -4,7 +4,9 @@
 unit could have done in the whole execution (``mxu_dim**2`` per cycle): padding, DMA stalls and
 non-matmul kernels all lower it. ``by_class`` gives, per instruction class, how many
 instructions ran and the cycles their unit was busy (units overlap, so these do not sum to
-``cycles``).
+``cycles``). ``collectives`` lists every collective the chip ran over the inter-chip links:
+its instruction, kind, bytes, group size, ring steps, the modelled link time and how long the
+chip waited for the rest of its group before the transfers could begin.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class Profile:
     hbm_bytes_written: int
     by_class: dict[str, dict[str, float]] = field(default_factory=dict)
     by_kernel: dict[str, float] = field(default_factory=dict)
+    collectives: list[dict] = field(default_factory=list)
 
     @property
     def hbm_bytes(self) -> int:
@@ -34,7 +37,11 @@ class Profile:
 
     @classmethod
     def from_timing(
-        cls, state: TimingState, config: MachineConfig, by_kernel: dict[str, float] | None = None
+        cls,
+        state: TimingState,
+        config: MachineConfig,
+        by_kernel: dict[str, float] | None = None,
+        collectives: list[dict] | None = None,
     ) -> Profile:
         cycles = state.total_cycles()
         peak = config.mxu_dim * config.mxu_dim * max(cycles, 1.0)
@@ -53,6 +60,7 @@ class Profile:
             hbm_bytes_written=int(state.hbm_written),
             by_class=classes,
             by_kernel=dict(by_kernel or {}),
+            collectives=list(collectives or []),
         )
 
     def to_dict(self) -> dict:
@@ -73,5 +81,11 @@ class Profile:
         for name, row in self.by_class.items():
             lines.append(
                 f"  {name:<7} {int(row['count']):>8} instrs {row['busy_cycles']:>14.0f} cycles"
+            )
+        for c in self.collectives:
+            lines.append(
+                f"  {c['kind']} {c['name']}: {c['bytes']} bytes over {c['group_size']} chips, "
+                f"{c['steps']} link steps, {c['link_seconds'] * 1e6:.3f} us on the links "
+                f"(waited {c['wait_seconds'] * 1e6:.3f} us for the group)"
             )
         return "\n".join(lines)

@@ -330,9 +330,9 @@ def instr_text(ins: Instr) -> str:
         )
     elif op == "sld":
         text = f"sld {a['dst']} <- %b{a['src']}"
-    elif op == "hostop":
+    elif op in ("hostop", "ici.collective"):
         text = (
-            f"hostop {a.get('opcode', '?')} hlo#{a['hlo']} "
+            f"{op} {a.get('opcode', '?')} hlo#{a['hlo']} "
             f"({', '.join(f'%b{b}' for b in a['ins'])}) -> "
             f"({', '.join(f'%b{b}' for b in a['outs'])})"
         )

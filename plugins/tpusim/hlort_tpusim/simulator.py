@@ -26,6 +26,7 @@ from hlort.ir.opcodes import Opcode
 from hlort.plugin.base.hlo_text import parse_hlo
 from hlort.shape import ArrayShape, Token, TokenShape, TupleShape
 from hlort_tpusim import index_maps
+from hlort_tpusim.collective_executors import CollectiveExecutors
 from hlort_tpusim.executors import EXECUTORS, executes
 from hlort_tpusim.hbm_allocator import HbmAllocation, HbmAllocator
 from hlort_tpusim.isa import Instr, InstrClass, evaluate, holds
@@ -42,7 +43,7 @@ def decode_attrs(attrs: dict | None) -> dict:
     return {k: _ATTR_ENUMS[k](v) if k in _ATTR_ENUMS else v for k, v in (attrs or {}).items()}
 
 
-class Simulator(TransferAndMatrixExecutors):
+class Simulator(TransferAndMatrixExecutors, CollectiveExecutors):
     """Runs programs on one chip (its allocator); one launch at a time."""
 
     def __init__(
@@ -54,6 +55,7 @@ class Simulator(TransferAndMatrixExecutors):
         partition: int = 0,
         modules: dict[int, Any] | None = None,
         bulk: bool = True,
+        launch: Any = None,
     ):
         self.config = config
         self.allocator = allocator
@@ -64,6 +66,7 @@ class Simulator(TransferAndMatrixExecutors):
         self._proxies: dict[tuple, Instruction] = {}
         self.bulk = bulk
         self.dry = False
+        self.launch = launch  # the LaunchContext of an execution (collectives), or None
 
     # -- entry point ------------------------------------------------------------------------
     def run(self, program: Program, args: list[HbmAllocation]) -> tuple[list, Profile]:
@@ -78,6 +81,7 @@ class Simulator(TransferAndMatrixExecutors):
         self.valid: dict[tuple, tuple] = {}
         self.sregs: dict[str, int] = {}
         self.by_kernel: dict[str, float] = {}
+        self.collectives: list[dict] = []
         self._canon: dict[tuple, np.ndarray] = {}
         self.mxu_w: Any = None
         self.mxu_out: np.ndarray | None = None
@@ -99,7 +103,8 @@ class Simulator(TransferAndMatrixExecutors):
                 alloc = self.allocs.get(buf)
                 if alloc is not None and not alloc.freed and alloc not in keep:
                     self.allocator.free(alloc)
-        return outputs, Profile.from_timing(self.timing, self.config, self.by_kernel)
+        profile = Profile.from_timing(self.timing, self.config, self.by_kernel, self.collectives)
+        return outputs, profile
 
     # -- memory -----------------------------------------------------------------------------
     def _alloc(self, buf: int) -> None:

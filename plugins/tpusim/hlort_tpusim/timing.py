@@ -18,6 +18,9 @@ avoids). Costs:
   cycle; transcendentals ``transcendental_cycles``), plus ``vpu_latency``.
 * HOSTOP: ``scalar_cycles_per_element`` per element read and written plus its HBM bytes at the
   HBM bandwidth; the scalar core is blocked meanwhile.
+* ICI (collectives): the chips of a group start together, when the last of them is ready (its
+  operands written, its scalar core there), and take the ring link model's time
+  (ring_model.py); the scalar core is blocked meanwhile.
 """
 
 from __future__ import annotations
@@ -279,6 +282,29 @@ class TimingState:
         self.issue = end
         self.count(cls, cycles)
         self._finish(end)
+
+    def ready_for(self, reads: list, writes: list) -> float:
+        """The earliest cycle an instruction reading ``reads`` and writing ``writes`` can start
+        on this chip (a collective's arrival at its rendezvous)."""
+        start = self.issue
+        for key in reads:
+            start = max(start, self.slots[key].ready)
+        for key in writes:
+            start = max(start, self.slots[key].ready, self.slots[key].read_done)
+        return start
+
+    def collective(self, start: float, cycles: float, reads: list, writes: list) -> float:
+        """A collective that begins at ``start`` (when every chip of its group has arrived) and
+        moves data over the links for ``cycles``; returns when it ends."""
+        end = start + cycles
+        for key in reads:
+            self.slots[key].read_done = max(self.slots[key].read_done, end)
+        for key in writes:
+            self.slots[key].ready = end
+        self.issue = end
+        self.count(InstrClass.ICI, cycles)
+        self._finish(end)
+        return end
 
     def total_cycles(self) -> float:
         return max(self.end, self.issue)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 
-import ml_dtypes
 import numpy as np
 
+from hlort import dtypes
 from hlort.errors import Internal
 from hlort_tpusim import index_maps
 from hlort_tpusim.executors import executes
@@ -224,10 +224,12 @@ class TransferAndMatrixExecutors:
 
 
 def round_to_bf16(x: np.ndarray) -> np.ndarray:
-    """Round to the nearest bf16 (ties to even), returned as float32: the MXU's input rounding."""
-    if x.dtype == ml_dtypes.bfloat16:
+    """Round to the nearest bf16 (ties to even), returned as float32: the MXU's input rounding.
+    (ml_dtypes' bfloat16 through hlort.dtypes: loaded on the first matmul, not at import.)"""
+    bf16 = dtypes.BF16.numpy
+    if x.dtype == bf16:
         return x.astype(np.float32)
-    return x.astype(np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
+    return x.astype(np.float32).astype(bf16).astype(np.float32)
 
 
 def _split(x: np.ndarray, precision: str) -> list[np.ndarray]:

@@ -151,7 +151,7 @@ class _Checker:
         elif op == "sld":
             self.buf(a["src"], ins)
             self.sreg(a["dst"], ins)
-        elif op == "hostop":
+        elif op in ("hostop", "ici.collective"):
             for b in a["ins"] + a["outs"]:
                 self.buf(b, ins)
             if not 0 <= a["hlo"] < len(self.program.hlo_modules):

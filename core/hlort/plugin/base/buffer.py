@@ -6,6 +6,12 @@ but frees the storage only when the last hold is released, so queued work never 
 memory. Donation waits for the holds to go, then hands the storage to an execution: the buffer
 is dead from then on and the execution decides whether to free the storage or reuse it for an
 output. Any use of a dead buffer raises FAILED_PRECONDITION naming the buffer and what killed it.
+
+On a host-memory device, :meth:`SimpleBuffer.host_view` lends the storage itself as a NumPy
+array (``__dlpack__``, ``np.asarray(buf, copy=False)``): the view is an *external reference*
+that holds the buffer until it is garbage collected, so ``delete()`` frees nothing under it, and
+donating a buffer with a live view is FAILED_PRECONDITION (as PJRT refuses donation of a buffer
+with external references): the execution would overwrite memory someone is reading.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hlort.errors import FailedPrecondition, HlortError
+from hlort.errors import FailedPrecondition, HlortError, Unimplemented
 from hlort.plugin.api import Buffer, Device, Event, Future, unimplemented
 from hlort.plugin.base.events import AsyncValue, ready_value
 from hlort.shape import ArrayShape
@@ -57,6 +63,7 @@ class SimpleBuffer(Buffer):
         self._name = name or f"buffer#{next(_ids)}"
         self._cond = threading.Condition(threading.Lock())
         self._holds = 0
+        self._external = 0  # live host views (each is also a hold)
         self._dead_reason: str | None = None
         nbytes = shape.nbytes
         device.track_alloc(nbytes)
@@ -118,6 +125,13 @@ class SimpleBuffer(Buffer):
         with self._cond:
             if self._dead_reason is not None:
                 raise self._dead_error(f"donate to {consumer}")
+            if self._external:
+                raise FailedPrecondition(
+                    f"cannot donate buffer {self.name} to {consumer}: {self._external} host "
+                    f"view(s) of its memory (np.asarray(..., copy=False) / DLPack) are alive; "
+                    f"drop them first, or list the argument in "
+                    f"ExecuteOptions.non_donatable_input_indices"
+                )
             self._cond.wait_for(lambda: self._holds == 0)
             if self._dead_reason is not None:  # deleted or donated while we waited
                 raise self._dead_error(f"donate to {consumer}")
@@ -178,6 +192,34 @@ class SimpleBuffer(Buffer):
             waits_for=[host],
         )
         return SimpleBuffer(target, shape, storage)
+
+    def host_view(self, writeable: bool = False) -> np.ndarray:
+        """The storage itself as an array (no copy), once ready; only where the device keeps
+        storage in host memory (else UNIMPLEMENTED). The view holds the buffer alive until it
+        is garbage collected. ``writeable`` is for DLPack consumers that cannot take read-only
+        memory: writing through it changes the buffer."""
+        if not self._device.host_memory:
+            raise Unimplemented(
+                f"buffer {self.name} is in device memory, not host-visible; copy it to the host "
+                f"with np.asarray(buffer) or buffer.to_host()"
+            )
+        storage = self.acquire("lend a host view of")
+        try:
+            array = storage.result()
+        except BaseException:
+            self.release()
+            raise
+        view = array.view()
+        view.flags.writeable = writeable and array.flags.writeable
+        with self._cond:
+            self._external += 1
+        weakref.finalize(view, self._drop_external).atexit = False
+        return view
+
+    def _drop_external(self) -> None:
+        with self._cond:
+            self._external -= 1
+        self.release()
 
     def storage_now(self) -> Any:
         """The storage, waiting for it; for plugin code that already holds the buffer."""

@@ -2,9 +2,12 @@
 
 ``execute`` validates every argument before anything runs, takes holds on (or donations of) the
 argument buffers, creates pending output buffers and enqueues one job per device on the
-device's work queue. The job waits for the inputs, calls the plugin's :meth:`launch` with their
-storage, fixes aliasing (an output that *is* an input's storage is duplicated unless the input
-was donated) and completes the outputs, or fails them all with the launch's error.
+device's work queue, so it returns before the work is done (a program the plugin calls cheap,
+:meth:`SimpleExecutable.runs_inline`, runs on the caller's thread when the queue is idle and the
+inputs are ready: no thread hand-off for microseconds of work). The job waits for the inputs,
+calls the plugin's :meth:`launch` with their storage, fixes aliasing (an output that *is* an
+input's storage is duplicated unless the input was donated) and completes the outputs, or fails
+them all with the launch's error.
 """
 
 from __future__ import annotations
@@ -110,6 +113,7 @@ class SimpleExecutable(Executable):
         self._fingerprint: str | None = None
         self._executions = itertools.count()
         self.compile()
+        self._inline = self.runs_inline()
 
     # -- hooks for the plugin ------------------------------------------------------------------
     def compile(self) -> None:
@@ -132,6 +136,13 @@ class SimpleExecutable(Executable):
         for p in self.placements:
             grid[p.replica][p.partition] = p.device.id
         return Rendezvous(grid, key=(self.name, next(self._executions)))
+
+    def runs_inline(self) -> bool:
+        """Whether a launch is cheap enough to run on the calling thread when the device's
+        queue is idle and every input is ready (asked once, at compile). Default False: every
+        launch goes through the queue. A host-memory plugin says True for small programs
+        without loops, where the hand-off to the queue's thread would cost more than the work."""
+        return False
 
     def fallbacks(self) -> list[FallbackRecord]:
         """The instructions this executable runs on the reference interpreter, with reasons
@@ -325,14 +336,15 @@ class SimpleExecutable(Executable):
 
         def fail(exc: BaseException, storages: list, results: list) -> None:
             """The outputs never become buffers: free their storage (not the inputs', which
-            their buffers or the donation free) and every donated input."""
-            abandon(exc)
+            their buffers or the donation free) and every donated input, then fail the
+            outputs (so their memory is back by the time a waiter sees the error)."""
             inputs = {id(s) for s in storages}
             for storage in results:
                 if id(storage) not in inputs:
                     inputs.add(id(storage))
                     device.free(storage)
             _free_donated(device, donated, set())
+            abandon(exc)
 
         def run() -> None:
             kept: set[int] = set()
@@ -363,9 +375,22 @@ class SimpleExecutable(Executable):
 
             done.on_ready(on_done)
 
+        started: list[bool] = []
+
+        def run_here() -> None:
+            started.append(True)
+            try:
+                run()
+            except Exception:  # noqa: BLE001 - the error is on the outputs' events already
+                pass
+
         try:
-            device.queue.enqueue(run, f"launch of {self.name!r}")
+            inline = self._inline and all(v.is_ready() for v in values)
+            if not (inline and device.queue.run_inline_if_idle(run_here)):
+                device.queue.enqueue(run, f"launch of {self.name!r}")
         except BaseException as exc:
+            if started:  # interrupted inside run(): it failed the outputs itself
+                raise
             abandon(exc)
             _free_donated(device, donated, set())
             raise

@@ -5,6 +5,11 @@ own thread, like work on a CUDA stream; the caller gets an :class:`AsyncValue` a
 may first wait for events from other queues (a buffer produced on another device); a failed
 dependency fails the job with the dependency's error without running it. The thread starts on
 first use and is a daemon, so an unclosed queue never blocks interpreter exit.
+
+:meth:`WorkQueue.run_inline_if_idle` runs a job on the caller's thread instead when nothing is
+queued or running: the order is the same as if it had been enqueued (it would have run next),
+and a cheap job saves the hand-off to the worker thread (XLA's CPU client runs cheap programs
+inline for the same reason). Jobs enqueued meanwhile wait for it.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ class WorkQueue:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self._pending = 0  # enqueued and not yet finished
+        self._running = threading.Lock()  # held while a job runs (worker or inline)
 
     def enqueue(
         self,
@@ -58,8 +65,29 @@ class WorkQueue:
                     target=self._worker, name=f"hlort-{self.name}", daemon=True
                 )
                 self._thread.start()
+            self._pending += 1
             self._jobs.put(job)
         return done
+
+    def run_inline_if_idle(self, fn: Callable[[], object]) -> bool:
+        """Run ``fn()`` now on this thread if no job is queued or running, and say whether it
+        did; jobs enqueued while it runs start after it. ``fn`` handles its own errors (an
+        exception propagates to the caller). A synchronous queue always runs it."""
+        if not self.synchronous:
+            with self._lock:
+                if self._closed:
+                    raise FailedPrecondition(
+                        f"work queue {self.name} is closed; the client was closed"
+                    )
+                if self._pending or not self._running.acquire(blocking=False):
+                    return False
+            try:
+                fn()
+            finally:
+                self._running.release()
+            return True
+        fn()
+        return True
 
     def synchronize(self, timeout: float | None = None) -> None:
         """Wait until everything enqueued so far has run."""
@@ -86,19 +114,34 @@ class WorkQueue:
             job = self._jobs.get()
             if job is _STOP:
                 return
-            _run_job(job)
+            with self._running:
+                outcome = _attempt(job)
+            with self._lock:  # idle again before the waiters wake (they may run inline next)
+                self._pending -= 1
+            _complete(job, outcome)
 
     def __repr__(self) -> str:
         return f"<WorkQueue {self.name}>"
 
 
 def _run_job(job) -> None:
-    fn, done, waits_for = job
+    _complete(job, _attempt(job))
+
+
+def _attempt(job) -> tuple[object, BaseException | None]:
+    fn, _, waits_for = job
     try:
         for event in waits_for:
             event.wait()
-        value = fn()
+        return fn(), None
     except BaseException as exc:  # noqa: BLE001 - every failure goes to the waiter
-        done.set_error(exc)
-        return
-    done.set_result(value)
+        return None, exc
+
+
+def _complete(job, outcome: tuple[object, BaseException | None]) -> None:
+    done = job[1]
+    value, error = outcome
+    if error is not None:
+        done.set_error(error)
+    else:
+        done.set_result(value)

@@ -9,6 +9,7 @@ Every HLO value lives in an HBM buffer of the program (a tuple value is a tuple 
   them -> vector kernels (:mod:`.vector`); inside a fusion the producers are folded into the
   kernel (that is what fusion buys), outside one every operand is read from HBM;
 * while and conditional -> structured scalar control flow over sub-programs;
+* collectives -> ``ici.collective`` over the inter-chip links (:mod:`.collective`);
 * anything else -> a host-assisted ``hostop`` (:mod:`.hostop`).
 
 Afterwards temporaries get ``hbm.free`` after their last use, and every output is a fresh
@@ -23,7 +24,7 @@ from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
 from hlort.ir.side_effects import SideEffects
 from hlort.shape import ArrayShape, Shape, TupleShape
-from hlort_tpusim.compiler import control_flow, convolution, hostop, matmul, vector
+from hlort_tpusim.compiler import collective, control_flow, convolution, hostop, matmul, vector
 from hlort_tpusim.compiler.lowering_context import TOKEN, Context, Ref, flatten
 from hlort_tpusim.isa import Instr
 from hlort_tpusim.machine_config import MachineConfig
@@ -144,6 +145,8 @@ class Lowering:
             return matmul.lower_dot(self, ctx, instr)
         if op is Opcode.CONVOLUTION and args_ok and convolution.supports(instr):
             return convolution.lower_convolution(self, ctx, instr)
+        if collective.supports(instr):
+            return collective.lower_collective(self, ctx, instr)
         if op in (Opcode.WHILE, Opcode.CONDITIONAL) and control_flow.supports(instr):
             return control_flow.lower(self, ctx, instr)
         if vector.supports(instr):
