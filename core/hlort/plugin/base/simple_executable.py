@@ -13,11 +13,13 @@ them all with the launch's error.
 from __future__ import annotations
 
 import abc
+import contextlib
 import functools
 import hashlib
 import itertools
 import json
 import os
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -39,6 +41,9 @@ if TYPE_CHECKING:
     from hlort.ir.module import Module
     from hlort.plugin.base.simple_client import SimpleClient
     from hlort.plugin.base.simple_device import SimpleDevice
+
+
+_ENQUEUE_LOCK = threading.Lock()  # held while a multi-device execution enqueues its launches
 
 
 @functools.cache
@@ -238,10 +243,14 @@ class SimpleExecutable(Executable):
         # every device's launch runs on its own work queue, so the copies run concurrently and
         # meet at one rendezvous in their collectives
         rendezvous = self.make_rendezvous(options)
-        return [
-            self._execute_on(placement, list(args), donate, options, rendezvous)
-            for placement, args in zip(self.placements, arguments, strict=True)
-        ]
+        # one execution's launches are enqueued together, so every device queue sees the
+        # multi-device executions of all threads in one order (else two executions enqueued at
+        # once could each hold a device the other waits for in a collective)
+        with _ENQUEUE_LOCK if len(self.placements) > 1 else contextlib.nullcontext():
+            return [
+                self._execute_on(placement, list(args), donate, options, rendezvous)
+                for placement, args in zip(self.placements, arguments, strict=True)
+            ]
 
     def check_outputs_fit_in_host_memory(self) -> None:
         """RESOURCE_EXHAUSTED naming the bytes, before anything is allocated, when the outputs
