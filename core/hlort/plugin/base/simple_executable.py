@@ -13,7 +13,6 @@ them all with the launch's error.
 from __future__ import annotations
 
 import abc
-import contextlib
 import functools
 import hashlib
 import itertools
@@ -43,7 +42,7 @@ if TYPE_CHECKING:
     from hlort.plugin.base.simple_device import SimpleDevice
 
 
-_ENQUEUE_LOCK = threading.Lock()  # held while a multi-device execution enqueues its launches
+_MULTI_DEVICE_ENQUEUE = threading.Lock()
 
 
 @functools.cache
@@ -243,10 +242,13 @@ class SimpleExecutable(Executable):
         # every device's launch runs on its own work queue, so the copies run concurrently and
         # meet at one rendezvous in their collectives
         rendezvous = self.make_rendezvous(options)
-        # one execution's launches are enqueued together, so every device queue sees the
-        # multi-device executions of all threads in one order (else two executions enqueued at
-        # once could each hold a device the other waits for in a collective)
-        with _ENQUEUE_LOCK if len(self.placements) > 1 else contextlib.nullcontext():
+        if len(self.placements) == 1:
+            args = list(arguments[0])
+            return [self._execute_on(self.placements[0], args, donate, options, rendezvous)]
+        # One multi-device execution's launches are enqueued together: two executions enqueued
+        # from two threads in interleaved orders (A then B on one queue, B then A on another)
+        # would each wait in a collective for a device busy with the other.
+        with _MULTI_DEVICE_ENQUEUE:
             return [
                 self._execute_on(placement, list(args), donate, options, rendezvous)
                 for placement, args in zip(self.placements, arguments, strict=True)
