@@ -13,36 +13,32 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from multi_device import client as interpreter_client
 
 import hlort
-from hlort.importers.stablehlo import parse_stablehlo
+from hlort.importers.stablehlo import import_stablehlo, parse_stablehlo
 from hlort.ir.opcodes import Opcode
-from hlort.testing.run_parallel_programs import (
-    COLLECTIVE_FILES,
-    check_case,
-    corpus_cases,
-    parallel_case,
-)
+from hlort.testing.run_parallel_corpus import FILES, cases, parts, run_case
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "stablehlo-testdata" / "tests"
-CASES = corpus_cases(CORPUS)
+CASES = cases(CORPUS)
 
 
 @pytest.mark.skipif(not CASES, reason="no StableHLO corpus at ../shared/stablehlo-testdata")
 @pytest.mark.parametrize("text", [t for _, t in CASES], ids=[i for i, _ in CASES])
 def test_corpus_run_parallel_as_a_real_multi_device_execution(text):
-    case = parallel_case(text)
-    kinds = {i.opcode for c in case.program.computations for i in c.instructions}
+    program = import_stablehlo(text, entry=parts(text).grid[0][0]).module
+    kinds = {i.opcode for c in program.computations for i in c.instructions}
     assert not kinds & {Opcode.CONCATENATE} or Opcode.ALL_GATHER in kinds  # real ops, not flattened
-    check_case(interpreter_client(case.copies), case)
+    checked = run_case(hlort.backend("interpreter"), text)
+    assert checked
+    for name, got, want in checked:
+        np.testing.assert_array_equal(got, want.reshape(got.shape), err_msg=name)
 
 
 def test_every_collective_file_has_cases():
     if not CASES:
         pytest.skip("no StableHLO corpus at ../shared/stablehlo-testdata")
-    files = {i.rsplit("-", 1)[0] for i, _ in CASES}
-    assert files == set(COLLECTIVE_FILES)
+    assert {i.rsplit("-", 1)[0] for i, _ in CASES} == set(FILES)
     assert len(CASES) >= 30
 
 

@@ -2,9 +2,9 @@
 ``device_count`` (the option wins; the name is the interpreter backend's).
 
 Every virtual device runs on the same host cores and memory, as XLA:CPU's
-``--xla_force_host_platform_device_count`` devices do; with more than one, each device has its
-own work-queue thread, so an execution over N per-device argument lists runs the N programs
-concurrently and their collectives meet in shared host memory.
+``--xla_force_host_platform_device_count`` devices do; each device has its own work-queue
+thread, so an execution over N per-device argument lists runs the N programs concurrently and
+their collectives meet in shared host memory.
 """
 
 from __future__ import annotations

@@ -169,3 +169,59 @@ def test_data_parallel_mlp_step_on_four_devices_matches_one_device(backends):
     for outs in per_device[1:]:
         assert all(a.tobytes() == b.tobytes() for a, b in zip(outs, per_device[0], strict=True))
     assert not np.allclose(per_device[0][1], params[0])  # the step moved the weights
+
+
+def test_two_threads_executing_on_the_devices_in_opposite_orders_never_deadlock(
+    backends, monkeypatch
+):
+    """Executions of different threads reach every device queue in the same order (an
+    execution's launches are enqueued together). Here both threads start each execution at
+    once and pause after enqueuing on one device: with interleaved enqueues queue 0 would run
+    A while queue 1 runs B, each waiting in its all-reduce for the other until the timeout."""
+    import threading
+    import time
+
+    from hlort.plugin.base.simple_executable import SimpleExecutable
+
+    monkeypatch.setenv("HLORT_COLLECTIVE_TIMEOUT", "3")
+    enqueue_one = SimpleExecutable._execute_on
+
+    def slow_enqueue(self, *args, **kwargs):
+        out = enqueue_one(self, *args, **kwargs)
+        time.sleep(0.005)  # the other thread's execution gets every chance to interleave
+        return out
+
+    monkeypatch.setattr(SimpleExecutable, "_execute_on", slow_enqueue)
+    cpu, _ = backends[2]
+    (program,) = [p for p in programs(2, "f32") if p.name.startswith("all_reduce_sum")]
+    executables = [
+        compile_on(
+            cpu,
+            program.text.replace("HloModule ", f"HloModule order{k}_"),
+            options={"num_replicas": 2, "device_assignment": assignment},
+        )
+        for k, assignment in enumerate((((0,), (1,)), ((1,), (0,))))
+    ]
+    together = threading.Barrier(2, timeout=30)
+    errors: list[BaseException] = []
+
+    def loop(exe) -> None:
+        bufs = [
+            [cpu.client.buffer_from_host(a, d.raw) for a in program.inputs(k)]
+            for k, d in enumerate(exe.devices)
+        ]
+        try:
+            for _ in range(10):
+                together.wait()
+                for (out,) in exe.raw.execute(bufs):
+                    out.to_host().result()
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+            together.abort()
+
+    threads = [threading.Thread(target=loop, args=(exe,)) for exe in executables]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]

@@ -80,6 +80,19 @@ HOST_FALLBACK_OPS = frozenset(
         "topk",
         "triangular-solve",
         "while",
+        # collectives: host steps that meet the other GPUs through the launch's rendezvous
+        "all-gather",
+        "all-gather-done",
+        "all-gather-start",
+        "all-reduce",
+        "all-reduce-done",
+        "all-reduce-start",
+        "all-to-all",
+        "collective-broadcast",
+        "collective-permute",
+        "collective-permute-done",
+        "collective-permute-start",
+        "reduce-scatter",
     }
 )
 PARTLY_NATIVE_OPS = frozenset({"dot", "bitcast-convert", "reduce", "reduce-window"})

@@ -112,7 +112,7 @@ class GpuExecutable(SimpleExecutable):
     def launch(self, device: GpuDevice, arguments: list, ctx: LaunchContext) -> AsyncLaunch:
         kept = set(ctx.options.non_donatable_input_indices)
         donated = {i for i in self.options.donated_arguments if i not in kept}
-        outputs = self.runner.run(device, arguments, donated)
+        outputs = self.runner.run(device, arguments, donated, ctx)
 
         def completion() -> AsyncValue:
             return device.after_stream(AsyncValue(f"launch of {self.name!r} on {device.where}"))

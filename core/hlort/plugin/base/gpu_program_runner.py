@@ -33,6 +33,7 @@ from hlort.errors import HlortError, Internal, InvalidArgument, NotFound, Unimpl
 from hlort.plugin.base.gpu_allocator import DeviceBlock
 from hlort.plugin.base.gpu_device import GpuDevice
 from hlort.plugin.base.gpu_driver import Handle
+from hlort.plugin.base.launch_context import LaunchContext
 from hlort.shape import ArrayShape
 
 LibraryRunner = Callable[[GpuDevice, LibraryCall, Sequence[DeviceBlock]], None]
@@ -175,8 +176,10 @@ class ProgramRunner:
         device: GpuDevice,
         arguments: Sequence[DeviceBlock],
         donated: set[int],
+        ctx: LaunchContext | None = None,
     ) -> list[DeviceBlock]:
         """Enqueue the program on ``device`` with the argument blocks; returns the output blocks.
+        ``ctx`` (the launch's) gives host steps this copy's replica/partition ids and peers.
 
         ``donated`` are the flat argument numbers whose blocks this launch may write; a program
         compiled to write a parameter in place (``donation``) gets a private copy of one that
@@ -198,7 +201,7 @@ class ProgramRunner:
                     storage[slot.id] = block
                     fresh.append(block)
             for step in program.steps:
-                self._run_step(device, loaded, step, storage)
+                self._run_step(device, loaded, step, storage, ctx)
         except BaseException:
             for block in fresh:
                 device.free(block)
@@ -211,7 +214,12 @@ class ProgramRunner:
         return outputs
 
     def _run_step(
-        self, device: GpuDevice, loaded: LoadedProgram, step: Any, storage: dict[int, DeviceBlock]
+        self,
+        device: GpuDevice,
+        loaded: LoadedProgram,
+        step: Any,
+        storage: dict[int, DeviceBlock],
+        ctx: LaunchContext | None = None,
     ) -> None:
         driver = device.driver
         if isinstance(step, KernelLaunch):
@@ -230,9 +238,9 @@ class ProgramRunner:
         elif isinstance(step, Copy):
             self._copy(device, step, storage)
         elif isinstance(step, HostFallback):
-            self._host_fallback(device, step, storage)
+            self._host_fallback(device, step, storage, ctx)
         elif isinstance(step, HostLoop):
-            self._host_loop(device, loaded, step, storage)
+            self._host_loop(device, loaded, step, storage, ctx)
         else:
             raise InvalidArgument(f"GPU program {self.program.name!r}: unknown step {step!r}")
 
@@ -257,6 +265,7 @@ class ProgramRunner:
         loaded: LoadedProgram,
         loop: HostLoop,
         storage: dict[int, DeviceBlock],
+        ctx: LaunchContext | None = None,
     ) -> None:
         """A while loop driven from the host: its condition's pred byte is read back (one
         stream synchronize per iteration); the body and update steps are enqueued as usual."""
@@ -265,26 +274,34 @@ class ProgramRunner:
         flag = np.zeros(1, np.uint8)
         while True:
             for step in loop.condition:
-                self._run_step(device, loaded, step, storage)
+                self._run_step(device, loaded, step, storage, ctx)
             device.driver.copy_d2h_async(flag, storage[loop.predicate].pointer, device.stream)
             device.synchronize()
             if not flag[0]:
                 return
             for step in loop.body:
-                self._run_step(device, loaded, step, storage)
+                self._run_step(device, loaded, step, storage, ctx)
             for copy in loop.update:
                 self._copy(device, copy, storage)
 
     def _host_fallback(
-        self, device: GpuDevice, step: HostFallback, storage: dict[int, DeviceBlock]
+        self,
+        device: GpuDevice,
+        step: HostFallback,
+        storage: dict[int, DeviceBlock],
+        ctx: LaunchContext | None = None,
     ) -> None:
         from hlort.interpreter.evaluator import evaluate
         from hlort.ir.module_codec import decode_module
+        from hlort.plugin.base.collectives import peers_for
         from hlort.plugin.base.value_flattening import flatten_value
 
         program = self.program
         inputs = [device.copy_out(storage[s], slot_shape(program, s)) for s in step.inputs]
-        result = evaluate(decode_module(step.module), inputs)
+        ids = {}
+        if ctx is not None:  # replica-id, partition-id and collectives see this copy
+            ids = dict(replica_id=ctx.replica, partition_id=ctx.partition, peers=peers_for(ctx))
+        result = evaluate(decode_module(step.module), inputs, **ids)
         leaves = flatten_value(result)
         if len(leaves) != len(step.outputs):
             raise InvalidArgument(

@@ -18,6 +18,7 @@ import hashlib
 import itertools
 import json
 import os
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,9 @@ if TYPE_CHECKING:
     from hlort.ir.module import Module
     from hlort.plugin.base.simple_client import SimpleClient
     from hlort.plugin.base.simple_device import SimpleDevice
+
+
+_MULTI_DEVICE_ENQUEUE = threading.Lock()
 
 
 @functools.cache
@@ -238,10 +242,17 @@ class SimpleExecutable(Executable):
         # every device's launch runs on its own work queue, so the copies run concurrently and
         # meet at one rendezvous in their collectives
         rendezvous = self.make_rendezvous(options)
-        return [
-            self._execute_on(placement, list(args), donate, options, rendezvous)
-            for placement, args in zip(self.placements, arguments, strict=True)
-        ]
+        if len(self.placements) == 1:
+            args = list(arguments[0])
+            return [self._execute_on(self.placements[0], args, donate, options, rendezvous)]
+        # One multi-device execution's launches are enqueued together: two executions enqueued
+        # from two threads in interleaved orders (A then B on one queue, B then A on another)
+        # would each wait in a collective for a device busy with the other.
+        with _MULTI_DEVICE_ENQUEUE:
+            return [
+                self._execute_on(placement, list(args), donate, options, rendezvous)
+                for placement, args in zip(self.placements, arguments, strict=True)
+            ]
 
     def check_outputs_fit_in_host_memory(self) -> None:
         """RESOURCE_EXHAUSTED naming the bytes, before anything is allocated, when the outputs
