@@ -3,15 +3,19 @@
 XLA's ``set-dimension-size``/``get-dimension-size`` (``f32[<=8]`` values) become static code:
 each ``get-dimension-size`` is the size its ``set-dimension-size`` set (that instruction's size
 operand, found by :func:`hlort.ir.dynamic_dimensions.size_source`) or the static size as a
-constant; then each ``set-dimension-size`` is its operand, the data padded to the bound. The
-interpreter gives the same values (it follows the same sources), so a backend sees only
-static ops. Idempotent: a second run finds neither op.
+constant; a reduction over such a dimension reads its padding as the reduction's init value
+(``select(iota < size, x, init)``, as XLA's dynamic padder masks it); then each
+``set-dimension-size`` is its operand, the data padded to the bound. The interpreter gives the
+same values (it follows the same sources), so a backend sees only static ops. Idempotent: a
+second run finds neither op.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from hlort import dtypes
+from hlort.ir.attributes import ComparisonDirection
 from hlort.ir.dynamic_dimensions import size_source
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
@@ -20,6 +24,7 @@ from hlort.ir.side_effects import SideEffects
 from hlort.passes.pass_base import Pass
 from hlort.passes.side_effects import unfused_computations
 from hlort.passes.use_graph import UseGraph
+from hlort.shape import ArrayShape
 
 
 class DimensionSizeLowering(Pass):
@@ -35,6 +40,9 @@ class DimensionSizeLowering(Pass):
             if not gets and not sets:
                 continue
             graph = UseGraph(comp, effects)
+            for instr in order:
+                if instr.opcode is Opcode.REDUCE:
+                    _mask_reduced_padding(graph, instr)
             for instr in gets:
                 (d,) = instr.attrs["dimensions"]
                 operand = instr.operands[0]
@@ -54,3 +62,42 @@ class DimensionSizeLowering(Pass):
             graph.commit()
             changed = True
         return changed
+
+
+def _mask_reduced_padding(graph: UseGraph, reduce: Instruction) -> None:
+    count = len(reduce.operands) // 2
+    operands = list(reduce.operands)
+    for i in range(count):
+        value, init = operands[i], operands[count + i]
+        dynamic = getattr(value.shape, "dynamic", None) or ()
+        for d in reduce.attrs["dimensions"]:
+            source = size_source(value, d) if d < len(dynamic) and dynamic[d] else None
+            if source is None:
+                continue
+            dims = value.shape.dims
+            index_shape = ArrayShape(source.operands[1].shape.dtype, dims)
+            index = graph.add(Instruction(Opcode.IOTA, index_shape, (), {"iota_dimension": d}))
+            size = graph.add(
+                Instruction(
+                    Opcode.BROADCAST, index_shape, (source.operands[1],), {"dimensions": ()}
+                )
+            )
+            inside = graph.add(
+                Instruction(
+                    Opcode.COMPARE,
+                    ArrayShape(dtypes.PRED, dims),
+                    (index, size),
+                    {"direction": ComparisonDirection.LT},
+                )
+            )
+            padding = graph.add(
+                Instruction(
+                    Opcode.BROADCAST, value.shape.with_dims(dims), (init,), {"dimensions": ()}
+                )
+            )
+            value = graph.add(
+                Instruction(Opcode.SELECT, value.shape.with_dims(dims), (inside, value, padding))
+            )
+        operands[i] = value
+    if operands != list(reduce.operands):
+        graph.set_operands(reduce, operands)

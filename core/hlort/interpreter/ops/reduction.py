@@ -30,6 +30,7 @@ from hlort.interpreter.ops.elementwise import float_max, float_min
 from hlort.interpreter.ops.float_rounding import F32, NARROW_FLOATS, is_ml_dtype
 from hlort.interpreter.registry import evaluates
 from hlort.ir.computation import Computation
+from hlort.ir.dynamic_dimensions import size_source
 from hlort.ir.opcodes import Opcode
 from hlort.ir.patterns import variadic_reducer_opcodes
 
@@ -250,11 +251,28 @@ def as_result(instr, results: list[np.ndarray]):
     return tuple(results) if instr.shape.is_tuple else results[0]
 
 
+def _mask_padding(ev, operand, array, init, dims):
+    """XLA's dynamic padder: a reduced bounded dimension (``f32[<=8]``) whose size a
+    set-dimension-size gave is reduced over that size only, the padding read as ``init``."""
+    dynamic = getattr(operand.shape, "dynamic", None)
+    if not dynamic:
+        return array
+    for d in dims:
+        source = size_source(operand, d) if dynamic[d] else None
+        if source is None:
+            continue
+        size = int(np.asarray(ev.value_of(source.operands[1])).reshape(()))
+        index = np.arange(array.shape[d]).reshape([-1 if k == d else 1 for k in range(array.ndim)])
+        array = np.where(index < size, array, np.asarray(init, array.dtype))
+    return array
+
+
 @evaluates(Opcode.REDUCE)
 def _reduce(ev, instr, *values):
     n = len(values) // 2
     arrays, inits = values[:n], values[n:]
     dims = sorted(instr.attrs["dimensions"])
+    arrays = [_mask_padding(ev, instr.operands[i], a, inits[i], dims) for i, a in enumerate(arrays)]
     shape = arrays[0].shape
     kept = [d for d in range(len(shape)) if d not in dims]
     batch = tuple(shape[d] for d in kept)
