@@ -123,8 +123,19 @@ def _levels(
     return level
 
 
-def plan_row_fusion(comp: Computation) -> RowPlan | None:
-    """The plan when ``comp`` is a row fusion this emitter supports, else None."""
+def folds_in_tree(r: Instruction) -> bool:
+    """True when the interpreter folds ``r`` in its pairwise tree order and a sequential fold
+    could round differently: a reducer of floats narrower than 32 bits that is not a plain
+    per-operand add/multiply/max/min/bitwise op (those it reduces in f32 and rounds once)."""
+    narrow = any(o.shape.dtype in NARROW for o in r.operands)
+    return narrow and variadic_reducer_opcodes(r.attrs["to_apply"]) is None
+
+
+def plan_row_fusion(comp: Computation, *, tree_folds: bool = False) -> RowPlan | None:
+    """The plan when ``comp`` is a row fusion this emitter supports, else None.
+
+    Reduces that :func:`folds_in_tree` are accepted only with ``tree_folds`` (a target whose
+    row loop folds them in the interpreter's tree order, as the cpu plugin's tree_fold.py)."""
     order = comp.post_order()
     reduces = [i for i in order if i.opcode is Opcode.REDUCE]
     if not reduces:
@@ -144,8 +155,7 @@ def plan_row_fusion(comp: Computation) -> RowPlan | None:
             return None
         if not supports_scalar_computation(r.attrs["to_apply"]):
             return None
-        narrow = any(o.shape.dtype in NARROW for o in r.operands)
-        if narrow and variadic_reducer_opcodes(r.attrs["to_apply"]) is None:
+        if folds_in_tree(r) and not tree_folds:
             return None
     levels = _levels(comp, order, in_dims, kept)
     if levels is None:

@@ -7,7 +7,9 @@ They are the outputs themselves, or a scratch array (``KernelInfo.scratch_bytes`
 the outputs) when the results need a last step: f16/bf16/float8 sums accumulate in f32 and round
 once, as the interpreter does; and an *epilogue*, elementwise code over the reduction results
 that multi-output fusion merges after a reduction (``sum / n``, ``exp(max)``, the reduction
-itself as a second output), runs in a final loop over the output elements.
+itself as a second output), runs in a final loop over the output elements. Reductions the
+interpreter folds in its tree order (narrow floats, other reducers) are emitted by
+tree_fold.emit_tree_column instead: per output element, in that order, without an epilogue.
 """
 
 from __future__ import annotations
@@ -30,12 +32,14 @@ from hlort.codegen.llvm.llvm_types import (
     store_element,
 )
 from hlort.codegen.llvm.loops import emit_loop, emit_nest
-from hlort.codegen.llvm.row_fusion import apply_reducer
+from hlort.codegen.llvm.row_fusion import apply_reducer, folds_in_tree
+from hlort.errors import Unimplemented
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.shape import ArrayShape
 from hlort_cpu.codegen.interleave import interleave_for
+from hlort_cpu.codegen.tree_fold import emit_tree_column
 
 SCRATCH_ALIGN = 16
 
@@ -134,6 +138,12 @@ def emit_column(
 ) -> int:
     """Emit the kernel body (one outer iteration); returns the scratch bytes it needs."""
     reduces, in_dims, kept, out_dims = plan.reduces, plan.in_dims, plan.kept, plan.out_dims
+    if any(folds_in_tree(r) for r in reduces):
+        if plan.epilogue:
+            raise Unimplemented(f"{comp.name}: a tree-order reduction with an epilogue")
+        emitter = FusedEmitter(ctx, comp, params)
+        emit_tree_column(b, ctx, emitter, reduces, in_dims, kept, out_ptrs, begin, end)
+        return 0
     count = math.prod(out_dims)
     acc_shapes = [leaf for r in reduces for leaf in r.shape.leaf_shapes()]
     offsets, scratch_bytes = scratch_layout(plan)

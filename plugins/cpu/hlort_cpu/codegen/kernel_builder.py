@@ -11,7 +11,8 @@ dimension away from the last one, the nest runs over TILE x TILE tiles instead. 
 reduce root, or a tuple of reduces of the same shape and dimensions, variadic ones included):
 "row" form when the last input dimension is reduced (accumulators in registers; plain
 add/multiply/max/min/bitwise reducers are marked reassociable so the vectorizer keeps partial
-accumulators); "column" form otherwise (column_reduce.py: accumulators in memory, the inner loop
+accumulators; other reducers of narrow floats fold in the interpreter's tree order, tree_fold.py);
+"column" form otherwise (column_reduce.py: accumulators in memory, the inner loop
 running along the kept contiguous dimension, with an elementwise epilogue when multi-output
 fusion merged one after the reductions). Large full
 reductions are split into per-chunk partials (split_reduce.py); those and the vectorizer's
@@ -32,19 +33,17 @@ from hlort.codegen.llvm.fused_emitter import (
 )
 from hlort.codegen.llvm.index import Index, delinearize, i64
 from hlort.codegen.llvm.llvm_types import (
-    NARROW,
     constant,
     store_element,
 )
 from hlort.codegen.llvm.loops import emit_loop
-from hlort.codegen.llvm.row_fusion import plan_row_fusion
+from hlort.codegen.llvm.row_fusion import folds_in_tree, plan_row_fusion
 from hlort.codegen.llvm.target_spec import TargetSpec
 from hlort.codegen.llvm.transpose_plan import plan_transpose
 from hlort.errors import Unimplemented
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
-from hlort.ir.patterns import variadic_reducer_opcodes
 from hlort_cpu.codegen.column_reduce import emit_column, plan_column
 from hlort_cpu.codegen.cpu_target import CPU_TARGET
 from hlort_cpu.codegen.fusion_kernel import KernelInfo, open_fusion_kernel
@@ -76,7 +75,7 @@ def classify(comp: Computation) -> str | None:
     if op_kind is not None:
         return op_kind
     if any(i.opcode is Opcode.REDUCE for i in comp.instructions):
-        if plan_row_fusion(comp) is not None:
+        if plan_row_fusion(comp, tree_folds=True) is not None:
             return "row"
         plan = plan_column(comp, root_outputs(comp))
         if plan is None:
@@ -85,8 +84,8 @@ def classify(comp: Computation) -> str | None:
         for r in reduces:
             if not supports_scalar_computation(r.attrs["to_apply"]):
                 return None
-            if _is_narrow(r) and variadic_reducer_opcodes(r.attrs["to_apply"]) is None:
-                return None  # the interpreter folds other narrow reducers in a tree
+            if folds_in_tree(r) and plan.epilogue:
+                return None  # tree-order folds (tree_fold.py) write the reductions themselves
             if any(not o.shape.is_array for o in r.operands):
                 return None
         body = [i for i in comp.instructions if i.opcode is not Opcode.TUPLE or i is not comp.root]
@@ -100,10 +99,6 @@ def classify(comp: Computation) -> str | None:
     elif not comp.root.shape.is_array:
         return None
     return "loop" if all(supports_instruction(i) for i in body) else None
-
-
-def _is_narrow(r: Instruction) -> bool:
-    return any(o.shape.dtype in NARROW for o in r.operands)
 
 
 class KernelModule:
@@ -217,7 +212,7 @@ class KernelModule:
             return KernelInfo(
                 name, "row_reduce", len(params), (shape,), parts, SPLIT_CHUNK, split=True
             )
-        plan = plan_row_fusion(comp)
+        plan = plan_row_fusion(comp, tree_folds=True)
         outs = plan.outputs
         shapes = tuple(leaf for o in outs for leaf in o.shape.leaf_shapes())
         fn, b, ctx, params, out_ptrs, begin, end = self._function(name, comp, len(shapes))

@@ -4,7 +4,9 @@ What a row fusion is, and the emitter that answers row values, are target-neutra
 (hlort.codegen.llvm.row_fusion: ``plan_row_fusion``, ``RowEmitter``, ``apply_reducer``). Here
 the rows are the kernel's outer iterations (split across threads); inside a row each reduce
 runs one inner loop (in dependence order) into accumulators on the stack, row-level consumers
-are scalar code, and element-level outputs get one more inner loop.
+are scalar code, and element-level outputs get one more inner loop. A reduce the interpreter
+folds in its tree order (row_fusion.folds_in_tree: narrow floats, other reducers) runs its
+inner loop through tree_fold.py instead, in that order, unvectorized.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from hlort.codegen.llvm.index import Index, delinearize, i64
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import round_to, store_element, value_type
 from hlort.codegen.llvm.loops import emit_loop
-from hlort.codegen.llvm.row_fusion import RowEmitter, RowPlan, apply_reducer
+from hlort.codegen.llvm.row_fusion import RowEmitter, RowPlan, apply_reducer, folds_in_tree
 from hlort.ir.computation import Computation
 from hlort_cpu.codegen.interleave import interleave_for
+from hlort_cpu.codegen.tree_fold import TreeFold
 
 
 def emit_row_fusion(
@@ -46,6 +49,7 @@ def emit_row_fusion(
         for r in plan.reduces
     }
     allocas = {r: [b.alloca(t) for t in ts] for r, ts in ((r, slots[r]) for r in plan.reduces)}
+    trees = {r: TreeFold(b, r, row_size) for r in plan.reduces if folds_in_tree(r)}
 
     def outer(o: ir.Value) -> None:
         kept_multi = delinearize(b, o, kept)
@@ -69,16 +73,35 @@ def emit_row_fusion(
             for a, init in zip(allocas[r], r.operands[n:], strict=True):
                 b.store(em.value(init, scalar), a)
 
-            def step(index: Index, r=r, n=n) -> None:
-                accs = [b.load(a, typ=t) for a, t in zip(allocas[r], slots[r], strict=True)]
-                values = [em.value(x, index) for x in r.operands[:n]]
-                for a, v in zip(allocas[r], apply_reducer(ctx, r, accs, values), strict=True):
-                    b.store(v, a)
+            tree = trees.get(r)
+            if tree is not None:
 
-            run_inner(step)
+                def push(j: ir.Value, r=r, n=n, tree=tree) -> None:
+                    em.reset()
+                    index = element_index([j])
+                    values = [em.value(x, index) for x in r.operands[:n]]
+                    tree.push(ctx, j, values)
+
+                emit_loop(b, i64(0), i64(row_size), push, "tree")
+                em.reset()
+                inits = [b.load(a, typ=t) for a, t in zip(allocas[r], slots[r], strict=True)]
+                for a, v in zip(allocas[r], tree.finish(ctx, inits), strict=True):
+                    b.store(v, a)
+            else:
+
+                def step(index: Index, r=r, n=n) -> None:
+                    accs = [b.load(a, typ=t) for a, t in zip(allocas[r], slots[r], strict=True)]
+                    values = [em.value(x, index) for x in r.operands[:n]]
+                    for a, v in zip(allocas[r], apply_reducer(ctx, r, accs, values), strict=True):
+                        b.store(v, a)
+
+                run_inner(step)
             # narrow floats accumulate in f32 and round once, as the interpreter's reduce does
+            # (tree folds round in every reducer call already)
             em.row_values[r] = [
-                round_to(b, x.shape.dtype, b.load(a, typ=t))
+                b.load(a, typ=t)
+                if tree is not None
+                else round_to(b, x.shape.dtype, b.load(a, typ=t))
                 for a, t, x in zip(allocas[r], slots[r], r.operands[:n], strict=True)
             ]
         element_outs = []

@@ -10,10 +10,11 @@ from __future__ import annotations
 from hlort.codegen.llvm.complex_values import is_element_dtype
 from hlort.codegen.llvm.fused_emitter import supports_instruction, supports_scalar_computation
 from hlort.codegen.llvm.llvm_types import NARROW
+from hlort.codegen.llvm.row_fusion import folds_in_tree
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
-from hlort.ir.patterns import variadic_reducer_opcodes
+from hlort_cpu.codegen.column_reduce import plan_column
 from hlort_cpu.codegen.hero_kernels import HERO_KINDS
 
 _SCALAR_CALLS = {*HERO_KINDS, Opcode.REDUCE}
@@ -58,13 +59,14 @@ def why_not_compiled(comp: Computation) -> str:
         if not supports_instruction(instr):
             return f"the fused loop emitter does not generate {_describe(instr)}"
     reduces = [i for i in body if i.opcode is Opcode.REDUCE]
+    column = plan_column(comp, list(root.operands) if root.opcode is Opcode.TUPLE else [root])
     for r in reduces:
-        narrow = [o.shape.dtype for o in r.operands if o.shape.dtype in NARROW]
-        if narrow and variadic_reducer_opcodes(r.attrs["to_apply"]) is None:
+        if folds_in_tree(r) and column is not None and column.epilogue:
+            narrow = next(o.shape.dtype for o in r.operands if o.shape.dtype in NARROW)
             return (
-                f"{_describe(r)} reduces {narrow[0]} with a reducer the emitter does not "
-                "recognise; the interpreter folds narrow reductions in a tree, an order a "
-                "compiled loop would not reproduce"
+                f"{_describe(r)} reduces {narrow} over leading dimensions with a reducer the "
+                "interpreter folds in a tree, and elementwise code follows it in the fusion: "
+                "the tree-order column kernel writes the reductions only"
             )
     if reduces:
         listed = ", ".join(_describe(r) for r in reduces)
