@@ -131,7 +131,7 @@ def test_every_wheel_carries_the_license_and_the_metadata(dist):
     assert 'pytest>=8; extra == "testing"' in core.get_all("Requires-Dist")
     for name in ("hlort", "hlort-cpu", "hlort-rocm", "hlort-cuda"):
         requires = _metadata(_wheel(dist, name)).get_all("Requires-Dist")
-        assert any(r.startswith("llvmlite") and ">=0.45" in r and "<0.51" in r for r in requires)
+        assert any(r.startswith("llvmlite") and ">=0.46" in r and "<0.51" in r for r in requires)
     with zipfile.ZipFile(_wheel(dist, "hlort")) as zf:
         names = set(zf.namelist())
     template = "hlort/_plugin_template/"
