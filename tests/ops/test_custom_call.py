@@ -286,3 +286,35 @@ def test_registration_is_explicit_by_the_layer_that_owns_the_targets():
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("UNIMPLEMENTED") and "import hlort.testdata" in run.stdout
+
+
+# -- JAX's dce_sink -------------------------------------------------------------------------------
+DCE_SINK = """
+module @jit_f {
+  func.func public @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+    %cst = stablehlo.constant dense<1.000000e+00> : tensor<2xf32>
+    %0 = stablehlo.add %arg0, %cst : tensor<2xf32>
+    stablehlo.custom_call @dce_sink(%0) {backend_config = "", has_side_effect = true, """ + (
+    """operand_layouts = [dense<0> : tensor<1xindex>], result_layouts = []} : (tensor<2xf32>) -> ()
+    %1 = stablehlo.multiply %arg0, %arg0 : tensor<2xf32>
+    return %1 : tensor<2xf32>
+  }
+}
+"""
+)
+
+
+@pytest.mark.parametrize("platform", ["interpreter", "cpu", "tpusim"])
+def test_jax_dce_sink_runs_as_a_no_op(platform, monkeypatch):
+    # what jax.lax.dce_sink(x + 1, prevent_mlir_dce=True) lowers to: no results, kept, no effect
+    import hlort
+
+    monkeypatch.setenv("HLORT_FALLBACK", "error")
+    out = hlort.compile(DCE_SINK, platform)(np.array([2.0, -3.0], np.float32))
+    np.testing.assert_array_equal(np.asarray(out), [4.0, 9.0])
+
+
+def test_dce_sink_declares_no_results():
+    assert rule("dce_sink", [scalar("f32")]) == TupleShape(())
+    with pytest.raises(HlortError, match="no results"):
+        rule("dce_sink", [scalar("f32")], scalar("f32"))

@@ -9,6 +9,8 @@ Each is a target real programs contain:
 - ``annotate_device_placement`` (JAX memory kinds), ``MoveToHost`` / ``MoveToDevice`` (XLA host
   offloading): placement hints, identities on values.
 - ``AllocateBuffer``: XLA's uninitialized buffer of the declared shape (zeros here).
+- ``dce_sink``: what ``jax.lax.dce_sink(x, prevent_mlir_dce=True)`` lowers to, a side-effecting
+  call with no results that keeps ``x``'s computation alive; it does nothing when it runs.
 - ``cu_threefry2x32`` / ``hip_threefry2x32`` (and ``_ffi`` spellings): JAX's GPU Threefry kernel,
   operands (key0, key1, count0, count1) of one u32 shape, result the two output words.
 - ``lapack_<s|d|c|z><routine>_ffi`` (potrf, getrf, geqrf, orgqr/ungqr, syevd/heevd, gesdd,
@@ -90,6 +92,16 @@ def _allocate(ev, instr):
     return _zeros(instr.shape)
 
 
+def _dce_sink_shape(q: ShapeQuery) -> Shape:
+    if q.declared is not None and q.declared != TupleShape(()):
+        q.fail(f"target 'dce_sink' has no results, but {q.declared} was declared")
+    return TupleShape(())
+
+
+def _dce_sink(ev, instr, *operands):
+    return ()
+
+
 # -- JAX's GPU threefry kernel ---------------------------------------------------------------------
 def _threefry_shape(q: ShapeQuery) -> Shape:
     require_operand_count(q, 4)
@@ -132,6 +144,12 @@ def _register_all() -> None:
         _allocate_shape,
         _allocate,
         description="an uninitialized buffer of the declared shape",
+    )
+    register_custom_call(
+        "dce_sink",
+        _dce_sink_shape,
+        _dce_sink,
+        description="JAX's dce_sink: keeps its operands' computation alive, no results",
     )
     for name in (
         "cu_threefry2x32",

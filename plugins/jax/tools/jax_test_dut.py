@@ -5,7 +5,8 @@ backend's platform name unless the ``jax_test_dut`` flag says otherwise. ``hlort
 ``hlort_interpreter`` run on the host like JAX's CPU backend, yet ~470 of
 ``lax_control_flow_test.py``'s tests are tagged ``jtu.run_on_devices("cpu")`` and skip on any
 other name. ``jax_tests.py`` loads this plugin (``-p jax_test_dut``) with ``HLORT_JAX_TEST_DUT=cpu``
-for those platforms, so the tests run with the CPU's expectations, as they would on XLA:CPU.
+for those platforms (and hlort_tpusim: see the DUT comment in jax_tests.py), so the tests run with
+the CPU's expectations, as they would on XLA:CPU.
 The flag is JAX's own override; an environment variable alone does not reach it.
 """
 

@@ -3,8 +3,8 @@
     python plugins/jax/tools/jax_tests.py [--platforms hlort_cpu,cpu] [--files lax_test.py]
         [--cases 1] [--workers 1] [--report out.json]
 
-hlort_cpu and hlort_interpreter run as CPU-class devices (jax_test_dut=cpu, JAX_PLATFORMS=P,cpu:
-see jax_test_dut.py; --own-names turns that off). Each (platform, file) runs in its own pytest
+Each hlort platform runs as the class of device it models (jax_test_dut, see DUT below and
+jax_test_dut.py; --own-names turns that off). Each (platform, file) runs in its own pytest
 process under pytest-xdist, so a test that crashes a worker is counted as failed and the run
 goes on. Prints a pass/fail/skip table per
 platform and file; ``cpu`` is JAX's own CPU backend, for comparison.
@@ -25,10 +25,27 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 SUITE = os.path.join(ROOT, "..", "shared", "jax-tests", "tests")
 FILES = ("lax_test.py", "lax_autodiff_test.py", "lax_vmap_test.py", "lax_control_flow_test.py")
 PLATFORMS = ("hlort_interpreter", "hlort_cpu", "hlort_tpusim")
-# Host-memory hlort platforms are CPU-class devices: JAX's tests run them with the CPU's
-# expectations (jax_test_dut=cpu, see jax_test_dut.py), and JAX's own ``cpu`` backend stays
-# available second in JAX_PLATFORMS for the tests that ask for it by name.
-CPU_CLASS = ("hlort_interpreter", "hlort_cpu")
+# The class of device JAX's tests treat each hlort platform as (jax_test_dut, see jax_test_dut.py);
+# JAX's own ``cpu`` backend stays second in JAX_PLATFORMS for tests that ask for it by name.
+# All three run with the CPU's expectations. hlort_tpusim too, though its DEFAULT dot/conv
+# precision is bf16 like a TPU's: JAX's lax tests compare dots and convs with NumPy at HIGHEST,
+# so the bf16 default costs nothing, while jax_test_dut=tpu (tried on lax_test.py -k "Dot or
+# Conv") skipped 44 tests tpusim passes (dot algorithms "not supported on TPU", batched
+# ragged_dot) and failed 2 that check JAX's TPU-only lowerings (chlo.ragged_dot, compiled text),
+# which JAX applies to platform "tpu" only. Under its own name ~470 control-flow tests tagged
+# run_on_devices("cpu") would skip.
+DUT = {"hlort_interpreter": "cpu", "hlort_cpu": "cpu", "hlort_tpusim": "cpu"}
+
+
+def pytest_env(platform: str, own_names: bool = False) -> tuple[dict[str, str], list[str]]:
+    """Environment additions and extra pytest arguments that run ``platform`` as its DUT."""
+    env = {"JAX_PLATFORMS": platform}
+    dut = None if own_names else DUT.get(platform)
+    if dut is None:
+        return env, []
+    pythonpath = os.pathsep.join(filter(None, (HERE, os.environ.get("PYTHONPATH"))))
+    env.update(JAX_PLATFORMS=f"{platform},cpu", HLORT_JAX_TEST_DUT=dut, PYTHONPATH=pythonpath)
+    return env, ["-p", "jax_test_dut"]
 
 
 def _counts(xml_path: str) -> dict[str, int]:
@@ -49,12 +66,8 @@ def _counts(xml_path: str) -> dict[str, int]:
 
 def run_one(platform: str, name: str, args) -> dict:
     xml_path = os.path.join(args.out_dir, f"{platform}.{name}.xml")
-    env = dict(os.environ, JAX_PLATFORMS=platform, JAX_NUM_GENERATED_CASES=str(args.cases))
-    plugin_args: list[str] = []
-    if platform in CPU_CLASS and not args.own_names:
-        env.update(JAX_PLATFORMS=f"{platform},cpu", HLORT_JAX_TEST_DUT="cpu")
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, (HERE, env.get("PYTHONPATH"))))
-        plugin_args = ["-p", "jax_test_dut"]
+    extra_env, plugin_args = pytest_env(platform, args.own_names)
+    env = dict(os.environ, JAX_NUM_GENERATED_CASES=str(args.cases), **extra_env)
     cmd = [
         sys.executable,
         "-m",
@@ -102,7 +115,7 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--own-names",
         action="store_true",
-        help="run hlort_cpu/hlort_interpreter under their own names only (no jax_test_dut=cpu)",
+        help="run hlort platforms under their own names only (no jax_test_dut)",
     )
     parser.add_argument("--report", help="write the rows (with failing test names) as JSON")
     parser.add_argument(
