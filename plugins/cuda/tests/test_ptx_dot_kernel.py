@@ -70,10 +70,11 @@ def compiled(text, arch="sm_90", gemm_library=False):
 
 
 @needs_ptxas
+@pytest.mark.parametrize("k", [16, 512])  # one k-step (which once spilled f64) and many
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("lt,rt,ot", DTYPES, ids=["x".join(t) for t in DTYPES])
-def test_dot_kernel_assembles_without_spills(arch, lt, rt, ot):
-    program = compiled(dot_text(lt, rt, ot), arch)
+def test_dot_kernel_assembles_without_spills(arch, lt, rt, ot, k):
+    program = compiled(dot_text(lt, rt, ot, k=k), arch)
     (kernel,) = program.kernels
     assert kernel.schedule == "dot" and not program.fallbacks
     ptx = program.binary.decode()

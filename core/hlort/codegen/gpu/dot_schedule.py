@@ -34,6 +34,7 @@ THREADS = 256
 SIDE = 16  # threads per tile row and per tile column
 REG_M = TILE_M // SIDE  # accumulator rows per thread
 REG_N = TILE_N // SIDE
+KK_UNROLL = 4  # slab rows per iteration of the inner loop
 
 
 def dot_launch(target: GpuTarget, plan: DotPlan) -> LaunchShape:
@@ -59,6 +60,17 @@ def _offset(b: ir.IRBuilder, index: ir.Value, imap: IndexMap) -> ir.Value:
         term = b.mul(digit, i64(stride)) if stride != 1 else digit
         total = term if total is None else b.add(total, term)
     return total
+
+
+def _no_unroll(module: ir.Module) -> ir.MDValue:
+    """A distinct loop ID with ``llvm.loop.unroll.disable``: a short K's k-steps unrolled
+    would keep several slabs' products live at once (on AMDGPU: 256 VGPRs and a stack)."""
+    hint = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])
+    count = getattr(module, "_hlort_dot_loops", 0)
+    module._hlort_dot_loops = count + 1
+    loop = module.add_metadata([hint, ir.MetaDataString(module, f"hlort.dot.k.{count}")])
+    loop.operands = (loop, hint)
+    return loop
 
 
 def emit_dot_kernel(target: GpuTarget, entry: KernelEntry, plan: DotPlan) -> LaunchShape:
@@ -128,82 +140,96 @@ class _DotEmitter:
                     value = convert_real(self.ctx, accs[i][j], plan.acc_dtype, plan.out_dtype)
                     store_element(b, plan.out_dtype, value, self.out, at)
 
-    def k_loop(self, accs, m0, n0, bases):
-        """``for k0 in range(0, K, TILE_K)`` (at least once): load both slabs, barrier, add the
-        products, barrier. The accumulators are the loop's phis: registers, never memory."""
-        b, plan = self.b, self.plan
+    def phi_loop(self, stop: int, step: int, accs, body, name: str):
+        """``for k in range(0, stop, step)`` (at least once; never unrolled by LLVM) carrying
+        the accumulators as phis (registers, never memory); ``body(k, accs)`` returns the new
+        accumulators; the loop's last ones are returned."""
+        b = self.b
         fn = b.block.function
         pre = b.block
-        loop = fn.append_basic_block("k.body")
-        after = fn.append_basic_block("k.end")
+        loop = fn.append_basic_block(f"{name}.body")
+        after = fn.append_basic_block(f"{name}.end")
         b.branch(loop)
         b.position_at_end(loop)
-        k0 = b.phi(I64, name="k0")
-        k0.add_incoming(i64(0), pre)
+        k = b.phi(I64, name=name)
+        k.add_incoming(i64(0), pre)
         phis = [[b.phi(self.acc_t) for _ in range(REG_N)] for _ in range(REG_M)]
         for i in range(REG_M):
             for j in range(REG_N):
                 phis[i][j].add_incoming(accs[i][j], pre)
-        self.load_slab(
-            self.a_tile,
-            self.lhs,
-            plan.lhs_dtype,
-            k0,
-            m0,
-            plan.m,
-            plan.lhs_m,
-            plan.lhs_k,
-            bases[0],
-            TILE_M,
-        )
-        self.load_slab(
-            self.b_tile,
-            self.rhs,
-            plan.rhs_dtype,
-            k0,
-            n0,
-            plan.n,
-            plan.rhs_n,
-            plan.rhs_k,
-            bases[1],
-            TILE_N,
-        )
-        self.target.barrier(b)
-        new = [[phis[i][j] for j in range(REG_N)] for i in range(REG_M)]
-        for kk in range(TILE_K):
-            a_vals = [
-                b.load(
-                    self.cell(self.a_tile, i64(kk), b.add(self.ty, i64(i * SIDE))), typ=self.acc_t
-                )
-                for i in range(REG_M)
-            ]
-            b_vals = [
-                b.load(
-                    self.cell(self.b_tile, i64(kk), b.add(self.tx, i64(j * SIDE))), typ=self.acc_t
-                )
-                for j in range(REG_N)
-            ]
+        new = body(k, phis)
+        nxt = b.add(k, i64(step), flags=("nuw", "nsw"))
+        k.add_incoming(nxt, b.block)
+        for i in range(REG_M):
+            for j in range(REG_N):
+                phis[i][j].add_incoming(new[i][j], b.block)
+        latch = b.cbranch(b.icmp_unsigned("<", nxt, i64(stop)), loop, after)
+        latch.set_metadata("llvm.loop", _no_unroll(self.module))
+        b.position_at_end(after)
+        return new
+
+    def k_loop(self, accs, m0, n0, bases):
+        """The k-steps: load both slabs, barrier, add the products, barrier."""
+        plan = self.plan
+
+        def k_step(k0, accs):
+            self.load_slab(
+                self.a_tile,
+                self.lhs,
+                plan.lhs_dtype,
+                k0,
+                (m0, plan.m),
+                plan.lhs_m,
+                plan.lhs_k,
+                bases[0],
+                TILE_M,
+            )
+            self.load_slab(
+                self.b_tile,
+                self.rhs,
+                plan.rhs_dtype,
+                k0,
+                (n0, plan.n),
+                plan.rhs_n,
+                plan.rhs_k,
+                bases[1],
+                TILE_N,
+            )
+            self.target.barrier(self.b)
+            accs = self.phi_loop(TILE_K, KK_UNROLL, accs, self.products, "kk")
+            self.target.barrier(self.b)
+            return accs
+
+        return self.phi_loop(plan.k, TILE_K, accs, k_step, "k")
+
+    def products(self, kq, accs):
+        """KK_UNROLL k indices of the slabs from ``kq``: each thread's 4 x 4 products, added in
+        k order. A loop of its own (not 16 unrolled), so that LLVM's schedulers never hold more
+        than KK_UNROLL slab rows in registers (a one-step K unrolled took 145 registers)."""
+        b = self.b
+        new = [list(row) for row in accs]
+        for u in range(KK_UNROLL):
+            kk = b.add(kq, i64(u))
+            a_vals = [self.slab_value(self.a_tile, kk, self.ty, i) for i in range(REG_M)]
+            b_vals = [self.slab_value(self.b_tile, kk, self.tx, j) for j in range(REG_N)]
             for i in range(REG_M):
                 for j in range(REG_N):
                     if self.is_float:
                         new[i][j] = b.fadd(new[i][j], b.fmul(a_vals[i], b_vals[j]))
                     else:
                         new[i][j] = b.add(new[i][j], b.mul(a_vals[i], b_vals[j]))
-        self.target.barrier(b)
-        nxt = b.add(k0, i64(TILE_K), flags=("nuw", "nsw"))
-        k0.add_incoming(nxt, b.block)
-        for i in range(REG_M):
-            for j in range(REG_N):
-                phis[i][j].add_incoming(new[i][j], b.block)
-        b.cbranch(b.icmp_unsigned("<", nxt, i64(plan.k)), loop, after)
-        b.position_at_end(after)
         return new
 
-    def load_slab(self, tile, src, dtype, k0, x0, extent, x_map, k_map, base, width) -> None:
+    def slab_value(self, tile, kk, lane, r):
+        b = self.b
+        return b.load(self.cell(tile, kk, b.add(lane, i64(r * SIDE))), typ=self.acc_t)
+
+    def load_slab(self, tile, src, dtype, k0, x_range, x_map, k_map, base, width) -> None:
         """``tile[kk][x] = src[x0 + x, k0 + kk]`` converted to the accumulation type (0 outside
         the dot), this thread's share of the TILE_K x ``width`` slab; consecutive threads run
         along the operand's minor index."""
         b, plan = self.b, self.plan
+        x0, extent = x_range
         k_minor = k_map.unit_minor and not x_map.unit_minor
         for r in range(TILE_K * width // THREADS):
             e = b.add(self.tid, i64(r * THREADS))
