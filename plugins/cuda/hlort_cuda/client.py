@@ -4,6 +4,9 @@ Client options: ``driver`` (``"cuda-bindings"`` or ``"pycuda"``; default ``HLORT
 else cuda-bindings). Compiling lowers the optimized module with
 ``hlort.codegen.gpu.compiler.compile_gpu_program`` for the devices' compute capability
 (:class:`~hlort_cuda.nvptx_target.NvptxTarget`); a program's ``gemm`` calls run on cuBLAS.
+Where cuBLAS does not load, dots compile to hlort's own tiled dot kernel instead (loops whose
+bodies hold dots included); a compile-only client keeps the gemm calls, for the machine that
+runs the program.
 """
 
 from __future__ import annotations
@@ -22,12 +25,23 @@ from hlort_cuda.probe import DRIVER_ENV, DRIVERS, NO_DRIVER_FIX, chosen_driver
 class CudaCompiler:
     """compile_program, shared by the device and the compile-only client."""
 
+    def gemm_library(self) -> bool:
+        """Whether dots that fit a gemm become cuBLAS calls (else the tiled dot kernel): where
+        cuBLAS loads."""
+        from hlort_cuda.cublas import cublas_available
+
+        return cublas_available()
+
     def compile_program(self, module, options: CompileOptions, target: str) -> GpuProgram:
         from hlort.codegen.gpu.compiler import compile_gpu_program
         from hlort_cuda.nvptx_target import NvptxTarget
 
         return compile_gpu_program(
-            module, NvptxTarget(target), donated=tuple(options.donated_arguments), host_loops=True
+            module,
+            NvptxTarget(target),
+            donated=tuple(options.donated_arguments),
+            host_loops=True,
+            gemm_library=self.gemm_library(),
         )
 
 
@@ -64,8 +78,8 @@ class CudaClient(CudaCompiler, GpuClient):
         return open_driver(str(options.get("driver") or chosen_driver()))
 
     def library_runner(self, program: GpuProgram):
-        """This client's cuBLAS runner, made the first time a program has a gemm (UNIMPLEMENTED
-        without the library); its handles are bound to this client's streams."""
+        """This client's cuBLAS runner, made the first time a program has a gemm (programs
+        compiled without cuBLAS have none); its handles are bound to this client's streams."""
         from hlort.codegen.gpu.program import LibraryCall, every_step
 
         if not any(isinstance(step, LibraryCall) for step in every_step(program.steps)):
@@ -86,3 +100,6 @@ class CudaClient(CudaCompiler, GpuClient):
 
 class CudaCompileOnlyClient(CudaCompiler, CompileOnlyGpuClient):
     """``hlort compile --platform cuda --target sm_90``: PTX for a named GPU, no driver."""
+
+    def gemm_library(self) -> bool:
+        return True  # the program is for the machine that runs it

@@ -2,8 +2,9 @@
 
 The library comes from NVIDIA's own wheel ``nvidia-cublas-cu12`` (``nvidia/cublas/lib``), or a
 CUDA toolkit's ``libcublas.so.12`` on the loader's path, loaded with ctypes when the first
-program with a gemm is compiled (never at import or probe). Without it, such a program is
-UNIMPLEMENTED at compile, naming the package to install.
+program is compiled (never at import or probe). Without it, the client compiles every dot to
+hlort's own tiled dot kernel (hlort.codegen.gpu.dot_schedule) instead of gemm calls
+(``cublas_available``), so nothing falls back to the host for want of cuBLAS.
 
 The program's gemm is row-major: ``C = alpha * op(A) @ op(B) + beta * C``. cuBLAS is
 column-major, and a row-major matrix read column-major is its transpose, so the call computes
@@ -175,6 +176,15 @@ def load_cublas() -> Cublas:
     UNIMPLEMENTED naming the package when it is nowhere."""
     lib, path = _load_library()
     return Cublas(lib, path)
+
+
+def cublas_available() -> bool:
+    """Whether cuBLAS loads here (the client compiles gemm calls only then)."""
+    try:
+        _load_library()
+    except Unimplemented:
+        return False
+    return True
 
 
 def _load_library() -> tuple[ctypes.CDLL, str]:

@@ -2,9 +2,10 @@
 
 The kernel schedules are the shared ones (``hlort.codegen.gpu.compiler``), lowered through
 :class:`AmdgpuTarget` to a linked code object. Dots become rocBLAS gemm calls; on a machine
-whose runtime has no rocBLAS they become host fallbacks (counted, named, and refused under
-``HLORT_FALLBACK=error``) instead. A compile-only client keeps the gemm calls: the program is
-for the machine that will run it.
+whose runtime has no rocBLAS they run hlort's own tiled dot kernel (hlort.codegen.gpu.
+dot_schedule, wavefronts of 64) instead, in while-loop bodies too, so no dot falls back to the
+host for want of rocBLAS. A compile-only client keeps the gemm calls: the program is for the
+machine that will run it.
 
 Target options (``CompileOptions.target_options``):
 
@@ -16,17 +17,14 @@ Target options (``CompileOptions.target_options``):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from math import prod
 from typing import Any
 
 from hlort.codegen.gpu.compiler import compile_gpu_program
-from hlort.codegen.gpu.host_step import host_fallback_module
 from hlort.codegen.gpu.program import (
     GpuProgram,
-    HostFallback,
     KernelLaunch,
-    LibraryCall,
     every_step,
 )
 from hlort.errors import Internal, InvalidArgument
@@ -44,8 +42,6 @@ from hlort_rocm.code_object_check import (
     explicit_args,
     validate_code_objects,
 )
-
-NO_ROCBLAS = "no rocBLAS (librocblas.so) on this machine; install ROCm's rocblas package"
 
 
 @dataclass(frozen=True)
@@ -79,11 +75,14 @@ def compile_rocm_program(
     """Compile ``module`` (optimized, scheduled) for the gfx ``target``."""
     opts = rocm_target_options(dict(options.target_options))
     amdgpu = AmdgpuTarget(target, code_object=opts.code_object_version, opt_level=opts.opt_level)
-    # the executable applies HLORT_FALLBACK once, to every fallback (gemm calls on the host too)
-    # while loops run on the host with device bodies (as on cuda) when dots have rocBLAS; without
-    # it a loop stays one host fallback, because gemm_calls_on_host moves only top-level gemms
+    # while loops run on the host with device bodies (as on cuda); without rocBLAS every dot,
+    # in a loop body or not, is the tiled dot kernel
     program = compile_gpu_program(
-        module, amdgpu, donated=tuple(options.donated_arguments), host_loops=gemm_library
+        module,
+        amdgpu,
+        donated=tuple(options.donated_arguments),
+        host_loops=True,
+        gemm_library=gemm_library,
     )
     for step in every_step(program.steps):  # each kernel told LLVM its largest work-group
         if isinstance(step, KernelLaunch) and prod(step.block) > amdgpu.max_threads_per_block:
@@ -92,34 +91,11 @@ def compile_rocm_program(
                 f"more than the {amdgpu.max_threads_per_block} it was compiled "
                 f"for"
             )
-    if not gemm_library:
-        program = gemm_calls_on_host(module, program, NO_ROCBLAS)
     if opts.validate and program.kernels:
         check_program_code_object(program, opts.code_object_version).raise_problems(
             f"rocm: {module.name} for {target}"
         )
     return program
-
-
-def gemm_calls_on_host(module: Module, program: GpuProgram, reason: str) -> GpuProgram:
-    """``program`` with each gemm library call replaced by a host fallback of its dot."""
-    steps = []
-    for step in program.steps:
-        if isinstance(step, LibraryCall) and step.routine == "gemm":
-            dot = module.entry.find(step.label)
-            steps.append(
-                HostFallback(
-                    dot.name,
-                    dot.opcode.value,
-                    reason,
-                    host_fallback_module(module, dot),
-                    step.args[:2],
-                    step.args[2:],
-                )
-            )
-        else:
-            steps.append(step)
-    return replace(program, steps=steps)
 
 
 def code_object_to_check(

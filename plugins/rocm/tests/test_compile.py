@@ -10,7 +10,7 @@ from hlort.errors import ErrorCode, HlortError
 from hlort.plugin.options import CompileOptions
 from hlort.runtime.client import Backend
 from hlort_rocm import RocmPlugin
-from hlort_rocm.compiler import NO_ROCBLAS, check_program_code_object
+from hlort_rocm.compiler import check_program_code_object
 
 PROGRAM = """
 func.func @main(%a: tensor<64x300xf32>, %b: tensor<300x32xf32>)
@@ -129,21 +129,65 @@ def test_devices_lists_rocm_as_unavailable_with_the_reason(capsys):
     assert "rocm" in hlort.backend_errors()
 
 
-def test_without_rocblas_dots_are_named_host_fallbacks(llvm19_tools, monkeypatch):
+def test_without_rocblas_dots_run_the_tiled_dot_kernel(llvm19_tools, monkeypatch):
     from test_hip_driver import FakeRocmClient
 
     from hlort_rocm import rocblas_gemm
 
     monkeypatch.setattr(rocblas_gemm, "load_rocblas", lambda: None)
     client = FakeRocmClient(RocmPlugin())
+    try:  # HLORT_FALLBACK=error in the tests: a dot on the host would be refused
+        options = CompileOptions(target_options={"validate": True})
+        program = Backend(client, client.plugin).compile(PROGRAM, None, options).raw.program
+        assert not program.fallbacks and program.stats()["library_calls"] == 0
+        assert "dot" in {k.schedule for k in program.kernels}
+        report = check_program_code_object(program, 5)
+        assert report.ok and all(n.private_segment_size == 0 for n in report.kernels.values())
+    finally:
+        client.close()
+
+
+LOOP_DOT = """
+func.func @main(%x: tensor<40x40xf32>, %w: tensor<40x40xf32>) -> tensor<40x40xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %v = %x) : tensor<i32>, tensor<40x40xf32>
+    cond {
+      %n = stablehlo.constant dense<3> : tensor<i32>
+      %c = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %j = stablehlo.add %i, %one : tensor<i32>
+      %d = stablehlo.dot_general %v, %w, contracting_dims = [1] x [0]
+          : (tensor<40x40xf32>, tensor<40x40xf32>) -> tensor<40x40xf32>
+      %t = stablehlo.tanh %d : tensor<40x40xf32>
+      stablehlo.return %j, %t : tensor<i32>, tensor<40x40xf32>
+    }
+  return %r#1 : tensor<40x40xf32>
+}
+"""
+
+
+def test_without_rocblas_loops_with_dots_run_on_the_host_with_device_bodies(
+    llvm19_tools, monkeypatch
+):
+    """rocm used to keep such a loop one host fallback when rocBLAS was absent."""
+    from test_hip_driver import FakeRocmClient
+
+    from hlort.codegen.gpu.program import HostLoop, KernelLaunch, every_step
+    from hlort_rocm import rocblas_gemm
+
+    monkeypatch.setattr(rocblas_gemm, "load_rocblas", lambda: None)
+    client = FakeRocmClient(RocmPlugin())
     try:
-        with pytest.raises(HlortError) as info:  # HLORT_FALLBACK=error in the tests
-            Backend(client, client.plugin).compile(PROGRAM)
-        assert info.value.code is ErrorCode.UNIMPLEMENTED and "dot" in info.value.message
-        monkeypatch.setenv("HLORT_FALLBACK", "allow")
-        exe = Backend(client, client.plugin).compile(PROGRAM)
-        (fallback,) = exe.raw.program.fallbacks
-        assert fallback.opcode == "dot" and fallback.reason == NO_ROCBLAS
+        options = CompileOptions(target_options={"validate": True})
+        program = Backend(client, client.plugin).compile(LOOP_DOT, None, options).raw.program
+        (loop,) = [s for s in program.steps if isinstance(s, HostLoop)]
+        assert not program.fallbacks
+        schedules = {k.name: k.schedule for k in program.kernels}
+        body = [schedules[s.kernel] for s in every_step(loop.body) if isinstance(s, KernelLaunch)]
+        assert "dot" in body
+        assert check_program_code_object(program, 5).ok
     finally:
         client.close()
 

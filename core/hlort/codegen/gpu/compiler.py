@@ -2,8 +2,11 @@
 
 The entry computation is walked in its schedule. Fusions, and elementwise, data-movement and
 reduce instructions on their own, become kernels (kernel_module.py picks the schedule); dots that
-fit a gemm become ``gemm`` library calls (their epilogue is the fused kernel after them, as the
-fusion pass leaves it); parameters, constants, tuples and get-tuple-elements are buffer slots.
+fit a gemm become ``gemm`` library calls when the runtime has a BLAS library (``gemm_library``;
+their epilogue is the fused kernel after them, as the fusion pass leaves it), and every other
+real dot (integer dots, several contracting dimensions, batch dimensions anywhere, or any dot
+without the library) runs hlort's own tiled dot kernel (dot_schedule.py);
+parameters, constants, tuples and get-tuple-elements are buffer slots.
 Everything else (while, conditional, sort, scatter, custom calls, a fusion no schedule covers,
 ...) is a HostFallback step: the instruction runs on the reference interpreter between the
 kernels, and every one is listed with its reason in the program (``GpuProgram.fallbacks``); the
@@ -14,6 +17,7 @@ GPU: the target lowers the kernels to PTX or an object offline.
 
 from __future__ import annotations
 
+from hlort.codegen.gpu.dot_plan import plan_dot
 from hlort.codegen.gpu.gemm_step import gemm_spec
 from hlort.codegen.gpu.gpu_target import GpuTarget
 from hlort.codegen.gpu.host_step import host_fallback_module
@@ -58,10 +62,9 @@ KERNEL_OPS = frozenset(
 )
 
 
-# Ops that have no GPU kernel yet and run as host fallbacks (docs/gpu-kernels.md). A dot whose
-# operands are not one float type, a bitcast-convert that changes the element width, and
-# narrow-float reduce(-window)s with other reducers also fall back (gemm_step.py, the element
-# generators, reduce_emitter.py).
+# Ops that have no GPU kernel yet and run as host fallbacks (docs/gpu-kernels.md). Pred and
+# complex dots (dot_plan.py), a bitcast-convert that changes the element width, and narrow-float
+# reduce(-window)s with other reducers also fall back (the element generators, reduce_emitter.py).
 HOST_FALLBACK_OPS = frozenset(
     {
         "after-all",
@@ -154,20 +157,27 @@ def gpu_pass_options() -> PassOptions:
 
 
 def compile_gpu_program(
-    module: Module, target: GpuTarget, donated=(), kernel_prefix: str = "", host_loops: bool = False
+    module: Module,
+    target: GpuTarget,
+    donated=(),
+    kernel_prefix: str = "",
+    host_loops: bool = False,
+    gemm_library: bool = True,
 ) -> GpuProgram:
     """Compile the optimized, scheduled ``module`` for ``target``. Every host fallback is a
     step of the program, with its reason (``GpuProgram.fallbacks``); ``kernel_prefix`` starts
     every kernel's name (programs whose PTX is assembled together need distinct names);
     ``host_loops`` compiles while loops as HostLoop steps (condition and body on the device)
-    instead of host fallbacks, for runtimes that run them."""
+    instead of host fallbacks, for runtimes that run them; ``gemm_library`` False (the runtime
+    has no cuBLAS / rocBLAS) computes every dot with the tiled dot kernel instead of gemm calls,
+    in loop bodies too."""
     entry = module.entry
     assignment = assign_buffers(module, donated=donated, alignment=SLOT_ALIGNMENT, in_place=False)
     slots = SlotTable(assignment)
     parameters = [
         s for p in sorted(entry.parameters, key=lambda p: p.parameter_number) for s in slots.of(p)
     ]
-    walker = _Walker(module, target, kernel_prefix, host_loops)
+    walker = _Walker(module, target, kernel_prefix, host_loops, gemm_library)
     steps = walker.steps(assignment, slots)
     outputs, donation = _outputs(entry, assignment, slots, steps)
     binary = walker.kernels.compile() if walker.infos else b""
@@ -194,11 +204,19 @@ def compile_gpu_program(
 class _Walker:
     """Turns the instructions of a computation, in schedule order, into steps."""
 
-    def __init__(self, module: Module, target: GpuTarget, kernel_prefix: str, host_loops: bool):
+    def __init__(
+        self,
+        module: Module,
+        target: GpuTarget,
+        kernel_prefix: str,
+        host_loops: bool,
+        gemm_library: bool = True,
+    ):
         self.module = module
         self.kernels = GpuKernelModule(target, f"{module.name}_gpu")
         self.infos: list[KernelInfo] = []
         self.kernel_prefix, self.host_loops = kernel_prefix, host_loops
+        self.gemm_library = gemm_library
 
     def steps(self, assignment: BufferAssignment, slots: SlotTable) -> list:
         steps: list = []
@@ -210,11 +228,14 @@ class _Walker:
     def step(self, instr: Instruction, slots: SlotTable):
         if instr.opcode is Opcode.DOT:
             spec, why = gemm_spec(instr)
-            if spec is not None:
-                args = tuple(
-                    slots.of(instr.operands[0]) + slots.of(instr.operands[1]) + slots.of(instr)
-                )
+            args = tuple(
+                slots.of(instr.operands[0]) + slots.of(instr.operands[1]) + slots.of(instr)
+            )
+            if spec is not None and self.gemm_library:
                 return LibraryCall("gemm", args, spec, instr.name)
+            plan, why = plan_dot(instr)
+            if plan is not None:
+                return self._dot_launch(instr, plan, args)
         elif instr.opcode is Opcode.WHILE and self.host_loops:
             from hlort.codegen.gpu.host_loop import compile_host_loop
 
@@ -236,6 +257,15 @@ class _Walker:
             host_fallback_module(self.module, instr),
             inputs,
             tuple(slots.of(instr)),
+        )
+
+    def _dot_launch(self, instr: Instruction, plan, args: tuple[int, ...]) -> KernelLaunch:
+        name = f"{self.kernel_prefix}k{len(self.infos)}_{_symbol(instr.name)}"
+        kernel = self.kernels.add_dot(name, plan)
+        self.infos.append(KernelInfo(name, kernel.schedule, kernel.num_args, instr.name))
+        launch = kernel.launch
+        return KernelLaunch(
+            name, launch.grid3(), launch.block3(), launch.shared_bytes, args, instr.name
         )
 
     def _launch(self, instr: Instruction, comp: Computation, slots: SlotTable) -> KernelLaunch:

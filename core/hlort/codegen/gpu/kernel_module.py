@@ -7,8 +7,9 @@ full reduction, "row_reduce" (one block per row, row_schedule.py) for row fusion
 long enough, "loop" (a grid-stride loop over
 the outputs, loop_schedule.py; reduces inside it, column reductions included, run one output
 element per thread) for everything else the element generators support, or None with the
-reason. A kernel takes the computation's parameters, then its outputs (the root's leaves), each
-as one global pointer.
+reason. Dots that no library call runs get the tiled dot kernel (``add_dot``,
+dot_schedule.py). A kernel takes the computation's parameters, then its outputs (the root's
+leaves), each as one global pointer.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from hlort.codegen.gpu.dot_plan import DotPlan
+from hlort.codegen.gpu.dot_schedule import emit_dot_kernel
 from hlort.codegen.gpu.gpu_target import GpuTarget
 from hlort.codegen.gpu.launch import LaunchShape
 from hlort.codegen.gpu.loop_schedule import emit_loop_kernel, root_outputs
@@ -101,6 +104,14 @@ class GpuKernelModule:
         else:
             launch = emit_loop_kernel(self.target, fn, comp)
         kernel = GpuKernel(name, schedule, launch, nargs, scratch, counter)
+        self.kernels.append(kernel)
+        return kernel
+
+    def add_dot(self, name: str, plan: DotPlan) -> GpuKernel:
+        """The tiled dot kernel (dot_schedule.py): arguments lhs, rhs, result."""
+        fn = self.target.define_kernel(self.module, name, 3)
+        launch = emit_dot_kernel(self.target, fn, plan)
+        kernel = GpuKernel(name, "dot", launch, 3)
         self.kernels.append(kernel)
         return kernel
 
