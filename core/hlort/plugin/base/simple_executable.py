@@ -230,15 +230,16 @@ class SimpleExecutable(Executable):
                 f"{self.name} runs on {len(self.placements)} device(s) and needs one argument "
                 f"list per device, got {len(arguments)}"
             )
-        for placement, args in zip(self.placements, arguments, strict=True):
-            self._check_arguments(placement.device, args)
-            if placement.device.host_memory:
-                self.check_outputs_fit_in_host_memory()
         donate = [
             i
             for i in self.options.donated_arguments
             if i not in options.non_donatable_input_indices
         ]
+        for placement, args in zip(self.placements, arguments, strict=True):
+            self._check_arguments(placement.device, args)
+            _check_donated_once(self.name, args, donate)
+            if placement.device.host_memory:
+                self.check_outputs_fit_in_host_memory()
         # every device's launch runs on its own work queue, so the copies run concurrently and
         # meet at one rendezvous in their collectives
         rendezvous = self.make_rendezvous(options)
@@ -436,6 +437,20 @@ class SimpleExecutable(Executable):
                 kept.update(id(inputs[j]) for j in overlaps)
             fixed.append(storage)
         return fixed
+
+
+def _check_donated_once(name: str, args: Sequence[Buffer], donate: list[int]) -> None:
+    """INVALID_ARGUMENT when a donated argument's buffer is also passed as another argument of
+    the same call (PJRT refuses it too): the donation would wait forever for the hold this very
+    call takes on the other argument, or kill the buffer before that argument reads it."""
+    for i in donate:
+        for j, other in enumerate(args):
+            if j != i and other is args[i]:
+                raise InvalidArgument(
+                    f"argument {i} of {name} is donated, but the same buffer "
+                    f"{args[i].name} is also argument {j}; pass a copy for one of them, or "
+                    f"list {i} in ExecuteOptions.non_donatable_input_indices"
+                )
 
 
 def _aliases(device: SimpleDevice, a: Any, b: Any) -> bool:
