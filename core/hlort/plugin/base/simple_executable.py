@@ -249,11 +249,21 @@ class SimpleExecutable(Executable):
         # One multi-device execution's launches are enqueued together: two executions enqueued
         # from two threads in interleaved orders (A then B on one queue, B then A on another)
         # would each wait in a collective for a device busy with the other.
+        # A copy that cannot start (an argument deleted since the checks) aborts the rendezvous,
+        # so the copies already enqueued give up at their first collective instead of holding
+        # their devices until the collective timeout.
+        outputs: list[list[Buffer]] = []
         with _MULTI_DEVICE_ENQUEUE:
-            return [
-                self._execute_on(placement, list(args), donate, options, rendezvous)
-                for placement, args in zip(self.placements, arguments, strict=True)
-            ]
+            for placement, args in zip(self.placements, arguments, strict=True):
+                try:
+                    outputs.append(
+                        self._execute_on(placement, list(args), donate, options, rendezvous)
+                    )
+                except BaseException as exc:
+                    flat = placement.replica * self.options.num_partitions + placement.partition
+                    rendezvous.abort(rendezvous.device_of(flat), exc)
+                    raise
+        return outputs
 
     def check_outputs_fit_in_host_memory(self) -> None:
         """RESOURCE_EXHAUSTED naming the bytes, before anything is allocated, when the outputs
