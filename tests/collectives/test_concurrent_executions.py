@@ -6,8 +6,10 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+import pytest
 from multi_device import client
 
+from hlort.errors import ErrorCode, HlortError
 from hlort.plugin.options import CompileOptions
 from hlort.text import parse_module
 
@@ -59,3 +61,22 @@ def test_two_threads_with_opposite_device_orders_do_not_deadlock(monkeypatch):
         t.join(300)
     assert not any(t.is_alive() for t in threads)
     assert errors == []
+
+
+def test_a_copy_that_cannot_start_aborts_the_copies_already_enqueued(monkeypatch):
+    # device 1's argument was deleted: its copy never starts. Before, device 0's copy (already
+    # enqueued) waited in the all-reduce for the whole collective timeout, holding device 0.
+    monkeypatch.setenv("HLORT_COLLECTIVE_TIMEOUT", "120")
+    c = client(2)
+    devices = c.devices()
+    exe = c.compile(parse_module(PROGRAM), CompileOptions(num_replicas=2))
+    b0 = c.buffer_from_host(np.ones(2, np.float32), devices[0])
+    b1 = c.buffer_from_host(np.ones(2, np.float32), devices[1])
+    b1.delete()
+    with pytest.raises(HlortError, match="was deleted") as info:
+        exe.execute([[b0], [b1]])
+    assert info.value.code is ErrorCode.FAILED_PRECONDITION
+    devices[0].queue.synchronize(timeout=30)  # DEADLINE_EXCEEDED here before the fix
+    np.testing.assert_array_equal(b0.to_host().result(30), [1, 1])  # the held input is released
+    outs = exe.execute([[b0], [c.buffer_from_host(np.ones(2, np.float32), devices[1])]])
+    assert [o[0].to_host().result(30).tolist() for o in outs] == [[2, 2], [2, 2]]

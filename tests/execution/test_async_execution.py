@@ -159,6 +159,28 @@ def test_donation_kills_the_argument_at_once_and_the_result_is_right(platform):
     np.testing.assert_array_equal(np.asarray(out), [3, 5, 7, 9])
 
 
+ADD = """HloModule add
+
+ENTRY main {
+  x = f32[4] parameter(0)
+  y = f32[4] parameter(1)
+  ROOT s = f32[4] add(x, y)
+}
+"""
+
+
+@pytest.mark.parametrize("donated", [0, 1])
+def test_a_donated_buffer_passed_twice_in_one_call_is_refused_not_a_hang(platform, donated):
+    # before: donating argument 1 waited forever for the hold argument 0 took on the same buffer
+    exe = hlort.compile(ADD, f"{platform}:0", options={"donated_arguments": [donated]})
+    buf = put(platform, [1, 2, 3, 4])
+    with pytest.raises(HlortError, match="is donated, but the same buffer") as info:
+        exe(buf, buf)
+    assert info.value.code is ErrorCode.INVALID_ARGUMENT
+    assert not buf.is_deleted()
+    np.testing.assert_array_equal(np.asarray(buf), [1, 2, 3, 4])
+
+
 def test_deleting_an_input_while_its_execution_is_queued_is_safe(platform):
     exe = hlort.compile(STEP, f"{platform}:0")
     buf = put(platform, [1, 2, 3, 4])

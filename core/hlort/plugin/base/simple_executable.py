@@ -230,15 +230,16 @@ class SimpleExecutable(Executable):
                 f"{self.name} runs on {len(self.placements)} device(s) and needs one argument "
                 f"list per device, got {len(arguments)}"
             )
-        for placement, args in zip(self.placements, arguments, strict=True):
-            self._check_arguments(placement.device, args)
-            if placement.device.host_memory:
-                self.check_outputs_fit_in_host_memory()
         donate = [
             i
             for i in self.options.donated_arguments
             if i not in options.non_donatable_input_indices
         ]
+        for placement, args in zip(self.placements, arguments, strict=True):
+            self._check_arguments(placement.device, args)
+            _check_donated_once(self.name, args, donate)
+            if placement.device.host_memory:
+                self.check_outputs_fit_in_host_memory()
         # every device's launch runs on its own work queue, so the copies run concurrently and
         # meet at one rendezvous in their collectives
         rendezvous = self.make_rendezvous(options)
@@ -248,11 +249,21 @@ class SimpleExecutable(Executable):
         # One multi-device execution's launches are enqueued together: two executions enqueued
         # from two threads in interleaved orders (A then B on one queue, B then A on another)
         # would each wait in a collective for a device busy with the other.
+        # A copy that cannot start (an argument deleted since the checks) aborts the rendezvous,
+        # so the copies already enqueued give up at their first collective instead of holding
+        # their devices until the collective timeout.
+        outputs: list[list[Buffer]] = []
         with _MULTI_DEVICE_ENQUEUE:
-            return [
-                self._execute_on(placement, list(args), donate, options, rendezvous)
-                for placement, args in zip(self.placements, arguments, strict=True)
-            ]
+            for placement, args in zip(self.placements, arguments, strict=True):
+                try:
+                    outputs.append(
+                        self._execute_on(placement, list(args), donate, options, rendezvous)
+                    )
+                except BaseException as exc:
+                    flat = placement.replica * self.options.num_partitions + placement.partition
+                    rendezvous.abort(rendezvous.device_of(flat), exc)
+                    raise
+        return outputs
 
     def check_outputs_fit_in_host_memory(self) -> None:
         """RESOURCE_EXHAUSTED naming the bytes, before anything is allocated, when the outputs
@@ -436,6 +447,20 @@ class SimpleExecutable(Executable):
                 kept.update(id(inputs[j]) for j in overlaps)
             fixed.append(storage)
         return fixed
+
+
+def _check_donated_once(name: str, args: Sequence[Buffer], donate: list[int]) -> None:
+    """INVALID_ARGUMENT when a donated argument's buffer is also passed as another argument of
+    the same call (PJRT refuses it too): the donation would wait forever for the hold this very
+    call takes on the other argument, or kill the buffer before that argument reads it."""
+    for i in donate:
+        for j, other in enumerate(args):
+            if j != i and other is args[i]:
+                raise InvalidArgument(
+                    f"argument {i} of {name} is donated, but the same buffer "
+                    f"{args[i].name} is also argument {j}; pass a copy for one of them, or "
+                    f"list {i} in ExecuteOptions.non_donatable_input_indices"
+                )
 
 
 def _aliases(device: SimpleDevice, a: Any, b: Any) -> bool:
