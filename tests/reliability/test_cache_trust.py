@@ -43,7 +43,7 @@ def _fresh_process_view():
 
 
 def _files(root, sub):
-    return {p for p in (root / sub).rglob("*") if p.is_file()}
+    return {p for p in (root / sub).rglob("*") if p.is_file() and p.name != ".hlort-cache"}
 
 
 class _Planted:

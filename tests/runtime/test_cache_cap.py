@@ -16,7 +16,7 @@ from hlort import Builder, shape
 from hlort.cli import main
 from hlort.errors import ErrorCode, HlortError
 from hlort.plugin.base import cache_eviction
-from hlort.plugin.base.cache_dir import cache_root, write_cache_file
+from hlort.plugin.base.cache_dir import cache_root, private_cache_dir, write_cache_file
 from hlort.plugin.registry import register_plugin
 from hlort.testing.conformance_cache import use_own_cache
 
@@ -57,6 +57,7 @@ def test_a_bad_cap_is_invalid_argument_naming_the_forms(monkeypatch):
 
 def test_writes_past_the_cap_evict_the_least_recently_used(cache, monkeypatch):
     monkeypatch.setenv("HLORT_CACHE_MAX_BYTES", "3000")
+    assert private_cache_dir("x") == str(cache / "x")  # marks it as a cache directory
     paths = [str(cache / "x" / "ab" / f"entry{i}") for i in range(3)]
     for i, path in enumerate(paths):
         write_cache_file(path, b"\0" * 1000)
@@ -65,6 +66,21 @@ def test_writes_past_the_cap_evict_the_least_recently_used(cache, monkeypatch):
     write_cache_file(str(cache / "x" / "cd" / "entry3"), b"\0" * 1000)  # 4000 > 3000
     left = sorted(os.path.basename(e.path) for e in cache_eviction.entries(str(cache)))
     assert left == ["entry0", "entry2", "entry3"]  # entry1, used longest ago, went
+
+
+def test_files_outside_hlort_cache_directories_are_never_evicted_or_cleared(cache, monkeypatch):
+    # HLORT_CACHE_DIR pointed at a directory that holds other things (a home, a project)
+    monkeypatch.setenv("HLORT_CACHE_MAX_BYTES", "1000")
+    (cache / "notes.txt").write_bytes(b"\0" * 5000)
+    (cache / "project").mkdir()
+    (cache / "project" / "data.bin").write_bytes(b"\0" * 5000)
+    assert private_cache_dir("x") == str(cache / "x")
+    write_cache_file(str(cache / "x" / "entry"), b"\0" * 2000)  # over the cap: evicts its own
+    assert [os.path.basename(e.path) for e in cache_eviction.entries(str(cache))] == []
+    cache_eviction.clear(str(cache))
+    assert (cache / "notes.txt").stat().st_size == 5000
+    assert (cache / "project" / "data.bin").stat().st_size == 5000
+    assert (cache / "x" / cache_eviction.MARKER).exists()
 
 
 def test_the_compile_cache_stays_under_its_cap(cache, monkeypatch, caplog):

@@ -13,6 +13,7 @@ import pytest
 import hlort
 import hlort.runtime.compile as compile_module
 from hlort import Builder, shape
+from hlort.plugin.base import cache_eviction
 from hlort.runtime.executable_cache import ExecutableCache
 
 
@@ -45,7 +46,10 @@ def counted(monkeypatch):
 
 def _entries(root) -> list[str]:
     return [
-        os.path.join(d, f) for d, _, fs in os.walk(os.path.join(root, "executables")) for f in fs
+        os.path.join(d, f)
+        for d, _, fs in os.walk(os.path.join(root, "executables"))
+        for f in fs
+        if f != cache_eviction.MARKER
     ]
 
 

@@ -21,7 +21,7 @@ import stat
 import tempfile
 import threading
 
-from hlort.plugin.base.cache_eviction import note_written
+from hlort.plugin.base.cache_eviction import MARKER, note_written
 
 LOGGER = logging.getLogger("hlort.cache")
 _verdicts: dict[str, bool] = {}  # directory -> safe to use (checked once per process)
@@ -55,7 +55,21 @@ def private_cache_dir(name: str) -> str | None:
     with _lock:
         if directory not in _verdicts:
             _verdicts[directory] = _make_private(root) and _make_private(directory)
+            if _verdicts[directory]:
+                _mark(directory)
         return directory if _verdicts[directory] else None
+
+
+def _mark(directory: str) -> None:
+    """The marker that makes ``directory`` one the size cap may evict from (cache_eviction)."""
+    path = os.path.join(directory, MARKER)
+    if not os.path.exists(path):
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write("hlort cache directory: files here may be evicted or cleared\n")
+        except OSError:
+            pass  # another process made it, or a read-only place
 
 
 def _make_private(directory: str) -> bool:

@@ -9,6 +9,11 @@ LRU on every filesystem (access times are often not kept). A process scans the r
 then keeps a running total, rescanning only when the total passes the cap (another process may
 have written or deleted meanwhile). Deleting an entry another process is about to read is safe:
 a missing entry is a cache miss.
+
+Only directories hlort made count: each cache subdirectory holds a ``MARKER`` file
+(:func:`hlort.plugin.base.cache_dir.private_cache_dir` writes it), so a root pointed at a
+directory holding other files (``HLORT_CACHE_DIR=~``) never loses them to eviction or
+``hlort cache clear``.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ ENV_VAR = "HLORT_CACHE_MAX_BYTES"
 DEFAULT_MAX_BYTES = 1 << 30
 LOGGER = logging.getLogger("hlort.cache")
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.I)
+MARKER = ".hlort-cache"
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _usage: dict[str, int] = {}  # cache root -> bytes, as this process last knew it
 _lock = threading.Lock()
@@ -52,11 +58,25 @@ def max_bytes() -> int:
 
 
 def entries(root: str) -> list[CacheEntry]:
-    """Every cache file under ``root`` (not the temporary files of writes in progress)."""
+    """Every cache file in ``root``'s marked cache subdirectories (not the marker, nor the
+    temporary files of writes in progress)."""
     found: list[CacheEntry] = []
-    for directory, _dirs, files in os.walk(root):
+    try:
+        tops = [os.path.join(root, d) for d in sorted(os.listdir(root))]
+    except OSError:
+        return found
+    for top in tops:
+        if not os.path.isfile(os.path.join(top, MARKER)) or os.path.islink(top):
+            continue
+        found.extend(_files_under(top))
+    return found
+
+
+def _files_under(top: str) -> list[CacheEntry]:
+    found: list[CacheEntry] = []
+    for directory, _dirs, files in os.walk(top):
         for name in files:
-            if name.startswith("tmp"):  # tempfile.mkstemp's, renamed into place when complete
+            if name.startswith("tmp") or name == MARKER:  # tmp: mkstemp's, renamed when done
                 continue
             path = os.path.join(directory, name)
             try:
@@ -131,12 +151,13 @@ def clear(root: str) -> tuple[int, int]:
         except OSError:
             continue
         removed, freed = removed + 1, freed + entry.size
-    for directory, _dirs, _files in sorted(os.walk(root), key=lambda t: -len(t[0])):
-        if directory != root:
+    for entry_dir in sorted({os.path.dirname(e.path) for e in found}, key=lambda d: -len(d)):
+        while entry_dir != root and not os.path.isfile(os.path.join(entry_dir, MARKER)):
             try:
-                os.rmdir(directory)
+                os.rmdir(entry_dir)  # emptied subdirectories of a cache directory
             except OSError:
-                pass  # not empty (a write in progress) or not ours to remove
+                break  # not empty (a write in progress)
+            entry_dir = os.path.dirname(entry_dir)
     with _lock:
         _usage.pop(root, None)
     return removed, freed
