@@ -124,11 +124,8 @@ def _load(path: str):
     return parse_program(text, fmt, source_name=path), fmt
 
 
-def _ms(seconds: float) -> float:
-    return round(seconds * 1e3, 3)
-
-
 def cmd_run(args: argparse.Namespace) -> int:
+    from hlort.cli_run_report import run_report, timed_repeats
     from hlort.runtime.npz_io import check_output_path, read_inputs, write_outputs
     from hlort.runtime.sample_inputs import random_inputs
 
@@ -167,35 +164,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     for b in buffers:
         b.block_until_ready()
     transfer_in_s = time.perf_counter() - start
-    times: list[float] = []
-    outputs = []
-    for _ in range(args.repeat):
-        start = time.perf_counter()
-        outputs = exe.execute(buffers)
-        for out in outputs:
-            out.block_until_ready()
-        times.append(time.perf_counter() - start)
+    outputs, times = timed_repeats(lambda: exe.execute(buffers), args.repeat)
     start = time.perf_counter()
     results = [out.numpy() for out in outputs]
     transfer_out_s = time.perf_counter() - start
     if args.output:
         write_outputs(args.output, results)
-    report = {
-        "module": module.name,
-        "format": fmt,
-        "platform": backend.platform,
-        "device": str(device),
-        "devices": [str(device)],
-        "inputs": [_describe(f"arg{i}", s) for i, s in enumerate(shapes)],
-        "inputs_source": args.inputs or "random (seed 0)",
-        "outputs": [_describe(f"out{i}", s) for i, s in enumerate(exe.output_shapes)],
-        "compile_ms": _ms(compile_s),
-        "execute_ms": [_ms(t) for t in times],
-        "execute_ms_mean": _ms(sum(times) / len(times)),
-        "execute_ms_min": _ms(min(times)),
-    }
-    if args.output:
-        report["output_file"] = args.output
+    report = run_report(
+        module=module,
+        fmt=fmt,
+        platform=backend.platform,
+        devices=[str(device)],
+        input_shapes=shapes,
+        output_shapes=exe.output_shapes,
+        inputs_source=args.inputs or "random (seed 0)",
+        compile_s=compile_s,
+        times=times,
+        output_file=args.output,
+    )
     if args.profile:
         report["profile"] = _profile(exe, load_s, compile_s, transfer_in_s, transfer_out_s)
     return _emit_run(args, report, results)
@@ -207,10 +193,6 @@ def _emit_run(args: argparse.Namespace, report: dict, results: list) -> int:
         return EXIT_OK
     _print_run(report, results, show_values=not args.output)
     return EXIT_OK
-
-
-def _describe(name: str, shape) -> dict:
-    return {"name": name, "shape": list(shape.dims), "dtype": shape.dtype.name}
 
 
 def _profile(exe, load_s: float, compile_s: float, transfer_in_s: float, transfer_out_s: float):

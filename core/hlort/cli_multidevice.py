@@ -36,18 +36,11 @@ def require_devices(backend, module) -> None:
         )
 
 
-def _describe(name: str, shape) -> dict:
-    return {"name": name, "shape": list(shape.dims), "dtype": shape.dtype.name}
-
-
-def _ms(seconds: float) -> float:
-    return round(seconds * 1e3, 3)
-
-
 def run_on_devices(args: argparse.Namespace, module, fmt: str, options=None):
     """Compile and run; returns (report, global outputs, executable, transfer-in seconds,
     transfer-out seconds) for ``hlort run`` to print."""
     import hlort
+    from hlort.cli_run_report import run_report, timed_repeats
     from hlort.runtime.npz_io import read_inputs, write_outputs
     from hlort.runtime.sample_inputs import random_inputs
     from hlort.runtime.sharded_call import compile_sharded
@@ -77,37 +70,27 @@ def run_on_devices(args: argparse.Namespace, module, fmt: str, options=None):
         for b in row:
             b.block_until_ready()
     transfer_in_s = time.perf_counter() - start
-    times: list[float] = []
-    outputs = []
-    for _ in range(args.repeat):
-        start = time.perf_counter()
-        outputs = sharded.exe.execute_sharded(buffers)
-        for row in outputs:
-            for out in row:
-                out.block_until_ready()
-        times.append(time.perf_counter() - start)
+    per_call = len(sharded.output_shapes)
+    flat, times = timed_repeats(
+        lambda: [out for row in sharded.exe.execute_sharded(buffers) for out in row], args.repeat
+    )
+    outputs = [flat[i : i + per_call] for i in range(0, len(flat), per_call)]
     start = time.perf_counter()
     results = sharded.assemble([[out.numpy() for out in row] for row in outputs])
     transfer_out_s = time.perf_counter() - start
     if args.output:
         write_outputs(args.output, results)
-    devices = [str(d) for d in sharded.devices]
-    report = {
-        "module": module.name,
-        "format": fmt,
-        "platform": backend.platform,
-        "device": ", ".join(devices),
-        "devices": devices,
-        "num_replicas": replicas,
-        "num_partitions": partitions,
-        "inputs": [_describe(f"arg{i}", s) for i, s in enumerate(shapes)],
-        "inputs_source": args.inputs or "random (seed 0)",
-        "outputs": [_describe(f"out{i}", s) for i, s in enumerate(sharded.output_shapes)],
-        "compile_ms": _ms(compile_s),
-        "execute_ms": [_ms(t) for t in times],
-        "execute_ms_mean": _ms(sum(times) / len(times)),
-        "execute_ms_min": _ms(min(times)),
-    }
-    if args.output:
-        report["output_file"] = args.output
+    report = run_report(
+        module=module,
+        fmt=fmt,
+        platform=backend.platform,
+        devices=[str(d) for d in sharded.devices],
+        input_shapes=shapes,
+        output_shapes=sharded.output_shapes,
+        inputs_source=args.inputs or "random (seed 0)",
+        compile_s=compile_s,
+        times=times,
+        output_file=args.output,
+        extra={"num_replicas": replicas, "num_partitions": partitions},
+    )
     return report, results, sharded.exe, transfer_in_s, transfer_out_s

@@ -65,6 +65,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "hlort.cli",
             "hlort.cli_graph",
             "hlort.cli_multidevice",
+            "hlort.cli_run_report",
             "hlort.cli_polymorphic",
             "hlort.cli_options",
             "hlort.cli_verbosity",
