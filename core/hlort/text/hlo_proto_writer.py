@@ -98,6 +98,8 @@ def module_message(
     params = entry.parameters
     m.message(4, _program_shape(entry), keep=True)
     m.int(5, module_id).int(6, ids.computation[entry])
+    if module.attributes.get("is_scheduled") == "true":
+        m.message(7, _schedule(comps, ids), keep=True)
     header_fields(m, module)
     if any(_is_dynamic(i.shape) for c in comps for i in c.instructions):
         m.int(11, True)
@@ -138,6 +140,19 @@ class _Ids:
         if number is None:
             raise Unimplemented(f"{user.name} calls {comp.name}, which is not in the module")
         return number
+
+
+def _schedule(comps: list[Computation], ids: _Ids) -> Message:
+    """``HloScheduleProto``: a scheduled module runs each non-fusion computation in its
+    instruction order (hlort's post order), so that order is the schedule."""
+    out = Message()
+    for comp in comps:
+        if comp.is_fusion_computation:
+            continue
+        sequence = Message().ints(1, [ids.instruction[i] for i in ids.orders[comp]])
+        entry = Message().int(1, ids.computation[comp], keep=True).message(2, sequence, True)
+        out.message(1, entry, keep=True)
+    return out
 
 
 def _computation_message(comp: Computation, ids: _Ids) -> Message:
