@@ -148,3 +148,16 @@ def test_a_partitioned_modules_shardings_reach_xla():
     assert len(read.spmd_parameters_shardings) == len(params) == len(module.entry.parameters)
     assert all(same(s, p) for s, p in zip(read.spmd_parameters_shardings, params, strict=True))
     assert same(read.spmd_output_sharding, output)
+
+
+@pytest.mark.parametrize("opcode", OPS, ids=[op.value for op in OPS])
+def test_xlas_own_encoding_reads_back(opcode):
+    """hlort's reader on protos XLA wrote (XLA's HloModule re-serialized: its ids, its order,
+    its defaults) gives the module back."""
+    from hlort.text.hlo_proto_reader import module_from_hlo_proto
+
+    for case in cases_for(opcode):
+        xla = _hlo.HloModule.from_serialized_hlo_module_proto(hlo_module_proto_bytes(case.module))
+        back = module_from_hlo_proto(xla.as_serialized_hlo_module_proto())
+        difference = module_difference(canonical(case.module), canonical(back))
+        assert difference is None, f"{case.id}: {difference}"
