@@ -6,8 +6,9 @@ Run by test_hlo_proto_execution.py in a subprocess: XLA aborts the process on so
 does not support (a pre-fused module's CHECK failure), which must not take pytest down. Each
 proto goes through jaxlib's HLO -> StableHLO conversion and XLA:CPU's compiler.
 
-- ``cases``: the conformance suite's quick sample. Each proto runs beside XLA's parse of
-  hlort's HLO text (XLA's own encoder) on the same inputs; the outputs must be bitwise equal.
+- ``cases``: two cases per op of the conformance suite's quick sample. Each proto runs beside
+  XLA's parse of hlort's HLO text (XLA's own encoder) on the same inputs; the outputs must be
+  bitwise equal.
 - ``programs``: the real programs, optimized by hlort (fusion passes off: XLA:CPU compiles
   only unfused HLO), run on their inputs; results go back to the test, which compares them with
   JAX's expected outputs.
@@ -78,7 +79,11 @@ def cases() -> None:
     from hlort.text.printer import print_module
 
     run = _setup()
+    per_op: dict[str, int] = {}
     for case in all_cases(quick=True):
+        per_op[case.op] = per_op.get(case.op, 0) + 1
+        if per_op[case.op] > 2:  # two per op (two XLA compiles each) keeps this under a minute
+            continue
         module = case.module
         row = {"id": case.id}
         cannot = CPU_CANNOT.get(case.op) or CPU_CANNOT.get(f"{case.op}-{case.dtype}")
