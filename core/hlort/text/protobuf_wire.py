@@ -54,11 +54,16 @@ def encode_varints(values) -> bytes:
     count = np.ones(u.shape, np.int64)
     for k in range(1, 10):  # bytes needed: one more for each 7 bits past the first 7
         count += u >= np.uint64(1 << (7 * k))
-    shifts = np.arange(10, dtype=np.uint64) * np.uint64(7)
-    groups = ((u[:, None] >> shifts[None, :]) & np.uint64(0x7F)).astype(np.uint8)
-    index = np.arange(10)[None, :]
-    groups |= np.where(index < (count[:, None] - 1), 0x80, 0).astype(np.uint8)
-    return groups[index < count[:, None]].tobytes()
+    out = np.empty(int(count.sum()), np.uint8)
+    at = np.cumsum(count) - count  # where each value's first byte goes
+    for k in range(10):  # byte k of every value that has one (few values have many)
+        live = count > k
+        if not live.any():
+            break
+        group = ((u[live] >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
+        group |= np.where(count[live] > k + 1, 0x80, 0).astype(np.uint8)
+        out[at[live] + k] = group
+    return out.tobytes()
 
 
 @functools.cache
