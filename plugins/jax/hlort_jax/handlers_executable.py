@@ -214,13 +214,43 @@ def executable_cost_analysis(a) -> None:
     a.properties, a.num_properties = exe._cost
 
 
+_HLO_WITH_CONFIG = _static.put("hlo_with_config")
+
+
+def _optimized_program(exe: BridgeExecutable) -> bytes:
+    """The optimized (partitioned) module as xla.HloModuleProtoWithConfig, made once."""
+    data = getattr(exe, "_optimized_program", None)
+    if data is None:
+        from hlort.ir.sharding import HloSharding
+        from hlort.text.hlo_proto_writer import hlo_module_proto_with_config_bytes, spmd_shardings
+
+        module = exe.exe.module
+        params, output = spmd_shardings(module)
+        if output is not None and not output.is_tuple:  # jaxlib splits a tuple per output
+            output = HloSharding.tuple_of([output])
+        data = hlo_module_proto_with_config_bytes(
+            module, parameter_shardings=params, output_sharding=output
+        )
+        exe._optimized_program = data
+    return data
+
+
 @pjrt("Executable_OptimizedProgram")
 def executable_optimized_program(a) -> None:
-    raise HlortError(
-        "PJRT_Executable_OptimizedProgram: hlort has no HloModuleProto form; use "
-        "hlort.compile(...).as_text() for the optimized module",
-        ErrorCode.UNIMPLEMENTED,
-    )
+    """PJRT's two calls: with ``code`` NULL it asks the size, then passes a buffer that large.
+    The format is "hlo_with_config", the one jaxlib's C API client parses (HloModuleProto
+    with its config: as_text(), hlo_modules(), a sharded program's in/out shardings)."""
+    data = _optimized_program(HANDLES.get(a.executable))
+    program = abi_structs.STRUCTS["Program"].from_address(a.program)
+    program.format, program.format_size = _HLO_WITH_CONFIG
+    if program.code:
+        if program.code_size < len(data):
+            raise InvalidArgument(
+                f"PJRT_Executable_OptimizedProgram: a {program.code_size}-byte buffer for a "
+                f"{len(data)}-byte program; call first with code=NULL to get the size"
+            )
+        ctypes.memmove(program.code, data, len(data))
+    program.code_size = len(data)
 
 
 @pjrt("Executable_Serialize")
