@@ -121,6 +121,16 @@ def partition_module(module: Module) -> SpmdReport:
     return report
 
 
+def _has_manual(s: HloSharding) -> bool:
+    """Manual, or a tuple holding a manual element (a loop state mixing shard_map's per-device
+    values with constants, once the body's calls are inlined)."""
+    return s.is_manual or (s.is_tuple and any(_has_manual(e) for e in s.elements))
+
+
+def _has_tiled(s: HloSharding) -> bool:
+    return s.is_tiled or (s.is_tuple and any(_has_tiled(e) for e in s.elements))
+
+
 class _Run:
     def __init__(self, e: SpmdEmitter, report: SpmdReport):
         self.e = e
@@ -193,7 +203,7 @@ class _Run:
         )
         if target in _MANUAL_TARGETS or (
             instr.opcode not in (Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT)
-            and any(v.sharding.is_manual for v in ops)
+            and any(_has_manual(v.sharding) for v in ops)
         ):
             return self.manual(instr, ops, target)
         annotation = self.annotation(instr)
@@ -235,6 +245,13 @@ class _Run:
             return PValue(v.local, wanted)
         if target == "Sharding" and (sharding_of(instr) or _REPLICATED).is_manual:
             return PValue(ops[0].local, _MANUAL)
+        for v, operand in zip(ops, instr.operands, strict=True):
+            if _has_tiled(v.sharding):  # replicated values are the same whole value per device
+                raise Unimplemented(
+                    f"{instr.opcode.value} {instr.name} mixes shard_map's per-device values with "
+                    f"{operand.name}, laid out automatically as {v.sharding}; pass it into the "
+                    f"shard_map instead"
+                )
         clone = instr.clone_with(operands=[v.local for v in ops])
         clone.extra_attrs.pop("sharding", None)
         return PValue(self.e.b._append(clone), _MANUAL)
