@@ -61,3 +61,18 @@ ENTRY %main (a: f32[8], b: f32[2]) -> f32[8] {
 """
     with pytest.raises(Unimplemented, match="mixes shard_map's per-device values with b"):
         compile_sharded(interpreter, text)
+
+
+def test_a_shard_map_inside_a_loop_body_is_partitioned_too(interpreter):
+    # JAX's test_while_loop_of_pmap (a pmap with a psum inside lax.fori_loop, jax 0.10.2): the
+    # loop body holds the shard_map; before, the loop ran whole with the shard_map's custom calls
+    # left for the backend ("SPMDFullToShardShape ... needs a partitioned backend").
+    sample = SAMPLE.parent / "fori_loop_of_shard_map.mlir"
+    sharded = compile_sharded(interpreter, parse_stablehlo(sample.read_text(), sample.name))
+    got = sharded(np.ones(4, np.float32))
+    want = np.ones(4, np.float32)
+    for _ in range(3):
+        want = np.sin(want).sum() + want  # psum over the 4 devices of sin(x_i), plus x
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    text = sharded.exe.as_text()
+    assert "SPMDFullToShardShape" not in text and "all-reduce" in text
