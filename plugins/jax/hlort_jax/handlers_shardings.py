@@ -3,10 +3,9 @@
 jaxlib's C-API client asks ``PJRT_Shardings_PJRT_Executable_{Parameter,Output}Shardings`` for
 them (serialized ``xla.OpSharding``, one per flat parameter or output, devices numbered by
 partition); JAX takes an unspecified ``out_shardings`` of ``jit`` from there and checks the
-parameters' against the shardings it asked for. They come from hlort's SPMD partitioner's
-records in the optimized module (``spmd_parameters_shardings`` / ``spmd_output_sharding``;
-unrecorded: replicated). A one-device executable answers null arrays: JAX then uses its own
-single-device sharding, as for a plugin without shardings.
+parameters' against the shardings it asked for. They are hlort's ``Executable.shardings()``:
+what its SPMD partitioner recorded. A one-device executable answers null arrays: JAX then uses
+its own single-device sharding, as for a plugin without shardings.
 """
 
 from __future__ import annotations
@@ -14,31 +13,9 @@ from __future__ import annotations
 import ctypes
 
 from hlort.ir.sharding import HloSharding
-from hlort.passes.spmd_partitioner import output_sharding, parameter_shardings
 from hlort_jax import proto_wire
 from hlort_jax.handles import HANDLES
 from hlort_jax.pjrt_call import pjrt
-
-_REPLICATED = HloSharding.replicate()
-
-
-def _flat(s: HloSharding) -> list[HloSharding]:
-    return [x for e in s.elements for x in _flat(e)] if s.is_tuple else [s]
-
-
-def executable_shardings(exe) -> tuple[list[HloSharding], list[HloSharding]]:
-    """(parameter shardings, flat output shardings) of a multi-device BridgeExecutable."""
-    module = exe.exe.module
-    n_in, n_out = len(exe.exe.input_shapes), exe.num_outputs
-    params = parameter_shardings(module) or [_REPLICATED] * n_in
-    out = output_sharding(module)
-    outs = [_REPLICATED] * n_out if out is None else _flat(out)
-    if len(params) != n_in or len(outs) != n_out:
-        raise ValueError(
-            f"{exe.raw.name}: the partitioner recorded {len(params)} parameter and {len(outs)} "
-            f"output sharding(s) for {n_in} parameter(s) and {n_out} output(s)"
-        )
-    return params, outs
 
 
 def _c_arrays(exe, shardings: list[HloSharding]) -> tuple[int, int, int]:
@@ -56,7 +33,7 @@ def _answers(exe) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         if len(exe.devices) == 1:
             exe.shardings_c = ((len(exe.exe.input_shapes), 0, 0), (exe.num_outputs, 0, 0))
         else:
-            params, outs = executable_shardings(exe)
+            params, outs = exe.exe.shardings()
             exe.shardings_c = (_c_arrays(exe, params), _c_arrays(exe, outs))
     return exe.shardings_c
 
