@@ -35,6 +35,8 @@ BRIDGES: dict[str, dict[str, str]] = {
     "hlort_jax": {
         "hlort": "the public API (hlort.backend...), exactly this module",
         "hlort.plugin.registry": "the discovery records, to list backends without starting them",
+        "hlort.text.hlo_proto_writer": "the optimized program as XLA's HloModuleProto, which "
+        "JAX reads from PJRT_Executable_OptimizedProgram",
         "hlort.runtime.selection": "backend_for_client, exactly: the Backend over a client the "
         "bridge starts with another device count (JAX's jax_num_cpu_devices)",
     },

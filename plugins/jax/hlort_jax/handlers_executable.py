@@ -11,16 +11,17 @@ from __future__ import annotations
 import ctypes
 import struct
 
-from hlort.errors import ErrorCode, HlortError, InvalidArgument
+from hlort.errors import InvalidArgument
 from hlort.plugin.options import CompileOptions
 from hlort_jax import _trampoline, abi_structs, proto_wire
 from hlort_jax.bridge_executable import BridgeExecutable
 from hlort_jax.device_plan import plan_devices
 from hlort_jax.handles import HANDLES
-from hlort_jax.pjrt_call import pjrt
+from hlort_jax.pjrt_call import CStrings, pjrt
 from hlort_jax.program_import import import_program
 
 _SERIAL_MAGIC = b"HLORTJAX1"
+_static = CStrings()
 
 
 def _compile(client, text, build, header, donated) -> tuple:
@@ -200,13 +201,43 @@ def executable_cost_analysis(a) -> None:
     a.properties, a.num_properties = exe._cost
 
 
+_HLO_WITH_CONFIG = _static.put("hlo_with_config")
+
+
+def _optimized_program(exe: BridgeExecutable) -> bytes:
+    """The optimized (partitioned) module as xla.HloModuleProtoWithConfig, made once."""
+    data = getattr(exe, "_optimized_program", None)
+    if data is None:
+        from hlort.ir.sharding import HloSharding
+        from hlort.text.hlo_proto_writer import hlo_module_proto_with_config_bytes, spmd_shardings
+
+        module = exe.exe.module
+        params, output = spmd_shardings(module)
+        if output is not None and not output.is_tuple:  # jaxlib splits a tuple per output
+            output = HloSharding.tuple_of([output])
+        data = hlo_module_proto_with_config_bytes(
+            module, parameter_shardings=params, output_sharding=output
+        )
+        exe._optimized_program = data
+    return data
+
+
 @pjrt("Executable_OptimizedProgram")
 def executable_optimized_program(a) -> None:
-    raise HlortError(
-        "PJRT_Executable_OptimizedProgram: hlort has no HloModuleProto form; use "
-        "hlort.compile(...).as_text() for the optimized module",
-        ErrorCode.UNIMPLEMENTED,
-    )
+    """PJRT's two calls: with ``code`` NULL it asks the size, then passes a buffer that large.
+    The format is "hlo_with_config", the one jaxlib's C API client parses (HloModuleProto
+    with its config: as_text(), hlo_modules(), a sharded program's in/out shardings)."""
+    data = _optimized_program(HANDLES.get(a.executable))
+    program = abi_structs.STRUCTS["Program"].from_address(a.program)
+    program.format, program.format_size = _HLO_WITH_CONFIG
+    if program.code:
+        if program.code_size < len(data):
+            raise InvalidArgument(
+                f"PJRT_Executable_OptimizedProgram: a {program.code_size}-byte buffer for a "
+                f"{len(data)}-byte program; call first with code=NULL to get the size"
+            )
+        ctypes.memmove(program.code, data, len(data))
+    program.code_size = len(data)
 
 
 @pjrt("Executable_Serialize")
