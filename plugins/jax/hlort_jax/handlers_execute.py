@@ -67,6 +67,8 @@ def loaded_execute(a) -> None:
     exe = HANDLES.get(a.executable)
     if a.num_devices != 1 or a.execute_device:
         _check_devices(exe, a)
+    if a.num_devices == 1:
+        return _execute_one(exe, a)
     get = HANDLES.get
     num_args = a.num_args
     lists = (ctypes.c_void_p * a.num_devices).from_address(a.argument_lists) if num_args else ()
@@ -94,3 +96,25 @@ def loaded_execute(a) -> None:
                 prime_buffer(handle, device_answer, memory_answer)
         if events is not None:
             events[k] = new_event(_completion(outputs))
+
+
+def _execute_one(exe, a) -> None:
+    """The one-device call (the dispatch hot path: no per-device arrays)."""
+    get = HANDLES.get
+    num_args = a.num_args
+    if num_args:
+        handles = (ctypes.c_void_p * num_args).from_address(_ptr_at(a.argument_lists).value)
+        raws = [get(h).raw for h in handles]
+    else:
+        raws = []
+    outputs = exe.raw.execute([raws], _options(a.options))[0]
+    device = exe.device
+    new = HANDLES.new
+    if outputs:
+        slots = (ctypes.c_void_p * len(outputs)).from_address(_ptr_at(a.output_lists).value)
+        device_answer, memory_answer = device.answers
+        for i, out in enumerate(outputs):
+            handle = slots[i] = new(BridgeBuffer(out, device))
+            prime_buffer(handle, device_answer, memory_answer)
+    if a.device_complete_events:
+        _ptr_at(a.device_complete_events).value = new_event(_completion(outputs))
