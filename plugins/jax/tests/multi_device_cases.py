@@ -96,6 +96,19 @@ def jit_several_outputs_and_donation(p):
 X_SPEC = P("x")
 
 
+@case
+def jit_serialize_round_trip(p):
+    from jax.experimental.serialize_executable import deserialize_and_load, serialize
+
+    x = put(p, X, P("x"))
+    compiled = jax.jit(lambda a: a * 3 + a.sum(0)).lower(x).compile()
+    payload, in_tree, out_tree = serialize(compiled)
+    loaded = deserialize_and_load(
+        payload, in_tree, out_tree, backend=p, execution_devices=jax.devices(p)[:N]
+    )
+    return loaded(x)
+
+
 def smap(p, body, in_specs=X_SPEC, out_specs=X_SPEC, m=None, **kw):
     return jax.shard_map(body, mesh=m or mesh(p), in_specs=in_specs, out_specs=out_specs, **kw)
 
