@@ -127,3 +127,37 @@ def test_shardings_are_what_xla_parses_from_their_text(sharding):
     ours = _hlo.HloSharding.from_proto(proto)
     reference = _hlo.HloSharding.from_string(sharding.to_text())
     assert ours == reference and str(ours) == str(reference)  # XLA orders subgroup kinds itself
+
+
+def test_a_partitioned_modules_shardings_reach_xla():
+    """jaxlib reads a sharded executable's input and output shardings from these fields."""
+    import hlort
+    from hlort.testing.spmd_programs import mlp_training_step
+    from hlort.text.hlo_proto_writer import spmd_shardings
+
+    module = hlort.compile(mlp_training_step(4), "interpreter").module
+    params, output = spmd_shardings(module)
+    assert any(p.is_tiled for p in params) and output.is_tuple
+    read = _hlo.HloModule.from_serialized_hlo_module_proto(hlo_module_proto_bytes(module))
+
+    def same(op_sharding, sharding: HloSharding) -> bool:
+        return _hlo.HloSharding.from_proto(op_sharding) == _hlo.HloSharding.from_string(
+            sharding.to_text()
+        )
+
+    assert len(read.spmd_parameters_shardings) == len(params) == len(module.entry.parameters)
+    assert all(same(s, p) for s, p in zip(read.spmd_parameters_shardings, params, strict=True))
+    assert same(read.spmd_output_sharding, output)
+
+
+@pytest.mark.parametrize("opcode", OPS, ids=[op.value for op in OPS])
+def test_xlas_own_encoding_reads_back(opcode):
+    """hlort's reader on protos XLA wrote (XLA's HloModule re-serialized: its ids, its order,
+    its defaults) gives the module back."""
+    from hlort.text.hlo_proto_reader import module_from_hlo_proto
+
+    for case in cases_for(opcode):
+        xla = _hlo.HloModule.from_serialized_hlo_module_proto(hlo_module_proto_bytes(case.module))
+        back = module_from_hlo_proto(xla.as_serialized_hlo_module_proto())
+        difference = module_difference(canonical(case.module), canonical(back))
+        assert difference is None, f"{case.id}: {difference}"

@@ -5,7 +5,9 @@ significant line starts with ``HloModule`` is XLA HLO; text with ``module @``/``
 ``func.func`` or ``stablehlo.`` ops is StableHLO. A file's suffix (``.hlo``, ``.mlir``) decides
 when present. Bytes (or a file) starting with ``ML\xefR`` are MLIR bytecode, StableHLO as
 ``jax.export`` serializes it: read through jaxlib when it is installed
-(hlort.importers.stablehlo.bytecode). Importers only translate; they never optimize.
+(hlort.importers.stablehlo.bytecode). XLA's binary HLO protos (``*.hlo.pb``, or bytes that are
+not UTF-8 and start like one) are read by hlort.text.hlo_proto_reader. Importers only
+translate; they never optimize.
 """
 
 from __future__ import annotations
@@ -76,6 +78,8 @@ def read_program_file(path: str | os.PathLike) -> tuple[str, str]:
         data = path.read_bytes()
         if _is_bytecode(data):
             return _bytecode_text(data, str(path)), STABLEHLO
+        if path.suffix.lower() == ".pb" or (_is_hlo_proto(data) and not _is_utf8(data)):
+            return _hlo_proto_text(data, str(path)), HLO
         text = data.decode("utf-8")
     except FileNotFoundError:
         raise NotFound(f"no such file: {path}") from None
@@ -83,7 +87,7 @@ def read_program_file(path: str | os.PathLike) -> tuple[str, str]:
         raise InvalidArgument(f"{path} is a directory, not a program file") from None
     except UnicodeDecodeError:
         raise InvalidArgument(
-            f"{path} is neither UTF-8 text (HLO, StableHLO) nor MLIR bytecode"
+            f"{path} is neither UTF-8 text (HLO, StableHLO), MLIR bytecode nor an XLA HLO proto"
         ) from None
     except OSError as err:
         raise InvalidArgument(f"cannot read {path}: {err.strerror or err}") from None
@@ -101,6 +105,28 @@ def _bytecode_text(data: bytes, source_name: str) -> str:
     from hlort.importers.stablehlo.bytecode import bytecode_to_text
 
     return bytecode_to_text(data, source_name)
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _is_hlo_proto(data) -> bool:
+    from hlort.text.hlo_proto_reader import is_hlo_proto
+
+    return is_hlo_proto(bytes(data[:4]))
+
+
+def _hlo_proto_text(data: bytes, source_name: str) -> str:
+    """An XLA HLO proto (``*.hlo.pb``: HloProto, HloModuleProto[WithConfig]) as HLO text."""
+    from hlort.text.hlo_proto_reader import module_from_hlo_proto
+    from hlort.text.printer import print_module
+
+    return print_module(module_from_hlo_proto(bytes(data), source_name))
 
 
 def _looks_like_a_path(text: str) -> bool:
@@ -126,6 +152,10 @@ def load_program(program: Module | str | bytes | os.PathLike, source_name: str |
         if _is_bytecode(program):
             text = _bytecode_text(bytes(program), name)
             return parse_program(text, STABLEHLO, name), STABLEHLO
+        if _is_hlo_proto(program) and not _is_utf8(bytes(program)):
+            from hlort.text.hlo_proto_reader import module_from_hlo_proto
+
+            return module_from_hlo_proto(bytes(program), name), HLO
         try:
             program = bytes(program).decode("utf-8")
         except UnicodeDecodeError:

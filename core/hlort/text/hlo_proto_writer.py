@@ -127,6 +127,7 @@ class _Ids:
         self.computation = {c: n for n, c in enumerate(comps, 1)}
         self.instruction: dict[Instruction, int] = {}
         self.orders: dict[Computation, list[Instruction]] = {}
+        self._shapes: dict[int, tuple[object, bytes]] = {}
         next_id = 1
         for comp in comps:
             order = comp.post_order()
@@ -134,6 +135,13 @@ class _Ids:
             for instr in order:
                 self.instruction[instr] = next_id
                 next_id += 1
+
+    def shape(self, shape) -> bytes:
+        """The ShapeProto bytes of ``shape``, once per shape object (they repeat a lot)."""
+        hit = self._shapes.get(id(shape))
+        if hit is None or hit[0] is not shape:
+            hit = self._shapes[id(shape)] = (shape, V.shape_message(shape).to_bytes())
+        return hit[1]
 
     def of_computation(self, comp: Computation, user: Instruction) -> int:
         number = self.computation.get(comp)
@@ -261,7 +269,7 @@ def _instruction_message(instr: Instruction, ids: _Ids, by_name) -> Message:
             "(hlort.text.hlo_proto_writer)"
         )
     m = Message().string(1, instr.name).string(2, opcode.value)
-    m.message(3, V.shape_message(instr.shape), keep=True)
+    m.message(3, ids.shape(instr.shape), keep=True)
     attrs = _Attrs(instr)
     writer(m, attrs)
     attrs.check_all_used()

@@ -12,6 +12,7 @@ are encoded with NumPy, not a Python loop.
 
 from __future__ import annotations
 
+import functools
 import struct
 
 import numpy as np
@@ -20,10 +21,13 @@ from hlort.errors import InvalidArgument
 
 VARINT, FIXED64, LENGTH, FIXED32 = 0, 1, 2, 5
 _MASK64 = (1 << 64) - 1
+_ONE_BYTE = [bytes([v]) for v in range(128)]
 
 
 def encode_varint(value: int) -> bytes:
     """A varint; negative values as their 64-bit two's complement (10 bytes), as int64 is."""
+    if 0 <= value < 128:
+        return _ONE_BYTE[value]
     value &= _MASK64
     out = bytearray()
     while value > 0x7F:
@@ -33,8 +37,13 @@ def encode_varint(value: int) -> bytes:
     return bytes(out)
 
 
+_SMALL = 64  # below this many values a Python loop beats NumPy's per-call cost
+
+
 def encode_varints(values) -> bytes:
-    """Many varints at once (int64/uint64/int32/bool/enum lists), vectorized."""
+    """Many varints at once (int64/uint64/int32/bool/enum lists), vectorized when long."""
+    if not isinstance(values, np.ndarray) and len(values) < _SMALL:
+        return b"".join([encode_varint(int(v)) for v in values])
     array = np.asarray(values)
     if array.size == 0:
         return b""
@@ -52,6 +61,7 @@ def encode_varints(values) -> bytes:
     return groups[index < count[:, None]].tobytes()
 
 
+@functools.cache
 def key(field: int, wire: int) -> bytes:
     return encode_varint(field << 3 | wire)
 
@@ -97,7 +107,9 @@ class Message:
 
     def ints(self, field: int, values) -> Message:
         """A packed repeated integer field (int64, int32, bool, enum)."""
-        data = encode_varints(list(values) if not isinstance(values, np.ndarray) else values)
+        data = encode_varints(
+            values if isinstance(values, (np.ndarray, list, tuple)) else list(values)
+        )
         return self.bytes(field, data)
 
     def strings(self, field: int, values) -> Message:
