@@ -1,6 +1,7 @@
 """Failures reach JAX users as errors with hlort's code and message, never as a crash."""
 
 import gc
+import os
 import subprocess
 import sys
 import textwrap
@@ -39,3 +40,23 @@ def test_interpreter_shutdown_with_live_buffers_exits_cleanly():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().endswith("2.0")
+
+
+def test_trace_names_each_pjrt_call_and_its_failures():
+    code = textwrap.dedent("""
+        import jax, numpy as np
+        d = jax.devices("hlort_interpreter")[0]
+        print(float(jax.jit(lambda x: x + 1, device=d)(np.ones(2, np.float32))[0]))
+    """)
+    env = {**os.environ, "HLORT_JAX_TRACE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    calls = [
+        x.split(": ", 1)[1] for x in done.stderr.splitlines() if x.startswith("hlort-jax trace")
+    ]
+    assert {"PJRT_Client_Create", "PJRT_Client_Compile", "PJRT_LoadedExecutable_Execute"} <= set(
+        calls
+    )
+    assert calls.index("PJRT_Client_Compile") < calls.index("PJRT_LoadedExecutable_Execute")
