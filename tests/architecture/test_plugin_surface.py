@@ -37,6 +37,8 @@ BRIDGES: dict[str, dict[str, str]] = {
         "hlort.plugin.registry": "the discovery records, to list backends without starting them",
         "hlort.text.hlo_proto_writer": "the optimized program as XLA's HloModuleProto, which "
         "JAX reads from PJRT_Executable_OptimizedProgram",
+        "hlort.runtime.selection": "backend_for_client, exactly: the Backend over a client the "
+        "bridge starts with another device count (JAX's jax_num_cpu_devices)",
     },
 }
 
@@ -47,9 +49,10 @@ def allowed(plugin: str, module: str) -> bool:
     extra = BRIDGES.get(plugin, {})
     if module in extra:
         return True
+    exact = ("hlort", "hlort.runtime.selection")  # these modules only, not their packages
     return any(
         module == entry or module.startswith(entry + ".")
-        for entry in (*PLUGIN_SURFACE, *(e for e in extra if e != "hlort"))
+        for entry in (*PLUGIN_SURFACE, *(e for e in extra if e not in exact))
     )
 
 

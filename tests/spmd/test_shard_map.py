@@ -34,3 +34,45 @@ def test_partially_manual_shard_map_is_unimplemented():
     text = text.replace("mhlo.num_partitions = 4", "mhlo.num_partitions = 8")
     with pytest.raises(Unimplemented, match="only fully manual shard_map"):
         parse_stablehlo(text)
+
+
+def test_shard_map_with_a_scan_of_psum_runs_per_device(interpreter):
+    # JAX's testIssue804 (jax.pmap of lax.scan with a psum, lowered by jax 0.10.2): once the
+    # body's calls are inlined, the loop state mixes the manual tile with replicated constants.
+    sample = SAMPLE.parent / "shard_map_scan_psum.mlir"
+    sharded = compile_sharded(interpreter, parse_stablehlo(sample.read_text(), sample.name))
+    carry, ys = sharded(np.ones((4, 4), np.float32))
+    np.testing.assert_array_equal(carry, np.full(4, 16, np.float32))  # 4 steps of psum(1) = 4
+    np.testing.assert_array_equal(ys, np.tile(np.arange(0, 16, 4, dtype=np.float32), (4, 1)))
+
+
+def test_per_device_code_mixed_with_an_automatic_tile_is_unimplemented(interpreter):
+    # Before: compiled, adding each device's piece of `b` as if it were the whole of `b`.
+    text = """HloModule mix, num_partitions=4
+
+ENTRY %main (a: f32[8], b: f32[2]) -> f32[8] {
+  %a = f32[8] parameter(0), sharding={devices=[4]0,1,2,3}
+  %b = f32[2] parameter(1), sharding={devices=[2,2]0,1,2,3 last_tile_dim_replicate}
+  %m = f32[2] custom-call(%a), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  %s = f32[2] add(%m, %b)
+  ROOT %r = f32[8] custom-call(%s), custom_call_target="SPMDShardToFullShape",
+    sharding={devices=[4]0,1,2,3}
+}
+"""
+    with pytest.raises(Unimplemented, match="mixes shard_map's per-device values with b"):
+        compile_sharded(interpreter, text)
+
+
+def test_a_shard_map_inside_a_loop_body_is_partitioned_too(interpreter):
+    # JAX's test_while_loop_of_pmap (a pmap with a psum inside lax.fori_loop, jax 0.10.2): the
+    # loop body holds the shard_map; before, the loop ran whole with the shard_map's custom calls
+    # left for the backend ("SPMDFullToShardShape ... needs a partitioned backend").
+    sample = SAMPLE.parent / "fori_loop_of_shard_map.mlir"
+    sharded = compile_sharded(interpreter, parse_stablehlo(sample.read_text(), sample.name))
+    got = sharded(np.ones(4, np.float32))
+    want = np.ones(4, np.float32)
+    for _ in range(3):
+        want = np.sin(want).sum() + want  # psum over the 4 devices of sin(x_i), plus x
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    text = sharded.exe.as_text()
+    assert "SPMDFullToShardShape" not in text and "all-reduce" in text

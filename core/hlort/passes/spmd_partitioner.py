@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from hlort.builder import Builder
 from hlort.errors import InvalidArgument, Unimplemented
+from hlort.ir.computation import Computation, callees_first
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
@@ -112,13 +113,33 @@ def partition_module(module: Module) -> SpmdReport:
     module.entry = None
     module.rename_all()
     module.add_computation(comp, entry=True)
-    module.sort_computations()
+    module.computations = module.reachable_computations()  # loops' global bodies went
     module.attributes.pop("entry_computation_layout", None)
     module.attributes[PARAMETERS_KEY] = (
         "{" + ", ".join(str(values[p].sharding) for p in entry.parameters) + "}"
     )
     module.attributes[OUTPUT_KEY] = str(root.sharding)
     return report
+
+
+def _has_manual(s: HloSharding) -> bool:
+    """Manual, or a tuple holding a manual element (a loop state mixing shard_map's per-device
+    values with constants, once the body's calls are inlined)."""
+    return s.is_manual or (s.is_tuple and any(_has_manual(e) for e in s.elements))
+
+
+def _has_spmd(comp: Computation) -> bool:
+    """Whether ``comp`` (or what it calls) has shardings or shard_map's custom calls."""
+    for c in callees_first([comp]):
+        for instr in c.instructions:
+            target = instr.attrs.get("custom_call_target")
+            if "sharding" in instr.extra_attrs or target in (*_MANUAL_TARGETS, *_SHARDING_TARGETS):
+                return True
+    return False
+
+
+def _has_tiled(s: HloSharding) -> bool:
+    return s.is_tiled or (s.is_tuple and any(_has_tiled(e) for e in s.elements))
 
 
 class _Run:
@@ -193,9 +214,11 @@ class _Run:
         )
         if target in _MANUAL_TARGETS or (
             instr.opcode not in (Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT)
-            and any(v.sharding.is_manual for v in ops)
+            and any(_has_manual(v.sharding) for v in ops)
         ):
             return self.manual(instr, ops, target)
+        if instr.opcode is Opcode.WHILE and any(map(_has_spmd, instr.called_computations())):
+            return self.loop(instr, ops)
         annotation = self.annotation(instr)
         if instr.opcode is Opcode.CUSTOM_CALL and instr.attrs.get("custom_call_target") in (
             _SHARDING_TARGETS
@@ -235,9 +258,54 @@ class _Run:
             return PValue(v.local, wanted)
         if target == "Sharding" and (sharding_of(instr) or _REPLICATED).is_manual:
             return PValue(ops[0].local, _MANUAL)
+        for v, operand in zip(ops, instr.operands, strict=True):
+            if _has_tiled(v.sharding):  # replicated values are the same whole value per device
+                raise Unimplemented(
+                    f"{instr.opcode.value} {instr.name} mixes shard_map's per-device values with "
+                    f"{operand.name}, laid out automatically as {v.sharding}; pass it into the "
+                    f"shard_map instead"
+                )
         clone = instr.clone_with(operands=[v.local for v in ops])
         clone.extra_attrs.pop("sharding", None)
         return PValue(self.e.b._append(clone), _MANUAL)
+
+    def loop(self, instr: Instruction, ops: list[PValue]) -> PValue:
+        """A while whose body or condition has shardings or shard_maps (a pmap inside a
+        fori_loop): the loop state is replicated and both computations are partitioned too,
+        their parameters replicated and their roots resharded back to replicated, so every
+        iteration hands the next the layout it expects."""
+        (v,) = ops
+        state = self._replicate(v, instr.operands[0])
+        attrs = dict(instr.attrs)
+        for key in ("condition", "body"):
+            attrs[key] = self.computation(attrs[key])
+        clone = instr.clone_with(operands=[state], attrs=attrs)
+        clone.extra_attrs.pop("sharding", None)
+        return PValue(self.e.b._append(clone), _REPLICATED)
+
+    def computation(self, comp: Computation) -> Computation:
+        """``comp`` partitioned with replicated parameters and a replicated root."""
+        builder = self.e.b.sub(comp.name)
+        e = SpmdEmitter(builder, self.e.partitions, self.e.replicas)
+        e._channels = self.e._channels  # channel ids stay unique across the module
+        run = _Run(e, self.report)
+        values: dict[Instruction, PValue] = {}
+        for param in comp.parameters:
+            values[param] = PValue(builder.parameter(param.shape, name=param.name), _REPLICATED)
+        for instr in comp.post_order():
+            if instr.opcode is not Opcode.PARAMETER:
+                values[instr] = run.instruction(instr, [values[o] for o in instr.operands])
+        return builder.finish(run._replicate(values[comp.root], comp.root))
+
+    def _replicate(self, v: PValue, global_instr: Instruction) -> Instruction:
+        if _has_manual(v.sharding):
+            raise Unimplemented(
+                f"{global_instr.name} leaves a shard_map's per-device values to a loop's state; "
+                "return them through the shard_map's outputs"
+            )
+        if v.sharding.is_tuple:
+            return self._replicate_tuple(v, global_instr)
+        return self.e.reshard(v.local, v.sharding, _REPLICATED, global_instr.shape)
 
     def partition(self, instr: Instruction, ops: list[PValue]) -> PValue:
         fn = RULES.get(instr.opcode)

@@ -15,6 +15,7 @@ import numpy as np
 
 from hlort.errors import HlortError, InvalidArgument
 from hlort.ir.module import Module
+from hlort.ir.sharding import HloSharding
 from hlort.plugin import api
 from hlort.plugin.base.events import as_hlort_error
 from hlort.plugin.base.hlo_text import print_hlo
@@ -80,6 +81,25 @@ class Executable:
 
     def serialize(self) -> bytes:
         return self.raw.serialize()
+
+    def shardings(self) -> tuple[list[HloSharding], list[HloSharding]]:
+        """(one sharding per parameter, one per flat output) over the partitions: the layouts
+        the SPMD partitioner recorded in the optimized module (``spmd_parameters_shardings``,
+        ``spmd_output_sharding``), replicated where it recorded none (one device)."""
+        from hlort.passes.spmd_partitioner import output_sharding, parameter_shardings
+
+        module = self.module
+        replicated = HloSharding.replicate()
+        params = parameter_shardings(module) or [replicated] * len(self.input_shapes)
+        out = output_sharding(module)
+        outs = [replicated] * len(self.output_shapes) if out is None else _flat(out)
+        if len(params) != len(self.input_shapes) or len(outs) != len(self.output_shapes):
+            raise InvalidArgument(
+                f"{self.name}: the module's spmd shardings describe {len(params)} parameter(s) "
+                f"and {len(outs)} output(s); it has {len(self.input_shapes)} and "
+                f"{len(self.output_shapes)}"
+            )
+        return params, outs
 
     def cost_analysis(self) -> Mapping[str, float]:
         return self.raw.cost_analysis()
@@ -215,3 +235,7 @@ class Executable:
                 f"{self.name} runs on {len(self.devices)} devices; use execute_sharded with one "
                 f"argument list per device"
             )
+
+
+def _flat(s: HloSharding) -> list[HloSharding]:
+    return [x for e in s.elements for x in _flat(e)] if s.is_tuple else [s]

@@ -22,14 +22,11 @@ import numpy as np
 from hlort.errors import InvalidArgument
 from hlort.ir.module import Module
 from hlort.ir.sharding import HloSharding
-from hlort.passes.spmd_partitioner import output_sharding, parameter_shardings
 from hlort.plugin.options import CompileOptions
 from hlort.runtime.device import Device
 from hlort.runtime.executable import Executable
 from hlort.runtime.program import load_program
 from hlort.shape import ArrayShape, TupleShape
-
-_REPLICATED = HloSharding.replicate()
 
 
 def device_counts(module: Module) -> tuple[int, int]:
@@ -60,22 +57,7 @@ class ShardedExecutable:
                 f"{exe.name} runs on {len(exe.devices)} device(s), but its module asks for "
                 f"{self.replicas} replica(s) x {self.partitions} partition(s)"
             )
-        count = len(exe.input_shapes)
-        self.parameter_shardings = parameter_shardings(module) or [_REPLICATED] * count
-        out = output_sharding(module)
-        n_out = len(exe.output_shapes)
-        if out is None:
-            self.output_shardings = [_REPLICATED] * n_out
-        elif out.is_tuple:
-            self.output_shardings = _flatten(out)
-        else:
-            self.output_shardings = [out]
-        if len(self.output_shardings) != n_out or len(self.parameter_shardings) != count:
-            raise InvalidArgument(
-                f"{exe.name}: the module's spmd shardings describe {len(self.parameter_shardings)}"
-                f" parameter(s) and {len(self.output_shardings)} output(s); it has {count} and "
-                f"{n_out}"
-            )
+        self.parameter_shardings, self.output_shardings = exe.shardings()
         self.input_shapes = [
             _global(s, sh) for s, sh in zip(exe.input_shapes, self.parameter_shardings, strict=True)
         ]
@@ -136,12 +118,6 @@ class ShardedExecutable:
     def __call__(self, *arrays: Any) -> Any:
         outputs = self.run(arrays)
         return tuple(outputs) if isinstance(self.exe.result_shape, TupleShape) else outputs[0]
-
-
-def _flatten(s: HloSharding) -> list[HloSharding]:
-    if s.is_tuple:
-        return [x for e in s.elements for x in _flatten(e)]
-    return [s]
 
 
 def _global(local: ArrayShape, sharding: HloSharding) -> ArrayShape:

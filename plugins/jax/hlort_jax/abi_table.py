@@ -259,7 +259,27 @@ FUNCTIONS: list[tuple[str, str]] = [
 ]
 
 NUM_FUNCTIONS = 129
-INDEX = {name: i for i, (name, _) in enumerate(FUNCTIONS)}
+
+# Functions of PJRT extensions the trampoline chains on PJRT_Api.extension_start, as slots
+# after the 129 API functions. The Shardings extension (pjrt_c_api_shardings_extension.h,
+# PJRT_Extension_Type_Shardings = 19, added in API 0.91; a PJRT_Extension_Base of 24 bytes then
+# the two function pointers: 40 bytes) is how jaxlib's C-API client asks an executable for its
+# parameter and output shardings (serialized xla.OpSharding protos, owned by the executable).
+SHARDINGS_EXTENSION_TYPE = 19
+SHARDINGS_EXTENSION_SIZE = 40
+EXTENSION_FUNCTIONS: list[tuple[str, str]] = [
+    (
+        "Shardings_ParameterShardings",
+        "executable:ptr num_parameters:size shardings:ptr sharding_sizes:ptr",
+    ),
+    (
+        "Shardings_OutputShardings",
+        "executable:ptr num_outputs:size shardings:ptr sharding_sizes:ptr",
+    ),
+]
+SLOTS = FUNCTIONS + EXTENSION_FUNCTIONS  # what the trampoline's handler table holds
+NUM_SLOTS = NUM_FUNCTIONS + len(EXTENSION_FUNCTIONS)
+INDEX = {name: i for i, (name, _) in enumerate(SLOTS)}
 
 # Calls jaxlib treats as infallible (it aborts the process when they fail): the trampoline
 # answers success for them even when Python cannot run (shutdown) or raises.
@@ -278,7 +298,7 @@ def parse_fields(spec: str) -> list[tuple[str, str]]:
 
 def implemented_structs() -> dict[str, list[tuple[str, str]]]:
     """Every struct with a declared layout: argument structs (``X_Args``) and the others."""
-    out = {f"{name}_Args": parse_fields(spec) for name, spec in FUNCTIONS if spec}
+    out = {f"{name}_Args": parse_fields(spec) for name, spec in SLOTS if spec}
     out.update({name: parse_fields(spec) for name, spec in AUX_STRUCTS.items()})
     return out
 
@@ -294,6 +314,11 @@ def c_header() -> str:
         f"#define HL_API_MAJOR {API_MAJOR}",
         f"#define HL_API_MINOR {API_MINOR}",
         f"#define HL_NUM_FUNCTIONS {NUM_FUNCTIONS}",
+        f"#define HL_NUM_SLOTS {NUM_SLOTS}",
+        f"#define HL_SHARDINGS_EXTENSION_TYPE {SHARDINGS_EXTENSION_TYPE}",
+        f"#define HL_SHARDINGS_EXTENSION_SIZE {SHARDINGS_EXTENSION_SIZE}",
+        f"#define HL_SLOT_SHARDINGS_PARAMETERS {INDEX['Shardings_ParameterShardings']}",
+        f"#define HL_SLOT_SHARDINGS_OUTPUTS {INDEX['Shardings_OutputShardings']}",
         f"#define HL_API_STRUCT_SIZE {API_STRUCT_SIZE}",
     ]
     structs = implemented_structs()
@@ -305,10 +330,10 @@ def c_header() -> str:
         for field, kind in structs[name]:
             lines.append(f"  {C_TYPES[kind][0]} {field};")
         lines.append(f"}} hl_{name};")
-    never = ", ".join("1" if n in NEVER_FAIL else "0" for n, _ in FUNCTIONS)
-    lines.append(f"static const unsigned char HL_NEVER_FAIL[HL_NUM_FUNCTIONS] = {{{never}}};")
-    names = ", ".join(f'"{n}"' for n, _ in FUNCTIONS)
-    lines.append(f"static const char* const HL_FUNCTION_NAMES[HL_NUM_FUNCTIONS] = {{{names}}};")
+    never = ", ".join("1" if n in NEVER_FAIL else "0" for n, _ in SLOTS)
+    lines.append(f"static const unsigned char HL_NEVER_FAIL[HL_NUM_SLOTS] = {{{never}}};")
+    names = ", ".join(f'"{n}"' for n, _ in SLOTS)
+    lines.append(f"static const char* const HL_FUNCTION_NAMES[HL_NUM_SLOTS] = {{{names}}};")
     # The layout report: (struct name, field name, offset) rows plus (struct, "<size>", sizeof).
     rows = []
     for name in order:

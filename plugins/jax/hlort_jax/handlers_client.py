@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import ctypes
 
-from hlort.errors import ErrorCode, HlortError, InvalidArgument, NotFound
-from hlort_jax import abi_structs, client_options
+from hlort.errors import InvalidArgument, NotFound
+from hlort_jax import abi_structs, client_options, device_count
 from hlort_jax.bridge_objects import MEMORY_KIND_ID, BridgeClient
+from hlort_jax.device_plan import too_few_devices
 from hlort_jax.handles import HANDLES
 from hlort_jax.pjrt_call import CStrings, pjrt
 
@@ -68,9 +69,8 @@ def client_create(a) -> None:
     name = options.get("hlort_backend")
     if not isinstance(name, str):
         raise InvalidArgument("PJRT_Client_Create needs the create option hlort_backend=<name>")
-    import hlort
-
-    backend = hlort.backend(name)
+    device_count.check_single_process(options)
+    backend = device_count.backend_with(name, options)
     client = BridgeClient(backend, options.get("platform_name") or f"hlort_{name}")
     a.client = client.handle
 
@@ -137,11 +137,7 @@ def client_default_device_assignment(a) -> None:
     client = HANDLES.get(a.client)
     needed = a.num_replicas * a.num_partitions
     if needed > len(client.devices):
-        raise HlortError(
-            f"{client.platform_name} has {len(client.devices)} device(s); "
-            f"{a.num_replicas} replica(s) x {a.num_partitions} partition(s) need {needed}",
-            ErrorCode.INVALID_ARGUMENT,
-        )
+        raise too_few_devices(client, a.num_replicas, a.num_partitions)
     out = (ctypes.c_int * needed).from_address(a.default_assignment)
     for i in range(needed):
         out[i] = client.devices[i].raw.id

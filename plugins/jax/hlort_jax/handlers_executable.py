@@ -1,7 +1,9 @@
-"""PJRT compile, executables and execute (with donation), single device.
+"""PJRT compile and executables, on one device or on several.
 
-Multi-device programs (pmap, sharded jit, shard_map: replicas or partitions > 1) are refused
-with UNIMPLEMENTED naming what is missing until hlort has collectives and partitioning.
+A program over ``num_replicas x num_partitions`` copies (sharded jit, shard_map, pmap: JAX
+0.10 lowers pmap to jit of shard_map) compiles for the devices of its device assignment; hlort's
+SPMD partitioner turns its shardings into the per-device program. Execute is in
+handlers_execute.py.
 """
 
 from __future__ import annotations
@@ -9,42 +11,32 @@ from __future__ import annotations
 import ctypes
 import struct
 
-from hlort.errors import ErrorCode, HlortError, InvalidArgument
-from hlort.plugin.base import all_ready, ready_value
-from hlort.plugin.options import CompileOptions, ExecuteOptions
+from hlort.errors import InvalidArgument
+from hlort.plugin.options import CompileOptions
 from hlort_jax import _trampoline, abi_structs, proto_wire
 from hlort_jax.bridge_executable import BridgeExecutable
-from hlort_jax.bridge_objects import BridgeBuffer
-from hlort_jax.fast_paths import prime_buffer
-from hlort_jax.handlers_event import new_event
+from hlort_jax.device_plan import plan_devices
 from hlort_jax.handles import HANDLES
 from hlort_jax.pjrt_call import CStrings, pjrt
 from hlort_jax.program_import import import_program
 
-_MULTI_DEVICE = (
-    "hlort-jax runs single-device programs only: {what} needs collectives and SPMD "
-    "partitioning, which hlort does not have yet; run on one device (no pmap/sharding)"
-)
 _SERIAL_MAGIC = b"HLORTJAX1"
 _static = CStrings()
 
 
-def _check_single_device(replicas: int, partitions: int) -> None:
-    if replicas * partitions != 1:
-        what = f"a program with {replicas} replica(s) x {partitions} partition(s)"
-        raise HlortError(_MULTI_DEVICE.format(what=what), ErrorCode.UNIMPLEMENTED)
-
-
-def _device_for(client, build: proto_wire.BuildOptions):
-    if build.device_assignment:
-        device_id = build.device_assignment[0][0]
-        device = client.by_id.get(device_id)
-        if device is None:
-            raise InvalidArgument(f"{client.platform_name} has no device {device_id}")
-        return device
-    if build.device_ordinal >= 0:
-        return client.devices[build.device_ordinal]
-    return client.devices[0]
+def _compile(client, text, build, header, donated) -> tuple:
+    """(hlort Executable, devices) for ``text`` on the devices ``build`` and ``header`` ask."""
+    plan = plan_devices(client, build, header)
+    options = CompileOptions(
+        num_replicas=plan.num_replicas,
+        num_partitions=plan.num_partitions,
+        device_assignment=plan.assignment,
+        donated_arguments=donated,
+    )
+    backend = client.backend
+    if len(plan.devices) == 1:
+        return backend.compile(text, backend.wrap_device(plan.devices[0].raw), options), plan
+    return backend.compile(text, None, options), plan
 
 
 @pjrt("Client_Compile")
@@ -55,13 +47,10 @@ def client_compile(a) -> None:
     fmt = ctypes.string_at(program.format, program.format_size).decode()
     options_bytes = ctypes.string_at(a.compile_options, a.compile_options_size)
     build = proto_wire.read_compile_options(options_bytes)
-    _check_single_device(build.num_replicas, build.num_partitions)
     imported = import_program(code, fmt)
-    _check_single_device(imported.num_replicas, imported.num_partitions)
-    device = _device_for(client, build)
-    options = CompileOptions(donated_arguments=imported.donated)
-    exe = client.backend.compile(imported.text, client.backend.wrap_device(device.raw), options)
-    a.executable = HANDLES.new(BridgeExecutable(exe, device, options_bytes, imported.donated))
+    header = (imported.num_replicas, imported.num_partitions)
+    exe, plan = _compile(client, imported.text, build, header, imported.donated)
+    a.executable = HANDLES.new(BridgeExecutable(exe, plan.devices, options_bytes, imported.donated))
 
 
 # -- executables ---------------------------------------------------------------------------
@@ -85,7 +74,7 @@ def loaded_get_executable(a) -> None:
 @pjrt("LoadedExecutable_AddressableDevices")
 def loaded_addressable_devices(a) -> None:
     exe = HANDLES.get(a.executable)
-    a.addressable_devices, a.num_addressable_devices = exe.device_array, 1
+    a.addressable_devices, a.num_addressable_devices = exe.device_array, len(exe.devices)
 
 
 @pjrt("LoadedExecutable_Delete")
@@ -102,11 +91,9 @@ def loaded_is_deleted(a) -> None:
 def loaded_device_assignment(a) -> None:
     """Never fails (jaxlib aborts otherwise)."""
     exe = HANDLES.get(a.executable)
-    blob = _trampoline.make_blob(proto_wire.device_assignment_proto([[exe.device.raw.id]]))
-    a.serialized_bytes, a.serialized_bytes_size = (
-        blob,
-        len(proto_wire.device_assignment_proto([[exe.device.raw.id]])),
-    )
+    data = proto_wire.device_assignment_proto(exe.assignment())
+    blob = _trampoline.make_blob(data)
+    a.serialized_bytes, a.serialized_bytes_size = blob, len(data)
     a.serialized_device_assignment = blob
     a.serialized_device_assignment_deleter = _trampoline.addresses()["free_blob"]
 
@@ -132,12 +119,12 @@ def executable_name(a) -> None:
 
 @pjrt("Executable_NumReplicas")
 def executable_num_replicas(a) -> None:
-    a.num_replicas = 1
+    a.num_replicas = HANDLES.get(a.executable).num_replicas
 
 
 @pjrt("Executable_NumPartitions")
 def executable_num_partitions(a) -> None:
-    a.num_partitions = 1
+    a.num_partitions = HANDLES.get(a.executable).num_partitions
 
 
 @pjrt("Executable_NumOutputs")
@@ -291,58 +278,12 @@ def executable_deserialize(a) -> None:
             a.overridden_serialized_compile_options, a.overridden_serialized_compile_options_size
         )
     build = proto_wire.read_compile_options(options_bytes)
-    device = _device_for(client, build)
-    exe = client.backend.deserialize(
-        data[pos + options_size :], CompileOptions(donated_arguments=donated)
+    plan = plan_devices(client, build)
+    options = CompileOptions(
+        num_replicas=plan.num_replicas,
+        num_partitions=plan.num_partitions,
+        device_assignment=plan.assignment,
+        donated_arguments=donated,
     )
-    a.loaded_executable = HANDLES.new(BridgeExecutable(exe, device, options_bytes, donated))
-
-
-# -- execute -------------------------------------------------------------------------------
-_EXECUTE_OPTIONS = abi_structs.STRUCTS["ExecuteOptions"]
-_ptr_at = ctypes.c_void_p.from_address
-_DEFAULT = ExecuteOptions()
-
-
-@pjrt("LoadedExecutable_Execute")
-def loaded_execute(a) -> None:
-    exe = HANDLES.get(a.executable)
-    if a.num_devices != 1:
-        what = f"an execution over {a.num_devices} devices"
-        raise HlortError(_MULTI_DEVICE.format(what=what), ErrorCode.UNIMPLEMENTED)
-    if a.execute_device and HANDLES.get(a.execute_device) is not exe.device:
-        raise HlortError(
-            "PJRT_LoadedExecutable_Execute on a device other than the compiled one is not "
-            "supported by hlort-jax; compile for that device",
-            ErrorCode.UNIMPLEMENTED,
-        )
-    get = HANDLES.get
-    num_args = a.num_args
-    if num_args:
-        handles = (ctypes.c_void_p * num_args).from_address(_ptr_at(a.argument_lists).value)
-        raws = [get(h).raw for h in handles]
-    else:
-        raws = []
-    options = _DEFAULT
-    if a.options:
-        opts = _EXECUTE_OPTIONS.from_address(a.options)
-        if opts.num_non_donatable_input_indices:
-            keep = (ctypes.c_int64 * opts.num_non_donatable_input_indices).from_address(
-                opts.non_donatable_input_indices
-            )
-            options = ExecuteOptions(non_donatable_input_indices=frozenset(keep))
-    outputs = exe.raw.execute([raws], options)[0]
-    device = exe.device
-    new = HANDLES.new
-    if outputs:
-        slots = (ctypes.c_void_p * len(outputs)).from_address(_ptr_at(a.output_lists).value)
-        device_answer, memory_answer = device.answers
-        for i, out in enumerate(outputs):
-            handle = slots[i] = new(BridgeBuffer(out, device))
-            prime_buffer(handle, device_answer, memory_answer)
-    if a.device_complete_events:
-        events = [o.ready_event() for o in outputs]
-        event = (
-            events[0] if len(events) == 1 else (all_ready(events) if events else ready_value(None))
-        )
-        _ptr_at(a.device_complete_events).value = new_event(event)
+    exe = client.backend.deserialize(data[pos + options_size :], options)
+    a.loaded_executable = HANDLES.new(BridgeExecutable(exe, plan.devices, options_bytes, donated))

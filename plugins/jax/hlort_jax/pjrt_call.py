@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import os
+import sys
 from collections.abc import Callable
 
 from hlort.errors import ErrorCode, HlortError
@@ -82,14 +84,36 @@ def unimplemented_handler(function: str) -> Callable[[int], int]:
     return call
 
 
+TRACE_ENV = "HLORT_JAX_TRACE"
+
+
+def _traced(name: str, call: Callable[[int], int | None]) -> Callable[[int], int | None]:
+    """``call`` that first writes ``PJRT_<name>`` to stderr (and ``-> error`` after a failure):
+    which functions jaxlib calls, in order (C-cached getters show their first call only)."""
+
+    def traced(address: int):
+        sys.stderr.write(f"hlort-jax trace: PJRT_{name}\n")
+        result = call(address)
+        if result:
+            sys.stderr.write(f"hlort-jax trace: PJRT_{name} -> error\n")
+        return result
+
+    traced.__name__ = call.__name__
+    return traced
+
+
 def handler_tuple() -> tuple:
-    """The 129 handlers in PJRT_Api order (the three error functions are native: None)."""
+    """The handlers in PJRT_Api order (the three error functions are native: None), then
+    those of the extension functions (abi_table.EXTENSION_FUNCTIONS).
+    ``HLORT_JAX_TRACE=1`` wraps each in :func:`_traced` (read once, when the table is built)."""
+    trace = os.environ.get(TRACE_ENV, "") not in ("", "0")
     out = []
-    for name, _ in abi_table.FUNCTIONS:
+    for name, _ in abi_table.SLOTS:
         if name.startswith("Error_"):
             out.append(None)
-        else:
-            out.append(HANDLERS.get(name) or unimplemented_handler(name))
+            continue
+        call = HANDLERS.get(name) or unimplemented_handler(name)
+        out.append(_traced(name, call) if trace else call)
     return tuple(out)
 
 

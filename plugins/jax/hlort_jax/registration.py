@@ -32,6 +32,8 @@ def _install_trampoline():
             handlers_client,
             handlers_event,
             handlers_executable,
+            handlers_execute,
+            handlers_shardings,
         )
         from hlort_jax.fast_paths import declare_cached_getters
         from hlort_jax.pjrt_call import handler_tuple

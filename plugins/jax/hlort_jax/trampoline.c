@@ -1,6 +1,7 @@
 /* The C side of the bridge: a PJRT_Api table whose every entry calls into Python safely.
  *
- * Each of the 129 entries is a tiny function that (1) answers from a cache when Python said the
+ * Each of the 129 entries (and the two of the Shardings extension chained on extension_start)
+ * is a tiny function that (1) answers from a cache when Python said the
  * answer of this getter for this handle never changes, (2) refuses politely once Python is
  * shutting down (success for calls jaxlib treats as infallible, an UNAVAILABLE error otherwise),
  * (3) takes the GIL, saves any pending Python exception (jaxlib destroys buffers while an
@@ -71,10 +72,23 @@ static struct {
 
 static hl_error* g_no_memory_error;
 
+/* ---- the Shardings extension, chained on PJRT_Api.extension_start ------------------------ */
+typedef struct {
+  size_t struct_size;
+  int type; /* PJRT_Extension_Type */
+  void* next;
+  hl_fn parameter_shardings;
+  hl_fn output_shardings;
+} hl_shardings_extension;
+_Static_assert(sizeof(hl_shardings_extension) == HL_SHARDINGS_EXTENSION_SIZE,
+               "PJRT_Shardings_Extension is 40 bytes");
+_Static_assert(offsetof(hl_shardings_extension, parameter_shardings) == 24, "after the base");
+
 /* ---- state ------------------------------------------------------------------------------- */
-static PyObject* g_handlers[HL_NUM_FUNCTIONS];
+static PyObject* g_handlers[HL_NUM_SLOTS];
 static volatile int g_shut_down = 0;
 static hl_api g_api;
+static hl_shardings_extension g_shardings;
 
 /* ---- the answer cache of hot getters ------------------------------------------------------ */
 #define HL_CACHE_SLOTS 8192
@@ -89,7 +103,7 @@ static hl_cache_entry g_cache[HL_CACHE_SLOTS];
 static pthread_mutex_t g_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
   int handle_offset, out_offset, out_size;
-} g_cacheable[HL_NUM_FUNCTIONS];
+} g_cacheable[HL_NUM_SLOTS];
 
 static size_t cache_slot(void* handle, int index) {
   uintptr_t h = (uintptr_t)handle * 0x9E3779B97F4A7C15ull + (uintptr_t)index * 0x85EBCA6Bu;
@@ -236,15 +250,17 @@ HL_SLOT(8) HL_SLOT(9)
 HL_S10(1) HL_S10(2) HL_S10(3) HL_S10(4) HL_S10(5) HL_S10(6) HL_S10(7) HL_S10(8) HL_S10(9)
 HL_S10(10) HL_S10(11)
 HL_SLOT(120) HL_SLOT(121) HL_SLOT(122) HL_SLOT(123) HL_SLOT(124) HL_SLOT(125) HL_SLOT(126)
-HL_SLOT(127) HL_SLOT(128)
+HL_SLOT(127) HL_SLOT(128) HL_SLOT(129) HL_SLOT(130)
 
 #define HL_P10(t) slot_##t##0, slot_##t##1, slot_##t##2, slot_##t##3, slot_##t##4, \
   slot_##t##5, slot_##t##6, slot_##t##7, slot_##t##8, slot_##t##9
-static const hl_fn g_slots[HL_NUM_FUNCTIONS] = {
+_Static_assert(HL_NUM_SLOTS == 131, "one HL_SLOT per slot");
+static const hl_fn g_slots[HL_NUM_SLOTS] = {
     slot_0, slot_1, slot_2, slot_3, slot_4, slot_5, slot_6, slot_7, slot_8, slot_9,
     HL_P10(1), HL_P10(2), HL_P10(3), HL_P10(4), HL_P10(5), HL_P10(6), HL_P10(7), HL_P10(8),
     HL_P10(9), HL_P10(10), HL_P10(11),
-    slot_120, slot_121, slot_122, slot_123, slot_124, slot_125, slot_126, slot_127, slot_128};
+    slot_120, slot_121, slot_122, slot_123, slot_124, slot_125, slot_126, slot_127, slot_128,
+    slot_129, slot_130};
 
 /* ---- blobs: bytes handed to jaxlib with a deleter ----------------------------------------- */
 static void free_blob(void* blob) { free(blob); }
@@ -252,11 +268,11 @@ static void no_op_deleter(void* ignored) { (void)ignored; }
 
 /* ---- module functions --------------------------------------------------------------------- */
 static PyObject* py_install(PyObject* self, PyObject* handlers) {
-  if (!PyTuple_Check(handlers) || PyTuple_GET_SIZE(handlers) != HL_NUM_FUNCTIONS) {
-    PyErr_Format(PyExc_ValueError, "install() wants a tuple of %d handlers", HL_NUM_FUNCTIONS);
+  if (!PyTuple_Check(handlers) || PyTuple_GET_SIZE(handlers) != HL_NUM_SLOTS) {
+    PyErr_Format(PyExc_ValueError, "install() wants a tuple of %d handlers", HL_NUM_SLOTS);
     return NULL;
   }
-  for (int i = 0; i < HL_NUM_FUNCTIONS; ++i) {
+  for (int i = 0; i < HL_NUM_SLOTS; ++i) {
     PyObject* h = PyTuple_GET_ITEM(handlers, i);
     Py_XDECREF(g_handlers[i]);
     g_handlers[i] = h == Py_None ? NULL : (Py_INCREF(h), h);
@@ -301,7 +317,7 @@ static PyObject* py_set_cacheable(PyObject* self, PyObject* args) {
   int index, handle_offset, out_offset, out_size;
   if (!PyArg_ParseTuple(args, "iiii", &index, &handle_offset, &out_offset, &out_size))
     return NULL;
-  if (index < 0 || index >= HL_NUM_FUNCTIONS || out_size <= 0 || out_size > HL_CACHE_BYTES) {
+  if (index < 0 || index >= HL_NUM_SLOTS || out_size <= 0 || out_size > HL_CACHE_BYTES) {
     PyErr_SetString(PyExc_ValueError, "bad cacheable slot");
     return NULL;
   }
@@ -319,7 +335,7 @@ static PyObject* py_prime(PyObject* self, PyObject* args) {
   if (!PyArg_ParseTuple(args, "iOy#", &index, &handle_obj, &data, &size)) return NULL;
   void* handle = PyLong_AsVoidPtr(handle_obj);
   if (PyErr_Occurred()) return NULL;
-  if (index < 0 || index >= HL_NUM_FUNCTIONS || g_cacheable[index].out_size != size) {
+  if (index < 0 || index >= HL_NUM_SLOTS || g_cacheable[index].out_size != size) {
     PyErr_SetString(PyExc_ValueError, "prime(): not a cacheable slot of that answer size");
     return NULL;
   }
@@ -357,7 +373,7 @@ static PyObject* py_addresses(PyObject* self, PyObject* unused) {
 }
 
 static PyMethodDef methods[] = {
-    {"install", py_install, METH_O, "Set the tuple of 129 Python handlers (None: no handler)."},
+    {"install", py_install, METH_O, "Set the tuple of 131 Python handlers (None: no handler)."},
     {"api_capsule", py_api_capsule, METH_NOARGS, "The PJRT_Api as a 'pjrt_c_api' capsule."},
     {"api_address", py_api_address, METH_NOARGS, "The PJRT_Api's address."},
     {"make_error", py_make_error, METH_VARARGS, "(code, message) -> PJRT_Error address."},
@@ -385,8 +401,13 @@ PyMODINIT_FUNC PyInit__trampoline(void) {
   g_no_memory_error->size = sizeof oom - 1;
   memcpy(g_no_memory_error->message, oom, sizeof oom);
   g_shutdown_error.size = strlen(g_shutdown_error.message);
+  g_shardings.struct_size = sizeof g_shardings;
+  g_shardings.type = HL_SHARDINGS_EXTENSION_TYPE;
+  g_shardings.next = NULL;
+  g_shardings.parameter_shardings = g_slots[HL_SLOT_SHARDINGS_PARAMETERS];
+  g_shardings.output_shardings = g_slots[HL_SLOT_SHARDINGS_OUTPUTS];
   g_api.struct_size = sizeof(hl_api);
-  g_api.extension_start = NULL;
+  g_api.extension_start = &g_shardings;
   g_api.version.struct_size = sizeof g_api.version;
   g_api.version.major_version = HL_API_MAJOR;
   g_api.version.minor_version = HL_API_MINOR;
