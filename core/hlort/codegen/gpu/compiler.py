@@ -30,7 +30,9 @@ from hlort.codegen.gpu.program import (
     KernelLaunch,
     LibraryCall,
 )
+from hlort.codegen.gpu.scatter_schedule import plan_scatter
 from hlort.codegen.gpu.slot_table import SLOT_ALIGNMENT, SlotTable
+from hlort.codegen.gpu.sort_schedule import plan_gpu_sort, sorted_instruction
 from hlort.errors import HlortError
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
@@ -77,10 +79,7 @@ HOST_FALLBACK_OPS = frozenset(
         "partition-id",
         "replica-id",
         "rng-bit-generator",
-        "scatter",
         "select-and-scatter",
-        "sort",
-        "topk",
         "triangular-solve",
         "while",
         # collectives: host steps that meet the other GPUs through the launch's rendezvous
@@ -98,7 +97,9 @@ HOST_FALLBACK_OPS = frozenset(
         "reduce-scatter",
     }
 )
-PARTLY_NATIVE_OPS = frozenset({"dot", "bitcast-convert", "reduce", "reduce-window"})
+PARTLY_NATIVE_OPS = frozenset(
+    {"dot", "bitcast-convert", "reduce", "reduce-window", "scatter", "sort", "topk"}
+)
 
 
 def wrap_instruction(instr: Instruction) -> Computation:
@@ -222,7 +223,8 @@ class _Walker:
         steps: list = []
         for instr in assignment.schedule:
             if instr.opcode not in _STRUCTURAL:
-                steps.append(self.step(instr, slots))
+                step = self.step(instr, slots)
+                steps.extend(step if isinstance(step, list) else [step])
         return steps
 
     def step(self, instr: Instruction, slots: SlotTable):
@@ -236,6 +238,15 @@ class _Walker:
             plan, why = plan_dot(instr)
             if plan is not None:
                 return self._dot_launch(instr, plan, args)
+        elif instr.opcode is Opcode.SCATTER:
+            plan, why = plan_scatter(instr)
+            if plan is not None:
+                return self._scatter_steps(instr, plan, slots)
+        elif instr.opcode in (Opcode.SORT, Opcode.TOPK):
+            comp = wrap_instruction(instr)
+            plan, why = plan_gpu_sort(self.kernels.target, sorted_instruction(comp))
+            if plan is not None:
+                return self._sort_launch(instr, plan, slots)
         elif instr.opcode is Opcode.WHILE and self.host_loops:
             from hlort.codegen.gpu.host_loop import compile_host_loop
 
@@ -257,6 +268,45 @@ class _Walker:
             host_fallback_module(self.module, instr),
             inputs,
             tuple(slots.of(instr)),
+        )
+
+    def _scatter_steps(self, instr: Instruction, plan, slots: SlotTable) -> list:
+        """Copies of the operands into the outputs, then the scatter's kernels."""
+        n = (len(instr.operands) - 1) // 2
+        outs = slots.of(instr)
+        operands = [s for o in instr.operands[:n] for s in slots.of(o)]
+        steps: list = [
+            Copy(src, dst, slots.slots[dst].size, label=f"{instr.name} operand {k}")
+            for k, (src, dst) in enumerate(zip(operands, outs, strict=True))
+        ]
+        comp = wrap_instruction(instr)
+        args = tuple(s for o in instr.operands for s in slots.of(o)) + tuple(outs)
+        for phase in plan.phases:
+            name = f"{self.kernel_prefix}k{len(self.infos)}_{_symbol(instr.name)}"
+            kernel = self.kernels.add_scatter(name, comp, plan, phase)
+            if kernel.scratch:  # the overwrite mode's winners, shared by its three kernels
+                args += slots.scratch(kernel)
+            self.infos.append(KernelInfo(name, kernel.schedule, len(args), instr.name))
+            launch = kernel.launch
+            steps.append(
+                KernelLaunch(
+                    name, launch.grid3(), launch.block3(), launch.shared_bytes, args, instr.name
+                )
+            )
+        return steps
+
+    def _sort_launch(self, instr: Instruction, plan, slots: SlotTable) -> KernelLaunch:
+        name = f"{self.kernel_prefix}k{len(self.infos)}_{_symbol(instr.name)}"
+        kernel = self.kernels.add_sort(name, len(instr.operands), plan)
+        args = (
+            tuple(s for o in instr.operands for s in slots.of(o))
+            + tuple(slots.of(instr))
+            + slots.scratch(kernel)
+        )
+        self.infos.append(KernelInfo(name, kernel.schedule, kernel.num_args, instr.name))
+        launch = kernel.launch
+        return KernelLaunch(
+            name, launch.grid3(), launch.block3(), launch.shared_bytes, args, instr.name
         )
 
     def _dot_launch(self, instr: Instruction, plan, args: tuple[int, ...]) -> KernelLaunch:
