@@ -17,6 +17,7 @@ GPU: the target lowers the kernels to PTX or an object offline.
 
 from __future__ import annotations
 
+from hlort.codegen.gpu.conv_schedule import plan_convolution
 from hlort.codegen.gpu.dot_plan import plan_dot
 from hlort.codegen.gpu.gemm_step import gemm_spec
 from hlort.codegen.gpu.gpu_target import GpuTarget
@@ -72,7 +73,6 @@ HOST_FALLBACK_OPS = frozenset(
         "after-all",
         "cholesky",
         "conditional",
-        "convolution",
         "custom-call",
         "fft",
         "opt-barrier",
@@ -98,7 +98,16 @@ HOST_FALLBACK_OPS = frozenset(
     }
 )
 PARTLY_NATIVE_OPS = frozenset(
-    {"dot", "bitcast-convert", "reduce", "reduce-window", "scatter", "sort", "topk"}
+    {
+        "bitcast-convert",
+        "convolution",
+        "dot",
+        "reduce",
+        "reduce-window",
+        "scatter",
+        "sort",
+        "topk",
+    }
 )
 
 
@@ -242,6 +251,10 @@ class _Walker:
             plan, why = plan_scatter(instr)
             if plan is not None:
                 return self._scatter_steps(instr, plan, slots)
+        elif instr.opcode is Opcode.CONVOLUTION:
+            plan, why = plan_convolution(instr)
+            if plan is not None:
+                return self._conv_launch(instr, plan, slots)
         elif instr.opcode in (Opcode.SORT, Opcode.TOPK):
             comp = wrap_instruction(instr)
             plan, why = plan_gpu_sort(self.kernels.target, sorted_instruction(comp))
@@ -294,6 +307,16 @@ class _Walker:
                 )
             )
         return steps
+
+    def _conv_launch(self, instr: Instruction, plan, slots: SlotTable) -> KernelLaunch:
+        name = f"{self.kernel_prefix}k{len(self.infos)}_{_symbol(instr.name)}"
+        kernel = self.kernels.add_conv(name, plan)
+        args = tuple(s for o in instr.operands for s in slots.of(o)) + tuple(slots.of(instr))
+        self.infos.append(KernelInfo(name, kernel.schedule, kernel.num_args, instr.name))
+        launch = kernel.launch
+        return KernelLaunch(
+            name, launch.grid3(), launch.block3(), launch.shared_bytes, args, instr.name
+        )
 
     def _sort_launch(self, instr: Instruction, plan, slots: SlotTable) -> KernelLaunch:
         name = f"{self.kernel_prefix}k{len(self.infos)}_{_symbol(instr.name)}"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from hlort.codegen.gpu.conv_schedule import ConvPlan, emit_conv_kernel
 from hlort.codegen.gpu.dot_plan import DotPlan
 from hlort.codegen.gpu.dot_schedule import emit_dot_kernel
 from hlort.codegen.gpu.gpu_target import GpuTarget
@@ -126,6 +127,14 @@ class GpuKernelModule:
         launch = emit_scatter_kernel(self.target, fn, comp, plan, phase)
         scratch = (plan.scratch_bytes,) if plan.scratch_bytes and phase == "clear" else ()
         kernel = GpuKernel(name, f"scatter_{plan.mode}", launch, nargs, scratch)
+        self.kernels.append(kernel)
+        return kernel
+
+    def add_conv(self, name: str, plan: ConvPlan) -> GpuKernel:
+        """The direct convolution kernel (conv_schedule.py): arguments input, kernel, result."""
+        fn = self.target.define_kernel(self.module, name, 3)
+        launch = emit_conv_kernel(self.target, fn, plan)
+        kernel = GpuKernel(name, "convolution", launch, 3)
         self.kernels.append(kernel)
         return kernel
 
