@@ -32,6 +32,7 @@ from hlort.codegen.gpu.program import (
     LibraryCall,
 )
 from hlort.codegen.gpu.scatter_schedule import plan_scatter
+from hlort.codegen.gpu.select_scatter_schedule import plan_select_and_scatter
 from hlort.codegen.gpu.slot_table import SLOT_ALIGNMENT, SlotTable
 from hlort.codegen.gpu.sort_schedule import plan_gpu_sort, sorted_instruction
 from hlort.errors import HlortError
@@ -79,7 +80,6 @@ HOST_FALLBACK_OPS = frozenset(
         "partition-id",
         "replica-id",
         "rng-bit-generator",
-        "select-and-scatter",
         "triangular-solve",
         "while",
         # collectives: host steps that meet the other GPUs through the launch's rendezvous
@@ -105,6 +105,7 @@ PARTLY_NATIVE_OPS = frozenset(
         "reduce",
         "reduce-window",
         "scatter",
+        "select-and-scatter",
         "sort",
         "topk",
     }
@@ -254,7 +255,11 @@ class _Walker:
         elif instr.opcode is Opcode.CONVOLUTION:
             plan, why = plan_convolution(instr)
             if plan is not None:
-                return self._conv_launch(instr, plan, slots)
+                return self._simple_launch(instr, "convolution", slots, plan)
+        elif instr.opcode is Opcode.SELECT_AND_SCATTER:
+            why = plan_select_and_scatter(instr)
+            if not why:
+                return self._simple_launch(instr, "select_and_scatter", slots)
         elif instr.opcode in (Opcode.SORT, Opcode.TOPK):
             comp = wrap_instruction(instr)
             plan, why = plan_gpu_sort(self.kernels.target, sorted_instruction(comp))
@@ -308,9 +313,13 @@ class _Walker:
             )
         return steps
 
-    def _conv_launch(self, instr: Instruction, plan, slots: SlotTable) -> KernelLaunch:
+    def _simple_launch(self, instr: Instruction, kind: str, slots: SlotTable, plan=None):
+        """A one-kernel op whose arguments are its operands, then its result."""
         name = f"{self.kernel_prefix}k{len(self.infos)}_{_symbol(instr.name)}"
-        kernel = self.kernels.add_conv(name, plan)
+        if kind == "convolution":
+            kernel = self.kernels.add_conv(name, plan)
+        else:
+            kernel = self.kernels.add_select_and_scatter(name, wrap_instruction(instr))
         args = tuple(s for o in instr.operands for s in slots.of(o)) + tuple(slots.of(instr))
         self.infos.append(KernelInfo(name, kernel.schedule, kernel.num_args, instr.name))
         launch = kernel.launch

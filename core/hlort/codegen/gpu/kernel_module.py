@@ -26,6 +26,7 @@ from hlort.codegen.gpu.loop_schedule import emit_loop_kernel, root_outputs
 from hlort.codegen.gpu.reduce_emitter import supports_loop_body
 from hlort.codegen.gpu.row_schedule import MIN_BLOCK_ROW, emit_row_kernel
 from hlort.codegen.gpu.scatter_schedule import ScatterPlan, emit_scatter_kernel
+from hlort.codegen.gpu.select_scatter_schedule import emit_select_and_scatter_kernel
 from hlort.codegen.gpu.sort_schedule import GpuSortPlan, emit_sort_kernel, sort_output_count
 from hlort.codegen.gpu.split_row_schedule import emit_split_row_kernel, plan_split_rows
 from hlort.codegen.gpu.transpose_schedule import emit_transpose_kernel, plan_tiled_transpose
@@ -135,6 +136,14 @@ class GpuKernelModule:
         fn = self.target.define_kernel(self.module, name, 3)
         launch = emit_conv_kernel(self.target, fn, plan)
         kernel = GpuKernel(name, "convolution", launch, 3)
+        self.kernels.append(kernel)
+        return kernel
+
+    def add_select_and_scatter(self, name: str, comp: Computation) -> GpuKernel:
+        """Select-and-scatter (select_scatter_schedule.py): operand, source, init, result."""
+        fn = self.target.define_kernel(self.module, name, 4)
+        launch = emit_select_and_scatter_kernel(self.target, fn, comp)
+        kernel = GpuKernel(name, "select_and_scatter", launch, 4)
         self.kernels.append(kernel)
         return kernel
 
