@@ -74,3 +74,33 @@ inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, 
     got = HostSimRunner(prog).run(args)
     for g, e in zip(got, expected, strict=True):
         assert g.tobytes() == e.tobytes()
+
+
+@pytest.mark.parametrize("rows", [0, 4])
+def test_an_empty_scatter_leaves_the_operand(rows):
+    text = f"""HloModule e
+comb {{
+  a = f32[] parameter(0)
+  ROOT b = f32[] parameter(1)
+}}
+ENTRY main {{
+  x = f32[{4 - rows},3] parameter(0)
+  i = s32[{rows},1] parameter(1)
+  u = f32[{rows},3] parameter(2)
+  ROOT s = f32[{4 - rows},3] scatter(x, i, u), update_window_dims={{1}}, \
+inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=1, to_apply=comb
+}}
+"""
+    module = parse_module(text)
+    args = [
+        np.ones((4 - rows, 3), np.float32),
+        np.zeros((rows, 1), np.int32),
+        np.full((rows, 3), 2, np.float32),
+    ]
+    expected = np.asarray(flatten_value(evaluate(module, args))[0])
+    optimized = module.clone()
+    run_default_pipeline(optimized, policy=gpu_pass_options().policy)
+    prog = compile_gpu_program(optimized, HostSimTarget(32))
+    assert not prog.fallbacks
+    (got,) = HostSimRunner(prog).run(args)
+    assert got.tobytes() == expected.tobytes()

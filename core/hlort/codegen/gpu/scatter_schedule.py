@@ -135,6 +135,8 @@ def plan_scatter(instr: Instruction) -> tuple[ScatterPlan | None, str]:
     n, dn, update_dims, window_axes, scatter_axes = _geometry(instr)
     rows = math.prod(update_dims[a] for a in scatter_axes)
     window = math.prod(update_dims[a] for a in window_axes)
+    if not rows * window or not math.prod(instr.operands[0].shape.dims):
+        return ScatterPlan("serial", "", rows, window), ""  # nothing to scatter
     if n == 1:
         rmw = _atomic_op(instr)
         if rmw is not None:
