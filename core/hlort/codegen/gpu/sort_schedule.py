@@ -40,6 +40,7 @@ from hlort.codegen.llvm.kernel_abi import KernelEntry
 from hlort.codegen.llvm.llvm_types import I64, load_element, storage_type
 from hlort.codegen.llvm.sort_plan import KeyField, SortPlan, plan_sort
 from hlort.ir.instruction import Instruction
+from hlort.ir.opcodes import Opcode
 
 SHARED_PERM_BYTES = 16384  # rows up to 4096 (padded) sort their permutation in shared memory
 BLOCK = 256
@@ -79,7 +80,7 @@ class GpuSortPlan:
 def sorted_instruction(comp) -> Instruction:
     """The sort / top-k of a wrapped computation (compiler.wrap_instruction)."""
     root = comp.root
-    return root.operands[0].operands[0] if root.opcode.value == "tuple" else root
+    return root.operands[0].operands[0] if root.opcode is Opcode.TUPLE else root
 
 
 def plan_gpu_sort(target: GpuTarget, instr: Instruction) -> tuple[GpuSortPlan | None, str]:
