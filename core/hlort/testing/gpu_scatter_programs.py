@@ -29,12 +29,17 @@ SCATTER_MODES = [
     ("min", "f64", False, "atomic"),
     ("add", "f32", False, "atomic"),
     ("add", "f64", False, "atomic"),
+    ("max", "s8", False, "atomic"),
+    ("add", "u16", False, "atomic"),
+    ("min", "bf16", False, "atomic"),
+    ("max", "f16", False, "atomic"),
     ("set", "f32", False, "overwrite"),
     ("set", "s8", False, "overwrite"),
     ("sub", "f32", True, "parallel"),
     ("add", "f16", True, "parallel"),
     ("sub", "s32", False, "serial"),
     ("add", "f16", False, "serial"),
+    ("mul", "bf16", False, "serial"),
 ]
 
 

@@ -23,6 +23,8 @@ ATOMICS = {
     ("max", "s64"): "atom.global.max.s64",
     ("max", "f32"): "atom.relaxed.gpu.global.cas.b32",
     ("set", "f32"): "atom.global.max.s32",
+    ("max", "s8"): "atom.relaxed.gpu.global.cas.b32",  # on the 32-bit word holding the byte
+    ("max", "f16"): "atom.relaxed.gpu.global.cas.b32",
 }
 
 

@@ -4,7 +4,9 @@ applies the updates, in one of three modes chosen at compile time (``plan_scatte
 - ``"atomic"``: one thread per update element (grid-stride), each combined into its target with
   an atomic: LLVM ``atomicrmw`` (add/and/or/xor/max/min on 32/64-bit integers, fadd on f32/f64),
   which both NVPTX and AMDGPU lower to their native atomics, or a compare-and-swap loop around
-  the inlined combiner (multiply, float max/min). Integer results are exact whatever the order;
+  the inlined combiner (multiply, float max/min); 8- and 16-bit elements with an exact combiner
+  (integer add/and/or/xor/max/min/multiply, narrow-float max/min) by a compare-and-swap loop on
+  the 32-bit word holding them. Integer results are exact whatever the order;
   float add and multiply round in the order the atomics land, so with duplicate targets they
   differ from the interpreter's (in-order) result by rounding only; float max/min are exact
   except which of two tied zeros (-0.0, +0.0) or NaN payloads wins.
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
-from hlort.codegen.gpu.gpu_target import GpuTarget
+from hlort.codegen.gpu.gpu_target import I32, GpuTarget
 from hlort.codegen.gpu.launch import LaunchShape, grid_stride_start
 from hlort.codegen.gpu.loop_schedule import _grid_stride
 from hlort.codegen.llvm.complex_values import is_element_dtype
@@ -64,6 +66,8 @@ _INT_RMW = {
     Opcode.MINIMUM: ("min", "umin"),
 }
 _CAS_OPS = frozenset({Opcode.MULTIPLY, Opcode.MAXIMUM, Opcode.MINIMUM})
+_SUBWORD_INT_OPS = frozenset(_INT_RMW) | {Opcode.MULTIPLY}  # exact mod 2^bits, any order
+_SUBWORD_FLOAT_OPS = frozenset({Opcode.MAXIMUM, Opcode.MINIMUM})
 
 
 @dataclass(frozen=True)
@@ -104,10 +108,16 @@ def _geometry(instr: Instruction):
 
 
 def _atomic_op(instr: Instruction) -> str | None:
-    """The atomicrmw operation ("" = CAS loop) for a one-output scatter, or None."""
+    """The atomicrmw operation ("" = CAS loop, "subword" = CAS on the containing 32-bit word)
+    for a one-output scatter, or None."""
     op = patterns.binary_reducer_opcode(instr.attrs["to_apply"])
     dt = instr.shape.dtype
-    if op is None or dt.is_complex or dt.bits not in (32, 64):
+    if op is None or dt.is_complex or dt.is_pred:
+        return None
+    if dt.bits in (8, 16):  # only order-independent (exact) combiners: no float add/multiply
+        exact = _SUBWORD_INT_OPS if dt.is_integer else _SUBWORD_FLOAT_OPS
+        return "subword" if op in exact else None
+    if dt.bits not in (32, 64):
         return None
     if dt.is_integer:
         if op in _INT_RMW:
@@ -302,6 +312,9 @@ def _plain_apply(ctx, root, plan, outs, target_index, values, t) -> None:
 def _atomic_apply(target, ctx, root, plan, outs, target_index, values, t) -> None:
     b = ctx.b
     dt = root.shape.dtype
+    if plan.rmw == "subword":
+        _subword_apply(target, ctx, root, outs[0], target_index, values[0])
+        return
     ptr = _pointer(b, dt, outs[0], target_index)
     if plan.rmw:
         target.atomic_rmw(b, plan.rmw, ptr, to_storage(b, dt, values[0]))
@@ -328,6 +341,40 @@ def _atomic_apply(target, ctx, root, plan, outs, target_index, values, t) -> Non
     ok = b.extract_value(pair, 1)
     old.add_incoming(seen, b.block)
     b.cbranch(ok, done, loop)
+    b.position_at_end(done)
+
+
+def _subword_apply(target, ctx, root, out, target_index, value) -> None:
+    """An 8- or 16-bit element combined by a compare-and-swap loop on the aligned 32-bit word
+    that holds it (little-endian lanes; slots are 256-byte aligned, so the word never reaches
+    into another buffer and every other lane is written back as it was)."""
+    b = ctx.b
+    dt = root.shape.dtype
+    bits, st = dt.bits, storage_type(dt)
+    it = ir.IntType(bits)
+    per_word = 32 // bits
+    word = b.lshr(target_index, i64(per_word.bit_length() - 1))
+    lane = b.and_(target_index, i64(per_word - 1))
+    shift = b.trunc(b.mul(lane, i64(bits)), I32)
+    mask = b.shl(ir.Constant(I32, (1 << bits) - 1), shift)
+    ptr = b.gep(out, [word], inbounds=True, source_etype=I32)
+    entry_block = b.block
+    first = b.load(ptr, typ=I32)
+    fn = b.block.function
+    loop, done = fn.append_basic_block("subword.loop"), fn.append_basic_block("subword.done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    old = b.phi(I32, name="subword.old")
+    old.add_incoming(first, entry_block)
+    raw = b.trunc(b.lshr(old, shift), it)
+    current = from_storage(b, dt, raw if st == it else b.bitcast(raw, st))
+    new = emit_scalar_computation(ctx, root.attrs["to_apply"], [current, value])[0]
+    new_raw = to_storage(b, dt, new)
+    new_bits = b.zext(new_raw if st == it else b.bitcast(new_raw, it), I32)
+    new_word = b.or_(b.and_(old, b.not_(mask)), b.shl(new_bits, shift))
+    pair = target.compare_exchange(b, ptr, old, new_word)
+    old.add_incoming(b.extract_value(pair, 0), b.block)
+    b.cbranch(b.extract_value(pair, 1), done, loop)
     b.position_at_end(done)
 
 
