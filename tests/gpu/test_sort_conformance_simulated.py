@@ -1,7 +1,8 @@
 """Every sort and top-k case of the conformance suite compiled for the GPU and run on the host
-simulator with 32- and 64-wide warps: no sort or top-k falls back to the host, and every result
-is the interpreter's bit for bit (the permutation included: the kernels run the interpreter's
-own network with its tie rule, sort_schedule.py)."""
+simulator: no sort or top-k falls back to the host, and every result is the interpreter's bit
+for bit (the permutation included: the kernels run the interpreter's own network with its tie
+rule, sort_schedule.py). One warp size: these kernels use no cross-lane operations, so their IR
+is the same for 32 and 64 (the kernel tests run both)."""
 
 import numpy as np
 import pytest
@@ -17,15 +18,14 @@ from hlort.testing.op_case import all_cases
 CASES = [c for c in all_cases() if c.op in ("sort", "topk")]
 
 
-@pytest.mark.parametrize("warp", [32, 64])
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_sort_case_runs_a_sort_kernel(case, warp):
+def test_sort_case_runs_a_sort_kernel(case):
     args = case.inputs()
     shapes = [p.shape for p in case.module.entry.parameters]
     expected = flatten_value(evaluate(case.module, unflatten(shapes, args)))
     module = case.module.clone()
     run_default_pipeline(module, policy=gpu_pass_options().policy)
-    program = compile_gpu_program(module, HostSimTarget(warp))
+    program = compile_gpu_program(module, HostSimTarget(32))
     assert not [f for f in program.fallbacks if f.opcode in ("sort", "topk")], program.fallbacks
     assert any(k.schedule.startswith(("sort_", "topk_")) for k in program.kernels)
     got = HostSimRunner(program).run(args)
