@@ -55,6 +55,8 @@ class NvptxTarget(GpuTarget):
     shared_addrspace = 3
     max_threads_per_block = 1024
     max_grid_blocks = 65535
+    # kernels' atomics only meet other threads of the same GPU: .gpu scope, not .sys
+    atomic_sync_scope = "device"
 
     def __init__(self, arch: str = "sm_80", opt_level: int = 3):
         self.capability = parse_arch(arch)

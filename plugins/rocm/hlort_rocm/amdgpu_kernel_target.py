@@ -43,6 +43,10 @@ class AmdgpuTarget(GpuTarget):
     shared_addrspace = ADDRESS_SPACE_SHARED
     max_threads_per_block = 512  # every kernel says so to LLVM (fewer registers reserved)
     max_grid_blocks = 65535  # the schedules' grid-stride loops cover any size with this many
+    # hipMalloc'd buffers are coarse-grained: agent-scope atomics on them can be the native
+    # global_atomic_* instructions (without the metadata LLVM emits compare-and-swap loops)
+    atomic_sync_scope = "agent"
+    atomic_metadata = ("amdgpu.no.fine.grained.memory",)
 
     def __init__(
         self,

@@ -17,6 +17,7 @@ GPU: the target lowers the kernels to PTX or an object offline.
 
 from __future__ import annotations
 
+from hlort.codegen.gpu.conv_schedule import plan_convolution
 from hlort.codegen.gpu.dot_plan import plan_dot
 from hlort.codegen.gpu.gemm_step import gemm_spec
 from hlort.codegen.gpu.gpu_target import GpuTarget
@@ -30,7 +31,10 @@ from hlort.codegen.gpu.program import (
     KernelLaunch,
     LibraryCall,
 )
+from hlort.codegen.gpu.scatter_schedule import plan_scatter
+from hlort.codegen.gpu.select_scatter_schedule import plan_select_and_scatter
 from hlort.codegen.gpu.slot_table import SLOT_ALIGNMENT, SlotTable
+from hlort.codegen.gpu.sort_schedule import plan_gpu_sort, sorted_instruction
 from hlort.errors import HlortError
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
@@ -70,17 +74,12 @@ HOST_FALLBACK_OPS = frozenset(
         "after-all",
         "cholesky",
         "conditional",
-        "convolution",
         "custom-call",
         "fft",
         "opt-barrier",
         "partition-id",
         "replica-id",
         "rng-bit-generator",
-        "scatter",
-        "select-and-scatter",
-        "sort",
-        "topk",
         "triangular-solve",
         "while",
         # collectives: host steps that meet the other GPUs through the launch's rendezvous
@@ -98,7 +97,19 @@ HOST_FALLBACK_OPS = frozenset(
         "reduce-scatter",
     }
 )
-PARTLY_NATIVE_OPS = frozenset({"dot", "bitcast-convert", "reduce", "reduce-window"})
+PARTLY_NATIVE_OPS = frozenset(
+    {
+        "bitcast-convert",
+        "convolution",
+        "dot",
+        "reduce",
+        "reduce-window",
+        "scatter",
+        "select-and-scatter",
+        "sort",
+        "topk",
+    }
+)
 
 
 def wrap_instruction(instr: Instruction) -> Computation:
@@ -222,7 +233,8 @@ class _Walker:
         steps: list = []
         for instr in assignment.schedule:
             if instr.opcode not in _STRUCTURAL:
-                steps.append(self.step(instr, slots))
+                step = self.step(instr, slots)
+                steps.extend(step if isinstance(step, list) else [step])
         return steps
 
     def step(self, instr: Instruction, slots: SlotTable):
@@ -236,6 +248,23 @@ class _Walker:
             plan, why = plan_dot(instr)
             if plan is not None:
                 return self._dot_launch(instr, plan, args)
+        elif instr.opcode is Opcode.SCATTER:
+            plan, why = plan_scatter(instr)
+            if plan is not None:
+                return self._scatter_steps(instr, plan, slots)
+        elif instr.opcode is Opcode.CONVOLUTION:
+            plan, why = plan_convolution(instr)
+            if plan is not None:
+                return self._simple_launch(instr, "convolution", slots, plan)
+        elif instr.opcode is Opcode.SELECT_AND_SCATTER:
+            why = plan_select_and_scatter(instr)
+            if not why:
+                return self._simple_launch(instr, "select_and_scatter", slots)
+        elif instr.opcode in (Opcode.SORT, Opcode.TOPK):
+            comp = wrap_instruction(instr)
+            plan, why = plan_gpu_sort(self.kernels.target, sorted_instruction(comp))
+            if plan is not None:
+                return self._sort_launch(instr, plan, slots)
         elif instr.opcode is Opcode.WHILE and self.host_loops:
             from hlort.codegen.gpu.host_loop import compile_host_loop
 
@@ -257,6 +286,59 @@ class _Walker:
             host_fallback_module(self.module, instr),
             inputs,
             tuple(slots.of(instr)),
+        )
+
+    def _scatter_steps(self, instr: Instruction, plan, slots: SlotTable) -> list:
+        """Copies of the operands into the outputs, then the scatter's kernels."""
+        n = (len(instr.operands) - 1) // 2
+        outs = slots.of(instr)
+        operands = [s for o in instr.operands[:n] for s in slots.of(o)]
+        steps: list = [
+            Copy(src, dst, slots.slots[dst].size, label=f"{instr.name} operand {k}")
+            for k, (src, dst) in enumerate(zip(operands, outs, strict=True))
+        ]
+        comp = wrap_instruction(instr)
+        args = tuple(s for o in instr.operands for s in slots.of(o)) + tuple(outs)
+        for phase in plan.phases:
+            name = f"{self.kernel_prefix}k{len(self.infos)}_{_symbol(instr.name)}"
+            kernel = self.kernels.add_scatter(name, comp, plan, phase)
+            if kernel.scratch:  # the overwrite mode's winners, shared by its three kernels
+                args += slots.scratch(kernel)
+            self.infos.append(KernelInfo(name, kernel.schedule, len(args), instr.name))
+            launch = kernel.launch
+            steps.append(
+                KernelLaunch(
+                    name, launch.grid3(), launch.block3(), launch.shared_bytes, args, instr.name
+                )
+            )
+        return steps
+
+    def _simple_launch(self, instr: Instruction, kind: str, slots: SlotTable, plan=None):
+        """A one-kernel op whose arguments are its operands, then its result."""
+        name = f"{self.kernel_prefix}k{len(self.infos)}_{_symbol(instr.name)}"
+        if kind == "convolution":
+            kernel = self.kernels.add_conv(name, plan)
+        else:
+            kernel = self.kernels.add_select_and_scatter(name, wrap_instruction(instr))
+        args = tuple(s for o in instr.operands for s in slots.of(o)) + tuple(slots.of(instr))
+        self.infos.append(KernelInfo(name, kernel.schedule, kernel.num_args, instr.name))
+        launch = kernel.launch
+        return KernelLaunch(
+            name, launch.grid3(), launch.block3(), launch.shared_bytes, args, instr.name
+        )
+
+    def _sort_launch(self, instr: Instruction, plan, slots: SlotTable) -> KernelLaunch:
+        name = f"{self.kernel_prefix}k{len(self.infos)}_{_symbol(instr.name)}"
+        kernel = self.kernels.add_sort(name, len(instr.operands), plan)
+        args = (
+            tuple(s for o in instr.operands for s in slots.of(o))
+            + tuple(slots.of(instr))
+            + slots.scratch(kernel)
+        )
+        self.infos.append(KernelInfo(name, kernel.schedule, kernel.num_args, instr.name))
+        launch = kernel.launch
+        return KernelLaunch(
+            name, launch.grid3(), launch.block3(), launch.shared_bytes, args, instr.name
         )
 
     def _dot_launch(self, instr: Instruction, plan, args: tuple[int, ...]) -> KernelLaunch:

@@ -35,6 +35,12 @@ class GpuTarget(ABC):
     local_addrspace: int = 0  # allocas (AMDGPU: 5)
     max_threads_per_block: int = 1024
     max_grid_blocks: int = 65535  # per grid dimension the schedules use (x)
+    # Atomics (scatter): the LLVM sync scope ("" = system) and empty-node metadata that let the
+    # backend pick its native atomic instructions (AMDGPU: "agent" and
+    # amdgpu.no.fine.grained.memory, since device buffers are coarse-grained; otherwise LLVM
+    # expands every atomicrmw to a compare-and-swap loop).
+    atomic_sync_scope: str = ""
+    atomic_metadata: tuple[str, ...] = ()
 
     @property
     def spec(self) -> TargetSpec:
@@ -67,6 +73,27 @@ class GpuTarget(ABC):
         for arg in entry.function.args:
             arg.add_attribute("noalias")
         return entry
+
+    def atomic_rmw(self, b: ir.IRBuilder, op: str, ptr: ir.Value, value: ir.Value) -> ir.Value:
+        """``atomicrmw op`` (relaxed order) in the target's scope; returns the old value."""
+        return self._atomic(b, b.atomic_rmw(op, ptr, value, self._ordering()))
+
+    def compare_exchange(
+        self, b: ir.IRBuilder, ptr: ir.Value, expected: ir.Value, new: ir.Value
+    ) -> ir.Value:
+        """``cmpxchg`` (relaxed order) in the target's scope; returns ``{old, success}``."""
+        order = self._ordering()
+        return self._atomic(b, b.cmpxchg(ptr, expected, new, order, "monotonic"))
+
+    def _ordering(self) -> str:
+        # llvmlite prints the ordering right where LLVM expects the optional syncscope
+        scope = self.atomic_sync_scope
+        return f'syncscope("{scope}") monotonic' if scope else "monotonic"
+
+    def _atomic(self, b: ir.IRBuilder, instr: ir.Instruction) -> ir.Instruction:
+        for name in self.atomic_metadata:
+            instr.set_metadata(name, b.module.add_metadata([]))
+        return instr
 
     # -- intrinsics (each returns an i32 or emits the instruction) ----------------------------
     @abstractmethod

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from hlort.codegen.gpu.conv_schedule import ConvPlan, emit_conv_kernel
 from hlort.codegen.gpu.dot_plan import DotPlan
 from hlort.codegen.gpu.dot_schedule import emit_dot_kernel
 from hlort.codegen.gpu.gpu_target import GpuTarget
@@ -24,6 +25,9 @@ from hlort.codegen.gpu.launch import LaunchShape
 from hlort.codegen.gpu.loop_schedule import emit_loop_kernel, root_outputs
 from hlort.codegen.gpu.reduce_emitter import supports_loop_body
 from hlort.codegen.gpu.row_schedule import MIN_BLOCK_ROW, emit_row_kernel
+from hlort.codegen.gpu.scatter_schedule import ScatterPlan, emit_scatter_kernel
+from hlort.codegen.gpu.select_scatter_schedule import emit_select_and_scatter_kernel
+from hlort.codegen.gpu.sort_schedule import GpuSortPlan, emit_sort_kernel, sort_output_count
 from hlort.codegen.gpu.split_row_schedule import emit_split_row_kernel, plan_split_rows
 from hlort.codegen.gpu.transpose_schedule import emit_transpose_kernel, plan_tiled_transpose
 from hlort.codegen.llvm.row_fusion import plan_row_fusion
@@ -112,6 +116,45 @@ class GpuKernelModule:
         fn = self.target.define_kernel(self.module, name, 3)
         launch = emit_dot_kernel(self.target, fn, plan)
         kernel = GpuKernel(name, "dot", launch, 3)
+        self.kernels.append(kernel)
+        return kernel
+
+    def add_scatter(self, name: str, comp: Computation, plan: ScatterPlan, phase: str) -> GpuKernel:
+        """One of a scatter's kernels (scatter_schedule.py): arguments the wrapped scatter's
+        parameters, then its outputs (which the program first fills with the operands), then
+        the overwrite mode's winner scratch."""
+        nargs = len(comp.parameters) + len(root_outputs(comp)) + (plan.mode == "overwrite")
+        fn = self.target.define_kernel(self.module, name, nargs)
+        launch = emit_scatter_kernel(self.target, fn, comp, plan, phase)
+        scratch = (plan.scratch_bytes,) if plan.scratch_bytes and phase == "clear" else ()
+        kernel = GpuKernel(name, f"scatter_{plan.mode}", launch, nargs, scratch)
+        self.kernels.append(kernel)
+        return kernel
+
+    def add_conv(self, name: str, plan: ConvPlan) -> GpuKernel:
+        """The direct convolution kernel (conv_schedule.py): arguments input, kernel, result."""
+        fn = self.target.define_kernel(self.module, name, 3)
+        launch = emit_conv_kernel(self.target, fn, plan)
+        kernel = GpuKernel(name, "convolution", launch, 3)
+        self.kernels.append(kernel)
+        return kernel
+
+    def add_select_and_scatter(self, name: str, comp: Computation) -> GpuKernel:
+        """Select-and-scatter (select_scatter_schedule.py): operand, source, init, result."""
+        fn = self.target.define_kernel(self.module, name, 4)
+        launch = emit_select_and_scatter_kernel(self.target, fn, comp)
+        kernel = GpuKernel(name, "select_and_scatter", launch, 4)
+        self.kernels.append(kernel)
+        return kernel
+
+    def add_sort(self, name: str, nparams: int, plan: GpuSortPlan) -> GpuKernel:
+        """A sort or top-k kernel (sort_schedule.py): arguments the operands, the outputs, then
+        the permutation scratch when the rows do not fit in shared memory."""
+        scratch = (plan.scratch_bytes,) if plan.scratch_bytes else ()
+        nargs = nparams + sort_output_count(plan) + len(scratch)
+        fn = self.target.define_kernel(self.module, name, nargs)
+        launch = emit_sort_kernel(self.target, fn, nparams, plan)
+        kernel = GpuKernel(name, plan.schedule, launch, nargs, scratch)
         self.kernels.append(kernel)
         return kernel
 

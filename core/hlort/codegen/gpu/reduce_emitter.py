@@ -43,15 +43,15 @@ def supports_reduce(instr: Instruction) -> bool:
 
 
 def supports_reduce_window(instr: Instruction) -> bool:
-    """f32/f64/integer/pred reduce-windows (narrow floats: the interpreter's rounding differs)."""
+    """Reduce-windows of every element type the emitter compiles: the window loop folds with
+    the inlined reducer, whose narrow-float ops round after every step as the interpreter's
+    fold does (interpreter/ops/reduce_window.py)."""
+    from hlort.codegen.llvm.complex_values import is_element_dtype
     from hlort.codegen.llvm.fused_emitter import supports_scalar_computation
 
     if instr.opcode is not Opcode.REDUCE_WINDOW:
         return False
-    if any(
-        not o.shape.is_array or o.shape.dtype in NARROW or o.shape.dtype.is_complex
-        for o in instr.operands
-    ):
+    if any(not o.shape.is_array or not is_element_dtype(o.shape.dtype) for o in instr.operands):
         return False
     return supports_scalar_computation(instr.attrs["to_apply"])
 

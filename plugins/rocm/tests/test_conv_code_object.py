@@ -1,0 +1,28 @@
+"""The GPU direct convolution kernel (hlort.codegen.gpu.conv_schedule) for AMD GPUs: each
+program of hlort.testing.gpu_conv_programs links with ld.lld-19 and validates with
+llvm-readelf-19 for gfx90a and gfx942, with no private segment (the accumulator's alloca is
+promoted to a register) and no spills. What the kernel computes is checked on the host
+simulator (tests/gpu/test_conv_*_simulated.py)."""
+
+import pytest
+
+from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
+from hlort.passes.default_pipeline import run_default_pipeline
+from hlort.testing.gpu_conv_programs import CONV_PROGRAMS, conv_module
+from hlort_rocm.amdgpu_kernel_target import AmdgpuTarget
+from hlort_rocm.compiler import check_program_code_object
+
+
+@pytest.mark.parametrize("gfx", ["gfx90a", "gfx942"])
+@pytest.mark.parametrize("name", sorted(CONV_PROGRAMS))
+def test_conv_code_object_links_and_validates(llvm19_tools, gfx, name):
+    module = conv_module(name)
+    run_default_pipeline(module, policy=gpu_pass_options().policy)
+    program = compile_gpu_program(module, AmdgpuTarget(gfx))
+    (kernel,) = program.kernels
+    assert kernel.schedule == "convolution" and not program.fallbacks
+    report = check_program_code_object(program, 5)
+    assert report.ok, report.problems
+    note = report.kernels[kernel.name]
+    assert note.private_segment_size == 0 and not note.uses_dynamic_stack
+    assert note.vgpr_spills == 0 and note.sgpr_spills == 0

@@ -1,0 +1,34 @@
+"""Every sort and top-k case of the conformance suite compiled for the GPU and run on the host
+simulator: no sort or top-k falls back to the host, and every result is the interpreter's bit
+for bit (the permutation included: the kernels run the interpreter's own network with its tie
+rule, sort_schedule.py). One warp size: these kernels use no cross-lane operations, so their IR
+is the same for 32 and 64 (the kernel tests run both)."""
+
+import numpy as np
+import pytest
+from host_simulator import HostSimRunner, HostSimTarget
+
+from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
+from hlort.interpreter.evaluator import evaluate
+from hlort.passes.default_pipeline import run_default_pipeline
+from hlort.plugin.interpreter_backend import flatten_value, unflatten
+from hlort.testing.comparison import describe_mismatch
+from hlort.testing.op_case import all_cases
+
+CASES = [c for c in all_cases() if c.op in ("sort", "topk")]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_sort_case_runs_a_sort_kernel(case):
+    args = case.inputs()
+    shapes = [p.shape for p in case.module.entry.parameters]
+    expected = flatten_value(evaluate(case.module, unflatten(shapes, args)))
+    module = case.module.clone()
+    run_default_pipeline(module, policy=gpu_pass_options().policy)
+    program = compile_gpu_program(module, HostSimTarget(32))
+    assert not [f for f in program.fallbacks if f.opcode in ("sort", "topk")], program.fallbacks
+    assert any(k.schedule.startswith(("sort_", "topk_")) for k in program.kernels)
+    got = HostSimRunner(program).run(args)
+    for k, (g, e) in enumerate(zip(got, expected, strict=True)):
+        problem = describe_mismatch(g, np.asarray(e), case.kind, what=f"output {k}")
+        assert problem is None, problem
