@@ -75,3 +75,33 @@ def test_xla_element_size_layouts_parse():
     """XLA prints s4 layouts with their element size (``{0:E(4)}``)."""
     module = parse_module("HloModule m\nENTRY e {\n  ROOT p = s4[8]{0:E(4)} parameter(0)\n}\n")
     assert module.entry.root.shape.dtype is dtypes.S4
+
+
+def test_i4_hex_blobs_hold_one_value_per_byte():
+    """MLIR stores i4 one element per byte; a sign-extended byte still becomes a clean nibble."""
+    module = parse_stablehlo(
+        """
+func.func @main() -> (tensor<3xi4>, tensor<2xui4>) {
+  %a = stablehlo.constant dense<"0xFF0701"> : tensor<3xi4>
+  %b = stablehlo.constant dense<"0x0F"> : tensor<2xui4>
+  return %a, %b : tensor<3xi4>, tensor<2xui4>
+}
+"""
+    )
+    a, b = evaluate(module, [])
+    assert a.tolist() == [-1, 7, 1] and a.view(np.uint8).tolist() == [15, 7, 1]
+    assert b.tolist() == [15, 15]
+
+
+def test_npz_carries_4_bit_integers_as_low_nibble_bytes(tmp_path):
+    from hlort.runtime.npz_io import from_storable, raw_bits_dtype, to_storable
+    from hlort.shape import ArrayShape
+
+    shape = ArrayShape(dtypes.S4, (3,))
+    x = np.array([-1, -8, 7], ml_dtypes.int4)
+    stored = to_storable(x)
+    assert stored.dtype == np.uint8 and stored.tolist() == [15, 8, 7]
+    assert raw_bits_dtype(dtypes.S4) == np.uint8
+    assert from_storable(stored, shape, "arg0").tolist() == [-1, -8, 7]
+    with pytest.raises(HlortError, match="low nibble"):
+        from_storable(np.array([0xFF, 0, 0], np.uint8), shape, "arg0")
