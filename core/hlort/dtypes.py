@@ -1,10 +1,12 @@
 """Element types.
 
 One :class:`DType` object per element type, each knowing its NumPy dtype, its XLA HLO name and its
-StableHLO name. bfloat16 and the float8 types come from ml_dtypes, which NumPy treats as real
-dtypes. ml_dtypes takes most of a second to import, so it is imported when one of its types'
-NumPy dtype is first needed (``BF16.numpy``, or :func:`from_numpy` on a type it does not know
-yet), not when this table is.
+StableHLO name. bfloat16, the float8 types and the 4-bit integers (s4/u4: ``ml_dtypes.int4`` and
+``uint4``) come from ml_dtypes, which NumPy treats as real dtypes. A 4-bit integer is held one
+element per byte, its bits in the low nibble and the high nibble zero, as ml_dtypes and XLA's
+unpacked literals hold it: ``bits`` is 4, ``itemsize`` 1. ml_dtypes takes most of a second to
+import, so it is imported when one of its types' NumPy dtype is first needed (``BF16.numpy``, or
+:func:`from_numpy` on a type it does not know yet), not when this table is.
 """
 
 from __future__ import annotations
@@ -13,7 +15,14 @@ import numpy as np
 
 from hlort.errors import InvalidArgument
 
-_ML_DTYPES_ITEMSIZE = {"bfloat16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1}
+_ML_DTYPES_ITEMSIZE = {
+    "bfloat16": 2,
+    "float8_e4m3fn": 1,
+    "float8_e5m2": 1,
+    "int4": 1,
+    "uint4": 1,
+}
+_SUB_BYTE_BITS = {"s4": 4, "u4": 4}  # value bits of types narrower than their byte
 
 
 class DType:
@@ -46,7 +55,7 @@ class DType:
 
     @property
     def from_ml_dtypes(self) -> bool:
-        """Whether NumPy gets this type from ml_dtypes (bfloat16, float8)."""
+        """Whether NumPy gets this type from ml_dtypes (bfloat16, float8, int4, uint4)."""
         return self._ml_dtypes_name is not None
 
     def __reduce__(self):
@@ -55,7 +64,15 @@ class DType:
 
     @property
     def bits(self) -> int:
-        return 1 if self.kind == "pred" else self.itemsize * 8
+        """Value bits: 1 for pred, 4 for s4/u4 (one byte each in memory), else 8 x itemsize."""
+        if self.kind == "pred":
+            return 1
+        return _SUB_BYTE_BITS.get(self.name, self.itemsize * 8)
+
+    @property
+    def is_sub_byte_integer(self) -> bool:
+        """s4/u4: integers whose values are narrower than the byte that holds each one."""
+        return self.name in _SUB_BYTE_BITS
 
     @property
     def itemsize(self) -> int:
@@ -119,6 +136,8 @@ C64 = DType("c64", "complex<f32>", np.dtype(np.complex64), "complex")
 C128 = DType("c128", "complex<f64>", np.dtype(np.complex128), "complex")
 F8E4M3FN = DType("f8e4m3fn", "f8E4M3FN", "float8_e4m3fn", "float")
 F8E5M2 = DType("f8e5m2", "f8E5M2", "float8_e5m2", "float")
+S4 = DType("s4", "i4", "int4", "sint")
+U4 = DType("u4", "ui4", "uint4", "uint")
 
 ALL_DTYPES: tuple[DType, ...] = (
     PRED,
@@ -138,6 +157,8 @@ ALL_DTYPES: tuple[DType, ...] = (
     C128,
     F8E4M3FN,
     F8E5M2,
+    S4,
+    U4,
 )
 SIGNED_INTEGER_DTYPES = tuple(d for d in ALL_DTYPES if d.kind == "sint")
 UNSIGNED_INTEGER_DTYPES = tuple(d for d in ALL_DTYPES if d.kind == "uint")
@@ -201,3 +222,13 @@ def finfo(dtype: DType):
 
 def is_hlo_name(name: str) -> bool:
     return name in _BY_HLO_NAME
+
+
+def iinfo(dtype: DType):
+    """Limits (``.min``, ``.max``, ``.bits``) of an integer type: ``np.iinfo`` for NumPy's own,
+    ``ml_dtypes.iinfo`` for s4/u4 (np.iinfo refuses ml_dtypes' integers)."""
+    if dtype.from_ml_dtypes:
+        import ml_dtypes
+
+        return ml_dtypes.iinfo(dtype.numpy)
+    return np.iinfo(dtype.numpy)

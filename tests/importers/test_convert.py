@@ -280,8 +280,8 @@ def test_bf16_constants_keep_their_type():
             "stablehlo.fancy_new_op",
         ),
         (
-            "  %0 = stablehlo.popcnt %x : tensor<2xi4>\n  return %0 : tensor<2xi4>",
-            "%x: tensor<2xi4>",
+            "  %0 = stablehlo.popcnt %x : tensor<2xi2>\n  return %0 : tensor<2xi2>",
+            "%x: tensor<2xi2>",
             Unimplemented,
             "sub-byte",
         ),

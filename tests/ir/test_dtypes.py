@@ -9,7 +9,7 @@ from hlort.errors import ErrorCode, HlortError
 
 
 def test_every_type_has_three_names():
-    assert len(dtypes.ALL_DTYPES) == 17
+    assert len(dtypes.ALL_DTYPES) == 19
     for d in dtypes.ALL_DTYPES:
         assert dtypes.from_hlo_name(d.name) is d
         assert dtypes.from_stablehlo_name(d.stablehlo_name) is d
@@ -27,6 +27,8 @@ def test_every_type_has_three_names():
         ("f8e5m2", "f8E5M2", ml_dtypes.float8_e5m2),
         ("c64", "complex<f32>", np.complex64),
         ("c128", "complex<f64>", np.complex128),
+        ("s4", "i4", ml_dtypes.int4),
+        ("u4", "ui4", ml_dtypes.uint4),
     ],
 )
 def test_spellings(hlo, stablehlo, np_type):
@@ -43,7 +45,14 @@ def test_classification_and_bits():
     assert dtypes.C64.is_complex and dtypes.C64.component is dtypes.F32
     assert dtypes.C128.component is dtypes.F64
     assert dtypes.F32.component is dtypes.F32
+    assert dtypes.S4.is_signed_integer and dtypes.S4.bits == 4 and dtypes.S4.itemsize == 1
+    assert dtypes.U4.is_unsigned_integer and dtypes.U4.is_sub_byte_integer
+    assert not dtypes.S8.is_sub_byte_integer
+    assert (dtypes.iinfo(dtypes.S4).min, dtypes.iinfo(dtypes.S4).max) == (-8, 7)
+    assert (dtypes.iinfo(dtypes.U4).min, dtypes.iinfo(dtypes.U4).max) == (0, 15)
     assert set(dtypes.INTEGER_DTYPES) == {
+        dtypes.S4,
+        dtypes.U4,
         dtypes.S8,
         dtypes.S16,
         dtypes.S32,

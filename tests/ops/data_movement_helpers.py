@@ -23,7 +23,7 @@ def sample(dtype, dims, seed=0) -> np.ndarray:
     if dt.is_pred:
         return rng.random(dims) < 0.5
     if dt.is_integer:
-        info = np.iinfo(dt.numpy)
+        info = dtypes.iinfo(dt)
         return rng.integers(max(info.min, -100), min(info.max, 100), dims, endpoint=True).astype(
             dt.numpy
         )

@@ -5,11 +5,24 @@ import ml_dtypes
 import numpy as np
 
 from hlort import Builder, dtypes, evaluate, shape
+from hlort.errors import HlortError
 
 BF16 = ml_dtypes.bfloat16
 E4M3 = ml_dtypes.float8_e4m3fn
 E5M2 = ml_dtypes.float8_e5m2
 NAN, INF = float("nan"), float("inf")
+
+
+def int_kind(np_dtype) -> str | None:
+    """ "i" / "u" for signed / unsigned integer NumPy dtypes, ml_dtypes' int4/uint4 included
+    (their NumPy kind is "V"); None otherwise."""
+    try:
+        dt = dtypes.from_numpy(np_dtype)
+    except HlortError:  # not an hlort element type
+        return None
+    if dt.is_integer:
+        return "i" if dt.is_signed_integer else "u"
+    return None
 
 
 def param(b: Builder, a: np.ndarray):

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from elementwise_helpers import BF16, E4M3, E5M2, INF, NAN, run, same
+from elementwise_helpers import BF16, E4M3, E5M2, INF, NAN, int_kind, run, same
 
 from hlort import dtypes
 from hlort.ir import Opcode
@@ -18,8 +18,8 @@ def sample(dtype, dims, offset=0):
     np_dtype = np.dtype(dtype)
     if np_dtype == np.bool_:
         return ((np.arange(n) + offset) % 2 == 0).reshape(dims)
-    if np_dtype.kind in "iu":
-        base = np.arange(n) + 1 + offset - (n // 2 if np_dtype.kind == "i" else 0)
+    if int_kind(np_dtype):
+        base = np.arange(n) + 1 + offset - (n // 2 if int_kind(np_dtype) == "i" else 0)
         return base.astype(np_dtype).reshape(dims)
     values = np.linspace(0.5, 2.5, n) + offset if n else np.zeros(0)
     if np_dtype.kind == "c":

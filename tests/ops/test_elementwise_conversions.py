@@ -32,8 +32,8 @@ def sample(dtype):
     dt = np.dtype(dtype)
     if dt == np.bool_:
         return np.array([True, False, True])
-    if dt.kind in "iu":
-        return np.array([0, 1, 100], dt)
+    if dtypes.from_numpy(dt).is_integer:
+        return np.array([0, 1, min(100, dtypes.iinfo(dtypes.from_numpy(dt)).max)], dt)
     values = np.array([0.0, -1.5, 100.0])
     return (values + (0.5j if dt.kind == "c" else 0)).astype(dt)
 

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from elementwise_helpers import BF16, E4M3, E5M2, INF, NAN, run, same
+from elementwise_helpers import BF16, E4M3, E5M2, INF, NAN, int_kind, run, same
 
 from hlort import Builder, dtypes, shape
 from hlort.ir import Opcode
@@ -19,8 +19,8 @@ def sample(dtype, dims=(2, 3)):
     np_dtype = np.dtype(dtype)
     if np_dtype == np.bool_:
         return (np.arange(n) % 2 == 0).reshape(dims)
-    if np_dtype.kind in "iu":
-        base = np.arange(n) - (n // 2 if np_dtype.kind == "i" else 0)
+    if int_kind(np_dtype):
+        base = np.arange(n) - (n // 2 if int_kind(np_dtype) == "i" else 0)
         return base.astype(np_dtype).reshape(dims)
     values = np.linspace(-1.75, 2.5, n) if n else np.zeros(0)
     if np_dtype.kind == "c":

@@ -182,8 +182,8 @@ def test_bounded_dimensions_parse_and_print_back():
 
 
 def test_sub_byte_types_are_unimplemented():
-    with pytest.raises(Unimplemented, match="element type s4 is not supported"):
-        parse_module(body("ROOT %p = s4[4] parameter(0)"))
+    with pytest.raises(Unimplemented, match="element type s2 is not supported"):
+        parse_module(body("ROOT %p = s2[4] parameter(0)"))
 
 
 def test_verifier_errors_name_the_instruction_and_line():

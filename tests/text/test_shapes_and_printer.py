@@ -54,7 +54,7 @@ def test_parse_tuple_and_token_shapes():
         ("(f32[2] s32[])", ParseError),
         ("q32[2]", ParseError),
         ("f32[?]", Unimplemented),
-        ("u4[2]", Unimplemented),
+        ("u2[2]", Unimplemented),
     ],
 )
 def test_bad_shapes(text, error):

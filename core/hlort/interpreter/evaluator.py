@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hlort.errors import Internal, InvalidArgument, Unimplemented
-from hlort.interpreter.registry import function_for
+from hlort.interpreter.registry import function_for_instruction
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
@@ -75,7 +75,7 @@ class Evaluator:
         env: dict[Instruction, object] = {}
         outer, self._running.env = getattr(self._running, "env", None), env
         try:
-            return self._run_order(order, env, comp, args)
+            return self._run_order(order, orders.functions, env, comp, args)
         finally:
             self._running.env = outer
 
@@ -84,14 +84,16 @@ class Evaluator:
         operand of the running instruction or one of its producers)."""
         return self._running.env[instr]
 
-    def _run_order(self, order, env: dict, comp: Computation, args: Sequence) -> object:
+    def _run_order(
+        self, order, functions: dict, env: dict, comp: Computation, args: Sequence
+    ) -> object:
         for instr in order:
             if instr.opcode is Opcode.PARAMETER:
                 env[instr] = args[instr.parameter_number]
                 continue
-            fn = function_for(instr.opcode)
+            fn = functions.get(instr)
             if fn is None:
-                raise Unimplemented(f"the interpreter has no function for {instr.opcode.value}")
+                fn = functions[instr] = _function(instr)
             result = fn(self, instr, *[env[o] for o in instr.operands])
             if self.check_shapes:
                 check_value(result, instr.shape, instr)
@@ -105,12 +107,20 @@ class _Orders:
     def __init__(self) -> None:
         self.effects = SideEffects()
         self.orders: dict[Computation, list[Instruction]] = {}
+        self.functions: dict[Instruction, object] = {}  # op function per instruction
 
     def of(self, comp: Computation) -> list[Instruction]:
         order = self.orders.get(comp)
         if order is None:
             order = self.orders[comp] = comp.execution_order(self.effects)
         return order
+
+
+def _function(instr: Instruction):
+    fn = function_for_instruction(instr)  # s4/u4: computed in bytes, wrapped back to 4 bits
+    if fn is None:
+        raise Unimplemented(f"the interpreter has no function for {instr.opcode.value}")
+    return fn
 
 
 def evaluate(module: Module, args: Sequence = (), **options) -> object:

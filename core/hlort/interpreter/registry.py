@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from hlort.interpreter.sub_byte import adapt, needs_adapter
 from hlort.ir.op_registry import OpRegistry
 from hlort.ir.opcodes import Opcode
 
@@ -26,4 +27,15 @@ def evaluates(*opcodes: Opcode) -> Callable[[OpFunction], OpFunction]:
 
 
 def function_for(opcode: Opcode) -> OpFunction | None:
+    """The registered function of ``opcode``: it sees operands as they are, so callers that run
+    it on an instruction's values use :func:`function_for_instruction`."""
     return OP_FUNCTIONS.get(opcode)
+
+
+def function_for_instruction(instr) -> OpFunction | None:
+    """The function that evaluates ``instr``: its opcode's, computing in bytes when ``instr``
+    works on s4/u4 values (sub_byte.py)."""
+    fn = OP_FUNCTIONS.get(instr.opcode)
+    if fn is not None and needs_adapter(instr):
+        return adapt(instr, fn)
+    return fn

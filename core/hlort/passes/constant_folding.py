@@ -15,7 +15,7 @@ import numpy as np
 
 from hlort.errors import HlortError
 from hlort.interpreter.evaluator import Evaluator, check_value
-from hlort.interpreter.registry import function_for
+from hlort.interpreter.registry import function_for, function_for_instruction
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
@@ -105,7 +105,7 @@ def _operand_value(evaluator: Evaluator, operand: Instruction):
 
 def _evaluate(evaluator: Evaluator, instr: Instruction) -> np.ndarray | None:
     """The interpreter's value of ``instr`` on its constant operands, or None if it cannot."""
-    fn = function_for(instr.opcode)
+    fn = function_for_instruction(instr)
     if fn is None:
         return None
     try:

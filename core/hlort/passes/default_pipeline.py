@@ -1,6 +1,7 @@
 """The default optimization pipeline and the compile summary ``hlort compile --dump-dir`` writes.
 
 Order: the plugin's ``before`` passes; dimension-size lowering (bounded dynamism to static ops);
+sub-byte bitcast expansion (s4/u4 packing as integer ops);
 the SPMD partitioner (a module of several partitions becomes the per-device program; nothing
 happens otherwise); call inlining; a fixed-point group of tuple simplification, algebraic
 simplification, constant folding, CSE and DCE; a fixed-point group of instruction fusion and
@@ -36,6 +37,7 @@ from hlort.passes.pass_base import Pass
 from hlort.passes.pipeline import FixedPoint, Pipeline, PipelineReport
 from hlort.passes.scheduling import Scheduler
 from hlort.passes.spmd_partitioner import SpmdPartitioner, write_spmd_report
+from hlort.passes.sub_byte_bitcast import SubByteBitcastExpansion
 from hlort.passes.tuple_simplification import TupleSimplifier
 
 LOGGER = logging.getLogger("hlort.passes")
@@ -67,6 +69,7 @@ def default_passes(
     passes = [
         *before,
         DimensionSizeLowering(),
+        SubByteBitcastExpansion(),
         SpmdPartitioner(),
         CallInliner(),
         FixedPoint(simplification_passes(), name="simplify"),

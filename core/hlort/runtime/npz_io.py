@@ -2,7 +2,8 @@
 
 Inputs are ``arg0..argN-1`` and outputs ``out0..outM-1``. NPZ cannot carry bfloat16 or float8
 (ml_dtypes types), so such arrays travel as unsigned integers of the same width holding the raw
-bits: read ``uint16`` for a ``bf16`` parameter, write ``uint8`` for an ``f8e4m3fn`` result.
+bits: read ``uint16`` for a ``bf16`` parameter, write ``uint8`` for an ``f8e4m3fn`` result. s4/u4
+travel as ``uint8`` holding the 4 bits in the low nibble (0..15; s4 -1 is 15), as in memory.
 (A bfloat16 array given to ``np.savez`` as is comes back as void ``|V2``, the same bits: accepted.)
 """
 
@@ -26,7 +27,7 @@ def needs_raw_bits(dtype: DType) -> bool:
 
 
 def raw_bits_dtype(dtype: DType) -> np.dtype:
-    return np.dtype(f"uint{dtype.bits}")
+    return np.dtype(f"uint{dtype.itemsize * 8}")
 
 
 def to_storable(array: np.ndarray) -> np.ndarray:
@@ -51,6 +52,11 @@ def from_storable(array: np.ndarray, shape: ArrayShape, label: str) -> np.ndarra
     want = shape.dtype.numpy
     given = array.dtype
     if needs_raw_bits(shape.dtype) and _is_raw_bits(array.dtype, want):
+        if shape.dtype.is_sub_byte_integer and np.any(np.asarray(array).view(np.uint8) > 15):
+            raise InvalidArgument(
+                f"{label} holds {shape.dtype} raw bits above 15: store each element's 4 bits "
+                f"in the low nibble of a uint8 (s4 -1 is 15)"
+            )
         array = np.asarray(array, order="C").view(want)  # keeps 0-d arrays 0-d
     if array.shape != shape.dims or array.dtype != want:
         how = (

@@ -45,7 +45,7 @@ def identity_value(opcode: Opcode, dt: DType) -> np.ndarray:
     if dt.is_pred:
         return np.array(high)
     if dt.is_integer:
-        info = np.iinfo(dt.numpy)
+        info = dtypes.iinfo(dt)
         return np.array(info.max if high else info.min, dt.numpy)
     if dt.name == "f8e4m3fn":  # no infinity: the extreme finite value is the identity
         fmax = float(ml_dtypes.finfo(dt.numpy).max)

@@ -13,7 +13,7 @@ import zlib
 import ml_dtypes
 import numpy as np
 
-from hlort.dtypes import DType
+from hlort.dtypes import DType, iinfo
 
 
 def seed_for(case_id: str) -> int:
@@ -34,7 +34,7 @@ def edge_values(dt: DType) -> np.ndarray:
     if dt.is_pred:
         return np.array([False, True])
     if dt.is_integer:
-        info = np.iinfo(dt.numpy)
+        info = iinfo(dt)
         vals = {0, 1, 2, 7, info.max, info.max - 1, info.min}
         if dt.is_signed_integer:
             vals |= {-1, -2, info.min + 1}
@@ -78,9 +78,11 @@ def random_values(
     if dt.is_pred:
         return rng.integers(0, 2, size=shape).astype(bool)
     if dt.is_integer:
-        info = np.iinfo(dt.numpy)
+        info = iinfo(dt)
         lo = info.min if low is None else max(int(low), info.min)
         hi = info.max if high is None else min(int(high), info.max)
+        if dt.is_sub_byte_integer:  # NumPy's generator has no 4-bit integers
+            return rng.integers(lo, hi, size=shape, dtype=np.int8, endpoint=True).astype(dt.numpy)
         return rng.integers(lo, hi, size=shape, dtype=dt.numpy, endpoint=True)
     if dt.is_complex:
         comp = dt.component

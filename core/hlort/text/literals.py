@@ -19,7 +19,7 @@ import re
 import numpy as np
 
 from hlort import limits
-from hlort.dtypes import DType, finfo
+from hlort.dtypes import DType, finfo, iinfo
 from hlort.shape import ArrayShape, Shape, TupleShape
 from hlort.text.lazy_pattern import LazyPattern
 from hlort.text.lexer import Lexer
@@ -166,7 +166,7 @@ def _fast_convert(flat: str, dt: DType, count: int) -> np.ndarray | None:
                     return None
                 return arr
             arr = np.fromstring(flat, dtype=np.int64, sep=",")
-            info = np.iinfo(dt.numpy)
+            info = iinfo(dt)
             if arr.size != count or (arr.size and (arr.min() < info.min or arr.max() > info.max)):
                 return None
             if dt.name == "s64" and ((arr == info.max) | (arr == info.min)).any():
@@ -205,7 +205,7 @@ def _element_array(
                 value = int(tok, 0) if tok.lstrip("+-").startswith(("0x", "0X")) else int(tok)
             except ValueError:
                 lex.error(f"{tok!r} is not an integer ({dt.name})", where)
-            info = np.iinfo(dt.numpy)
+            info = iinfo(dt)
             if not info.min <= value <= info.max:
                 lex.error(f"{tok} is out of range for {dt.name} [{info.min}, {info.max}]", where)
             out[i] = value

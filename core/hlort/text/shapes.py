@@ -18,10 +18,8 @@ XLA_ONLY_TYPES = frozenset(
     {
         "s1",
         "s2",
-        "s4",
         "u1",
         "u2",
-        "u4",
         "f4e2m1fn",
         "f8e3m4",
         "f8e4m3",

@@ -23,7 +23,7 @@ from functools import partial
 import numpy as np
 
 from hlort.errors import Unimplemented
-from hlort.interpreter.registry import function_for
+from hlort.interpreter.registry import function_for_instruction
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
@@ -275,7 +275,7 @@ def _build(
             fallback[_label(instr)] += 1
             report.add(instr.name, _label(instr), not_kernels.get(instr, "no kernel"))
             continue
-        fn = function_for(op)
+        fn = function_for_instruction(instr)
         if fn is None:
             raise Unimplemented(
                 f"cpu: no kernel and no interpreter function for {op.value} ({instr.name})"

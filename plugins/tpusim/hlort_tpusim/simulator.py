@@ -19,7 +19,7 @@ from hlort import dtypes
 from hlort.errors import Internal
 from hlort.interpreter.array_calls import call_on_arrays
 from hlort.interpreter.evaluator import Evaluator
-from hlort.interpreter.registry import function_for
+from hlort.interpreter.registry import function_for, function_for_instruction
 from hlort.ir import attributes as A
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
@@ -63,7 +63,7 @@ class Simulator(TransferAndMatrixExecutors, CollectiveExecutors):
         self.replica = replica
         self.partition = partition
         self._modules: dict[int, Any] = modules if modules is not None else {}
-        self._proxies: dict[tuple, Instruction] = {}
+        self._proxies: dict[tuple, object] = {}
         self.bulk = bulk
         self.dry = False
         self.launch = launch  # the LaunchContext of an execution (collectives), or None
@@ -267,8 +267,8 @@ class Simulator(TransferAndMatrixExecutors, CollectiveExecutors):
         # by id: Instr is an eq dataclass (equal instructions compare equal, unhashable); the
         # cache lives in this one-launch Simulator, while the program holds its Instrs
         key = (id(sub), shapes)
-        proxy = self._proxies.get(key)
-        if proxy is None:
+        cached = self._proxies.get(key)
+        if cached is None:
             out_shape = np.broadcast_shapes(*shapes) if shapes else ()
             operands = [
                 Instruction(
@@ -282,10 +282,11 @@ class Simulator(TransferAndMatrixExecutors, CollectiveExecutors):
                 operands,
                 decode_attrs(b.get("attrs")),
             )
-            self._proxies[key] = proxy
+            cached = self._proxies[key] = (proxy, function_for_instruction(proxy))
+        proxy, fn = cached
         if len({s for s in shapes}) > 1:
             values = list(np.broadcast_arrays(*values))
-        return function_for(opcode)(self.ev, proxy, *values)
+        return fn(self.ev, proxy, *values)
 
     @executes("vreduce")
     def _op_vreduce(self, ins: Instr, a: dict) -> None:

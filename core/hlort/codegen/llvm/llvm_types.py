@@ -1,7 +1,9 @@
 """Element types in LLVM: how each hlort type is stored in memory and held in registers.
 
-Storage types are the bytes NumPy uses (pred is one byte). Register ("value") types are what the
-elemental emitter computes with: pred is i1, integers are iN (signedness lives in the DType),
+Storage types are the bytes NumPy uses (pred is one byte; s4/u4 are one byte each, the value in
+the low nibble and the high nibble zero, as ml_dtypes holds them). Register ("value") types are
+what the elemental emitter computes with: pred is i1, integers are iN (s4/u4 are i4: a load
+truncates the byte, a store zero-extends it; signedness lives in the DType),
 f32/f64 are float/double, and f16/bf16 are held as f32, exactly as XLA upcasts them; each op on a
 narrow type rounds its f32 result back through the narrow type, so a fused chain rounds after
 every op like the interpreter does. float8 types are stored as bytes and held as f32 the same
@@ -70,7 +72,7 @@ def storage_type(dtype: DType) -> ir.Type:
     _check(dtype)
     if dtype.is_complex:
         return value_type(dtype)
-    if dtype.is_pred:
+    if dtype.is_pred or dtype.is_sub_byte_integer:
         return I8
     if dtype.is_integer:
         return ir.IntType(dtype.bits)
@@ -96,6 +98,8 @@ def store_element(
 def from_storage(b: ir.IRBuilder, dtype: DType, raw: ir.Value) -> ir.Value:
     if dtype.is_pred:
         return b.icmp_unsigned("!=", raw, ir.Constant(I8, 0))
+    if dtype.is_sub_byte_integer:
+        return b.trunc(raw, ir.IntType(dtype.bits))
     if dtype is dtypes.F16:
         return b.fpext(raw, F32)
     if dtype is dtypes.BF16:
@@ -106,7 +110,7 @@ def from_storage(b: ir.IRBuilder, dtype: DType, raw: ir.Value) -> ir.Value:
 
 
 def to_storage(b: ir.IRBuilder, dtype: DType, value: ir.Value) -> ir.Value:
-    if dtype.is_pred:
+    if dtype.is_pred or dtype.is_sub_byte_integer:  # s4 too: the high nibble stays zero
         return b.zext(value, I8)
     if dtype is dtypes.F16:
         return b.fptrunc(value, HALF)

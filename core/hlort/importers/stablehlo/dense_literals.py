@@ -88,9 +88,16 @@ def _decode_blob(text: str, dt: DType, dims, size: int, fail) -> np.ndarray:
             bits = np.unpackbits(raw, bitorder="little")[:size]
             return bits.astype(np.bool_).reshape(dims)
         raise fail(f"hex blob of {len(raw)} byte(s) does not fit {size} i1 element(s)")
+    # i4/ui4: one byte per element (MLIR's storage width), read as its value so that the byte
+    # hlort holds has the high nibble zero whatever MLIR wrote there
+    storage = (np.int8 if dt.is_signed_integer else np.uint8) if dt.is_sub_byte_integer else None
     if len(data) == size * item:
+        if storage is not None:
+            return np.frombuffer(data, storage).astype(dt.numpy).reshape(dims)
         return np.frombuffer(data, dt.numpy).reshape(dims).copy()
     if len(data) == item:
+        if storage is not None:
+            return splat(np.frombuffer(data, storage).astype(dt.numpy)[0], dims, dt)
         return splat(np.frombuffer(data, dt.numpy)[0], dims, dt)
     raise fail(f"hex blob of {len(data)} byte(s) does not fit {size} element(s) of {dt.name}")
 

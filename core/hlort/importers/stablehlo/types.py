@@ -1,7 +1,7 @@
 """MLIR types -> hlort shapes.
 
 Everything hlort cannot represent (quantized element types, element types without an hlort DType
-such as ``i4`` or ``f8E3M4``) raises UNIMPLEMENTED naming the type, so the caller can report
+such as ``f8E3M4``) raises UNIMPLEMENTED naming the type, so the caller can report
 "unsupported" rather than fail. A ``?`` dimension reaching here is one shape refinement did not
 resolve (shape_refinement.py): UNIMPLEMENTED saying how to give the shapes.
 """
@@ -22,19 +22,18 @@ from hlort.importers.stablehlo.mlir_ast import (
 from hlort.shape import TOKEN, ArrayShape, Shape, TupleShape
 
 _ELEMENT: dict[str, DType] = {d.stablehlo_name: d for d in dtypes.ALL_DTYPES}
-# Sub-byte integers are held in the byte type of the same signedness; the importer wraps every
-# result back into range (see narrow_integer), so arithmetic behaves as in the narrow type.
+# 2-bit integers (no hlort DType) are held in the byte type of the same signedness; the importer
+# wraps every result back into range (see narrow_integer), so arithmetic behaves as in the narrow
+# type. 4-bit integers are hlort's own S4/U4.
 NARROW_INTEGERS: dict[str, tuple[DType, int]] = {
     "i2": (dtypes.S8, 2),
-    "i4": (dtypes.S8, 4),
     "ui2": (dtypes.U8, 2),
-    "ui4": (dtypes.U8, 4),
     "si2": (dtypes.S8, 2),
-    "si4": (dtypes.S8, 4),
 }
 _ELEMENT.update(
     {
         "i1": dtypes.PRED,
+        "si4": dtypes.S4,
         "si8": dtypes.S8,
         "si16": dtypes.S16,
         "si32": dtypes.S32,

@@ -4,14 +4,18 @@ convert follows XLA: float -> integer truncates toward zero, saturates out-of-ra
 type's min/max and maps NaN to 0; anything -> pred is ``x != 0`` (NaN -> true); pred -> number
 is 0/1; integer -> integer wraps; every rounding to a float type is one round-to-nearest-even of
 the exact value (see float_rounding). complex -> real keeps the real part (StableHLO; XLA's
-shape inference accepts it and its evaluator takes the real part too).
+shape inference accepts it and its evaluator takes the real part too). s4/u4 convert as the byte
+integers holding their values (float -> s4 saturates to [-8, 7]; integer -> s4 wraps).
+
+bitcast-convert of s4/u4 packs two elements per byte, element 0 in the low nibble (XLA's CPU:
+s4[2] {1, 2} -> u8 0x21), so s4[..., 2] <-> s8/u8[...] and s4[..., 8] <-> f32[...].
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from hlort.dtypes import F8E4M3FN, finfo, from_numpy
+from hlort.dtypes import F8E4M3FN, finfo, from_numpy, iinfo
 from hlort.interpreter.ops.float_rounding import (
     C64,
     F32,
@@ -22,12 +26,13 @@ from hlort.interpreter.ops.float_rounding import (
     is_ml_dtype,
 )
 from hlort.interpreter.registry import evaluates
+from hlort.interpreter.sub_byte import from_low_bits, is_sub_byte, low_bits, widen
 from hlort.ir.opcodes import Opcode
 
 
 def float_to_int(x: np.ndarray, to: np.dtype) -> np.ndarray:
     """Truncate toward zero; NaN -> 0; saturate to [min, max] of ``to`` (XLA's convert)."""
-    info = np.iinfo(to)
+    info = iinfo(from_numpy(to))
     with np.errstate(all="ignore"):
         t = np.trunc(x.astype(F64))  # the upcast is exact for every float type
         if to.itemsize <= 4:  # both bounds are exact in f64: clip, then NaN -> 0
@@ -47,6 +52,11 @@ def convert_array(x: np.ndarray, to: np.dtype) -> np.ndarray:
     src = x.dtype
     if src == to:
         return np.array(x, copy=True)
+    if is_sub_byte(src):
+        return convert_array(widen(x), to)
+    if is_sub_byte(to) and not from_numpy(src).is_floating_or_complex:
+        wide = np.int8 if to.name == "int4" else np.uint8
+        return from_low_bits(convert_array(x, np.dtype(wide)), to)
     if to == np.bool_:
         return np.asarray((x.astype(F32) if src in NARROW_FLOATS else x) != 0)
     if src.kind == "c" and to.kind != "c":
@@ -54,7 +64,7 @@ def convert_array(x: np.ndarray, to: np.dtype) -> np.ndarray:
         return np.array(x, copy=True) if x.dtype == to else convert_array(x, to)
     if src == np.bool_:
         x, src = x.astype(np.uint8), np.dtype(np.uint8)
-    if to.kind in "iu":
+    if to.kind in "iu" or is_sub_byte(to):
         if from_numpy(src).is_float:
             return float_to_int(x, to)
         return np.asarray(x.astype(to))
@@ -80,12 +90,28 @@ def _bitcast_convert(ev, instr, x):
     """Reinterpret bytes (little-endian host order): a narrower type adds a trailing dim of the
     width ratio, a wider one consumes it."""
     to = instr.shape.dtype.numpy
+    if is_sub_byte(x.dtype) or is_sub_byte(to):
+        return _bitcast_sub_byte(x, to)
     xc = x if x.flags.c_contiguous else x.copy(order="C")
     if xc.dtype.itemsize == to.itemsize:
         return xc.view(to)
     if xc.dtype.itemsize > to.itemsize:
         return xc.reshape(xc.shape + (1,)).view(to)
     return xc.view(to).reshape(xc.shape[:-1])
+
+
+def _bitcast_sub_byte(x: np.ndarray, to: np.dtype) -> np.ndarray:
+    """bitcast-convert from or to s4/u4: nibbles, element 0 in the low nibble of each byte."""
+    if is_sub_byte(x.dtype) and is_sub_byte(to):
+        return from_low_bits(low_bits(x), to)
+    if is_sub_byte(x.dtype):  # s4[..., 2k] -> a k-byte type
+        nib = low_bits(x).reshape(x.shape[:-1] + (x.shape[-1] // 2, 2))
+        packed = np.ascontiguousarray(nib[..., 0] | (nib[..., 1] << np.uint8(4)))
+        return packed.view(to).reshape(x.shape[:-1])
+    xc = np.ascontiguousarray(x)  # a k-byte type -> s4[..., 2k]
+    raw = xc.reshape(xc.shape + (1,)).view(np.uint8)
+    nib = np.stack([raw & np.uint8(0xF), raw >> np.uint8(4)], axis=-1)
+    return from_low_bits(nib.reshape(xc.shape + (2 * xc.dtype.itemsize,)), to)
 
 
 def reduce_precision_bits(x: np.ndarray, exponent_bits: int, mantissa_bits: int) -> np.ndarray:

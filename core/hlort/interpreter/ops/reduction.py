@@ -29,6 +29,7 @@ from hlort.interpreter.array_calls import call_on_arrays
 from hlort.interpreter.ops.elementwise import float_max, float_min
 from hlort.interpreter.ops.float_rounding import F32, NARROW_FLOATS, is_ml_dtype
 from hlort.interpreter.registry import evaluates
+from hlort.interpreter.sub_byte import is_sub_byte
 from hlort.ir.computation import Computation
 from hlort.ir.dynamic_dimensions import size_source
 from hlort.ir.opcodes import Opcode
@@ -72,9 +73,12 @@ def ufunc_for(op: Opcode, dtype: np.dtype) -> np.ufunc | None:
 
 
 def compute_dtype(dtype: np.dtype) -> np.dtype:
-    """The dtype the fast path computes in: float32 for narrower floats, else ``dtype``."""
+    """The dtype the fast path computes in: float32 for narrower floats, a byte for s4/u4 (every
+    fast-path op is exact or congruent modulo 16 there), else ``dtype``."""
     if dtype in NARROW_FLOATS:
         return F32
+    if is_sub_byte(dtype):
+        return np.dtype(np.int8 if dtype.name == "int4" else np.uint8)
     return dtype
 
 

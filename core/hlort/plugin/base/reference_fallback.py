@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hlort.interpreter.registry import function_for
+from hlort.interpreter.registry import function_for_instruction
 from hlort.ir.custom_calls import evaluator_for
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
@@ -20,7 +20,7 @@ def reference_function(instr: Instruction) -> Callable[..., object] | None:
     """The interpreter function for ``instr`` (``fn(evaluator, instr, *operand_values)``), or
     None when the interpreter has none. For a custom call it also checks the target:
     UNIMPLEMENTED (naming the target and how to register it) when it cannot be evaluated."""
-    function = function_for(instr.opcode)
+    function = function_for_instruction(instr)
     if function is not None and instr.opcode is Opcode.CUSTOM_CALL:
         evaluator_for(instr.attrs.get("custom_call_target", ""))
     return function

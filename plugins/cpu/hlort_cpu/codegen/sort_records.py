@@ -109,8 +109,8 @@ def radix_key(b: ir.IRBuilder, key: KeyField, raw: ir.Value) -> ir.Value:
             value = _canonical_float_bits(b, dt, value)
         negative = b.icmp_signed("<", value, ir.Constant(t, 0))
         value = b.select(negative, b.not_(value), b.or_(value, sign))
-    elif dt.is_signed_integer:
-        value = b.xor(raw, sign)
+    elif dt.is_signed_integer:  # s4: its sign is bit 3 of the byte (the high nibble is zero)
+        value = b.xor(raw, ir.Constant(t, 1 << (dt.bits - 1)) if dt.bits < 8 else sign)
     else:
         value = raw
     return b.not_(value) if key.descending else value
