@@ -123,6 +123,118 @@ def check_concurrent_groups(out: dict) -> None:
     out["collisions_ok"] = all(got_all)
 
 
+def _within_fold(got: np.ndarray, arrays: list[np.ndarray]) -> bool:
+    """``got`` is the group-order fold of ``arrays`` within ``2 (n-1) eps * sum|x|`` (MPI's
+    order across processes: the tolerance hlort.plugin.base.collectives states)."""
+    fold = arrays[0].astype(arrays[0].dtype, copy=True)
+    for a in arrays[1:]:
+        fold = fold + a
+    eps = np.finfo(fold.dtype).eps
+    bound = 2 * (len(arrays) - 1) * eps * np.sum(np.abs(np.stack(arrays)), axis=0)
+    return bool(got.dtype == fold.dtype and np.all(np.abs(got - fold) <= bound))
+
+
+def _digest(array: np.ndarray) -> str:
+    import hashlib
+
+    return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()[:16]
+
+
+def check_mpi_collectives(out: dict) -> None:
+    """The transport's MPI collectives (Iallreduce / Iallgatherv on per-group communicators):
+    two groups at once from two threads, integer types exact, all-gather bit for bit."""
+    transport, rank, size = _synthetic_transport()
+    everyone = list(range(size * DEVICES_PER_RANK))
+    results: dict = {}
+    errors: list = []
+
+    def device_thread(device_id: int):
+        try:
+            group = [d for d in everyone if d % DEVICES_PER_RANK == device_id % DEVICES_PER_RANK]
+            for step in range(20):
+                total = _value(device_id, (1000,)) + step  # this process's one member
+                got = transport.all_reduce(("ar", step), total.copy(), "sum", group)
+                ok = _within_fold(got, [_value(d, (1000,)) + step for d in group])
+                results.setdefault(device_id, []).append([ok, _digest(got)])
+        except Exception as err:  # reported, not swallowed: the test asserts on it
+            errors.append(f"{device_id}: {err}")
+
+    threads = [threading.Thread(target=device_thread, args=(d,)) for d in mine_of(rank)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    out["threads_alive"] = sum(t.is_alive() for t in threads)
+    out["errors"] = errors
+    out["within_fold"] = all(ok for v in results.values() for ok, _ in v) and len(results) == 2
+    # digests by group parity and step: the test compares them across ranks
+    out["digests"] = {str(d % 2): [dg for _, dg in v] for d, v in results.items()}
+    exact = {}
+    firsts = [mine_of(r)[0] for r in range(size)]
+    for name in ("u32", "s32", "s64", "u64"):
+        dtype = dtypes.from_hlo_name(name).numpy
+        info = np.iinfo(dtype)
+        values = {
+            d: np.random.default_rng(d).integers(info.min, info.max, 64, dtype, endpoint=True)
+            for d in firsts
+        }
+        got = transport.all_reduce(("int", name), values[firsts[rank]].copy(), "sum", firsts)
+        with np.errstate(all="ignore"):
+            expect = values[firsts[0]].copy()
+            for d in firsts[1:]:
+                expect = (expect + values[d]).astype(dtype)  # wraps, as the interpreter's
+        exact[name] = bool(got.dtype == dtype and np.array_equal(got, expect))
+        if name[0] == "s":  # MPI max/min of unsigned types is not trusted (native_reduce)
+            got = transport.all_reduce(("max", name), values[firsts[rank]].copy(), "max", firsts)
+            expect = np.max(list(values.values()), axis=0)
+            exact[name + " max"] = bool(np.array_equal(got, expect))
+    out["integers_exact"] = exact
+    gathered = transport.all_gather(
+        ("ag", 2), {d: _value(d, (5, 3)) for d in mine_of(rank)}, everyone
+    )
+    one = transport.all_gather(("ag", 1), {firsts[rank]: _value(firsts[rank], (7,))}, firsts)
+    out["all_gather_exact"] = [
+        list(gathered) == everyone
+        and all(np.array_equal(gathered[d], _value(d, (5, 3))) for d in everyone),
+        list(one) == firsts and all(np.array_equal(one[d], _value(d, (7,))) for d in firsts),
+    ]
+
+
+def check_mpi_deadline(out: dict) -> None:
+    """A rank that never joins an MPI all-reduce: a group's first collective times out in the
+    bounded handshake (naming the process); a later one in the MPI call itself, which retires
+    the group (ABORTED after), and the late rank's call completes the abandoned ones."""
+    transport, rank, size = _synthetic_transport()
+    last = size - 1
+    firsts = [mine_of(r)[0] for r in range(size)]
+    fresh = [mine_of(r)[1] for r in range(size)]
+
+    def reduce(group, step, timeout_s):
+        x = np.full(16, float(rank), np.float32)
+        return transport.all_reduce(("dl", step), x, "sum", group, timeout_s=timeout_s)
+
+    out["warm"] = bool(np.all(reduce(firsts, 0, 60) == sum(range(size))))
+    if rank != last:
+        for name, group in (("handshake", fresh), ("in_mpi", firsts)):
+            started = time.monotonic()
+            try:
+                reduce(group, 1, 1.0)
+                out[name] = None
+            except HlortError as err:
+                out[name] = [err.code.name, err.message, round(time.monotonic() - started, 2)]
+    transport.barrier(timeout_s=60, what="after the MPI deadline check")
+    if rank == last:  # meets the others' abandoned call on the firsts' communicator
+        out["late_sum"] = bool(np.all(reduce(firsts, 1, 60) == sum(range(size))))
+    else:
+        try:
+            reduce(firsts, 2, 60)
+            out["retired"] = None
+        except HlortError as err:
+            out["retired"] = [err.code.name, err.message]
+    transport.barrier(timeout_s=60, what="at the end of the MPI deadline check")
+    out["rejoined"] = True
+
+
 def mine_of(rank: int) -> list[int]:
     return [rank * DEVICES_PER_RANK + i for i in range(DEVICES_PER_RANK)]
 
@@ -196,15 +308,29 @@ def check_collectives(out: dict) -> None:
     mine = hd.addressable_devices()
     buffers = {d.id: hlort.device_put(_value(d.id), d.local) for d in mine}
     reduced = hd.all_reduce(buffers, "sum")
-    expect = _value(everyone[0]).copy()
-    for d in everyone[1:]:
-        expect = expect + _value(d)
     out["all_reduce_sum"] = all(
         isinstance(b, hlort.runtime.Buffer)
         and b.device == hd.local_device(i)
-        and np.array_equal(b.numpy(), expect)
+        and _within_fold(b.numpy(), [_value(d) for d in everyone])
         for i, b in reduced.items()
     )
+    ints = {
+        d: np.random.default_rng(d).integers(-(2**31), 2**31, (3, 4), np.int32) for d in everyone
+    }
+    with np.errstate(all="ignore"):
+        wrapped = ints[everyone[0]].copy()
+        for d in everyone[1:]:
+            wrapped = (wrapped + ints[d]).astype(np.int32)
+    out["all_reduce_int_exact"] = all(
+        np.array_equal(v, wrapped)
+        for v in hd.all_reduce({d.id: ints[d.id] for d in mine}, "sum").values()
+    )
+    shape = (3, 5) if hd.process_index() == 0 else (3, 4)
+    try:
+        hd.all_reduce({d.id: np.ones(shape, np.float32) for d in mine}, "sum")
+        out["all_reduce_mismatch"] = None
+    except HlortError as err:
+        out["all_reduce_mismatch"] = err.code.name
     out["all_reduce_max"] = all(
         np.array_equal(v, np.max([_value(d) for d in everyone], axis=0))
         for v in hd.all_reduce({d.id: _value(d.id) for d in mine}, "max").values()
@@ -281,10 +407,8 @@ def _call_with_arrays(x: dict) -> bool:
         " ROOT y = f32[8] all-reduce(x), replica_groups={}, to_apply=add }\n",
         {"num_replicas": len(firsts), "device_assignment": [[d] for d in firsts]},
     )
-    total = x[firsts[0]].copy()
-    for d in firsts[1:]:
-        total = total + x[d]
-    return bool(np.array_equal(single(x[firsts[hd.process_index()]]), total))
+    got = single(x[firsts[hd.process_index()]])
+    return _within_fold(np.asarray(got), [x[d] for d in firsts])
 
 
 def check_program(out: dict) -> None:
@@ -300,30 +424,85 @@ def check_program(out: dict) -> None:
     out["executable_devices"] = [str(d) for d in exe.devices]
     x = {i: _value(i, (8,)) for i in range(replicas)}
     results = exe.execute_sharded([[x[d.id]] for d in mine])
-    fold = x[0].copy()
-    for i in range(1, replicas):
-        fold = fold + x[i]
     checks = {}
+    digests = {}
     for d, outputs in zip(mine, results, strict=True):
         i = d.id
         ar, ag, aa, cp, halves, rid = (b.numpy() for b in outputs)
         parity = [j for j in range(replicas) if j % 2 == i % 2]
-        half = x[parity[0]].copy()
-        for j in parity[1:]:
-            half = half + x[j]
         piece = 8 // replicas
+        digests[str(i)] = [_digest(ar), _digest(halves)]
         checks[i] = {
-            "all_reduce": np.array_equal(ar, fold),
+            # float sums cross processes through MPI's Allreduce: its order, stated tolerance
+            "all_reduce": _within_fold(ar, [x[j] for j in range(replicas)]),
             "all_gather": np.array_equal(ag, np.concatenate([x[j] for j in range(replicas)])),
             "all_to_all": np.array_equal(
                 aa, np.concatenate([x[j][i * piece : (i + 1) * piece] for j in range(replicas)])
             ),
             "permute": np.array_equal(cp, x[(i - 1) % replicas]),
-            "split_groups": np.array_equal(halves, half),
+            "split_groups": _within_fold(halves, [x[j] for j in parity]),
             "replica_id": int(rid) == i,
         }
     out["checks"] = {str(k): v for k, v in checks.items()}
+    out["digests"] = digests
     out["call_with_arrays"] = _call_with_arrays(x)
+    out["exact_paths"] = _exact_paths(mine, replicas)
+
+
+def _exact_program(replicas: int) -> str:
+    """All-reduces MPI cannot do natively (bf16; a reducer computation that is not one op,
+    ``a + 2b``, folded ``f(f(x0, x1), x2)``...) and one it does exactly (s32, wrapping)."""
+    return f"""HloModule exact_paths, replica_count={replicas}
+addbf {{ a = bf16[] parameter(0)
+ b = bf16[] parameter(1)
+ ROOT c = bf16[] add(a, b) }}
+custom {{ a = f32[] parameter(0)
+ b = f32[] parameter(1)
+ two = f32[] constant(2)
+ m = f32[] multiply(b, two)
+ ROOT c = f32[] add(a, m) }}
+addi {{ a = s32[] parameter(0)
+ b = s32[] parameter(1)
+ ROOT c = s32[] add(a, b) }}
+ENTRY main {{
+ h = bf16[64] parameter(0)
+ f = f32[64] parameter(1)
+ i = s32[64] parameter(2)
+ rh = bf16[64] all-reduce(h), replica_groups={{}}, to_apply=addbf
+ rf = f32[64] all-reduce(f), replica_groups={{}}, to_apply=custom
+ ri = s32[64] all-reduce(i), replica_groups={{}}, to_apply=addi
+ ROOT t = (bf16[64], f32[64], s32[64]) tuple(rh, rf, ri)
+}}
+"""
+
+
+def _exact_paths(mine, replicas: int) -> dict:
+    """bf16 and the custom reducer fold in group order, bit for bit (MPI's order would differ
+    over 2 devices per process); s32 wraps exactly."""
+    import hlort.distributed as hd
+
+    bf16 = dtypes.from_hlo_name("bf16").numpy
+    h = {j: _value(j, (64,)).astype(bf16) for j in range(replicas)}
+    f = {j: _value(j + 50, (64,)) for j in range(replicas)}
+    i = {
+        j: np.random.default_rng(j).integers(-(2**31), 2**31, 64, np.int32) for j in range(replicas)
+    }
+    exe = hd.compile(_exact_program(replicas))
+    results = exe.execute_sharded([[h[d.id], f[d.id], i[d.id]] for d in mine])
+    eh, ef, ei = h[0].astype(np.float32).astype(bf16), f[0].copy(), i[0].copy()
+    with np.errstate(all="ignore"):
+        for j in range(1, replicas):
+            eh = (eh.astype(np.float32) + h[j].astype(np.float32)).astype(bf16)
+            ef = ef + f[j] * np.float32(2)
+            ei = (ei + i[j]).astype(np.int32)
+    found = {}
+    for d, (rh, rf, ri) in zip(mine, results, strict=True):
+        found[str(d.id)] = [
+            rh.numpy().tobytes() == eh.tobytes(),
+            rf.numpy().tobytes() == ef.tobytes(),
+            ri.numpy().tobytes() == ei.tobytes(),
+        ]
+    return found
 
 
 def check_compile_errors(out: dict) -> None:
