@@ -107,8 +107,11 @@ def all_reduce(
         ):
             key = _next_key("all_reduce")
             _check_same_shape(run.transport, key, group, first, timeout_s)
-            total = reducer.fold_into(local, np.empty(first.shape, first.dtype))
-            total = run.transport.all_reduce(key, total, op, group, timeout_s=timeout_s)
+            total = np.empty(first.shape, first.dtype)
+            send = np.require(first, requirements="C") if len(local) == 1 else None
+            if send is None:
+                reducer.fold_into(local, total)
+            total = run.transport.all_reduce(key, total, op, group, timeout_s=timeout_s, send=send)
             return {
                 d: _like(v, total if i == 0 else total.copy())
                 for i, (d, v) in enumerate((d, values[d]) for d in mine)

@@ -89,19 +89,33 @@ class GroupCollectives:
 
     # -- collectives ---------------------------------------------------------------------------
     def all_reduce(
-        self, key, array: np.ndarray, op: str, group: Sequence[int], timeout_s: float
+        self,
+        key,
+        array: np.ndarray,
+        op: str,
+        group: Sequence[int],
+        timeout_s: float,
+        send: np.ndarray | None = None,
     ) -> np.ndarray:
         """Reduce ``array`` (contiguous, writable: this process's combined value) in place
-        across the processes of ``group``; MPI's order, the same result on every process."""
+        across the processes of ``group``; MPI's order, the same result on every process.
+        With ``send`` (this process's value, contiguous, of ``array``'s shape and type) MPI
+        reads it and writes the result into ``array``: no copy into ``array`` first."""
         if op not in self._ops:
             raise Internal(f"no MPI reduction for {op!r} (known: {', '.join(self._ops)})")
         deadline = time.monotonic() + timeout_s
         comm = self.communicator(group, timeout_s)
         if array.size == 0:
             return array
+        if send is not None and (send.shape != array.shape or send.dtype != array.dtype):
+            raise Internal(
+                f"all_reduce {key!r}: send {send.dtype}{list(send.shape)} is not "
+                f"the result's {array.dtype}{list(array.shape)}"
+            )
         with self._t._mpi_lock:
-            request = comm.Iallreduce(self._mpi.IN_PLACE, array, self._ops[op])
-        self._wait(request, (array,), group, deadline, timeout_s, key)
+            source = self._mpi.IN_PLACE if send is None else send
+            request = comm.Iallreduce(source, array, self._ops[op])
+        self._wait(request, (array, send), group, deadline, timeout_s, key)
         return array
 
     def all_gather(

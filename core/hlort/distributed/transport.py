@@ -182,14 +182,20 @@ class MpiTransport:
         group: Sequence[int],
         *,
         timeout_s: float | None = None,
+        send: np.ndarray | None = None,
     ) -> np.ndarray:
         """Reduce ``array`` (this process's combined value of its devices of ``group``;
         contiguous and writable) in place with MPI's ``Iallreduce`` (``op``: sum, prod, max,
-        min) across the group's processes; returns it. Every process passes the same shape."""
+        min) across the group's processes; returns it. Every process passes the same shape.
+        ``send``: this process's value, read by MPI, with the result written to ``array``."""
         group = [int(d) for d in group]
         if all(self.process_of(d) == self.process_index for d in group):
+            if send is not None:
+                np.copyto(array, send)
             return array
-        return self._groups.all_reduce(key, array, op, group, collective_timeout_s(timeout_s))
+        return self._groups.all_reduce(
+            key, array, op, group, collective_timeout_s(timeout_s), send=send
+        )
 
     def all_gather(
         self,

@@ -38,12 +38,13 @@ from hlort.plugin.base.collectives import (
     reduce_values,
 )
 from hlort.plugin.base.launch_context import LaunchContext
-from hlort.plugin.base.native_reduce import native_reducer
+from hlort.plugin.base.native_reduce import mpi_reducer, native_reducer
 from hlort.plugin.options import DEFAULT_EXECUTE_OPTIONS
 from hlort_cpu.device_run import current
 
 ONE_COPY = LaunchContext(0, 0, 0, DEFAULT_EXECUTE_OPTIONS)
 SLICED_MIN_ELEMENTS = 1 << 14  # per operand: below it one whole fold per member is cheaper
+CHUNK_BYTES = 1 << 20  # a folded chunk stays in cache while it is copied to the others
 _ALL_REDUCES = (Opcode.ALL_REDUCE, Opcode.ALL_REDUCE_START)
 
 
@@ -55,6 +56,7 @@ class CollectiveThunk:
         self.label = f"{instr.opcode.value} (host collective)"
         self.all_reduce = instr.opcode in _ALL_REDUCES
         self.native = native_reducer(instr) if self.all_reduce else None
+        self._groups: dict = {}
         self.sliced = self.all_reduce and all(
             math.prod(o.shape.dims) >= SLICED_MIN_ELEMENTS for o in instr.operands
         )
@@ -71,18 +73,40 @@ class CollectiveThunk:
             self.instr, operands, ctx if ctx is not None else ONE_COPY, self.evaluator
         )
 
+    def _group(self, ctx: LaunchContext) -> tuple[list[int], int, bool]:
+        """This copy's group as device ids, its position, and whether all are here
+        (remembered per device assignment: asked at every execution)."""
+        r = ctx.rendezvous
+        key = (r.device_assignment, ctx.flat_id, r.local_device_ids)
+        found = self._groups.get(key)
+        if found is None:
+            groups = participant_groups(self.instr, r.num_replicas, r.num_partitions)
+            group = next(g for g in groups if ctx.flat_id in g)
+            devices = [r.device_of(i) for i in group]
+            here = all(d in r.local_device_ids for d in devices)
+            found = self._groups[key] = (devices, group.index(ctx.flat_id), here)
+        return found
+
     def _shared_all_reduce(self, operands: list, ctx: LaunchContext):
-        """The all-reduce on shared memory (module docstring); None when the group is one
-        device or reaches another process (the general path handles those)."""
+        """The all-reduce on shared memory (module docstring), or across processes through
+        MPI when the reducer allows; None when the group is one device or the general path
+        must run (a reducer MPI lacks across processes)."""
         if not (self.sliced or self.native is not None):
             return None
         r = ctx.rendezvous
-        groups = participant_groups(self.instr, r.num_replicas, r.num_partitions)
-        group = next(g for g in groups if ctx.flat_id in g)
-        devices = [r.device_of(i) for i in group]
-        if len(devices) == 1 or any(d not in r.local_device_ids for d in devices):
+        devices, me, here = self._group(ctx)
+        if len(devices) == 1:
             return None
-        n, me, name = len(devices), group.index(ctx.flat_id), self.instr.name
+        name = self.instr.name
+        if not here:
+            reducer = mpi_reducer(self.instr)
+            if reducer is None or getattr(r.transport, "all_reduce", None) is None:
+                return None
+            values = tuple(np.require(o, requirements="C") for o in operands)
+            key = (name, r.next_step(ctx.device_id, name))
+            results = r.all_reduce(key, ctx.device_id, values, devices, reducer)
+            return results[0] if len(results) == 1 else tuple(results)
+        n = len(devices)
         flat = tuple(np.ascontiguousarray(o).reshape(-1) for o in operands)
         outs = tuple(np.empty(a.size, a.dtype) for a in flat)
         step = r.next_step(ctx.device_id, name)
@@ -92,14 +116,17 @@ class CollectiveThunk:
                 self.native.fold_into([v[0][k] for v in everyone], out)  # type: ignore[union-attr]
                 continue
             lo, hi = _bounds(out.size, n, me)
-            parts = [v[0][k][lo:hi] for v in everyone]
-            if self.native is not None:
-                self.native.fold_into(parts, out[lo:hi])
-            else:
-                out[lo:hi] = reduce_values(self.evaluator, self.instr, parts)
-            for p, v in enumerate(everyone):  # this member's slice into every other result
-                if p != me:
-                    v[1][k][lo:hi] = out[lo:hi]
+            step_elements = max(1, CHUNK_BYTES // out.itemsize) if self.native else hi - lo
+            for a in range(lo, hi, step_elements):  # in cache-sized chunks: folded, then sent
+                b = min(hi, a + step_elements)
+                parts = [v[0][k][a:b] for v in everyone]
+                if self.native is not None:
+                    self.native.fold_into(parts, out[a:b])
+                else:
+                    out[a:b] = reduce_values(self.evaluator, self.instr, parts)
+                for p, v in enumerate(everyone):  # this member's slice into every other result
+                    if p != me:
+                        v[1][k][a:b] = out[a:b]
         if self.sliced:  # the others have written their slices into ``outs``
             r.exchange((name, step, "written"), ctx.device_id, None, devices)
         results = [o.reshape(np.shape(operands[k])) for k, o in enumerate(outs)]

@@ -36,7 +36,7 @@ from hlort.ir.collective_groups import (
 )
 from hlort.ir.instruction import Instruction
 from hlort.plugin.base.launch_context import LaunchContext, Rendezvous
-from hlort.plugin.base.native_reduce import mpi_native, native_reducer
+from hlort.plugin.base.native_reduce import mpi_reducer
 
 __all__ = [
     "COLLECTIVE_OPCODES",
@@ -89,13 +89,11 @@ class RendezvousPeers:
         integers and for two processes with one member each (the one cross-process step is
         commutative)."""
         r = self.rendezvous
-        if getattr(r.transport, "all_reduce", None) is None:
+        reducer = mpi_reducer(instr)
+        if reducer is None or getattr(r.transport, "all_reduce", None) is None:
             return None
         devices = [r.device_of(i) for i in group]
         if all(d in r.local_device_ids for d in devices):
-            return None
-        reducer = native_reducer(instr)
-        if reducer is None or not all(mpi_native(reducer, v.dtype) for v in value):
             return None
         values = tuple(np.require(v, requirements="C") for v in value)
         return list(r.all_reduce(self._key(instr), self.device_id, values, devices, reducer))

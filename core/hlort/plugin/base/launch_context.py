@@ -188,10 +188,15 @@ class Rendezvous:
             for k in range(len(values[local[0]])):
                 parts = [np.asarray(values[d][k]) for d in local]
                 total = np.empty(parts[0].shape, parts[0].dtype)
-                reducer.fold_into(parts, total)
+                send = parts[0] if len(parts) == 1 else reducer.fold_into(parts, total)
                 out.append(
                     self.transport.all_reduce(  # type: ignore[union-attr]
-                        self.key + key + (k,), total, reducer.name, group, timeout_s=self.timeout_s
+                        self.key + key + (k,),
+                        total,
+                        reducer.name,
+                        group,
+                        timeout_s=self.timeout_s,
+                        send=send if send is not total else None,
                     )
                 )
             return {"total": tuple(out)}
@@ -214,6 +219,10 @@ class Rendezvous:
                 f"collective {_what(key)}: devices {remote} of group {list(group)} are not in "
                 f"this process and no cross-process transport is set (hlort.distributed)"
             )
+        if remote and len(local) == 1:  # nobody here to meet: lead at once
+            self._check_abort(key)
+            values = {device_id: value}
+            return self._remote_exchange(key, values, group) if lead is None else lead(values)
         deadline = time.monotonic() + self.timeout_s
         with self._cond:
             slot = self._slots.setdefault(slot_key, _Slot())

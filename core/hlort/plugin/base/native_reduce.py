@@ -23,6 +23,7 @@ reducer folded in group order.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -95,4 +96,23 @@ def native_reducer(instr: Instruction) -> NativeReducer | None:
         shape = operand.shape
         if not shape.is_array or not native_for_dtype(reducer, shape.dtype.numpy):
             return None
+    return reducer
+
+
+_MPI: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def mpi_reducer(instr: Instruction) -> NativeReducer | None:
+    """:func:`native_reducer` when MPI may also reduce every operand's type
+    (:func:`mpi_native`), else None; remembered per instruction (asked at every execution)."""
+    try:
+        return _MPI[instr]
+    except KeyError:
+        pass
+    reducer = native_reducer(instr)
+    if reducer is not None and not all(
+        mpi_native(reducer, o.shape.dtype.numpy) for o in instr.operands
+    ):
+        reducer = None
+    _MPI[instr] = reducer
     return reducer
