@@ -94,6 +94,7 @@ class InProcess:
         self.outs: list = []
 
     def __call__(self) -> None:
+        self.outs = []  # the last results die first, as in a loop (their pages are reused)
         outs = self.exe.raw.execute(self.bufs)
         for (o,) in outs:
             o.ready_event().wait()

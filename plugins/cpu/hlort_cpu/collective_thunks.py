@@ -41,6 +41,7 @@ from hlort.plugin.base.launch_context import LaunchContext
 from hlort.plugin.base.native_reduce import mpi_reducer, native_reducer
 from hlort.plugin.options import DEFAULT_EXECUTE_OPTIONS
 from hlort_cpu.device_run import current
+from hlort_cpu.host_pool import host_pool
 
 ONE_COPY = LaunchContext(0, 0, 0, DEFAULT_EXECUTE_OPTIONS)
 SLICED_MIN_ELEMENTS = 1 << 14  # per operand: below it one whole fold per member is cheaper
@@ -104,11 +105,14 @@ class CollectiveThunk:
                 return None
             values = tuple(np.require(o, requirements="C") for o in operands)
             key = (name, r.next_step(ctx.device_id, name))
-            results = r.all_reduce(key, ctx.device_id, values, devices, reducer)
+            results = r.all_reduce(
+                key, ctx.device_id, values, devices, reducer, empty=host_pool().empty
+            )
             return results[0] if len(results) == 1 else tuple(results)
         n = len(devices)
         flat = tuple(np.ascontiguousarray(o).reshape(-1) for o in operands)
-        outs = tuple(np.empty(a.size, a.dtype) for a in flat)
+        pool = host_pool()  # warm pages: a fresh 64 MiB result faults ~16k pages
+        outs = tuple(pool.empty((a.size,), a.dtype) for a in flat)
         step = r.next_step(ctx.device_id, name)
         everyone = r.exchange((name, step, "operands"), ctx.device_id, (flat, outs), devices)
         for k, out in enumerate(outs):

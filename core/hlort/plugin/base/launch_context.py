@@ -173,21 +173,29 @@ class Rendezvous:
         return [result[d] for d in group]
 
     def all_reduce(
-        self, key: tuple, device_id: int, value: Values, group: Sequence[int], reducer
+        self,
+        key: tuple,
+        device_id: int,
+        value: Values,
+        group: Sequence[int],
+        reducer,
+        empty=None,
     ) -> Values:
         """A native all-reduce (``reducer``: :class:`~hlort.plugin.base.native_reduce.
         NativeReducer`) of ``value`` (a tuple of arrays) over ``group``, which reaches other
         processes: this process's members' values are folded here in group order, then the
         transport reduces that across processes with MPI's own Allreduce (MPI's order). Every
-        member gets its own arrays."""
+        member gets its own arrays (from ``empty(shape, dtype)``, default ``np.empty``: a
+        backend may pass its pool of warm pages)."""
         group = tuple(int(d) for d in group)
+        empty = np.empty if empty is None else empty
         local = [d for d in group if d in self.local_device_ids]
 
         def lead(values: dict[int, Any]) -> dict:
             out = []
             for k in range(len(values[local[0]])):
                 parts = [np.asarray(values[d][k]) for d in local]
-                total = np.empty(parts[0].shape, parts[0].dtype)
+                total = empty(parts[0].shape, parts[0].dtype)
                 send = parts[0] if len(parts) == 1 else reducer.fold_into(parts, total)
                 out.append(
                     self.transport.all_reduce(  # type: ignore[union-attr]
@@ -203,7 +211,12 @@ class Rendezvous:
 
         result = self._meet(("all-reduce", key, group), key, device_id, value, group, lead)
         total = result["total"]
-        return total if device_id == local[0] else tuple(np.copy(a) for a in total)
+        if device_id == local[0]:
+            return total
+        copies = tuple(empty(a.shape, a.dtype) for a in total)
+        for c, a in zip(copies, total, strict=True):
+            np.copyto(c, a)
+        return copies
 
     def _meet(self, slot_key, key, device_id: int, value, group: tuple, lead) -> dict:
         """The meeting of one collective step: every member of ``group`` in this process
