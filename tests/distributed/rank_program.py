@@ -447,6 +447,40 @@ def check_program(out: dict) -> None:
     out["digests"] = digests
     out["call_with_arrays"] = _call_with_arrays(x)
     out["exact_paths"] = _exact_paths(mine, replicas)
+    out["all_to_all_forms"] = _all_to_all_forms(mine, replicas)
+
+
+def _all_to_all_forms(mine, replicas: int) -> dict:
+    """All-to-all across processes (MPI's Alltoallv): split along dimension 1 of a 2-d s32
+    operand, and the tuple form (operand i to replica i), bit for bit."""
+    import hlort.distributed as hd
+
+    n = replicas
+    tuple_shape = "(" + ", ".join(["f32[3]"] * n) + ")"
+    params = "\n".join(f" t{k} = f32[3] parameter({k + 1})" for k in range(n))
+    text = f"""HloModule a2a, replica_count={n}
+ENTRY main {{
+ x = s32[2,{2 * n}] parameter(0)
+{params}
+ a = s32[2,{2 * n}] all-to-all(x), replica_groups={{}}, dimensions={{1}}
+ b = {tuple_shape} all-to-all({", ".join(f"t{k}" for k in range(n))}), replica_groups={{}}
+ ROOT r = (s32[2,{2 * n}], {tuple_shape}) tuple(a, b)
+}}
+"""
+    x = {j: np.arange(4 * n, dtype=np.int32).reshape(2, 2 * n) + 1000 * j for j in range(n)}
+    t = {j: [_value(100 * j + k, (3,)) for k in range(n)] for j in range(n)}
+    exe = hd.compile(text)
+    results = exe.execute_sharded([[x[d.id], *t[d.id]] for d in mine])
+    found = {}
+    for d, outs in zip(mine, results, strict=True):
+        a, *b = (o.numpy() for o in outs)
+        i = d.id
+        want_a = np.concatenate([x[j][:, 2 * i : 2 * i + 2] for j in range(n)], axis=1)
+        found[str(i)] = [
+            a.tobytes() == want_a.tobytes(),
+            all(b[j].tobytes() == t[j][i].tobytes() for j in range(n)),
+        ]
+    return found
 
 
 def _exact_program(replicas: int) -> str:

@@ -1,5 +1,5 @@
-"""MPI's own collectives over the processes of one device group: ``Iallreduce`` and
-``Iallgatherv`` straight on contiguous host memory.
+"""MPI's own collectives over the processes of one device group: ``Iallreduce``,
+``Iallgatherv`` and ``Ialltoallv`` straight on contiguous host memory.
 
 :meth:`MpiTransport.exchange` sends every value to every peer as keyed messages, which is
 general (any shapes, a mismatch is recognised) but moves ``(P-1) * B`` per process for an
@@ -160,6 +160,57 @@ class GroupCollectives:
             else:
                 at = slot[d] * nbytes
                 out[d] = received[at : at + nbytes].view(dtype).reshape(shape)
+        return out
+
+    def all_to_all(
+        self,
+        key,
+        local: Mapping[int, Sequence[np.ndarray]],
+        group: Sequence[int],
+        timeout_s: float,
+    ) -> dict[int, list[np.ndarray]]:
+        """``local[j][i]``, this process's member j's piece for member ``group[i]``, to that
+        member's process only (one ``Ialltoallv``, packed by destination); returns per local
+        member the pieces of every member, in group order."""
+        t = self._t
+        group = tuple(int(d) for d in group)
+        first = next(iter(local.values()))[0]
+        shape, dtype, nbytes = first.shape, first.dtype, first.nbytes
+        deadline = time.monotonic() + timeout_s
+        comm = self.communicator(group, timeout_s)
+        position = {d: i for i, d in enumerate(group)}
+        processes = sorted({t.process_of(d) for d in group})
+        members = {p: [d for d in group if t.process_of(d) == p] for p in processes}
+        mine = members[t.process_index]
+        # send: per destination process q, per member i of q, per local member j: j's piece i
+        send_counts = [len(members[q]) * len(mine) * nbytes for q in processes]
+        recv_counts = [len(mine) * len(members[q]) * nbytes for q in processes]
+        send = np.empty(sum(send_counts), np.uint8)
+        received = np.empty(sum(recv_counts), np.uint8)
+        at = 0
+        for q in processes:
+            for i in members[q]:
+                for j in mine:
+                    send[at : at + nbytes] = local[j][position[i]].reshape(-1).view(np.uint8)
+                    at += nbytes
+        if nbytes:
+            MPI = self._mpi
+            displacements = [sum(send_counts[:k]) for k in range(len(processes))]
+            received_at = [sum(recv_counts[:k]) for k in range(len(processes))]
+            with t._mpi_lock:
+                request = comm.Ialltoallv(
+                    [send, (send_counts, displacements), MPI.BYTE],
+                    [received, (recv_counts, received_at), MPI.BYTE],
+                )
+            self._wait(request, (send, received), group, deadline, timeout_s, key)
+        out: dict[int, list[np.ndarray]] = {i: [None] * len(group) for i in mine}  # type: ignore[misc]
+        at = 0
+        for q in processes:  # from process q: per local member i, per member j of q
+            for i in mine:
+                for j in members[q]:
+                    piece = received[at : at + nbytes].view(dtype).reshape(shape)
+                    out[i][position[j]] = piece
+                    at += nbytes
         return out
 
     def _wait(self, request, buffers, group, deadline: float, timeout_s: float, key) -> None:

@@ -217,6 +217,24 @@ class MpiTransport:
             return self.exchange(key, local, group, timeout_s=timeout_s)
         return self._groups.all_gather(key, arrays, group, collective_timeout_s(timeout_s))
 
+    def all_to_all(
+        self,
+        key: Hashable,
+        local: Mapping[int, Sequence[np.ndarray]],
+        group: Sequence[int],
+        *,
+        timeout_s: float | None = None,
+    ) -> dict[int, list[np.ndarray]]:
+        """``local[d][i]`` goes to device ``group[i]`` (every piece of one shape and type, as a
+        compiled all-to-all's are); returns, per local device, what every member of the group
+        sent it, in group order. One MPI ``Ialltoallv``: each piece crosses once."""
+        group = [int(d) for d in group]
+        mine, peers = self._mine_and_peers(key, local, group)
+        if not peers:
+            position = {d: i for i, d in enumerate(group)}
+            return {d: [local[j][position[d]] for j in group] for d in mine}
+        return self._groups.all_to_all(key, local, group, collective_timeout_s(timeout_s))
+
     # -- pieces -------------------------------------------------------------------------------
     def _receive(self, peers, tag, text, owners, deadline, key, group, timeout):
         received: dict[int, dict[int, np.ndarray]] = {}

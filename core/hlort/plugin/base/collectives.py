@@ -98,6 +98,30 @@ class RendezvousPeers:
         values = tuple(np.require(v, requirements="C") for v in value)
         return list(r.all_reduce(self._key(instr), self.device_id, values, devices, reducer))
 
+    def all_to_all(self, instr, group, value):
+        """An all-to-all whose group reaches other processes, through the transport's
+        ``all_to_all`` (MPI's ``Alltoallv``): each member sends piece i (of its operand split
+        along the dimension, or operand i in the tuple form) to member i only, instead of its
+        whole operand to everyone. None when the group is all here or the transport has none."""
+        r = self.rendezvous
+        if getattr(r.transport, "all_to_all", None) is None:
+            return None
+        devices = [r.device_of(i) for i in group]
+        if all(d in r.local_device_ids for d in devices):
+            return None
+        n = len(group)
+        dims = instr.attrs.get("dimensions") or ()
+        if dims:
+            pieces = [np.require(p, requirements="C") for p in np.split(value[0], n, dims[0])]
+        else:
+            pieces = [np.require(v, requirements="C") for v in value]
+        if any(p.shape != pieces[0].shape or p.dtype != pieces[0].dtype for p in pieces):
+            return None  # a tuple form of mixed operands: the general path
+        got = r.all_to_all(self._key(instr), self.device_id, pieces, devices)
+        if dims:  # piece ``position`` of every member, in group order
+            return [np.require(np.concatenate(got, axis=dims[0]), requirements="C")]
+        return list(got)  # operand ``position`` of member k is result k
+
     def send_receive(self, instr, value, send_to, receive_from):
         r = self.rendezvous
         return r.send_receive(

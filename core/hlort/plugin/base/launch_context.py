@@ -218,6 +218,23 @@ class Rendezvous:
             np.copyto(c, a)
         return copies
 
+    def all_to_all(
+        self, key: tuple, device_id: int, pieces: Sequence[np.ndarray], group: Sequence[int]
+    ) -> list[np.ndarray]:
+        """``pieces[i]`` (contiguous, one shape and type for every member and i) goes to member
+        ``group[i]`` only; returns the pieces every member sent ``device_id``, in group order.
+        The group reaches other processes: the transport's ``all_to_all`` moves them."""
+        group = tuple(int(d) for d in group)
+
+        def lead(values: dict[int, Any]) -> dict:
+            return self.transport.all_to_all(  # type: ignore[union-attr]
+                self.key + key, values, group, timeout_s=self.timeout_s
+            )
+
+        return self._meet(("all-to-all", key, group), key, device_id, pieces, group, lead)[
+            device_id
+        ]
+
     def _meet(self, slot_key, key, device_id: int, value, group: tuple, lead) -> dict:
         """The meeting of one collective step: every member of ``group`` in this process
         contributes; when the group reaches other processes the last local member to arrive
