@@ -603,6 +603,19 @@ def check_mlp(out: dict) -> None:
     )
     out["weights_moved"] = not np.allclose(per_device[0][1], params[0])
     out["call_with_arrays"] = _call_with_arrays({d: _value(d, (8,)) for d in range(replicas)})
+    # a process's one copy of a cheap program runs on the caller's thread; two copies never
+    firsts = [hd.current().table.devices_of(r)[0].id for r in range(hd.process_count())]
+    small = hd.compile(
+        f"HloModule small, replica_count={len(firsts)}\n"
+        "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] add(a, b) }\n"
+        "ENTRY main { x = f32[8] parameter(0)\n"
+        " ROOT y = f32[8] all-reduce(x), replica_groups={}, to_apply=add }\n",
+        {"num_replicas": len(firsts), "device_assignment": [[d] for d in firsts]},
+    )
+    x8 = _value(hd.process_index(), (8,))
+    total = small.execute_sharded([[x8]])[0][0].numpy()
+    out["inline"] = [exe.raw._inline, small.raw._inline]
+    out["inline_result"] = _within_fold(total, [_value(r, (8,)) for r in range(len(firsts))])
     out["digests"] = [
         hashlib.sha256(b"".join(a.tobytes() for a in outs)).hexdigest() for outs in per_device
     ]

@@ -158,6 +158,9 @@ def test_mlp_training_step_on_two_ranks_of_two_cpu_devices_matches_one_device(mp
         assert found["matches_one_device"], rank  # rtol 1e-5, atol 1e-6 (f32)
         assert found["weights_moved"], rank
         assert found["call_with_arrays"], rank  # cpu's one-device fast path is not taken
+        # two local copies run on their device threads; one copy of a small program inline
+        assert found["inline"] == [False, True], (rank, found["inline"])
+        assert found["inline_result"], rank
         digests.update(found["digests"])
     assert len(digests) == 1  # every replica on both processes ends with the same bits
 
