@@ -448,6 +448,46 @@ def check_program(out: dict) -> None:
     out["call_with_arrays"] = _call_with_arrays(x)
     out["exact_paths"] = _exact_paths(mine, replicas)
     out["all_to_all_forms"] = _all_to_all_forms(mine, replicas)
+    out["reduce_scatter"] = _reduce_scatter(mine, replicas)
+
+
+def _reduce_scatter(mine, replicas: int) -> dict:
+    """Reduce-scatter across processes: MPI's all-reduce then this member's part (f32: the
+    stated tolerance; s32: exact)."""
+    import hlort.distributed as hd
+
+    n = replicas
+    text = f"""HloModule rs, replica_count={n}
+addf {{ a = f32[] parameter(0)
+ b = f32[] parameter(1)
+ ROOT c = f32[] add(a, b) }}
+addi {{ a = s32[] parameter(0)
+ b = s32[] parameter(1)
+ ROOT c = s32[] add(a, b) }}
+ENTRY main {{
+ f = f32[3,{4 * n}] parameter(0)
+ i = s32[{2 * n}] parameter(1)
+ rf = f32[3,4] reduce-scatter(f), replica_groups={{}}, dimensions={{1}}, to_apply=addf
+ ri = s32[2] reduce-scatter(i), replica_groups={{}}, dimensions={{0}}, to_apply=addi
+ ROOT t = (f32[3,4], s32[2]) tuple(rf, ri)
+}}
+"""
+    f = {j: _value(200 + j, (3, 4 * n)) for j in range(n)}
+    i = {j: np.random.default_rng(j).integers(-(2**31), 2**31, 2 * n, np.int32) for j in range(n)}
+    with np.errstate(all="ignore"):
+        total_i = i[0].copy()
+        for j in range(1, n):
+            total_i = (total_i + i[j]).astype(np.int32)
+    exe = hd.compile(text)
+    results = exe.execute_sharded([[f[d.id], i[d.id]] for d in mine])
+    found = {}
+    for d, (rf, ri) in zip(mine, results, strict=True):
+        k = d.id
+        found[str(k)] = [
+            _within_fold(rf.numpy(), [f[j][:, 4 * k : 4 * k + 4] for j in range(n)]),
+            ri.numpy().tobytes() == total_i[2 * k : 2 * k + 2].tobytes(),
+        ]
+    return found
 
 
 def _all_to_all_forms(mine, replicas: int) -> dict:

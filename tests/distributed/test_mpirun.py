@@ -101,6 +101,8 @@ def test_a_compiled_program_s_collectives_span_every_process(job):
         for replica, checks in found["checks"].items():
             assert all(checks.values()), (rank, replica, checks)
         assert found["call_with_arrays"], rank
+        for device, parts in found["reduce_scatter"].items():
+            assert parts == [True, True], (rank, device)  # f32 within tolerance; s32 exact
         for device, forms in found["all_to_all_forms"].items():
             assert forms == [True, True], (rank, device)  # split along dim 1; tuple form
         for device, exact in found["exact_paths"].items():

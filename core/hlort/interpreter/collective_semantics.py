@@ -55,7 +55,7 @@ class Peers(Protocol):
         """Send ``value`` to ``send_to`` and return what ``receive_from`` sent (None: nothing)."""
         ...
 
-    # optional: ``all_reduce(instr, group, value)`` and ``all_to_all(instr, group, value)``
+    # optional: ``all_reduce``, ``reduce_scatter``, ``all_to_all(instr, group, value)``
     # -> list[np.ndarray] | None: the results by a faster route (MPI's own collectives across
     # processes), or None to take ``gather``
 
@@ -94,6 +94,8 @@ def run_collective(ev, instr: Instruction, operands: Sequence, peers: Peers):
                 results = peers.all_reduce(instr, group, values)
             elif op is Opcode.ALL_TO_ALL and hasattr(peers, "all_to_all"):
                 results = peers.all_to_all(instr, group, values)
+            elif op is Opcode.REDUCE_SCATTER and hasattr(peers, "reduce_scatter"):
+                results = peers.reduce_scatter(instr, group, values)
             if results is None:
                 gathered = peers.gather(instr, group, values)
                 results = combine(ev, instr, gathered, group.index(peers.flat_id))

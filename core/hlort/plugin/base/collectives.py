@@ -98,6 +98,16 @@ class RendezvousPeers:
         values = tuple(np.require(v, requirements="C") for v in value)
         return list(r.all_reduce(self._key(instr), self.device_id, values, devices, reducer))
 
+    def reduce_scatter(self, instr, group, value):
+        """A reduce-scatter across processes whose reducer MPI has: MPI's all-reduce
+        (:meth:`all_reduce`, its volume and tolerance), then this member's part. None where
+        :meth:`all_reduce` is None."""
+        totals = self.all_reduce(instr, group, value)
+        if totals is None:
+            return None
+        dim, n, me = instr.attrs["dimensions"][0], len(group), group.index(self.flat_id)
+        return [np.require(np.split(t, n, axis=dim)[me], requirements="C") for t in totals]
+
     def all_to_all(self, instr, group, value):
         """An all-to-all whose group reaches other processes, through the transport's
         ``all_to_all`` (MPI's ``Alltoallv``): each member sends piece i (of its operand split
