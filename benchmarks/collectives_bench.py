@@ -13,8 +13,11 @@ the profile's modelled link time against ``2(N-1)/N * B / bw + 2(N-1) * latency`
 ``(N-1)/N * B / bw + (N-1) * latency`` (all-gather over the gathered B, reduce-scatter) and
 ``B / bw + latency`` (permute); the ratio must print 1.000.
 
-MPI: ``--mpi`` adds the rows of ``benchmarks/allreduce_mpi.py`` (the mpi helper's: hlort over
-2 MPI ranks vs a plain ``MPI.Allreduce``) when that script exists, through its ``bench_rows``.
+MPI: ``--mpi`` adds, in the same run, ``benchmarks/allreduce_mpi.py``'s side-by-side table for
+2 and 4 ranks (``--ranks``): ``MPI.Allreduce`` over N ranks on this host against hlort's
+compiled all-reduce across N ranks, ``hlort.distributed.all_reduce``, and the all-reduce on N
+in-process cpu devices (whose fair baseline is that same MPI.Allreduce over N ranks), as ratios
+of medians with the load average.
 
     .venv/bin/python benchmarks/collectives_bench.py [--repeat 5] [--quick] [--mpi]
 
@@ -173,8 +176,8 @@ def tpusim_rows(sizes: list[int]) -> list[dict]:
     return rows
 
 
-def mpi_rows(quick: bool) -> list[dict]:
-    """The mpi helper's rows (benchmarks/allreduce_mpi.py ``bench_rows(quick=...)``), if any."""
+def mpi_rows(quick: bool, ranks: list[int]) -> list[dict]:
+    """benchmarks/allreduce_mpi.py's rows (``bench_rows``: it prints its table), if any."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "allreduce_mpi.py")
     if not os.path.exists(path):
         print("MPI: benchmarks/allreduce_mpi.py is not here; no MPI rows")
@@ -185,7 +188,7 @@ def mpi_rows(quick: bool) -> list[dict]:
     if not hasattr(module, "bench_rows"):
         print("MPI: allreduce_mpi.py has no bench_rows(quick=...); run it directly")
         return []
-    return list(module.bench_rows(quick=quick))
+    return list(module.bench_rows(quick=quick, ranks=tuple(ranks)))
 
 
 def main() -> None:
@@ -193,6 +196,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="small buffers, one run (CI)")
     parser.add_argument("--mpi", action="store_true", help="add benchmarks/allreduce_mpi.py rows")
+    parser.add_argument("--ranks", type=int, nargs="+", default=[2, 4], help="for --mpi")
     parser.add_argument(
         "--results",
         default=os.path.join(os.path.dirname(__file__), "results"),
@@ -201,7 +205,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.repeat = 1
-    cpu_sizes = [1 << 12, 1 << 16] if args.quick else [1 << 14, 1 << 18, 1 << 22]
+    cpu_sizes = [1 << 12, 1 << 16] if args.quick else [1 << 10, 1 << 18, 1 << 22, 1 << 24]
     sim_sizes = [1 << 10] if args.quick else [1 << 10, 1 << 16, 1 << 20]
     rows = []
     print(
@@ -227,7 +231,7 @@ def main() -> None:
             f"{row['modelled_over_formula']:>6.3f}"
         )
     if args.mpi:
-        rows += mpi_rows(args.quick)
+        rows += mpi_rows(args.quick, args.ranks)
     os.makedirs(args.results, exist_ok=True)
     with open(os.path.join(args.results, "collectives.json"), "w") as f:
         json.dump({"cpus": os.cpu_count(), "rows": rows}, f, indent=2)

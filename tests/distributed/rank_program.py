@@ -16,31 +16,25 @@ import traceback
 from pathlib import Path
 
 import numpy as np
+from rank_checks_mpi import (  # noqa: F401 - found by CHECKS below
+    _all_to_all_forms,
+    _exact_paths,
+    _reduce_scatter,
+    check_mpi_collectives,
+    check_mpi_deadline,
+)
+from rank_helpers import (
+    DEVICES_PER_RANK,
+    _digest,
+    _rank_size,
+    _synthetic_transport,
+    _value,
+    _within_fold,
+    mine_of,
+)
 
 from hlort import dtypes
 from hlort.errors import HlortError
-
-DEVICES_PER_RANK = 2  # of the synthetic device numbering the transport checks use
-
-
-def _rank_size():
-    from hlort.distributed.process_env import import_mpi
-
-    MPI = import_mpi()
-    return MPI, MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
-
-
-def _value(device_id: int, shape=(3, 4), dtype=np.float32) -> np.ndarray:
-    rng = np.random.default_rng(1000 + device_id)
-    return (rng.standard_normal(shape) * 10).astype(dtype)
-
-
-def _synthetic_transport():
-    """A transport over a duplicate of COMM_WORLD where rank r owns devices 2r and 2r+1."""
-    from hlort.distributed.transport import MpiTransport
-
-    MPI, rank, size = _rank_size()
-    return MpiTransport(MPI.COMM_WORLD.Dup(), lambda d: d // DEVICES_PER_RANK), rank, size
 
 
 def check_transport(out: dict) -> None:
@@ -123,10 +117,6 @@ def check_concurrent_groups(out: dict) -> None:
     out["collisions_ok"] = all(got_all)
 
 
-def mine_of(rank: int) -> list[int]:
-    return [rank * DEVICES_PER_RANK + i for i in range(DEVICES_PER_RANK)]
-
-
 def check_bad_contribution(out: dict) -> None:
     transport, rank, size = _synthetic_transport()
     try:
@@ -196,15 +186,29 @@ def check_collectives(out: dict) -> None:
     mine = hd.addressable_devices()
     buffers = {d.id: hlort.device_put(_value(d.id), d.local) for d in mine}
     reduced = hd.all_reduce(buffers, "sum")
-    expect = _value(everyone[0]).copy()
-    for d in everyone[1:]:
-        expect = expect + _value(d)
     out["all_reduce_sum"] = all(
         isinstance(b, hlort.runtime.Buffer)
         and b.device == hd.local_device(i)
-        and np.array_equal(b.numpy(), expect)
+        and _within_fold(b.numpy(), [_value(d) for d in everyone])
         for i, b in reduced.items()
     )
+    ints = {
+        d: np.random.default_rng(d).integers(-(2**31), 2**31, (3, 4), np.int32) for d in everyone
+    }
+    with np.errstate(all="ignore"):
+        wrapped = ints[everyone[0]].copy()
+        for d in everyone[1:]:
+            wrapped = (wrapped + ints[d]).astype(np.int32)
+    out["all_reduce_int_exact"] = all(
+        np.array_equal(v, wrapped)
+        for v in hd.all_reduce({d.id: ints[d.id] for d in mine}, "sum").values()
+    )
+    shape = (3, 5) if hd.process_index() == 0 else (3, 4)
+    try:
+        hd.all_reduce({d.id: np.ones(shape, np.float32) for d in mine}, "sum")
+        out["all_reduce_mismatch"] = None
+    except HlortError as err:
+        out["all_reduce_mismatch"] = err.code.name
     out["all_reduce_max"] = all(
         np.array_equal(v, np.max([_value(d) for d in everyone], axis=0))
         for v in hd.all_reduce({d.id: _value(d.id) for d in mine}, "max").values()
@@ -281,10 +285,8 @@ def _call_with_arrays(x: dict) -> bool:
         " ROOT y = f32[8] all-reduce(x), replica_groups={}, to_apply=add }\n",
         {"num_replicas": len(firsts), "device_assignment": [[d] for d in firsts]},
     )
-    total = x[firsts[0]].copy()
-    for d in firsts[1:]:
-        total = total + x[d]
-    return bool(np.array_equal(single(x[firsts[hd.process_index()]]), total))
+    got = single(x[firsts[hd.process_index()]])
+    return _within_fold(np.asarray(got), [x[d] for d in firsts])
 
 
 def check_program(out: dict) -> None:
@@ -300,30 +302,31 @@ def check_program(out: dict) -> None:
     out["executable_devices"] = [str(d) for d in exe.devices]
     x = {i: _value(i, (8,)) for i in range(replicas)}
     results = exe.execute_sharded([[x[d.id]] for d in mine])
-    fold = x[0].copy()
-    for i in range(1, replicas):
-        fold = fold + x[i]
     checks = {}
+    digests = {}
     for d, outputs in zip(mine, results, strict=True):
         i = d.id
         ar, ag, aa, cp, halves, rid = (b.numpy() for b in outputs)
         parity = [j for j in range(replicas) if j % 2 == i % 2]
-        half = x[parity[0]].copy()
-        for j in parity[1:]:
-            half = half + x[j]
         piece = 8 // replicas
+        digests[str(i)] = [_digest(ar), _digest(halves)]
         checks[i] = {
-            "all_reduce": np.array_equal(ar, fold),
+            # float sums cross processes through MPI's Allreduce: its order, stated tolerance
+            "all_reduce": _within_fold(ar, [x[j] for j in range(replicas)]),
             "all_gather": np.array_equal(ag, np.concatenate([x[j] for j in range(replicas)])),
             "all_to_all": np.array_equal(
                 aa, np.concatenate([x[j][i * piece : (i + 1) * piece] for j in range(replicas)])
             ),
             "permute": np.array_equal(cp, x[(i - 1) % replicas]),
-            "split_groups": np.array_equal(halves, half),
+            "split_groups": _within_fold(halves, [x[j] for j in parity]),
             "replica_id": int(rid) == i,
         }
     out["checks"] = {str(k): v for k, v in checks.items()}
+    out["digests"] = digests
     out["call_with_arrays"] = _call_with_arrays(x)
+    out["exact_paths"] = _exact_paths(mine, replicas)
+    out["all_to_all_forms"] = _all_to_all_forms(mine, replicas)
+    out["reduce_scatter"] = _reduce_scatter(mine, replicas)
 
 
 def check_compile_errors(out: dict) -> None:
@@ -390,6 +393,19 @@ def check_mlp(out: dict) -> None:
     )
     out["weights_moved"] = not np.allclose(per_device[0][1], params[0])
     out["call_with_arrays"] = _call_with_arrays({d: _value(d, (8,)) for d in range(replicas)})
+    # a process's one copy of a cheap program runs on the caller's thread; two copies never
+    firsts = [hd.current().table.devices_of(r)[0].id for r in range(hd.process_count())]
+    small = hd.compile(
+        f"HloModule small, replica_count={len(firsts)}\n"
+        "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] add(a, b) }\n"
+        "ENTRY main { x = f32[8] parameter(0)\n"
+        " ROOT y = f32[8] all-reduce(x), replica_groups={}, to_apply=add }\n",
+        {"num_replicas": len(firsts), "device_assignment": [[d] for d in firsts]},
+    )
+    x8 = _value(hd.process_index(), (8,))
+    total = small.execute_sharded([[x8]])[0][0].numpy()
+    out["inline"] = [exe.raw._inline, small.raw._inline]
+    out["inline_result"] = _within_fold(total, [_value(r, (8,)) for r in range(len(firsts))])
     out["digests"] = [
         hashlib.sha256(b"".join(a.tobytes() for a in outs)).hexdigest() for outs in per_device
     ]

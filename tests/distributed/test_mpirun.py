@@ -18,6 +18,8 @@ CHECKS = (
     "collectives",
     "program",
     "compile_errors",
+    "mpi_collectives",
+    "mpi_deadline",
 )
 ENV = {"HLORT_INTERPRETER_DEVICES": "2"}  # two interpreter devices per process
 RANKS = [2, 4]
@@ -79,7 +81,9 @@ def test_collectives_on_buffers_cross_processes(job):
     for rank, found in enumerate(job.check("collectives")):
         found.pop("seconds")
         assert found == {
-            "all_reduce_sum": True,
+            "all_reduce_sum": True,  # MPI's order: within 2 (n-1) eps sum|x| of the fold
+            "all_reduce_int_exact": True,
+            "all_reduce_mismatch": "INVALID_ARGUMENT",  # process 0 passed another shape
             "all_reduce_max": True,
             "all_gather": True,
             "all_to_all": True,
@@ -89,6 +93,7 @@ def test_collectives_on_buffers_cross_processes(job):
 
 
 def test_a_compiled_program_s_collectives_span_every_process(job):
+    digests: dict = {}
     for rank, found in enumerate(job.check("program")):
         # this process's executable runs the copies of its own devices (local ids 0 and 1)
         assert found["executable_devices"] == ["interpreter:0", "interpreter:1"]
@@ -96,6 +101,47 @@ def test_a_compiled_program_s_collectives_span_every_process(job):
         for replica, checks in found["checks"].items():
             assert all(checks.values()), (rank, replica, checks)
         assert found["call_with_arrays"], rank
+        for device, parts in found["reduce_scatter"].items():
+            assert parts == [True, True], (rank, device)  # f32 within tolerance; s32 exact
+        for device, forms in found["all_to_all_forms"].items():
+            assert forms == [True, True], (rank, device)  # split along dim 1; tuple form
+        for device, exact in found["exact_paths"].items():
+            assert exact == [True, True, True], (rank, device)  # bf16, custom reducer, s32
+        digests.update(found["digests"])
+    # MPI gives every member the same bits: one digest per (all-reduce, group)
+    assert len({d[0] for d in digests.values()}) == 1, digests
+    assert len({d[1] for i, d in digests.items() if int(i) % 2 == 0}) == 1, digests
+    assert len({d[1] for i, d in digests.items() if int(i) % 2 == 1}) == 1, digests
+
+
+def test_mpi_collectives_of_the_transport(job):
+    digests: dict = {}
+    for rank, found in enumerate(job.check("mpi_collectives")):
+        assert found["threads_alive"] == 0 and found["errors"] == [], (rank, found)
+        assert found["within_fold"], rank
+        assert all(found["integers_exact"].values()), (rank, found["integers_exact"])
+        assert found["all_gather_exact"] == [True, True], rank
+        for parity, steps in found["digests"].items():
+            digests.setdefault(parity, set()).add(tuple(steps))
+    assert all(len(v) == 1 for v in digests.values()), digests  # same bits on every rank
+
+
+def test_a_rank_missing_an_mpi_all_reduce_gives_deadline_exceeded(job):
+    reports = job.check("mpi_deadline")
+    last = job.ranks - 1
+    for rank, found in enumerate(reports):
+        assert found["warm"] and found["rejoined"], (rank, found)
+        if rank == last:
+            assert found["late_sum"], found
+            continue
+        code, message, seconds = found["handshake"]
+        assert code == "DEADLINE_EXCEEDED", found
+        assert f"process {last} (devices [{2 * last + 1}])" in message, message
+        code, message, seconds = found["in_mpi"]
+        assert code == "DEADLINE_EXCEEDED" and "within 1 s" in message, found
+        assert seconds < 30, found  # bounded by the 1 s timeout, not a hang
+        code, message = found["retired"]
+        assert code == "ABORTED" and "restart the job" in message, found
 
 
 def test_mlp_training_step_on_two_ranks_of_two_cpu_devices_matches_one_device(mpi_ranks):
@@ -114,6 +160,9 @@ def test_mlp_training_step_on_two_ranks_of_two_cpu_devices_matches_one_device(mp
         assert found["matches_one_device"], rank  # rtol 1e-5, atol 1e-6 (f32)
         assert found["weights_moved"], rank
         assert found["call_with_arrays"], rank  # cpu's one-device fast path is not taken
+        # two local copies run on their device threads; one copy of a small program inline
+        assert found["inline"] == [False, True], (rank, found["inline"])
+        assert found["inline_result"], rank
         digests.update(found["digests"])
     assert len(digests) == 1  # every replica on both processes ends with the same bits
 

@@ -41,6 +41,24 @@ class _AcrossProcesses:
 
     global_assignment: tuple[tuple[int, ...], ...]
 
+    def runs_inline(self) -> bool:
+        """A process with one copy of a program its plugin calls cheap (judged as if it ran
+        alone: no loops, small) runs it on the caller's thread when the device's queue is idle,
+        as a cheap one-device program does. No other copy here needs to run at the same time,
+        and under load the hand-off to the device thread and back costs scheduling delays of
+        milliseconds, far more than a small collective. ``execute`` then returns once this
+        copy's collectives are done; every process runs the same program, so they meet."""
+        if len(self.placements) != 1:
+            return False
+        real = self.options
+        self.options = dataclasses.replace(
+            real, num_replicas=1, num_partitions=1, device_assignment=None
+        )
+        try:
+            return super().runs_inline()  # type: ignore[misc]
+        finally:
+            self.options = real
+
     def make_rendezvous(self, options):
         run = current()
         return Rendezvous(

@@ -37,6 +37,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 import numpy as np
 
 from hlort.distributed import wire_format
+from hlort.distributed.group_collectives import GroupCollectives
 from hlort.distributed.process_env import import_mpi
 from hlort.errors import ErrorCode, HlortError, Internal, InvalidArgument
 
@@ -108,6 +109,7 @@ class MpiTransport:
         self._post_lock = threading.Lock()  # a header and its arrays are posted together
         self._match_lock = threading.Lock()  # a matched header's receives are posted together
         self._abandoned: list = []  # sends of timed-out exchanges: their buffers must stay alive
+        self._groups = GroupCollectives(self)
 
     def process_of(self, device_id: int) -> int:
         return self._process_of(device_id)
@@ -160,6 +162,78 @@ class MpiTransport:
             d: local[d] if owners[d] == self.process_index else received[owners[d]][d]
             for d in group
         }
+
+    def _mine_and_peers(self, key, local, group) -> tuple[list[int], list[int]]:
+        owners = {d: self.process_of(d) for d in group}
+        mine = sorted(d for d, p in owners.items() if p == self.process_index)
+        if sorted(local) != mine:
+            raise InvalidArgument(
+                f"exchange {key!r} over devices {list(group)}: process {self.process_index} "
+                f"owns devices {mine} of the group but contributed {sorted(local)}"
+            )
+        return mine, sorted({p for p in owners.values() if p != self.process_index})
+
+    # -- MPI's own collectives (static shapes: group_collectives) -----------------------------
+    def all_reduce(
+        self,
+        key: Hashable,
+        array: np.ndarray,
+        op: str,
+        group: Sequence[int],
+        *,
+        timeout_s: float | None = None,
+        send: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Reduce ``array`` (this process's combined value of its devices of ``group``;
+        contiguous and writable) in place with MPI's ``Iallreduce`` (``op``: sum, prod, max,
+        min) across the group's processes; returns it. Every process passes the same shape.
+        ``send``: this process's value, read by MPI, with the result written to ``array``."""
+        group = [int(d) for d in group]
+        if all(self.process_of(d) == self.process_index for d in group):
+            if send is not None:
+                np.copyto(array, send)
+            return array
+        return self._groups.all_reduce(
+            key, array, op, group, collective_timeout_s(timeout_s), send=send
+        )
+
+    def all_gather(
+        self,
+        key: Hashable,
+        local: Mapping[int, np.ndarray],
+        group: Sequence[int],
+        *,
+        timeout_s: float | None = None,
+    ) -> dict[int, np.ndarray]:
+        """:meth:`exchange` for values of one shape and type on every device (a compiled
+        collective's): one MPI ``Iallgatherv`` instead of keyed messages to every peer."""
+        group = [int(d) for d in group]
+        mine, peers = self._mine_and_peers(key, local, group)
+        if not peers:
+            return {d: local[d] for d in group}
+        arrays = {d: wire_format.contiguous(local[d]) for d in mine}
+        first = arrays[mine[0]]
+        if any(a.shape != first.shape or a.dtype != first.dtype for a in arrays.values()):
+            return self.exchange(key, local, group, timeout_s=timeout_s)
+        return self._groups.all_gather(key, arrays, group, collective_timeout_s(timeout_s))
+
+    def all_to_all(
+        self,
+        key: Hashable,
+        local: Mapping[int, Sequence[np.ndarray]],
+        group: Sequence[int],
+        *,
+        timeout_s: float | None = None,
+    ) -> dict[int, list[np.ndarray]]:
+        """``local[d][i]`` goes to device ``group[i]`` (every piece of one shape and type, as a
+        compiled all-to-all's are); returns, per local device, what every member of the group
+        sent it, in group order. One MPI ``Ialltoallv``: each piece crosses once."""
+        group = [int(d) for d in group]
+        mine, peers = self._mine_and_peers(key, local, group)
+        if not peers:
+            position = {d: i for i, d in enumerate(group)}
+            return {d: [local[j][position[d]] for j in group] for d in mine}
+        return self._groups.all_to_all(key, local, group, collective_timeout_s(timeout_s))
 
     # -- pieces -------------------------------------------------------------------------------
     def _receive(self, peers, tag, text, owners, deadline, key, group, timeout):

@@ -55,6 +55,10 @@ class Peers(Protocol):
         """Send ``value`` to ``send_to`` and return what ``receive_from`` sent (None: nothing)."""
         ...
 
+    # optional: ``all_reduce``, ``reduce_scatter``, ``all_to_all(instr, group, value)``
+    # -> list[np.ndarray] | None: the results by a faster route (MPI's own collectives across
+    # processes), or None to take ``gather``
+
 
 class SingleCopy:
     """The peers of a program that runs as one copy (replica 0, partition 0)."""
@@ -85,8 +89,16 @@ def run_collective(ev, instr: Instruction, operands: Sequence, peers: Peers):
         if group is None:  # collective-broadcast leaving this copy out
             results = [np.zeros_like(v) for v in values]
         else:
-            gathered = peers.gather(instr, group, values)
-            results = combine(ev, instr, gathered, group.index(peers.flat_id))
+            results = None
+            if op is Opcode.ALL_REDUCE and hasattr(peers, "all_reduce"):
+                results = peers.all_reduce(instr, group, values)
+            elif op is Opcode.ALL_TO_ALL and hasattr(peers, "all_to_all"):
+                results = peers.all_to_all(instr, group, values)
+            elif op is Opcode.REDUCE_SCATTER and hasattr(peers, "reduce_scatter"):
+                results = peers.reduce_scatter(instr, group, values)
+            if results is None:
+                gathered = peers.gather(instr, group, values)
+                results = combine(ev, instr, gathered, group.index(peers.flat_id))
         result = results[0] if _single(instr, op) else tuple(results)
     if instr.opcode is Opcode.ALL_GATHER_START:
         return (values[0] if len(values) == 1 else values, result)

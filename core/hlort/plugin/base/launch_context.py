@@ -169,6 +169,77 @@ class Rendezvous:
         """``device_id`` contributes ``value`` under ``key``; returns the values of every
         device of ``group`` (device ids, holding ``device_id``) in group order."""
         group = tuple(int(d) for d in group)
+        result = self._meet(("exchange", key, group), key, device_id, value, group, None)
+        return [result[d] for d in group]
+
+    def all_reduce(
+        self,
+        key: tuple,
+        device_id: int,
+        value: Values,
+        group: Sequence[int],
+        reducer,
+        empty=None,
+    ) -> Values:
+        """A native all-reduce (``reducer``: :class:`~hlort.plugin.base.native_reduce.
+        NativeReducer`) of ``value`` (a tuple of arrays) over ``group``, which reaches other
+        processes: this process's members' values are folded here in group order, then the
+        transport reduces that across processes with MPI's own Allreduce (MPI's order). Every
+        member gets its own arrays (from ``empty(shape, dtype)``, default ``np.empty``: a
+        backend may pass its pool of warm pages)."""
+        group = tuple(int(d) for d in group)
+        empty = np.empty if empty is None else empty
+        local = [d for d in group if d in self.local_device_ids]
+
+        def lead(values: dict[int, Any]) -> dict:
+            out = []
+            for k in range(len(values[local[0]])):
+                parts = [np.asarray(values[d][k]) for d in local]
+                total = empty(parts[0].shape, parts[0].dtype)
+                send = parts[0] if len(parts) == 1 else reducer.fold_into(parts, total)
+                out.append(
+                    self.transport.all_reduce(  # type: ignore[union-attr]
+                        self.key + key + (k,),
+                        total,
+                        reducer.name,
+                        group,
+                        timeout_s=self.timeout_s,
+                        send=send if send is not total else None,
+                    )
+                )
+            return {"total": tuple(out)}
+
+        result = self._meet(("all-reduce", key, group), key, device_id, value, group, lead)
+        total = result["total"]
+        if device_id == local[0]:
+            return total
+        copies = tuple(empty(a.shape, a.dtype) for a in total)
+        for c, a in zip(copies, total, strict=True):
+            np.copyto(c, a)
+        return copies
+
+    def all_to_all(
+        self, key: tuple, device_id: int, pieces: Sequence[np.ndarray], group: Sequence[int]
+    ) -> list[np.ndarray]:
+        """``pieces[i]`` (contiguous, one shape and type for every member and i) goes to member
+        ``group[i]`` only; returns the pieces every member sent ``device_id``, in group order.
+        The group reaches other processes: the transport's ``all_to_all`` moves them."""
+        group = tuple(int(d) for d in group)
+
+        def lead(values: dict[int, Any]) -> dict:
+            return self.transport.all_to_all(  # type: ignore[union-attr]
+                self.key + key, values, group, timeout_s=self.timeout_s
+            )
+
+        return self._meet(("all-to-all", key, group), key, device_id, pieces, group, lead)[
+            device_id
+        ]
+
+    def _meet(self, slot_key, key, device_id: int, value, group: tuple, lead) -> dict:
+        """The meeting of one collective step: every member of ``group`` in this process
+        contributes; when the group reaches other processes the last local member to arrive
+        runs ``lead`` (default: :meth:`_remote_exchange`) on the local values and everyone gets
+        its result; otherwise the result is every member's value."""
         if device_id not in group:
             raise InvalidArgument(f"device {device_id} is not in its group {list(group)}")
         local = [d for d in group if d in self.local_device_ids]
@@ -178,7 +249,10 @@ class Rendezvous:
                 f"collective {_what(key)}: devices {remote} of group {list(group)} are not in "
                 f"this process and no cross-process transport is set (hlort.distributed)"
             )
-        slot_key = ("exchange", key, group)
+        if remote and len(local) == 1:  # nobody here to meet: lead at once
+            self._check_abort(key)
+            values = {device_id: value}
+            return self._remote_exchange(key, values, group) if lead is None else lead(values)
         deadline = time.monotonic() + self.timeout_s
         with self._cond:
             slot = self._slots.setdefault(slot_key, _Slot())
@@ -189,7 +263,11 @@ class Rendezvous:
                 self._cond.release()
                 try:
                     try:
-                        all_values = self._remote_exchange(key, dict(slot.values), group)
+                        values = dict(slot.values)
+                        if lead is None:
+                            all_values = self._remote_exchange(key, values, group)
+                        else:
+                            all_values = lead(values)
                     except BaseException as exc:  # the other local members see it too
                         all_values, slot.error = None, exc
                 finally:
@@ -221,19 +299,18 @@ class Rendezvous:
             slot.readers += 1
             if slot.readers == len(local):
                 del self._slots[slot_key]
-        return [result[d] for d in group]
+        return result
 
     def _remote_exchange(self, key: tuple, local: dict[int, Any], group: tuple) -> dict:
-        """Through the transport, one array at a time (values are tuples of arrays)."""
+        """Through the transport, one array at a time (values are tuples of arrays): MPI's
+        all-gather when the transport has one (a compiled collective's values have one shape
+        and type on every member), else its keyed exchange."""
         count = len(next(iter(local.values())))
+        move = getattr(self.transport, "all_gather", None) or self.transport.exchange  # type: ignore[union-attr]
         parts: list[dict[int, np.ndarray]] = []
         for k in range(count):
             mine = {d: np.require(v[k], requirements="C") for d, v in local.items()}
-            parts.append(
-                self.transport.exchange(  # type: ignore[union-attr]
-                    self.key + key + (k,), mine, group, timeout_s=self.timeout_s
-                )
-            )
+            parts.append(move(self.key + key + (k,), mine, group, timeout_s=self.timeout_s))
         return {d: tuple(part[d] for part in parts) for d in group}
 
     def send_receive(

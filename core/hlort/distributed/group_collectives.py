@@ -1,0 +1,253 @@
+"""MPI's own collectives over the processes of one device group: ``Iallreduce``,
+``Iallgatherv`` and ``Ialltoallv`` straight on contiguous host memory.
+
+:meth:`MpiTransport.exchange` sends every value to every peer as keyed messages, which is
+general (any shapes, a mismatch is recognised) but moves ``(P-1) * B`` per process for an
+all-reduce and pays a JSON header per exchange. The collectives of a compiled program have
+static shapes, so they can use MPI's algorithms instead (Open MPI picks ring / recursive
+doubling / shared-memory ones by size), which move about ``2 (P-1)/P * B``:
+
+* every device group gets its own communicator (its processes in rank order), made at the
+  group's first collective after a bounded keyed handshake (so a process that never arrives
+  is DEADLINE_EXCEEDED naming it, not a hang inside ``MPI_Comm_create_group``). One
+  communicator per group, not per process set: two groups over the same processes run from
+  different device threads at once, and MPI matches collectives on a communicator by order;
+* the operations are nonblocking and polled against the collective deadline. A timed-out one
+  cannot be cancelled (MPI has no cancel for collectives): its buffers are kept alive, and the
+  group's communicator is retired, so a later collective over it raises ABORTED at once
+  instead of matching the late peer's stale call.
+
+Processes must issue a group's collectives in the same order with the same shapes, as in any
+MPI program (every rank runs the same compiled program). Counts are bytes in a C int: one
+process's part of one collective must stay below 2 GiB.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import zlib
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from hlort.errors import Aborted, ErrorCode, HlortError, Internal
+
+SPIN_S = 20e-3
+
+
+class GroupCollectives:
+    """The per-group communicators of one :class:`~hlort.distributed.transport.MpiTransport`."""
+
+    def __init__(self, transport) -> None:
+        self._t = transport
+        self._mpi = transport._mpi
+        self._comms: dict[tuple[int, ...], object] = {}
+        self._retired: dict[tuple[int, ...], str] = {}
+        self._locks: dict[tuple[int, ...], threading.Lock] = {}
+        self._locks_lock = threading.Lock()
+        self._abandoned: list = []  # timed-out requests and their buffers: MPI may still write
+        self._ops = {
+            "sum": self._mpi.SUM,
+            "prod": self._mpi.PROD,
+            "max": self._mpi.MAX,
+            "min": self._mpi.MIN,
+        }
+
+    # -- communicators -------------------------------------------------------------------------
+    def communicator(self, group: Sequence[int], timeout_s: float):
+        """The communicator of device group ``group`` (made on first use, collectively)."""
+        group = tuple(int(d) for d in group)
+        comm = self._comms.get(group)
+        if comm is not None:
+            return comm
+        with self._locks_lock:
+            lock = self._locks.setdefault(group, threading.Lock())
+        with lock:
+            comm = self._comms.get(group)
+            if comm is not None:
+                return comm
+            if group in self._retired:
+                raise Aborted(self._retired[group])
+            t = self._t
+            mine = [d for d in group if t.process_of(d) == t.process_index]
+            # everyone is here (bounded, names the missing) before the blocking creation
+            t.exchange(
+                ("hlort.distributed.group", group),
+                {d: np.zeros(0, np.uint8) for d in mine},
+                group,
+                timeout_s=timeout_s,
+            )
+            processes = sorted({t.process_of(d) for d in group})
+            tag = zlib.crc32(repr(group).encode()) % max(1, t._tag_ub)
+            with t._mpi_lock:
+                members = t.comm.Get_group().Incl(processes)
+                comm = t.comm.Create_group(members, tag)
+                members.Free()
+            self._comms[group] = comm
+            return comm
+
+    # -- collectives ---------------------------------------------------------------------------
+    def all_reduce(
+        self,
+        key,
+        array: np.ndarray,
+        op: str,
+        group: Sequence[int],
+        timeout_s: float,
+        send: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Reduce ``array`` (contiguous, writable: this process's combined value) in place
+        across the processes of ``group``; MPI's order, the same result on every process.
+        With ``send`` (this process's value, contiguous, of ``array``'s shape and type) MPI
+        reads it and writes the result into ``array``: no copy into ``array`` first."""
+        if op not in self._ops:
+            raise Internal(f"no MPI reduction for {op!r} (known: {', '.join(self._ops)})")
+        deadline = time.monotonic() + timeout_s
+        comm = self.communicator(group, timeout_s)
+        if array.size == 0:
+            return array
+        if send is not None and (send.shape != array.shape or send.dtype != array.dtype):
+            raise Internal(
+                f"all_reduce {key!r}: send {send.dtype}{list(send.shape)} is not "
+                f"the result's {array.dtype}{list(array.shape)}"
+            )
+        with self._t._mpi_lock:
+            source = self._mpi.IN_PLACE if send is None else send
+            request = comm.Iallreduce(source, array, self._ops[op])
+        self._wait(request, (array, send), group, deadline, timeout_s, key)
+        return array
+
+    def all_gather(
+        self,
+        key,
+        local: Mapping[int, np.ndarray],
+        group: Sequence[int],
+        timeout_s: float,
+    ) -> dict[int, np.ndarray]:
+        """Every device of ``group``'s array, given this process's (all of one shape and
+        type, as every member's is: a compiled collective's operands have static shapes)."""
+        t = self._t
+        group = tuple(int(d) for d in group)
+        first = next(iter(local.values()))
+        shape, dtype, nbytes = first.shape, first.dtype, first.nbytes
+        deadline = time.monotonic() + timeout_s
+        comm = self.communicator(group, timeout_s)
+        processes = sorted({t.process_of(d) for d in group})
+        by_process = {p: sorted(d for d in group if t.process_of(d) == p) for p in processes}
+        order = [d for p in processes for d in by_process[p]]
+        slot = {d: i for i, d in enumerate(order)}
+        received = np.empty(len(order) * nbytes, np.uint8)
+        if nbytes:
+            counts = [len(by_process[p]) * nbytes for p in processes]
+            displacements = [slot[by_process[p][0]] * nbytes for p in processes]
+            mine = by_process[t.process_index]
+            MPI = self._mpi
+            if len(mine) == 1:
+                send = [local[mine[0]].reshape(-1).view(np.uint8), MPI.BYTE]
+            else:  # in place: the local arrays go to their slots first (the one copy)
+                for d in mine:
+                    at = slot[d] * nbytes
+                    received[at : at + nbytes] = local[d].reshape(-1).view(np.uint8)
+                send = MPI.IN_PLACE
+            with t._mpi_lock:
+                request = comm.Iallgatherv(send, [received, (counts, displacements), MPI.BYTE])
+            self._wait(request, (received, local), group, deadline, timeout_s, key)
+        out = {}
+        for d in group:
+            if d in local:
+                out[d] = local[d]
+            else:
+                at = slot[d] * nbytes
+                out[d] = received[at : at + nbytes].view(dtype).reshape(shape)
+        return out
+
+    def all_to_all(
+        self,
+        key,
+        local: Mapping[int, Sequence[np.ndarray]],
+        group: Sequence[int],
+        timeout_s: float,
+    ) -> dict[int, list[np.ndarray]]:
+        """``local[j][i]``, this process's member j's piece for member ``group[i]``, to that
+        member's process only (one ``Ialltoallv``, packed by destination); returns per local
+        member the pieces of every member, in group order."""
+        t = self._t
+        group = tuple(int(d) for d in group)
+        first = next(iter(local.values()))[0]
+        shape, dtype, nbytes = first.shape, first.dtype, first.nbytes
+        deadline = time.monotonic() + timeout_s
+        comm = self.communicator(group, timeout_s)
+        position = {d: i for i, d in enumerate(group)}
+        processes = sorted({t.process_of(d) for d in group})
+        members = {p: [d for d in group if t.process_of(d) == p] for p in processes}
+        mine = members[t.process_index]
+        # send: per destination process q, per member i of q, per local member j: j's piece i
+        send_counts = [len(members[q]) * len(mine) * nbytes for q in processes]
+        recv_counts = [len(mine) * len(members[q]) * nbytes for q in processes]
+        send = np.empty(sum(send_counts), np.uint8)
+        received = np.empty(sum(recv_counts), np.uint8)
+        at = 0
+        for q in processes:
+            for i in members[q]:
+                for j in mine:
+                    send[at : at + nbytes] = local[j][position[i]].reshape(-1).view(np.uint8)
+                    at += nbytes
+        if nbytes:
+            MPI = self._mpi
+            displacements = [sum(send_counts[:k]) for k in range(len(processes))]
+            received_at = [sum(recv_counts[:k]) for k in range(len(processes))]
+            with t._mpi_lock:
+                request = comm.Ialltoallv(
+                    [send, (send_counts, displacements), MPI.BYTE],
+                    [received, (recv_counts, received_at), MPI.BYTE],
+                )
+            self._wait(request, (send, received), group, deadline, timeout_s, key)
+        out: dict[int, list[np.ndarray]] = {i: [None] * len(group) for i in mine}  # type: ignore[misc]
+        at = 0
+        for q in processes:  # from process q: per local member i, per member j of q
+            for i in mine:
+                for j in members[q]:
+                    piece = received[at : at + nbytes].view(dtype).reshape(shape)
+                    out[i][position[j]] = piece
+                    at += nbytes
+        return out
+
+    def _wait(self, request, buffers, group, deadline: float, timeout_s: float, key) -> None:
+        """Poll ``request`` until done; past the deadline retire the group (module docstring)."""
+        MPI = self._mpi
+        lock = self._t._mpi_lock
+        # poll without yielding first, as the transport's _Backoff does: on a busy machine a
+        # yield can cost a whole scheduler slice (measured here: ~6 ms per sleep(0) at load
+        # 10). Then yield between polls, never sleep: a large transfer progresses only while
+        # MPI is called
+        spin_until = time.monotonic() + SPIN_S
+        while True:
+            try:
+                with lock:
+                    if request.Test():
+                        return
+            except MPI.Exception as err:
+                raise Internal(
+                    f"MPI failed collective {key!r} over devices {list(group)}: {err} (do "
+                    "all processes run the same program, with the same shapes?)"
+                ) from None
+            now = time.monotonic()
+            if now > deadline:
+                message = (
+                    f"collective {key!r} over devices {list(group)} on process "
+                    f"{self._t.process_index}: not every process of the group arrived within "
+                    f"{timeout_s:g} s (MPI's collectives cannot tell which). Every process must "
+                    "run the same program with the same collectives in the same order; for a "
+                    "slow start raise HLORT_COLLECTIVE_TIMEOUT (seconds)"
+                )
+                group = tuple(group)
+                self._retired[group] = (
+                    f"collectives over devices {list(group)} are unusable in this run: an "
+                    f"earlier one timed out ({key!r}), and MPI cannot cancel it; restart the job"
+                )
+                self._comms.pop(group, None)
+                self._abandoned.append((request, buffers))
+                raise HlortError(message, ErrorCode.DEADLINE_EXCEEDED)
+            if now > spin_until:
+                time.sleep(0)
