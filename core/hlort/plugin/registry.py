@@ -118,10 +118,10 @@ class Registry:
 
                 claims.append(Claim(InterpreterPlugin(), "built-in", builtin=True))
             if self.group:
-                from importlib import metadata  # slow to import: only when discovering
+                from hlort.plugin.entry_point_scan import entry_points as group_entry_points
 
                 try:
-                    entry_points = list(metadata.entry_points(group=self.group))
+                    entry_points = group_entry_points(self.group)
                 except Exception as exc:  # noqa: BLE001 - broken metadata must not stop hlort
                     self._fail(
                         "<entry points>",
