@@ -17,7 +17,6 @@ import importlib
 import os
 import re
 import sys
-from dataclasses import dataclass
 
 _NORMALIZE = re.compile(r"[-_.]+")
 _VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
@@ -27,11 +26,14 @@ class _Unusual(Exception):
     """A sys.path layout this reader leaves to importlib.metadata."""
 
 
-@dataclass(frozen=True)
 class _Dist:
-    """What the registry asks of a distribution: ``dist.metadata["Name"]``."""
+    """What the registry asks of a distribution: ``dist.metadata["Name"]``. (Plain classes
+    here, not dataclasses: making a dataclass compiles source, a cost this module avoids.)"""
 
-    path: str
+    __slots__ = ("path",)
+
+    def __init__(self, path: str):
+        self.path = path
 
     @property
     def metadata(self) -> dict[str, str | None]:
@@ -48,14 +50,16 @@ class _Dist:
         return {"Name": None}
 
 
-@dataclass(frozen=True)
 class EntryPoint:
     """The part of ``importlib.metadata.EntryPoint`` the registry uses."""
 
-    name: str
-    value: str
-    group: str
-    dist: _Dist | None = None
+    __slots__ = ("name", "value", "group", "dist")
+
+    def __init__(self, name: str, value: str, group: str, dist: _Dist | None = None):
+        self.name, self.value, self.group, self.dist = name, value, group, dist
+
+    def __repr__(self) -> str:
+        return f"EntryPoint(name={self.name!r}, value={self.value!r}, group={self.group!r})"
 
     def load(self):
         match = _VALUE.match(self.value)

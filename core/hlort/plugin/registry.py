@@ -34,7 +34,6 @@ from hlort import log
 from hlort.errors import FailedPrecondition, HlortError, InvalidArgument, NotFound, Unavailable
 from hlort.plugin.api import Client, Plugin
 from hlort.plugin.bounded_call import BoundedCall, plugin_timeout_s
-from hlort.plugin.hookspecs import new_plugin_manager
 from hlort.plugin.name_claims import Claim, resolve
 from hlort.plugin.selection_log import log_default as _log_default
 from hlort.plugin.versioning import check_api_version
@@ -205,6 +204,8 @@ class Registry:
         return []
 
     def _call_hooks(self, obj, source: str):
+        from hlort.plugin.hookspecs import new_plugin_manager  # pluggy: only for hook modules
+
         manager = new_plugin_manager()
         manager.register(obj)
         out = []
