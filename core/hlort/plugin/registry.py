@@ -34,7 +34,6 @@ from hlort import log
 from hlort.errors import FailedPrecondition, HlortError, InvalidArgument, NotFound, Unavailable
 from hlort.plugin.api import Client, Plugin
 from hlort.plugin.bounded_call import BoundedCall, plugin_timeout_s
-from hlort.plugin.hookspecs import new_plugin_manager
 from hlort.plugin.name_claims import Claim, resolve
 from hlort.plugin.selection_log import log_default as _log_default
 from hlort.plugin.versioning import check_api_version
@@ -118,10 +117,10 @@ class Registry:
 
                 claims.append(Claim(InterpreterPlugin(), "built-in", builtin=True))
             if self.group:
-                from importlib import metadata  # slow to import: only when discovering
+                from hlort.plugin.entry_point_scan import entry_points as group_entry_points
 
                 try:
-                    entry_points = list(metadata.entry_points(group=self.group))
+                    entry_points = group_entry_points(self.group)
                 except Exception as exc:  # noqa: BLE001 - broken metadata must not stop hlort
                     self._fail(
                         "<entry points>",
@@ -205,6 +204,8 @@ class Registry:
         return []
 
     def _call_hooks(self, obj, source: str):
+        from hlort.plugin.hookspecs import new_plugin_manager  # pluggy: only for hook modules
+
         manager = new_plugin_manager()
         manager.register(obj)
         out = []

@@ -31,7 +31,8 @@ class BlasFunction:
     int_bits: int
 
 
-def _numpy_extension() -> str | None:
+def numpy_extension() -> str | None:
+    """The file of NumPy's extension module, through which its BLAS's symbols resolve."""
     try:
         from numpy._core import _multiarray_umath as module  # NumPy 2
     except ImportError:  # pragma: no cover - NumPy 1.x
@@ -45,7 +46,7 @@ def _numpy_extension() -> str | None:
 @functools.cache
 def gemm(double: bool) -> BlasFunction | None:
     """``cblas_dgemm`` (``double``) or ``cblas_sgemm`` as NumPy links it, or None."""
-    path = _numpy_extension()
+    path = numpy_extension()
     if path is None:
         return None
     try:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import sys
 import threading
 
 import numpy as np
@@ -91,13 +92,20 @@ def store_module(key: str, module) -> None:
     _store(key, module, module_codec.encode_module, remember=False)
 
 
-def _info_classes() -> dict[str, type]:
-    """The launch descriptions an object entry may hold: the emitters' own dataclasses."""
-    from hlort_cpu.codegen import fusion_kernel, while_driver
+def _info_classes(drivers: bool = True) -> dict[str, type]:
+    """The launch descriptions an object entry may hold: the emitters' own dataclasses (the
+    while driver's only with ``drivers``: an entry written by a process that never imported
+    while_driver.py holds none, and a first compile need not import it)."""
+    from hlort_cpu.codegen import fusion_kernel
 
+    mods = [fusion_kernel]
+    if drivers:
+        from hlort_cpu.codegen import while_driver
+
+        mods.append(while_driver)
     return {
         name: cls
-        for mod in (fusion_kernel, while_driver)
+        for mod in mods
         for name, cls in vars(mod).items()
         if dataclasses.is_dataclass(cls) and cls.__module__ == mod.__name__
     }
@@ -105,7 +113,10 @@ def _info_classes() -> dict[str, type]:
 
 def _encode_object(entry) -> bytes:
     obj, infos = entry
-    return module_codec.encode_value((np.frombuffer(obj, np.uint8), list(infos)), _info_classes())
+    drivers = "hlort_cpu.codegen.while_driver" in sys.modules
+    return module_codec.encode_value(
+        (np.frombuffer(obj, np.uint8), list(infos)), _info_classes(drivers)
+    )
 
 
 def _decode_object(payload: bytes):

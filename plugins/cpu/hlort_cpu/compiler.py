@@ -24,6 +24,7 @@ import numpy as np
 
 from hlort.errors import Unimplemented
 from hlort.interpreter.registry import function_for_instruction
+from hlort.ir.collective_groups import COLLECTIVE_OPCODES
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
@@ -35,13 +36,8 @@ from hlort_cpu.arena import plan_arena
 from hlort_cpu.codegen.jit import jit_engine
 from hlort_cpu.codegen.kernel_builder import KernelModule, classify
 from hlort_cpu.codegen.unsupported_reason import why_not_compiled
-from hlort_cpu.codegen.while_driver import emit_while_driver, load_entry_points
-from hlort_cpu.collective_thunks import CollectiveThunk, is_collective
 from hlort_cpu.control_flow import CONTROL_FLOW_OPS, ProgramSet, program_orders
-from hlort_cpu.custom_call import custom_call_thunk
 from hlort_cpu.device_run import DeviceEvaluator
-from hlort_cpu.dot import dot_thunk
-from hlort_cpu.native_while import plan_native_whiles
 from hlort_cpu.thunks import (
     FallbackThunk,
     FusionFallbackThunk,
@@ -62,7 +58,7 @@ _FRESH_RESULTS = {
     Opcode.TRIANGULAR_SOLVE,
 }
 _NATIVE = {  # op -> thunk factory (None when it cannot take that instruction)
-    Opcode.DOT: dot_thunk,
+    Opcode.DOT: ("hlort_cpu.dot", "dot_thunk"),
     Opcode.CONVOLUTION: ("hlort_cpu.convolution", "convolution_thunk"),
     Opcode.FFT: ("hlort_cpu.fft", "fft_thunk"),
     Opcode.CHOLESKY: ("hlort_cpu.cholesky", "cholesky_thunk"),
@@ -156,17 +152,21 @@ def compile_program(module: Module) -> Program:
         km = KernelModule(f"{module.name}_kernels")
         for name, (_, comp) in zip(names, to_compile, strict=True):
             km.add(name, comp)
-        natives = plan_native_whiles(orders, names, to_compile, km.kernels, f"hk{key[:16]}")
-        drivers = [
-            emit_while_driver(km.module, km.target, native.plan) for native in natives.values()
-        ]
+        natives = _plan_whiles(orders, names, to_compile, km.kernels, f"hk{key[:16]}")
+        drivers = []
+        if natives:
+            from hlort_cpu.codegen.while_driver import emit_while_driver
+
+            drivers = [
+                emit_while_driver(km.module, km.target, native.plan) for native in natives.values()
+            ]
         ir_text = km.ir_text()
         obj = engine.compile_ir(ir_text)
         infos = [*km.kernels, *drivers]
         compile_cache.store(key, obj, infos)
         cached = (obj, infos)
     elif cached is not None:
-        natives = plan_native_whiles(orders, names, to_compile, cached[1], f"hk{key[:16]}")
+        natives = _plan_whiles(orders, names, to_compile, cached[1], f"hk{key[:16]}")
     kernels = {}
     if cached is not None:
         kernels = _loaded_kernels(key, cached)
@@ -186,6 +186,16 @@ def compile_program(module: Module) -> Program:
     return program
 
 
+def _plan_whiles(orders, names, to_compile, infos, prefix) -> dict:
+    """native_while.py's plans; that module (BLAS, the small-gemm emitter) is imported only
+    for a module that has a while."""
+    if not any(i.opcode is Opcode.WHILE for _, order in orders.values() for i in order):
+        return {}
+    from hlort_cpu.native_while import plan_native_whiles
+
+    return plan_native_whiles(orders, names, to_compile, infos, prefix)
+
+
 _loaded: dict[str, dict] = {}
 
 
@@ -194,6 +204,8 @@ def _loaded_kernels(key: str, cached) -> dict:
     kernels = _loaded.get(key)
     if kernels is None:
         obj, infos = cached
+        from hlort_cpu.codegen.compiled import load_entry_points
+
         kernels = load_entry_points(obj, infos)
         _loaded[key] = kernels
     return kernels
@@ -239,7 +251,9 @@ def _build(
         if op in CONTROL_FLOW_OPS:
             add(programs.control_flow_thunk(instr, ins, out))
             continue
-        if is_collective(instr):
+        if op in COLLECTIVE_OPCODES:
+            from hlort_cpu.collective_thunks import CollectiveThunk
+
             thunk = CollectiveThunk(instr, ins, out, evaluator)
             add(thunk)
             compiled[thunk.label] += 1
@@ -262,7 +276,7 @@ def _build(
             thunk = (
                 make(instr, ins, out)
                 if make is not None
-                else custom_call_thunk(instr, ins, out, evaluator)
+                else _custom_call_thunk(instr, ins, out, evaluator)
             )
             if thunk is not None:
                 add(thunk)
@@ -298,6 +312,12 @@ def _build(
         releases=releases,
         arena=plan_arena(comp, order, slot, step_kinds),
     )
+
+
+def _custom_call_thunk(instr, ins, out, evaluator):
+    from hlort_cpu.custom_call import custom_call_thunk  # LAPACK, library kernels: on first use
+
+    return custom_call_thunk(instr, ins, out, evaluator)
 
 
 def _why_interpreted(instr: Instruction, not_a_kernel: str | None) -> str:

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
-from hlort_cpu.native_while import NativeWhile, NativeWhileThunk
 from hlort_cpu.thunks import Program
+
+if TYPE_CHECKING:  # native_while.py (BLAS, small gemm) is imported when a while is native
+    from hlort_cpu.native_while import NativeWhile
 
 CONTROL_FLOW_OPS = frozenset({Opcode.WHILE, Opcode.CONDITIONAL, Opcode.CALL})
 
@@ -90,6 +93,8 @@ class ProgramSet:
             if native is not None:
                 self._count_native(native[0])
                 self.compiled["while (native)"] += 1
+                from hlort_cpu.native_while import NativeWhileThunk
+
                 return NativeWhileThunk(native[0], native[1], ins, out)
             cond = self.program(instr.attrs["condition"])
             body = self.program(instr.attrs["body"])

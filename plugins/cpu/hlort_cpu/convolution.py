@@ -33,7 +33,9 @@ import numpy as np
 from hlort.ir.attributes import WindowDim
 from hlort.ir.instruction import Instruction
 from hlort.ir.shape_rules.convolution import dilated_bound
+from hlort_cpu import blas_threads
 from hlort_cpu.contraction_arithmetic import plan_arithmetic
+from hlort_cpu.dot_split import split_matmul
 
 IM2COL_CHUNK_BYTES = 8 << 20
 """The im2col rows of this many bytes are built and multiplied at a time (at least one batch)."""
@@ -189,7 +191,9 @@ class ConvolutionThunk:
             span = slice(first * rows, last * rows)
             cols = view[:, :, first:last].reshape(self.bg, (last - first) * rows, self.k)
             if self.bg == 1:
-                self.arithmetic.matmul(cols[0], kernel, out=product[span, 0])
+                out = product[span, 0]
+                if self.arithmetic.ordered or not split_matmul(cols[0], kernel, out):
+                    self.arithmetic.matmul(cols[0], kernel, out=out)
             else:
                 self.arithmetic.matmul(cols, kernel, out=product[span].transpose(1, 0, 2))
         return product
@@ -210,7 +214,8 @@ class ConvolutionThunk:
             return
         base = self._base(env[self.ins[0]])
         kernel = self._kernel(env[self.ins[1]])
-        with np.errstate(over="ignore", invalid="ignore"):
+        # one BLAS thread, hlort's pool for the rest (blas_threads.py, dot_split.py)
+        with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
             if self.depthwise:
                 product = self._depthwise_product(base, kernel)
             else:

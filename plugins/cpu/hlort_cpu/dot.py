@@ -19,7 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from hlort.ir.instruction import Instruction
+from hlort_cpu import blas_threads
 from hlort_cpu.contraction_arithmetic import ContractionArithmetic, plan_arithmetic
+from hlort_cpu.dot_split import split_matmul
 
 
 def _merged(dims: Sequence[int], strides: Sequence[int]) -> tuple[int, int] | None:
@@ -165,10 +167,12 @@ class DotThunk:
             return
         a = self.lhs(env[self.ins[0]])
         b = self.rhs(env[self.ins[1]])
-        with np.errstate(over="ignore", invalid="ignore"):
+        # one BLAS thread: big products are split across hlort's pool instead (dot_split.py)
+        with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
             if not self.arithmetic.needs_finish:
                 result = np.empty(self.product_shape, self.result_dtype)
-                self.arithmetic.matmul(a, b, out=result)
+                if self.arithmetic.ordered or not split_matmul(a, b, result):
+                    self.arithmetic.matmul(a, b, out=result)
             else:
                 result = self.arithmetic.finish(self.arithmetic.matmul(a, b))
         env[self.out] = result.reshape(self.out_dims) if self.reshape_result else result

@@ -31,7 +31,7 @@ from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.shape import ArrayShape, Shape, TupleShape
-from hlort_cpu import blas_functions
+from hlort_cpu import blas_functions, blas_threads
 from hlort_cpu.codegen.fusion_kernel import KernelInfo
 from hlort_cpu.codegen.small_gemm import SmallDot
 from hlort_cpu.codegen.while_driver import (
@@ -399,7 +399,8 @@ class NativeWhileThunk:
         pointers = self.pointer_array_type(
             *[a.ctypes.data for a in inputs], block.ctypes.data, arena_address, *self.pointer_values
         )
-        self.driver(pointers, 0, 1)
+        with blas_threads.single_threaded():  # as the dot thunks: one BLAS thread
+            self.driver(pointers, 0, 1)
         del arena
         outs = [
             inputs[k] if offset is None else np.ndarray(dims, dtype, block, offset)

@@ -43,7 +43,7 @@ def python_path(module, monkeypatch):
     """The module compiled with no native loops (and no cache entry left behind)."""
     with monkeypatch.context() as mp:
         mp.setenv("HLORT_CACHE", "0")
-        mp.setattr(compiler, "plan_native_whiles", lambda *args: {})
+        mp.setattr(compiler, "_plan_whiles", lambda *args: {})
         exe = hlort.compile(module, "cpu")
     assert "while (native)" not in exe.raw.stats()["compiled"]
     return exe

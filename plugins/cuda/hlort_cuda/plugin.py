@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hlort.plugin.api import AttributeValue, ProbeResult
-from hlort.plugin.base.gpu_client import GpuPlugin
+from hlort.plugin.base.gpu_plugin import GpuPlugin  # not gpu_client: cheap to import
 
 PLATFORM = "cuda"
 VERSION = "0.1.0"

@@ -24,8 +24,6 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from hlort import dtypes
-from hlort.codegen.llvm.complex_math_ops import OPCODES as MATH_OPCODES
-from hlort.codegen.llvm.complex_math_ops import can_emit_math, emit_math
 from hlort.codegen.llvm.complex_types import (
     complex_constant,
     complex_elements,
@@ -88,6 +86,8 @@ def can_emit_complex(instr: Instruction) -> bool:
         return True
     if op is Opcode.ABS and instr.operands[0].shape.dtype is dtypes.C64:
         return True
+    from hlort.codegen.llvm.complex_math_ops import can_emit_math  # complex math: on first use
+
     if can_emit_math(instr):
         return True
     if op is Opcode.COMPARE:
@@ -125,6 +125,9 @@ def emit_complex(ctx: IrContext, instr: Instruction, values: list[ir.Value]) -> 
         return _compare(ctx, _direction(instr), values[0], values[1])
     if op is Opcode.ABS and instr.operands[0].shape.dtype is dtypes.C64:
         return _abs_c64(ctx, values[0])
+    from hlort.codegen.llvm.complex_math_ops import OPCODES as MATH_OPCODES
+    from hlort.codegen.llvm.complex_math_ops import emit_math
+
     if op in MATH_OPCODES:
         return emit_math(ctx, instr, values)
     if op is Opcode.NEGATE:

@@ -30,13 +30,13 @@ from hlort.plugin.base.gpu_executable import (
     check_blob_target,
     unpack_payload,
 )
+from hlort.plugin.base.gpu_plugin import GpuPlugin
 from hlort.plugin.base.gpu_program_runner import LibraryRunner
 from hlort.plugin.base.hlo_text import parse_printed_hlo
 from hlort.plugin.base.serialization import unframe_executable
-from hlort.plugin.base.simple_client import SimpleClient, SimplePlugin
+from hlort.plugin.base.simple_client import SimpleClient
 from hlort.plugin.base.simple_device import SimpleDevice
 from hlort.plugin.base.simple_executable import Placement
-from hlort.plugin.capabilities import Capabilities
 from hlort.plugin.options import CompileOptions, HostBufferSemantics
 
 
@@ -228,33 +228,6 @@ class _NoDriver:
 
     def close(self) -> None:
         pass
-
-
-class GpuPlugin(SimplePlugin):
-    """A GPU plugin: ``client_class`` is a :class:`GpuClient`; ``compile_only_client_class``
-    compiles for a named target without a device."""
-
-    client_class: ClassVar[type[GpuClient]]
-    compile_only_client_class: ClassVar[type[CompileOnlyGpuClient]]
-
-    def capabilities(self) -> Capabilities:
-        return Capabilities(
-            serialization=True,
-            donation=True,
-            memory_stats=True,
-            multi_device=True,
-            artifacts=True,
-            extra={"async_execution": True, "compile_only_targets": True},
-        )
-
-    def create_compile_only_client(
-        self, target: str, options: Mapping[str, Any] | None = None
-    ) -> CompileOnlyGpuClient:
-        return self.compile_only_client_class(self, self.check_target(target), options)
-
-    def check_target(self, target: str) -> str:
-        """``target`` when this plugin can compile for it; INVALID_ARGUMENT naming the choices."""
-        return target
 
 
 __all__ = [

@@ -65,3 +65,15 @@ def load_kernels(obj: bytes, infos: Sequence[KernelInfo]) -> dict[str, CompiledK
     engine = jit_engine()
     addresses = engine.load_object(obj, [k.name for k in infos])
     return {k.name: CompiledKernel(k, addresses[k.name]) for k in infos}
+
+
+def load_entry_points(obj: bytes, infos: Sequence) -> dict[str, object]:
+    """Load object code once: a CompiledKernel per KernelInfo, a ctypes function per while
+    driver (while_driver.DriverInfo)."""
+    addresses = jit_engine().load_object(obj, [info.name for info in infos])
+    return {
+        info.name: CompiledKernel(info, addresses[info.name])
+        if isinstance(info, KernelInfo)
+        else KERNEL_CFUNC(addresses[info.name])
+        for info in infos
+    }

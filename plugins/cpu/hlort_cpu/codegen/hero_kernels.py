@@ -10,7 +10,7 @@ first and builds these with :func:`emit_hero_kernel`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
 
 import llvmlite.ir as ir
 
@@ -21,9 +21,6 @@ from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort_cpu.codegen.hero_launch import HeroLaunch
-from hlort_cpu.codegen.reduce_window_kernel import emit_reduce_window
-from hlort_cpu.codegen.scatter_kernel import emit_scatter
-from hlort_cpu.codegen.select_and_scatter_kernel import emit_select_and_scatter
 
 HERO_KINDS = {
     Opcode.REDUCE_WINDOW: "reduce_window",
@@ -65,11 +62,18 @@ def _producer_ok(instr: Instruction) -> bool:
 def emit_hero_kernel(
     module: ir.Module, target: TargetSpec, name: str, comp: Computation, kind: str
 ) -> HeroLaunch:
-    return _EMITTERS[kind](module, target, name, comp)
+    emitter_module, function = _EMITTERS[kind]
+    emit = getattr(importlib.import_module(emitter_module), function)
+    return emit(module, target, name, comp)
 
 
-_EMITTERS: dict[str, Callable[..., HeroLaunch]] = {
-    "reduce_window": emit_reduce_window,
-    "scatter": emit_scatter,
-    "select_and_scatter": emit_select_and_scatter,
+# kind -> (module, function): each emitter is imported when a kernel of its kind is emitted,
+# not in every process's first compile
+_EMITTERS: dict[str, tuple[str, str]] = {
+    "reduce_window": ("hlort_cpu.codegen.reduce_window_kernel", "emit_reduce_window"),
+    "scatter": ("hlort_cpu.codegen.scatter_kernel", "emit_scatter"),
+    "select_and_scatter": (
+        "hlort_cpu.codegen.select_and_scatter_kernel",
+        "emit_select_and_scatter",
+    ),
 }

@@ -29,7 +29,6 @@ from hlort.codegen.llvm.index import i64
 from hlort.codegen.llvm.kernel_abi import define_kernel
 from hlort.codegen.llvm.llvm_types import I1, I8, I64, PTR
 from hlort.codegen.llvm.target_spec import TargetSpec
-from hlort_cpu.codegen.fusion_kernel import KernelInfo
 from hlort_cpu.codegen.small_gemm import SmallDot, emit_small_dot
 from hlort_cpu.codegen.while_steps import (
     GemmCall,
@@ -183,17 +182,3 @@ def _arg_numbers(plan: WhileDriverPlan) -> list[int]:
     for c in (*plan.enter, *plan.update, *plan.leave):
         refs += [c.dst, c.src]
     return numbers + [r.arg for r in refs if r.arg is not None]
-
-
-def load_entry_points(obj: bytes, infos: Sequence[KernelInfo | DriverInfo]) -> dict[str, object]:
-    """Load object code once: a CompiledKernel per KernelInfo, a ctypes function per driver."""
-    from hlort_cpu.codegen.compiled import KERNEL_CFUNC, CompiledKernel
-    from hlort_cpu.codegen.jit import jit_engine
-
-    addresses = jit_engine().load_object(obj, [info.name for info in infos])
-    return {
-        info.name: CompiledKernel(info, addresses[info.name])
-        if isinstance(info, KernelInfo)
-        else KERNEL_CFUNC(addresses[info.name])
-        for info in infos
-    }

@@ -1,0 +1,57 @@
+"""A big matmul in parts on hlort's pool, each part a single-threaded gemm (blas_threads.py says
+why: the BLAS's own worker threads fought hlort's kernel threads for the cores).
+
+The product is cut along the batch dimension when there are enough matrices, else along the
+rows of the left operand; every part writes its own slice of the result, and every slice is one
+BLAS can take as it is (unit stride in the last dimension), so nothing is copied. A product
+with few rows (a matrix-vector-like dot) is left whole, to the BLAS's own threads.
+
+Rounding: OpenBLAS's result depends on its thread count (with two threads it splits some
+products differently than with one: measured, a [128,784]x[784,512] f32 product differs in
+the last bits), so a dot's bits already depended on the machine's cores; with this split they
+are those of single-threaded gemms of row blocks (mostly equal to one single-threaded gemm of
+the whole; not always, as OpenBLAS picks kernels by size), within the usual dot tolerance.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hlort_cpu import blas_threads
+from hlort_cpu.thread_pool import run_chunks, worker_count
+
+SPLIT_MIN_PRODUCTS = 1 << 20  # multiply-adds below which one thread does the whole product
+MIN_ROWS = 16  # rows (or columns) per part, below which a gemm loses its register blocking
+
+
+def _parts(extent: int, n: int) -> list[tuple[int, int]]:
+    step = -(-extent // n)
+    return [(s, min(s + step, extent)) for s in range(0, extent, step)]
+
+
+def split_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
+    """``np.matmul(a, b, out=out)`` in parts across the pool; False (nothing done) when the
+    product is too small to split, or BLAS threads cannot be limited per thread here."""
+    workers = worker_count()
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    batch = a.shape[0] if a.ndim == 3 else 1
+    if workers < 2 or batch * m * n * k < SPLIT_MIN_PRODUCTS or not blas_threads.available():
+        return False
+    if a.ndim == 3 and batch >= workers:
+
+        def part(s: int, e: int) -> None:
+            np.matmul(a[s:e], b[s:e], out=out[s:e])
+
+        ranges = _parts(batch, workers)
+    elif m >= workers * MIN_ROWS:
+
+        def part(s: int, e: int) -> None:
+            np.matmul(a[..., s:e, :], b, out=out[..., s:e, :])
+
+        ranges = _parts(m, workers)
+    else:
+        return False
+
+    with blas_threads.single_threaded():
+        run_chunks(lambda _table, s, e: part(s, e), None, ranges)
+    return True
