@@ -272,7 +272,8 @@ def _key(b: ir.IRBuilder, key: KeyField, x: ir.Value, index: ir.Value) -> ir.Val
     st = storage_type(dt)
     raw = b.load(b.gep(x, [index], inbounds=True, source_etype=st), typ=st)
     if not dt.is_float:
-        return raw
+        # s4/u4 sit in the low nibble of a byte: compare them as 4-bit values (sign bit 3)
+        return b.trunc(raw, ir.IntType(dt.bits)) if dt.is_sub_byte_integer else raw
     bits = dt.bits
     it = ir.IntType(bits)
     v = raw if st == it else b.bitcast(raw, it)
