@@ -13,8 +13,15 @@ from jax_platforms import device, jax  # skips the module without jax
 
 def test_unsupported_element_type_names_the_type():
     d = device("hlort_interpreter")
-    with pytest.raises(Exception, match="s4.*not supported by hlort|UNIMPLEMENTED"):
-        jax.device_put(np.arange(3).astype(jax.numpy.int4), d).block_until_ready()
+    with pytest.raises(Exception, match="s2 .*is not supported by hlort; supported: .*s4, u4"):
+        jax.device_put(np.arange(3).astype(jax.numpy.int2), d).block_until_ready()
+
+
+def test_int4_round_trips_through_the_bridge():
+    d = device("hlort_interpreter")
+    values = np.array([-8, 7, 0, -1]).astype(jax.numpy.int4)
+    back = np.asarray(jax.device_put(values, d))
+    assert back.dtype == values.dtype and back.tolist() == values.tolist()
 
 
 def test_buffer_destroyed_while_an_exception_is_pending():
