@@ -76,3 +76,6 @@ def test_a_shard_map_inside_a_loop_body_is_partitioned_too(interpreter):
     np.testing.assert_allclose(got, want, rtol=1e-6)
     text = sharded.exe.as_text()
     assert "SPMDFullToShardShape" not in text and "all-reduce" in text
+    # the partitioned loop computations' names are unique, so the serialized executable reads back
+    # (a warm persistent cache deserializes it: before, "'get_tuple_element' is used twice")
+    interpreter.deserialize(sharded.exe.serialize())

@@ -278,7 +278,9 @@ class _Run:
         state = self._replicate(v, instr.operands[0])
         attrs = dict(instr.attrs)
         for key in ("condition", "body"):
-            attrs[key] = self.computation(attrs[key])
+            # joining the module gives the new computation's instructions unique names (the
+            # rules' get-tuple-elements are all called "get_tuple_element"), as Builder.op does
+            attrs[key] = self.e.b._comp(self.computation(attrs[key]))
         clone = instr.clone_with(operands=[state], attrs=attrs)
         clone.extra_attrs.pop("sharding", None)
         return PValue(self.e.b._append(clone), _REPLICATED)
