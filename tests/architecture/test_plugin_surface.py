@@ -37,6 +37,8 @@ BRIDGES: dict[str, dict[str, str]] = {
         "hlort.plugin.registry": "the discovery records, to list backends without starting them",
         "hlort.text.hlo_proto_writer": "the optimized program as XLA's HloModuleProto, which "
         "JAX reads from PJRT_Executable_OptimizedProgram",
+        "hlort.text.protobuf_wire": "the protobuf wire format, to read CompileOptionsProto and "
+        "write DeviceAssignmentProto with the same code the HloModuleProto writer uses",
         "hlort.runtime.selection": "backend_for_client, exactly: the Backend over a client the "
         "bridge starts with another device count (JAX's jax_num_cpu_devices)",
     },

@@ -81,6 +81,12 @@ def hlo_module_proto_with_config_bytes(
     return Message().message(1, proto, keep=True).message(2, config, keep=True).to_bytes()
 
 
+def op_sharding_bytes(sharding: HloSharding) -> bytes:
+    """``xla.OpSharding`` bytes of one sharding (devices are partition numbers), for bridges
+    that answer PJRT's sharding queries with the same encoding the module proto uses."""
+    return V.sharding_message(sharding).to_bytes()
+
+
 def module_message(
     module: Module,
     parameter_shardings: Sequence[HloSharding] | None = None,
