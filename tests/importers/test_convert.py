@@ -244,6 +244,44 @@ def test_custom_call_and_composite():
     assert Opcode.CALL in opcodes(module)
 
 
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        (None, None),
+        (0, None),
+        (1, None),
+        (2, "API_VERSION_STATUS_RETURNING"),
+        (3, "API_VERSION_STATUS_RETURNING_UNIFIED"),
+        (4, "API_VERSION_TYPED_FFI"),
+    ],
+)
+def test_custom_call_keeps_its_api_version(version, expected):
+    """A typed-FFI call (jnp.linalg's LAPACK calls) must stay typed in the HLO and its proto."""
+    attr = "" if version is None else f" {{api_version = {version} : i32}}"
+    text = (
+        "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+        f"  %0 = stablehlo.custom_call @lapack_x_ffi(%a){attr} : (tensor<4xf32>) -> tensor<4xf32>\n"
+        "  return %0 : tensor<4xf32>\n}\n"
+    )
+    (call,) = [
+        i
+        for c in parse_stablehlo(text).computations
+        for i in c.instructions
+        if i.opcode is Opcode.CUSTOM_CALL
+    ]
+    assert call.attrs.get("api_version") == expected
+
+
+def test_custom_call_rejects_an_unknown_api_version():
+    text = (
+        "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "  %0 = stablehlo.custom_call @t(%a) {api_version = 7 : i32} : "
+        "(tensor<4xf32>) -> tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n"
+    )
+    with pytest.raises(InvalidArgument, match="api_version must be 0..4, got 7"):
+        parse_stablehlo(text)
+
+
 def test_checks_become_outputs_when_collected():
     text = (
         "func.func @main() {\n  %a = stablehlo.constant dense<[1, 2]> : tensor<2xi32>\n"

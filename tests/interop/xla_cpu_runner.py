@@ -135,7 +135,9 @@ def programs() -> None:
                 }
             )
             if targets and route == "module.mlir":
-                row["skip"] = f"custom calls {targets} lose api_version and layouts on import"
+                row["skip"] = (
+                    f"custom calls {targets} lose their operand and result layouts on import"
+                )
             else:
                 with np.load(os.path.join(REAL, name, "inputs.npz")) as data:
                     args = [data[f"arg{i}"] for i in range(len(data.files))]

@@ -14,6 +14,7 @@ from hlort.importers.stablehlo.conversion_context import OpContext, converter
 from hlort.importers.stablehlo.convert_data_movement import unpack
 from hlort.importers.stablehlo.convert_module import Scope, free_values
 from hlort.ir.opcodes import Opcode
+from hlort.ir.shape_rules.custom_call import API_VERSIONS
 from hlort.shape import TupleShape
 
 
@@ -136,6 +137,9 @@ def _custom_call(cx: OpContext):
         attrs["backend_config"] = ffi_attributes_text(ffi_config)  # as XLA prints a typed FFI's
     if cx.bool("has_side_effect"):
         attrs["has_side_effect"] = True
+    version = _api_version(cx)
+    if version is not None:
+        attrs["api_version"] = version
     called = cx.attr("called_computations", None)
     if called:
         attrs["called_computations"] = tuple(
@@ -145,6 +149,22 @@ def _custom_call(cx: OpContext):
     if not shapes:
         return []
     return unpack(cx, out, len(shapes))
+
+
+_VERSION_NAMES = {number: name for name, number in API_VERSIONS.items()}
+
+
+def _api_version(cx: OpContext) -> str | None:
+    """The call's ``api_version`` as XLA names it, None for the default (ORIGINAL) or unset: a
+    typed-FFI call (LAPACK's ``*_ffi`` targets) must stay typed when the module goes to XLA."""
+    if cx.attr("api_version", None) is None:
+        return None
+    number = cx.int("api_version")
+    if number == 0:  # API_VERSION_UNSPECIFIED: StableHLO's "not said", i.e. the default
+        return None
+    if number not in _VERSION_NAMES:
+        raise cx.invalid(f"api_version must be 0..4, got {number}")
+    return None if number == 1 else _VERSION_NAMES[number]
 
 
 @converter("stablehlo.optimization_barrier")
