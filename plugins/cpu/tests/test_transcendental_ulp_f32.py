@@ -42,6 +42,9 @@ def _edges() -> np.ndarray:
     near = np.concatenate([near, np.nextafter(near, np.float32(0)), np.nextafter(near, np.inf)])
     big = np.float32(3.4e38) * rng.uniform(0, 1, 5000).astype(np.float32)
     small = np.array([2.0**-149, 2.0**-126, 2.0**-127, 1e-40, 3.9, 3.92, 0.99999, 1.0000001])
+    # the f32 closest to multiples of pi/2 (2**-29.9, 2**-29.5, 2**-28.5 quarter turns off)
+    worst = np.array([16367173 * 2.0**72, 10741887 * 2.0**11, 16573937 * 2.0**-16])
+    small = np.concatenate([small, worst])
     x = np.concatenate([near, big, small.astype(np.float32), X32])
     return np.concatenate([x, -x])
 
