@@ -100,3 +100,41 @@ def test_f32_form_binary_ulp(kernels, op):
 def test_the_f32_forms_use_no_f64(kernels):
     body = kernels[1]
     assert " double" not in body and "fpext" not in body
+
+
+SPECIAL = np.array(
+    [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, -2.5, 0.25, 4.0]
+    + [np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e-40, 1.1754944e-38, 3.4028235e38, -3.4028235e38]
+    + [0.9999999, 1.0000001, 2.0**24, 2.0**24 + 2, 2.0**25, 1 - 2.0**24, 1e10, -1e10]
+    + [126.0, 127.0, 128.0, -149.0, -150.0],
+    dtype=np.float32,
+)
+GX, GY = np.repeat(SPECIAL, SPECIAL.size), np.tile(SPECIAL, SPECIAL.size)
+
+
+@pytest.fixture(scope="module")
+def grid_kernels():
+    km = KernelModule(target=F32_ONLY)
+    names = {}
+    for op in [*UNARY, *BINARY]:
+        names[op] = unique("f32grid")
+        km.add(names[op], _module(op, "f32", GX.size, 2 if op in BINARY else 1).entry)
+    _, compiled = compile_kernel_module(km)
+    return {op: compiled[name] for op, name in names.items()}
+
+
+@pytest.mark.parametrize("op", [*UNARY, *BINARY], ids=lambda o: o.value)
+def test_f32_form_special_values(grid_kernels, op):
+    """Every pair of special values (C99 Annex F cases): zeros (with their sign), infinities
+    and NaN exactly as the interpreter, anything else within the op's bound."""
+    args = (GX, GY) if op in BINARY else (GX,)
+    got = grid_kernels[op](*args)[0]
+    want = reference(_module(op, "f32", GX.size, len(args)), *args)
+    special = ~np.isfinite(want) | (want == 0) | ~np.isfinite(got) | (got == 0)
+    same = (np.isnan(got) & np.isnan(want)) | (
+        (got == want) & (np.signbit(got) == np.signbit(want))
+    )
+    with np.errstate(invalid="ignore"):
+        far = ulp_distance(got, want) > {**UNARY, **BINARY}[op]
+    bad = np.nonzero((special & ~same) | (~special & far))[0]
+    assert bad.size == 0, [(*(a[i] for a in args), got[i], want[i]) for i in bad[:5]]

@@ -155,6 +155,7 @@ def erf_f32(ctx: IrContext, x: ir.Value) -> ir.Value:
     one = ctx.f(F32, 1.0)
     large = b.select(b.fcmp_ordered(">=", ax, ctx.f(F32, 4.0)), one, b.fsub(one, erfc))
     r = b.select(b.fcmp_ordered("<", ax, one), small, ctx.copysign(large, x))
+    r = b.select(b.fcmp_ordered("==", x, ctx.f(F32, 0.0)), x, r)  # keeps -0
     return keep_nan(ctx, x, r)
 
 
