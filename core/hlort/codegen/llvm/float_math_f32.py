@@ -59,11 +59,13 @@ def _sin_cos(ctx: IrContext, a: dd.DD) -> tuple[dd.DD, dd.DD]:
 
 
 def _divide(ctx: IrContext, n: dd.DD, d: dd.DD) -> ir.Value:
-    """(n.hi + n.lo) / (d.hi + d.lo) to about 1/2 ulp: a quotient and one exact-residual step."""
+    """(n.hi + n.lo) / (d.hi + d.lo) to about 1/2 ulp: one division (a reciprocal), then a
+    correction by the exact residual n - q d (Markstein)."""
     b = ctx.b
-    q = b.fdiv(n[0], d[0])
+    inverse = b.fdiv(ctx.f(F32, 1.0), d[0])
+    q = b.fmul(n[0], inverse)
     r = b.fsub(b.fadd(ctx.fma(b.fneg(q), d[0], n[0]), n[1]), b.fmul(q, d[1]))
-    return b.fadd(q, b.fdiv(r, d[0]))
+    return ctx.fma(r, inverse, q)
 
 
 def _trig(ctx: IrContext, x: ir.Value, which: str) -> ir.Value:
