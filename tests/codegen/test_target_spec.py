@@ -6,7 +6,6 @@ from __future__ import annotations
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 import numpy as np
-import pytest
 
 from hlort import Builder, shape
 from hlort.codegen.llvm.fused_emitter import FusedEmitter
@@ -20,7 +19,7 @@ from hlort.codegen.llvm.target_spec import (
     MathPolicy,
     TargetSpec,
 )
-from hlort.errors import Unimplemented
+from hlort.ir.opcodes import Opcode
 
 GPU_LIKE = TargetSpec(
     "gpu-like",
@@ -99,9 +98,20 @@ def test_allocas_go_to_the_local_space_behind_a_generic_pointer():
     assert "alloca float, addrspace(5)" in text and "addrspacecast ptr addrspace(5)" in text
 
 
-def test_a_policy_without_f64_refuses_f32_functions_that_need_it():
+def test_a_policy_without_f64_keeps_f32_functions_in_f32():
     no_f64 = TargetSpec("no-f64", math=MathPolicy(f32_via_f64=False))
-    with pytest.raises(Unimplemented, match="f32_via_f64"):
-        _emit(no_f64, _computation(lambda b, x, y: b.sine(x)))
-    _emit(no_f64, _computation(lambda b, x, y: b.exp(x)))  # f32 exp is all f32
-    _emit(no_f64, _computation(lambda b, x, y: b.sine(x), "f64"))
+    ops = [
+        lambda b, x, y: b.sine(x),
+        lambda b, x, y: b.op(Opcode.ERF, (x,)),
+        lambda b, x, y: b.power(x, y),
+        lambda b, x, y: b.op(Opcode.ATAN2, (x, y)),
+        lambda b, x, y: b.op(Opcode.EXPM1, (x,)),
+        lambda b, x, y: b.op(Opcode.LOG1P, (x,)),
+        lambda b, x, y: b.op(Opcode.CBRT, (x,)),
+        lambda b, x, y: b.op(Opcode.RSQRT, (x,)),
+        lambda b, x, y: b.op(Opcode.TAN, (x,)),
+    ]
+    for build in ops:
+        assert "double" not in _emit(no_f64, _computation(build))
+        assert "fpext" in _emit(NEUTRAL_TARGET, _computation(build))  # the CPU's f64 route
+    assert "double" in _emit(no_f64, _computation(lambda b, x, y: b.sine(x), "f64"))

@@ -41,11 +41,14 @@ class GpuTarget(ABC):
     # expands every atomicrmw to a compare-and-swap loop).
     atomic_sync_scope: str = ""
     atomic_metadata: tuple[str, ...] = ()
+    # No libm, no SIMD copies, and f32 functions in f32 (float_math_f32.py): f64 runs at 1/32 to
+    # 1/64 of the f32 rate on consumer GPUs, so an f32 kernel carries no f64 instruction.
+    math: MathPolicy = MathPolicy(f32_via_f64=False, libm=False, vector_variant_lanes=())
 
     @property
     def spec(self) -> TargetSpec:
         """The element layer's view of this target (hlort.codegen.llvm.target_spec): pointer
-        arguments in global memory, no libm, no SIMD copies of outlined math."""
+        arguments in global memory and the target's math policy (``math``)."""
         spaces = AddressSpaces(
             global_memory=self.global_addrspace,
             shared=self.shared_addrspace,
@@ -59,7 +62,7 @@ class GpuTarget(ABC):
             kernel_signature=KernelSignature.POINTER_ARGS,
             kernel_calling_convention=self.kernel_calling_convention or None,
             address_spaces=spaces,
-            math=MathPolicy(libm=False, vector_variant_lanes=()),
+            math=self.math,
             threads_per_warp=self.warp_size,
         )
 

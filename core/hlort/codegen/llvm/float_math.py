@@ -9,7 +9,13 @@ patterns of the whole float range against the interpreter (NumPy f64, rounded):
   f32  exp, log ........................ Cephes-style polynomials in f32, <= 2 ulp
   f32  tanh, logistic .................. from the f32 exp/polynomials, <= 3 ulp
   f32  erf, sin, cos, tan, pow, expm1,
-       log1p, cbrt, atan2 .............. evaluated in f64 and rounded, <= 1 ulp
+       log1p, cbrt, atan2, rsqrt ....... evaluated in f64 and rounded, <= 1 ulp (the CPU:
+                                         MathPolicy.f32_via_f64=True)
+  f32  the same, all in f32 ............ float_math_f32.py, float_log_f32.py (GPU targets:
+                                         f32_via_f64=False; no f64 instruction): two-floats
+                                         where bits would be lost, exact integer reduction by
+                                         pi/2 (pi_reduction_f32.py); <= 1 ulp measured
+                                         (test_transcendental_ulp_f32.py)
   f64  exp, log, expm1, log1p, erf,
        logistic ........................ own f64 polynomials, <= 4 ulp
   f64  pow ............................ pow_f64.py: table-driven log and exp in double-double,
@@ -21,8 +27,9 @@ patterns of the whole float range against the interpreter (NumPy f64, rounded):
                                          <= 1 ulp from NumPy's (tests allow 2); sin/cos/tan
                                          exact-reduced for every finite f64 (pi_reduction_f64)
 
-sin/cos/tan reduce arguments exactly for every f32 (a Payne-Hanek-style split of 2/pi into
-27-bit pieces whose products with an f32 are exact in f64, summed with Neumaier compensation).
+On the f64 route sin/cos/tan reduce arguments exactly for every f32 (a Payne-Hanek-style split
+of 2/pi into 27-bit pieces whose products with an f32 are exact in f64, summed with Neumaier
+compensation); the f32 forms reduce in integers (pi_reduction_f32.py).
 Polynomial coefficients are Taylor/atanh series (exact rationals) unless noted as Cephes'.
 """
 
@@ -33,6 +40,8 @@ from fractions import Fraction
 
 import llvmlite.ir as ir
 
+from hlort.codegen.llvm import float_log_f32 as log32
+from hlort.codegen.llvm import float_math_f32 as f32
 from hlort.codegen.llvm import float_math_f64 as f64
 from hlort.codegen.llvm import pow_f64 as pow64
 from hlort.codegen.llvm.float_parts import (
@@ -48,7 +57,6 @@ from hlort.codegen.llvm.float_parts import (
 )
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import F32, F64, I64
-from hlort.errors import Unimplemented
 
 # -- exp and log ----------------------------------------------------------------------------------
 _EXPF_P = (
@@ -135,17 +143,15 @@ def log_any(ctx: IrContext, x: ir.Value) -> ir.Value:
     return log_f64(ctx, x) if isinstance(x.type, ir.DoubleType) else log_f32(ctx, x)
 
 
+def _in_f32(ctx: IrContext, x: ir.Value) -> bool:
+    """Whether an f32 function takes its all-f32 form (float_math_f32.py, float_log_f32.py):
+    the target's math policy says f64 is not worth it (MathPolicy.f32_via_f64=False)."""
+    return isinstance(x.type, ir.FloatType) and not ctx.target.math.f32_via_f64
+
+
 def _wide(ctx: IrContext, x: ir.Value) -> ir.Value:
-    """An f32 operand promoted to f64 (the target's math policy must allow it; f64 as is)."""
-    if not isinstance(x.type, ir.FloatType):
-        return x
-    if not ctx.target.math.f32_via_f64:
-        raise Unimplemented(
-            f"target {ctx.target.name}: this f32 function is evaluated in f64 and rounded, and "
-            "the target's math policy (MathPolicy.f32_via_f64=False) forbids that; allow it "
-            "or give the element layer an f32 form"
-        )
-    return ctx.b.fpext(x, F64)
+    """An f32 operand promoted to f64 (f64 as is)."""
+    return ctx.b.fpext(x, F64) if isinstance(x.type, ir.FloatType) else x
 
 
 def _narrow(ctx: IrContext, x: ir.Value, t: ir.Type) -> ir.Value:
@@ -157,6 +163,8 @@ _EXPM1_TAYLOR = tuple(1.0 / math.factorial(k + 1) for k in range(17, -1, -1))
 
 def expm1(ctx: IrContext, x: ir.Value) -> ir.Value:
     """Taylor series x * sum x^k/(k+1)! for |x| < 1/2, exp(x) - 1 beyond; in f64."""
+    if _in_f32(ctx, x):
+        return f32.expm1_f32(ctx, x)
     b = ctx.b
     xd = _wide(ctx, x)
     series = b.fmul(xd, ctx.horner(xd, _EXPM1_TAYLOR))
@@ -169,6 +177,8 @@ def expm1(ctx: IrContext, x: ir.Value) -> ir.Value:
 
 def log1p(ctx: IrContext, x: ir.Value) -> ir.Value:
     """Goldberg's log(u) * x / (u - 1) with u = 1 + x, in f64 (exact 1 + x for f32 inputs)."""
+    if _in_f32(ctx, x):
+        return log32.log1p_f32(ctx, x)
     b = ctx.b
     xd = _wide(ctx, x)
     u = b.fadd(xd, ctx.f(F64, 1.0))
@@ -221,6 +231,8 @@ def erf(ctx: IrContext, x: ir.Value) -> ir.Value:
     """Cephes' double rational approximations (coefficients shared with the interpreter)."""
     from hlort.interpreter.ops import special_functions as sf
 
+    if _in_f32(ctx, x):
+        return f32.erf_f32(ctx, x)
     b = ctx.b
     xd = _wide(ctx, x)
     ax = ctx.fabs(xd)
@@ -346,19 +358,19 @@ def _trig(ctx: IrContext, x: ir.Value, which: str) -> ir.Value:
 def sin(ctx: IrContext, x: ir.Value) -> ir.Value:
     if isinstance(x.type, ir.DoubleType):
         return f64.sin_f64(ctx, x)
-    return _trig(ctx, x, "sin")
+    return f32.sin_f32(ctx, x) if _in_f32(ctx, x) else _trig(ctx, x, "sin")
 
 
 def cos(ctx: IrContext, x: ir.Value) -> ir.Value:
     if isinstance(x.type, ir.DoubleType):
         return f64.cos_f64(ctx, x)
-    return _trig(ctx, x, "cos")
+    return f32.cos_f32(ctx, x) if _in_f32(ctx, x) else _trig(ctx, x, "cos")
 
 
 def tan(ctx: IrContext, x: ir.Value) -> ir.Value:
     if isinstance(x.type, ir.DoubleType):
         return f64.tan_f64(ctx, x)
-    return _trig(ctx, x, "tan")
+    return f32.tan_f32(ctx, x) if _in_f32(ctx, x) else _trig(ctx, x, "tan")
 
 
 _ATAN_SERIES = tuple((-1) ** k / (2 * k + 1) for k in range(14, 0, -1))
@@ -378,6 +390,8 @@ def _atan_01(ctx: IrContext, t: ir.Value) -> ir.Value:
 def atan2(ctx: IrContext, y: ir.Value, x: ir.Value) -> ir.Value:
     if isinstance(x.type, ir.DoubleType):
         return f64.atan2_f64(ctx, y, x)
+    if _in_f32(ctx, x):
+        return f32.atan2_f32(ctx, y, x)
     b = ctx.b
     yd, xd = _wide(ctx, y), _wide(ctx, x)
     ax, ay = ctx.fabs(xd), ctx.fabs(yd)
@@ -409,6 +423,8 @@ def power(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
     """
     if isinstance(x.type, ir.DoubleType):
         return pow64.power_f64(ctx, x, y)
+    if _in_f32(ctx, x):
+        return log32.power_f32(ctx, x, y)
     b = ctx.b
     xd, yd = _wide(ctx, x), _wide(ctx, y)
     zero, one = ctx.f(F64, 0.0), ctx.f(F64, 1.0)
@@ -431,6 +447,8 @@ def power(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
 def cbrt(ctx: IrContext, x: ir.Value) -> ir.Value:
     if isinstance(x.type, ir.DoubleType):
         return f64.cbrt_f64(ctx, x)
+    if _in_f32(ctx, x):
+        return f32.cbrt_f32(ctx, x)
     b = ctx.b
     xd = _wide(ctx, x)
     a = ctx.fabs(xd)
@@ -448,6 +466,8 @@ def sqrt(ctx: IrContext, x: ir.Value) -> ir.Value:
 
 def rsqrt(ctx: IrContext, x: ir.Value) -> ir.Value:
     """1/sqrt(x), computed in f64 for f32 so the result is rounded once."""
+    if _in_f32(ctx, x):
+        return f32.rsqrt_f32(ctx, x)
     b = ctx.b
     xd = _wide(ctx, x)
     return _narrow(ctx, b.fdiv(ctx.f(F64, 1.0), ctx.intrinsic("sqrt", xd)), x.type)

@@ -45,11 +45,12 @@ class AddressSpaces:
 class MathPolicy:
     """How accurate math is bought on this target.
 
-    ``f32_via_f64``: the f32 functions without an all-f32 form of the required accuracy (erf,
-    sin, cos, tan, pow, expm1, log1p, cbrt, atan2; float_math.py's table) are evaluated in f64
-    and rounded (<= 1 ulp; the CPU's choice). A target where f64 is slow may set it False once
-    f32 forms exist; today the element layer implements only the f64 route and raises
-    UNIMPLEMENTED naming this policy for False, so nothing changes accuracy silently.
+    ``f32_via_f64``: True: the f32 erf, sin, cos, tan, pow, expm1, log1p, cbrt, atan2 and
+    rsqrt are evaluated in f64 and rounded (<= 1 ulp; the CPU's choice, where f64 is as fast).
+    False: their all-f32 forms (float_math_f32.py, float_log_f32.py; <= 1 ulp measured, see
+    float_math.py's table), so f32 kernels have no f64 instruction: the GPU targets' choice
+    (gpu_target.GpuTarget.math), since f64 runs at 1/32-1/64 of the f32 rate on consumer GPUs.
+    complex64 math (complex_math*.py, complex_values.py) is computed in f64 either way.
     ``libm``: emitted code may call the C math library and compiler-rt helpers (LLVM lowers
     ``frem`` to ``fmod``, and some conversions to compiler-rt calls, on CPUs; GPU targets say
     False and lower those natively). ``vector_variant_lanes``: the vector widths of the SIMD
