@@ -118,3 +118,19 @@ def test_compile_and_run_read_protos(tmp_path):
     assert done.returncode == 0, done.stderr
     with np.load(tmp_path / "out.npz") as out:
         np.testing.assert_array_equal(out["out0"], want)
+
+
+def test_an_hlo_proto_with_a_buffer_assignment_reads_its_module():
+    """XLA's ``--xla_dump_hlo_as_proto`` after optimizations writes an ``xla.HloProto`` with its
+    ``buffer_assignment`` in field 3, the number of HloModuleProto's computations: the wrapper
+    must be recognized by its field 1, not taken for a module because field 3 is present."""
+    module = parse_module(PROGRAM.replace("num_partitions=2", "num_partitions=1"))
+    buffers = Message().message(1, Message().int(1, 7).int(3, 2), keep=True)
+    data = (
+        Message()
+        .message(1, hlo_module_proto_bytes(module), keep=True)
+        .message(3, buffers, keep=True)
+        .to_bytes()
+    )
+    back = hlo_proto_reader.module_from_hlo_proto(data)
+    assert module_difference(module, back, check_names=True) is None

@@ -47,14 +47,16 @@ def module_from_hlo_proto(data: bytes, source_name: str = "<proto>", verify: boo
 
 
 def _unwrap(top: Msg) -> tuple[Msg, Msg | None]:
-    if top.has(_COMPUTATIONS) and top.msg(_COMPUTATIONS) is not None:
-        return top, None
+    """The module and its config. A wrapper is told by its field 1 (the module) first: an
+    ``HloProto``'s field 3 is its buffer assignment, not computations."""
     try:
         inner = top.msg(1)
-    except InvalidArgument:  # field 1 is a name (an HloModuleProto without computations)
+    except InvalidArgument:  # field 1 is a name: an HloModuleProto
         inner = None
-    if inner is not None and inner.has(_COMPUTATIONS):  # HloProto / HloModuleProtoWithConfig
-        return inner, top.msg(2)
+    if inner is not None and inner.msg(_COMPUTATIONS) is not None:
+        return inner, top.msg(2)  # HloProto / HloModuleProtoWithConfig
+    if top.msg(_COMPUTATIONS) is not None:
+        return top, None
     raise InvalidArgument("it has no computations (field 3) at its top or in field 1")
 
 
