@@ -134,3 +134,21 @@ def test_an_hlo_proto_with_a_buffer_assignment_reads_its_module():
     )
     back = hlo_proto_reader.module_from_hlo_proto(data)
     assert module_difference(module, back, check_names=True) is None
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [(b"\x02LT", b"\x02XX"), (b"main", b"ma\xff\xfe")],
+    ids=["unknown comparison direction", "name not utf-8"],
+)
+def test_a_malformed_field_is_invalid_argument(old, new):
+    module = parse_module(
+        "HloModule m\nENTRY main {\n  x = f32[2] parameter(0)\n"
+        "  ROOT y = pred[2] compare(x, x), direction=LT\n}\n"
+    )
+    data = hlo_module_proto_bytes(module)
+    assert old in data
+    with pytest.raises(HlortError) as err:
+        hlo_proto_reader.module_from_hlo_proto(data.replace(old, new), "m.hlo.pb")
+    assert err.value.code is ErrorCode.INVALID_ARGUMENT
+    assert err.value.message.startswith("m.hlo.pb: malformed XLA HLO proto")

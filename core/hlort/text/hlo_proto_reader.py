@@ -38,7 +38,12 @@ def module_from_hlo_proto(data: bytes, source_name: str = "<proto>", verify: boo
         module_msg, config = _unwrap(top)
     except InvalidArgument as err:
         raise InvalidArgument(f"{source_name}: not an XLA HLO proto: {err.message}") from None
-    module = _read_module(module_msg, config)
+    try:
+        module = _read_module(module_msg, config)
+    except (ValueError, IndexError, KeyError) as err:  # a bad enum, string or count in a field
+        raise InvalidArgument(
+            f"{source_name}: malformed XLA HLO proto: {type(err).__name__}: {err}"
+        ) from None
     if verify:
         from hlort.ir.verifier import verify_module
 
