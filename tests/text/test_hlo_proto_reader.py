@@ -152,3 +152,20 @@ def test_a_malformed_field_is_invalid_argument(old, new):
         hlo_proto_reader.module_from_hlo_proto(data.replace(old, new), "m.hlo.pb")
     assert err.value.code is ErrorCode.INVALID_ARGUMENT
     assert err.value.message.startswith("m.hlo.pb: malformed XLA HLO proto")
+
+
+@pytest.mark.parametrize("config", ['"plain text"', '"a \\"quoted\\", b"', '{"a":1}'])
+def test_a_backend_config_reads_back_in_its_text_form(config):
+    """hlort keeps an op's backend_config as its HLO text (a string in quotes, or a JSON
+    object): the proto's raw bytes must come back in that form, so the module prints and
+    parses again (``hlort run x.hlo.pb`` goes through the text)."""
+    module = parse_module(
+        "HloModule m\nENTRY main {\n  x = f32[2] parameter(0)\n"
+        f"  ROOT y = f32[2] add(x, x), backend_config={config}\n}}\n"
+    )
+    back = hlo_proto_reader.module_from_hlo_proto(hlo_module_proto_bytes(module))
+    assert back.entry.root.extra_attrs["backend_config"] == config
+    from hlort.text.printer import print_module
+
+    again = parse_module(print_module(back))
+    assert again.entry.root.extra_attrs["backend_config"] == config

@@ -22,6 +22,7 @@ from hlort.ir.opcodes import Opcode, from_hlo_name
 from hlort.text import hlo_proto_values_reader as R
 from hlort.text.hlo_proto_values_reader import Msg
 from hlort.text.hlo_proto_writer import OUTPUT_KEY, PARAMETERS_KEY
+from hlort.text.lexer import escape
 
 _COMPUTATIONS, _ENTRY_ID, _MODULE_NAME = 3, 6, 1
 
@@ -192,7 +193,10 @@ def _read_extras(m: Msg, instr: Instruction) -> None:
         extra["frontend_attributes"] = text
     config = m.bytes(43)
     if config and instr.opcode is not Opcode.CUSTOM_CALL:
-        extra["backend_config"] = config.decode("utf-8")
+        text = config.decode("utf-8")
+        if not (text.startswith("{") and text.endswith("}")):  # HLO text: a string in quotes
+            text = f'"{escape(text)}"'
+        extra["backend_config"] = text
     if m.bool(56):
         from hlort.text.shapes import shape_text
 
