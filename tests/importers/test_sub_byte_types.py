@@ -123,3 +123,20 @@ def test_chlo_mulhi_of_4_bit_integers_is_the_high_nibble(t, np_type, a, b, want)
     )
     out = evaluate(module, [np.array(a, np_type), np.array(b, np_type)])
     assert out.dtype == np_type and out.tolist() == want
+
+
+def test_bitcast_convert_between_i4_and_i1_moves_the_four_bits():
+    """StableHLO's bitcast to and from i1 (bit i at element i) for 4-bit integers too."""
+    module = parse_stablehlo(
+        """
+func.func @main(%x: tensor<3xi4>, %y: tensor<2x4xi1>) -> (tensor<3x4xi1>, tensor<2xui4>) {
+  %0 = stablehlo.bitcast_convert %x : (tensor<3xi4>) -> tensor<3x4xi1>
+  %1 = stablehlo.bitcast_convert %y : (tensor<2x4xi1>) -> tensor<2xui4>
+  return %0, %1 : tensor<3x4xi1>, tensor<2xui4>
+}
+"""
+    )
+    bits = np.array([[True, False, True, True], [False, False, False, True]])
+    to_bits, value = evaluate(module, [np.array([-8, 5, -1], ml_dtypes.int4), bits])
+    assert to_bits.tolist() == [[0, 0, 0, 1], [1, 0, 1, 0], [1, 1, 1, 1]]
+    assert value.dtype == ml_dtypes.uint4 and value.tolist() == [13, 8]
