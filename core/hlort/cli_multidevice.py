@@ -70,11 +70,13 @@ def run_on_devices(args: argparse.Namespace, module, fmt: str, options=None):
         for b in row:
             b.block_until_ready()
     transfer_in_s = time.perf_counter() - start
-    per_call = len(sharded.output_shapes)
-    flat, times = timed_repeats(
-        lambda: [out for row in sharded.exe.execute_sharded(buffers) for out in row], args.repeat
-    )
-    outputs = [flat[i : i + per_call] for i in range(0, len(flat), per_call)]
+    outputs: list = []  # the last call's rows, one per device (empty rows for no outputs)
+
+    def call() -> list:
+        outputs[:] = sharded.exe.execute_sharded(buffers)
+        return [out for row in outputs for out in row]
+
+    _, times = timed_repeats(call, args.repeat)
     start = time.perf_counter()
     results = sharded.assemble([[out.numpy() for out in row] for row in outputs])
     transfer_out_s = time.perf_counter() - start

@@ -107,3 +107,17 @@ def test_run_jax_lowered_stablehlo_with_named_shardings(capsys, tmp_path, monkey
     report = json.loads(out)
     assert len(report["devices"]) == 4 and report["num_partitions"] == 4
     assert [o["shape"] for o in report["outputs"]] == [[8], [8, 8]]
+
+
+def test_run_on_several_devices_of_a_program_without_outputs(capsys, tmp_path, monkeypatch):
+    """An empty tuple result on two devices: no outputs per device, not a crash splitting them."""
+    monkeypatch.setenv("HLORT_INTERPRETER_DEVICES", "2")
+    path = tmp_path / "empty.hlo"
+    path.write_text(
+        "HloModule e, num_partitions=2\nENTRY main {\n  x = f32[2] parameter(0)\n"
+        "  ROOT t = () tuple()\n}\n"
+    )
+    code, out, err = run(capsys, "run", path, "--platform", "interpreter", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["outputs"] == [] and report["num_partitions"] == 2

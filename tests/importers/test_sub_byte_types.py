@@ -105,3 +105,38 @@ def test_npz_carries_4_bit_integers_as_low_nibble_bytes(tmp_path):
     assert from_storable(stored, shape, "arg0").tolist() == [-1, -8, 7]
     with pytest.raises(HlortError, match="low nibble"):
         from_storable(np.array([0xFF, 0, 0], np.uint8), shape, "arg0")
+
+
+@pytest.mark.parametrize(
+    "t, np_type, a, b, want",
+    [
+        ("i4", ml_dtypes.int4, [7, -8, -1, 3, -8], [7, 7, -1, -3, -8], [3, -4, 0, -1, 4]),
+        ("ui4", ml_dtypes.uint4, [15, 8, 1, 3, 15], [15, 2, 1, 5, 1], [14, 1, 0, 0, 0]),
+    ],
+)
+def test_chlo_mulhi_of_4_bit_integers_is_the_high_nibble(t, np_type, a, b, want):
+    """The high 4 bits of the 8-bit product (s4: 7 * 7 = 0x31 -> 3, -8 * -8 = 64 -> 4)."""
+    module = parse_stablehlo(
+        f"func.func @main(%a: tensor<5x{t}>, %b: tensor<5x{t}>) -> tensor<5x{t}> {{\n"
+        f"  %0 = chlo.mulhi %a, %b : tensor<5x{t}>, tensor<5x{t}> -> tensor<5x{t}>\n"
+        f"  return %0 : tensor<5x{t}>\n}}\n"
+    )
+    out = evaluate(module, [np.array(a, np_type), np.array(b, np_type)])
+    assert out.dtype == np_type and out.tolist() == want
+
+
+def test_bitcast_convert_between_i4_and_i1_moves_the_four_bits():
+    """StableHLO's bitcast to and from i1 (bit i at element i) for 4-bit integers too."""
+    module = parse_stablehlo(
+        """
+func.func @main(%x: tensor<3xi4>, %y: tensor<2x4xi1>) -> (tensor<3x4xi1>, tensor<2xui4>) {
+  %0 = stablehlo.bitcast_convert %x : (tensor<3xi4>) -> tensor<3x4xi1>
+  %1 = stablehlo.bitcast_convert %y : (tensor<2x4xi1>) -> tensor<2xui4>
+  return %0, %1 : tensor<3x4xi1>, tensor<2xui4>
+}
+"""
+    )
+    bits = np.array([[True, False, True, True], [False, False, False, True]])
+    to_bits, value = evaluate(module, [np.array([-8, 5, -1], ml_dtypes.int4), bits])
+    assert to_bits.tolist() == [[0, 0, 0, 1], [1, 0, 1, 0], [1, 1, 1, 1]]
+    assert value.dtype == ml_dtypes.uint4 and value.tolist() == [13, 8]

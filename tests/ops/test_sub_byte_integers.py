@@ -232,6 +232,18 @@ def test_bitcast_round_trip(wide):
     assert back.dtype == S4 and back.tolist() == x.tolist()
 
 
+@pytest.mark.parametrize("wide, dims", [("u8", "2"), ("s16", "4"), ("f32", "8")])
+def test_bitcast_of_a_scalar_unpacks_to_one_dimension(wide, dims):
+    """A 0-d wide value -> s4[r]: the result is r nibbles, not [1, r] (NumPy's
+    ascontiguousarray turns a 0-d array into a 1-d one)."""
+    np_type = dtypes.from_hlo_name(wide).numpy
+    x = np.frombuffer(bytes([0x21, 0x43, 0x65, 0x87])[: np_type.itemsize], np_type).reshape(())
+    out = bitcast(wide, "", "s4", dims, x)
+    assert out.shape == (int(dims),) and out.tolist() == [1, 2, 3, 4, 5, 6, 7, -8][: int(dims)]
+    back = bitcast("s4", dims, wide, "", out)
+    assert back.shape == () and back.tobytes() == x.tobytes()
+
+
 def test_iota_and_reduce_wrap():
     text = (
         "HloModule m\nadd {\n  a = s4[] parameter(0)\n  b = s4[] parameter(1)\n"

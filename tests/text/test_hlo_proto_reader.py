@@ -118,3 +118,54 @@ def test_compile_and_run_read_protos(tmp_path):
     assert done.returncode == 0, done.stderr
     with np.load(tmp_path / "out.npz") as out:
         np.testing.assert_array_equal(out["out0"], want)
+
+
+def test_an_hlo_proto_with_a_buffer_assignment_reads_its_module():
+    """XLA's ``--xla_dump_hlo_as_proto`` after optimizations writes an ``xla.HloProto`` with its
+    ``buffer_assignment`` in field 3, the number of HloModuleProto's computations: the wrapper
+    must be recognized by its field 1, not taken for a module because field 3 is present."""
+    module = parse_module(PROGRAM.replace("num_partitions=2", "num_partitions=1"))
+    buffers = Message().message(1, Message().int(1, 7).int(3, 2), keep=True)
+    data = (
+        Message()
+        .message(1, hlo_module_proto_bytes(module), keep=True)
+        .message(3, buffers, keep=True)
+        .to_bytes()
+    )
+    back = hlo_proto_reader.module_from_hlo_proto(data)
+    assert module_difference(module, back, check_names=True) is None
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [(b"\x02LT", b"\x02XX"), (b"main", b"ma\xff\xfe")],
+    ids=["unknown comparison direction", "name not utf-8"],
+)
+def test_a_malformed_field_is_invalid_argument(old, new):
+    module = parse_module(
+        "HloModule m\nENTRY main {\n  x = f32[2] parameter(0)\n"
+        "  ROOT y = pred[2] compare(x, x), direction=LT\n}\n"
+    )
+    data = hlo_module_proto_bytes(module)
+    assert old in data
+    with pytest.raises(HlortError) as err:
+        hlo_proto_reader.module_from_hlo_proto(data.replace(old, new), "m.hlo.pb")
+    assert err.value.code is ErrorCode.INVALID_ARGUMENT
+    assert err.value.message.startswith("m.hlo.pb: malformed XLA HLO proto")
+
+
+@pytest.mark.parametrize("config", ['"plain text"', '"a \\"quoted\\", b"', '{"a":1}'])
+def test_a_backend_config_reads_back_in_its_text_form(config):
+    """hlort keeps an op's backend_config as its HLO text (a string in quotes, or a JSON
+    object): the proto's raw bytes must come back in that form, so the module prints and
+    parses again (``hlort run x.hlo.pb`` goes through the text)."""
+    module = parse_module(
+        "HloModule m\nENTRY main {\n  x = f32[2] parameter(0)\n"
+        f"  ROOT y = f32[2] add(x, x), backend_config={config}\n}}\n"
+    )
+    back = hlo_proto_reader.module_from_hlo_proto(hlo_module_proto_bytes(module))
+    assert back.entry.root.extra_attrs["backend_config"] == config
+    from hlort.text.printer import print_module
+
+    again = parse_module(print_module(back))
+    assert again.entry.root.extra_attrs["backend_config"] == config

@@ -71,3 +71,11 @@ def test_corrupt_input_is_invalid_argument(data):
     with pytest.raises(HlortError) as err:
         W.fields(data)
     assert err.value.code is ErrorCode.INVALID_ARGUMENT
+
+
+def test_a_tenth_varint_byte_beyond_64_bits_is_dropped_as_protobuf_does():
+    """protobuf keeps the low 64 bits of a 10-byte varint (its 10th byte holds bit 63 only):
+    the value stays an int64/uint64, never a 70-bit Python int that overflows NumPy later."""
+    value, end = W.decode_varint(b"\xff" * 9 + b"\x7f", 0)
+    assert end == 10 and value == (1 << 64) - 1 and W.signed(value) == -1
+    assert W.unpack_varints([(1, W.LENGTH, b"\xff" * 9 + b"\x03")], 1) == [-1]

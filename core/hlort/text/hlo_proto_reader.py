@@ -22,6 +22,7 @@ from hlort.ir.opcodes import Opcode, from_hlo_name
 from hlort.text import hlo_proto_values_reader as R
 from hlort.text.hlo_proto_values_reader import Msg
 from hlort.text.hlo_proto_writer import OUTPUT_KEY, PARAMETERS_KEY
+from hlort.text.lexer import escape
 
 _COMPUTATIONS, _ENTRY_ID, _MODULE_NAME = 3, 6, 1
 
@@ -38,7 +39,12 @@ def module_from_hlo_proto(data: bytes, source_name: str = "<proto>", verify: boo
         module_msg, config = _unwrap(top)
     except InvalidArgument as err:
         raise InvalidArgument(f"{source_name}: not an XLA HLO proto: {err.message}") from None
-    module = _read_module(module_msg, config)
+    try:
+        module = _read_module(module_msg, config)
+    except (ValueError, IndexError, KeyError) as err:  # a bad enum, string or count in a field
+        raise InvalidArgument(
+            f"{source_name}: malformed XLA HLO proto: {type(err).__name__}: {err}"
+        ) from None
     if verify:
         from hlort.ir.verifier import verify_module
 
@@ -47,14 +53,16 @@ def module_from_hlo_proto(data: bytes, source_name: str = "<proto>", verify: boo
 
 
 def _unwrap(top: Msg) -> tuple[Msg, Msg | None]:
-    if top.has(_COMPUTATIONS) and top.msg(_COMPUTATIONS) is not None:
-        return top, None
+    """The module and its config. A wrapper is told by its field 1 (the module) first: an
+    ``HloProto``'s field 3 is its buffer assignment, not computations."""
     try:
         inner = top.msg(1)
-    except InvalidArgument:  # field 1 is a name (an HloModuleProto without computations)
+    except InvalidArgument:  # field 1 is a name: an HloModuleProto
         inner = None
-    if inner is not None and inner.has(_COMPUTATIONS):  # HloProto / HloModuleProtoWithConfig
-        return inner, top.msg(2)
+    if inner is not None and inner.msg(_COMPUTATIONS) is not None:
+        return inner, top.msg(2)  # HloProto / HloModuleProtoWithConfig
+    if top.msg(_COMPUTATIONS) is not None:
+        return top, None
     raise InvalidArgument("it has no computations (field 3) at its top or in field 1")
 
 
@@ -185,7 +193,10 @@ def _read_extras(m: Msg, instr: Instruction) -> None:
         extra["frontend_attributes"] = text
     config = m.bytes(43)
     if config and instr.opcode is not Opcode.CUSTOM_CALL:
-        extra["backend_config"] = config.decode("utf-8")
+        text = config.decode("utf-8")
+        if not (text.startswith("{") and text.endswith("}")):  # HLO text: a string in quotes
+            text = f'"{escape(text)}"'
+        extra["backend_config"] = text
     if m.bool(56):
         from hlort.text.shapes import shape_text
 

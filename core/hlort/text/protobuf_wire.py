@@ -136,7 +136,7 @@ def decode_varint(data: bytes, pos: int) -> tuple[int, int]:
         pos += 1
         value |= (byte & 0x7F) << shift
         if byte < 0x80:
-            return value, pos
+            return value & _MASK64, pos  # a 10th byte's bits past bit 63 are dropped
         shift += 7
         if shift > 63:
             raise InvalidArgument("protobuf varint longer than 10 bytes: the proto is corrupt")

@@ -48,7 +48,7 @@ def _mulhi(cx: OpContext):
         raise cx.invalid(f"needs integer operands, got {dt}")
     signed = dt.is_signed_integer
     if dt.bits <= 32:
-        wide = {8: "16", 16: "32", 32: "64"}[dt.bits]
+        wide = {4: "8", 8: "16", 16: "32", 32: "64"}[dt.bits]
         wide_dt = ("s" if signed else "u") + wide
         product = cx.b.multiply(cx.b.convert(a, wide_dt), cx.b.convert(b, wide_dt))
         shift = cx.b.constant(

@@ -119,7 +119,7 @@ def _bitcast_convert(cx: OpContext):
 
 
 def _unsigned(bits: int) -> DType:
-    return {8: dtypes.U8, 16: dtypes.U16, 32: dtypes.U32, 64: dtypes.U64}[bits]
+    return {4: dtypes.U4, 8: dtypes.U8, 16: dtypes.U16, 32: dtypes.U32, 64: dtypes.U64}[bits]
 
 
 def _bits_to_value(cx: OpContext, x, target: DType):

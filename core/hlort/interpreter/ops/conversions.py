@@ -108,7 +108,7 @@ def _bitcast_sub_byte(x: np.ndarray, to: np.dtype) -> np.ndarray:
         nib = low_bits(x).reshape(x.shape[:-1] + (x.shape[-1] // 2, 2))
         packed = np.ascontiguousarray(nib[..., 0] | (nib[..., 1] << np.uint8(4)))
         return packed.view(to).reshape(x.shape[:-1])
-    xc = np.ascontiguousarray(x)  # a k-byte type -> s4[..., 2k]
+    xc = np.require(x, requirements="C")  # a k-byte type -> s4[..., 2k] (0-d stays 0-d)
     raw = xc.reshape(xc.shape + (1,)).view(np.uint8)
     nib = np.stack([raw & np.uint8(0xF), raw >> np.uint8(4)], axis=-1)
     return from_low_bits(nib.reshape(xc.shape + (2 * xc.dtype.itemsize,)), to)
