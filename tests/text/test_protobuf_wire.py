@@ -79,3 +79,40 @@ def test_a_tenth_varint_byte_beyond_64_bits_is_dropped_as_protobuf_does():
     value, end = W.decode_varint(b"\xff" * 9 + b"\x7f", 0)
     assert end == 10 and value == (1 << 64) - 1 and W.signed(value) == -1
     assert W.unpack_varints([(1, W.LENGTH, b"\xff" * 9 + b"\x03")], 1) == [-1]
+
+
+def _one_by_one(blob: bytes) -> list[int]:
+    out, pos = [], 0
+    while pos < len(blob):
+        value, pos = W.decode_varint(blob, pos)
+        out.append(value)
+    return out
+
+
+def test_packed_varints_decode_at_once_as_one_by_one():
+    """A big integer constant's packed values are decoded with NumPy (one by one, millions of
+    them took seconds): the same values, the same 64-bit truncation of a 10th byte."""
+    rng = np.random.default_rng(1)
+    values = np.concatenate(
+        [
+            rng.integers(-(1 << 63), (1 << 63) - 1, 300, dtype=np.int64),
+            rng.integers(0, 300, 300),
+            np.array([0, 1, 127, 128, 16383, 16384, -1, np.iinfo(np.int64).min]),
+        ]
+    )
+    blob = W.encode_varints(values) + b"\xff" * 9 + b"\x7f"  # a 10th byte with bits past 63
+    expected = _one_by_one(blob)
+    unsigned = W.decode_packed_varints(blob, signed_values=False)
+    assert unsigned.dtype == np.uint64 and unsigned.tolist() == expected
+    assert W.decode_packed_varints(blob).tolist() == [W.signed(v) for v in expected]
+    assert W.unpack_varints([(1, W.LENGTH, blob)], 1) == [W.signed(v) for v in expected]
+    both = [(1, W.VARINT, 5), (2, W.VARINT, 9), (1, W.LENGTH, blob)]
+    assert W.varints_array(both, 1).tolist() == [5] + [W.signed(v) for v in expected]
+    assert W.varints_array([], 1).dtype == np.int64
+
+
+@pytest.mark.parametrize("blob", [b"\x80" * 70, (b"\x80" * 11 + b"\x01") * 7])
+def test_corrupt_packed_varints_are_invalid_argument(blob):
+    with pytest.raises(HlortError) as err:
+        W.unpack_varints([(1, W.LENGTH, blob)], 1)
+    assert err.value.code is ErrorCode.INVALID_ARGUMENT

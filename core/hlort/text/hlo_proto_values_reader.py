@@ -16,7 +16,15 @@ from hlort.ir.sharding import HloSharding
 from hlort.shape import TOKEN, ArrayShape, Shape, TupleShape
 from hlort.text import hlo_proto_values as V
 from hlort.text.lexer import escape
-from hlort.text.protobuf_wire import FIXED32, LENGTH, VARINT, fields, signed, unpack_varints
+from hlort.text.protobuf_wire import (
+    FIXED32,
+    LENGTH,
+    VARINT,
+    fields,
+    signed,
+    unpack_varints,
+    varints_array,
+)
 
 _DTYPE_OF = {number: name for name, number in V.PRIMITIVE_TYPES.items()}
 _SUBGROUP_KINDS = {0: "replicated", 4: "manual"}
@@ -110,8 +118,7 @@ def literal_from(m: Msg, shape: Shape):
     field, encoding = entry
     np_dtype = shape.dtype.numpy
     if encoding == "varints":
-        values = unpack_varints(m.items, field, signed_values=shape.dtype.name != "u64")
-        flat = np.array(values, dtype=np.uint64 if shape.dtype.name == "u64" else np.int64)
+        flat = varints_array(m.items, field, signed_values=shape.dtype.name != "u64")
         flat = flat.astype(np_dtype)
     elif encoding == "fixed":
         part = "<f4" if shape.dtype.name in ("f32", "c64") else "<f8"

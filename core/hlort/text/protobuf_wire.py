@@ -181,10 +181,48 @@ def unpack_varints(items, number: int, signed_values: bool = True) -> list[int]:
         if n != number:
             continue
         if wire == VARINT:
-            out.append(value)
+            out.append(signed(value) if signed_values else value)
+        elif len(value) >= _SMALL:
+            out += decode_packed_varints(value, signed_values).tolist()
+        else:
+            pos = 0
+            while pos < len(value):
+                v, pos = decode_varint(value, pos)
+                out.append(signed(v) if signed_values else v)
+    return out
+
+
+def varints_array(items, number: int, signed_values: bool = True) -> np.ndarray:
+    """:func:`unpack_varints` as one int64 (uint64 when not ``signed_values``) array."""
+    dtype = np.int64 if signed_values else np.uint64
+    parts = []
+    for n, wire, value in items:
+        if n != number:
             continue
-        pos = 0
-        while pos < len(value):
-            v, pos = decode_varint(value, pos)
-            out.append(v)
-    return [signed(v) for v in out] if signed_values else out
+        if wire == VARINT:
+            parts.append(np.array([value], np.uint64).view(dtype))
+        else:
+            parts.append(decode_packed_varints(value, signed_values))
+    return np.concatenate(parts) if parts else np.zeros(0, dtype)
+
+
+def decode_packed_varints(data: bytes, signed_values: bool = True) -> np.ndarray:
+    """A packed run of varints at once (a big integer constant's millions of values would take
+    seconds one by one): int64 values, or uint64 when not ``signed_values``; the same checks
+    and 64-bit truncation as :func:`decode_varint`."""
+    raw = np.frombuffer(data, np.uint8)
+    if raw.size == 0:
+        return np.zeros(0, np.int64 if signed_values else np.uint64)
+    if raw[-1] >= 0x80:
+        raise InvalidArgument("truncated protobuf varint: the proto is cut short or corrupt")
+    last = np.flatnonzero(raw < 0x80)  # each value's final byte
+    first = np.concatenate(([0], last[:-1] + 1))
+    sizes = last - first + 1
+    if int(sizes.max()) > 10:
+        raise InvalidArgument("protobuf varint longer than 10 bytes: the proto is corrupt")
+    values = (raw[first] & 0x7F).astype(np.uint64)
+    for k in range(1, int(sizes.max())):  # byte k of every value that has one (few have many)
+        live = np.flatnonzero(sizes > k)
+        part = (raw[first[live] + k] & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+        values[live] |= part  # bits past 63 drop, as decode_varint's mask drops them
+    return values.view(np.int64) if signed_values else values
