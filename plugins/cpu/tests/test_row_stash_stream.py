@@ -31,12 +31,13 @@ def _row(b, v, dims, kept):
     return b.broadcast(v, list(dims), list(range(kept)))
 
 
-def softmax(dims, dt="f32", masked=False):
-    """softmax over the last dimension; ``masked``: of causal-masked scores / 8 (attention's),
-    narrow inputs converted to f32 first (JAX's softmax of f16/bf16 with f32 accumulation)."""
+def softmax(dims, dt="f32", masked=False, reduced=1):
+    """softmax over the last ``reduced`` dimensions; ``masked``: of causal-masked scores / 8
+    (attention's); narrow inputs are converted to f32 first (JAX's softmax of f16/bf16)."""
     b = Builder("softmax")
     x = b.parameter(shape.array(dt, list(dims)))
-    kept = len(dims) - 1
+    kept = len(dims) - reduced
+    axes = list(range(kept, len(dims)))
     if dt != "f32":
         x = b.convert(x, "f32")
     f32 = x.shape.dtype
@@ -47,9 +48,9 @@ def softmax(dims, dt="f32", masked=False):
         keep = b.compare(b.iota(s, kept - 1), b.iota(s, kept), "GE") if kept else None
         low = b.broadcast(b.constant(np.float32(-3.4028235e38)), list(dims), [])
         x = b.select(keep, x, low) if keep is not None else x
-    m = _reduce(b, x, "maximum", -np.inf, [kept])
+    m = _reduce(b, x, "maximum", -np.inf, axes)
     e = b.exp(b.subtract(x, _row(b, m, dims, kept)))
-    total = _reduce(b, e, "add", 0.0, [kept])
+    total = _reduce(b, e, "add", 0.0, axes)
     out = b.divide(e, _row(b, total, dims, kept))
     return b.build(out if dt == "f32" else b.convert(out, dt)), f32
 
@@ -79,6 +80,7 @@ CASES = [
     ("softmax", (7, 48), {"dt": "bf16"}),
     ("softmax", (2, 16, 32), {"masked": True}),
     ("softmax", (3, 100), {"masked": True}),
+    ("softmax", (3, 4, 16), {"reduced": 2}),
     ("layernorm", (3, 4, 64), {}),
     ("layernorm", (2, 1, 1), {}),
 ]
