@@ -70,6 +70,17 @@ def layernorm(dims):
     return b.build(b.tuple([out, mean, var])), x.shape.dtype
 
 
+def centered(dims, dt="f32"):
+    """(x - max(x), x == max(x)) over the last dimension, in ``dt``: cheap element outputs (they
+    stream) of 4, 2 and 1 bytes."""
+    b = Builder("centered")
+    x = b.parameter(shape.array(dt, list(dims)))
+    kept = len(dims) - 1
+    m = _row(b, _reduce(b, x, "maximum", -np.inf, [kept]), dims, kept)
+    return b.build(b.tuple([b.subtract(x, m), b.compare(x, m, "EQ")])), x.shape.dtype
+
+
+PROGRAMS = {"softmax": softmax, "layernorm": layernorm, "centered": centered}
 CASES = [
     ("softmax", (4, 1024), {}),
     ("softmax", (3, 2), {}),
@@ -83,6 +94,9 @@ CASES = [
     ("softmax", (3, 4, 16), {"reduced": 2}),
     ("layernorm", (3, 4, 64), {}),
     ("layernorm", (2, 1, 1), {}),
+    ("centered", (5, 64), {}),
+    ("centered", (3, 128), {"dt": "f16"}),
+    ("centered", (3, 128), {"dt": "bf16"}),
 ]
 IDS = [f"{n}-{'x'.join(map(str, d))}-{'-'.join(f'{v}' for v in kw.values())}" for n, d, kw in CASES]
 
@@ -121,7 +135,7 @@ def _bits(a: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("offset", [0, 4])
 @pytest.mark.parametrize("name,dims,kw", CASES, ids=IDS)
 def test_stash_and_stream_give_the_bits_of_recomputing(name, dims, kw, offset, monkeypatch):
-    module, _ = (softmax if name == "softmax" else layernorm)(dims, **kw)
+    module, _ = PROGRAMS[name](dims, **kw)
     dt = dtypes.from_hlo_name(kw.get("dt", "f32"))
     x = mixed(dt, dims, np.random.default_rng(len(dims) * 7 + dims[-1]))
     plain = _compile(module, monkeypatch, False, False, "-plain")
@@ -141,14 +155,22 @@ def test_stash_and_stream_give_the_bits_of_recomputing(name, dims, kw, offset, m
         np.testing.assert_allclose(g, w, rtol=1e-2 if narrow else 1e-5, atol=1e-6, equal_nan=True)
 
 
-def test_softmax_kernel_stashes_exp_and_streams_its_output(tmp_path, monkeypatch):
-    """The emitted kernel: exp once per element (the stash), non-temporal stores, one fence."""
-    module, _ = softmax((4, 1024))
+def _kernel_text(module, tmp_path, monkeypatch, tag: str) -> str:
     monkeypatch.setattr(row_stream, "STREAM_MIN_BYTES", 0)
     key = compile_cache.cache_key
-    monkeypatch.setattr(compile_cache, "cache_key", lambda *a: key(*a) + "-ir")
+    monkeypatch.setattr(compile_cache, "cache_key", lambda *a: key(*a) + tag)
     hlort.compile(module, "cpu:0", options={**RAW, "dump_dir": str(tmp_path)})
     (ll,) = tmp_path.glob("*.cpu.kernels.ll")
-    text = ll.read_text()
+    return ll.read_text()
+
+
+def test_softmax_kernel_computes_exp_once_and_does_not_stream(tmp_path, monkeypatch):
+    """exp once per element (the stash); a transcendental per element: plain stores."""
+    text = _kernel_text(softmax((4, 1024))[0], tmp_path, monkeypatch, "-ir-softmax")
     assert text.count("llvm.roundeven.f32") == 1 + 1  # one exp in the loops, plus its declare
+    assert "!nontemporal" not in text and "fence" not in text
+
+
+def test_layernorm_kernel_streams_its_output(tmp_path, monkeypatch):
+    text = _kernel_text(layernorm((4, 2, 64))[0], tmp_path, monkeypatch, "-ir-layernorm")
     assert "!nontemporal" in text and text.count("fence seq_cst") == 1

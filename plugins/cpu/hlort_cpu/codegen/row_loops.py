@@ -62,7 +62,7 @@ def emit_row_fusion(
     element_outs = [
         k for k, out in enumerate(plan.outputs) if out.shape.dims == in_dims and in_dims != kept
     ]
-    picked = streamed_outputs(plan.outputs, element_outs, row_size)
+    picked = streamed_outputs(comp, plan.outputs, element_outs, row_size)
     stream = RowStream(b, plan.outputs, picked, out_ptrs, row_size)
 
     def outer(o: ir.Value) -> None:
