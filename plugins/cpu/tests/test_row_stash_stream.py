@@ -2,8 +2,9 @@
 stream big element outputs through a stack row with non-temporal stores (row_stream.py) give
 the same bits as the kernels that compute everything again and store in place, and match the
 interpreter: softmax (plain, masked and scaled as attention's, of f16/bf16 accumulated in f32),
-layernorm with its row values as outputs too; rows of 0, 1, 2 and many elements, several
-reduced dimensions; inputs with NaN, +-inf, -0.0 and subnormals; outputs 64-byte aligned and
+layernorm with its row values as outputs too, ``x - max(x)`` and ``x == max(x)`` (f32, f16,
+bf16 and pred outputs that stream); rows of 0, 1, 2 and many elements, several reduced
+dimensions; inputs with NaN, +-inf, -0.0 and subnormals; outputs 64-byte aligned and
 not (the copy's plain path)."""
 
 from __future__ import annotations
