@@ -1,9 +1,9 @@
 """Streaming stores for a row fusion's big element outputs: a row in L1, then whole lines out.
 
 A plain store to a line that is not in the cache reads the line first (read for ownership), so
-a kernel that writes a big output moves three bytes over the memory bus for every two the copy
-bandwidth counts: softmax or layernorm of a 16 MiB row-major array could not pass ~67% of the
-copy floor however little it computed. Non-temporal stores of whole, aligned lines skip that
+a memory-bound kernel that writes a big output can move three bytes over the memory bus for
+every two the copy bandwidth counts (layernorm [4096,1024] was at 68% of the copy floor).
+Non-temporal stores of whole, aligned lines skip that
 read (and do not evict the input from the caches). The output loop cannot make them itself:
 the vectorizer widens its stores only at their scalar alignment. So the output loop writes the
 row into stack scratch (64-byte aligned, it stays in L1), and a loop of 64-byte vector moves
@@ -13,8 +13,9 @@ and -0.0 arrive bit for bit. Outputs below STREAM_MIN_BYTES stay in the caches f
 reads them next; the kernel ends with a fence, so the streamed lines are visible to the thread
 that joins it. A kernel that evaluates a transcendental per element (softmax's exp) does not
 stream: it is compute-bound on two cores, its plain stores drain while it computes, and
-non-temporal ones stalled it (softmax [4096,1024], one thread: 2.34 -> 2.53 ms); layernorm's
-rows are cheap, and stream (two threads, paired best-of-60: 1.6-2.2 -> 1.2-1.6 ms).
+non-temporal ones stalled it (softmax [4096,1024], one thread: 2.34 -> 2.53 ms; two threads,
+CPU time of both: 2.50 -> 2.85 ms); layernorm's rows are cheap, and stream (two threads, CPU
+time 2.44 -> 2.05 ms, wall best-of-60 1.6-2.2 -> 1.2-1.6 ms on a loaded machine).
 """
 
 from __future__ import annotations
