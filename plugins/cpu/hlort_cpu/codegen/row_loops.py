@@ -7,6 +7,12 @@ runs one inner loop (in dependence order) into accumulators on the stack, row-le
 are scalar code, and element-level outputs get one more inner loop. A reduce the interpreter
 folds in its tree order (row_fusion.folds_in_tree: narrow floats, other reducers) runs its
 inner loop through tree_fold.py instead, in that order, unvectorized.
+
+A value a reduce folds that later loops read too (softmax's ``exp(x - max)``, read again by the
+output's divide; attention's masked, scaled scores, read by the exp) is stashed: its loop stores
+it in a row of stack scratch (row_stash.py) and later loops load it there instead of computing
+it again, the same value, so results do not change. Big element outputs are written through a
+stack row and copied out in whole lines with non-temporal stores (row_stream.py).
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from hlort.codegen.llvm.loops import emit_loop
 from hlort.codegen.llvm.row_fusion import RowEmitter, RowPlan, apply_reducer, folds_in_tree
 from hlort.ir.computation import Computation
 from hlort_cpu.codegen.interleave import interleave_for
+from hlort_cpu.codegen.row_stash import RowStash
+from hlort_cpu.codegen.row_stream import RowStream, streamed_outputs
 from hlort_cpu.codegen.tree_fold import TreeFold
 
 
@@ -50,10 +58,17 @@ def emit_row_fusion(
     }
     allocas = {r: [b.alloca(t) for t in ts] for r, ts in ((r, slots[r]) for r in plan.reduces)}
     trees = {r: TreeFold(b, r, row_size) for r in plan.reduces if folds_in_tree(r)}
+    stash = RowStash(b, comp, [r for r in plan.reduces if r not in trees], row_size)
+    element_outs = [
+        k for k, out in enumerate(plan.outputs) if out.shape.dims == in_dims and in_dims != kept
+    ]
+    picked = streamed_outputs(comp, plan.outputs, element_outs, row_size)
+    stream = RowStream(b, plan.outputs, picked, out_ptrs, row_size)
 
     def outer(o: ir.Value) -> None:
         kept_multi = delinearize(b, o, kept)
         em.start_row(o, kept_multi, kept)
+        stash.start_row()
 
         def element_index(values: list[ir.Value]) -> Index:
             multi = kept_multi + values if len(plan.reduced) == 1 else None
@@ -62,7 +77,9 @@ def emit_row_fusion(
         def run_inner(step) -> None:
             def body(r: ir.Value) -> None:
                 em.reset()
-                step(element_index([r]))
+                index = element_index([r])
+                stash.enter(em, index, r)
+                step(index, r)
 
             emit_loop(b, i64(0), i64(row_size), body, "row", interleave_for(row_size))
             em.reset()
@@ -89,13 +106,15 @@ def emit_row_fusion(
                     b.store(v, a)
             else:
 
-                def step(index: Index, r=r, n=n) -> None:
+                def step(index: Index, _j: ir.Value, r=r, n=n) -> None:
                     accs = [b.load(a, typ=t) for a, t in zip(allocas[r], slots[r], strict=True)]
                     values = [em.value(x, index) for x in r.operands[:n]]
+                    stash.keep(r, values)
                     for a, v in zip(allocas[r], apply_reducer(ctx, r, accs, values), strict=True):
                         b.store(v, a)
 
                 run_inner(step)
+                stash.finish(r)
             # narrow floats accumulate in f32 and round once, as the interpreter's reduce does
             # (tree folds round in every reducer call already)
             em.row_values[r] = [
@@ -104,23 +123,23 @@ def emit_row_fusion(
                 else round_to(b, x.shape.dtype, b.load(a, typ=t))
                 for a, t, x in zip(allocas[r], slots[r], r.operands[:n], strict=True)
             ]
-        element_outs = []
         for k, out in enumerate(plan.outputs):
-            if out.shape.dims == in_dims and in_dims != kept:
-                element_outs.append(k)
+            if k in element_outs:
                 continue
             row_index = em.row_index(out.shape.dims)
             store_element(b, out.shape.dtype, em.value(out, row_index), out_ptrs[k], o)
         if element_outs:
 
-            def write(index: Index) -> None:
+            def write(index: Index, j: ir.Value) -> None:
                 for k in element_outs:
                     out = plan.outputs[k]
-                    store_element(
-                        b, out.shape.dtype, em.value(out, index), out_ptrs[k], index.linear
-                    )
+                    ptr, in_row = stream.target(k)
+                    v = em.value(out, index)
+                    store_element(b, out.shape.dtype, v, ptr, j if in_row else index.linear)
 
             run_inner(write)
+            stream.flush(o)
 
     emit_loop(b, begin, end, outer, "rows")
+    stream.finish()
     return extent, row_size
