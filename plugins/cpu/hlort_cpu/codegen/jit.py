@@ -1,4 +1,4 @@
-"""The JIT: host target machine, LLVM's new pass manager at O3, MCJIT, and object code.
+"""The JIT: host target machine, LLVM's new pass manager at O3 (no unroller), MCJIT, object code.
 
 One :class:`JitEngine` per process owns an MCJIT execution engine for the host (its triple, CPU
 name and every feature the CPU reports, AVX-512 included). ``compile_ir`` optimizes a module of
@@ -63,7 +63,7 @@ class JitEngine:
         self._library_loaded = False
 
     def optimize(self, module) -> None:
-        """O3 with loop and SLP vectorization (the new pass manager's default pipeline)."""
+        """The host pipeline (llvm_start.optimize_module: O3, vectorizers, no unroller)."""
         optimize_module(self.host, module)
 
     def with_vector_width(self, ir_text: str) -> str:

@@ -76,12 +76,18 @@ class HostLlvm:
 
 
 def optimize_module(host: HostLlvm, module) -> None:
-    """O3 with loop and SLP vectorization (the new pass manager's default pipeline)."""
+    """O3 with loop and SLP vectorization (the new pass manager's default pipeline), without
+    LLVM's loop unroller: the emitters ask for interleaved vector iterations themselves
+    (``llvm.loop.interleave.count``), and unrolling the vectorized loops on top of that only
+    made code to generate (measured on every ``make bench`` program: optimize + emit 32% less
+    CPU time summed, 2783 -> 1882 ms; softmax [256,1024] 68 -> 53 ms; object code up to 5x
+    smaller; kernel times unchanged within noise, A/B in one process). Loops that carry
+    ``llvm.loop.unroll.*`` metadata are still unrolled as it says."""
     llvm = host.llvm
     pto = llvm.create_pipeline_tuning_options(speed_level=host.opt_level)
     pto.loop_vectorization = True
     pto.slp_vectorization = True
-    pto.loop_unrolling = True
+    pto.loop_unrolling = False
     pto.loop_interleaving = True
     pb = llvm.create_pass_builder(host.machine, pto)
     pb.getModulePassManager().run(module, pb)
