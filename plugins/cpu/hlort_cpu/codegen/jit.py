@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
 
 from hlort_cpu.codegen.llvm_start import host_llvm, optimize_module
 from hlort_cpu.codegen.object_symbols import object_symbols
@@ -23,11 +22,18 @@ _DEFINE = re.compile(r"^(define [^\n{]*)$", re.MULTILINE)
 _ENGINE: JitEngine | None = None
 
 
-@dataclass(frozen=True)
 class HostTarget:
-    triple: str
-    cpu: str
-    features: str
+    """The host CPU code is built for (a plain class, not a dataclass: see ObjectSymbols)."""
+
+    __slots__ = ("triple", "cpu", "features")
+
+    def __init__(self, triple: str, cpu: str, features: str):
+        self.triple = triple
+        self.cpu = cpu
+        self.features = features
+
+    def __repr__(self) -> str:
+        return f"HostTarget({self.triple!r}, {self.cpu!r}, {self.features!r})"
 
     @property
     def key(self) -> str:

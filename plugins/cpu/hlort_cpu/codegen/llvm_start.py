@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 _LOCK = threading.Lock()
@@ -62,17 +61,18 @@ done:
 """
 
 
-@dataclass
 class HostLlvm:
-    """The process's LLVM objects for the host CPU."""
+    """The process's LLVM objects for the host CPU (a plain class: making a dataclass compiles
+    Python source, which a process's first compile paid)."""
 
-    llvm: Any  # llvmlite.binding
-    triple: str
-    cpu: str
-    features: str
-    machine: Any  # TargetMachine
-    engine: Any  # MCJIT ExecutionEngine
-    opt_level: int
+    def __init__(self, llvm, triple, cpu, features, machine, engine, opt_level: int):
+        self.llvm: Any = llvm  # llvmlite.binding
+        self.triple: str = triple
+        self.cpu: str = cpu
+        self.features: str = features
+        self.machine: Any = machine  # TargetMachine
+        self.engine: Any = engine  # MCJIT ExecutionEngine
+        self.opt_level = opt_level
 
 
 def optimize_module(host: HostLlvm, module) -> None:
