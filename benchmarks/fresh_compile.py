@@ -10,6 +10,8 @@ module without jax) with its persistent cache pointed at a new empty directory (
 is a cache miss, and pays the store); jax times ``jax.jit(f).lower(...).compile()``. The
 first call on NumPy inputs is timed too ("first execute"), and so is the
 whole ``import + compile + first execute`` ("end to end", the interpreter's own start aside).
+hlort's summary also has the median of each phase of its compile ("phases": the executable's
+timings, the client start before them, and how many modules the compile imported).
 
 Each child reports wall time and its process CPU time (``time.process_time``: all threads); on
 a loaded machine the CPU time is the steadier number (wall time includes waiting for a core).
@@ -23,6 +25,7 @@ inside the measurement.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import pickle
@@ -53,11 +56,17 @@ import pickle
 with open({path!r}, "rb") as f:
     program, shapes = pickle.load(f)
 args = [np.ones(s, d) for s, d in shapes]
+import sys
+modules = len(sys.modules)
 t2 = _now()
 exe = hlort.compile(program, "cpu")
 t3 = _now()
 out = exe(*args)
 t4 = _now()
+phases = {{k: v * 1e3 for k, v in exe.timings.items()}}
+phases["client start"] = _ms(t2, t3)[0] - sum(phases.values())
+phases["modules imported"] = len(sys.modules) - modules
+print(repr(phases))
 print(*_ms(t0, t1), *_ms(t2, t3), *_ms(t3, t4))
 """
 )
@@ -88,8 +97,10 @@ print(*_ms(t0, t1), *_ms(t2, t3), *_ms(t3, t4))
 _FIELDS = ("import", "compile", "execute")
 
 
-def _child(code: str, env: dict) -> dict[str, tuple[float, float]]:
-    """{"import"|"compile"|"execute": (wall ms, cpu ms)} of one fresh process."""
+def _child(code: str, env: dict) -> dict:
+    """{"import"|"compile"|"execute": (wall ms, cpu ms)} of one fresh process, and for hlort
+    "phases": the executable's timings (ms), the rest of the compile ("client start": plugin
+    discovery, the client and LLVM's start) and how many modules the compile imported."""
     with tempfile.TemporaryDirectory(prefix="hlort-fresh-cache-") as cache:
         env = {**env, "HLORT_CACHE_DIR": cache}
         done = subprocess.run(
@@ -97,8 +108,12 @@ def _child(code: str, env: dict) -> dict[str, tuple[float, float]]:
         )
     if done.returncode != 0:
         raise RuntimeError(f"fresh-process compile failed: {done.stderr[-2000:]}")
-    values = [float(v) for v in done.stdout.strip().splitlines()[-1].split()]
-    return {name: (values[2 * k], values[2 * k + 1]) for k, name in enumerate(_FIELDS)}
+    lines = done.stdout.strip().splitlines()
+    values = [float(v) for v in lines[-1].split()]
+    out: dict = {name: (values[2 * k], values[2 * k + 1]) for k, name in enumerate(_FIELDS)}
+    if len(lines) > 1 and lines[-2].startswith("{"):
+        out["phases"] = ast.literal_eval(lines[-2])
+    return out
 
 
 def _summary(runs: list[dict]) -> dict:
@@ -108,12 +123,16 @@ def _summary(runs: list[dict]) -> dict:
         return {"median": statistics.median(values), "min": min(values)}
 
     end_to_end = [sum(r[f][0] for f in _FIELDS) for r in runs]
-    return {
+    phases = [r["phases"] for r in runs if "phases" in r]
+    summary = {
         "compile_ms": stats([r["compile"][0] for r in runs]),
         "compile_cpu_ms": stats([r["compile"][1] for r in runs]),
         "execute_ms": stats([r["execute"][0] for r in runs]),
         "end_to_end_ms": stats(end_to_end),
     }
+    if phases:  # median of each phase over the processes
+        summary["phases"] = {k: statistics.median(p[k] for p in phases) for k in phases[0]}
+    return summary
 
 
 def measure(quick: bool = False, use_jax: bool | None = None, repeat: int = 5) -> dict:

@@ -14,22 +14,35 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from hlort.interpreter.evaluator import Evaluator
 
 
-@dataclass(frozen=True)
 class DeviceRun:
     """One device's share of one execution. ``context`` is the launch's
     :class:`~hlort.plugin.base.launch_context.LaunchContext` (its rendezvous is where the
-    collectives meet); None outside a launch (``execute_host``): the program runs as one copy."""
+    collectives meet); None outside a launch (``execute_host``): the program runs as one copy.
+    Immutable; a plain class, not a frozen dataclass, whose six generated methods' source every
+    process's first compile compiled."""
 
-    replica: int = 0
-    partition: int = 0
-    device_id: int = 0
-    context: Any = None
+    __slots__ = ("replica", "partition", "device_id", "context")
+
+    def __init__(self, replica: int = 0, partition: int = 0, device_id: int = 0, context=None):
+        _set = object.__setattr__
+        _set(self, "replica", replica)
+        _set(self, "partition", partition)
+        _set(self, "device_id", device_id)
+        _set(self, "context", context)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: DeviceRun is frozen")
+
+    def __repr__(self) -> str:
+        return (
+            f"DeviceRun(replica={self.replica}, partition={self.partition}, "
+            f"device_id={self.device_id}, context={self.context!r})"
+        )
 
     @classmethod
     def of_launch(cls, ctx) -> DeviceRun:

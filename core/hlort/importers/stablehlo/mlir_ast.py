@@ -7,41 +7,98 @@ store attributes under the names the generic form uses (``broadcast_dimensions``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
+_set = object.__setattr__  # how a frozen value's __init__ assigns its fields
+
+
+class _Value:
+    """An immutable syntax value: equality, hash and repr over its ``__slots__``, as a frozen
+    dataclass has them. Written once here, not generated: making a frozen dataclass compiles
+    Python source for six methods (~0.6 ms a class), which every process's first StableHLO
+    import paid for each of these classes."""
+
+    __slots__ = ()
+    _key: Callable[[Any], Any] = staticmethod(lambda value: ())  # the fields, to compare
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__slots__:
+            cls._key = staticmethod(attrgetter(*cls.__slots__))
+
+    def _fields(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._key(self) == self._key(other)
+
+    def __hash__(self) -> int:
+        return hash(self._key(self))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
+    def __reduce__(self):  # pickle and copy rebuild through __init__ (__setattr__ refuses)
+        return type(self), self._fields()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: {type(self).__name__} is frozen")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: {type(self).__name__} is frozen")
+
+
 # -- types ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ScalarType:
+class ScalarType(_Value):
     """A builtin element type by its MLIR spelling: ``f32``, ``i1``, ``ui8``, ``complex<f32>``."""
 
+    __slots__ = ("name",)
     name: str
+
+    def __init__(self, name: str) -> None:
+        _set(self, "name", name)
 
     def __str__(self) -> str:
         return self.name
 
 
-@dataclass(frozen=True)
-class QuantType:
+class QuantType(_Value):
     """``!quant.uniform<...>``: kept as text; hlort does not support quantized types."""
 
+    __slots__ = ("text",)
     text: str
+
+    def __init__(self, text: str) -> None:
+        _set(self, "text", text)
 
     def __str__(self) -> str:
         return self.text
 
 
-@dataclass(frozen=True)
-class TensorType:
+class TensorType(_Value):
     """``tensor<2x?x3xf32>``: ``dims`` uses -1 for ``?``; ``encoding`` is kept unparsed."""
 
+    __slots__ = ("dims", "element", "encoding")
     dims: tuple[int, ...]
     element: ScalarType | QuantType
-    encoding: Any = None
+    encoding: Any
+
+    def __init__(
+        self, dims: tuple[int, ...], element: ScalarType | QuantType, encoding: Any = None
+    ) -> None:
+        _set(self, "dims", dims)
+        _set(self, "element", element)
+        _set(self, "encoding", encoding)
 
     @property
     def is_static(self) -> bool:
@@ -52,34 +109,45 @@ class TensorType:
         return f"tensor<{dims}{self.element}>"
 
 
-@dataclass(frozen=True)
-class TupleType:
+class TupleType(_Value):
+    __slots__ = ("types",)
     types: tuple[Any, ...]
+
+    def __init__(self, types: tuple[Any, ...]) -> None:
+        _set(self, "types", types)
 
     def __str__(self) -> str:
         return f"tuple<{', '.join(map(str, self.types))}>"
 
 
-@dataclass(frozen=True)
-class TokenType:
+class TokenType(_Value):
+    __slots__ = ()
+
     def __str__(self) -> str:
         return "!stablehlo.token"
 
 
-@dataclass(frozen=True)
-class OpaqueType:
+class OpaqueType(_Value):
     """Any other ``!dialect.type`` or unknown builtin type (kept as text for the error)."""
 
+    __slots__ = ("text",)
     text: str
+
+    def __init__(self, text: str) -> None:
+        _set(self, "text", text)
 
     def __str__(self) -> str:
         return self.text
 
 
-@dataclass(frozen=True)
-class FunctionType:
+class FunctionType(_Value):
+    __slots__ = ("inputs", "results")
     inputs: tuple[Any, ...]
     results: tuple[Any, ...]
+
+    def __init__(self, inputs: tuple[Any, ...], results: tuple[Any, ...]) -> None:
+        _set(self, "inputs", inputs)
+        _set(self, "results", results)
 
 
 MlirType = ScalarType | QuantType | TensorType | TupleType | TokenType | OpaqueType | FunctionType
@@ -97,13 +165,18 @@ class DenseAttr:
     raw: str = ""
 
 
-@dataclass(frozen=True)
-class EnumAttr:
+class EnumAttr(_Value):
     """``#stablehlo<comparison_direction LT>``: ``kind`` = comparison_direction, ``value`` = LT."""
 
+    __slots__ = ("dialect", "kind", "value")
     dialect: str
     kind: str
     value: str
+
+    def __init__(self, dialect: str, kind: str, value: str) -> None:
+        _set(self, "dialect", dialect)
+        _set(self, "kind", kind)
+        _set(self, "value", value)
 
 
 @dataclass
@@ -114,23 +187,36 @@ class StructAttr:
     fields: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class ConvDimsAttr:
+class ConvDimsAttr(_Value):
     """``#stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>`` as three label lists."""
 
+    __slots__ = ("input", "kernel", "output")
     input: tuple[str, ...]
     kernel: tuple[str, ...]
     output: tuple[str, ...]
 
+    def __init__(
+        self, input: tuple[str, ...], kernel: tuple[str, ...], output: tuple[str, ...]
+    ) -> None:
+        _set(self, "input", input)
+        _set(self, "kernel", kernel)
+        _set(self, "output", output)
 
-@dataclass(frozen=True)
-class SymbolRef:
+
+class SymbolRef(_Value):
+    __slots__ = ("name",)
     name: str
 
+    def __init__(self, name: str) -> None:
+        _set(self, "name", name)
 
-@dataclass(frozen=True)
-class TypeAttr:
+
+class TypeAttr(_Value):
+    __slots__ = ("type",)
     type: Any
+
+    def __init__(self, type: Any) -> None:  # noqa: A002 - the field's name
+        _set(self, "type", type)
 
 
 # -- structure --------------------------------------------------------------------------------

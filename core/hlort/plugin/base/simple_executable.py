@@ -115,6 +115,7 @@ class SimpleExecutable(Executable):
                     f"{len(self._parameter_shapes)} argument(s)"
                 )
         self._fingerprint: str | None = None
+        self._hlo_text: bytes | None = None  # serialize_payload's, printed once
         self._executions = itertools.count()
         self.compile()
         self._inline = self.runs_inline()
@@ -154,8 +155,12 @@ class SimpleExecutable(Executable):
         return []
 
     def serialize_payload(self) -> bytes:
-        """What ``serialize`` stores; by default the HLO text of the module (recompiled on load)."""
-        return print_hlo(self.module).encode()
+        """What ``serialize`` stores; by default the HLO text of the module (recompiled on load),
+        printed once: the fingerprint, the executable cache's store and the cpu plugin's module
+        key each ask for it during a first compile."""
+        if self._hlo_text is None:
+            self._hlo_text = print_hlo(self.module).encode()
+        return self._hlo_text
 
     @classmethod
     def module_from_payload(cls, payload: bytes, header: FrameHeader) -> Module:

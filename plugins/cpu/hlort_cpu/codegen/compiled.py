@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,12 +21,13 @@ KERNEL_CFUNC = ctypes.CFUNCTYPE(
 )
 
 
-@dataclass
 class CompiledKernel:
-    info: KernelInfo
-    address: int
+    """One loaded entry point (a plain class: making a dataclass compiles Python source, which
+    a process's first compile paid)."""
 
-    def __post_init__(self) -> None:
+    def __init__(self, info: KernelInfo, address: int):
+        self.info = info
+        self.address = address
         self.fn = KERNEL_CFUNC(self.address)
         n = self.info.num_inputs + len(self.info.output_shapes) + int(self.info.split)
         n += int(self.info.scratch_bytes > 0)

@@ -1,4 +1,4 @@
-"""The JIT: host target machine, LLVM's new pass manager at O3, MCJIT, and object code.
+"""The JIT: host target machine, LLVM's new pass manager at O3 (no unroller), MCJIT, object code.
 
 One :class:`JitEngine` per process owns an MCJIT execution engine for the host (its triple, CPU
 name and every feature the CPU reports, AVX-512 included). ``compile_ir`` optimizes a module of
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
 
 from hlort_cpu.codegen.llvm_start import host_llvm, optimize_module
 from hlort_cpu.codegen.object_symbols import object_symbols
@@ -23,11 +22,18 @@ _DEFINE = re.compile(r"^(define [^\n{]*)$", re.MULTILINE)
 _ENGINE: JitEngine | None = None
 
 
-@dataclass(frozen=True)
 class HostTarget:
-    triple: str
-    cpu: str
-    features: str
+    """The host CPU code is built for (a plain class, not a dataclass: see ObjectSymbols)."""
+
+    __slots__ = ("triple", "cpu", "features")
+
+    def __init__(self, triple: str, cpu: str, features: str):
+        self.triple = triple
+        self.cpu = cpu
+        self.features = features
+
+    def __repr__(self) -> str:
+        return f"HostTarget({self.triple!r}, {self.cpu!r}, {self.features!r})"
 
     @property
     def key(self) -> str:
@@ -63,7 +69,7 @@ class JitEngine:
         self._library_loaded = False
 
     def optimize(self, module) -> None:
-        """O3 with loop and SLP vectorization (the new pass manager's default pipeline)."""
+        """The host pipeline (llvm_start.optimize_module: O3, vectorizers, no unroller)."""
         optimize_module(self.host, module)
 
     def with_vector_width(self, ir_text: str) -> str:
