@@ -6,6 +6,10 @@ Each is exact for the interpreter's definition of the op it removes:
   in types the reduction computes in directly).
 - ``dot`` whose contraction has one element is a product of broadcasts; a float dot sums from
   ``+0.0``, so the product is added to ``+0.0`` (turning ``-0.0`` into ``+0.0`` as the dot does).
+- ``transpose(dot(a, b))`` that puts the rhs's free dimensions before the lhs's is ``dot(b, a)``
+  (XLA's transpose folding: (A B)^T = B^T A^T). JAX writes every weight gradient this way; the
+  transpose would be a strided pass over the product. The same products are summed in the same
+  contraction order (only the factors of each product swap, which IEEE multiplication allows).
 - ``while`` whose induction variable starts from a constant and is compared with a constant runs a
   provable number of times; zero trips is the initial state, one trip is the body inlined.
 """
@@ -16,7 +20,7 @@ import math
 
 import numpy as np
 
-from hlort.ir.attributes import ComparisonDirection
+from hlort.ir.attributes import ComparisonDirection, DotDimensionNumbers
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
@@ -118,6 +122,34 @@ def _spread(
     )
 
 
+def _transpose_of_dot(instr: Instruction, rw: Rewriter) -> Instruction | None:
+    """transpose(dot(a, b)) -> dot(b, a) when the permutation keeps the batch dimensions first
+    and swaps the lhs-free block with the rhs-free block (each in its order); only when the
+    transpose is the dot's one user, so no product is computed twice."""
+    dot = instr.operands[0]
+    if dot.opcode is not Opcode.DOT or rw.graph.user_count(dot) != 1 or rw.graph.is_root(dot):
+        return None
+    lhs, rhs = dot.operands
+    dn = dot.attrs["dot_dimension_numbers"]
+    nb = len(dn.lhs_batch_dims)
+    n_lhs = len(_free_dims(lhs, dn.lhs_batch_dims, dn.lhs_contracting_dims))
+    rank = dot.shape.rank
+    swapped = (*range(nb), *range(nb + n_lhs, rank), *range(nb, nb + n_lhs))
+    if tuple(instr.attrs["dimensions"]) != swapped or swapped == tuple(range(rank)):
+        return None
+    attrs = dict(dot.attrs)
+    attrs["dot_dimension_numbers"] = DotDimensionNumbers(
+        lhs_contracting_dims=dn.rhs_contracting_dims,
+        rhs_contracting_dims=dn.lhs_contracting_dims,
+        lhs_batch_dims=dn.rhs_batch_dims,
+        rhs_batch_dims=dn.lhs_batch_dims,
+    )
+    precision = attrs.get("operand_precision")
+    if precision:
+        attrs["operand_precision"] = tuple(reversed(tuple(precision)))
+    return rw.make(Opcode.DOT, [rhs, lhs], instr.shape, **attrs)
+
+
 # -- while ----------------------------------------------------------------------------------------
 _COMPARE = {
     ComparisonDirection.EQ: np.equal,
@@ -212,4 +244,5 @@ RULES: dict[Opcode, tuple] = {
     Opcode.REDUCE: (_reduce,),
     Opcode.DOT: (_dot,),
     Opcode.WHILE: (_while,),
+    Opcode.TRANSPOSE: (_transpose_of_dot,),
 }
