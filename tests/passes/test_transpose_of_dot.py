@@ -89,3 +89,48 @@ def test_dot_with_another_user_stays(h):
     module = b.build(b.tuple([dot, b.transpose(dot, (1, 0))]))
     h.run_passes(module, SIMPLIFY)
     assert h.count(module, Opcode.DOT) == 1 and h.count(module, Opcode.TRANSPOSE) == 1
+
+
+# -- transposed operands: dot(transpose(x), y) -> dot(x, y) ---------------------------------------
+def _operand_module(dtype, x_dims, perm, y_dims, dn, side=0):
+    b = Builder("dot_of_transpose")
+    x = b.parameter(shape.array(dtype, x_dims))
+    y = b.parameter(shape.array(dtype, y_dims))
+    t = b.transpose(x, perm)
+    return b.build(b.dot_general(t, y, dn) if side == 0 else b.dot_general(y, t, dn))
+
+
+OPERAND_FOLDING = [  # x dims, permutation, other operand dims, dimension numbers, side
+    ((3, 4), (1, 0), (3, 5), Dn((1,), (0,)), 0),  # x^T @ y
+    ((5, 3), (1, 0), (4, 3), Dn((1,), (0,)), 1),  # y @ w^T
+    ((2, 3, 4), (0, 2, 1), (2, 3, 5), Dn((2,), (1,), (0,), (0,)), 0),  # batched
+    ((3, 4, 5), (2, 0, 1), (3, 4, 6), Dn((1, 2), (0, 1)), 0),  # two contracting dims
+    ((4, 1), (1, 0), (4, 5), Dn((1,), (0,)), 0),  # size-1 free dim
+    ((0, 4), (1, 0), (0, 5), Dn((1,), (0,)), 0),  # empty contraction
+    ((4, 0), (1, 0), (4, 5), Dn((1,), (0,)), 0),  # empty free dim
+]
+
+
+@pytest.mark.parametrize("case", OPERAND_FOLDING)
+@pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16", "c64", "s32", "pred"])
+def test_transposed_operand_folds(h, case, dtype):
+    module = _operand_module(dtype, *case)
+    before = module.clone()
+    h.run_passes(module, SIMPLIFY)
+    assert h.count(module, Opcode.TRANSPOSE) == 0
+    h.check_same_results(before, module, seeds=range(4))
+    assert not h.run_passes(module, SIMPLIFY), "a second run changed the module"
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        ((4, 2, 3), (1, 0, 2), (2, 3, 5), Dn((2,), (1,), (0,), (0,)), 0),  # batch not leading
+        ((3, 4, 5), (2, 1, 0), (3, 6), Dn((2,), (0,)), 0),  # free dims would reverse
+        ((4, 3, 5), (0, 2, 1), (5, 3, 6), Dn((1, 2), (0, 1)), 0),  # contraction out of order
+    ],
+)
+def test_transposed_operands_that_are_no_plain_matrix_stay(h, case):
+    module = _operand_module("f32", *case)
+    h.run_passes(module, SIMPLIFY)
+    assert h.count(module, Opcode.TRANSPOSE) == 1

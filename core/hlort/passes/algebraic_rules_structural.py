@@ -10,6 +10,11 @@ Each is exact for the interpreter's definition of the op it removes:
   (XLA's transpose folding: (A B)^T = B^T A^T). JAX writes every weight gradient this way; the
   transpose would be a strided pass over the product. The same products are summed in the same
   contraction order (only the factors of each product swap, which IEEE multiplication allows).
+- ``dot(transpose(x), y)`` (either operand) is a dot of ``x`` with the dimension numbers mapped
+  through the permutation (XLA's transpose folding into dot operands), when ``x`` then reads as a
+  plain [batch, rows, cols] matrix: batch dimensions leading in order, free and contracting
+  dimensions each consecutive and in order (so a BLAS backend takes it as a view, row-major or
+  transposed). Same products, same order: contracting dimensions pair up by position.
 - ``while`` whose induction variable starts from a constant and is compared with a constant runs a
   provable number of times; zero trips is the initial state, one trip is the body inlined.
 """
@@ -120,6 +125,51 @@ def _spread(
     return rw.make(
         Opcode.BROADCAST, [x], shape.with_dtype(x.shape.dtype), dimensions=tuple(result_dims)
     )
+
+
+def _dot_of_transpose(instr: Instruction, rw: Rewriter) -> Instruction | None:
+    """dot(transpose(x), y) -> dot(x, y) (and for the rhs) where x reads as a plain matrix."""
+    dn = instr.attrs["dot_dimension_numbers"]
+    operands = list(instr.operands)
+    dims = {
+        0: (list(dn.lhs_batch_dims), list(dn.lhs_contracting_dims)),
+        1: (list(dn.rhs_batch_dims), list(dn.rhs_contracting_dims)),
+    }
+    changed = False
+    for side in (0, 1):
+        t = operands[side]
+        if t.opcode is not Opcode.TRANSPOSE:
+            continue
+        perm = tuple(t.attrs["dimensions"])
+        batch, contracting = dims[side]
+        new_batch = [perm[d] for d in batch]
+        new_contracting = [perm[d] for d in contracting]
+        free = [perm[d] for d in _free_dims(t, batch, contracting)]
+        if not _plain_matrix(new_batch, free, new_contracting):
+            continue
+        operands[side] = t.operands[0]
+        dims[side] = (new_batch, new_contracting)
+        changed = True
+    if not changed:
+        return None
+    attrs = dict(instr.attrs)
+    attrs["dot_dimension_numbers"] = DotDimensionNumbers(
+        lhs_contracting_dims=tuple(dims[0][1]),
+        rhs_contracting_dims=tuple(dims[1][1]),
+        lhs_batch_dims=tuple(dims[0][0]),
+        rhs_batch_dims=tuple(dims[1][0]),
+    )
+    return rw.make(Opcode.DOT, operands, instr.shape, **attrs)
+
+
+def _plain_matrix(batch: list[int], free: list[int], contracting: list[int]) -> bool:
+    """Batch dims are 0..nb-1 in order; free dims keep their order (the result's order) and are
+    consecutive; contracting dims are consecutive and in order."""
+
+    def run(ds: list[int]) -> bool:
+        return all(b == a + 1 for a, b in zip(ds, ds[1:], strict=False))
+
+    return batch == list(range(len(batch))) and run(free) and run(contracting)
 
 
 def _transpose_of_dot(instr: Instruction, rw: Rewriter) -> Instruction | None:
@@ -242,7 +292,7 @@ def _while(instr: Instruction, rw: Rewriter) -> Instruction | None:
 
 RULES: dict[Opcode, tuple] = {
     Opcode.REDUCE: (_reduce,),
-    Opcode.DOT: (_dot,),
+    Opcode.DOT: (_dot, _dot_of_transpose),
     Opcode.WHILE: (_while,),
     Opcode.TRANSPOSE: (_transpose_of_dot,),
 }

@@ -58,3 +58,33 @@ def test_transposed_dot_is_one_dot(case, dtype):
         assert all(label.startswith("dot") for label in stats["compiled"]), stats
     swapped = _module(dtype, rhs_dims, lhs_dims, _swap(dn))
     assert_matches_reference(swapped, [b, a], got, k)
+
+
+OPERAND_CASES = [  # x dims, permutation, other operand dims, dimension numbers, side
+    ((48, 64), (1, 0), (48, 80), Dn((1,), (0,)), 0),  # x^T @ y
+    ((80, 48), (1, 0), (33, 48), Dn((1,), (0,)), 1),  # y @ w^T
+    ((3, 17, 33), (0, 2, 1), (3, 17, 9), Dn((2,), (1,), (0,), (0,)), 0),
+    ((0, 7), (1, 0), (0, 5), Dn((1,), (0,)), 0),
+]
+
+
+@pytest.mark.parametrize("case", OPERAND_CASES)
+@pytest.mark.parametrize("dtype", ["f32", "f64", "bf16", "c64", "s32"])
+def test_transposed_operand_is_read_by_the_dot(case, dtype):
+    x_dims, perm, y_dims, dn, side = case
+    rng = np.random.default_rng(4)
+    dt = dtypes.from_hlo_name(dtype)
+    x, y = mixed(dt, x_dims, rng), mixed(dt, y_dims, rng)
+    b = Builder("dot_of_transpose")
+    px, py = b.parameter(shape.array(dtype, x_dims)), b.parameter(shape.array(dtype, y_dims))
+    t = b.transpose(px, perm)
+    module = b.build(b.dot_general(t, py, dn) if side == 0 else b.dot_general(py, t, dn))
+    exe = hlort.compile(module, "cpu")
+    got = np.asarray(exe(x, y))
+    stats = exe.raw.stats()
+    assert stats["fallback_count"] == 0, stats
+    assert list(stats["compiled"].values()) == [1], stats  # the dot alone, no transpose kernel
+    k = math.prod(
+        y_dims[d] for d in (dn.rhs_contracting_dims if side == 0 else dn.lhs_contracting_dims)
+    )
+    assert_matches_reference(module, [x, y], got, k)
