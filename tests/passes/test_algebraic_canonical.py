@@ -131,13 +131,14 @@ def test_broadcast_of_iota_is_an_iota(h):
 
 # -- elementwise ops of broadcasts ----------------------------------------------------------------
 def test_row_arithmetic_runs_on_the_row(h):
-    """layernorm's ``mean = sum[rows, 1] / n``: the divide runs on [rows]."""
+    """layernorm's ``mean = sum[rows, 1] / n``: the divide runs on [rows] (n not a power of two,
+    which would become a multiply)."""
     text = module(
         "x: f32[6]",
         """
   %x = f32[6] parameter(0)
   %b = f32[6,1] broadcast(f32[6] %x), dimensions={0}
-  %n = f32[] constant(32)
+  %n = f32[] constant(30)
   %bn = f32[6,1] broadcast(f32[] %n), dimensions={}
   ROOT %d = f32[6,1] divide(f32[6,1] %b, f32[6,1] %bn)""",
         "f32[6,1]",
@@ -146,7 +147,7 @@ def test_row_arithmetic_runs_on_the_row(h):
         "x: f32[6]",
         """
   %x = f32[6] parameter(0)
-  %n = f32[] constant(32)
+  %n = f32[] constant(30)
   %bn = f32[6] broadcast(f32[] %n), dimensions={}
   %d = f32[6] divide(f32[6] %x, f32[6] %bn)
   ROOT %b = f32[6,1] broadcast(f32[6] %d), dimensions={0}""",

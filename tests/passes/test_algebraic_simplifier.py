@@ -445,3 +445,47 @@ ENTRY %main (x: {source.split("{")[0]}) -> {result.split("{")[0]} {{
     )
     found = {i.opcode for i in module.entry.instructions} - {Opcode.PARAMETER}
     assert Opcode.BITCAST not in found and found <= ops
+
+
+# -- division by a power of two -------------------------------------------------------------------
+def _divide_by(dtype: str, literal: str) -> str:
+    return unary_module(
+        f"  %c = {dtype}[] constant({literal})\n"
+        f"  %b = {dtype}[4] broadcast({dtype}[] %c), dimensions={{}}\n"
+        f"  ROOT %r = {dtype}[4] divide({dtype}[4] %x, {dtype}[4] %b)",
+        dtype,
+    )
+
+
+@pytest.mark.parametrize(
+    "dtype, literal",
+    [
+        ("f32", "8"),
+        ("f32", "-0.25"),
+        ("f32", "1.17549435e-38"),  # 2^-126: the reciprocal 2^126 is normal
+        ("f32", "1.70141183e+38"),  # 2^127: the reciprocal 2^-127 is subnormal, still exact
+        ("f64", "0.5"),
+        ("f16", "256"),
+        ("bf16", "8"),
+    ],
+)
+def test_divide_by_power_of_two_is_a_multiply(h, dtype, literal):
+    module = simplify(h, _divide_by(dtype, literal))  # same bits on edge values (NaN, inf, -0)
+    root = module.entry.root
+    assert root.opcode is Opcode.MULTIPLY
+
+
+@pytest.mark.parametrize(
+    "dtype, literal",
+    [
+        ("f32", "3"),  # not a power of two: 1/3 is rounded
+        ("f32", "1.40129846e-45"),  # 2^-149: the reciprocal overflows
+        ("f16", "5.96046448e-08"),  # 2^-24: the reciprocal overflows f16
+        ("f32", "0"),
+        ("f32", "inf"),
+        ("f32", "nan"),
+        ("s32", "8"),  # integer division truncates
+    ],
+)
+def test_other_divisions_stay(h, dtype, literal):
+    simplify(h, _divide_by(dtype, literal), changes=False)

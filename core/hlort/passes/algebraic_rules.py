@@ -86,6 +86,37 @@ def _identity_rule(test, either_side: bool):
     return rule
 
 
+def _power_of_two_reciprocal(value: np.ndarray, dt: DType) -> np.ndarray | None:
+    """1 / value when value is a power of two whose reciprocal the type holds exactly (then
+    ``x / value`` and ``x * (1 / value)`` are the same real number, so they round alike for every
+    x: NaN, infinities, signed zeros and subnormal results included); else None."""
+    if not dt.is_float or dt.name not in _FLOAT_DIGITS:
+        return None
+    v = as_float(value)
+    if not np.isfinite(v) or v == 0.0 or abs(np.frexp(v)[0]) != 0.5:
+        return None
+    inverse = 1.0 / v
+    with np.errstate(over="ignore"):
+        exact = np.asarray(inverse).astype(dt.numpy)
+    if as_float(exact) != inverse:
+        return None  # 1 / value overflows or underflows the type
+    return exact
+
+
+def _divide_by_power_of_two(instr: Instruction, rw: Rewriter) -> Instruction | None:
+    """x / 2^k -> x * 2^-k (XLA's rule too): one multiply instead of a division per element
+    (softmax's scores / sqrt(64), a mean's / 256)."""
+    x, c = instr.operands
+    value = splat(c)
+    if value is None or not isinstance(instr.shape, ArrayShape):
+        return None
+    inverse = _power_of_two_reciprocal(value, instr.shape.dtype)
+    if inverse is None:
+        return None
+    scale = rw.broadcast_scalar(rw.constant(inverse), instr.shape)
+    return rw.make(Opcode.MULTIPLY, [x, scale])
+
+
 def _involution(instr: Instruction, rw: Rewriter) -> Instruction | None:
     """negate(negate(x)) -> x, not(not(x)) -> x (exact also for wrapping integers)."""
     inner = instr.operands[0]
@@ -276,7 +307,7 @@ RULES: dict[Opcode, tuple[Rule, ...]] = {
     Opcode.ADD: (_identity_rule(_adds_nothing, either_side=True),),
     Opcode.SUBTRACT: (_identity_rule(_subtracts_nothing, either_side=False),),
     Opcode.MULTIPLY: (_identity_rule(_is_one, either_side=True),),
-    Opcode.DIVIDE: (_identity_rule(_is_one, either_side=False),),
+    Opcode.DIVIDE: (_identity_rule(_is_one, either_side=False), _divide_by_power_of_two),
     Opcode.AND: (_identity_rule(_all_ones, either_side=True),),
     Opcode.OR: (_identity_rule(_is_zero_bits, either_side=True),),
     Opcode.XOR: (_identity_rule(_is_zero_bits, either_side=True),),

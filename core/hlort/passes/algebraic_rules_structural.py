@@ -6,6 +6,15 @@ Each is exact for the interpreter's definition of the op it removes:
   in types the reduction computes in directly).
 - ``dot`` whose contraction has one element is a product of broadcasts; a float dot sums from
   ``+0.0``, so the product is added to ``+0.0`` (turning ``-0.0`` into ``+0.0`` as the dot does).
+- ``transpose(dot(a, b))`` that puts the rhs's free dimensions before the lhs's is ``dot(b, a)``
+  (XLA's transpose folding: (A B)^T = B^T A^T). JAX writes every weight gradient this way; the
+  transpose would be a strided pass over the product. The same products are summed in the same
+  contraction order (only the factors of each product swap, which IEEE multiplication allows).
+- ``dot(transpose(x), y)`` (either operand) is a dot of ``x`` with the dimension numbers mapped
+  through the permutation (XLA's transpose folding into dot operands), when ``x`` then reads as a
+  plain [batch, rows, cols] matrix: batch dimensions leading in order, free and contracting
+  dimensions each consecutive and in order (so a BLAS backend takes it as a view, row-major or
+  transposed). Same products, same order: contracting dimensions pair up by position.
 - ``while`` whose induction variable starts from a constant and is compared with a constant runs a
   provable number of times; zero trips is the initial state, one trip is the body inlined.
 """
@@ -16,7 +25,7 @@ import math
 
 import numpy as np
 
-from hlort.ir.attributes import ComparisonDirection
+from hlort.ir.attributes import ComparisonDirection, DotDimensionNumbers
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
@@ -118,6 +127,79 @@ def _spread(
     )
 
 
+def _dot_of_transpose(instr: Instruction, rw: Rewriter) -> Instruction | None:
+    """dot(transpose(x), y) -> dot(x, y) (and for the rhs) where x reads as a plain matrix."""
+    dn = instr.attrs["dot_dimension_numbers"]
+    operands = list(instr.operands)
+    dims = {
+        0: (list(dn.lhs_batch_dims), list(dn.lhs_contracting_dims)),
+        1: (list(dn.rhs_batch_dims), list(dn.rhs_contracting_dims)),
+    }
+    changed = False
+    for side in (0, 1):
+        t = operands[side]
+        if t.opcode is not Opcode.TRANSPOSE:
+            continue
+        perm = tuple(t.attrs["dimensions"])
+        batch, contracting = dims[side]
+        new_batch = [perm[d] for d in batch]
+        new_contracting = [perm[d] for d in contracting]
+        free = [perm[d] for d in _free_dims(t, batch, contracting)]
+        if not _plain_matrix(new_batch, free, new_contracting):
+            continue
+        operands[side] = t.operands[0]
+        dims[side] = (new_batch, new_contracting)
+        changed = True
+    if not changed:
+        return None
+    attrs = dict(instr.attrs)
+    attrs["dot_dimension_numbers"] = DotDimensionNumbers(
+        lhs_contracting_dims=tuple(dims[0][1]),
+        rhs_contracting_dims=tuple(dims[1][1]),
+        lhs_batch_dims=tuple(dims[0][0]),
+        rhs_batch_dims=tuple(dims[1][0]),
+    )
+    return rw.make(Opcode.DOT, operands, instr.shape, **attrs)
+
+
+def _plain_matrix(batch: list[int], free: list[int], contracting: list[int]) -> bool:
+    """Batch dims are 0..nb-1 in order; free dims keep their order (the result's order) and are
+    consecutive; contracting dims are consecutive and in order."""
+
+    def run(ds: list[int]) -> bool:
+        return all(b == a + 1 for a, b in zip(ds, ds[1:], strict=False))
+
+    return batch == list(range(len(batch))) and run(free) and run(contracting)
+
+
+def _transpose_of_dot(instr: Instruction, rw: Rewriter) -> Instruction | None:
+    """transpose(dot(a, b)) -> dot(b, a) when the permutation keeps the batch dimensions first
+    and swaps the lhs-free block with the rhs-free block (each in its order); only when the
+    transpose is the dot's one user, so no product is computed twice."""
+    dot = instr.operands[0]
+    if dot.opcode is not Opcode.DOT or rw.graph.user_count(dot) != 1 or rw.graph.is_root(dot):
+        return None
+    lhs, rhs = dot.operands
+    dn = dot.attrs["dot_dimension_numbers"]
+    nb = len(dn.lhs_batch_dims)
+    n_lhs = len(_free_dims(lhs, dn.lhs_batch_dims, dn.lhs_contracting_dims))
+    rank = dot.shape.rank
+    swapped = (*range(nb), *range(nb + n_lhs, rank), *range(nb, nb + n_lhs))
+    if tuple(instr.attrs["dimensions"]) != swapped or swapped == tuple(range(rank)):
+        return None
+    attrs = dict(dot.attrs)
+    attrs["dot_dimension_numbers"] = DotDimensionNumbers(
+        lhs_contracting_dims=dn.rhs_contracting_dims,
+        rhs_contracting_dims=dn.lhs_contracting_dims,
+        lhs_batch_dims=dn.rhs_batch_dims,
+        rhs_batch_dims=dn.lhs_batch_dims,
+    )
+    precision = attrs.get("operand_precision")
+    if precision:
+        attrs["operand_precision"] = tuple(reversed(tuple(precision)))
+    return rw.make(Opcode.DOT, [rhs, lhs], instr.shape, **attrs)
+
+
 # -- while ----------------------------------------------------------------------------------------
 _COMPARE = {
     ComparisonDirection.EQ: np.equal,
@@ -210,6 +292,7 @@ def _while(instr: Instruction, rw: Rewriter) -> Instruction | None:
 
 RULES: dict[Opcode, tuple] = {
     Opcode.REDUCE: (_reduce,),
-    Opcode.DOT: (_dot,),
+    Opcode.DOT: (_dot, _dot_of_transpose),
     Opcode.WHILE: (_while,),
+    Opcode.TRANSPOSE: (_transpose_of_dot,),
 }

@@ -1,12 +1,14 @@
 """Counted loops in LLVM IR, shaped so LLVM's loop vectorizer recognizes them.
 
 A loop may carry an interleave hint (``llvm.loop.interleave.count`` metadata); how many a target
-asks for is the target's schedule's choice (the CPU's: hlort_cpu.codegen.interleave).
+asks for is the target's schedule's choice (the CPU's: hlort_cpu.codegen.interleave). It may
+also carry other ``llvm.loop`` hints by name (``NO_VECTORIZE``, ``NO_UNROLL``), for schedules
+that know which of two nested loops the vectorizer should take.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import llvmlite.ir as ir
 
@@ -20,10 +22,12 @@ def emit_loop(
     body: Callable[[ir.Value], None],
     name: str = "loop",
     interleave: int = 0,
+    hints: Sequence[str] = (),
 ) -> None:
     """``for i in range(start, stop): body(i)``; the builder ends after the loop.
 
-    ``interleave`` > 1 asks the vectorizer for that many independent vector iterations.
+    ``interleave`` > 1 asks the vectorizer for that many independent vector iterations;
+    ``hints`` are more ``llvm.loop`` hints (``NO_VECTORIZE``, ``NO_UNROLL``).
     """
     fn = b.block.function
     pre = b.block
@@ -37,23 +41,34 @@ def emit_loop(
     nxt = b.add(i, ir.Constant(I64, 1), name=f"{name}.next", flags=("nsw",))
     i.add_incoming(nxt, b.block)
     latch = b.cbranch(b.icmp_signed("<", nxt, stop), loop, after)
-    if interleave > 1:
-        latch.set_metadata("llvm.loop", _loop_id(b.module, interleave))
+    if interleave > 1 or hints:
+        latch.set_metadata("llvm.loop", _loop_id(b.module, interleave, hints))
     b.position_at_end(after)
 
 
-def _loop_id(module: ir.Module, interleave: int) -> ir.MDValue:
-    """A fresh self-referencing loop ID carrying ``llvm.loop.interleave.count``."""
-    hint = module.add_metadata(
-        [
-            ir.MetaDataString(module, "llvm.loop.interleave.count"),
-            ir.Constant(ir.IntType(32), interleave),
-        ]
-    )
+NO_VECTORIZE = "llvm.loop.vectorize.enable"  # (false): the loop vectorizer leaves this loop
+NO_UNROLL = "llvm.loop.unroll.disable"  # no full or partial unrolling (vectorizing still runs)
+
+
+def _loop_id(module: ir.Module, interleave: int, hints: Sequence[str] = ()) -> ir.MDValue:
+    """A fresh self-referencing loop ID carrying ``llvm.loop.interleave.count`` and ``hints``."""
+    nodes = []
+    if interleave > 1:
+        nodes.append(
+            module.add_metadata(
+                [
+                    ir.MetaDataString(module, "llvm.loop.interleave.count"),
+                    ir.Constant(ir.IntType(32), interleave),
+                ]
+            )
+        )
+    for hint in hints:
+        value = [ir.Constant(ir.IntType(1), 0)] if hint == NO_VECTORIZE else []
+        nodes.append(module.add_metadata([ir.MetaDataString(module, hint), *value]))
     count = getattr(module, "_hlort_loop_ids", 0)
     module._hlort_loop_ids = count + 1
-    loop = module.add_metadata([hint, ir.MetaDataString(module, f"hlort.loop.{count}")])
-    loop.operands = (loop, hint)  # the self reference makes each loop's ID distinct
+    loop = module.add_metadata([*nodes, ir.MetaDataString(module, f"hlort.loop.{count}")])
+    loop.operands = (loop, *nodes)  # the self reference makes each loop's ID distinct
     return loop
 
 

@@ -36,7 +36,7 @@ from hlort.codegen.llvm.llvm_types import (
     constant,
     store_element,
 )
-from hlort.codegen.llvm.loops import emit_loop
+from hlort.codegen.llvm.loops import NO_UNROLL, NO_VECTORIZE, emit_loop
 from hlort.codegen.llvm.row_fusion import folds_in_tree, plan_row_fusion
 from hlort.codegen.llvm.target_spec import TargetSpec
 from hlort.codegen.llvm.transpose_plan import plan_transpose
@@ -48,7 +48,7 @@ from hlort_cpu.codegen.column_reduce import emit_column, plan_column
 from hlort_cpu.codegen.cpu_target import CPU_TARGET
 from hlort_cpu.codegen.fusion_kernel import KernelInfo, open_fusion_kernel
 from hlort_cpu.codegen.hero_kernels import classify_hero, emit_hero_kernel
-from hlort_cpu.codegen.interleave import interleave_for
+from hlort_cpu.codegen.interleave import MIN_INTERLEAVED_TRIPS, interleave_for
 from hlort_cpu.codegen.op_kernels import classify_op_kernel, emit_op_kernel
 from hlort_cpu.codegen.row_loops import emit_row_fusion
 from hlort_cpu.codegen.split_reduce import SPLIT_CHUNK, emit_split_reduce, split_reduce
@@ -160,6 +160,7 @@ class KernelModule:
             for o, v, ptr in zip(outs, values, out_ptrs, strict=True):
                 store_element(b, o.shape.dtype, v, ptr, index.linear)
 
+        outer_hints: tuple[str, ...] = ()
         flat = len(dims) <= 1 or not needs_multi(comp)
         tile_dim = None if flat else transposed_dim(comp)
         if tile_dim is not None:
@@ -186,6 +187,7 @@ class KernelModule:
             inner_n = dims[-1]
             outer_dims = dims[:-1]
             extent = math.prod(outer_dims) if inner_n else 0
+            inner_hints, outer_hints = _short_row_hints(inner_n, shapes)
 
             def outer(o: ir.Value) -> None:
                 outer_multi = delinearize(b, o, outer_dims)
@@ -194,10 +196,12 @@ class KernelModule:
                 def inner(j: ir.Value) -> None:
                     store_all(Index(b, dims, multi=outer_multi + [j], linear=b.add(base, j)))
 
-                emit_loop(b, i64(0), i64(inner_n), inner, "inner", interleave_for(inner_n))
+                emit_loop(
+                    b, i64(0), i64(inner_n), inner, "inner", interleave_for(inner_n), inner_hints
+                )
 
             per_iter = inner_n
-        emit_loop(b, begin, end, outer, "outer")
+        emit_loop(b, begin, end, outer, "outer", hints=outer_hints)
         b.ret_void()
         return KernelInfo(name, "loop", len(params), shapes, extent, per_iter)
 
@@ -235,6 +239,23 @@ class KernelModule:
             max(math.prod(plan.in_dims), 1),
             scratch_bytes=scratch,
         )
+
+
+SHORT_ROW_MIN_BYTES = 33  # rows of at most one AVX2 vector keep LLVM's outer-loop vectorizing
+
+
+def _short_row_hints(inner_n: int, shapes) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(inner, outer) loop hints of a nest whose rows are short (up to the interleave threshold).
+
+    Left alone, LLVM unrolls a row of 9 to 255 elements completely and then vectorizes the
+    *outer* loop, across rows: every access a gather or scatter with the row's stride (a
+    [16384, 16] BatchNorm-style broadcast kernel ran 8x slower than a flat one). Kept as a loop
+    and the outer one left scalar, the row is vectorized along its contiguous elements. Rows
+    that fit one AVX2 vector (8 f32) vectorize better across rows, so they keep the default."""
+    itemsize = max(s.dtype.numpy.itemsize for s in shapes)
+    if inner_n >= MIN_INTERLEAVED_TRIPS or inner_n * itemsize < SHORT_ROW_MIN_BYTES:
+        return (), ()
+    return (NO_UNROLL,), (NO_VECTORIZE,)
 
 
 def transposed_dim(comp: Computation) -> int | None:
