@@ -18,15 +18,18 @@ from __future__ import annotations
 import numpy as np
 
 from hlort_cpu import blas_threads
-from hlort_cpu.thread_pool import run_chunks, worker_count
+from hlort_cpu.gemm_part import BATCH, COLS, ROWS, part_table
+from hlort_cpu.thread_pool import Ranges, run_chunks, split, worker_count
 
 SPLIT_MIN_PRODUCTS = 1 << 20  # multiply-adds below which one thread does the whole product
 MIN_ROWS = 16  # rows (or columns) per part, below which a gemm loses its register blocking
 
 
-def _parts(extent: int, n: int) -> list[tuple[int, int]]:
+def _aligned_parts(extent: int, n: int) -> Ranges:
+    """``n`` parts of [0, extent) whose bounds are multiples of MIN_ROWS (gemm's blocking)."""
     step = -(-extent // n)
-    return [(s, min(s + step, extent)) for s in range(0, extent, step)]
+    step = -(-step // MIN_ROWS) * MIN_ROWS
+    return Ranges((s, min(s + step, extent)) for s in range(0, extent, step))
 
 
 def split_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
@@ -38,20 +41,30 @@ def split_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
     if workers < 2 or batch * m * n * k < SPLIT_MIN_PRODUCTS or not blas_threads.available():
         return False
     if a.ndim == 3 and batch >= workers:
+        mode, ranges = BATCH, split(batch, workers)
 
         def part(s: int, e: int) -> None:
             np.matmul(a[s:e], b[s:e], out=out[s:e])
 
-        ranges = _parts(batch, workers)
+    elif n > m and n >= workers * MIN_ROWS and m >= MIN_ROWS:
+        mode, ranges = COLS, _aligned_parts(n, workers)
+
+        def part(s: int, e: int) -> None:
+            np.matmul(a, b[..., s:e], out=out[..., s:e])
+
     elif m >= workers * MIN_ROWS:
+        mode, ranges = ROWS, _aligned_parts(m, workers)
 
         def part(s: int, e: int) -> None:
             np.matmul(a[..., s:e, :], b, out=out[..., s:e, :])
 
-        ranges = _parts(m, workers)
     else:
         return False
 
+    native = part_table(a, b, out, mode)  # each part a gemm called natively on a worker
     with blas_threads.single_threaded():
-        run_chunks(lambda _table, s, e: part(s, e), None, ranges)
+        if native is not None:
+            run_chunks(*native, ranges)
+        else:  # a layout or dtype gemm cannot take: NumPy's matmul per part
+            run_chunks(lambda _table, s, e: part(s, e), None, ranges)
     return True
