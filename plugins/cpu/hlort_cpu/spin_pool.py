@@ -18,16 +18,16 @@ from __future__ import annotations
 import atexit
 import ctypes
 import hashlib
+import logging
 import os
 import threading
 import time
 
-from hlort.log import get_logger
 from hlort_cpu import spin_pool_ir
 from hlort_cpu.version import PLUGIN_VERSION
 
 SPIN_US = 500  # how long an idle worker (or a waiting caller) spins before it sleeps
-_LOG = get_logger("cpu.pool")
+_LOG = logging.getLogger("hlort.cpu.pool")  # a child of hlort's logger (hlort.log)
 _LOCK = threading.Lock()
 _POOL: SpinPool | None = None
 _FAILED = False  # a build failed once (already logged): the Python pool runs kernels
