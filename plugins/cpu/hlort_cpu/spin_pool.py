@@ -32,8 +32,8 @@ _LOCK = threading.Lock()
 _POOL: SpinPool | None = None
 _FAILED = False  # a build failed once (already logged): the Python pool runs kernels
 _P = ctypes.c_void_p
-_RUN = ctypes.CFUNCTYPE(None, _P, _P, _P, _P, _P, ctypes.c_int64, ctypes.c_int64)
-_WORKER = ctypes.CFUNCTYPE(None, _P, ctypes.c_int64)
+_RUN = ctypes.CFUNCTYPE(None, _P, _P, _P, _P, _P, ctypes.c_int64)
+_WORKER = ctypes.CFUNCTYPE(None, _P)
 _TRY_STOP = ctypes.CFUNCTYPE(ctypes.c_int32, _P)
 
 
@@ -70,7 +70,7 @@ class SpinPool:
     def __init__(self, workers: int):
         worker, run, try_stop = _functions()
         self.workers = workers
-        size = spin_pool_ir.state_bytes(workers) + 64
+        size = spin_pool_ir.STATE_BYTES + 64
         libc = ctypes.CDLL(None)
         libc.calloc.restype, libc.calloc.argtypes = _P, [ctypes.c_size_t, ctypes.c_size_t]
         raw = libc.calloc(1, size)  # never freed: see the module docstring
@@ -83,7 +83,7 @@ class SpinPool:
         worker_fn = _WORKER(worker)
         self.threads = [
             threading.Thread(
-                target=worker_fn, args=(self.state, i), name=f"hlort-cpu-{i}", daemon=True
+                target=worker_fn, args=(self.state,), name=f"hlort-cpu-{i}", daemon=True
             )
             for i in range(workers)
         ]
@@ -91,9 +91,10 @@ class SpinPool:
             t.start()
 
     def run(self, fn, table, tables, ranges, n: int) -> None:
-        """``fn(table or tables[i], *ranges[i])`` for ``i < n``; returns when all have run.
-        ``ranges`` is a ctypes int64 array of 2n bounds, ``tables`` one of n pointers or None."""
-        self._run(self.state, fn, table, tables, ranges, n, self.workers)
+        """``fn(table or tables[i], *ranges[i])`` for ``i < n`` (2 <= n <= MAX_CHUNKS); returns
+        when all have run. ``ranges`` is a ctypes int64 array of 2n bounds, ``tables`` one of n
+        pointers or None."""
+        self._run(self.state, fn, table, tables, ranges, n)
 
     def stop(self, timeout: float = 5.0) -> bool:
         """Stop the workers and join them; False if a dispatch held the pool past ``timeout``."""

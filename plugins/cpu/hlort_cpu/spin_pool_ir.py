@@ -3,25 +3,33 @@ pool) runs them: workers spin briefly on a generation counter, then sleep on a f
 
 Waking a sleeping thread costs ~100 us on a small VM (measured: a pthread cond-var wake), a
 spinning handoff ~0.1 us, while many of a program's kernels are 10-200 us of work. So a worker
-that finished a chunk spins (``pause``, clock checked every 64 turns) for ``spin_ns`` before it
-sleeps, and the next kernel of the program finds it awake. The caller publishes each worker's
-chunk in the worker's slot, bumps the generation (seq_cst), wakes sleepers only when some
-sleep, runs chunk 0 itself, and waits for the pending count to reach zero the same way (spin,
-then futex). A dispatch that finds the pool busy (another device's thread) runs its chunks
-inline: nothing waits on anything but running chunks, so nothing deadlocks.
+that finished spins (``pause``, clock checked every 64 turns) for ``spin_ns`` before it sleeps,
+and the next kernel of the program finds it awake.
 
-The state is one zeroed block (byte offsets below), one cache line per contended word; slot
-``w`` (worker ``w``) holds fn, table, begin, end and the generation it was written for, so a
-worker that has no chunk in a generation (fewer chunks than workers) skips it. Linux only:
-futex through libc's ``syscall``, ``clock_gettime(CLOCK_MONOTONIC)``.
+A dispatch writes its descriptor (fn, table, tables, ranges), sets the claim word to
+(generation, n, next = 1), bumps the generation (seq_cst) and wakes sleepers only when some
+sleep. Chunks are claimed by compare-and-swap on that word, so nobody waits for a chunk nobody
+has started: the caller runs chunk 0, then claims whatever chunks no worker has taken yet (a
+sleeping or descheduled worker costs no wait; on a loaded machine the caller may run them all),
+and only then waits for the chunks workers are running (spin, then futex on the remaining
+count, which the last finisher wakes). A worker that wakes late finds the word's generation
+moved on and claims nothing; a claimed chunk keeps its dispatch (and descriptor) alive until it
+is done. A dispatch that finds the pool busy (another device's thread) runs its chunks inline:
+nothing waits on anything but running chunks, so nothing deadlocks.
+
+The state is one zeroed block (byte offsets below), one cache line per contended word. The
+claim word packs generation (32 bits), n and next (16 bits each): at most MAX_CHUNKS chunks.
+Linux only: futex through libc's ``syscall``, ``clock_gettime(CLOCK_MONOTONIC)``.
 """
 
 from __future__ import annotations
 
 import platform
 
-GEN, SLEEPERS, PENDING, WAITING, BUSY, STOP, SPIN_NS = 0, 64, 128, 132, 192, 196, 200
-SLOTS, SLOT_BYTES = 256, 64
+GEN, SLEEPERS, REMAINING, WAITING, BUSY, STOP, SPIN_NS = 0, 64, 128, 132, 192, 196, 200
+CLAIM, FN, TABLE, TABLES, RANGES = 256, 320, 328, 336, 344
+STATE_BYTES = 384
+MAX_CHUNKS = (1 << 16) - 1
 FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE = 128, 129
 _ARCH = {  # machine: (SYS_futex, spin-wait hint)
     "x86_64": (202, "x86.sse2.pause()"),
@@ -40,13 +48,9 @@ def supported() -> str | None:
     return None
 
 
-def state_bytes(workers: int) -> int:
-    return SLOTS + SLOT_BYTES * max(workers, 1)
-
-
 def pool_ir(prefix: str) -> str:
-    """The module: ``{prefix}_worker(state, index)``, ``{prefix}_run(state, fn, table, tables,
-    ranges, n, workers)`` and ``{prefix}_try_stop(state) -> i32``."""
+    """The module: ``{prefix}_worker(state)``, ``{prefix}_run(state, fn, table, tables, ranges,
+    n)`` and ``{prefix}_try_stop(state) -> i32``."""
     futex, hint = _ARCH[platform.machine().lower()]
     name, args = hint.split("(")
     declare = f"declare void @llvm.{name}({'i32' if args != ')' else ''})"
@@ -54,13 +58,16 @@ def pool_ir(prefix: str) -> str:
     text = text.replace("DECLARE_HINT", declare).replace("HINT", f"call void @llvm.{hint}")
     return text % {
         "sleepers": SLEEPERS,
-        "pending": PENDING,
+        "remaining": REMAINING,
         "waiting": WAITING,
         "busy": BUSY,
         "stop": STOP,
         "spin": SPIN_NS,
-        "slots": SLOTS,
-        "slot": SLOT_BYTES,
+        "claim": CLAIM,
+        "fn": FN,
+        "table": TABLE,
+        "tables": TABLES,
+        "ranges": RANGES,
         "wait": FUTEX_WAIT_PRIVATE,
         "wake": FUTEX_WAKE_PRIVATE,
     }
@@ -143,16 +150,86 @@ done:
   ret i32 %%g
 }
 
-; spin until the pending count is zero, then sleep on it (the last worker wakes the caller)
+; run chunk %%i of the dispatch described in the state
+define internal void @P_chunk(ptr %%s, i64 %%i) {
+entry:
+  %%fn_p = getelementptr inbounds i8, ptr %%s, i64 %(fn)d
+  %%fn = load ptr, ptr %%fn_p, align 8
+  %%table_p = getelementptr inbounds i8, ptr %%s, i64 %(table)d
+  %%table = load ptr, ptr %%table_p, align 8
+  %%tables_p = getelementptr inbounds i8, ptr %%s, i64 %(tables)d
+  %%tables = load ptr, ptr %%tables_p, align 8
+  %%ranges_p = getelementptr inbounds i8, ptr %%s, i64 %(ranges)d
+  %%ranges = load ptr, ptr %%ranges_p, align 8
+  %%per = icmp ne ptr %%tables, null
+  br i1 %%per, label %%own, label %%call
+own:
+  %%tp = getelementptr inbounds ptr, ptr %%tables, i64 %%i
+  %%own_table = load ptr, ptr %%tp, align 8
+  br label %%call
+call:
+  %%t = phi ptr [%%table, %%entry], [%%own_table, %%own]
+  %%j = shl i64 %%i, 1
+  %%bp = getelementptr inbounds i64, ptr %%ranges, i64 %%j
+  %%b = load i64, ptr %%bp, align 8
+  %%ep = getelementptr inbounds i64, ptr %%bp, i64 1
+  %%e = load i64, ptr %%ep, align 8
+  call void %%fn(ptr %%t, i64 %%b, i64 %%e)
+  %%remaining = getelementptr inbounds i8, ptr %%s, i64 %(remaining)d
+  %%left = atomicrmw sub ptr %%remaining, i32 1 seq_cst
+  %%last = icmp eq i32 %%left, 1
+  br i1 %%last, label %%notify, label %%done
+notify:
+  %%waiting = getelementptr inbounds i8, ptr %%s, i64 %(waiting)d
+  %%wt = load atomic i32, ptr %%waiting seq_cst, align 4
+  %%asleep = icmp ne i32 %%wt, 0
+  br i1 %%asleep, label %%wake, label %%done
+wake:
+  call void @P_futex_wake(ptr %%remaining, i64 1)
+  br label %%done
+done:
+  ret void
+}
+
+; claim and run chunks of generation %%g until none is left unclaimed
+define internal void @P_work(ptr %%s, i32 %%g) {
+entry:
+  %%claim = getelementptr inbounds i8, ptr %%s, i64 %(claim)d
+  %%g64 = zext i32 %%g to i64
+  br label %%look
+look:
+  %%word = load atomic i64, ptr %%claim acquire, align 8
+  %%wg = lshr i64 %%word, 32
+  %%same = icmp eq i64 %%wg, %%g64
+  br i1 %%same, label %%count, label %%done
+count:
+  %%next = and i64 %%word, 65535
+  %%n0 = lshr i64 %%word, 16
+  %%n = and i64 %%n0, 65535
+  %%left = icmp ult i64 %%next, %%n
+  br i1 %%left, label %%take, label %%done
+take:
+  %%word1 = add i64 %%word, 1
+  %%pair = cmpxchg ptr %%claim, i64 %%word, i64 %%word1 acq_rel acquire
+  %%ok = extractvalue { i64, i1 } %%pair, 1
+  br i1 %%ok, label %%run, label %%look
+run:
+  call void @P_chunk(ptr %%s, i64 %%next)
+  br label %%look
+done:
+  ret void
+}
+
+; spin until no chunk is running, then sleep on the count (the last finisher wakes the caller)
 define internal void @P_await_done(ptr %%s) {
 entry:
-  %%pending = getelementptr inbounds i8, ptr %%s, i64 %(pending)d
+  %%remaining = getelementptr inbounds i8, ptr %%s, i64 %(remaining)d
   %%waiting = getelementptr inbounds i8, ptr %%s, i64 %(waiting)d
   %%t0 = call i64 @P_now()
   br label %%spin
 spin:
   %%i = phi i64 [0, %%entry], [%%i1, %%turn], [%%i1, %%clock]
-  %%p = load atomic i32, ptr %%pending acquire, align 4
+  %%p = load atomic i32, ptr %%remaining acquire, align 4
   %%zero = icmp eq i32 %%p, 0
   br i1 %%zero, label %%done, label %%wait
 wait:
@@ -168,11 +245,11 @@ clock:
   br i1 %%over, label %%sleep, label %%spin
 sleep:
   store atomic i32 1, ptr %%waiting seq_cst, align 4
-  %%p2 = load atomic i32, ptr %%pending seq_cst, align 4
+  %%p2 = load atomic i32, ptr %%remaining seq_cst, align 4
   %%zero2 = icmp eq i32 %%p2, 0
   br i1 %%zero2, label %%woke, label %%block
 block:
-  call void @P_futex_wait(ptr %%pending, i32 %%p2)
+  call void @P_futex_wait(ptr %%remaining, i32 %%p2)
   br label %%sleep
 woke:
   store atomic i32 0, ptr %%waiting monotonic, align 4
@@ -181,145 +258,93 @@ done:
   ret void
 }
 
-; fn(table or tables[i], ranges[2i], ranges[2i+1]) for i in [lo, hi)
-define internal void @P_run_range(ptr %%f, ptr %%table, ptr %%tables, ptr %%r, i64 %%lo, i64 %%hi) {
+define void @P_worker(ptr %%s) {
 entry:
-  %%any = icmp slt i64 %%lo, %%hi
-  br i1 %%any, label %%body, label %%done
-body:
-  %%i = phi i64 [%%lo, %%entry], [%%i1, %%call]
-  %%per = icmp ne ptr %%tables, null
-  br i1 %%per, label %%own_table, label %%call
-own_table:
-  %%tp = getelementptr inbounds ptr, ptr %%tables, i64 %%i
-  %%own = load ptr, ptr %%tp, align 8
-  br label %%call
-call:
-  %%t = phi ptr [%%table, %%body], [%%own, %%own_table]
-  %%j = shl i64 %%i, 1
-  %%bp = getelementptr inbounds i64, ptr %%r, i64 %%j
-  %%b = load i64, ptr %%bp, align 8
-  %%ep = getelementptr inbounds i64, ptr %%bp, i64 1
-  %%e = load i64, ptr %%ep, align 8
-  call void %%f(ptr %%t, i64 %%b, i64 %%e)
-  %%i1 = add i64 %%i, 1
-  %%more = icmp slt i64 %%i1, %%hi
-  br i1 %%more, label %%body, label %%done
-done:
-  ret void
-}
-
-define void @P_worker(ptr %%s, i64 %%w) {
-entry:
-  %%off = mul i64 %%w, %(slot)d
-  %%off2 = add i64 %%off, %(slots)d
-  %%slot = getelementptr inbounds i8, ptr %%s, i64 %%off2
   %%stop = getelementptr inbounds i8, ptr %%s, i64 %(stop)d
-  %%pending = getelementptr inbounds i8, ptr %%s, i64 %(pending)d
-  %%waiting = getelementptr inbounds i8, ptr %%s, i64 %(waiting)d
-  %%slot_gen = getelementptr inbounds i8, ptr %%slot, i64 32
-  %%table_p = getelementptr inbounds i8, ptr %%slot, i64 8
-  %%begin_p = getelementptr inbounds i8, ptr %%slot, i64 16
-  %%end_p = getelementptr inbounds i8, ptr %%slot, i64 24
   br label %%loop
 loop:
-  %%seen = phi i32 [0, %%entry], [%%g, %%skip], [%%g, %%ran]
+  %%seen = phi i32 [0, %%entry], [%%g, %%worked]
   %%g = call i32 @P_await_gen(ptr %%s, i32 %%seen)
   %%stopping = load atomic i32, ptr %%stop acquire, align 4
   %%is_stop = icmp ne i32 %%stopping, 0
-  br i1 %%is_stop, label %%exit, label %%check
-check:
-  %%sg = load atomic i32, ptr %%slot_gen acquire, align 4
-  %%mine = icmp eq i32 %%sg, %%g
-  br i1 %%mine, label %%run, label %%skip
-skip:
-  br label %%loop
-run:
-  %%fn = load ptr, ptr %%slot, align 8
-  %%table = load ptr, ptr %%table_p, align 8
-  %%b = load i64, ptr %%begin_p, align 8
-  %%e = load i64, ptr %%end_p, align 8
-  call void %%fn(ptr %%table, i64 %%b, i64 %%e)
-  %%left = atomicrmw sub ptr %%pending, i32 1 seq_cst
-  %%last = icmp eq i32 %%left, 1
-  br i1 %%last, label %%notify, label %%ran
-notify:
-  %%wt = load atomic i32, ptr %%waiting seq_cst, align 4
-  %%asleep = icmp ne i32 %%wt, 0
-  br i1 %%asleep, label %%wake, label %%ran
-wake:
-  call void @P_futex_wake(ptr %%pending, i64 1)
-  br label %%ran
-ran:
+  br i1 %%is_stop, label %%exit, label %%worked
+worked:
+  call void @P_work(ptr %%s, i32 %%g)
   br label %%loop
 exit:
   ret void
 }
 
-define void @P_run(ptr %%s, ptr %%fn, ptr %%table, ptr %%tables, ptr %%ranges, i64 %%n, i64 %%w) {
+; fn(table or tables[i], ranges[2i], ranges[2i+1]) for i < n, on this thread alone
+define internal void @P_inline(ptr %%s, ptr %%fn, ptr %%table, ptr %%tables, ptr %%r, i64 %%n) {
+entry:
+  br label %%body
+body:
+  %%i = phi i64 [0, %%entry], [%%i1, %%call]
+  %%per = icmp ne ptr %%tables, null
+  br i1 %%per, label %%own, label %%call
+own:
+  %%tp = getelementptr inbounds ptr, ptr %%tables, i64 %%i
+  %%own_table = load ptr, ptr %%tp, align 8
+  br label %%call
+call:
+  %%t = phi ptr [%%table, %%body], [%%own_table, %%own]
+  %%j = shl i64 %%i, 1
+  %%bp = getelementptr inbounds i64, ptr %%r, i64 %%j
+  %%b = load i64, ptr %%bp, align 8
+  %%ep = getelementptr inbounds i64, ptr %%bp, i64 1
+  %%e = load i64, ptr %%ep, align 8
+  call void %%fn(ptr %%t, i64 %%b, i64 %%e)
+  %%i1 = add i64 %%i, 1
+  %%more = icmp slt i64 %%i1, %%n
+  br i1 %%more, label %%body, label %%done
+done:
+  ret void
+}
+
+; n >= 2 chunks (at most MAX_CHUNKS); returns when all have run
+define void @P_run(ptr %%s, ptr %%fn, ptr %%table, ptr %%tables, ptr %%ranges, i64 %%n) {
 entry:
   %%busy = getelementptr inbounds i8, ptr %%s, i64 %(busy)d
   %%pair = cmpxchg ptr %%busy, i32 0, i32 1 acquire monotonic
   %%ok = extractvalue { i32, i1 } %%pair, 1
   br i1 %%ok, label %%pool, label %%inline
 inline:
-  call void @P_run_range(ptr %%fn, ptr %%table, ptr %%tables, ptr %%ranges, i64 0, i64 %%n)
+  call void @P_inline(ptr %%s, ptr %%fn, ptr %%table, ptr %%tables, ptr %%ranges, i64 %%n)
   ret void
 pool:
-  %%n1 = sub i64 %%n, 1
-  %%fewer = icmp slt i64 %%n1, %%w
-  %%use = select i1 %%fewer, i64 %%n1, i64 %%w
+  %%fn_p = getelementptr inbounds i8, ptr %%s, i64 %(fn)d
+  store ptr %%fn, ptr %%fn_p, align 8
+  %%table_p = getelementptr inbounds i8, ptr %%s, i64 %(table)d
+  store ptr %%table, ptr %%table_p, align 8
+  %%tables_p = getelementptr inbounds i8, ptr %%s, i64 %(tables)d
+  store ptr %%tables, ptr %%tables_p, align 8
+  %%ranges_p = getelementptr inbounds i8, ptr %%s, i64 %(ranges)d
+  store ptr %%ranges, ptr %%ranges_p, align 8
+  %%remaining = getelementptr inbounds i8, ptr %%s, i64 %(remaining)d
+  %%n32 = trunc i64 %%n to i32
+  store atomic i32 %%n32, ptr %%remaining monotonic, align 4
   %%g0 = load atomic i32, ptr %%s monotonic, align 4
   %%g1 = add i32 %%g0, 1
-  %%pending = getelementptr inbounds i8, ptr %%s, i64 %(pending)d
-  %%use32 = trunc i64 %%use to i32
-  store atomic i32 %%use32, ptr %%pending monotonic, align 4
-  %%per = icmp ne ptr %%tables, null
-  %%any = icmp sgt i64 %%use, 0
-  br i1 %%any, label %%publish, label %%published
-publish:
-  %%i = phi i64 [1, %%pool], [%%i1, %%store]
-  br i1 %%per, label %%own_table, label %%store
-own_table:
-  %%tp = getelementptr inbounds ptr, ptr %%tables, i64 %%i
-  %%own = load ptr, ptr %%tp, align 8
-  br label %%store
-store:
-  %%t = phi ptr [%%table, %%publish], [%%own, %%own_table]
-  %%wi = sub i64 %%i, 1
-  %%off = mul i64 %%wi, %(slot)d
-  %%off2 = add i64 %%off, %(slots)d
-  %%slot = getelementptr inbounds i8, ptr %%s, i64 %%off2
-  %%j = shl i64 %%i, 1
-  %%bp = getelementptr inbounds i64, ptr %%ranges, i64 %%j
-  %%b = load i64, ptr %%bp, align 8
-  %%ep = getelementptr inbounds i64, ptr %%bp, i64 1
-  %%e = load i64, ptr %%ep, align 8
-  store ptr %%fn, ptr %%slot, align 8
-  %%table_p = getelementptr inbounds i8, ptr %%slot, i64 8
-  store ptr %%t, ptr %%table_p, align 8
-  %%begin_p = getelementptr inbounds i8, ptr %%slot, i64 16
-  store i64 %%b, ptr %%begin_p, align 8
-  %%end_p = getelementptr inbounds i8, ptr %%slot, i64 24
-  store i64 %%e, ptr %%end_p, align 8
-  %%slot_gen = getelementptr inbounds i8, ptr %%slot, i64 32
-  store atomic i32 %%g1, ptr %%slot_gen monotonic, align 4
-  %%i1 = add i64 %%i, 1
-  %%more = icmp sle i64 %%i1, %%use
-  br i1 %%more, label %%publish, label %%bump
-bump:
+  %%g64 = zext i32 %%g1 to i64
+  %%hi = shl i64 %%g64, 32
+  %%n16 = shl i64 %%n, 16
+  %%w0 = or i64 %%hi, %%n16
+  %%word = or i64 %%w0, 1
+  %%claim = getelementptr inbounds i8, ptr %%s, i64 %(claim)d
+  store atomic i64 %%word, ptr %%claim release, align 8
   store atomic i32 %%g1, ptr %%s seq_cst, align 4
   %%sleepers = getelementptr inbounds i8, ptr %%s, i64 %(sleepers)d
   %%sl = load atomic i32, ptr %%sleepers seq_cst, align 4
   %%some = icmp ne i32 %%sl, 0
-  br i1 %%some, label %%wake, label %%published
+  br i1 %%some, label %%wake, label %%mine
 wake:
-  call void @P_futex_wake(ptr %%s, i64 2147483647)
-  br label %%published
-published:
-  call void @P_run_range(ptr %%fn, ptr %%table, ptr %%tables, ptr %%ranges, i64 0, i64 1)
-  %%rest = add i64 %%use, 1
-  call void @P_run_range(ptr %%fn, ptr %%table, ptr %%tables, ptr %%ranges, i64 %%rest, i64 %%n)
+  %%others = sub i64 %%n, 1
+  call void @P_futex_wake(ptr %%s, i64 %%others)
+  br label %%mine
+mine:
+  call void @P_chunk(ptr %%s, i64 0)
+  call void @P_work(ptr %%s, i32 %%g1)
   call void @P_await_done(ptr %%s)
   store atomic i32 0, ptr %%busy release, align 4
   ret void

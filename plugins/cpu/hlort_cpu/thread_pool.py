@@ -19,6 +19,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 
 from hlort_cpu.spin_pool import native_pool
+from hlort_cpu.spin_pool_ir import MAX_CHUNKS
 
 PARALLEL_MIN_ELEMENTS = 1 << 16
 _POOL: ThreadPoolExecutor | None = None
@@ -89,7 +90,7 @@ def run_chunks(fn, pointers, ranges: list[tuple[int, int]]) -> None:
     if n == 1:
         fn(pointers[0] if isinstance(pointers, list) else pointers, *ranges[0])
         return
-    if isinstance(fn, _CFUNC):
+    if isinstance(fn, _CFUNC) and n <= MAX_CHUNKS:
         pool = native_pool(worker_count() - 1)
         if pool is not None:
             bounds = ranges.bounds() if isinstance(ranges, Ranges) else Ranges(ranges).bounds()
