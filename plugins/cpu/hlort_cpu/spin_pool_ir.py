@@ -30,6 +30,8 @@ GEN, SLEEPERS, REMAINING, WAITING, BUSY, STOP, SPIN_NS = 0, 64, 128, 132, 192, 1
 CLAIM, FN, TABLE, TABLES, RANGES = 256, 320, 328, 336, 344
 STATE_BYTES = 384
 MAX_CHUNKS = (1 << 16) - 1
+PREEMPT_NS = 50_000  # a spin turn this long means the thread lost its core
+GROW_NS = 20_000  # a worker's spin budget grows by this after a sleep that woke too late
 FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE = 128, 129
 _ARCH = {  # machine: (SYS_futex, spin-wait hint)
     "x86_64": (202, "x86.sse2.pause()"),
@@ -68,6 +70,8 @@ def pool_ir(prefix: str) -> str:
         "table": TABLE,
         "tables": TABLES,
         "ranges": RANGES,
+        "preempt": PREEMPT_NS,
+        "grow": GROW_NS,
         "wait": FUTEX_WAIT_PRIVATE,
         "wake": FUTEX_WAKE_PRIVATE,
     }
@@ -101,26 +105,33 @@ define internal void @P_futex_wake(ptr %%word, i64 %%count) {
   ret void
 }
 
-; every 64th spin: 1 once spin_ns have passed since t0 (time to sleep)
-define internal i1 @P_waited(ptr %%s, i64 %%t0) {
-  %%spin_p = getelementptr inbounds i8, ptr %%s, i64 %(spin)d
-  %%spin_ns = load i64, ptr %%spin_p, align 8
-  %%t = call i64 @P_now()
+; every 64th turn of a spin: 1 once %%limit ns have passed since %%t0, or when the thread
+; lost its core since %%prev (a gap over preempt_ns: the machine has more threads than cores)
+define internal i1 @P_waited(i64 %%t, i64 %%t0, i64 %%prev, i64 %%limit) {
+entry:
+  %%gap = sub i64 %%t, %%prev
+  %%preempted = icmp sgt i64 %%gap, %(preempt)d
   %%el = sub i64 %%t, %%t0
-  %%over = icmp sgt i64 %%el, %%spin_ns
-  ret i1 %%over
+  %%over = icmp sgt i64 %%el, %%limit
+  %%stop = or i1 %%preempted, %%over
+  ret i1 %%stop
 }
 
-; spin until the generation differs from %%seen, then sleep on it; returns the new value
-define internal i32 @P_await_gen(ptr %%s, i32 %%seen) {
+; wait for the generation to differ from %%seen: spin for *%%budget ns, then sleep on it.
+; A spin that finds itself preempted quarters the budget and sleeps at once. *%%spun says
+; whether the change was seen spinning (1) or after sleeping (0). Returns the new value.
+define internal i32 @P_await_gen(ptr %%s, i32 %%seen, ptr %%budget, ptr %%spun) {
 entry:
   %%sleepers = getelementptr inbounds i8, ptr %%s, i64 %(sleepers)d
+  store i32 1, ptr %%spun, align 4
   br label %%restart
 restart:
   %%t0 = call i64 @P_now()
+  %%limit = load i64, ptr %%budget, align 8
   br label %%spin
 spin:
-  %%i = phi i64 [0, %%restart], [%%i1, %%turn], [%%i1, %%clock]
+  %%i = phi i64 [0, %%restart], [%%i1, %%turn], [%%i1, %%clock_ok]
+  %%prev = phi i64 [%%t0, %%restart], [%%prev, %%turn], [%%t, %%clock_ok]
   %%g = load atomic i32, ptr %%s acquire, align 4
   %%changed = icmp ne i32 %%g, %%seen
   br i1 %%changed, label %%done, label %%wait
@@ -133,9 +144,22 @@ wait:
 turn:
   br label %%spin
 clock:
-  %%over = call i1 @P_waited(ptr %%s, i64 %%t0)
-  br i1 %%over, label %%sleep, label %%spin
+  %%t = call i64 @P_now()
+  %%stop = call i1 @P_waited(i64 %%t, i64 %%t0, i64 %%prev, i64 %%limit)
+  br i1 %%stop, label %%give_up, label %%clock_ok
+clock_ok:
+  br label %%spin
+give_up:
+  %%gap = sub i64 %%t, %%prev
+  %%preempted = icmp sgt i64 %%gap, %(preempt)d
+  br i1 %%preempted, label %%shrink, label %%sleep
+shrink:
+  %%b = load i64, ptr %%budget, align 8
+  %%b4 = lshr i64 %%b, 2
+  store i64 %%b4, ptr %%budget, align 8
+  br label %%sleep
 sleep:
+  store i32 0, ptr %%spun, align 4
   %%a = atomicrmw add ptr %%sleepers, i32 1 seq_cst
   %%g2 = load atomic i32, ptr %%s seq_cst, align 4
   %%same = icmp eq i32 %%g2, %%seen
@@ -144,7 +168,7 @@ block:
   call void @P_futex_wait(ptr %%s, i32 %%seen)
   br label %%awake
 awake:
-  %%b = atomicrmw sub ptr %%sleepers, i32 1 seq_cst
+  %%c = atomicrmw sub ptr %%sleepers, i32 1 seq_cst
   br label %%restart
 done:
   ret i32 %%g
@@ -191,13 +215,14 @@ done:
   ret void
 }
 
-; claim and run chunks of generation %%g until none is left unclaimed
-define internal void @P_work(ptr %%s, i32 %%g) {
+; claim and run chunks of generation %%g until none is left unclaimed; returns how many ran
+define internal i64 @P_work(ptr %%s, i32 %%g) {
 entry:
   %%claim = getelementptr inbounds i8, ptr %%s, i64 %(claim)d
   %%g64 = zext i32 %%g to i64
   br label %%look
 look:
+  %%ran = phi i64 [0, %%entry], [%%ran, %%take], [%%ran1, %%run]
   %%word = load atomic i64, ptr %%claim acquire, align 8
   %%wg = lshr i64 %%word, 32
   %%same = icmp eq i64 %%wg, %%g64
@@ -215,9 +240,10 @@ take:
   br i1 %%ok, label %%run, label %%look
 run:
   call void @P_chunk(ptr %%s, i64 %%next)
+  %%ran1 = add i64 %%ran, 1
   br label %%look
 done:
-  ret void
+  ret i64 %%ran
 }
 
 ; spin until no chunk is running, then sleep on the count (the last finisher wakes the caller)
@@ -225,10 +251,13 @@ define internal void @P_await_done(ptr %%s) {
 entry:
   %%remaining = getelementptr inbounds i8, ptr %%s, i64 %(remaining)d
   %%waiting = getelementptr inbounds i8, ptr %%s, i64 %(waiting)d
+  %%spin_p = getelementptr inbounds i8, ptr %%s, i64 %(spin)d
+  %%limit = load i64, ptr %%spin_p, align 8
   %%t0 = call i64 @P_now()
   br label %%spin
 spin:
-  %%i = phi i64 [0, %%entry], [%%i1, %%turn], [%%i1, %%clock]
+  %%i = phi i64 [0, %%entry], [%%i1, %%turn], [%%i1, %%clock_ok]
+  %%prev = phi i64 [%%t0, %%entry], [%%prev, %%turn], [%%t, %%clock_ok]
   %%p = load atomic i32, ptr %%remaining acquire, align 4
   %%zero = icmp eq i32 %%p, 0
   br i1 %%zero, label %%done, label %%wait
@@ -241,8 +270,11 @@ wait:
 turn:
   br label %%spin
 clock:
-  %%over = call i1 @P_waited(ptr %%s, i64 %%t0)
-  br i1 %%over, label %%sleep, label %%spin
+  %%t = call i64 @P_now()
+  %%stop = call i1 @P_waited(i64 %%t, i64 %%t0, i64 %%prev, i64 %%limit)
+  br i1 %%stop, label %%sleep, label %%clock_ok
+clock_ok:
+  br label %%spin
 sleep:
   store atomic i32 1, ptr %%waiting seq_cst, align 4
   %%p2 = load atomic i32, ptr %%remaining seq_cst, align 4
@@ -258,18 +290,41 @@ done:
   ret void
 }
 
+; a worker: wait for a generation, claim its chunks, adapt the spin budget, repeat. Claiming
+; a chunk doubles the budget (the spin paid off), up to spin_ns; a spin that saw the dispatch
+; but claimed nothing was preempted meanwhile: a quarter; a sleep that woke too late adds grow_ns
 define void @P_worker(ptr %%s) {
 entry:
   %%stop = getelementptr inbounds i8, ptr %%s, i64 %(stop)d
+  %%spin_p = getelementptr inbounds i8, ptr %%s, i64 %(spin)d
+  %%most = load i64, ptr %%spin_p, align 8
+  %%budget = alloca i64, align 8
+  %%spun = alloca i32, align 4
+  store i64 %%most, ptr %%budget, align 8
   br label %%loop
 loop:
   %%seen = phi i32 [0, %%entry], [%%g, %%worked]
-  %%g = call i32 @P_await_gen(ptr %%s, i32 %%seen)
+  %%g = call i32 @P_await_gen(ptr %%s, i32 %%seen, ptr %%budget, ptr %%spun)
   %%stopping = load atomic i32, ptr %%stop acquire, align 4
   %%is_stop = icmp ne i32 %%stopping, 0
-  br i1 %%is_stop, label %%exit, label %%worked
+  br i1 %%is_stop, label %%exit, label %%work
+work:
+  %%ran = call i64 @P_work(ptr %%s, i32 %%g)
+  %%was_spinning = load i32, ptr %%spun, align 4
+  %%b = load i64, ptr %%budget, align 8
+  %%got = icmp ugt i64 %%ran, 0
+  %%late_spinning = icmp ne i32 %%was_spinning, 0
+  %%double = shl i64 %%b, 1
+  %%doubled = add i64 %%double, %(grow)d
+  %%quarter = lshr i64 %%b, 2
+  %%plus = add i64 %%b, %(grow)d
+  %%missed = select i1 %%late_spinning, i64 %%quarter, i64 %%plus
+  %%want = select i1 %%got, i64 %%doubled, i64 %%missed
+  %%high = icmp ugt i64 %%want, %%most
+  %%nb = select i1 %%high, i64 %%most, i64 %%want
+  store i64 %%nb, ptr %%budget, align 8
+  br label %%worked
 worked:
-  call void @P_work(ptr %%s, i32 %%g)
   br label %%loop
 exit:
   ret void
@@ -344,7 +399,7 @@ wake:
   br label %%mine
 mine:
   call void @P_chunk(ptr %%s, i64 0)
-  call void @P_work(ptr %%s, i32 %%g1)
+  %%mine_ran = call i64 @P_work(ptr %%s, i32 %%g1)
   call void @P_await_done(ptr %%s)
   store atomic i32 0, ptr %%busy release, align 4
   ret void
