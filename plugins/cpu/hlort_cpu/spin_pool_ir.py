@@ -246,13 +246,19 @@ done:
   ret i64 %%ran
 }
 
-; spin until no chunk is running, then sleep on the count (the last finisher wakes the caller)
-define internal void @P_await_done(ptr %%s) {
+; spin until no chunk is running, then sleep on the count (the last finisher wakes the caller).
+; The spin lasts at most as long as the caller's own chunks took (+ grow_ns): a worker's chunk
+; (as long) that has not finished by then was started late or lost its core, and spinning on
+; would only keep a core from it.
+define internal void @P_await_done(ptr %%s, i64 %%own) {
 entry:
   %%remaining = getelementptr inbounds i8, ptr %%s, i64 %(remaining)d
   %%waiting = getelementptr inbounds i8, ptr %%s, i64 %(waiting)d
   %%spin_p = getelementptr inbounds i8, ptr %%s, i64 %(spin)d
-  %%limit = load i64, ptr %%spin_p, align 8
+  %%most = load i64, ptr %%spin_p, align 8
+  %%expected = add i64 %%own, %(grow)d
+  %%longer = icmp ugt i64 %%expected, %%most
+  %%limit = select i1 %%longer, i64 %%most, i64 %%expected
   %%t0 = call i64 @P_now()
   br label %%spin
 spin:
@@ -398,9 +404,12 @@ wake:
   call void @P_futex_wake(ptr %%s, i64 %%others)
   br label %%mine
 mine:
+  %%started = call i64 @P_now()
   call void @P_chunk(ptr %%s, i64 0)
   %%mine_ran = call i64 @P_work(ptr %%s, i32 %%g1)
-  call void @P_await_done(ptr %%s)
+  %%finished = call i64 @P_now()
+  %%own = sub i64 %%finished, %%started
+  call void @P_await_done(ptr %%s, i64 %%own)
   store atomic i32 0, ptr %%busy release, align 4
   ret void
 }
