@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from hlort_cpu import blas_threads
-from hlort_cpu.gemm_part import BATCH, COLS, ROWS, part_table
+from hlort_cpu.gemm_part import BATCH, COLS, ROWS, fill, part_plan
 from hlort_cpu.thread_pool import Ranges, run_chunks, split, worker_count
 
 SPLIT_MIN_PRODUCTS = 1 << 20  # multiply-adds below which one thread does the whole product
@@ -37,39 +37,55 @@ def _aligned_parts(extent: int, n: int) -> Ranges:
     return Ranges((s, min(s + step, extent)) for s in range(0, extent, step))
 
 
-def split_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
-    """``np.matmul(a, b, out=out)`` in parts across the pool; False (nothing done) when the
-    product is too small to split, or BLAS threads cannot be limited per thread here."""
-    workers = worker_count()
+_PLANS: dict = {}  # (workers, shapes, strides, dtypes) -> (mode, ranges, native plan) or None
+_PLANS_MAX = 512
+_NOT_PLANNED = object()
+
+
+def _plan(a: np.ndarray, b: np.ndarray, out: np.ndarray, workers: int):
+    """How to split this product (see the module docstring), or None to leave it whole."""
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     batch = a.shape[0] if a.ndim == 3 else 1
     if workers < 2 or batch * m * n * k < SPLIT_MIN_PRODUCTS or not blas_threads.available():
-        return False
+        return None
     if a.ndim == 3 and batch >= workers:
         mode, ranges = BATCH, split(batch, workers)
-
-        def part(s: int, e: int) -> None:
-            np.matmul(a[s:e], b[s:e], out=out[s:e])
-
     elif n > m and n >= workers * MIN_ROWS and m >= MIN_ROWS:
         mode, ranges = COLS, _aligned_parts(n, workers)
-
-        def part(s: int, e: int) -> None:
-            np.matmul(a, b[..., s:e], out=out[..., s:e])
-
     elif m >= workers * MIN_ROWS:
         mode, ranges = ROWS, _aligned_parts(m, workers)
-
-        def part(s: int, e: int) -> None:
-            np.matmul(a[..., s:e, :], b, out=out[..., s:e, :])
-
     else:
-        return False
+        return None
+    return mode, ranges, part_plan(a, b, out, mode)  # native: each part a gemm on a worker
 
-    native = part_table(a, b, out, mode)  # each part a gemm called natively on a worker
+
+def split_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
+    """``np.matmul(a, b, out=out)`` in parts across the pool; False (nothing done) when the
+    product is too small to split, or BLAS threads cannot be limited per thread here. The
+    plan is kept per shapes, strides and dtypes (planning cost ~20 us, a mid-size dot ~100)."""
+    workers = worker_count()
+    key = (workers, a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype)
+    key += (out.shape, out.strides, out.dtype)
+    plan = _PLANS.get(key, _NOT_PLANNED)
+    if plan is _NOT_PLANNED:
+        plan = _plan(a, b, out, workers)
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    if plan is None:
+        return False
+    mode, ranges, native = plan
     with blas_threads.single_threaded():
         if native is not None:
-            run_chunks(*native, ranges)
+            run_chunks(native[0], fill(native, a, b, out), ranges)
         else:  # a layout or dtype gemm cannot take: NumPy's matmul per part
-            run_chunks(lambda _table, s, e: part(s, e), None, ranges)
+            run_chunks(_numpy_part(mode, a, b, out), None, ranges)
     return True
+
+
+def _numpy_part(mode: int, a: np.ndarray, b: np.ndarray, out: np.ndarray):
+    if mode == BATCH:
+        return lambda _table, s, e: np.matmul(a[s:e], b[s:e], out=out[s:e])
+    if mode == COLS:
+        return lambda _table, s, e: np.matmul(a, b[..., s:e], out=out[..., s:e])
+    return lambda _table, s, e: np.matmul(a[..., s:e, :], b, out=out[..., s:e, :])

@@ -70,13 +70,14 @@ def test_native_split_matches_one_matmul(a_shape, b_shape, mode, transposed, dty
     monkeypatch.setattr(thread_pool, "worker_count", lambda: 2)
     monkeypatch.setattr(dot_split, "worker_count", lambda: 2)
     modes = []
-    real_table = dot_split.part_table
-    monkeypatch.setattr(dot_split, "part_table", lambda *a: modes.append(a[3]) or real_table(*a))
+    real_plan = dot_split.part_plan
+    monkeypatch.setattr(dot_split, "part_plan", lambda *a: modes.append(a[3]) or real_plan(*a))
+    monkeypatch.setattr(dot_split, "_PLANS", {})
     rng = np.random.default_rng(1)
     a = _operand(rng, a_shape, dtype, transposed[0])
     b = _operand(rng, b_shape, dtype, transposed[1])
     out = np.full((*a_shape[:-1], b_shape[-1]), np.nan, dtype)
-    assert real_table(a, b, out, mode) is not None
+    assert gemm_part.part_table(a, b, out, mode) is not None
     assert dot_split.split_matmul(a, b, out)
     assert modes == [mode]
     eps = np.finfo(dtype).eps
