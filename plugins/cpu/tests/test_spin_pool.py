@@ -170,6 +170,7 @@ def test_a_stopped_pool_runs_dispatches_inline(marker):
     assert set(marks.tids.tolist()) == {threading.get_native_id()}
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # 3.12+: fork with threads
 def test_a_forked_child_gets_a_fresh_pool(marker, monkeypatch):
     monkeypatch.setattr(thread_pool, "worker_count", lambda: 2)
     marks = Marks(64)
