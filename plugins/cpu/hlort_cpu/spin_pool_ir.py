@@ -31,7 +31,7 @@ CLAIM, FN, TABLE, TABLES, RANGES = 256, 320, 328, 336, 344
 STATE_BYTES = 384
 MAX_CHUNKS = (1 << 16) - 1
 PREEMPT_NS = 50_000  # a spin turn this long means the thread lost its core
-GROW_NS = 20_000  # a worker's spin budget grows by this after a sleep that woke too late
+GROW_NS = 20_000  # a worker's spin budget grows by this per dispatch it took part in
 FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE = 128, 129
 _ARCH = {  # machine: (SYS_futex, spin-wait hint)
     "x86_64": (202, "x86.sse2.pause()"),
@@ -118,7 +118,7 @@ entry:
 }
 
 ; wait for the generation to differ from %%seen: spin for *%%budget ns, then sleep on it.
-; A spin that finds itself preempted quarters the budget and sleeps at once. *%%spun says
+; A spin that finds itself preempted zeroes the budget and sleeps at once. *%%spun says
 ; whether the change was seen spinning (1) or after sleeping (0). Returns the new value.
 define internal i32 @P_await_gen(ptr %%s, i32 %%seen, ptr %%budget, ptr %%spun) {
 entry:
@@ -154,9 +154,7 @@ give_up:
   %%preempted = icmp sgt i64 %%gap, %(preempt)d
   br i1 %%preempted, label %%shrink, label %%sleep
 shrink:
-  %%b = load i64, ptr %%budget, align 8
-  %%b4 = lshr i64 %%b, 2
-  store i64 %%b4, ptr %%budget, align 8
+  store i64 0, ptr %%budget, align 8
   br label %%sleep
 sleep:
   store i32 0, ptr %%spun, align 4
@@ -296,9 +294,11 @@ done:
   ret void
 }
 
-; a worker: wait for a generation, claim its chunks, adapt the spin budget, repeat. Claiming
-; a chunk doubles the budget (the spin paid off), up to spin_ns; a spin that saw the dispatch
-; but claimed nothing was preempted meanwhile: a quarter; a sleep that woke too late adds grow_ns
+; a worker: wait for a generation, claim its chunks, adapt the spin budget, repeat. A claimed
+; chunk, or a sleep that woke too late, adds grow_ns to the budget, up to spin_ns; a spin that
+; saw the dispatch but claimed nothing was preempted meanwhile: no spinning until it adds up.
+; (Under CFS a thread that spins loses its place to the other processes' threads, and then is
+; preempted in the middle of a chunk the caller must wait for; a sleeper is woken promptly.)
 define void @P_worker(ptr %%s) {
 entry:
   %%stop = getelementptr inbounds i8, ptr %%s, i64 %(stop)d
@@ -320,12 +320,9 @@ work:
   %%b = load i64, ptr %%budget, align 8
   %%got = icmp ugt i64 %%ran, 0
   %%late_spinning = icmp ne i32 %%was_spinning, 0
-  %%double = shl i64 %%b, 1
-  %%doubled = add i64 %%double, %(grow)d
-  %%quarter = lshr i64 %%b, 2
   %%plus = add i64 %%b, %(grow)d
-  %%missed = select i1 %%late_spinning, i64 %%quarter, i64 %%plus
-  %%want = select i1 %%got, i64 %%doubled, i64 %%missed
+  %%missed = select i1 %%late_spinning, i64 0, i64 %%plus
+  %%want = select i1 %%got, i64 %%plus, i64 %%missed
   %%high = icmp ugt i64 %%want, %%most
   %%nb = select i1 %%high, i64 %%most, i64 %%want
   store i64 %%nb, ptr %%budget, align 8
