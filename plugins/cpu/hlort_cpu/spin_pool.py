@@ -26,7 +26,7 @@ import time
 from hlort_cpu import spin_pool_ir
 from hlort_cpu.version import PLUGIN_VERSION
 
-SPIN_US = 250  # how long an idle worker (or a waiting caller) spins before it sleeps
+SPIN_US = 250  # the longest an idle worker (or a waiting caller) spins before it sleeps
 _LOG = logging.getLogger("hlort.cpu.pool")  # a child of hlort's logger (hlort.log)
 _LOCK = threading.Lock()
 _POOL: SpinPool | None = None

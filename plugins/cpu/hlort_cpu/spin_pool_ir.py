@@ -3,8 +3,11 @@ pool) runs them: workers spin briefly on a generation counter, then sleep on a f
 
 Waking a sleeping thread costs ~100 us on a small VM (measured: a pthread cond-var wake), a
 spinning handoff ~0.1 us, while many of a program's kernels are 10-200 us of work. So a worker
-that finished spins (``pause``, clock checked every 64 turns) for ``spin_ns`` before it sleeps,
-and the next kernel of the program finds it awake.
+that finished spins (``pause``, clock checked every 64 turns) for up to ``spin_ns`` before it
+sleeps, and the next kernel of the program finds it awake. The budget adapts (see the worker):
+a spin that finds its thread preempted (more runnable threads than cores) drops to zero, and
+each dispatch the worker takes part in adds GROW_NS back; the caller waits for running chunks
+spinning at most as long as its own chunks took.
 
 A dispatch writes its descriptor (fn, table, tables, ranges), sets the claim word to
 (generation, n, next = 1), bumps the generation (seq_cst) and wakes sleepers only when some
