@@ -2,9 +2,14 @@
 why: the BLAS's own worker threads fought hlort's kernel threads for the cores).
 
 The product is cut along the batch dimension when there are enough matrices, else along the
-rows of the left operand; every part writes its own slice of the result, and every slice is one
-BLAS can take as it is (unit stride in the last dimension), so nothing is copied. A product
-with few rows (a matrix-vector-like dot) is left whole, to the BLAS's own threads.
+columns of b and the result when there are more columns than rows (each part then packs only
+its share of b: cut by rows, every part packed all of b, and [128,784]x[784,512] on two threads
+took ~80% of one thread's time instead of ~60%), else along the rows of a. Every part writes its
+own slice of the result, and every slice is one BLAS can take as it is (unit stride in the last
+dimension), so nothing is copied. Each part is gemm_part.py's native kernel, so the pool's
+threads call gemm without Python; operands gemm cannot take as they are (integer dtypes, odd
+strides) are split the same way into ``np.matmul`` calls on the Python pool. A product with
+few rows (a matrix-vector-like dot) is left whole, to the BLAS's own threads.
 
 Rounding: OpenBLAS's result depends on its thread count (with two threads it splits some
 products differently than with one: measured, a [128,784]x[784,512] f32 product differs in
@@ -18,40 +23,69 @@ from __future__ import annotations
 import numpy as np
 
 from hlort_cpu import blas_threads
-from hlort_cpu.thread_pool import run_chunks, worker_count
+from hlort_cpu.gemm_part import BATCH, COLS, ROWS, fill, part_plan
+from hlort_cpu.thread_pool import Ranges, run_chunks, split, worker_count
 
 SPLIT_MIN_PRODUCTS = 1 << 20  # multiply-adds below which one thread does the whole product
 MIN_ROWS = 16  # rows (or columns) per part, below which a gemm loses its register blocking
 
 
-def _parts(extent: int, n: int) -> list[tuple[int, int]]:
+def _aligned_parts(extent: int, n: int) -> Ranges:
+    """``n`` parts of [0, extent) whose bounds are multiples of MIN_ROWS (gemm's blocking)."""
     step = -(-extent // n)
-    return [(s, min(s + step, extent)) for s in range(0, extent, step)]
+    step = -(-step // MIN_ROWS) * MIN_ROWS
+    return Ranges((s, min(s + step, extent)) for s in range(0, extent, step))
+
+
+_PLANS: dict = {}  # (workers, shapes, strides, dtypes) -> (mode, ranges, native plan) or None
+_PLANS_MAX = 512
+_NOT_PLANNED = object()
+
+
+def _plan(a: np.ndarray, b: np.ndarray, out: np.ndarray, workers: int):
+    """How to split this product (see the module docstring), or None to leave it whole."""
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    batch = a.shape[0] if a.ndim == 3 else 1
+    if workers < 2 or batch * m * n * k < SPLIT_MIN_PRODUCTS or not blas_threads.available():
+        return None
+    if a.ndim == 3 and batch >= workers:
+        mode, ranges = BATCH, split(batch, workers)
+    elif n > m and n >= workers * MIN_ROWS and m >= MIN_ROWS:
+        mode, ranges = COLS, _aligned_parts(n, workers)
+    elif m >= workers * MIN_ROWS:
+        mode, ranges = ROWS, _aligned_parts(m, workers)
+    else:
+        return None
+    return mode, ranges, part_plan(a, b, out, mode)  # native: each part a gemm on a worker
 
 
 def split_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
     """``np.matmul(a, b, out=out)`` in parts across the pool; False (nothing done) when the
-    product is too small to split, or BLAS threads cannot be limited per thread here."""
+    product is too small to split, or BLAS threads cannot be limited per thread here. The
+    plan is kept per shapes, strides and dtypes (planning cost ~20 us, a mid-size dot ~100)."""
     workers = worker_count()
-    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    batch = a.shape[0] if a.ndim == 3 else 1
-    if workers < 2 or batch * m * n * k < SPLIT_MIN_PRODUCTS or not blas_threads.available():
+    key = (workers, a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype)
+    key += (out.shape, out.strides, out.dtype)
+    plan = _PLANS.get(key, _NOT_PLANNED)
+    if plan is _NOT_PLANNED:
+        plan = _plan(a, b, out, workers)
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    if plan is None:
         return False
-    if a.ndim == 3 and batch >= workers:
-
-        def part(s: int, e: int) -> None:
-            np.matmul(a[s:e], b[s:e], out=out[s:e])
-
-        ranges = _parts(batch, workers)
-    elif m >= workers * MIN_ROWS:
-
-        def part(s: int, e: int) -> None:
-            np.matmul(a[..., s:e, :], b, out=out[..., s:e, :])
-
-        ranges = _parts(m, workers)
-    else:
-        return False
-
+    mode, ranges, native = plan
     with blas_threads.single_threaded():
-        run_chunks(lambda _table, s, e: part(s, e), None, ranges)
+        if native is not None:
+            run_chunks(native[0], fill(native, a, b, out), ranges)
+        else:  # a layout or dtype gemm cannot take: NumPy's matmul per part
+            run_chunks(_numpy_part(mode, a, b, out), None, ranges)
     return True
+
+
+def _numpy_part(mode: int, a: np.ndarray, b: np.ndarray, out: np.ndarray):
+    if mode == BATCH:
+        return lambda _table, s, e: np.matmul(a[s:e], b[s:e], out=out[s:e])
+    if mode == COLS:
+        return lambda _table, s, e: np.matmul(a, b[..., s:e], out=out[..., s:e])
+    return lambda _table, s, e: np.matmul(a[..., s:e, :], b, out=out[..., s:e, :])

@@ -1,15 +1,31 @@
-"""Splitting a kernel's outer range across cores. ctypes drops the GIL during a kernel call, so
-plain Python threads run kernel chunks in parallel; small kernels run inline (no hand-off)."""
+"""Splitting a kernel's outer range across cores, and running the chunks.
+
+Native kernels (ctypes functions ``void(ptr table, i64 begin, i64 end)``) run on the native
+spinning pool (spin_pool.py): one ctypes call publishes the chunks, runs the first on the
+calling thread and returns when all have run, with no Python on the workers; a Python
+``ThreadPoolExecutor`` hand-off cost ~150 us per call on a 2-core VM, more than many kernels.
+Python callables (an FFT's NumPy parts) and kernels on a machine where the native pool cannot be
+built (logged) run on the Python pool: ctypes and NumPy drop the GIL, so those run in parallel
+too. Small kernels run inline (no hand-off). ``HLORT_CPU_THREADS`` sets the thread count; with
+1 nothing is split and no pool is made.
+"""
 
 from __future__ import annotations
 
+import ctypes
+import itertools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 
+from hlort_cpu.spin_pool import native_pool
+from hlort_cpu.spin_pool_ir import MAX_CHUNKS
+
 PARALLEL_MIN_ELEMENTS = 1 << 16
 _POOL: ThreadPoolExecutor | None = None
 _LOCK = threading.Lock()
+_CFUNC = ctypes._CFuncPtr
+_I64 = ctypes.c_int64
 
 
 def worker_count() -> int:
@@ -27,35 +43,70 @@ def _pool() -> ThreadPoolExecutor:
     if _POOL is None:
         with _LOCK:
             if _POOL is None:
-                _POOL = ThreadPoolExecutor(max(1, worker_count() - 1), "hlort-cpu")
+                _POOL = ThreadPoolExecutor(max(1, worker_count() - 1), "hlort-cpu-py")
     return _POOL
 
 
-def chunks(extent: int, elements_per_iteration: int) -> list[tuple[int, int]]:
+def _after_fork_in_child() -> None:
+    # the executor's threads are gone in a child; it would queue work no thread takes
+    global _POOL, _LOCK
+    _POOL, _LOCK = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class Ranges(list):
+    """A list of (begin, end) that keeps its native form (int64 pairs) for the native pool."""
+
+    native = None
+
+    def bounds(self):
+        if self.native is None:
+            self.native = (_I64 * (2 * len(self)))(*itertools.chain.from_iterable(self))
+        return self.native
+
+
+def chunks(extent: int, elements_per_iteration: int) -> Ranges:
     """How to split [0, extent): one chunk unless the work is big enough for several cores."""
     workers = worker_count()
     if workers == 1 or extent < 2 or extent * elements_per_iteration < PARALLEL_MIN_ELEMENTS:
-        return [(0, extent)]
-    n = min(workers, extent)
+        return Ranges([(0, extent)])
+    return split(extent, min(workers, extent))
+
+
+def split(extent: int, n: int) -> Ranges:
+    """[0, extent) in ``n`` (or fewer) even parts."""
     step = -(-extent // n)
-    return [(s, min(s + step, extent)) for s in range(0, extent, step)]
+    return Ranges((s, min(s + step, extent)) for s in range(0, extent, step))
 
 
 def run_chunks(fn, pointers, ranges: list[tuple[int, int]]) -> None:
     """Run ``fn(pointers, begin, end)`` for every range; the caller's thread takes the first.
-    ``pointers`` may be a list with one pointer table per range (per-chunk scratch)."""
-    tables = pointers if isinstance(pointers, list) else [pointers] * len(ranges)
-    if len(ranges) == 1:
-        fn(tables[0], *ranges[0])
+    ``pointers`` may be a list with one pointer table per range (per-chunk scratch). Returns
+    (or raises) only once every chunk has finished: the memory they write may be reused as soon
+    as this returns (a program's arena goes back for the next call)."""
+    n = len(ranges)
+    if n == 1:
+        fn(pointers[0] if isinstance(pointers, list) else pointers, *ranges[0])
         return
+    if isinstance(fn, _CFUNC) and n <= MAX_CHUNKS:
+        pool = native_pool(worker_count() - 1)
+        if pool is not None:
+            bounds = ranges.bounds() if isinstance(ranges, Ranges) else Ranges(ranges).bounds()
+            if isinstance(pointers, list):
+                tables = (ctypes.c_void_p * n)(*[ctypes.addressof(t) for t in pointers])
+                pool.run(fn, None, tables, bounds, n)
+            else:
+                pool.run(fn, pointers, None, bounds, n)
+            return
+    tables = pointers if isinstance(pointers, list) else [pointers] * n
     futures = [
         _pool().submit(fn, t, b, e) for t, (b, e) in zip(tables[1:], ranges[1:], strict=True)
     ]
     try:
         fn(tables[0], *ranges[0])
     finally:
-        # every chunk has finished before anything is raised: the memory they write may be
-        # reused as soon as this returns (a program's arena goes back for the next call)
         wait(futures)
     for f in futures:
         f.result()

@@ -9,7 +9,7 @@ import pytest
 
 import hlort
 from hlort import Builder, shape
-from hlort_cpu import blas_threads, dot_split, thread_pool
+from hlort_cpu import blas_threads, dot_split, gemm_part, thread_pool
 
 pytestmark = pytest.mark.skipif(
     not blas_threads.available(), reason="NumPy's BLAS has no openblas_set_num_threads_local"
@@ -47,22 +47,66 @@ def test_the_count_is_process_wide_so_overlapping_blocks_restore_it_once():
     assert _numpy_threads() == before
 
 
+def _operand(rng, shape, dtype, transposed=False):
+    x = rng.standard_normal(shape[:-2] + shape[-2:][::-1] if transposed else shape).astype(dtype)
+    return np.swapaxes(x, -1, -2) if transposed else x
+
+
 @pytest.mark.parametrize(
-    "a_shape, b_shape",
+    "a_shape, b_shape, mode",
     [
-        ((256, 784), (784, 512)),  # rows
-        ((8, 512, 64), (8, 64, 512)),  # batch
-        ((3, 300, 200), (3, 200, 100)),  # batch, uneven parts
+        ((256, 784), (784, 512), gemm_part.COLS),  # few rows, many columns: split the columns
+        ((512, 300), (300, 128), gemm_part.ROWS),
+        ((8, 512, 64), (8, 64, 512), gemm_part.BATCH),
+        ((3, 300, 200), (3, 200, 100), gemm_part.BATCH),  # uneven parts
+        ((1, 300, 200), (1, 200, 100), gemm_part.ROWS),  # one matrix: its rows
     ],
 )
+@pytest.mark.parametrize("transposed", [(False, False), (True, False), (False, True)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_split_matches_one_matmul(a_shape, b_shape, dtype, monkeypatch):
+def test_native_split_matches_one_matmul(a_shape, b_shape, mode, transposed, dtype, monkeypatch):
+    """Each part is a gemm the pool's threads call natively (gemm_part.py), on operands as they
+    are (transposed views included): the result is one matmul's within the dot tolerance."""
+    monkeypatch.setattr(thread_pool, "worker_count", lambda: 2)
+    monkeypatch.setattr(dot_split, "worker_count", lambda: 2)
+    modes = []
+    real_plan = dot_split.part_plan
+    monkeypatch.setattr(dot_split, "part_plan", lambda *a: modes.append(a[3]) or real_plan(*a))
+    monkeypatch.setattr(dot_split, "_PLANS", {})
+    rng = np.random.default_rng(1)
+    a = _operand(rng, a_shape, dtype, transposed[0])
+    b = _operand(rng, b_shape, dtype, transposed[1])
+    out = np.full((*a_shape[:-1], b_shape[-1]), np.nan, dtype)
+    assert gemm_part.part_table(a, b, out, mode) is not None
+    assert dot_split.split_matmul(a, b, out)
+    assert modes == [mode]
+    eps = np.finfo(dtype).eps
+    np.testing.assert_allclose(out, np.matmul(a, b), rtol=0, atol=8 * eps * a_shape[-1])
+
+
+def test_a_strided_result_is_written_in_place(monkeypatch):
+    """Convolutions hand the split a column slice of a bigger product (ldc > n)."""
+    monkeypatch.setattr(thread_pool, "worker_count", lambda: 2)
+    monkeypatch.setattr(dot_split, "worker_count", lambda: 2)
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((256, 300)).astype(np.float32)
+    b = rng.standard_normal((300, 96)).astype(np.float32)
+    whole = np.full((256, 2, 96), np.nan, np.float32)
+    assert dot_split.split_matmul(a, b, whole[:, 0])
+    np.testing.assert_allclose(whole[:, 0], a @ b, rtol=0, atol=8 * np.finfo(np.float32).eps * 300)
+    assert np.isnan(whole[:, 1]).all()
+
+
+def test_a_dtype_gemm_cannot_take_splits_with_numpy(monkeypatch):
+    """No gemm for integers: the parts are np.matmul calls on the pool's Python threads, each
+    with one BLAS thread."""
     monkeypatch.setattr(thread_pool, "worker_count", lambda: 2)
     monkeypatch.setattr(dot_split, "worker_count", lambda: 2)
     rng = np.random.default_rng(1)
-    a = rng.standard_normal(a_shape).astype(dtype)
-    b = rng.standard_normal(b_shape).astype(dtype)
-    out = np.full((*a_shape[:-1], b_shape[-1]), np.nan, dtype)
+    a = rng.integers(-5, 5, (256, 512)).astype(np.int32)
+    b = rng.integers(-5, 5, (512, 128)).astype(np.int32)
+    out = np.empty((256, 128), np.int32)
+    assert gemm_part.part_table(a, b, out, gemm_part.ROWS) is None
     threads = set()
     real = np.matmul
 
@@ -73,8 +117,7 @@ def test_split_matches_one_matmul(a_shape, b_shape, dtype, monkeypatch):
     monkeypatch.setattr(dot_split.np, "matmul", spy)
     assert dot_split.split_matmul(a, b, out)
     assert len(threads) == 2 and all(count == 1 for _, count in threads)
-    eps = np.finfo(dtype).eps
-    np.testing.assert_allclose(out, real(a, b), rtol=0, atol=8 * eps * a_shape[-1])
+    np.testing.assert_array_equal(out, real(a, b))
 
 
 def test_small_or_few_row_products_are_left_whole(monkeypatch):
