@@ -21,31 +21,16 @@ import llvmlite.ir as ir
 from hlort.codegen.llvm import double_double as dd
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import F32, I32, I64
+from hlort.codegen.llvm.pi_reduction_f64 import pi_fraction
 
 _PAD = 32  # zero bits before the first bit of 2/pi, so the window may start at bit -31
 _WORDS = 9
 
 
-def _pi_fraction(bits: int) -> Fraction:
-    """pi to ``bits`` binary digits (Machin's formula in integers)."""
-    one = 1 << (bits + 16)
-
-    def arctan_inv(n: int) -> int:
-        total, term, k, sign = 0, one // n, 1, 1
-        while term:
-            total += sign * (term // k)
-            term //= n * n
-            k += 2
-            sign = -sign
-        return total
-
-    return Fraction(4 * (4 * arctan_inv(5) - arctan_inv(239)), one)
-
-
 def _two_over_pi_words() -> list[int]:
     """32-bit words of 2/pi, most significant first, after _PAD zero bits."""
     total = _WORDS * 32
-    scaled = math.floor(Fraction(2) / _pi_fraction(total + 64) * (1 << (total - _PAD)))
+    scaled = math.floor(Fraction(2) / pi_fraction(total + 64) * (1 << (total - _PAD)))
     return [(scaled >> (32 * (_WORDS - 1 - i))) & 0xFFFFFFFF for i in range(_WORDS)]
 
 
@@ -56,7 +41,7 @@ def _f32(v: float) -> float:
     return struct.unpack("<f", struct.pack("<f", v))[0]
 
 
-_PIO2 = _pi_fraction(200) / 2
+_PIO2 = pi_fraction(200) / 2
 _PIO2_HI32 = _f32(float(_PIO2))
 _PIO2_LO32 = _f32(float(_PIO2 - Fraction(_PIO2_HI32)))
 
