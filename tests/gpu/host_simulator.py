@@ -23,6 +23,7 @@ from hlort.codegen.gpu.gpu_target import I32, GpuTarget, declare
 from hlort.codegen.gpu.program import (
     Copy,
     GpuProgram,
+    HostBranch,
     HostFallback,
     HostLoop,
     KernelLaunch,
@@ -182,6 +183,10 @@ class HostSimRunner:
                     break
                 for inner in [*step.body, *step.update]:
                     self._step(inner, storage)
+        elif isinstance(step, HostBranch):
+            raw = storage[step.selector].tobytes()
+            for inner in step.branches[step.branch_index(raw)]:
+                self._step(inner, storage)
         elif isinstance(step, HostFallback):
             from hlort.interpreter.evaluator import evaluate
             from hlort.ir.module_codec import decode_module

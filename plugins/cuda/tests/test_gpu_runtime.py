@@ -441,6 +441,76 @@ def test_host_loop_runs_condition_body_and_update_until_the_predicate_is_false(m
     assert result == 12 and len(bodies) == 4
 
 
+@pytest.mark.parametrize("index,ran", [(0, "neg"), (1, "twice"), (2, "twice"), (-1, "twice")])
+def test_host_branch_reads_the_selector_back_and_runs_only_its_branch(make_client, index, ran):
+    """A two-way s32 conditional as a hand-made program of fake kernels: the selector is read
+    from the device, only the chosen branch's kernel runs (an index outside [0, 2) runs the
+    last), and its result copy lands in the conditional's result slot."""
+    from hlort.codegen.gpu.program import (
+        BufferSlot,
+        Copy,
+        GpuProgram,
+        HostBranch,
+        KernelInfo,
+        KernelLaunch,
+    )
+    from hlort.plugin.base.gpu_program_runner import ProgramRunner
+
+    client = make_client()
+    driver, device = client.driver, client.devices()[0]
+    calls = []
+
+    def neg(drv, module, args):
+        calls.append("neg")
+        drv.array(args[1], np.int32, ())[()] = -drv.array(args[0], np.int32, ())[()]
+
+    def twice(drv, module, args):
+        calls.append("twice")
+        drv.array(args[1], np.int32, ())[()] = 2 * drv.array(args[0], np.int32, ())[()]
+
+    driver.kernels.update(neg=neg, twice=twice)
+    slots = [
+        BufferSlot(0, "parameter", 4, 256, "s32", (), parameter_number=0),  # the selector
+        BufferSlot(1, "parameter", 4, 256, "s32", (), parameter_number=1),
+        BufferSlot(2, "output", 4, 256, "s32", ()),
+        BufferSlot(3, "temp", 4, 256, "s32", ()),
+        BufferSlot(4, "temp", 4, 256, "s32", ()),
+    ]
+    branch = HostBranch(
+        "conditional",
+        0,
+        "s32",
+        (2,),
+        (
+            (KernelLaunch("neg", (1, 1, 1), (1, 1, 1), 0, (1, 3)), Copy(3, 2, 4)),
+            (KernelLaunch("twice", (1, 1, 1), (1, 1, 1), 0, (1, 4)), Copy(4, 2, 4)),
+        ),
+    )
+    kernels = [KernelInfo("neg", "test", 2), KernelInfo("twice", "test", 2)]
+    program = GpuProgram(
+        "branch",
+        "sm_90",
+        "fake",
+        "fake",
+        "",
+        b"fake",
+        kernels,
+        slots,
+        [branch],
+        [0, 1],
+        [2],
+        False,
+        0,
+    )
+    program.check()
+    buffers = [put(client, np.array(v, np.int32)) for v in (index, 21)]  # kept alive
+    args = [b.storage_now() for b in buffers]
+    (out,) = ProgramRunner(program, None).run(device, args, set())
+    result = device.copy_out(out, ArrayShape(S32, ()))
+    assert calls == [ran]
+    assert result == (-21 if ran == "neg" else 42)
+
+
 def test_executable_delete_unloads_after_the_launches_queued_before_it(make_client):
     """delete() while a launch is still queued: the module and constants stay until that
     launch has run on the stream, and are unloaded once (a launch that found them gone would

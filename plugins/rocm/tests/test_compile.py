@@ -227,3 +227,34 @@ def test_while_loops_run_on_the_host_with_device_bodies(llvm19_tools):
     }
     assert launched and launched <= {k.name for k in program.kernels}
     assert check_program_code_object(program, 5).ok
+
+
+BRANCH = """
+func.func @main(%i: tensor<i32>, %x: tensor<256xf32>) -> tensor<256xf32> {
+  %r = "stablehlo.case"(%i) ({
+    %e = stablehlo.exponential %x : tensor<256xf32>
+    stablehlo.return %e : tensor<256xf32>
+  }, {
+    %n = stablehlo.negate %x : tensor<256xf32>
+    stablehlo.return %n : tensor<256xf32>
+  }) : (tensor<i32>) -> tensor<256xf32>
+  return %r : tensor<256xf32>
+}
+"""
+
+
+def test_conditionals_choose_on_the_host_and_run_their_branches_on_the_device(llvm19_tools):
+    """As on cuda: a case is a HostBranch step whose branches are kernels of the linked,
+    validated code object, not one host fallback."""
+    from hlort.codegen.gpu.program import HostBranch, KernelLaunch, every_step
+
+    plugin = RocmPlugin()
+    backend = Backend(plugin.create_compile_only_client("gfx942"), plugin)
+    program = backend.compile(BRANCH, None, CompileOptions(target_options={"validate": True}))
+    program = program.raw.program
+    (branch,) = [s for s in program.steps if isinstance(s, HostBranch)]
+    assert not program.fallbacks and branch.selector_dtype == "s32"
+    for steps in branch.branches:
+        launched = {s.kernel for s in every_step(steps) if isinstance(s, KernelLaunch)}
+        assert launched and launched <= {k.name for k in program.kernels}
+    assert check_program_code_object(program, 5).ok

@@ -7,7 +7,8 @@ their epilogue is the fused kernel after them, as the fusion pass leaves it), an
 real dot (integer dots, several contracting dimensions, batch dimensions anywhere, or any dot
 without the library) runs hlort's own tiled dot kernel (dot_schedule.py);
 parameters, constants, tuples and get-tuple-elements are buffer slots.
-Everything else (while, conditional, sort, scatter, custom calls, a fusion no schedule covers,
+While loops and conditionals are HostLoop and HostBranch steps (host_loop.py, host_branch.py)
+when the runtime drives them. Everything else (custom calls, a fusion no schedule covers,
 ...) is a HostFallback step: the instruction runs on the reference interpreter between the
 kernels, and every one is listed with its reason in the program (``GpuProgram.fallbacks``); the
 GPU executable (hlort.plugin.base, above codegen) reports them and applies HLORT_FALLBACK, for a
@@ -178,8 +179,9 @@ def compile_gpu_program(
     """Compile the optimized, scheduled ``module`` for ``target``. Every host fallback is a
     step of the program, with its reason (``GpuProgram.fallbacks``); ``kernel_prefix`` starts
     every kernel's name (programs whose PTX is assembled together need distinct names);
-    ``host_loops`` compiles while loops as HostLoop steps (condition and body on the device)
-    instead of host fallbacks, for runtimes that run them; ``gemm_library`` False (the runtime
+    ``host_loops`` compiles while loops and conditionals as HostLoop and HostBranch steps
+    (condition, body and branches on the device) instead of host fallbacks, for runtimes that
+    run them; ``gemm_library`` False (the runtime
     has no cuBLAS / rocBLAS) computes every dot with the tiled dot kernel instead of gemm calls,
     in loop bodies too."""
     entry = module.entry
@@ -271,6 +273,12 @@ class _Walker:
             loop, why = compile_host_loop(self, instr, slots)
             if loop is not None:
                 return loop
+        elif instr.opcode is Opcode.CONDITIONAL and self.host_loops:
+            from hlort.codegen.gpu.host_branch import compile_host_branch
+
+            branch, why = compile_host_branch(self, instr, slots)
+            if branch is not None:
+                return branch
         else:
             comp, why = kernel_computation(instr)
             if comp is not None:

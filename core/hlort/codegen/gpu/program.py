@@ -13,7 +13,10 @@ AMDGPU), and the steps that run them, in execution order, on buffer slots:
   reference interpreter (its one-instruction module is carried encoded): the runtime copies its
   operand slots to the host, runs it and copies its result slots back. Every one is listed in
   ``fallbacks`` and counted; none is silent;
-- :class:`Copy`: bytes from one slot to another on the device.
+- :class:`Copy`: bytes from one slot to another on the device;
+- :class:`HostLoop` and :class:`HostBranch`: a while loop or a conditional the host drives, its
+  condition, body or branches being steps like these (the host reads the predicate or branch
+  index back from the device, one stream synchronize each time).
 
 Slots (:class:`BufferSlot`) come from buffer assignment: parameters (the caller's buffers),
 constants (bytes the runtime uploads once at load time; a kernel's row counters are such a
@@ -136,7 +139,29 @@ class HostLoop:
     update: tuple[Copy, ...]
 
 
-Step = KernelLaunch | LibraryCall | HostFallback | Copy | HostLoop
+@dataclass(frozen=True)
+class HostBranch:
+    """A conditional the host drives: read the ``selector`` slot back (a pred byte, or an s32
+    index), choose a branch as the interpreter does (pred: true is branch 0, false branch 1; an
+    index outside [0, N) is the last branch) and run that branch's steps, which end with the
+    copies of its results into ``results`` (the conditional's result slots). Made only when the
+    runtime says it runs host-driven control flow (``host_loops``)."""
+
+    label: str
+    selector: int
+    selector_dtype: str  # "pred" or "s32"
+    results: tuple[int, ...]
+    branches: tuple[tuple, ...]
+
+    def branch_index(self, raw: bytes) -> int:
+        """The branch the selector's bytes choose."""
+        if self.selector_dtype == "pred":
+            return 0 if raw[0] else 1
+        index = int(np.frombuffer(raw[:4], np.int32)[0])
+        return index if 0 <= index < len(self.branches) else len(self.branches) - 1
+
+
+Step = KernelLaunch | LibraryCall | HostFallback | Copy | HostLoop | HostBranch
 
 
 @dataclass(frozen=True)
@@ -188,6 +213,7 @@ class GpuProgram:
             HostFallback: "host_fallbacks",
             Copy: "copies",
             HostLoop: "host_loops",
+            HostBranch: "host_branches",
         }
         for step in every_step(self.steps):
             key = names[type(step)]
@@ -234,16 +260,21 @@ class GpuProgram:
 
 
 def every_step(steps):
-    """The steps in order, each host loop followed by the steps it runs."""
+    """The steps in order, each host loop or branch followed by the steps it runs."""
     for step in steps:
         yield step
         if isinstance(step, HostLoop):
             yield from every_step([*step.init, *step.condition, *step.body, *step.update])
+        elif isinstance(step, HostBranch):
+            for branch in step.branches:
+                yield from every_step(branch)
 
 
 def _step_slots(step: Step) -> tuple[int, ...]:
     if isinstance(step, HostLoop):
         return step.state + (step.predicate,)
+    if isinstance(step, HostBranch):
+        return (step.selector,) + step.results
     if isinstance(step, HostFallback):
         return step.inputs + step.outputs
     if isinstance(step, Copy):
@@ -263,7 +294,9 @@ def _with_bytes_as(value, convert):
     """``value`` with every bytes field converted (the codec carries bytes as uint8 arrays)."""
     if isinstance(value, list):
         return [_with_bytes_as(v, convert) for v in value]
-    if type(value) is tuple and any(dataclasses.is_dataclass(v) for v in value):
+    if type(value) is tuple and any(
+        dataclasses.is_dataclass(v) or type(v) is tuple for v in value
+    ):  # steps, and a host branch's tuple of step tuples
         return tuple(_with_bytes_as(v, convert) for v in value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         changes = {}
@@ -287,6 +320,7 @@ _CLASSES: dict[str, type] = {
         HostFallback,
         Copy,
         HostLoop,
+        HostBranch,
         KernelInfo,
         GpuProgram,
     )
@@ -297,6 +331,7 @@ __all__ = [
     "Copy",
     "GemmSpec",
     "GpuProgram",
+    "HostBranch",
     "HostFallback",
     "HostLoop",
     "KernelInfo",

@@ -5,9 +5,10 @@ device, the target binary is loaded once, its kernels looked up and the constant
 (:class:`LoadedProgram`). Per launch, every temp and output slot gets its own block from the
 caching allocator (the program's arena offsets are not needed: cached blocks make separate
 allocations cheap, and outputs must be freeable one by one as buffers), the steps are enqueued on
-the device's stream in order, temps go back to the cache (stream order keeps that safe) and the
-output blocks are returned. A host fallback synchronizes the stream, copies its operands out,
-runs the instruction on the reference interpreter and copies the results back.
+the device's stream in order (a host loop or branch first reads its predicate or selector back),
+temps go back to the cache (stream order keeps that safe) and the output blocks are returned. A
+host fallback synchronizes the stream, copies its operands out, runs the instruction on the
+reference interpreter and copies the results back.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from hlort import dtypes
 from hlort.codegen.gpu.program import (
     Copy,
     GpuProgram,
+    HostBranch,
     HostFallback,
     HostLoop,
     KernelLaunch,
@@ -241,6 +243,8 @@ class ProgramRunner:
             self._host_fallback(device, step, storage, ctx)
         elif isinstance(step, HostLoop):
             self._host_loop(device, loaded, step, storage, ctx)
+        elif isinstance(step, HostBranch):
+            self._host_branch(device, loaded, step, storage, ctx)
         else:
             raise InvalidArgument(f"GPU program {self.program.name!r}: unknown step {step!r}")
 
@@ -283,6 +287,22 @@ class ProgramRunner:
                 self._run_step(device, loaded, step, storage, ctx)
             for copy in loop.update:
                 self._copy(device, copy, storage)
+
+    def _host_branch(
+        self,
+        device: GpuDevice,
+        loaded: LoadedProgram,
+        branch: HostBranch,
+        storage: dict[int, DeviceBlock],
+        ctx: LaunchContext | None = None,
+    ) -> None:
+        """A conditional chosen on the host: the selector (a pred byte or an s32) is read back
+        (one stream synchronize), then the chosen branch's steps are enqueued as usual."""
+        raw = np.zeros(1 if branch.selector_dtype == "pred" else 4, np.uint8)
+        device.driver.copy_d2h_async(raw, storage[branch.selector].pointer, device.stream)
+        device.synchronize()
+        for step in branch.branches[branch.branch_index(raw.tobytes())]:
+            self._run_step(device, loaded, step, storage, ctx)
 
     def _host_fallback(
         self,
