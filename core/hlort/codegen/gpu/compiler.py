@@ -18,6 +18,7 @@ GPU: the target lowers the kernels to PTX or an object offline.
 
 from __future__ import annotations
 
+from hlort.codegen.gpu.cholesky_schedule import plan_cholesky
 from hlort.codegen.gpu.conv_schedule import plan_convolution
 from hlort.codegen.gpu.dot_plan import plan_dot
 from hlort.codegen.gpu.gemm_step import gemm_spec
@@ -74,7 +75,6 @@ KERNEL_OPS = frozenset(
 HOST_FALLBACK_OPS = frozenset(
     {
         "after-all",
-        "cholesky",
         "conditional",
         "custom-call",
         "fft",
@@ -101,6 +101,7 @@ HOST_FALLBACK_OPS = frozenset(
 PARTLY_NATIVE_OPS = frozenset(
     {
         "bitcast-convert",
+        "cholesky",
         "convolution",
         "dot",
         "reduce",
@@ -259,6 +260,11 @@ class _Walker:
             plan, why = plan_convolution(instr)
             if plan is not None:
                 return self._simple_launch(instr, "convolution", slots, plan)
+        elif instr.opcode is Opcode.CHOLESKY:
+            plan, why = plan_cholesky(instr)
+            if plan is not None:
+                kernel = self.kernels.add_cholesky(self._kernel_name(instr), plan)
+                return self._operands_then_outputs(instr, kernel, slots)
         elif instr.opcode is Opcode.TRIANGULAR_SOLVE:
             plan, why = plan_triangular_solve(instr)
             if plan is not None:

@@ -8,9 +8,9 @@ long enough, "loop" (a grid-stride loop over
 the outputs, loop_schedule.py; reduces inside it, column reductions included, run one output
 element per thread) for everything else the element generators support, or None with the
 reason. Dots that no library call runs get the tiled dot kernel (``add_dot``,
-dot_schedule.py); convolutions, sorts, scatters, select-and-scatters and triangular solves get
-kernels of their own (``add_conv``, ...). A kernel takes the computation's parameters, then its
-outputs (the root's leaves), each as one global pointer.
+dot_schedule.py); convolutions, sorts, scatters, select-and-scatters, Cholesky and triangular
+solves get kernels of their own (``add_conv``, ...). A kernel takes the computation's
+parameters, then its outputs (the root's leaves), each as one global pointer.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from hlort.codegen.gpu.cholesky_schedule import CholeskyPlan, emit_cholesky_kernel
 from hlort.codegen.gpu.conv_schedule import ConvPlan, emit_conv_kernel
 from hlort.codegen.gpu.dot_plan import DotPlan
 from hlort.codegen.gpu.dot_schedule import emit_dot_kernel
@@ -138,6 +139,16 @@ class GpuKernelModule:
         fn = self.target.define_kernel(self.module, name, 3)
         launch = emit_conv_kernel(self.target, fn, plan)
         kernel = GpuKernel(name, "convolution", launch, 3)
+        self.kernels.append(kernel)
+        return kernel
+
+    def add_cholesky(self, name: str, plan: CholeskyPlan) -> GpuKernel:
+        """Cholesky (cholesky_schedule.py): arguments a, result, then the f64 factor scratch
+        unless the result holds the factor."""
+        scratch = (plan.scratch_bytes,) if plan.scratch_bytes else ()
+        fn = self.target.define_kernel(self.module, name, 2 + len(scratch))
+        launch = emit_cholesky_kernel(self.target, fn, plan)
+        kernel = GpuKernel(name, "cholesky", launch, 2 + len(scratch), scratch)
         self.kernels.append(kernel)
         return kernel
 
