@@ -18,6 +18,7 @@ GPU: the target lowers the kernels to PTX or an object offline.
 
 from __future__ import annotations
 
+from hlort.codegen.gpu.cholesky_schedule import plan_cholesky
 from hlort.codegen.gpu.conv_schedule import plan_convolution
 from hlort.codegen.gpu.dot_plan import plan_dot
 from hlort.codegen.gpu.gemm_step import gemm_spec
@@ -36,6 +37,7 @@ from hlort.codegen.gpu.scatter_schedule import plan_scatter
 from hlort.codegen.gpu.select_scatter_schedule import plan_select_and_scatter
 from hlort.codegen.gpu.slot_table import SLOT_ALIGNMENT, SlotTable
 from hlort.codegen.gpu.sort_schedule import plan_gpu_sort, sorted_instruction
+from hlort.codegen.gpu.triangular_schedule import plan_triangular_solve
 from hlort.errors import HlortError
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
@@ -73,7 +75,6 @@ KERNEL_OPS = frozenset(
 HOST_FALLBACK_OPS = frozenset(
     {
         "after-all",
-        "cholesky",
         "conditional",
         "custom-call",
         "fft",
@@ -81,7 +82,6 @@ HOST_FALLBACK_OPS = frozenset(
         "partition-id",
         "replica-id",
         "rng-bit-generator",
-        "triangular-solve",
         "while",
         # collectives: host steps that meet the other GPUs through the launch's rendezvous
         "all-gather",
@@ -101,6 +101,7 @@ HOST_FALLBACK_OPS = frozenset(
 PARTLY_NATIVE_OPS = frozenset(
     {
         "bitcast-convert",
+        "cholesky",
         "convolution",
         "dot",
         "reduce",
@@ -109,6 +110,7 @@ PARTLY_NATIVE_OPS = frozenset(
         "select-and-scatter",
         "sort",
         "topk",
+        "triangular-solve",
     }
 )
 
@@ -258,6 +260,15 @@ class _Walker:
             plan, why = plan_convolution(instr)
             if plan is not None:
                 return self._simple_launch(instr, "convolution", slots, plan)
+        elif instr.opcode is Opcode.CHOLESKY:
+            plan, why = plan_cholesky(instr)
+            if plan is not None:
+                kernel = self.kernels.add_cholesky(self._kernel_name(instr), plan)
+                return self._operands_then_outputs(instr, kernel, slots)
+        elif instr.opcode is Opcode.TRIANGULAR_SOLVE:
+            plan, why = plan_triangular_solve(instr)
+            if plan is not None:
+                return self._triangular_launch(instr, plan, slots)
         elif instr.opcode is Opcode.SELECT_AND_SCATTER:
             why = plan_select_and_scatter(instr)
             if not why:
@@ -308,7 +319,7 @@ class _Walker:
         comp = wrap_instruction(instr)
         args = tuple(s for o in instr.operands for s in slots.of(o)) + tuple(outs)
         for phase in plan.phases:
-            name = f"{self.kernel_prefix}k{len(self.infos)}_{_symbol(instr.name)}"
+            name = self._kernel_name(instr)
             kernel = self.kernels.add_scatter(name, comp, plan, phase)
             if kernel.scratch:  # the overwrite mode's winners, shared by its three kernels
                 args += slots.scratch(kernel)
@@ -323,54 +334,47 @@ class _Walker:
 
     def _simple_launch(self, instr: Instruction, kind: str, slots: SlotTable, plan=None):
         """A one-kernel op whose arguments are its operands, then its result."""
-        name = f"{self.kernel_prefix}k{len(self.infos)}_{_symbol(instr.name)}"
+        name = self._kernel_name(instr)
         if kind == "convolution":
             kernel = self.kernels.add_conv(name, plan)
         else:
             kernel = self.kernels.add_select_and_scatter(name, wrap_instruction(instr))
-        args = tuple(s for o in instr.operands for s in slots.of(o)) + tuple(slots.of(instr))
-        self.infos.append(KernelInfo(name, kernel.schedule, kernel.num_args, instr.name))
+        return self._operands_then_outputs(instr, kernel, slots)
+
+    def _kernel_name(self, instr: Instruction) -> str:
+        return f"{self.kernel_prefix}k{len(self.infos)}_{_symbol(instr.name)}"
+
+    def _launch_of(self, instr: Instruction, kernel, args: tuple[int, ...]) -> KernelLaunch:
+        """Record ``kernel`` and launch it on ``args``."""
+        self.infos.append(KernelInfo(kernel.name, kernel.schedule, kernel.num_args, instr.name))
         launch = kernel.launch
         return KernelLaunch(
-            name, launch.grid3(), launch.block3(), launch.shared_bytes, args, instr.name
+            kernel.name, launch.grid3(), launch.block3(), launch.shared_bytes, args, instr.name
         )
+
+    def _operands_then_outputs(self, instr: Instruction, kernel, slots: SlotTable):
+        """The launch of a kernel taking ``instr``'s operands, its outputs, then its scratch."""
+        args = (
+            tuple(s for o in instr.operands for s in slots.of(o))
+            + tuple(slots.of(instr))
+            + slots.scratch(kernel)
+        )
+        return self._launch_of(instr, kernel, args)
+
+    def _triangular_launch(self, instr: Instruction, plan, slots: SlotTable) -> KernelLaunch:
+        kernel = self.kernels.add_triangular_solve(self._kernel_name(instr), plan)
+        return self._operands_then_outputs(instr, kernel, slots)
 
     def _sort_launch(self, instr: Instruction, plan, slots: SlotTable) -> KernelLaunch:
-        name = f"{self.kernel_prefix}k{len(self.infos)}_{_symbol(instr.name)}"
-        kernel = self.kernels.add_sort(name, len(instr.operands), plan)
-        args = (
-            tuple(s for o in instr.operands for s in slots.of(o))
-            + tuple(slots.of(instr))
-            + slots.scratch(kernel)
-        )
-        self.infos.append(KernelInfo(name, kernel.schedule, kernel.num_args, instr.name))
-        launch = kernel.launch
-        return KernelLaunch(
-            name, launch.grid3(), launch.block3(), launch.shared_bytes, args, instr.name
-        )
+        kernel = self.kernels.add_sort(self._kernel_name(instr), len(instr.operands), plan)
+        return self._operands_then_outputs(instr, kernel, slots)
 
     def _dot_launch(self, instr: Instruction, plan, args: tuple[int, ...]) -> KernelLaunch:
-        name = f"{self.kernel_prefix}k{len(self.infos)}_{_symbol(instr.name)}"
-        kernel = self.kernels.add_dot(name, plan)
-        self.infos.append(KernelInfo(name, kernel.schedule, kernel.num_args, instr.name))
-        launch = kernel.launch
-        return KernelLaunch(
-            name, launch.grid3(), launch.block3(), launch.shared_bytes, args, instr.name
-        )
+        return self._launch_of(instr, self.kernels.add_dot(self._kernel_name(instr), plan), args)
 
     def _launch(self, instr: Instruction, comp: Computation, slots: SlotTable) -> KernelLaunch:
-        name = f"{self.kernel_prefix}k{len(self.infos)}_{_symbol(instr.name)}"
-        kernel = self.kernels.add(name, comp)
-        args = (
-            tuple(s for o in instr.operands for s in slots.of(o))
-            + tuple(slots.of(instr))
-            + slots.scratch(kernel)
-        )
-        self.infos.append(KernelInfo(name, kernel.schedule, kernel.num_args, instr.name))
-        launch = kernel.launch
-        return KernelLaunch(
-            name, launch.grid3(), launch.block3(), launch.shared_bytes, args, instr.name
-        )
+        kernel = self.kernels.add(self._kernel_name(instr), comp)
+        return self._operands_then_outputs(instr, kernel, slots)
 
 
 def _outputs(

@@ -8,8 +8,9 @@ long enough, "loop" (a grid-stride loop over
 the outputs, loop_schedule.py; reduces inside it, column reductions included, run one output
 element per thread) for everything else the element generators support, or None with the
 reason. Dots that no library call runs get the tiled dot kernel (``add_dot``,
-dot_schedule.py). A kernel takes the computation's parameters, then its outputs (the root's
-leaves), each as one global pointer.
+dot_schedule.py); convolutions, sorts, scatters, select-and-scatters, Cholesky and triangular
+solves get kernels of their own (``add_conv``, ...). A kernel takes the computation's
+parameters, then its outputs (the root's leaves), each as one global pointer.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from hlort.codegen.gpu.cholesky_schedule import CholeskyPlan, emit_cholesky_kernel
 from hlort.codegen.gpu.conv_schedule import ConvPlan, emit_conv_kernel
 from hlort.codegen.gpu.dot_plan import DotPlan
 from hlort.codegen.gpu.dot_schedule import emit_dot_kernel
@@ -30,6 +32,7 @@ from hlort.codegen.gpu.select_scatter_schedule import emit_select_and_scatter_ke
 from hlort.codegen.gpu.sort_schedule import GpuSortPlan, emit_sort_kernel, sort_output_count
 from hlort.codegen.gpu.split_row_schedule import emit_split_row_kernel, plan_split_rows
 from hlort.codegen.gpu.transpose_schedule import emit_transpose_kernel, plan_tiled_transpose
+from hlort.codegen.gpu.triangular_schedule import TriangularPlan, emit_triangular_kernel
 from hlort.codegen.llvm.row_fusion import plan_row_fusion
 from hlort.errors import Unimplemented
 from hlort.ir.computation import Computation
@@ -136,6 +139,26 @@ class GpuKernelModule:
         fn = self.target.define_kernel(self.module, name, 3)
         launch = emit_conv_kernel(self.target, fn, plan)
         kernel = GpuKernel(name, "convolution", launch, 3)
+        self.kernels.append(kernel)
+        return kernel
+
+    def add_cholesky(self, name: str, plan: CholeskyPlan) -> GpuKernel:
+        """Cholesky (cholesky_schedule.py): arguments a, result, then the f64 factor scratch
+        unless the result holds the factor."""
+        scratch = (plan.scratch_bytes,) if plan.scratch_bytes else ()
+        fn = self.target.define_kernel(self.module, name, 2 + len(scratch))
+        launch = emit_cholesky_kernel(self.target, fn, plan)
+        kernel = GpuKernel(name, "cholesky", launch, 2 + len(scratch), scratch)
+        self.kernels.append(kernel)
+        return kernel
+
+    def add_triangular_solve(self, name: str, plan: TriangularPlan) -> GpuKernel:
+        """Substitution (triangular_schedule.py): arguments a, b, result, then the f64
+        solution scratch when the result is not f64."""
+        scratch = (plan.scratch_bytes,) if plan.scratch_bytes else ()
+        fn = self.target.define_kernel(self.module, name, 3 + len(scratch))
+        launch = emit_triangular_kernel(self.target, fn, plan)
+        kernel = GpuKernel(name, "triangular_solve", launch, 3 + len(scratch), scratch)
         self.kernels.append(kernel)
         return kernel
 

@@ -1,0 +1,128 @@
+"""Cholesky as one GPU kernel per solve (cholesky_schedule.py: one block per matrix), on the
+host simulator against the interpreter: every real conformance case, lower and upper factors of
+batched SPD matrices of several sizes (fewer rows than threads and, with the block capped, more), a
+matrix that is not positive definite (all NaN, as JAX makes it) beside ones that are, NaN
+input, the unread triangle poisoned with NaN, and empty shapes. Complex Cholesky stays a
+counted host fallback.
+
+Tolerance: the kernel sums in ascending k from +0 in f64; the interpreter's NumPy sums pair
+terms their own way, so f64 results differ by roundings of those sums (relative 1e-12 here, for
+matrices with condition number < 100) and narrower results by at most one rounding to the result
+type (one ulp: relative eps of the type)."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+from host_simulator import HostSimRunner, HostSimTarget
+
+from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
+from hlort.interpreter.evaluator import evaluate
+from hlort.passes.default_pipeline import run_default_pipeline
+from hlort.plugin.interpreter_backend import flatten_value, unflatten
+from hlort.testing.comparison import describe_mismatch
+from hlort.testing.op_case import all_cases
+from hlort.text.parser import parse_module
+
+CASES = [c for c in all_cases() if c.op == "cholesky"]
+NUMPY = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
+RTOL = {"f16": 2.0**-10, "bf16": 2.0**-7, "f32": 2.0**-23, "f64": 1e-12}
+
+
+def _program(module):
+    optimized = module.clone()
+    run_default_pipeline(optimized, policy=gpu_pass_options().policy)
+    return compile_gpu_program(optimized, HostSimTarget(32), host_loops=True)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_conformance_case(case):
+    args = case.inputs()
+    shapes = [p.shape for p in case.module.entry.parameters]
+    expected = flatten_value(evaluate(case.module, unflatten(shapes, args)))
+    program = _program(case.module)
+    fallbacks = {f.opcode for f in program.fallbacks}
+    if case.module.entry.root.shape.dtype.is_complex:
+        assert fallbacks == {"cholesky"}  # counted, with its reason
+        return
+    assert not fallbacks, program.fallback_summary()
+    assert {k.schedule for k in program.kernels} == {"cholesky"}
+    got = HostSimRunner(program).run(args)
+    for k, (g, e) in enumerate(zip(got, expected, strict=True)):
+        problem = describe_mismatch(g, np.asarray(e), case.kind, what=f"output {k}")
+        assert problem is None, problem
+
+
+def _run_both(dtype, dims, lower, a):
+    shape = f"{dtype}[{','.join(map(str, dims))}]"
+    module = parse_module(
+        f"""HloModule c
+ENTRY main {{
+  a = {shape} parameter(0)
+  ROOT l = {shape} cholesky(a), lower={str(lower).lower()}
+}}
+"""
+    )
+    expected = np.asarray(flatten_value(evaluate(module, [a]))[0])
+    program = _program(module)
+    assert not program.fallbacks, program.fallback_summary()
+    (got,) = HostSimRunner(program).run([a])
+    return got, expected
+
+
+def _spd(rng, batch, n):
+    g = rng.standard_normal((batch, n, n))
+    return g @ g.transpose(0, 2, 1) + n * np.eye(n)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32", "f64"])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n", [1, 5, 40])
+def test_batched_factors_match_the_interpreter(dtype, lower, n):
+    rng = np.random.default_rng(n)
+    a = _spd(rng, 3, n).astype(NUMPY[dtype])
+    got, expected = _run_both(dtype, a.shape, lower, a)
+    np.testing.assert_allclose(
+        got.astype(np.float64), expected.astype(np.float64), rtol=RTOL[dtype], atol=0
+    )
+    other = np.triu_indices(n, 1) if lower else np.tril_indices(n, -1)
+    assert not got[:, other[0], other[1]].any()  # the other triangle is zero
+
+
+def test_a_failed_pivot_makes_only_its_matrix_nan():
+    rng = np.random.default_rng(5)
+    a = _spd(rng, 3, 6)
+    a[1, 2, 2] = -50.0  # not positive definite from column 2 on
+    a[2, 4, 1] = np.nan  # NaN below the diagonal reaches pivot 4
+    got, expected = _run_both("f64", a.shape, True, a)
+    assert np.isnan(got[1]).all() and np.isnan(got[2]).all()
+    assert not np.isnan(got[0]).any()
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-12, atol=0)
+
+
+def test_only_the_named_triangle_is_read():
+    rng = np.random.default_rng(8)
+    a = _spd(rng, 2, 9)
+    for lower in (True, False):
+        poisoned = a.copy()
+        other = np.triu_indices(9, 1) if lower else np.tril_indices(9, -1)
+        poisoned[:, other[0], other[1]] = np.nan
+        got, expected = _run_both("f64", a.shape, lower, poisoned)
+        assert not np.isnan(got).any()
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("dims", [(0, 4, 4), (2, 0, 0), (0, 0)])
+def test_empty_shapes(dims):
+    a = np.ones(dims, np.float32)
+    got, expected = _run_both("f32", dims, True, a)
+    assert got.shape == expected.shape == dims
+
+
+def test_more_rows_than_threads_stride_over_the_rows(monkeypatch):
+    from hlort.codegen.gpu import cholesky_schedule
+
+    monkeypatch.setattr(cholesky_schedule, "MAX_THREADS", 32)
+    rng = np.random.default_rng(2)
+    a = _spd(rng, 2, 45)
+    got, expected = _run_both("f64", a.shape, True, a)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0)

@@ -1,0 +1,120 @@
+"""Triangular solves as one GPU substitution kernel (triangular_schedule.py), on the host
+simulator against the interpreter: every real conformance case, every form (left/right,
+lower/upper, transposed, unit diagonal) for f16/bf16/f32/f64, specials in the right-hand side
+and on the diagonal (a zero pivot), empty and unbatched shapes. Complex solves stay counted host
+fallbacks. The kernel computes in f64 in the interpreter's order, so results match bit for bit
+here; where NumPy's einsum pairs partial sums differently the difference is one rounding of
+that sum, so the comparison allows the conformance suite's stated tolerance for the case."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+from host_simulator import HostSimRunner, HostSimTarget
+
+from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
+from hlort.interpreter.evaluator import evaluate
+from hlort.passes.default_pipeline import run_default_pipeline
+from hlort.plugin.interpreter_backend import flatten_value, unflatten
+from hlort.testing.comparison import describe_mismatch
+from hlort.testing.op_case import all_cases
+from hlort.text.parser import parse_module
+
+CASES = [c for c in all_cases() if c.op == "triangular-solve"]
+NUMPY = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
+
+
+def _program(module):
+    optimized = module.clone()
+    run_default_pipeline(optimized, policy=gpu_pass_options().policy)
+    return compile_gpu_program(optimized, HostSimTarget(32), host_loops=True)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_conformance_case(case):
+    args = case.inputs()
+    shapes = [p.shape for p in case.module.entry.parameters]
+    expected = flatten_value(evaluate(case.module, unflatten(shapes, args)))
+    program = _program(case.module)
+    fallbacks = {f.opcode for f in program.fallbacks}
+    if case.module.entry.root.shape.dtype.is_complex:
+        assert fallbacks == {"triangular-solve"}  # counted, with its reason
+        return
+    assert not fallbacks, program.fallback_summary()
+    assert {k.schedule for k in program.kernels} == {"triangular_solve"}
+    got = HostSimRunner(program).run(args)
+    for k, (g, e) in enumerate(zip(got, expected, strict=True)):
+        problem = describe_mismatch(g, np.asarray(e), case.kind, what=f"output {k}")
+        assert problem is None, problem
+
+
+def _solve_text(dtype, a_dims, b_dims, left, lower, unit, transpose):
+    a = f"{dtype}[{','.join(map(str, a_dims))}]"
+    b = f"{dtype}[{','.join(map(str, b_dims))}]"
+    flags = f"left_side={str(left).lower()}, lower={str(lower).lower()}"
+    flags += f", unit_diagonal={str(unit).lower()}, transpose_a={transpose}"
+    return f"""HloModule ts
+ENTRY main {{
+  a = {a} parameter(0)
+  b = {b} parameter(1)
+  ROOT x = {b} triangular-solve(a, b), {flags}
+}}
+"""
+
+
+def _run_both(text, a, b):
+    module = parse_module(text)
+    expected = np.asarray(flatten_value(evaluate(module, [a, b]))[0])
+    program = _program(module)
+    assert not program.fallbacks, program.fallback_summary()
+    (got,) = HostSimRunner(program).run([a, b])
+    return got, expected
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32", "f64"])
+@pytest.mark.parametrize("transpose", ["NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"])
+@pytest.mark.parametrize("unit", [False, True])
+@pytest.mark.parametrize("lower", [False, True])
+@pytest.mark.parametrize("left", [False, True])
+def test_every_form_matches_the_interpreter_bit_for_bit(dtype, transpose, unit, lower, left):
+    n = 6 if left else 4
+    b_dims = (3, 6, 4)
+    rng = np.random.default_rng(11)
+    a = (rng.standard_normal((3, n, n)) + 4 * np.eye(n)).astype(NUMPY[dtype])
+    b = rng.standard_normal(b_dims).astype(NUMPY[dtype])
+    text = _solve_text(dtype, a.shape, b_dims, left, lower, unit, transpose)
+    got, expected = _run_both(text, a, b)
+    assert got.tobytes() == expected.tobytes()
+
+
+def test_specials_and_a_zero_pivot_propagate_as_ieee_says():
+    a = np.array([[2.0, 0, 0], [1.0, 0.0, 0], [-0.0, 3.0, 4.0]], np.float32)  # pivot 1 is zero
+    b = np.array([[np.nan, 1.0], [np.inf, -0.0], [1.0, -np.inf]], np.float32)
+    text = _solve_text("f32", (3, 3), (3, 2), True, True, False, "NO_TRANSPOSE")
+    got, expected = _run_both(text, a, b)
+    assert got.tobytes() == expected.tobytes()
+    assert np.isnan(got).any() and np.isinf(got).any()
+
+
+def test_only_the_named_triangle_and_no_unit_diagonal_are_read():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((5, 5)).astype(np.float64) + 5 * np.eye(5)
+    poisoned = a.copy()
+    poisoned[np.triu_indices(5, 0)] = np.nan  # upper triangle and diagonal
+    b = rng.standard_normal((5, 2))
+    text = _solve_text("f64", (5, 5), (5, 2), True, True, True, "NO_TRANSPOSE")
+    got, expected = _run_both(text, poisoned, b)
+    assert not np.isnan(got).any()
+    assert got.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize(
+    "a_dims,b_dims,left",
+    [((0, 4, 4), (0, 4, 2), True), ((2, 0, 0), (2, 0, 3), True), ((4, 4), (4, 0), True)],
+)
+def test_empty_shapes(a_dims, b_dims, left):
+    a = np.ones(a_dims, np.float32)
+    b = np.ones(b_dims, np.float32)
+    got, expected = _run_both(
+        _solve_text("f32", a_dims, b_dims, left, True, False, "TRANSPOSE"), a, b
+    )
+    assert got.shape == expected.shape == b_dims
