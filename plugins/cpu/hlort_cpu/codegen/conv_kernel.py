@@ -39,7 +39,6 @@ from hlort_cpu.codegen.fusion_kernel import open_fusion_kernel
 from hlort_cpu.codegen.hero_launch import HeroLaunch
 
 MAX_ZERO_ELEMENTS = 1 << 16  # the zero row (last input dimension x features) is a constant
-UNROLL_FEATURES = 4  # input-feature loops this short are emitted unrolled
 MAX_PIXELS = 8  # output pixels per register block
 
 
@@ -116,13 +115,15 @@ def _interior(size: int, w: WindowDim, out: int) -> tuple[int, int]:
 
 
 def _blocking(out_features: int, lanes: int, vector_bits: int):
-    """Output-feature groups [(vector offsets and widths)] and pixels per block."""
-    segments = [(o, min(lanes, out_features - o)) for o in range(0, out_features, lanes)]
+    """(segments per full group, number of full groups, the last group or None, pixels per
+    block): output features in vectors of ``lanes``, a few vectors per register block."""
     per_group = 4 if vector_bits >= 512 else 2
-    groups = [segments[k : k + per_group] for k in range(0, len(segments), per_group)]
+    full_groups, rest = divmod(out_features, per_group * lanes)
+    last = [(o, min(lanes, rest - o)) for o in range(0, rest, lanes)] or None
+    widest = per_group if full_groups else len(last)
     budget = 24 if vector_bits >= 512 else 12
-    pixels = max(1, min(MAX_PIXELS, budget // max(len(g) for g in groups)))
-    return groups, pixels
+    pixels = max(1, min(MAX_PIXELS, budget // widest))
+    return per_group, full_groups, last, pixels
 
 
 def emit_convolution(
@@ -138,7 +139,9 @@ def emit_convolution(
     real = F64 if plan.double else F32
     size = 8 if plan.double else 4
     lanes = vector_bits // (8 * size)
-    groups, pixels = _blocking(plan.out_features, lanes, vector_bits)
+    per_group, full_groups, last, pixels = _blocking(plan.out_features, lanes, vector_bits)
+    full = [(v * lanes, lanes) for v in range(per_group)]
+    groups = ([full] if full_groups else []) + ([last] if last else [])
     c, oc = plan.features, plan.out_features
     in_last, out_last, w_last = plan.in_spatial[-1], plan.out_spatial[-1], plan.window[-1]
 
@@ -177,25 +180,62 @@ def emit_convolution(
         y_row = element(y_base, b.mul(t, i64(out_last * oc)))
         lo, hi = _interior(in_last, w_last, out_last)
         inner = lo + (hi - lo) // pixels * pixels  # unchecked full blocks: [lo, inner)
-        for group in groups:
-            pixel_range(n, o_lead, y_row, 0, lo, True, group)
-            pixel_range(n, o_lead, y_row, lo, inner, False, group)
-            pixel_range(n, o_lead, y_row, inner, out_last, True, group)
+        # checked blocks, as wide as the wider edge: [0, lo) and [inner, out_last)
+        edge = max(1, min(pixels, max(lo, out_last - inner)))
+        heads, tails = -(-lo // edge), -(-(out_last - inner) // edge)
 
-    def pixel_range(n, o_lead, y_row, start: int, stop: int, checked: bool, group) -> None:
-        """Pixels [start, stop) of the row: blocks of ``pixels``, then one smaller block."""
-        full, rest = divmod(stop - start, pixels)
-        if full:
+        def features(co0: ir.Value, group) -> None:
+            if inner > lo:
 
-            def block(k: ir.Value) -> None:
-                o0 = b.add(i64(start), b.mul(k, i64(pixels)))
-                pixel_block(n, o_lead, y_row, o0, pixels, checked, group)
+                def block(k: ir.Value) -> None:
+                    o0 = b.add(i64(lo), b.mul(k, i64(pixels)))
+                    pixel_block(n, o_lead, y_row, o0, co0, pixels, False, group)
 
-            emit_loop(b, i64(0), i64(full), block, "conv.px", hints=(NO_VECTORIZE, NO_UNROLL))
-        if rest:
-            pixel_block(n, o_lead, y_row, i64(start + full * pixels), rest, checked, group)
+                count = (inner - lo) // pixels
+                emit_loop(b, i64(0), i64(count), block, "conv.px", hints=(NO_VECTORIZE, NO_UNROLL))
+            if heads + tails:
 
-    def pixel_block(n, o_lead, y_row, o0, count: int, checked: bool, group) -> None:
+                def edge_block(j: ir.Value) -> None:
+                    head = b.icmp_signed("<", j, i64(heads))
+                    o0 = b.select(
+                        head,
+                        b.mul(j, i64(edge)),
+                        b.add(i64(inner), b.mul(b.sub(j, i64(heads)), i64(edge))),
+                    )
+                    pixel_block(n, o_lead, y_row, o0, co0, edge, True, group)
+
+                emit_loop(
+                    b,
+                    i64(0),
+                    i64(heads + tails),
+                    edge_block,
+                    "conv.edge",
+                    hints=(NO_VECTORIZE, NO_UNROLL),
+                )
+
+        if full_groups:
+            step = per_group * lanes
+            emit_loop(
+                b,
+                i64(0),
+                i64(full_groups),
+                lambda g: features(b.mul(g, i64(step)), full),
+                "conv.co",
+                hints=(NO_VECTORIZE, NO_UNROLL),
+            )
+        if last:
+            features(i64(full_groups * per_group * lanes), last)
+
+    def pixel_block(n, o_lead, y_row, o0, co0, count: int, checked: bool, group) -> None:
+        """``count`` pixels from ``o0`` x the vectors ``group`` (offsets from ``co0``); checked:
+        every position tested, pixels past the row's end clamped to its last (recomputed)."""
+
+        def pixel(p: int) -> ir.Value:
+            o = b.add(o0, i64(p))
+            if not checked or p == 0:
+                return o
+            return b.select(b.icmp_signed("<", o, i64(out_last)), o, i64(out_last - 1))
+
         slots = [[accs[wd][p][v] for v, (_, wd) in enumerate(group)] for p in range(count)]
         for p in range(count):
             for v, (_, wd) in enumerate(group):
@@ -236,7 +276,7 @@ def emit_convolution(
             def last_position(k: ir.Value) -> None:
                 ptrs = []
                 for p in range(count):
-                    o = b.add(o0, i64(p))
+                    o = pixel(p)
                     ix = b.add(
                         b.sub(b.mul(o, i64(w_last.stride)), i64(w_last.padding_low)),
                         b.mul(k, i64(w_last.window_dilation)),
@@ -251,7 +291,9 @@ def emit_convolution(
                     w_at = b.add(w_row, b.mul(ci, i64(oc)))
                     wv = [
                         b.load(
-                            element(w_base, b.add(w_at, i64(off))), typ=vec_types[wd], align=size
+                            element(w_base, b.add(w_at, b.add(co0, i64(off)))),
+                            typ=vec_types[wd],
+                            align=size,
                         )
                         for off, wd in group
                     ]
@@ -263,13 +305,7 @@ def emit_convolution(
                                 b.fadd(b.load(slots[p][v], typ=vec_types[wd]), prod), slots[p][v]
                             )
 
-                if c <= UNROLL_FEATURES:
-                    for ci in range(c):
-                        feature(i64(ci))
-                else:
-                    emit_loop(
-                        b, i64(0), i64(c), feature, "conv.ci", hints=(NO_VECTORIZE, NO_UNROLL)
-                    )
+                emit_loop(b, i64(0), i64(c), feature, "conv.ci", hints=(NO_VECTORIZE, NO_UNROLL))
 
             emit_loop(
                 b,
@@ -282,7 +318,7 @@ def emit_convolution(
 
         lead_positions([])
         for p in range(count):
-            at = b.mul(b.add(o0, i64(p)), i64(oc))
+            at = b.add(b.mul(pixel(p), i64(oc)), co0)
             for v, (off, wd) in enumerate(group):
                 value = b.load(slots[p][v], typ=vec_types[wd])
                 b.store(value, element(y_row, b.add(at, i64(off))), align=size)
