@@ -148,6 +148,7 @@ OTHERS = {
     "mixed": dict(types=("f32", "f64")),
     "s32": dict(types=("s32", "s32")),
     "empty-features": dict(features=0),
+    "big-kernel": dict(features=64, out_features=64, spatial=(4, 4)),
 }
 
 

@@ -16,8 +16,9 @@ sum (``linalg.contract`` for small products) bit for bit; larger products the in
 gives to ``np.matmul``, within the usual dot tolerance of that.
 
 An outer iteration is one output row (batch and all spatial coordinates but the last), so
-threads split rows. Layouts other than channels-last, groups, base dilation, window reversal
-and other element types stay on the im2col thunk (convolution.py).
+threads split rows. Layouts other than channels-last, groups, base dilation, window reversal,
+other element types and big kernels (``MAX_KERNEL_ELEMENTS``: there BLAS's blocking wins) stay
+on the im2col thunk (convolution.py).
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ from hlort_cpu.codegen.fusion_kernel import open_fusion_kernel
 from hlort_cpu.codegen.hero_launch import HeroLaunch
 
 MAX_ZERO_ELEMENTS = 1 << 16  # the zero row (last input dimension x features) is a constant
+MAX_KERNEL_ELEMENTS = 1 << 15
+"""Window x features x output features above which im2col + BLAS wins: every pixel block streams
+a group's kernel columns again (one thread, CPU time, kernel / im2col: [8,16,16,64] 3x3 -> 64:
+0.98; 3x3x32 -> 128 0.97; 7x7x3 -> 64 0.80; 3x3x16 -> 16 0.34; but 3x3x128 -> 128 1.36, 1x1x256
+-> 256 1.44, 3x3x512 -> 512 on [2,8,8] 11)."""
 MAX_PIXELS = 8  # output pixels per register block
 
 
@@ -93,6 +99,8 @@ def plan_conv(comp: Computation) -> ConvPlan | None:
     if out.size == 0 or lhs.dims[-1] == 0 or math.prod(w.size for w in window) == 0:
         return None  # every sum empty: the thunk writes zeros
     if lhs.dims[-2] * lhs.dims[-1] > MAX_ZERO_ELEMENTS:
+        return None
+    if rhs.size > MAX_KERNEL_ELEMENTS:
         return None
     return ConvPlan(
         out.dtype is dtypes.F64,
