@@ -70,6 +70,8 @@ CASES = {
         features=2, out_features=70, window=window([3, 3], padding=[(1, 1)] * 2)
     ),
     "many-in-features": dict(features=7, out_features=3, spatial=(4, 5)),
+    "empty-rows-padded": dict(spatial=(0, 4), window=window([2, 2], padding=[(1, 2), (1, 0)])),
+    "empty-last-dim-padded": dict(spatial=(4, 0), window=window([2, 2], padding=[(1, 0), (2, 1)])),
     "1d": dict(labels="b0f_0io->b0f", spatial=(17,), window=window([4], padding=[(2, 1)])),
     "3d": dict(
         labels="b012f_012io->b012f",

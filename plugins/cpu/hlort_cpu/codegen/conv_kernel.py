@@ -153,8 +153,9 @@ def emit_convolution(
     c, oc = plan.features, plan.out_features
     in_last, out_last, w_last = plan.in_spatial[-1], plan.out_spatial[-1], plan.window[-1]
 
-    zeros = ir.GlobalVariable(module, ir.ArrayType(real, in_last * c), f"{name}_zeros")
-    zeros.initializer = ir.Constant(ir.ArrayType(real, in_last * c), None)
+    zeros_type = ir.ArrayType(real, max(in_last, 1) * c)  # an empty row still reads c zeros
+    zeros = ir.GlobalVariable(module, zeros_type, f"{name}_zeros")
+    zeros.initializer = ir.Constant(zeros_type, None)
     zeros.global_constant = True
     zeros.linkage = "internal"
     zero_row = b.bitcast(zeros, x_base.type)
