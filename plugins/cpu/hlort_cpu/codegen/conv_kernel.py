@@ -46,6 +46,8 @@ a group's kernel columns again (one thread, CPU time, kernel / im2col: [8,16,16,
 0.98; 3x3x32 -> 128 0.97; 7x7x3 -> 64 0.80; 3x3x16 -> 16 0.34; but 3x3x128 -> 128 1.36, 1x1x256
 -> 256 1.44, 3x3x512 -> 512 on [2,8,8] 11)."""
 MAX_PIXELS = 8  # output pixels per register block
+GROUP_VECTORS = (2, 4)  # output-feature vectors per register block: 16 / 32 vector registers
+ACCUMULATORS = (12, 24)  # accumulator vectors per register block: 16 / 32 vector registers
 
 
 @dataclass(frozen=True)
@@ -125,11 +127,12 @@ def _interior(size: int, w: WindowDim, out: int) -> tuple[int, int]:
 def _blocking(out_features: int, lanes: int, vector_bits: int):
     """(segments per full group, number of full groups, the last group or None, pixels per
     block): output features in vectors of ``lanes``, a few vectors per register block."""
-    per_group = 4 if vector_bits >= 512 else 2
+    wide = vector_bits >= 512  # 32 vector registers (AVX-512), else 16
+    per_group = GROUP_VECTORS[wide]
     full_groups, rest = divmod(out_features, per_group * lanes)
     last = [(o, min(lanes, rest - o)) for o in range(0, rest, lanes)] or None
     widest = per_group if full_groups else len(last)
-    budget = 24 if vector_bits >= 512 else 12
+    budget = ACCUMULATORS[wide]
     pixels = max(1, min(MAX_PIXELS, budget // widest))
     return per_group, full_groups, last, pixels
 
