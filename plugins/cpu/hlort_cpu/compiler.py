@@ -97,6 +97,9 @@ def _kernel_candidate(instr: Instruction) -> tuple[Computation | None, str | Non
         return None, None
     if instr.opcode is Opcode.FUSION:
         comp = instr.attrs["calls"]
+    elif instr.opcode is Opcode.CONVOLUTION:  # a direct kernel, else the im2col thunk
+        comp = wrap_instruction(instr)
+        return (comp, None) if classify(comp) is not None else (None, None)
     elif instr.is_elementwise or instr.opcode in (
         Opcode.BROADCAST,
         Opcode.RESHAPE,

@@ -1,8 +1,10 @@
 """Column-form reductions: kernels for reductions whose last input dimension is kept.
 
-Accumulators live in memory, one per output element: set to the init values, updated in one
-pass over the input in its own order (the innermost loop runs along the contiguous dimension,
-updating the accumulators of consecutive output elements, which vectorizes), then written out.
+Accumulators live in memory, one per output element (in registers when there are at most
+``REGISTER_ACCUMULATORS`` over trailing kept dims, same order): set to the init values,
+updated in one pass over the input in its own order (the innermost loop runs along the
+contiguous dimension, updating the accumulators of consecutive output elements, which
+vectorizes), then written out.
 They are the outputs themselves, or a scratch array (``KernelInfo.scratch_bytes``, passed after
 the outputs) when the results need a last step: f16/bf16/float8 sums accumulate in f32 and round
 once, as the interpreter does; and an *epilogue*, elementwise code over the reduction results
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 import llvmlite.ir as ir
 
 from hlort.codegen.llvm.fused_emitter import FusedEmitter, supports_instruction
-from hlort.codegen.llvm.index import Index, i64, linearize
+from hlort.codegen.llvm.index import Index, delinearize, i64, linearize
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import (
     F32,
@@ -30,8 +32,9 @@ from hlort.codegen.llvm.llvm_types import (
     load_element,
     round_to,
     store_element,
+    value_type,
 )
-from hlort.codegen.llvm.loops import emit_loop, emit_nest
+from hlort.codegen.llvm.loops import NO_VECTORIZE, emit_loop, emit_nest
 from hlort.codegen.llvm.row_fusion import apply_reducer, folds_in_tree
 from hlort.errors import Unimplemented
 from hlort.ir.computation import Computation
@@ -42,6 +45,12 @@ from hlort_cpu.codegen.interleave import interleave_for
 from hlort_cpu.codegen.tree_fold import emit_tree_column
 
 SCRATCH_ALIGN = 16
+REGISTER_ACCUMULATORS = 32
+"""At most this many accumulators (output elements x reduction inputs) over trailing kept dims
+are kept in registers across the rows (one unrolled add per column and row, which the SLP
+vectorizer packs) instead of in memory, where every row's add waited on the previous row's
+store: the CNN benchmark's BatchNorm mean and variance over [16,32,32,16] (16 channels), one
+thread, CPU time, A/B in one process: 79 -> 38 us and 110 -> 66 us; same bits."""
 
 
 @dataclass
@@ -161,6 +170,11 @@ def emit_column(
         accs_at.append((at, None if s.dtype in NARROW else s.dtype))
     emitter = FusedEmitter(ctx, comp, params)
     slots = [(r, k) for r in reduces for k in range(len(r.operands) // 2)]
+    lead = len(in_dims) - len(kept)
+    cells, types = None, []  # [column][slot] allocas (entry block: SROA makes them registers)
+    if kept == list(range(lead, len(in_dims))) and 0 < count * len(slots) <= REGISTER_ACCUMULATORS:
+        types = [F32 if at[1] is None else value_type(at[1]) for at in accs_at]
+        cells = [[b.alloca(t) for t in types] for _ in range(count)]
 
     def load_acc(at, k: ir.Value) -> ir.Value:
         ptr, dt = at
@@ -186,6 +200,11 @@ def emit_column(
             for v, at in zip(init_values, accs_at, strict=True):
                 store_acc(at, v, k)
 
+        if cells is not None:
+            register_rows(init_values)
+            if scratch_bytes:
+                emit_loop(b, i64(0), i64(count), finish_body, "finish")
+            return
         emit_loop(b, i64(0), i64(count), init_body, "init")
 
         def nest_body(values: list[ir.Value]) -> None:
@@ -207,6 +226,37 @@ def emit_column(
         if scratch_bytes:
             emit_loop(b, i64(0), i64(count), finish_body, "finish")
 
+    def register_rows(init_values: list[ir.Value]) -> None:
+        """Every column's accumulators in ``cells`` over all rows, in order, then stored."""
+        for column in cells:
+            for v, cell in zip(init_values, column, strict=True):
+                b.store(v, cell)
+        kept_dims = in_dims[lead:]
+
+        def row(i: ir.Value) -> None:
+            emitter.reset()
+            multi_lead = delinearize(b, i, in_dims[:lead])
+            base = b.mul(i, i64(count))
+            for k, column in enumerate(cells):
+                emitter.reset()
+                at = [i64(c) for c in _unravel(k, kept_dims)]
+                index = Index(b, in_dims, multi=multi_lead + at, linear=b.add(base, i64(k)))
+                accs = [b.load(cell, typ=t) for cell, t in zip(column, types, strict=True)]
+                new: list[ir.Value] = []
+                pos = 0
+                for r in reduces:
+                    n = len(r.operands) // 2
+                    vals = [emitter.value(r.operands[j], index) for j in range(n)]
+                    new += apply_reducer(ctx, r, accs[pos : pos + n], vals)
+                    pos += n
+                for v, cell in zip(new, column, strict=True):
+                    b.store(v, cell)
+
+        emit_loop(b, i64(0), i64(math.prod(in_dims[:lead])), row, "rows", hints=(NO_VECTORIZE,))
+        for k, column in enumerate(cells):
+            for cell, at, t in zip(column, accs_at, types, strict=True):
+                store_acc(at, b.load(cell, typ=t), i64(k))
+
     def finish_body(k: ir.Value) -> None:
         """Round narrow accumulators; with an epilogue, compute every output from them."""
         emitter.reset()
@@ -227,3 +277,11 @@ def emit_column(
 
     emit_loop(b, begin, end, outer, "outer")
     return scratch_bytes
+
+
+def _unravel(k: int, dims: tuple[int, ...]) -> list[int]:
+    out = []
+    for d in reversed(dims):
+        out.append(k % d)
+        k //= d
+    return out[::-1]

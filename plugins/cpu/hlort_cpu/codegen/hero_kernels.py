@@ -1,4 +1,5 @@
-"""Kernels shaped by their root op (XLA's "hero"): reduce-window, scatter, select-and-scatter.
+"""Kernels shaped by their root op (XLA's "hero"): reduce-window, scatter, select-and-scatter,
+and channels-last convolutions (conv_kernel.py).
 
 Their loops follow the hero rather than the output elements one by one: a reduce-window folds a
 window per output element, a scatter copies its operand and then walks its updates, a
@@ -26,6 +27,7 @@ HERO_KINDS = {
     Opcode.REDUCE_WINDOW: "reduce_window",
     Opcode.SCATTER: "scatter",
     Opcode.SELECT_AND_SCATTER: "select_and_scatter",
+    Opcode.CONVOLUTION: "convolution",
 }
 
 
@@ -35,6 +37,10 @@ def classify_hero(comp: Computation) -> str | None:
     kind = HERO_KINDS.get(root.opcode)
     if kind is None:
         return None
+    if kind == "convolution":  # channels-last f32/f64 only; the rest is the im2col thunk's
+        from hlort_cpu.codegen.conv_kernel import plan_conv
+
+        return kind if plan_conv(comp) is not None else None
     if not root.shape.leaf_shapes() or any(
         not is_element_dtype(s.dtype) for s in root.shape.leaf_shapes()
     ):
@@ -71,6 +77,7 @@ def emit_hero_kernel(
 # not in every process's first compile
 _EMITTERS: dict[str, tuple[str, str]] = {
     "reduce_window": ("hlort_cpu.codegen.reduce_window_kernel", "emit_reduce_window"),
+    "convolution": ("hlort_cpu.codegen.conv_kernel", "emit_convolution"),
     "scatter": ("hlort_cpu.codegen.scatter_kernel", "emit_scatter"),
     "select_and_scatter": (
         "hlort_cpu.codegen.select_and_scatter_kernel",
