@@ -21,6 +21,7 @@ from __future__ import annotations
 from hlort.codegen.gpu.cholesky_schedule import plan_cholesky
 from hlort.codegen.gpu.conv_schedule import plan_convolution
 from hlort.codegen.gpu.dot_plan import plan_dot
+from hlort.codegen.gpu.fft_schedule import plan_fft
 from hlort.codegen.gpu.gemm_step import gemm_spec
 from hlort.codegen.gpu.gpu_target import GpuTarget
 from hlort.codegen.gpu.host_step import host_fallback_module
@@ -77,7 +78,6 @@ HOST_FALLBACK_OPS = frozenset(
         "after-all",
         "conditional",
         "custom-call",
-        "fft",
         "opt-barrier",
         "partition-id",
         "replica-id",
@@ -104,6 +104,7 @@ PARTLY_NATIVE_OPS = frozenset(
         "cholesky",
         "convolution",
         "dot",
+        "fft",
         "reduce",
         "reduce-window",
         "scatter",
@@ -260,6 +261,10 @@ class _Walker:
             plan, why = plan_convolution(instr)
             if plan is not None:
                 return self._simple_launch(instr, "convolution", slots, plan)
+        elif instr.opcode is Opcode.FFT:
+            plan, why = plan_fft(instr)
+            if plan is not None:
+                return self._fft_steps(instr, plan, slots)
         elif instr.opcode is Opcode.CHOLESKY:
             plan, why = plan_cholesky(instr)
             if plan is not None:
@@ -330,6 +335,19 @@ class _Walker:
                     name, launch.grid3(), launch.block3(), launch.shared_bytes, args, instr.name
                 )
             )
+        return steps
+
+    def _fft_steps(self, instr: Instruction, plan, slots: SlotTable) -> list:
+        """One kernel per pass: operand -> scratch -> ... -> result, two scratches in turn."""
+        (source,) = slots.of(instr.operands[0])
+        (result,) = slots.of(instr)
+        scratch = slots.temps(plan.scratch_bytes, f"{instr.name} fft scratch")
+        steps, last = [], len(plan.passes) - 1
+        for k, step in enumerate(plan.passes):
+            src = source if k == 0 else scratch[(k - 1) % 2]
+            dst = result if k == last else scratch[k % 2]
+            kernel = self.kernels.add_fft_pass(self._kernel_name(instr), step)
+            steps.append(self._launch_of(instr, kernel, (src, dst)))
         return steps
 
     def _simple_launch(self, instr: Instruction, kind: str, slots: SlotTable, plan=None):

@@ -8,8 +8,8 @@ long enough, "loop" (a grid-stride loop over
 the outputs, loop_schedule.py; reduces inside it, column reductions included, run one output
 element per thread) for everything else the element generators support, or None with the
 reason. Dots that no library call runs get the tiled dot kernel (``add_dot``,
-dot_schedule.py); convolutions, sorts, scatters, select-and-scatters, Cholesky and triangular
-solves get kernels of their own (``add_conv``, ...). A kernel takes the computation's
+dot_schedule.py); convolutions, sorts, scatters, select-and-scatters, FFTs, Cholesky and
+triangular solves get kernels of their own (``add_conv``, ...). A kernel takes the computation's
 parameters, then its outputs (the root's leaves), each as one global pointer.
 """
 
@@ -22,6 +22,7 @@ from hlort.codegen.gpu.cholesky_schedule import CholeskyPlan, emit_cholesky_kern
 from hlort.codegen.gpu.conv_schedule import ConvPlan, emit_conv_kernel
 from hlort.codegen.gpu.dot_plan import DotPlan
 from hlort.codegen.gpu.dot_schedule import emit_dot_kernel
+from hlort.codegen.gpu.fft_schedule import FftPass, emit_fft_pass
 from hlort.codegen.gpu.gpu_target import GpuTarget
 from hlort.codegen.gpu.launch import LaunchShape
 from hlort.codegen.gpu.loop_schedule import emit_loop_kernel, root_outputs
@@ -149,6 +150,14 @@ class GpuKernelModule:
         fn = self.target.define_kernel(self.module, name, 2 + len(scratch))
         launch = emit_cholesky_kernel(self.target, fn, plan)
         kernel = GpuKernel(name, "cholesky", launch, 2 + len(scratch), scratch)
+        self.kernels.append(kernel)
+        return kernel
+
+    def add_fft_pass(self, name: str, step: FftPass) -> GpuKernel:
+        """One axis of an FFT (fft_schedule.py): arguments the pass's source, destination."""
+        fn = self.target.define_kernel(self.module, name, 2)
+        launch = emit_fft_pass(self.target, fn, step, fn.buffers[0], fn.buffers[1])
+        kernel = GpuKernel(name, "fft", launch, 2)
         self.kernels.append(kernel)
         return kernel
 
