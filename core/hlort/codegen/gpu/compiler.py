@@ -78,7 +78,6 @@ HOST_FALLBACK_OPS = frozenset(
         "after-all",
         "conditional",
         "custom-call",
-        "opt-barrier",
         "partition-id",
         "replica-id",
         "rng-bit-generator",
@@ -105,6 +104,7 @@ PARTLY_NATIVE_OPS = frozenset(
         "convolution",
         "dot",
         "fft",
+        "opt-barrier",
         "reduce",
         "reduce-window",
         "scatter",
@@ -261,6 +261,10 @@ class _Walker:
             plan, why = plan_convolution(instr)
             if plan is not None:
                 return self._simple_launch(instr, "convolution", slots, plan)
+        elif instr.opcode is Opcode.OPTIMIZATION_BARRIER:
+            if all(leaf.is_array for leaf in instr.shape.leaf_shapes()):
+                return self._barrier_copies(instr, slots)
+            why = "it carries a token"
         elif instr.opcode is Opcode.FFT:
             plan, why = plan_fft(instr)
             if plan is not None:
@@ -336,6 +340,16 @@ class _Walker:
                 )
             )
         return steps
+
+    def _barrier_copies(self, instr: Instruction, slots: SlotTable) -> list:
+        """An optimization barrier passes its operand through: a device copy per leaf whose
+        result slot is not the operand's (no reordering crosses it: the steps run in order)."""
+        sources = [s for o in instr.operands for s in slots.of(o)]
+        return [
+            Copy(src, dst, slots.slots[dst].size, label=f"{instr.name} {k}")
+            for k, (src, dst) in enumerate(zip(sources, slots.of(instr), strict=True))
+            if src != dst
+        ]
 
     def _fft_steps(self, instr: Instruction, plan, slots: SlotTable) -> list:
         """One kernel per pass: operand -> scratch -> ... -> result, two scratches in turn."""
