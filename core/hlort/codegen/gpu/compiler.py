@@ -34,6 +34,7 @@ from hlort.codegen.gpu.program import (
     KernelLaunch,
     LibraryCall,
 )
+from hlort.codegen.gpu.rng_schedule import plan_rng
 from hlort.codegen.gpu.scatter_schedule import plan_scatter
 from hlort.codegen.gpu.select_scatter_schedule import plan_select_and_scatter
 from hlort.codegen.gpu.slot_table import SLOT_ALIGNMENT, SlotTable
@@ -80,7 +81,6 @@ HOST_FALLBACK_OPS = frozenset(
         "custom-call",
         "partition-id",
         "replica-id",
-        "rng-bit-generator",
         "while",
         # collectives: host steps that meet the other GPUs through the launch's rendezvous
         "all-gather",
@@ -107,6 +107,7 @@ PARTLY_NATIVE_OPS = frozenset(
         "opt-barrier",
         "reduce",
         "reduce-window",
+        "rng-bit-generator",
         "scatter",
         "select-and-scatter",
         "sort",
@@ -265,6 +266,11 @@ class _Walker:
             if all(leaf.is_array for leaf in instr.shape.leaf_shapes()):
                 return self._barrier_copies(instr, slots)
             why = "it carries a token"
+        elif instr.opcode is Opcode.RNG_BIT_GENERATOR:
+            why = plan_rng(instr)
+            if not why:
+                kernel = self.kernels.add_rng(self._kernel_name(instr), instr)
+                return self._operands_then_outputs(instr, kernel, slots)
         elif instr.opcode is Opcode.FFT:
             plan, why = plan_fft(instr)
             if plan is not None:
