@@ -21,6 +21,7 @@ from __future__ import annotations
 from hlort.codegen.gpu.cholesky_schedule import plan_cholesky
 from hlort.codegen.gpu.conv_schedule import plan_convolution
 from hlort.codegen.gpu.dot_plan import plan_dot
+from hlort.codegen.gpu.fft_schedule import plan_fft
 from hlort.codegen.gpu.gemm_step import gemm_spec
 from hlort.codegen.gpu.gpu_target import GpuTarget
 from hlort.codegen.gpu.host_step import host_fallback_module
@@ -33,6 +34,7 @@ from hlort.codegen.gpu.program import (
     KernelLaunch,
     LibraryCall,
 )
+from hlort.codegen.gpu.rng_schedule import plan_rng
 from hlort.codegen.gpu.scatter_schedule import plan_scatter
 from hlort.codegen.gpu.select_scatter_schedule import plan_select_and_scatter
 from hlort.codegen.gpu.slot_table import SLOT_ALIGNMENT, SlotTable
@@ -77,11 +79,8 @@ HOST_FALLBACK_OPS = frozenset(
         "after-all",
         "conditional",
         "custom-call",
-        "fft",
-        "opt-barrier",
         "partition-id",
         "replica-id",
-        "rng-bit-generator",
         "while",
         # collectives: host steps that meet the other GPUs through the launch's rendezvous
         "all-gather",
@@ -104,8 +103,11 @@ PARTLY_NATIVE_OPS = frozenset(
         "cholesky",
         "convolution",
         "dot",
+        "fft",
+        "opt-barrier",
         "reduce",
         "reduce-window",
+        "rng-bit-generator",
         "scatter",
         "select-and-scatter",
         "sort",
@@ -260,6 +262,19 @@ class _Walker:
             plan, why = plan_convolution(instr)
             if plan is not None:
                 return self._simple_launch(instr, "convolution", slots, plan)
+        elif instr.opcode is Opcode.OPTIMIZATION_BARRIER:
+            if all(leaf.is_array for leaf in instr.shape.leaf_shapes()):
+                return self._barrier_copies(instr, slots)
+            why = "it carries a token"
+        elif instr.opcode is Opcode.RNG_BIT_GENERATOR:
+            why = plan_rng(instr)
+            if not why:
+                kernel = self.kernels.add_rng(self._kernel_name(instr), instr)
+                return self._operands_then_outputs(instr, kernel, slots)
+        elif instr.opcode is Opcode.FFT:
+            plan, why = plan_fft(instr)
+            if plan is not None:
+                return self._fft_steps(instr, plan, slots)
         elif instr.opcode is Opcode.CHOLESKY:
             plan, why = plan_cholesky(instr)
             if plan is not None:
@@ -330,6 +345,29 @@ class _Walker:
                     name, launch.grid3(), launch.block3(), launch.shared_bytes, args, instr.name
                 )
             )
+        return steps
+
+    def _barrier_copies(self, instr: Instruction, slots: SlotTable) -> list:
+        """An optimization barrier passes its operand through: a device copy per leaf whose
+        result slot is not the operand's (no reordering crosses it: the steps run in order)."""
+        sources = [s for o in instr.operands for s in slots.of(o)]
+        return [
+            Copy(src, dst, slots.slots[dst].size, label=f"{instr.name} {k}")
+            for k, (src, dst) in enumerate(zip(sources, slots.of(instr), strict=True))
+            if src != dst
+        ]
+
+    def _fft_steps(self, instr: Instruction, plan, slots: SlotTable) -> list:
+        """One kernel per pass: operand -> scratch -> ... -> result, two scratches in turn."""
+        (source,) = slots.of(instr.operands[0])
+        (result,) = slots.of(instr)
+        scratch = slots.temps(plan.scratch_bytes, f"{instr.name} fft scratch")
+        steps, last = [], len(plan.passes) - 1
+        for k, step in enumerate(plan.passes):
+            src = source if k == 0 else scratch[(k - 1) % 2]
+            dst = result if k == last else scratch[k % 2]
+            kernel = self.kernels.add_fft_pass(self._kernel_name(instr), step)
+            steps.append(self._launch_of(instr, kernel, (src, dst)))
         return steps
 
     def _simple_launch(self, instr: Instruction, kind: str, slots: SlotTable, plan=None):

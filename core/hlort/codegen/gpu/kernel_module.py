@@ -8,9 +8,9 @@ long enough, "loop" (a grid-stride loop over
 the outputs, loop_schedule.py; reduces inside it, column reductions included, run one output
 element per thread) for everything else the element generators support, or None with the
 reason. Dots that no library call runs get the tiled dot kernel (``add_dot``,
-dot_schedule.py); convolutions, sorts, scatters, select-and-scatters, Cholesky and triangular
-solves get kernels of their own (``add_conv``, ...). A kernel takes the computation's
-parameters, then its outputs (the root's leaves), each as one global pointer.
+dot_schedule.py); convolutions, sorts, scatters, select-and-scatters, FFTs, rng-bit-generators,
+Cholesky and triangular solves get kernels of their own (``add_conv``, ...). A kernel takes the
+computation's parameters, then its outputs (the root's leaves), each as one global pointer.
 """
 
 from __future__ import annotations
@@ -22,10 +22,12 @@ from hlort.codegen.gpu.cholesky_schedule import CholeskyPlan, emit_cholesky_kern
 from hlort.codegen.gpu.conv_schedule import ConvPlan, emit_conv_kernel
 from hlort.codegen.gpu.dot_plan import DotPlan
 from hlort.codegen.gpu.dot_schedule import emit_dot_kernel
+from hlort.codegen.gpu.fft_schedule import FftPass, emit_fft_pass
 from hlort.codegen.gpu.gpu_target import GpuTarget
 from hlort.codegen.gpu.launch import LaunchShape
 from hlort.codegen.gpu.loop_schedule import emit_loop_kernel, root_outputs
 from hlort.codegen.gpu.reduce_emitter import supports_loop_body
+from hlort.codegen.gpu.rng_schedule import emit_rng_kernel
 from hlort.codegen.gpu.row_schedule import MIN_BLOCK_ROW, emit_row_kernel
 from hlort.codegen.gpu.scatter_schedule import ScatterPlan, emit_scatter_kernel
 from hlort.codegen.gpu.select_scatter_schedule import emit_select_and_scatter_kernel
@@ -36,6 +38,7 @@ from hlort.codegen.gpu.triangular_schedule import TriangularPlan, emit_triangula
 from hlort.codegen.llvm.row_fusion import plan_row_fusion
 from hlort.errors import Unimplemented
 from hlort.ir.computation import Computation
+from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 
 
@@ -149,6 +152,22 @@ class GpuKernelModule:
         fn = self.target.define_kernel(self.module, name, 2 + len(scratch))
         launch = emit_cholesky_kernel(self.target, fn, plan)
         kernel = GpuKernel(name, "cholesky", launch, 2 + len(scratch), scratch)
+        self.kernels.append(kernel)
+        return kernel
+
+    def add_fft_pass(self, name: str, step: FftPass) -> GpuKernel:
+        """One axis of an FFT (fft_schedule.py): arguments the pass's source, destination."""
+        fn = self.target.define_kernel(self.module, name, 2)
+        launch = emit_fft_pass(self.target, fn, step, fn.buffers[0], fn.buffers[1])
+        kernel = GpuKernel(name, "fft", launch, 2)
+        self.kernels.append(kernel)
+        return kernel
+
+    def add_rng(self, name: str, instr: Instruction) -> GpuKernel:
+        """rng-bit-generator (rng_schedule.py): arguments state, new state, bits."""
+        fn = self.target.define_kernel(self.module, name, 3)
+        launch = emit_rng_kernel(self.target, fn, instr)
+        kernel = GpuKernel(name, "rng", launch, 3)
         self.kernels.append(kernel)
         return kernel
 

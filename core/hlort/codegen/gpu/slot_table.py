@@ -111,25 +111,28 @@ class SlotTable:
                 count += 1
         raise ValueError(f"{buf} is no parameter leaf")
 
+    def temps(self, sizes, label: str) -> list[int]:
+        """New byte buffers of ``sizes`` past the arena (a kernel's scratch)."""
+        return [
+            self.pool.add(
+                BufferSlot(
+                    len(self.slots),
+                    "temp",
+                    size,
+                    SLOT_ALIGNMENT,
+                    "u8",
+                    (size,),
+                    self.pool.reserve(size),
+                    label=label,
+                )
+            )
+            for size in sizes
+        ]
+
     def scratch(self, kernel) -> tuple[int, ...]:
         """Slots for a kernel's scratch buffers (temps past the arena) and its counters (a
         constant of zeros that the kernel restores)."""
-        out = []
-        for size in kernel.scratch:
-            out.append(
-                self.pool.add(
-                    BufferSlot(
-                        len(self.slots),
-                        "temp",
-                        size,
-                        SLOT_ALIGNMENT,
-                        "u8",
-                        (size,),
-                        self.pool.reserve(size),
-                        label=f"{kernel.name} scratch",
-                    )
-                )
-            )
+        out = self.temps(kernel.scratch, f"{kernel.name} scratch")
         if kernel.counter_bytes:
             size = kernel.counter_bytes
             out.append(

@@ -1,7 +1,7 @@
 """The elementwise Threefry-2x32 kernel behind JAX's ``cu_threefry2x32`` custom call.
 
 ``(out0, out1)[i] = threefry2x32(key0[i], key1[i], count0[i], count1[i])`` on u32 arrays of one
-shape, with the rounds of :func:`hlort_cpu.codegen.rng_kernel.threefry2x32` (the rng-bit-generator
+shape, with the rounds of :func:`hlort.codegen.llvm.rng_bits.threefry2x32` (the rng-bit-generator
 kernel's, bit-exact with ``hlort.interpreter.prng``). Shape-generic: the element count is the
 iteration range, so one compiled kernel serves every shape.
 
@@ -15,8 +15,8 @@ import llvmlite.ir as ir
 from hlort.codegen.llvm.kernel_abi import define_kernel
 from hlort.codegen.llvm.llvm_types import I32
 from hlort.codegen.llvm.loops import emit_loop
+from hlort.codegen.llvm.rng_bits import threefry2x32
 from hlort.codegen.llvm.target_spec import TargetSpec
-from hlort_cpu.codegen.rng_kernel import threefry2x32
 
 
 def emit_threefry_elementwise(module: ir.Module, target: TargetSpec, name: str) -> None:

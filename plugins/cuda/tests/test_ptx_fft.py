@@ -1,0 +1,39 @@
+"""FFTs on cuda: one direct-DFT kernel per transformed axis (no host fallback), PTX that ptxas
+accepts for sm_80 and sm_90 with no spills and no stack, the twiddle table in global memory
+(constant memory is 64 KiB). What the kernels compute is checked on the host simulator
+(tests/gpu/test_fft_simulated.py). Skipped with the reason when no ptxas is installed."""
+
+import pytest
+
+from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
+from hlort.passes.default_pipeline import run_default_pipeline
+from hlort.text.parser import parse_module
+from hlort_cuda.nvptx_target import NvptxTarget
+from hlort_cuda.ptx_check import find_ptxas, missing_ptxas_reason, run_ptxas
+
+FFTS = {
+    "rfft-2d": "f32[4,64,4096] parameter(0)\n  ROOT y = c64[4,64,2049] fft(x), fft_type=RFFT, "
+    "fft_length={64,4096}",
+    "ifft": "c128[8,1000] parameter(0)\n  ROOT y = c128[8,1000] fft(x), fft_type=IFFT, "
+    "fft_length={1000}",
+    "irfft-3d": "c64[2,4,6,5] parameter(0)\n  ROOT y = f32[2,4,6,8] fft(x), fft_type=IRFFT, "
+    "fft_length={4,6,8}",
+}
+
+
+@pytest.mark.skipif(find_ptxas() is None, reason=missing_ptxas_reason())
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("name", sorted(FFTS))
+def test_fft_passes_assemble_without_spills(arch, name):
+    module = parse_module(f"HloModule f\nENTRY main {{\n  x = {FFTS[name]}\n}}\n")
+    run_default_pipeline(module, policy=gpu_pass_options().policy)
+    program = compile_gpu_program(module, NvptxTarget(arch), host_loops=True)
+    assert not program.fallbacks, program.fallback_summary()
+    assert {k.schedule for k in program.kernels} == {"fft"}
+    ptx = program.binary.decode()
+    assert ".global .align 64 .b8 hlort_fft_twiddles" in ptx
+    result = run_ptxas(program.binary, arch)
+    assert result.accepted, result.log
+    for kernel in program.kernels:
+        usage = result.kernels[kernel.name]
+        assert not usage.spills and usage.stack_bytes == 0, usage

@@ -1,0 +1,121 @@
+"""FFT as direct-DFT GPU kernels, one per axis (fft_schedule.py), on the host simulator against
+the interpreter (numpy.fft in complex128): every conformance case, and FFT, IFFT, RFFT and IRFFT
+over one to three trailing axes, odd, even and length-1 transforms, single and double
+precision; IRFFT ignores the imaginary parts of the zero and Nyquist bins as pocketfft does;
+NaN reaches every output of its line. Tolerance: the conformance suite's "accumulate" one (a
+sum's rounding: 1e-10 relative or absolute in double, 1e-4 / 1e-5 in single), since the direct
+DFT sums its n terms in another order than pocketfft."""
+
+import numpy as np
+import pytest
+from host_simulator import HostSimRunner, HostSimTarget
+
+from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
+from hlort.interpreter.evaluator import evaluate
+from hlort.passes.default_pipeline import run_default_pipeline
+from hlort.plugin.interpreter_backend import flatten_value, unflatten
+from hlort.testing.comparison import describe_mismatch
+from hlort.testing.op_case import all_cases
+from hlort.text.parser import parse_module
+
+CASES = [c for c in all_cases() if c.op == "fft"]
+COMPLEX = {"f32": "c64", "f64": "c128"}
+
+
+def _program(module):
+    optimized = module.clone()
+    run_default_pipeline(optimized, policy=gpu_pass_options().policy)
+    return compile_gpu_program(optimized, HostSimTarget(32), host_loops=True)
+
+
+def _check(module, args):
+    expected = flatten_value(evaluate(module, args))
+    program = _program(module)
+    assert not program.fallbacks, program.fallback_summary()
+    assert {k.schedule for k in program.kernels} == {"fft"}
+    got = HostSimRunner(program).run(args)
+    for k, (g, e) in enumerate(zip(got, expected, strict=True)):
+        problem = describe_mismatch(g, np.asarray(e), "accumulate", what=f"output {k}")
+        assert problem is None, problem
+    return got[0]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_conformance_case(case):
+    args = case.inputs()
+    shapes = [p.shape for p in case.module.entry.parameters]
+    _check(case.module, unflatten(shapes, args))
+
+
+def _fft_text(kind, in_type, out_type, in_dims, out_dims, length):
+    fmt = lambda t, d: f"{t}[{','.join(map(str, d))}]"  # noqa: E731
+    lengths = ",".join(map(str, length))
+    return f"""HloModule f
+ENTRY main {{
+  x = {fmt(in_type, in_dims)} parameter(0)
+  ROOT y = {fmt(out_type, out_dims)} fft(x), fft_type={kind}, fft_length={{{lengths}}}
+}}
+"""
+
+
+def _complex(rng, dims, dtype):
+    return (rng.standard_normal(dims) + 1j * rng.standard_normal(dims)).astype(dtype)
+
+
+@pytest.mark.parametrize("real", ["f32", "f64"])
+@pytest.mark.parametrize("length", [(1,), (7,), (16,), (3, 6), (2, 3, 5)])
+@pytest.mark.parametrize("kind", ["FFT", "IFFT", "RFFT", "IRFFT"])
+def test_every_kind_over_trailing_axes(real, length, kind):
+    rng = np.random.default_rng(len(length) * 10 + length[-1])
+    ctype = COMPLEX[real]
+    batch = (2,)
+    full = batch + length
+    half = batch + length[:-1] + (length[-1] // 2 + 1,)
+    if kind in ("FFT", "IFFT"):
+        in_type, out_type, in_dims, out_dims = ctype, ctype, full, full
+        x = _complex(rng, full, np.complex64 if real == "f32" else np.complex128)
+    elif kind == "RFFT":
+        in_type, out_type, in_dims, out_dims = real, ctype, full, half
+        x = rng.standard_normal(full).astype(np.float32 if real == "f32" else np.float64)
+    else:
+        in_type, out_type, in_dims, out_dims = ctype, real, half, full
+        x = _complex(rng, half, np.complex64 if real == "f32" else np.complex128)
+    module = parse_module(_fft_text(kind, in_type, out_type, in_dims, out_dims, length))
+    _check(module, [x])
+
+
+@pytest.mark.parametrize("n", [6, 7])
+def test_irfft_ignores_the_imaginary_parts_a_real_signal_cannot_have(n):
+    rng = np.random.default_rng(n)
+    x = _complex(rng, (3, n // 2 + 1), np.complex128)
+    x[:, 0] += 5j  # DC
+    if n % 2 == 0:
+        x[:, -1] -= 3j  # Nyquist
+    module = parse_module(_fft_text("IRFFT", "c128", "f64", (3, n // 2 + 1), (3, n), (n,)))
+    got = _check(module, [x])
+    clean = x.copy()
+    clean[:, 0] = clean[:, 0].real
+    if n % 2 == 0:
+        clean[:, -1] = clean[:, -1].real
+    np.testing.assert_allclose(got, np.fft.irfft(clean, n), rtol=1e-12, atol=1e-14)
+
+
+def test_nan_reaches_every_output_of_its_line_only():
+    """Which part of an output turns NaN depends on the algorithm's operations (pocketfft's
+    butterflies give nan+0j here, a direct sum nan+nanj), so only where NaN is is compared."""
+    x = np.ones((3, 8), np.complex64)
+    x[1, 4] = np.nan
+    module = parse_module(_fft_text("FFT", "c64", "c64", (3, 8), (3, 8), (8,)))
+    expected = np.asarray(flatten_value(evaluate(module, [x]))[0])
+    program = _program(module)
+    assert not program.fallbacks
+    (got,) = HostSimRunner(program).run([x])
+    assert np.isnan(got[1]).all() and np.isnan(expected[1]).all()
+    np.testing.assert_allclose(got[[0, 2]], expected[[0, 2]], rtol=1e-6, atol=1e-6)
+
+
+def test_a_zero_batch_runs_no_work():
+    x = np.ones((0, 8), np.float32)
+    module = parse_module(_fft_text("RFFT", "f32", "c64", (0, 8), (0, 5), (8,)))
+    got = _check(module, [x])
+    assert got.shape == (0, 5)
