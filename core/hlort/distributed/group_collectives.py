@@ -8,10 +8,19 @@ static shapes, so they can use MPI's algorithms instead (Open MPI picks ring / r
 doubling / shared-memory ones by size), which move about ``2 (P-1)/P * B``:
 
 * every device group gets its own communicator (its processes in rank order), made at the
-  group's first collective after a bounded keyed handshake (so a process that never arrives
-  is DEADLINE_EXCEEDED naming it, not a hang inside ``MPI_Comm_create_group``). One
-  communicator per group, not per process set: two groups over the same processes run from
-  different device threads at once, and MPI matches collectives on a communicator by order;
+  group's first collective after a bounded keyed handshake of two rounds: "arrived", then
+  "everyone arrived" (so a process that never arrives is DEADLINE_EXCEEDED naming it, and a
+  late one, arriving after the others gave up on round one, is DEADLINE_EXCEEDED naming them
+  in round two instead of blocking in ``MPI_Comm_create_group``). The creation itself runs on
+  a helper thread and is waited for against the same deadline: the rare peer that gives up
+  between the rounds makes it DEADLINE_EXCEEDED, not a hang. One communicator per group, not
+  per process set: two groups over the same processes run from different device threads at
+  once, and MPI matches collectives on a communicator by order;
+* without ``MPI_THREAD_MULTIPLE`` (an MPI library that gives only SERIALIZED) no communicator
+  is made at all: a blocking creation would have to hold the serialization lock while it waits
+  for its peers, and two groups created in opposite orders on two processes would then wait
+  for each other forever. The collectives take the keyed exchange instead (order-independent,
+  bounded, ``(P-1) x B`` per process), with the same results on every process;
 * the operations are nonblocking and polled against the collective deadline. A timed-out one
   cannot be cancelled (MPI has no cancel for collectives): its buffers are kept alive, and the
   group's communicator is retired, so a later collective over it raises ABORTED at once
@@ -31,9 +40,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from hlort.errors import Aborted, ErrorCode, HlortError, Internal
+from hlort.errors import Aborted, ErrorCode, HlortError, Internal, InvalidArgument
 
 SPIN_S = 20e-3
+_UFUNCS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
 
 
 class GroupCollectives:
@@ -55,8 +65,11 @@ class GroupCollectives:
         }
 
     # -- communicators -------------------------------------------------------------------------
-    def communicator(self, group: Sequence[int], timeout_s: float):
-        """The communicator of device group ``group`` (made on first use, collectively)."""
+    def communicator(self, group: Sequence[int], timeout_s: float, key=None):
+        """The communicator of device group ``group`` (made on first use, collectively), or
+        None where MPI is not thread-multiple (the caller takes the keyed exchange)."""
+        if not self._t.thread_multiple:
+            return None
         group = tuple(int(d) for d in group)
         comm = self._comms.get(group)
         if comm is not None:
@@ -69,23 +82,111 @@ class GroupCollectives:
                 return comm
             if group in self._retired:
                 raise Aborted(self._retired[group])
-            t = self._t
-            mine = [d for d in group if t.process_of(d) == t.process_index]
-            # everyone is here (bounded, names the missing) before the blocking creation
-            t.exchange(
-                ("hlort.distributed.group", group),
-                {d: np.zeros(0, np.uint8) for d in mine},
-                group,
-                timeout_s=timeout_s,
-            )
-            processes = sorted({t.process_of(d) for d in group})
-            tag = zlib.crc32(repr(group).encode()) % max(1, t._tag_ub)
-            with t._mpi_lock:
-                members = t.comm.Get_group().Incl(processes)
-                comm = t.comm.Create_group(members, tag)
-                members.Free()
+            comm = self._create(group, timeout_s, key)
             self._comms[group] = comm
             return comm
+
+    def _create(self, group: tuple[int, ...], timeout_s: float, key):
+        t = self._t
+        deadline = time.monotonic() + timeout_s
+        mine = {d: np.zeros(0, np.uint8) for d in group if t.process_of(d) == t.process_index}
+        # round one: everyone is here (bounded, names the missing)
+        t.exchange(("hlort.distributed.group", group), mine, group, timeout_s=timeout_s)
+        # round two: everyone passed round one. A process that gave up on round one (its
+        # message was sent) never sends this, so a late process stops here, bounded
+        try:
+            t.exchange(
+                ("hlort.distributed.group.ready", group),
+                mine,
+                group,
+                timeout_s=max(deadline - time.monotonic(), 1e-3),
+            )
+        except HlortError as err:
+            if err.code is not ErrorCode.DEADLINE_EXCEEDED:
+                raise
+            raise HlortError(
+                f"{err.message}. (While agreeing to create the MPI communicator of devices "
+                f"{list(group)} for collective {key!r}: the processes named reached this "
+                "group's first collective earlier and gave up on it, or never did.)",
+                ErrorCode.DEADLINE_EXCEEDED,
+            ) from None
+        processes = sorted({t.process_of(d) for d in group})
+        tag = zlib.crc32(repr(group).encode()) % max(1, t._tag_ub)
+        made: list = []
+        failed: list = []
+        done = threading.Event()
+
+        def create() -> None:  # blocking and collective over the group's processes
+            try:
+                members = t.comm.Get_group().Incl(processes)
+                made.append(t.comm.Create_group(members, tag))
+                members.Free()
+            except BaseException as exc:  # reported to the waiting thread
+                failed.append(exc)
+            finally:
+                done.set()
+
+        threading.Thread(target=create, name=f"hlort-comm-{group}", daemon=True).start()
+        if not done.wait(timeout_s):  # everyone agreed: its own budget, not the rest
+            self._retired[group] = (
+                f"collectives over devices {list(group)} are unusable in this run: creating "
+                "their MPI communicator timed out earlier; restart the job"
+            )
+            raise HlortError(
+                f"collective {key!r} over devices {list(group)} on process {t.process_index}: "
+                f"creating the group's MPI communicator (processes {processes}) did not finish "
+                f"within {timeout_s:g} s: a process of the group gave up on it (see its "
+                "DEADLINE_EXCEEDED) or stopped. Every process must run the same program with "
+                "the same collectives in the same order; for a slow start raise "
+                "HLORT_COLLECTIVE_TIMEOUT (seconds); restart the job",
+                ErrorCode.DEADLINE_EXCEEDED,
+            )
+        if failed:
+            raise Internal(
+                f"MPI could not create the communicator of devices {list(group)}: {failed[0]}"
+            )
+        return made[0]
+
+    # -- the keyed exchange, where MPI is not thread-multiple ----------------------------------
+    def _first_members(self, group: Sequence[int]) -> tuple[list[int], list[int]]:
+        """This process's members of ``group`` and each process's first member, in order."""
+        t = self._t
+        mine = [d for d in group if t.process_of(d) == t.process_index]
+        firsts: dict[int, int] = {}
+        for d in group:
+            firsts.setdefault(t.process_of(d), d)
+        return mine, [firsts[p] for p in sorted(firsts)]
+
+    def _exchange_reduce(self, key, array, op, group, timeout_s, send) -> np.ndarray:
+        """All-reduce by the keyed exchange: each process sends its value under its first
+        member, and every process folds them in process order (the same bits everywhere)."""
+        mine, firsts = self._first_members(group)
+        local = {d: np.zeros(0, array.dtype) for d in mine}
+        local[mine[0]] = array if send is None else send
+        got = self._t.exchange(key, local, group, timeout_s=timeout_s)
+        values = [got[d] for d in firsts]
+        if any(v.shape != array.shape or v.dtype != array.dtype for v in values):
+            listed = ", ".join(
+                f"process {self._t.process_of(d)}: {v.dtype}{list(v.shape)}"
+                for d, v in zip(firsts, values, strict=True)
+            )
+            raise InvalidArgument(
+                f"all_reduce {key!r} over devices {list(group)}: the processes passed different "
+                f"shapes or types ({listed}); every process must pass the same"
+            )
+        combine = _UFUNCS[op]
+        total = values[0].copy()  # not into ``array`` yet: it is one of the values
+        for v in values[1:]:
+            combine(total, v, out=total)
+        np.copyto(array, total)
+        return array
+
+    def _exchange_all_to_all(self, key, local, group, timeout_s) -> dict[int, list[np.ndarray]]:
+        """All-to-all by the keyed exchange: each member's pieces travel stacked, whole."""
+        position = {d: i for i, d in enumerate(group)}
+        stacked = {j: np.stack([np.asarray(p) for p in pieces]) for j, pieces in local.items()}
+        got = self._t.exchange(key, stacked, group, timeout_s=timeout_s)
+        return {i: [got[j][position[i]] for j in group] for i in local}
 
     # -- collectives ---------------------------------------------------------------------------
     def all_reduce(
@@ -104,14 +205,16 @@ class GroupCollectives:
         if op not in self._ops:
             raise Internal(f"no MPI reduction for {op!r} (known: {', '.join(self._ops)})")
         deadline = time.monotonic() + timeout_s
-        comm = self.communicator(group, timeout_s)
-        if array.size == 0:
-            return array
         if send is not None and (send.shape != array.shape or send.dtype != array.dtype):
             raise Internal(
                 f"all_reduce {key!r}: send {send.dtype}{list(send.shape)} is not "
                 f"the result's {array.dtype}{list(array.shape)}"
             )
+        comm = self.communicator(group, timeout_s, key)
+        if comm is None:
+            return self._exchange_reduce(key, array, op, group, timeout_s, send)
+        if array.size == 0:
+            return array
         with self._t._mpi_lock:
             source = self._mpi.IN_PLACE if send is None else send
             request = comm.Iallreduce(source, array, self._ops[op])
@@ -132,7 +235,9 @@ class GroupCollectives:
         first = next(iter(local.values()))
         shape, dtype, nbytes = first.shape, first.dtype, first.nbytes
         deadline = time.monotonic() + timeout_s
-        comm = self.communicator(group, timeout_s)
+        comm = self.communicator(group, timeout_s, key)
+        if comm is None:
+            return t.exchange(key, local, group, timeout_s=timeout_s)
         processes = sorted({t.process_of(d) for d in group})
         by_process = {p: sorted(d for d in group if t.process_of(d) == p) for p in processes}
         order = [d for p in processes for d in by_process[p]]
@@ -177,7 +282,9 @@ class GroupCollectives:
         first = next(iter(local.values()))[0]
         shape, dtype, nbytes = first.shape, first.dtype, first.nbytes
         deadline = time.monotonic() + timeout_s
-        comm = self.communicator(group, timeout_s)
+        comm = self.communicator(group, timeout_s, key)
+        if comm is None:
+            return self._exchange_all_to_all(key, local, group, timeout_s)
         position = {d: i for i, d in enumerate(group)}
         processes = sorted({t.process_of(d) for d in group})
         members = {p: [d for d in group if t.process_of(d) == p] for p in processes}
