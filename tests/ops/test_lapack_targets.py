@@ -240,7 +240,7 @@ def test_stablehlo_keeps_the_typed_ffi_attributes():
     assert int(info) == 0
     np.testing.assert_allclose(factor, [[2.0, 1.0], [-7.0, 2.0]])
     text = print_module(module)
-    assert "backend_config={uplo = 85}" in text
+    assert "backend_config={uplo = 85 : ui8}" in text  # typed, as XLA's HLO text has it
 
 
 def _cholesky_mlir(operand_layout: str, result_layout: str) -> str:
