@@ -319,3 +319,34 @@ def test_the_layout_check_knows_every_tpu_lapack_target():
     from hlort.ir.custom_call_layouts import TPU_LAPACK_TARGETS
 
     assert set(TPU_LAPACK_TARGETS) == set(TPU_QR)
+
+
+@pytest.mark.parametrize("platform", ["interpreter", "cpu"])
+def test_compile_refuses_a_custom_call_layout_for_every_backend(platform):
+    """compile checks the layouts before any backend sees the call (the cpu plugin calls
+    LAPACK on logical arrays too): a row-major matrix for getrf is UNIMPLEMENTED, JAX's
+    column-major one compiles and runs."""
+    import hlort
+    from hlort.errors import ErrorCode
+
+    if platform == "cpu":
+        pytest.importorskip("hlort_cpu", reason="the cpu plugin is not installed")
+    text = """HloModule lu
+ENTRY main {
+  a = f32[3,3]{1,0} parameter(0)
+  ROOT lu = (f32[3,3]{0,1}, s32[3]{0}, s32[]) custom-call(a),
+    custom_call_target="lapack_sgetrf_ffi", operand_layout_constraints={f32[3,3]LAYOUT},
+    api_version=API_VERSION_TYPED_FFI
+}
+"""
+    with pytest.raises(HlortError) as info:
+        hlort.compile(text.replace("LAYOUT", "{1,0}"), platform)
+    assert info.value.code is ErrorCode.UNIMPLEMENTED
+    assert "asks for layout {1,0} of operand 0 (f32[3,3])" in info.value.message
+    exe = hlort.compile(text.replace("LAYOUT", "{0,1}"), platform)
+    a = np.array([[2.0, 1.0, 0.0], [4.0, 3.0, 1.0], [0.0, 1.0, 5.0]], np.float32)
+    lu, pivots, status = (np.asarray(o) for o in exe(a))
+    assert int(status) == 0 and list(pivots) == [2, 3, 3]  # LAPACK's 1-based interchanges
+    lower, upper = np.tril(lu, -1) + np.eye(3), np.triu(lu)
+    permuted = a[[1, 2, 0]]  # rows 1<->2, then 2<->3
+    np.testing.assert_allclose(lower @ upper, permuted, rtol=1e-6, atol=1e-6)

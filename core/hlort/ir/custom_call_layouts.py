@@ -13,13 +13,15 @@ bytes come in another. hlort's targets compute on logical arrays as follows:
 * every other target takes and gives row-major arrays (the default layout ``{r-1, ..., 0}``).
 
 A call whose constraints name another layout would get a wrong result, so :func:`check_layouts`
-(called by the StableHLO importer, and by the interpreter for any custom call with
-``operand_layout_constraints``) raises UNIMPLEMENTED naming the operand or result, the layout
-asked for and the one honoured. A call without constraints is taken logically, as always.
+(called by the StableHLO importer, by compile for every backend, and by the interpreter, for any
+custom call with ``operand_layout_constraints``) raises UNIMPLEMENTED naming the operand or
+result, the layout asked for and the one honoured. A call without constraints is taken
+logically, as always.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -27,6 +29,8 @@ from hlort.errors import Unimplemented
 from hlort.shape import ArrayShape, Shape, TupleShape
 
 CONSTRAINTS = "operand_layout_constraints"
+# one operand's shape in XLA's spelling, ``f32[2,<=3]{0,1}``: its layout, if any
+_SHAPE = re.compile(r"[a-z][a-z0-9]*\[[^\]]*\](?:\{([0-9,\s]*)\})?")
 
 
 def default_layout(rank: int) -> tuple[int, ...]:
@@ -96,3 +100,49 @@ def check_layouts(
                 f"so its result would be wrong; lay {what} out {honoured} (or drop the "
                 "constraint), or run the program where the target's kernel is native"
             )
+
+
+def constraint_layouts(text: str) -> list[tuple[int, ...] | None]:
+    """The layouts of ``operand_layout_constraints={f32[2,2]{0,1}, s32[]}`` (None: none given;
+    a tuple-shaped operand's constraint is not read)."""
+    inner = text.strip()
+    inner = inner[1:-1] if inner.startswith("{") and inner.endswith("}") else inner
+    layouts: list[tuple[int, ...] | None] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(inner + ","):
+        if ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            part, start = inner[start:i].strip(), i + 1
+            if not part:
+                continue
+            found = _SHAPE.fullmatch(part)
+            if found is None or not found.group(1) or not found.group(1).strip():
+                layouts.append(None)
+            else:
+                layouts.append(tuple(int(d) for d in found.group(1).split(",")))
+    return layouts
+
+
+def check_custom_call_layouts(instr) -> None:
+    """:func:`check_layouts` for a custom-call instruction with ``operand_layout_constraints``
+    (and its result layouts); nothing to check without constraints."""
+    text = instr.extra_attrs.get(CONSTRAINTS)
+    if not text:
+        return
+    target = instr.attrs.get("custom_call_target", "?")
+    operands = [o.shape for o in instr.operands]
+    check_layouts(instr.name, target, constraint_layouts(text), operands, instr.shape)
+
+
+def check_module_custom_call_layouts(module) -> None:
+    """:func:`check_custom_call_layouts` for every custom call of ``module`` (compile's check,
+    so no backend computes a call for a layout its target does not honour)."""
+    from hlort.ir.opcodes import Opcode
+
+    for comp in module.computations:
+        for instr in comp.instructions:
+            if instr.opcode is Opcode.CUSTOM_CALL and CONSTRAINTS in instr.extra_attrs:
+                check_custom_call_layouts(instr)

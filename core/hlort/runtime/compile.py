@@ -18,6 +18,7 @@ from typing import Any
 
 from hlort.errors import HlortError, Internal, InvalidArgument, Unimplemented
 from hlort.ir.collective_groups import check_collectives_fit
+from hlort.ir.custom_call_layouts import check_module_custom_call_layouts
 from hlort.ir.module import Module
 from hlort.ir.verifier import verify_module
 from hlort.passes import run_default_pipeline
@@ -182,6 +183,7 @@ def compile_on(
     start = time.perf_counter()
     verify_module(module)
     check_collectives_fit(module, options.num_replicas, options.num_partitions)
+    check_module_custom_call_layouts(module)  # UNIMPLEMENTED, not a wrong result
     timings["verify"] = time.perf_counter() - start
     start = time.perf_counter()
     optimized = run_core_passes(module.clone(), options, backend.client)
