@@ -12,10 +12,10 @@ doubling / shared-memory ones by size), which move about ``2 (P-1)/P * B``:
   "everyone arrived" (so a process that never arrives is DEADLINE_EXCEEDED naming it, and a
   late one, arriving after the others gave up on round one, is DEADLINE_EXCEEDED naming them
   in round two instead of blocking in ``MPI_Comm_create_group``). The creation itself runs on
-  a helper thread and is waited for against the same deadline: the rare peer that gives up
-  between the rounds makes it DEADLINE_EXCEEDED, not a hang. One communicator per group, not
-  per process set: two groups over the same processes run from different device threads at
-  once, and MPI matches collectives on a communicator by order;
+  a helper thread, waited for at most the collective timeout: the rare peer that gives up
+  between the rounds makes it DEADLINE_EXCEEDED (the group retired), not a hang. One
+  communicator per group, not per process set: two groups over the same processes run from
+  different device threads at once, and MPI matches collectives on a communicator by order;
 * without ``MPI_THREAD_MULTIPLE`` (an MPI library that gives only SERIALIZED) no communicator
   is made at all: a blocking creation would have to hold the serialization lock while it waits
   for its peers, and two groups created in opposite orders on two processes would then wait
