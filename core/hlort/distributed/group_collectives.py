@@ -8,14 +8,16 @@ static shapes, so they can use MPI's algorithms instead (Open MPI picks ring / r
 doubling / shared-memory ones by size), which move about ``2 (P-1)/P * B``:
 
 * every device group gets its own communicator (its processes in rank order), made at the
-  group's first collective after a bounded keyed handshake of two rounds: "arrived", then
-  "everyone arrived" (so a process that never arrives is DEADLINE_EXCEEDED naming it, and a
-  late one, arriving after the others gave up on round one, is DEADLINE_EXCEEDED naming them
-  in round two instead of blocking in ``MPI_Comm_create_group``). The creation itself runs on
-  a helper thread, waited for at most the collective timeout: the rare peer that gives up
-  between the rounds makes it DEADLINE_EXCEEDED (the group retired), not a hang. One
-  communicator per group, not per process set: two groups over the same processes run from
-  different device threads at once, and MPI matches collectives on a communicator by order;
+  group's first collective after two bounded keyed rounds. Round one: everyone is here (a
+  process that never arrives is DEADLINE_EXCEEDED naming it). Round two: each process says
+  whether it passed round one or gave up on it; a process that gives up says so before it
+  raises, so a late one (arriving after the others gave up) reads that and is
+  DEADLINE_EXCEEDED naming them, instead of blocking in ``MPI_Comm_create_group`` for peers
+  that never come. The blocking creation is entered only when every process of the group said
+  it passed, so it never waits for one that gave up. A group whose creation failed is retired
+  (ABORTED after: messages of the attempt are still in flight). One communicator per group,
+  not per process set: two groups over the same processes run from different device threads
+  at once, and MPI matches collectives on a communicator by order;
 * without ``MPI_THREAD_MULTIPLE`` (an MPI library that gives only SERIALIZED) no communicator
   is made at all: a blocking creation would have to hold the serialization lock while it waits
   for its peers, and two groups created in opposite orders on two processes would then wait
@@ -33,6 +35,7 @@ process's part of one collective must stay below 2 GiB.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import zlib
@@ -87,65 +90,62 @@ class GroupCollectives:
             return comm
 
     def _create(self, group: tuple[int, ...], timeout_s: float, key):
+        """Two bounded keyed rounds, then the blocking ``MPI_Comm_create_group``, entered only
+        when every process of the group has said it will enter it (module docstring)."""
         t = self._t
-        deadline = time.monotonic() + timeout_s
-        mine = {d: np.zeros(0, np.uint8) for d in group if t.process_of(d) == t.process_index}
-        # round one: everyone is here (bounded, names the missing)
-        t.exchange(("hlort.distributed.group", group), mine, group, timeout_s=timeout_s)
-        # round two: everyone passed round one. A process that gave up on round one (its
-        # message was sent) never sends this, so a late process stops here, bounded
+        mine = [d for d in group if t.process_of(d) == t.process_index]
+        empty = {d: np.zeros(0, np.uint8) for d in mine}
+        decision = ("hlort.distributed.group.decision", group)
+        try:  # round one: everyone is here (bounded, names the missing)
+            t.exchange(("hlort.distributed.group", group), empty, group, timeout_s=timeout_s)
+        except HlortError as err:
+            if err.code is ErrorCode.DEADLINE_EXCEEDED:  # tell the late: this one gave up
+                self._retire(group, key, "its first collective timed out")
+                with contextlib.suppress(HlortError):  # posted; the late peer receives it
+                    t.exchange(
+                        decision, {d: np.zeros(1, np.uint8) for d in mine}, group, timeout_s=1e-3
+                    )
+            raise
+        # round two: every process says "I passed round one" (1) or "I gave up on it" (0).
+        # Every process that sent round one sends one of them within its own timeout, so
+        # this waits for decisions, not for arrivals: bounded by about one more timeout
         try:
-            t.exchange(
-                ("hlort.distributed.group.ready", group),
-                mine,
+            said = t.exchange(
+                decision,
+                {d: np.ones(1, np.uint8) for d in mine},
                 group,
-                timeout_s=max(deadline - time.monotonic(), 1e-3),
+                timeout_s=2 * timeout_s + 1,
             )
         except HlortError as err:
             if err.code is not ErrorCode.DEADLINE_EXCEEDED:
                 raise
-            raise HlortError(
-                f"{err.message}. (While agreeing to create the MPI communicator of devices "
-                f"{list(group)} for collective {key!r}: the processes named reached this "
-                "group's first collective earlier and gave up on it, or never did.)",
-                ErrorCode.DEADLINE_EXCEEDED,
-            ) from None
-        processes = sorted({t.process_of(d) for d in group})
-        tag = zlib.crc32(repr(group).encode()) % max(1, t._tag_ub)
-        made: list = []
-        failed: list = []
-        done = threading.Event()
-
-        def create() -> None:  # blocking and collective over the group's processes
-            try:
-                members = t.comm.Get_group().Incl(processes)
-                made.append(t.comm.Create_group(members, tag))
-                members.Free()
-            except BaseException as exc:  # reported to the waiting thread
-                failed.append(exc)
-            finally:
-                done.set()
-
-        threading.Thread(target=create, name=f"hlort-comm-{group}", daemon=True).start()
-        if not done.wait(timeout_s):  # everyone agreed: its own budget, not the rest
-            self._retired[group] = (
-                f"collectives over devices {list(group)} are unusable in this run: creating "
-                "their MPI communicator timed out earlier; restart the job"
-            )
+            self._retire(group, key, "agreeing to create its communicator timed out")
+            raise
+        gave_up = sorted({t.process_of(d) for d, v in said.items() if v.size and not v[0]})
+        if gave_up:
+            self._retire(group, key, f"processes {gave_up} gave up on its first collective")
             raise HlortError(
                 f"collective {key!r} over devices {list(group)} on process {t.process_index}: "
-                f"creating the group's MPI communicator (processes {processes}) did not finish "
-                f"within {timeout_s:g} s: a process of the group gave up on it (see its "
-                "DEADLINE_EXCEEDED) or stopped. Every process must run the same program with "
+                f"process(es) {gave_up} reached this group's first collective earlier and gave "
+                "up on it (their DEADLINE_EXCEEDED names this process as missing), so its MPI "
+                "communicator cannot be made. Every process must run the same program with "
                 "the same collectives in the same order; for a slow start raise "
                 "HLORT_COLLECTIVE_TIMEOUT (seconds); restart the job",
                 ErrorCode.DEADLINE_EXCEEDED,
             )
-        if failed:
-            raise Internal(
-                f"MPI could not create the communicator of devices {list(group)}: {failed[0]}"
-            )
-        return made[0]
+        processes = sorted({t.process_of(d) for d in group})
+        tag = zlib.crc32(repr(group).encode()) % max(1, t._tag_ub)
+        members = t.comm.Get_group().Incl(processes)
+        try:  # every process of the group said it comes: blocking, but not for long
+            return t.comm.Create_group(members, tag)
+        finally:
+            members.Free()
+
+    def _retire(self, group: tuple[int, ...], key, why: str) -> None:
+        self._retired[group] = (
+            f"collectives over devices {list(group)} are unusable in this run: {why} "
+            f"({key!r}), and MPI cannot take back what was sent; restart the job"
+        )
 
     # -- the keyed exchange, where MPI is not thread-multiple ----------------------------------
     def _first_members(self, group: Sequence[int]) -> tuple[list[int], list[int]]:
