@@ -168,6 +168,9 @@ def compile_on(
     start = time.perf_counter()
     module, _fmt = load_program(program)
     timings["load"] = time.perf_counter() - start
+    # before the cache: fingerprints leave layouts out, and an honoured layout means the same
+    # as none, so only a call hlort would get wrong must never reach a cached executable
+    check_module_custom_call_layouts(module)  # UNIMPLEMENTED, not a wrong result
     raw_device = device.raw if device is not None else None
     options = _device_options(_module_counts(options, module), raw_device)
     start = time.perf_counter()
@@ -183,7 +186,6 @@ def compile_on(
     start = time.perf_counter()
     verify_module(module)
     check_collectives_fit(module, options.num_replicas, options.num_partitions)
-    check_module_custom_call_layouts(module)  # UNIMPLEMENTED, not a wrong result
     timings["verify"] = time.perf_counter() - start
     start = time.perf_counter()
     optimized = run_core_passes(module.clone(), options, backend.client)
