@@ -12,7 +12,7 @@ machine shared with other work hits every variant alike):
 * ``program``: an HLO ``all-reduce`` compiled with ``hlort.distributed.compile`` (one replica
   per rank, on each rank's first ``--platform`` device, default cpu) and executed on a device
   buffer until the result is ready: what a sharded program's all-reduce costs;
-* ``arrays``: ``hlort.distributed.all_reduce`` on NumPy arrays (adds a one-integer shape check);
+* ``arrays``: ``hlort.distributed.all_reduce`` on NumPy arrays (adds a small signature exchange);
 * ``in-process``: rank 0 alone runs the all-reduce on RANKS virtual cpu devices of one process
   (shared memory, a thread per device) while the other ranks sleep; its fair baseline is the
   same row's MPI.Allreduce among RANKS ranks on this host.

@@ -30,7 +30,10 @@ def ffi_attributes_text(attributes: dict) -> str:
         if isinstance(value, bool):
             text = "true" if value else "false"
         elif isinstance(value, (int, float)):
-            text = repr(value)
+            text = repr(int(value) if isinstance(value, int) else value)
+            kind = getattr(value, "mlir_type", None)  # an importer's typed integer: `76 : ui8`
+            if kind:
+                text += f" : {kind}"
         elif isinstance(value, str):
             text = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
         else:

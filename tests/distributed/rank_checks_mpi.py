@@ -12,6 +12,7 @@ import numpy as np
 from rank_helpers import (
     DEVICES_PER_RANK,
     _digest,
+    _rank_size,
     _synthetic_transport,
     _value,
     _within_fold,
@@ -113,8 +114,77 @@ def check_mpi_deadline(out: dict) -> None:
             out["retired"] = None
         except HlortError as err:
             out["retired"] = [err.code.name, err.message]
+    if rank == last:  # late for the group the others gave up on in its handshake: bounded
+        started = time.monotonic()
+        try:
+            reduce(fresh, 1, 1.0)
+            out["late_handshake"] = None
+        except HlortError as err:
+            out["late_handshake"] = [err.code.name, err.message, time.monotonic() - started]
     transport.barrier(timeout_s=60, what="at the end of the MPI deadline check")
     out["rejoined"] = True
+
+
+def check_serialized_groups(out: dict) -> None:
+    """An MPI without MPI_THREAD_MULTIPLE (one lock around every call): two device threads per
+    process run collectives over two groups, started in opposite orders on even and odd ranks.
+    No communicator is created (a blocking creation under the lock could deadlock); the keyed
+    exchange gives the same results on every process."""
+    from hlort.distributed.transport import MpiTransport
+
+    MPI, rank, size = _rank_size()
+    transport = MpiTransport(
+        MPI.COMM_WORLD.Dup(), lambda d: d // DEVICES_PER_RANK, thread_multiple=False
+    )
+    everyone = list(range(size * DEVICES_PER_RANK))
+    results: dict = {}
+    errors: list = []
+
+    def device_thread(device_id: int, delay: float):
+        time.sleep(delay)
+        try:
+            k = device_id % DEVICES_PER_RANK
+            group = [d for d in everyone if d % DEVICES_PER_RANK == k]
+            found = []
+            for step in range(3):
+                total = _value(device_id, (50,)) + step
+                got = transport.all_reduce(("sr", step), total.copy(), "sum", group, timeout_s=30)
+                found.append(_within_fold(got, [_value(d, (50,)) + step for d in group]))
+                ints = np.arange(6, dtype=np.int32) * (device_id + 1)
+                got = transport.all_reduce(("si", step), ints, "max", group, timeout_s=30)
+                want = np.arange(6, dtype=np.int32) * (max(group) + 1)
+                found.append(bool(got.dtype == np.int32 and np.array_equal(got, want)))
+            gathered = transport.all_gather(
+                ("sg", k), {device_id: _value(device_id, (2, 3))}, group, timeout_s=30
+            )
+            found.append(all(np.array_equal(gathered[d], _value(d, (2, 3))) for d in group))
+            pieces = [np.full(2, 10 * device_id + i, np.float32) for i in range(len(group))]
+            swapped = transport.all_to_all(("sa", k), {device_id: pieces}, group, timeout_s=30)
+            position = group.index(device_id)
+            found.append(
+                all(
+                    np.array_equal(swapped[device_id][i], np.full(2, 10 * j + position))
+                    for i, j in enumerate(group)
+                )
+            )
+            results[device_id] = found
+        except Exception as err:  # reported, not swallowed: the test asserts on it
+            errors.append(f"{device_id}: {type(err).__name__}: {err}")
+
+    mine = mine_of(rank)
+    delays = [0.0, 0.3] if rank % 2 == 0 else [0.3, 0.0]  # opposite orders
+    threads = [
+        threading.Thread(target=device_thread, args=a) for a in zip(mine, delays, strict=True)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    out["threads_alive"] = sum(t.is_alive() for t in threads)
+    out["errors"] = errors
+    out["all_ok"] = len(results) == 2 and all(all(v) for v in results.values())
+    out["communicators_made"] = len(transport._groups._comms)
+    out["results"] = {str(d): v for d, v in results.items()}
 
 
 def _reduce_scatter(mine, replicas: int) -> dict:

@@ -22,6 +22,7 @@ from rank_checks_mpi import (  # noqa: F401 - found by CHECKS below
     _reduce_scatter,
     check_mpi_collectives,
     check_mpi_deadline,
+    check_serialized_groups,
 )
 from rank_helpers import (
     DEVICES_PER_RANK,
@@ -209,6 +210,13 @@ def check_collectives(out: dict) -> None:
         out["all_reduce_mismatch"] = None
     except HlortError as err:
         out["all_reduce_mismatch"] = err.code.name
+    # another type on process 0 (bf16: the exchange path) than on the rest (f32: MPI's)
+    kind = dtypes.from_hlo_name("bf16" if hd.process_index() == 0 else "f32").numpy
+    try:
+        hd.all_reduce({d.id: np.ones((3, 4), kind) for d in mine}, "sum", timeout_s=10)
+        out["all_reduce_type_mismatch"] = None
+    except HlortError as err:
+        out["all_reduce_type_mismatch"] = [err.code.name, err.message]
     out["all_reduce_max"] = all(
         np.array_equal(v, np.max([_value(d) for d in everyone], axis=0))
         for v in hd.all_reduce({d.id: _value(d.id) for d in mine}, "max").values()

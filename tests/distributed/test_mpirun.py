@@ -20,6 +20,7 @@ CHECKS = (
     "compile_errors",
     "mpi_collectives",
     "mpi_deadline",
+    "serialized_groups",
 )
 ENV = {"HLORT_INTERPRETER_DEVICES": "2"}  # two interpreter devices per process
 RANKS = [2, 4]
@@ -80,6 +81,9 @@ def test_initialize_forms_the_global_device_list(job):
 def test_collectives_on_buffers_cross_processes(job):
     for rank, found in enumerate(job.check("collectives")):
         found.pop("seconds")
+        code, message = found.pop("all_reduce_type_mismatch")
+        assert code == "INVALID_ARGUMENT", (rank, message)  # not DEADLINE_EXCEEDED on two paths
+        assert "process 0: sum bf16[3,4]; process 1: sum f32[3,4]" in message, message
         assert found == {
             "all_reduce_sum": True,  # MPI's order: within 2 (n-1) eps sum|x| of the fold
             "all_reduce_int_exact": True,
@@ -133,6 +137,13 @@ def test_a_rank_missing_an_mpi_all_reduce_gives_deadline_exceeded(job):
         assert found["warm"] and found["rejoined"], (rank, found)
         if rank == last:
             assert found["late_sum"], found
+            # late for a group the others gave up on: bounded, naming them, not a hang in
+            # MPI_Comm_create_group
+            code, message, seconds = found["late_handshake"]
+            assert code == "DEADLINE_EXCEEDED", found
+            assert f"process(es) {list(range(last))} reached" in message, message
+            assert "gave up on it" in message and "restart the job" in message, message
+            assert seconds < 30, found
             continue
         code, message, seconds = found["handshake"]
         assert code == "DEADLINE_EXCEEDED", found
@@ -142,6 +153,16 @@ def test_a_rank_missing_an_mpi_all_reduce_gives_deadline_exceeded(job):
         assert seconds < 30, found  # bounded by the 1 s timeout, not a hang
         code, message = found["retired"]
         assert code == "ABORTED" and "restart the job" in message, found
+
+
+def test_group_collectives_without_thread_multiple_do_not_deadlock(job):
+    """Two groups started in opposite orders on even and odd ranks, every MPI call behind one
+    lock (an MPI that gives only MPI_THREAD_SERIALIZED): no communicator is created, the keyed
+    exchange serves all-reduce, all-gather and all-to-all, every result right."""
+    for rank, found in enumerate(job.check("serialized_groups")):
+        assert found["threads_alive"] == 0 and found["errors"] == [], (rank, found)
+        assert found["all_ok"], (rank, found["results"])
+        assert found["communicators_made"] == 0, (rank, found)
 
 
 def test_mlp_training_step_on_two_ranks_of_two_cpu_devices_matches_one_device(mpi_ranks):

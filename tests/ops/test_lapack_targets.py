@@ -240,4 +240,113 @@ def test_stablehlo_keeps_the_typed_ffi_attributes():
     assert int(info) == 0
     np.testing.assert_allclose(factor, [[2.0, 1.0], [-7.0, 2.0]])
     text = print_module(module)
-    assert "backend_config={uplo = 85}" in text
+    assert "backend_config={uplo = 85 : ui8}" in text  # typed, as XLA's HLO text has it
+
+
+def _cholesky_mlir(operand_layout: str, result_layout: str) -> str:
+    return UPPER_CHOLESKY_MLIR.replace(
+        "operand_layouts = [dense<[0, 1]>", f"operand_layouts = [dense<{operand_layout}>"
+    ).replace("result_layouts = [dense<[0, 1]>", f"result_layouts = [dense<{result_layout}>")
+
+
+def test_custom_call_layouts_survive_import_print_and_the_proto_round_trip():
+    """StableHLO's operand_layouts / result_layouts become XLA's operand_layout_constraints and
+    the call's result layout (were dropped): in the printed HLO, and read back from the proto."""
+    from hlort.importers.stablehlo import import_stablehlo
+    from hlort.text.hlo_proto_reader import module_from_hlo_proto
+    from hlort.text.hlo_proto_writer import hlo_module_proto_bytes
+
+    module = getattr(import_stablehlo(UPPER_CHOLESKY_MLIR), "module", None)
+    module = module or import_stablehlo(UPPER_CHOLESKY_MLIR)
+    text = print_module(module)
+    assert "(f64[2,2]{0,1}, s32[]) custom-call(" in text, text
+    assert "operand_layout_constraints={f64[2,2]{0,1}}" in text, text
+    assert "->(f64[2,2]{1,0}, s32[])" in text  # what reads the results sees logical arrays
+    back = print_module(module_from_hlo_proto(hlo_module_proto_bytes(module)))
+    assert "operand_layout_constraints={f64[2,2]{0,1}}" in back, back
+    assert "(f64[2,2]{0,1}, s32[]) custom-call(" in back, back
+    a = np.array([[4.0, 2.0], [-7.0, 5.0]])
+    factor, info = evaluate(module, [a])
+    np.testing.assert_allclose(factor, [[2.0, 1.0], [-7.0, 2.0]])
+
+
+@pytest.mark.parametrize(
+    "operand_layout, result_layout, which",
+    [("[1, 0]", "[0, 1]", "operand 0"), ("[0, 1]", "[1, 0]", "result 0")],
+)
+def test_a_lapack_layout_hlort_does_not_honour_is_unimplemented(
+    operand_layout, result_layout, which
+):
+    """A row-major matrix for XLA's column-major LAPACK kernel computes on the transpose bytes:
+    hlort's logical reference would differ, so it refuses instead of a wrong result."""
+    from hlort.errors import ErrorCode
+    from hlort.importers.stablehlo import import_stablehlo
+
+    with pytest.raises(HlortError) as info:
+        import_stablehlo(_cholesky_mlir(operand_layout, result_layout))
+    assert info.value.code is ErrorCode.UNIMPLEMENTED
+    message = info.value.message
+    assert f"asks for layout {{1,0}} of {which} (f64[2,2])" in message, message
+    assert "as if laid out {0,1}" in message and "lay " in message, message
+
+
+def test_an_hlo_custom_call_with_a_non_default_layout_is_unimplemented_when_run():
+    """Through HLO text too (XLA's spelling): a target that takes row-major arrays, asked for
+    a column-major operand, is UNIMPLEMENTED at evaluation, not silently transposed."""
+    from hlort.errors import ErrorCode
+    from hlort.text.parser import parse_module
+
+    text = """HloModule m
+ENTRY main {
+  x = f32[2,3]{1,0} parameter(0)
+  ROOT y = f32[2,3]{1,0} custom-call(x), custom_call_target="Sharding",
+    operand_layout_constraints={f32[2,3]{0,1}}
+}
+"""
+    module = parse_module(text)
+    with pytest.raises(HlortError) as info:
+        evaluate(module, [np.zeros((2, 3), np.float32)])
+    assert info.value.code is ErrorCode.UNIMPLEMENTED
+    assert "asks for layout {0,1} of operand 0 (f32[2,3])" in info.value.message
+    fine = text.replace(
+        "operand_layout_constraints={f32[2,3]{0,1}}", "operand_layout_constraints={f32[2,3]{1,0}}"
+    )
+    np.testing.assert_array_equal(evaluate(parse_module(fine), [np.ones((2, 3), np.float32)]), 1)
+
+
+def test_the_layout_check_knows_every_tpu_lapack_target():
+    from hlort.interpreter.lapack_targets import TPU_QR
+    from hlort.ir.custom_call_layouts import TPU_LAPACK_TARGETS
+
+    assert set(TPU_LAPACK_TARGETS) == set(TPU_QR)
+
+
+@pytest.mark.parametrize("platform", ["interpreter", "cpu"])
+def test_compile_refuses_a_custom_call_layout_for_every_backend(platform):
+    """compile checks the layouts before any backend sees the call (the cpu plugin calls
+    LAPACK on logical arrays too): a row-major matrix for getrf is UNIMPLEMENTED, JAX's
+    column-major one compiles and runs."""
+    import hlort
+    from hlort.errors import ErrorCode
+
+    if platform == "cpu":
+        pytest.importorskip("hlort_cpu", reason="the cpu plugin is not installed")
+    text = """HloModule lu
+ENTRY main {
+  a = f32[3,3]{1,0} parameter(0)
+  ROOT lu = (f32[3,3]{0,1}, s32[3]{0}, s32[]) custom-call(a),
+    custom_call_target="lapack_sgetrf_ffi", operand_layout_constraints={f32[3,3]LAYOUT},
+    api_version=API_VERSION_TYPED_FFI
+}
+"""
+    with pytest.raises(HlortError) as info:
+        hlort.compile(text.replace("LAYOUT", "{1,0}"), platform)
+    assert info.value.code is ErrorCode.UNIMPLEMENTED
+    assert "asks for layout {1,0} of operand 0 (f32[3,3])" in info.value.message
+    exe = hlort.compile(text.replace("LAYOUT", "{0,1}"), platform)
+    a = np.array([[2.0, 1.0, 0.0], [4.0, 3.0, 1.0], [0.0, 1.0, 5.0]], np.float32)
+    lu, pivots, status = (np.asarray(o) for o in exe(a))
+    assert int(status) == 0 and list(pivots) == [2, 3, 3]  # LAPACK's 1-based interchanges
+    lower, upper = np.tril(lu, -1) + np.eye(3), np.triu(lu)
+    permuted = a[[1, 2, 0]]  # rows 1<->2, then 2<->3
+    np.testing.assert_allclose(lower @ upper, permuted, rtol=1e-6, atol=1e-6)

@@ -280,3 +280,39 @@ def test_use_after_delete_messages_say_what_was_attempted_and_the_fix(client):
         assert info.value.code is ErrorCode.FAILED_PRECONDITION
         assert message.startswith(start + x.name), message
         assert "was deleted" in message and "transfer the data again" in message
+
+
+def test_donation_wait_is_bounded_and_leaves_the_buffer_alive(client, monkeypatch):
+    """A read queued behind work that never finishes: the donation gives up after
+    HLORT_DONATE_TIMEOUT with DEADLINE_EXCEEDED naming the buffer and the fix; the buffer is
+    not donated, and is donated normally once the read is done."""
+    reader = client.compile(add_module("reader"), CompileOptions())
+    consumer = client.compile(add_module("consumer"), CompileOptions(donated_arguments=(0,)))
+    device = client.devices()[0]
+    x, y = put(client, [1, 2, 3]), put(client, [1, 1, 1])
+    gate = threading.Event()
+    device.queue.enqueue(lambda: gate.wait(30))
+    [[read]] = reader.execute([[x, y]])  # queued behind the gate, holding x
+    monkeypatch.setenv("HLORT_DONATE_TIMEOUT", "0.2")
+    with pytest.raises(HlortError) as info:
+        consumer.execute([[x, y]])
+    gate.set()
+    assert info.value.code is ErrorCode.DEADLINE_EXCEEDED
+    message = info.value.message
+    assert message.startswith(f"cannot donate buffer {x.name} to execution of 'consumer'")
+    assert "1 read(s)" in message and "after 0.2 s" in message
+    assert "non_donatable_input_indices" in message and "HLORT_DONATE_TIMEOUT" in message
+    assert not x.is_deleted()
+    np.testing.assert_array_equal(read.to_host().result(10), [2, 3, 4])
+    [[out]] = consumer.execute([[x, y]])
+    np.testing.assert_array_equal(out.to_host().result(10), [2, 3, 4])
+    assert x.is_deleted()
+
+
+@pytest.mark.parametrize("value", ["soon", "0", "-1", "nan"])
+def test_a_bad_donate_timeout_is_invalid_argument(client, monkeypatch, value):
+    x = put(client, [1, 2, 3])
+    monkeypatch.setenv("HLORT_DONATE_TIMEOUT", value)
+    with pytest.raises(InvalidArgument, match="HLORT_DONATE_TIMEOUT=.* must be a number"):
+        x.donate("a test")
+    assert not x.is_deleted()

@@ -19,8 +19,8 @@ programs' collectives get, reachable without compiling a program.
 from __future__ import annotations
 
 import itertools
+import json
 import threading
-import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -89,24 +89,29 @@ def all_reduce(
     Where MPI reduces the type natively (:func:`hlort.plugin.base.native_reduce.mpi_native`:
     sum/prod of f32/f64 and 32/64-bit integers, max/min of signed 32/64-bit integers) this
     process's values are folded in group order and MPI's ``Allreduce`` combines the
-    processes' (after a one-integer check that every process passed the same shape and
-    type): float sums then differ from the group-order fold by at most
+    processes': float sums then differ from the group-order fold by at most
     ``2 (n-1) eps * sum|x|`` for n devices, the same bits everywhere. Anything else is
-    exchanged whole and folded in group order (bit for bit the interpreter's)."""
+    exchanged whole and folded in group order (bit for bit the interpreter's). First, one small
+    exchange checks that every member passed the same shape and type and every process the
+    same op: INVALID_ARGUMENT naming each process's, on every process, if not."""
     if op not in REDUCTIONS:
         raise InvalidArgument(f"unknown reduction {op!r}; known: {', '.join(REDUCTIONS)}")
     group = _group_of(values, group)
     run = current()
     mine = [d for d in group if run.table.process_of(d) == run.process_index]
-    if mine and set(values) == set(mine) and hasattr(run.transport, "all_reduce"):
-        local = [_to_host(values[d]) for d in mine]
+    if not mine or set(values) != set(mine):
+        raise InvalidArgument(
+            f"all_reduce over devices {group}: this process ({run.process_index}) owns devices "
+            f"{mine} of the group and must pass exactly those, got {sorted(values)} (a process "
+            "with no device in the group does not call it)"
+        )
+    local = [_to_host(values[d]) for d in mine]
+    key = _next_key("all_reduce")
+    _check_signatures(run, key, group, op, mine, local, timeout_s)
+    if hasattr(run.transport, "all_reduce"):
         first = local[0]
         reducer = BY_NAME[op]
-        if mpi_native(reducer, first.dtype) and all(
-            a.shape == first.shape and a.dtype == first.dtype for a in local
-        ):
-            key = _next_key("all_reduce")
-            _check_same_shape(run.transport, key, group, first, timeout_s)
+        if mpi_native(reducer, first.dtype):
             total = np.empty(first.shape, first.dtype)
             send = np.require(first, requirements="C") if len(local) == 1 else None
             if send is None:
@@ -116,22 +121,42 @@ def all_reduce(
                 d: _like(v, total if i == 0 else total.copy())
                 for i, (d, v) in enumerate((d, values[d]) for d in mine)
             }
-    gathered = _exchange("all_reduce", values, group, timeout_s)
+    gathered = run.transport.exchange(
+        key, dict(zip(mine, local, strict=True)), group, timeout_s=timeout_s
+    )
     total = reduce_in_group_order(REDUCTIONS[op], [gathered[d] for d in group])
     return {d: _like(v, total) for d, v in values.items()}
 
 
-def _check_same_shape(transport, key, group, array: np.ndarray, timeout_s) -> None:
-    """INVALID_ARGUMENT on every process when the processes passed different shapes or types
-    (MPI would reduce mismatched buffers silently or fail inside the transfer)."""
-    sig = zlib.crc32(f"{array.dtype.str}{array.shape}".encode())
-    both = np.array([sig, -sig], np.int64)
-    transport.all_reduce(key + ("shape",), both, "max", group, timeout_s=timeout_s)
-    if both[0] != -both[1]:
+def _signature(op: str, arrays: Sequence[np.ndarray]) -> list[str]:
+    """What must agree across the members of an all-reduce: the reduction, then each distinct
+    element type and dims of this process's members (``["sum", "f32[3,4]"]``)."""
+    from hlort import dtypes
+
+    kinds = {f"{dtypes.from_numpy(a.dtype).name}[{','.join(map(str, a.shape))}]" for a in arrays}
+    return [op, *sorted(kinds)]
+
+
+def _check_signatures(run, key, group, op, mine, local, timeout_s) -> None:
+    """INVALID_ARGUMENT on every process, naming each process's reduction, element type and
+    shape, when the members do not all pass the same. Checked before the path is chosen: the
+    path depends on the type, so mismatched processes would otherwise wait for each other on
+    different paths until DEADLINE_EXCEEDED. One small keyed exchange (skipped when the group
+    is this process's alone)."""
+    said = {run.process_index: _signature(op, local)}
+    if {run.table.process_of(d) for d in group} != {run.process_index}:
+        sent = {d: np.zeros(0, np.uint8) for d in mine}
+        sent[mine[0]] = np.frombuffer(json.dumps(said[run.process_index]).encode(), np.uint8)
+        got = run.transport.exchange(key + ("signature",), sent, group, timeout_s=timeout_s)
+        for d in group:
+            if got[d].size:
+                said[run.table.process_of(d)] = json.loads(got[d].tobytes().decode())
+    if len({tuple(v) for v in said.values()}) > 1 or any(len(v) != 2 for v in said.values()):
+        listed = "; ".join(f"process {p}: {' '.join(said[p])}" for p in sorted(said))
         raise InvalidArgument(
-            f"all_reduce over devices {list(group)}: the processes passed different shapes or "
-            f"types (this one {array.dtype} {list(array.shape)}); every process must pass the "
-            "same"
+            f"all_reduce over devices {list(group)}: the members passed different reductions, "
+            f"element types or shapes ({listed}); every device of the group must pass an array "
+            "of one shape and element type, with the same op on every process"
         )
 
 

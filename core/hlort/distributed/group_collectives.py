@@ -8,10 +8,21 @@ static shapes, so they can use MPI's algorithms instead (Open MPI picks ring / r
 doubling / shared-memory ones by size), which move about ``2 (P-1)/P * B``:
 
 * every device group gets its own communicator (its processes in rank order), made at the
-  group's first collective after a bounded keyed handshake (so a process that never arrives
-  is DEADLINE_EXCEEDED naming it, not a hang inside ``MPI_Comm_create_group``). One
-  communicator per group, not per process set: two groups over the same processes run from
-  different device threads at once, and MPI matches collectives on a communicator by order;
+  group's first collective after two bounded keyed rounds. Round one: everyone is here (a
+  process that never arrives is DEADLINE_EXCEEDED naming it). Round two: each process says
+  whether it passed round one or gave up on it; a process that gives up says so before it
+  raises, so a late one (arriving after the others gave up) reads that and is
+  DEADLINE_EXCEEDED naming them, instead of blocking in ``MPI_Comm_create_group`` for peers
+  that never come. The blocking creation is entered only when every process of the group said
+  it passed, so it never waits for one that gave up. A group whose creation failed is retired
+  (ABORTED after: messages of the attempt are still in flight). One communicator per group,
+  not per process set: two groups over the same processes run from different device threads
+  at once, and MPI matches collectives on a communicator by order;
+* without ``MPI_THREAD_MULTIPLE`` (an MPI library that gives only SERIALIZED) no communicator
+  is made at all: a blocking creation would have to hold the serialization lock while it waits
+  for its peers, and two groups created in opposite orders on two processes would then wait
+  for each other forever. The collectives take the keyed exchange instead (order-independent,
+  bounded, ``(P-1) x B`` per process), with the same results on every process;
 * the operations are nonblocking and polled against the collective deadline. A timed-out one
   cannot be cancelled (MPI has no cancel for collectives): its buffers are kept alive, and the
   group's communicator is retired, so a later collective over it raises ABORTED at once
@@ -24,6 +35,7 @@ process's part of one collective must stay below 2 GiB.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import zlib
@@ -31,9 +43,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from hlort.errors import Aborted, ErrorCode, HlortError, Internal
+from hlort.errors import Aborted, ErrorCode, HlortError, Internal, InvalidArgument
 
 SPIN_S = 20e-3
+_UFUNCS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
 
 
 class GroupCollectives:
@@ -55,8 +68,11 @@ class GroupCollectives:
         }
 
     # -- communicators -------------------------------------------------------------------------
-    def communicator(self, group: Sequence[int], timeout_s: float):
-        """The communicator of device group ``group`` (made on first use, collectively)."""
+    def communicator(self, group: Sequence[int], timeout_s: float, key=None):
+        """The communicator of device group ``group`` (made on first use, collectively), or
+        None where MPI is not thread-multiple (the caller takes the keyed exchange)."""
+        if not self._t.thread_multiple:
+            return None
         group = tuple(int(d) for d in group)
         comm = self._comms.get(group)
         if comm is not None:
@@ -69,23 +85,108 @@ class GroupCollectives:
                 return comm
             if group in self._retired:
                 raise Aborted(self._retired[group])
-            t = self._t
-            mine = [d for d in group if t.process_of(d) == t.process_index]
-            # everyone is here (bounded, names the missing) before the blocking creation
-            t.exchange(
-                ("hlort.distributed.group", group),
-                {d: np.zeros(0, np.uint8) for d in mine},
-                group,
-                timeout_s=timeout_s,
-            )
-            processes = sorted({t.process_of(d) for d in group})
-            tag = zlib.crc32(repr(group).encode()) % max(1, t._tag_ub)
-            with t._mpi_lock:
-                members = t.comm.Get_group().Incl(processes)
-                comm = t.comm.Create_group(members, tag)
-                members.Free()
+            comm = self._create(group, timeout_s, key)
             self._comms[group] = comm
             return comm
+
+    def _create(self, group: tuple[int, ...], timeout_s: float, key):
+        """Two bounded keyed rounds, then the blocking ``MPI_Comm_create_group``, entered only
+        when every process of the group has said it will enter it (module docstring)."""
+        t = self._t
+        mine = [d for d in group if t.process_of(d) == t.process_index]
+        empty = {d: np.zeros(0, np.uint8) for d in mine}
+        decision = ("hlort.distributed.group.decision", group)
+        try:  # round one: everyone is here (bounded, names the missing)
+            t.exchange(("hlort.distributed.group", group), empty, group, timeout_s=timeout_s)
+        except HlortError as err:
+            if err.code is ErrorCode.DEADLINE_EXCEEDED:  # tell the late: this one gave up
+                self._retire(group, key, "its first collective timed out")
+                with contextlib.suppress(HlortError):  # posted; the late peer receives it
+                    t.exchange(
+                        decision, {d: np.zeros(1, np.uint8) for d in mine}, group, timeout_s=1e-3
+                    )
+            raise
+        # round two: every process says "I passed round one" (1) or "I gave up on it" (0).
+        # Every process that sent round one sends one of them within its own timeout, so
+        # this waits for decisions, not for arrivals: bounded by about one more timeout
+        try:
+            said = t.exchange(
+                decision,
+                {d: np.ones(1, np.uint8) for d in mine},
+                group,
+                timeout_s=2 * timeout_s + 1,
+            )
+        except HlortError as err:
+            if err.code is not ErrorCode.DEADLINE_EXCEEDED:
+                raise
+            self._retire(group, key, "agreeing to create its communicator timed out")
+            raise
+        gave_up = sorted({t.process_of(d) for d, v in said.items() if v.size and not v[0]})
+        if gave_up:
+            self._retire(group, key, f"processes {gave_up} gave up on its first collective")
+            raise HlortError(
+                f"collective {key!r} over devices {list(group)} on process {t.process_index}: "
+                f"process(es) {gave_up} reached this group's first collective earlier and gave "
+                "up on it (their DEADLINE_EXCEEDED names this process as missing), so its MPI "
+                "communicator cannot be made. Every process must run the same program with "
+                "the same collectives in the same order; for a slow start raise "
+                "HLORT_COLLECTIVE_TIMEOUT (seconds); restart the job",
+                ErrorCode.DEADLINE_EXCEEDED,
+            )
+        processes = sorted({t.process_of(d) for d in group})
+        tag = zlib.crc32(repr(group).encode()) % max(1, t._tag_ub)
+        members = t.comm.Get_group().Incl(processes)
+        try:  # every process of the group said it comes: blocking, but not for long
+            return t.comm.Create_group(members, tag)
+        finally:
+            members.Free()
+
+    def _retire(self, group: tuple[int, ...], key, why: str) -> None:
+        self._retired[group] = (
+            f"collectives over devices {list(group)} are unusable in this run: {why} "
+            f"({key!r}), and MPI cannot take back what was sent; restart the job"
+        )
+
+    # -- the keyed exchange, where MPI is not thread-multiple ----------------------------------
+    def _first_members(self, group: Sequence[int]) -> tuple[list[int], list[int]]:
+        """This process's members of ``group`` and each process's first member, in order."""
+        t = self._t
+        mine = [d for d in group if t.process_of(d) == t.process_index]
+        firsts: dict[int, int] = {}
+        for d in group:
+            firsts.setdefault(t.process_of(d), d)
+        return mine, [firsts[p] for p in sorted(firsts)]
+
+    def _exchange_reduce(self, key, array, op, group, timeout_s, send) -> np.ndarray:
+        """All-reduce by the keyed exchange: each process sends its value under its first
+        member, and every process folds them in process order (the same bits everywhere)."""
+        mine, firsts = self._first_members(group)
+        local = {d: np.zeros(0, array.dtype) for d in mine}
+        local[mine[0]] = array if send is None else send
+        got = self._t.exchange(key, local, group, timeout_s=timeout_s)
+        values = [got[d] for d in firsts]
+        if any(v.shape != array.shape or v.dtype != array.dtype for v in values):
+            listed = ", ".join(
+                f"process {self._t.process_of(d)}: {v.dtype}{list(v.shape)}"
+                for d, v in zip(firsts, values, strict=True)
+            )
+            raise InvalidArgument(
+                f"all_reduce {key!r} over devices {list(group)}: the processes passed different "
+                f"shapes or types ({listed}); every process must pass the same"
+            )
+        combine = _UFUNCS[op]
+        total = values[0].copy()  # not into ``array`` yet: it is one of the values
+        for v in values[1:]:
+            combine(total, v, out=total)
+        np.copyto(array, total)
+        return array
+
+    def _exchange_all_to_all(self, key, local, group, timeout_s) -> dict[int, list[np.ndarray]]:
+        """All-to-all by the keyed exchange: each member's pieces travel stacked, whole."""
+        position = {d: i for i, d in enumerate(group)}
+        stacked = {j: np.stack([np.asarray(p) for p in pieces]) for j, pieces in local.items()}
+        got = self._t.exchange(key, stacked, group, timeout_s=timeout_s)
+        return {i: [got[j][position[i]] for j in group] for i in local}
 
     # -- collectives ---------------------------------------------------------------------------
     def all_reduce(
@@ -104,14 +205,16 @@ class GroupCollectives:
         if op not in self._ops:
             raise Internal(f"no MPI reduction for {op!r} (known: {', '.join(self._ops)})")
         deadline = time.monotonic() + timeout_s
-        comm = self.communicator(group, timeout_s)
-        if array.size == 0:
-            return array
         if send is not None and (send.shape != array.shape or send.dtype != array.dtype):
             raise Internal(
                 f"all_reduce {key!r}: send {send.dtype}{list(send.shape)} is not "
                 f"the result's {array.dtype}{list(array.shape)}"
             )
+        comm = self.communicator(group, timeout_s, key)
+        if comm is None:
+            return self._exchange_reduce(key, array, op, group, timeout_s, send)
+        if array.size == 0:
+            return array
         with self._t._mpi_lock:
             source = self._mpi.IN_PLACE if send is None else send
             request = comm.Iallreduce(source, array, self._ops[op])
@@ -132,7 +235,9 @@ class GroupCollectives:
         first = next(iter(local.values()))
         shape, dtype, nbytes = first.shape, first.dtype, first.nbytes
         deadline = time.monotonic() + timeout_s
-        comm = self.communicator(group, timeout_s)
+        comm = self.communicator(group, timeout_s, key)
+        if comm is None:
+            return t.exchange(key, local, group, timeout_s=timeout_s)
         processes = sorted({t.process_of(d) for d in group})
         by_process = {p: sorted(d for d in group if t.process_of(d) == p) for p in processes}
         order = [d for p in processes for d in by_process[p]]
@@ -177,7 +282,9 @@ class GroupCollectives:
         first = next(iter(local.values()))[0]
         shape, dtype, nbytes = first.shape, first.dtype, first.nbytes
         deadline = time.monotonic() + timeout_s
-        comm = self.communicator(group, timeout_s)
+        comm = self.communicator(group, timeout_s, key)
+        if comm is None:
+            return self._exchange_all_to_all(key, local, group, timeout_s)
         position = {d: i for i, d in enumerate(group)}
         processes = sorted({t.process_of(d) for d in group})
         members = {p: [d for d in group if t.process_of(d) == p] for p in processes}

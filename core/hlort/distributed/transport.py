@@ -89,10 +89,14 @@ class MpiTransport:
     """:class:`CrossProcessTransport` over an mpi4py communicator.
 
     ``process_of`` maps a global device id to the rank that owns it (the global device table's
-    :meth:`~hlort.distributed.global_devices.GlobalDeviceTable.process_of`).
+    :meth:`~hlort.distributed.global_devices.GlobalDeviceTable.process_of`). ``thread_multiple``
+    (default: whether MPI gave MPI_THREAD_MULTIPLE): False serializes every MPI call behind one
+    lock and makes the group collectives use the keyed exchange (group_collectives).
     """
 
-    def __init__(self, comm, process_of: Callable[[int], int]):
+    def __init__(
+        self, comm, process_of: Callable[[int], int], *, thread_multiple: bool | None = None
+    ):
         self._mpi = import_mpi()
         self.comm = comm
         self.process_index: int = comm.Get_rank()
@@ -101,7 +105,9 @@ class MpiTransport:
         self._tag_ub = int(comm.Get_attr(self._mpi.TAG_UB))
         self._mailbox: dict[tuple[int, str], list[dict[int, np.ndarray]]] = {}
         self._mailbox_lock = threading.Lock()
-        multiple = self._mpi.Query_thread() >= self._mpi.THREAD_MULTIPLE
+        if thread_multiple is None:  # an explicit False: tests of a SERIALIZED-only MPI
+            thread_multiple = self._mpi.Query_thread() >= self._mpi.THREAD_MULTIPLE
+        multiple = self.thread_multiple = bool(thread_multiple)
         self._mpi_lock = contextlib.nullcontext() if multiple else threading.Lock()
         # headers travel on ``comm``, arrays on a duplicate: two matching spaces, so a thread
         # probing for headers never takes an array message

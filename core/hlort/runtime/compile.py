@@ -18,6 +18,7 @@ from typing import Any
 
 from hlort.errors import HlortError, Internal, InvalidArgument, Unimplemented
 from hlort.ir.collective_groups import check_collectives_fit
+from hlort.ir.custom_call_layouts import check_module_custom_call_layouts
 from hlort.ir.module import Module
 from hlort.ir.verifier import verify_module
 from hlort.passes import run_default_pipeline
@@ -167,6 +168,9 @@ def compile_on(
     start = time.perf_counter()
     module, _fmt = load_program(program)
     timings["load"] = time.perf_counter() - start
+    # before the cache: fingerprints leave layouts out, and an honoured layout means the same
+    # as none, so only a call hlort would get wrong must never reach a cached executable
+    check_module_custom_call_layouts(module)  # UNIMPLEMENTED, not a wrong result
     raw_device = device.raw if device is not None else None
     options = _device_options(_module_counts(options, module), raw_device)
     start = time.perf_counter()

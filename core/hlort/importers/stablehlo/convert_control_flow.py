@@ -8,14 +8,18 @@ inside) ride along: in the loop state for while, in the branch operand for if/ca
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hlort.ffi_attributes import ffi_attributes_text
 from hlort.importers.stablehlo import mlir_ast as ast
-from hlort.importers.stablehlo.conversion_context import OpContext, converter
+from hlort.importers.stablehlo.conversion_context import OpContext, as_ints, converter
 from hlort.importers.stablehlo.convert_data_movement import unpack
 from hlort.importers.stablehlo.convert_module import Scope, free_values
+from hlort.ir.custom_call_layouts import CONSTRAINTS, check_layouts
 from hlort.ir.opcodes import Opcode
 from hlort.ir.shape_rules.custom_call import API_VERSIONS
-from hlort.shape import TupleShape
+from hlort.shape import ArrayShape, TupleShape
+from hlort.text.shapes import shape_text
 
 
 def _captured(cx: OpContext, regions) -> list[tuple[str, object]]:
@@ -127,6 +131,14 @@ def _composite(cx: OpContext):
 def _custom_call(cx: OpContext):
     target = cx.attr("call_target_name")
     shapes = [cx.result_shape(i) for i in range(len(cx.op.result_types))]
+    operand_layouts, result_layouts = (
+        _layouts(cx, "operand_layouts"),
+        _layouts(cx, "result_layouts"),
+    )
+    if result_layouts is not None:
+        if len(result_layouts) != len(shapes):
+            raise cx.invalid(f"has {len(shapes)} results but {len(result_layouts)} result_layouts")
+        shapes = [_laid_out(cx, s, lay) for s, lay in zip(shapes, result_layouts, strict=True)]
     shape = shapes[0] if len(shapes) == 1 else TupleShape(tuple(shapes))
     attrs = {"custom_call_target": target}
     config = cx.attr("backend_config", None)
@@ -138,6 +150,8 @@ def _custom_call(cx: OpContext):
     if cx.bool("has_side_effect"):
         attrs["has_side_effect"] = True
     version = _api_version(cx)
+    if version is None and isinstance(ffi_config, dict):
+        version = "API_VERSION_TYPED_FFI"  # a dictionary config is a typed FFI call's (XLA's)
     if version is not None:
         attrs["api_version"] = version
     called = cx.attr("called_computations", None)
@@ -146,9 +160,55 @@ def _custom_call(cx: OpContext):
             cx.conv.function_computation(c.name) for c in called if isinstance(c, ast.SymbolRef)
         )
     out = cx.b.op(Opcode.CUSTOM_CALL, cx.operands, shape, **attrs)
+    if operand_layouts is not None:
+        if len(operand_layouts) != len(cx.operands):
+            raise cx.invalid(
+                f"has {len(cx.operands)} operands but {len(operand_layouts)} operand_layouts"
+            )
+        laid = [
+            _laid_out(cx, o.shape, lay) for o, lay in zip(cx.operands, operand_layouts, strict=True)
+        ]
+        out.extra_attrs[CONSTRAINTS] = "{" + ", ".join(shape_text(s) for s in laid) + "}"
+        check_layouts(out.name, target, [getattr(s, "layout", None) for s in laid], laid, out.shape)
     if not shapes:
         return []
-    return unpack(cx, out, len(shapes))
+    values = unpack(cx, out, len(shapes))
+    for value in values:  # a result's layout is the call's; what reads it sees logical arrays
+        if value is not out and getattr(value.shape, "layout", None) is not None:
+            value.shape = replace(value.shape, layout=None)
+    return values
+
+
+def _layouts(cx: OpContext, name: str) -> list[tuple[int, ...]] | None:
+    """``operand_layouts`` / ``result_layouts``: one minor-to-major list per value, or None."""
+    value = cx.attr(name, None)
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)):
+        raise cx.invalid(f"{name} must be a list of dense index arrays, got {value!r}")
+    return [_index_list(cx, name, v) for v in value]
+
+
+def _index_list(cx: OpContext, name: str, value) -> tuple[int, ...]:
+    """``dense<[0, 1]> : tensor<2xindex>`` (index elements: kept as the literal's text)."""
+    if isinstance(value, ast.DenseAttr) and value.value is None:
+        body = value.raw.split(":")[0]
+        body = body[body.find("<") + 1 : body.rfind(">")] if "<" in body else body
+        digits = body.replace("[", " ").replace("]", " ").replace(",", " ").split()
+        try:
+            return tuple(int(d) for d in digits)
+        except ValueError:
+            raise cx.invalid(f"{name}: {value.raw!r} is not a list of indices") from None
+    return as_ints(value, lambda msg: cx.invalid(f"{name}: {msg}"))
+
+
+def _laid_out(cx: OpContext, shape, layout: tuple[int, ...]):
+    """``shape`` with ``layout`` (minor to major); a token or tuple keeps none."""
+    if not isinstance(shape, ArrayShape):
+        return shape
+    if sorted(layout) != list(range(shape.rank)):
+        raise cx.invalid(f"layout {list(layout)} is not a permutation of {shape}'s dimensions")
+    return replace(shape, layout=tuple(layout)) if shape.rank else shape
 
 
 _VERSION_NAMES = {number: name for name, number in API_VERSIONS.items()}

@@ -155,6 +155,21 @@ MlirType = ScalarType | QuantType | TensorType | TupleType | TokenType | OpaqueT
 # -- attributes -------------------------------------------------------------------------------
 
 
+class TypedInt(int):
+    """An integer attribute with its type (``76 : ui8``): an ``int`` everywhere, and
+    ``mlir_type`` for whoever must spell it again (a typed-FFI call's attributes)."""
+
+    mlir_type: str
+
+    def __new__(cls, value: int, mlir_type: str = "") -> TypedInt:
+        self = super().__new__(cls, value)
+        self.mlir_type = mlir_type
+        return self
+
+    def __reduce__(self):  # copies and pickles keep the type
+        return (TypedInt, (int(self), self.mlir_type))
+
+
 @dataclass
 class DenseAttr:
     """``dense<...> : type``. ``value`` is the decoded array (None when the element type is one

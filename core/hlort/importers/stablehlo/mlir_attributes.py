@@ -56,6 +56,8 @@ class AttributeParser:
                 t = self.parse_type()
                 if kind == "float" or t.name.startswith(("f", "bf")):
                     value = float(value) if kind != "hex" else value
+                elif isinstance(value, int):
+                    value = ast.TypedInt(value, t.name)  # a typed-FFI attribute keeps its type
             return value
         if kind == "string":
             self.next()

@@ -1,13 +1,15 @@
 """Interpreter: custom-call, dispatched to its target's ``evaluate_fn``
 (:mod:`hlort.ir.custom_calls`).
 
-An unregistered target raises UNIMPLEMENTED naming it and how to register it.
+An unregistered target raises UNIMPLEMENTED naming it and how to register it, and so does a
+call whose layout constraints the target would not honour (:mod:`hlort.ir.custom_call_layouts`).
 """
 
 from __future__ import annotations
 
 from hlort.errors import HlortError
 from hlort.interpreter.registry import evaluates
+from hlort.ir.custom_call_layouts import check_custom_call_layouts
 from hlort.ir.custom_calls import evaluator_for
 from hlort.ir.opcodes import Opcode
 
@@ -15,6 +17,7 @@ from hlort.ir.opcodes import Opcode
 @evaluates(Opcode.CUSTOM_CALL)
 def _custom_call(ev, instr, *operands):
     target = instr.attrs["custom_call_target"]
+    check_custom_call_layouts(instr)  # UNIMPLEMENTED for a layout the target would get wrong
     fn = evaluator_for(target)
     try:
         return fn(ev, instr, *operands)

@@ -12,18 +12,29 @@ array (``__dlpack__``, ``np.asarray(buf, copy=False)``): the view is an *externa
 that holds the buffer until it is garbage collected, so ``delete()`` frees nothing under it, and
 donating a buffer with a live view is FAILED_PRECONDITION (as PJRT refuses donation of a buffer
 with external references): the execution would overwrite memory someone is reading.
+
+Donation's wait for the holds is bounded: after ``HLORT_DONATE_TIMEOUT`` seconds (default 120)
+it raises DEADLINE_EXCEEDED naming the buffer and the holds left, and the buffer stays alive
+(a read queued behind work that never finishes must not hang the caller forever).
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hlort.errors import FailedPrecondition, HlortError, Unimplemented
+from hlort.errors import (
+    DeadlineExceeded,
+    FailedPrecondition,
+    HlortError,
+    InvalidArgument,
+    Unimplemented,
+)
 from hlort.plugin.api import Buffer, Device, Event, Future, unimplemented
 from hlort.plugin.base.events import AsyncValue, ready_value
 from hlort.shape import ArrayShape
@@ -32,6 +43,25 @@ if TYPE_CHECKING:
     from hlort.plugin.base.simple_device import SimpleDevice
 
 _ids = itertools.count()
+DONATE_TIMEOUT_ENV = "HLORT_DONATE_TIMEOUT"
+DEFAULT_DONATE_TIMEOUT_S = 120.0
+
+
+def donate_timeout_s() -> float:
+    """``HLORT_DONATE_TIMEOUT`` (seconds, > 0) or 120: how long a donation waits for the reads
+    queued before it to release the buffer."""
+    raw = os.environ.get(DONATE_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_DONATE_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0:  # also NaN
+        raise InvalidArgument(
+            f"{DONATE_TIMEOUT_ENV}={raw!r} must be a number of seconds > 0 (e.g. 120 or 0.5)"
+        )
+    return value
 
 
 def _release_storage(device: SimpleDevice, storage: AsyncValue, nbytes: int) -> None:
@@ -114,14 +144,17 @@ class SimpleBuffer(Buffer):
         if last and self._dead_reason is not None:
             self._finalizer()  # no-op after donation: donate() detached it
 
-    def donate(self, consumer: str) -> AsyncValue:
+    def donate(self, consumer: str, timeout_s: float | None = None) -> AsyncValue:
         """Give the storage to ``consumer`` (an execution); the buffer is dead from now on.
 
         Waits until work already holding the buffer (reads queued before) has released it, so
         the consumer may write to the storage; the consumer then frees it (``device.free``,
         ``device.track_free``) unless it keeps it as an output. Do not call from an event
-        callback: the holds may belong to work queued behind it.
+        callback: the holds may belong to work queued behind it. The wait is bounded by
+        ``timeout_s`` (default :func:`donate_timeout_s`): past it DEADLINE_EXCEEDED, and the
+        buffer is left alive and undonated.
         """
+        timeout = donate_timeout_s() if timeout_s is None else float(timeout_s)
         with self._cond:
             if self._dead_reason is not None:
                 raise self._dead_error(f"donate to {consumer}")
@@ -132,7 +165,15 @@ class SimpleBuffer(Buffer):
                     f"drop them first, or list the argument in "
                     f"ExecuteOptions.non_donatable_input_indices"
                 )
-            self._cond.wait_for(lambda: self._holds == 0)
+            if not self._cond.wait_for(lambda: self._holds == 0, timeout):
+                raise DeadlineExceeded(
+                    f"cannot donate buffer {self.name} to {consumer}: {self._holds} read(s) "
+                    f"queued before the donation still hold it after {timeout:g} s (is the "
+                    f"work they wait for stuck, or was this called from an event callback?); "
+                    f"wait for that work first, list the argument in "
+                    f"ExecuteOptions.non_donatable_input_indices, or raise "
+                    f"{DONATE_TIMEOUT_ENV} (seconds)"
+                )
             if self._dead_reason is not None:  # deleted or donated while we waited
                 raise self._dead_error(f"donate to {consumer}")
             self._dead_reason = (
