@@ -13,7 +13,7 @@ they are the interpreter's exactly; only the finite formulas differ:
   float_log_f32's two-float log (|z| ~ 1 keeps its relative accuracy); im = atan2_f32.
 * sqrt: Algorithm 312 (glibc's) on the scaled parts, |z| from the two-float s.
 * exp: e^x = p 2^n (x log2 e a two-float, 2^f fitted), each part v p rounded once and scaled by
-  2^n in two exact steps, so e^x may overflow while e^x cos y does not (x up to 192).
+  2^n in two exact steps, so e^x may overflow while e^x cos y does not (x up to 200).
 * sinh, cosh (sin, cos): x + x^3 P(x^2) below 1, (e -+ 1/e) / 2 below 10, e^|x| / 2 = p 2^(n-1)
   beyond (cosh x cos y stays finite past f32's e^88.7); sin z = -i sinh(iz), cos z = cosh(iz).
 * tanh (tan): (S C + i sin y cos y) / (S^2 + cos^2 y) below |x| = 10, else +-1 + i 4 sin y cos y
@@ -46,7 +46,7 @@ from hlort.codegen.llvm.llvm_types import F32, I32
 
 _LOG2_E = _INV_LN2  # log2(e) as f32 hi + lo
 _LN2 = (_LN2_A, _LN2_B)  # hi has 16 bits: k * hi is exact for |k| < 2^8
-_EXP_MIN, _EXP_MAX = -110.0, 192.0  # e^-110 * 4 underflows; e^192 * 2^-149 overflows
+_EXP_MIN, _EXP_MAX = -110.0, 200.0  # e^-110 * 4 underflows; e^200 * 2^-149 overflows
 _SINH_SPLIT = 10.0  # above, e^-2|x| < 2^-28: sinh, cosh = e^|x| / 2, tanh's real part +-1
 _SINH_TAYLOR = tuple(1.0 / math.factorial(2 * k + 1) for k in range(6, 0, -1))  # 1/13! .. 1/3!
 _EPS = 2.0**-23
@@ -121,7 +121,7 @@ def log_abs(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
 # -- e^x as p 2^n ---------------------------------------------------------------------------------
 def exp_split(ctx: IrContext, x: ir.Value) -> tuple[ir.Value, ir.Value]:
     """(p, n): e^x = p 2^n, p in [0.7, 1.42] within ~1 ulp, n an i32, for finite x (clamped to
-    [-110, 192], which changes no product v e^x with 2^-149 <= |v| <= 4)."""
+    [-110, 200], which changes no product v e^x with 2^-149 <= |v| <= 4)."""
     b = ctx.b
     x = b.select(b.fcmp_ordered("<", x, k32(_EXP_MIN)), k32(_EXP_MIN), x)
     x = b.select(b.fcmp_ordered(">", x, k32(_EXP_MAX)), k32(_EXP_MAX), x)

@@ -41,14 +41,19 @@ exactly (NaN payloads aside).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import llvmlite.ir as ir
 
 from hlort import dtypes
 from hlort.codegen.llvm import complex_math as cm
+from hlort.codegen.llvm import complex_math_f32 as cm32
 from hlort.codegen.llvm import float_math as fm
+from hlort.codegen.llvm import float_math_f32 as m32
 from hlort.codegen.llvm import float_math_f64 as f64
 from hlort.codegen.llvm import float_parts as fp
-from hlort.codegen.llvm.complex_math import INF, NAN, Pair, is_inf, is_zero, select_pair
+from hlort.codegen.llvm.complex_math import INF, NAN, Pair, is_inf, is_zero, like, select_pair
 from hlort.codegen.llvm.complex_types import make, parts
 from hlort.codegen.llvm.double_double import const
 from hlort.codegen.llvm.ir_context import IrContext
@@ -60,8 +65,11 @@ ONE: tuple[float, float] = (1.0, 0.0)
 
 
 # -- NumPy's complex arithmetic -------------------------------------------------------------------
-def _c(pair: tuple[float, float]) -> Pair:
-    return const(pair[0]), const(pair[1])
+def _c(pair: tuple[float, float], like_value: ir.Value | None = None) -> Pair:
+    """A complex constant with parts of ``like_value``'s type (f64 when None)."""
+    if like_value is None:
+        return const(pair[0]), const(pair[1])
+    return like(like_value, pair[0]), like(like_value, pair[1])
 
 
 def numpy_divide(ctx: IrContext, a: Pair, d: Pair) -> Pair:
@@ -72,10 +80,10 @@ def numpy_divide(ctx: IrContext, a: Pair, d: Pair) -> Pair:
     real_larger = b.fcmp_ordered(">=", abs_r, abs_i)
     zero = b.and_(is_zero(ctx, abs_r), is_zero(ctx, abs_i))
     rat1 = b.fdiv(bi, br)
-    scl1 = b.fdiv(const(1.0), b.fadd(br, b.fmul(bi, rat1)))
+    scl1 = b.fdiv(like(br, 1.0), b.fadd(br, b.fmul(bi, rat1)))
     r1 = (b.fmul(b.fadd(ar, b.fmul(ai, rat1)), scl1), b.fmul(b.fsub(ai, b.fmul(ar, rat1)), scl1))
     rat2 = b.fdiv(br, bi)
-    scl2 = b.fdiv(const(1.0), b.fadd(bi, b.fmul(br, rat2)))
+    scl2 = b.fdiv(like(br, 1.0), b.fadd(bi, b.fmul(br, rat2)))
     r2 = (b.fmul(b.fadd(b.fmul(ar, rat2), ai), scl2), b.fmul(b.fsub(b.fmul(ai, rat2), ar), scl2))
     by_zero = (b.fdiv(ar, abs_r), b.fdiv(ai, abs_r))
     return select_pair(ctx, real_larger, select_pair(ctx, zero, by_zero, r1), r2)
@@ -104,10 +112,10 @@ def _muldc3(ctx: IrContext, x: Pair, y: Pair) -> Pair:
     both_nan = b.and_(ctx.is_nan(re), ctx.is_nan(im))
 
     def box(v):
-        return ctx.copysign(b.select(is_inf(ctx, v), const(1.0), const(0.0)), v)
+        return ctx.copysign(b.select(is_inf(ctx, v), like(v, 1.0), like(v, 0.0)), v)
 
     def denan(v):
-        return b.select(ctx.is_nan(v), ctx.copysign(const(0.0), v), v)
+        return b.select(ctx.is_nan(v), ctx.copysign(like(v, 0.0), v), v)
 
     x_inf = b.or_(is_inf(ctx, a0), is_inf(ctx, b0))
     y_inf = b.or_(is_inf(ctx, c0), is_inf(ctx, d0))
@@ -124,15 +132,24 @@ def _muldc3(ctx: IrContext, x: Pair, y: Pair) -> Pair:
     by_overflow = b.and_(b.not_(recalc_inf), overflowed)
     a3, b3, c3, d3 = (b.select(by_overflow, denan(v), v) for v in (a2, b2, c2, d2))
     fixed = plain_multiply(ctx, (a3, b3), (c3, d3))
-    fixed = (b.fmul(const(INF), fixed[0]), b.fmul(const(INF), fixed[1]))
+    fixed = (b.fmul(like(re, INF), fixed[0]), b.fmul(like(re, INF), fixed[1]))
     return select_pair(ctx, b.and_(both_nan, b.or_(recalc_inf, overflowed)), fixed, (re, im))
 
 
-# -- ops written as NumPy expressions -------------------------------------------------------------
-def _sign(ctx: IrContext, z: Pair) -> Pair:
-    mag = cm.numpy_abs(ctx, *z)
-    q = numpy_divide(ctx, z, (mag, const(0.0)))
-    return select_pair(ctx, is_zero(ctx, mag), _c((0.0, 0.0)), q)
+# -- the functions the ops are made of, per part type ---------------------------------------------
+@dataclass(frozen=True)
+class Kit:
+    """The complex and real functions the ops below are built from, in one part type: f64
+    (complex_math.py; c128, and c64 widened where ``MathPolicy.f32_via_f64``) or f32
+    (complex_math_f32.py; c64 on targets without fast f64)."""
+
+    unary: dict  # exp, log, sqrt, sin, cos, tan, tanh: (ctx, z) -> Pair
+    cabs: Callable  # (ctx, x, y) -> |z|
+    atan2: Callable  # (ctx, y, x)
+    cbrt: Callable  # (ctx, x)
+    expm1: Callable  # (ctx, z) -> Pair
+    log1p: Callable  # (ctx, z) -> Pair
+    int_powers_multiply: bool  # integral b in (-100, 100): repeated products for every b
 
 
 def _expm1(ctx: IrContext, z: Pair) -> Pair:
@@ -142,6 +159,24 @@ def _expm1(ctx: IrContext, z: Pair) -> Pair:
     sin_y, cos_y = cm.sin_cos(ctx, y)
     re = b.fsub(b.fmul(fm.expm1(ctx, x), cos_y), b.fmul(b.fmul(const(2.0), a), a))
     return re, b.fmul(fm.exp_f64(ctx, x), sin_y)
+
+
+def _expm1_f32(ctx: IrContext, z: Pair) -> Pair:
+    """NumPy's formula with e^x sin y (and, past x = 80, e^x cos y) rounded once from
+    complex_math_f32's split e^x, so they stay finite where e^x alone overflows f32."""
+    b = ctx.b
+    x, y = z
+    k = lambda v: cm.like(x, v)  # noqa: E731
+    a = m32.sin_f32(ctx, b.fmul(y, k(0.5)))
+    sin_y, cos_y = cm32.sin_cos(ctx, y)
+    finite = cm.is_finite(ctx, x)
+    e = cm32.exp_split(ctx, cm.finite_or_zero(ctx, x))
+    big = b.and_(finite, b.fcmp_ordered(">", x, k(80.0)))
+    scaled = b.select(big, cm32.times_exp(ctx, cos_y, e), b.fmul(m32.expm1_f32(ctx, x), cos_y))
+    re = b.fsub(scaled, b.fmul(b.fmul(k(2.0), a), a))
+    e_special = b.select(b.fcmp_ordered("==", x, k(-INF)), k(0.0), x)  # e^x of inf, -inf, NaN
+    im = b.select(finite, cm32.times_exp(ctx, sin_y, e), b.fmul(e_special, sin_y))
+    return re, im
 
 
 def _log_real(ctx: IrContext, h: ir.Value) -> ir.Value:
@@ -170,57 +205,115 @@ def _log1p(ctx: IrContext, z: Pair) -> Pair:
     return _log_real(ctx, _hypot(ctx, x1, z[1])), f64.atan2_f64(ctx, z[1], x1)
 
 
-def _rsqrt(ctx: IrContext, z: Pair) -> Pair:
-    return numpy_divide(ctx, _c(ONE), cm.csqrt(ctx, z))
+def _log1p_f32(ctx: IrContext, z: Pair) -> Pair:
+    """log|x + 1 + iy| from the two-float sum of squares (no rounded hypot) + i atan2."""
+    x1 = ctx.b.fadd(z[0], cm.like(z[0], 1.0))
+    return cm.log_with(ctx, (x1, z[1]), cm32.log_abs, m32.atan2_f32)
 
 
-def _logistic(ctx: IrContext, z: Pair) -> Pair:
+F64_KIT = Kit(
+    unary={
+        Opcode.EXP: cm.cexp,
+        Opcode.LOG: cm.clog,
+        Opcode.SQRT: cm.csqrt,
+        Opcode.SINE: cm.csin,
+        Opcode.COSINE: cm.ccos,
+        Opcode.TAN: cm.ctan,
+        Opcode.TANH: cm.ctanh,
+    },
+    cabs=cm.numpy_abs,
+    atan2=f64.atan2_f64,
+    cbrt=f64.cbrt_f64,
+    expm1=_expm1,
+    log1p=_log1p,
+    int_powers_multiply=True,
+)
+F32_KIT = Kit(
+    unary={
+        Opcode.EXP: cm32.cexp,
+        Opcode.LOG: cm32.clog,
+        Opcode.SQRT: cm32.csqrt,
+        Opcode.SINE: cm32.csin,
+        Opcode.COSINE: cm32.ccos,
+        Opcode.TAN: cm32.ctan,
+        Opcode.TANH: cm32.ctanh,
+    },
+    cabs=cm32.cabs,
+    atan2=m32.atan2_f32,
+    cbrt=m32.cbrt_f32,
+    expm1=_expm1_f32,
+    log1p=_log1p_f32,
+    int_powers_multiply=False,
+)
+
+
+# -- ops written as NumPy expressions -------------------------------------------------------------
+def _sign(ctx: IrContext, kit: Kit, z: Pair) -> Pair:
+    mag = kit.cabs(ctx, *z)
+    q = numpy_divide(ctx, z, (mag, cm.like(mag, 0.0)))
+    return select_pair(ctx, is_zero(ctx, mag), _c((0.0, 0.0), mag), q)
+
+
+def _rsqrt(ctx: IrContext, kit: Kit, z: Pair) -> Pair:
+    return numpy_divide(ctx, _c(ONE, z[0]), kit.unary[Opcode.SQRT](ctx, z))
+
+
+def _logistic(ctx: IrContext, kit: Kit, z: Pair) -> Pair:
     b = ctx.b
-    er, ei = cm.cexp(ctx, (b.fneg(z[0]), b.fneg(z[1])))
-    return numpy_divide(ctx, _c(ONE), (b.fadd(const(1.0), er), b.fadd(const(0.0), ei)))
+    one = cm.like(z[0], 1.0)
+    er, ei = kit.unary[Opcode.EXP](ctx, (b.fneg(z[0]), b.fneg(z[1])))
+    return numpy_divide(ctx, _c(ONE, z[0]), (b.fadd(one, er), b.fadd(cm.like(one, 0.0), ei)))
 
 
-def _cbrt(ctx: IrContext, z: Pair) -> Pair:
+def _cbrt(ctx: IrContext, kit: Kit, z: Pair) -> Pair:
     b = ctx.b
     x, y = z
-    root = f64.cbrt_f64(ctx, cm.numpy_abs(ctx, x, y))
-    angle = b.fdiv(f64.atan2_f64(ctx, y, x), const(3.0))
-    turn = cm.cexp(ctx, fused_multiply(ctx, _c((0.0, 1.0)), (angle, const(0.0))))
-    value = fused_multiply(ctx, (root, const(0.0)), turn)
-    return select_pair(ctx, b.and_(is_zero(ctx, x), is_zero(ctx, y)), _c((0.0, 0.0)), value)
+    root = kit.cbrt(ctx, kit.cabs(ctx, x, y))
+    angle = b.fdiv(kit.atan2(ctx, y, x), cm.like(x, 3.0))
+    turn = kit.unary[Opcode.EXP](ctx, fused_multiply(ctx, _c((0.0, 1.0), x), (angle, _zero(x))))
+    value = fused_multiply(ctx, (root, _zero(x)), turn)
+    both_zero = b.and_(is_zero(ctx, x), is_zero(ctx, y))
+    return select_pair(ctx, both_zero, _c((0.0, 0.0), x), value)
 
 
-def _atan2(ctx: IrContext, y: Pair, x: Pair) -> Pair:
+def _zero(x: ir.Value) -> ir.Value:
+    return cm.like(x, 0.0)
+
+
+def _atan2(ctx: IrContext, kit: Kit, y: Pair, x: Pair) -> Pair:
     b = ctx.b
     xx, yy = fused_multiply(ctx, x, x), fused_multiply(ctx, y, y)
-    root = cm.csqrt(ctx, (b.fadd(xx[0], yy[0]), b.fadd(xx[1], yy[1])))
-    iy = fused_multiply(ctx, _c((0.0, 1.0)), y)
+    root = kit.unary[Opcode.SQRT](ctx, (b.fadd(xx[0], yy[0]), b.fadd(xx[1], yy[1])))
+    iy = fused_multiply(ctx, _c((0.0, 1.0), x[0]), y)
     q = numpy_divide(ctx, (b.fadd(x[0], iy[0]), b.fadd(x[1], iy[1])), root)
-    return fused_multiply(ctx, _c((-0.0, -1.0)), cm.clog(ctx, q))
+    return fused_multiply(ctx, _c((-0.0, -1.0), x[0]), kit.unary[Opcode.LOG](ctx, q))
 
 
 _INT_POWER_BITS = 7  # |b| < 100 < 2^7
 
 
-def _power(ctx: IrContext, a: Pair, e: Pair) -> Pair:
+def _power(ctx: IrContext, kit: Kit, a: Pair, e: Pair) -> Pair:
+    """npy_cpow. Where the kit says so (f32), integral b other than 1, 2, 3 and -1 takes the
+    exp/log form for a finite base: f32 repeated squaring doubles its error each step."""
     b = ctx.b
     (ar, ai), (br, bi) = a, e
-    general = cm.cexp(ctx, _muldc3(ctx, e, cm.clog(ctx, a)))
+    k = lambda v: cm.like(ar, v)  # noqa: E731
+    general = kit.unary[Opcode.EXP](ctx, _muldc3(ctx, e, kit.unary[Opcode.LOG](ctx, a)))
     is_int = b.and_(
-        b.and_(is_zero(ctx, bi), b.fcmp_ordered(">", br, const(-100.0))),
-        b.fcmp_ordered("<", br, const(100.0)),
+        b.and_(is_zero(ctx, bi), b.fcmp_ordered(">", br, k(-100.0))),
+        b.fcmp_ordered("<", br, k(100.0)),
     )
     is_int = b.and_(is_int, b.fcmp_ordered("==", ctx.intrinsic("trunc", br), br))
-    n = b.fptosi(b.select(is_int, br, const(0.0)), I64)
+    n = b.fptosi(b.select(is_int, br, k(0.0)), I64)
     negative = b.icmp_signed("<", n, ir.Constant(I64, 0))
     m = b.select(negative, b.neg(n), n)
-    acc, p = _c(ONE), a
-    for k in range(_INT_POWER_BITS):
-        if k:
+    acc, p = _c(ONE, ar), a
+    for bit_index in range(_INT_POWER_BITS):
+        if bit_index:
             p = plain_multiply(ctx, p, p)
-        bit = b.trunc(b.lshr(m, ir.Constant(I64, k)), ir.IntType(1))
+        bit = b.trunc(b.lshr(m, ir.Constant(I64, bit_index)), ir.IntType(1))
         acc = select_pair(ctx, bit, plain_multiply(ctx, acc, p), acc)
-    looped = select_pair(ctx, negative, numpy_divide(ctx, _c(ONE), acc), acc)
+    looped = select_pair(ctx, negative, numpy_divide(ctx, _c(ONE, ar), acc), acc)
     square = plain_multiply(ctx, a, a)
     cube = plain_multiply(ctx, a, square)
 
@@ -229,45 +322,48 @@ def _power(ctx: IrContext, a: Pair, e: Pair) -> Pair:
 
     whole = select_pair(ctx, n_is(3), cube, looped)
     whole = select_pair(ctx, n_is(1), a, select_pair(ctx, n_is(2), square, whole))
+    if not kit.int_powers_multiply:
+        few = b.or_(b.or_(n_is(1), n_is(2)), b.or_(n_is(3), n_is(-1)))
+        finite_a = b.and_(cm.is_finite(ctx, ar), cm.is_finite(ctx, ai))
+        is_int = b.and_(is_int, b.or_(few, b.not_(finite_a)))
     r = select_pair(ctx, is_int, whole, general)
     a_zero = b.and_(is_zero(ctx, ar), is_zero(ctx, ai))
     zero_base = select_pair(
-        ctx, b.fcmp_ordered(">", br, const(0.0)), _c((0.0, 0.0)), _c((NAN, NAN))
+        ctx, b.fcmp_ordered(">", br, k(0.0)), _c((0.0, 0.0), ar), _c((NAN, NAN), ar)
     )
     b_zero = b.and_(is_zero(ctx, br), is_zero(ctx, bi))
-    pos_inf = b.and_(b.fcmp_ordered("==", ar, const(INF)), is_zero(ctx, ai))
+    pos_inf = b.and_(b.fcmp_ordered("==", ar, k(INF)), is_zero(ctx, ai))
     real_b = is_zero(ctx, bi)
-    a_one = b.and_(b.fcmp_ordered("==", ar, const(1.0)), is_zero(ctx, ai))
+    a_one = b.and_(b.fcmp_ordered("==", ar, k(1.0)), is_zero(ctx, ai))
     return cm.with_specials(
         ctx,
         r,
         [
-            (b.or_(a_one, b_zero), _c(ONE)),
-            (b.and_(b.and_(pos_inf, real_b), b.fcmp_ordered(">", br, const(0.0))), a),
-            (b.and_(b.and_(pos_inf, real_b), b.fcmp_ordered("<", br, const(0.0))), _c((0.0, 0.0))),
+            (b.or_(a_one, b_zero), _c(ONE, ar)),
+            (b.and_(b.and_(pos_inf, real_b), b.fcmp_ordered(">", br, k(0.0))), a),
+            (
+                b.and_(b.and_(pos_inf, real_b), b.fcmp_ordered("<", br, k(0.0))),
+                _c((0.0, 0.0), ar),
+            ),
             (a_zero, zero_base),
         ],
     )
 
 
 # -- dispatch -------------------------------------------------------------------------------------
-_UNARY = {
-    Opcode.EXP: cm.cexp,
-    Opcode.LOG: cm.clog,
-    Opcode.SQRT: cm.csqrt,
-    Opcode.SINE: cm.csin,
-    Opcode.COSINE: cm.ccos,
-    Opcode.TAN: cm.ctan,
-    Opcode.TANH: cm.ctanh,
+_COMPOSITE_UNARY = {
     Opcode.SIGN: _sign,
-    Opcode.EXPM1: _expm1,
-    Opcode.LOG1P: _log1p,
     Opcode.RSQRT: _rsqrt,
     Opcode.LOGISTIC: _logistic,
     Opcode.CBRT: _cbrt,
 }
 _BINARY = {Opcode.POWER: _power, Opcode.ATAN2: _atan2}
-OPCODES = frozenset(_UNARY) | frozenset(_BINARY) | {Opcode.ABS}
+OPCODES = (
+    frozenset(F64_KIT.unary)
+    | frozenset(_COMPOSITE_UNARY)
+    | frozenset(_BINARY)
+    | {Opcode.ABS, Opcode.EXPM1, Opcode.LOG1P}
+)
 
 
 def can_emit_math(instr: Instruction) -> bool:
@@ -275,17 +371,33 @@ def can_emit_math(instr: Instruction) -> bool:
     return instr.opcode in OPCODES and instr.operands[0].shape.dtype.is_complex
 
 
+def in_f32(ctx: IrContext, dtype) -> bool:
+    """Whether c64 math is computed in f32 on this target (no fast f64: the GPU targets)."""
+    return dtype is dtypes.C64 and not ctx.target.math.f32_via_f64
+
+
 def emit_math(ctx: IrContext, instr: Instruction, values: list[ir.Value]) -> ir.Value:
     """The value of a complex abs, sign, transcendental, power or atan2 instruction."""
     b = ctx.b
-    narrow = instr.operands[0].shape.dtype is dtypes.C64
+    dtype = instr.operands[0].shape.dtype
+    f32_parts = in_f32(ctx, dtype)
+    narrow = dtype is dtypes.C64 and not f32_parts
+    kit = F32_KIT if f32_parts else F64_KIT
     wide = [tuple(b.fpext(p, F64) if narrow else p for p in parts(b, v)) for v in values]
     op = instr.opcode
     if op is Opcode.ABS:
-        r = cm.numpy_abs(ctx, *wide[0])
+        r = kit.cabs(ctx, *wide[0])
         return b.fptrunc(r, F32) if narrow else r
-    fn = _UNARY.get(op)
-    re, im = fn(ctx, wide[0]) if fn is not None else _BINARY[op](ctx, *wide)
+    if op in kit.unary:
+        re, im = kit.unary[op](ctx, wide[0])
+    elif op is Opcode.EXPM1:
+        re, im = kit.expm1(ctx, wide[0])
+    elif op is Opcode.LOG1P:
+        re, im = kit.log1p(ctx, wide[0])
+    elif op in _COMPOSITE_UNARY:
+        re, im = _COMPOSITE_UNARY[op](ctx, kit, wide[0])
+    else:
+        re, im = _BINARY[op](ctx, kit, *wide)
     if narrow:
         re, im = b.fptrunc(re, F32), b.fptrunc(im, F32)
     return make(b, re, im)
@@ -294,8 +406,12 @@ def emit_math(ctx: IrContext, instr: Instruction, values: list[ir.Value]) -> ir.
 __all__ = [
     "can_emit_math",
     "emit_math",
+    "in_f32",
     "numpy_divide",
     "plain_multiply",
     "fused_multiply",
     "OPCODES",
+    "Kit",
+    "F64_KIT",
+    "F32_KIT",
 ]
