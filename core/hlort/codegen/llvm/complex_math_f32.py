@@ -118,6 +118,51 @@ def log_abs(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
     return b.fadd(hi, b.fadd(err, ctx.fma(k32(0.5), l_lo, b.fmul(kf, k32(_LN2[1])))))
 
 
+def csign(ctx: IrContext, z: Pair) -> Pair:
+    """z / |z| (0 at 0) from the scaled parts, so neither |z| nor 1 / |z| over- or underflows;
+    NaN where NumPy's division by |z| + 0i gives NaN (a non-finite part)."""
+    b = ctx.b
+    x, y = z
+    safe = b.and_(is_finite(ctx, x), is_finite(ctx, y))
+    xs, ys, _ = scaled_parts(ctx, b.select(safe, x, k32(1.0)), b.select(safe, y, k32(0.0)))
+    h = sqrt_dd(ctx, cm.sum_of_squares(ctx, xs, ys))
+    zero = k32(0.0)  # NumPy's (x + y 0) / |z|, (y - x 0) / |z|: the signs of its zero parts
+    value = (b.fdiv(b.fadd(xs, b.fmul(ys, zero)), h), b.fdiv(b.fsub(ys, b.fmul(xs, zero)), h))
+    nan2 = (k32(math.nan), k32(math.nan))
+    value = cm.select_pair(ctx, safe, value, nan2)
+    both_zero = b.and_(is_zero(ctx, x), is_zero(ctx, y))
+    return cm.select_pair(ctx, both_zero, (zero, zero), value)
+
+
+def cbrt_abs(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
+    """cbrt|z| with |z| never rounded to a subnormal or overflowing first: parts whose larger
+    is below 2^-60 or above 2^60 are scaled by 2^+-72 and the root by 2^-+24."""
+    b = ctx.b
+    ax, ay = ctx.fabs(x), ctx.fabs(y)
+    larger = b.select(b.fcmp_ordered(">", ax, ay), ax, ay)
+    tiny = b.fcmp_ordered("<", larger, k32(2.0**-60))
+    huge = b.fcmp_ordered(">", larger, k32(2.0**60))
+    up = b.select(tiny, k32(2.0**72), b.select(huge, k32(2.0**-72), k32(1.0)))
+    down = b.select(tiny, k32(2.0**-24), b.select(huge, k32(2.0**24), k32(1.0)))
+    return b.fmul(m32.cbrt_f32(ctx, cabs(ctx, b.fmul(x, up), b.fmul(y, up))), down)
+
+
+def common_scale(ctx: IrContext, values: list[ir.Value]) -> tuple[ir.Value, ir.Value]:
+    """Two powers of two whose product brings the largest magnitude of ``values`` into [1, 2)
+    (both 1 when one is infinite or NaN, or all are zero)."""
+    b = ctx.b
+    larger = ctx.fabs(values[0])
+    for v in values[1:]:
+        av = ctx.fabs(v)
+        larger = b.select(b.fcmp_ordered(">", av, larger), av, larger)
+    finite = is_finite(ctx, values[0])
+    for v in values[1:]:
+        finite = b.and_(finite, is_finite(ctx, v))
+    e = b.select(finite, _pow2_scale(ctx, larger), i32(0))
+    half = b.sdiv(b.neg(e), i32(2))
+    return pow2(ctx, half, F32), pow2(ctx, b.sub(b.neg(e), half), F32)
+
+
 # -- e^x as p 2^n ---------------------------------------------------------------------------------
 def exp_split(ctx: IrContext, x: ir.Value) -> tuple[ir.Value, ir.Value]:
     """(p, n): e^x = p 2^n, p in [0.7, 1.42] within ~1 ulp, n an i32, for finite x (clamped to
@@ -294,6 +339,17 @@ def xla_divide(ctx: IrContext, a: Pair, d: Pair) -> Pair:
     ar, ai = b.fmul(ar0, fa), b.fmul(ai0, fa)
     div, sel = b.fdiv, b.select
     r_over_i, i_over_r = div(br, bi), div(bi, br)
+    # a ratio that underflows f32 (not f64) stays the smallest subnormal of its sign where it
+    # meets an infinite numerator part, as the f64 form's tiny ratio does (inf, not NaN)
+    a_inf = b.or_(is_inf(ctx, ar0), is_inf(ctx, ai0))
+
+    def keep_tiny(ratio, num, den):
+        lost = b.and_(b.and_(a_inf, is_zero(ctx, ratio)), b.not_(is_zero(ctx, num)))
+        lost = b.and_(lost, is_finite(ctx, den))
+        sign = b.fmul(ctx.copysign(k32(1.0), num), ctx.copysign(k32(1.0), den))
+        return sel(lost, ctx.copysign(k32(2.0**-149), sign), ratio)
+
+    r_over_i, i_over_r = keep_tiny(r_over_i, br0, bi0), keep_tiny(i_over_r, bi0, br0)
     r_denom, i_denom = ctx.fma(r_over_i, br, bi), ctx.fma(i_over_r, bi, br)
     r_small = b.fcmp_ordered("<", ctx.fabs(br), ctx.fabs(bi))
     cr = sel(
@@ -360,4 +416,7 @@ __all__ = [
     "times_exp",
     "log_abs",
     "sin_cos",
+    "csign",
+    "cbrt_abs",
+    "common_scale",
 ]

@@ -143,13 +143,11 @@ class Kit:
     (complex_math.py; c128, and c64 widened where ``MathPolicy.f32_via_f64``) or f32
     (complex_math_f32.py; c64 on targets without fast f64)."""
 
-    unary: dict  # exp, log, sqrt, sin, cos, tan, tanh: (ctx, z) -> Pair
+    unary: dict  # exp, log, sqrt, sin, cos, tan, tanh, expm1, log1p (+ own forms): (ctx, z)
     cabs: Callable  # (ctx, x, y) -> |z|
     atan2: Callable  # (ctx, y, x)
-    cbrt: Callable  # (ctx, x)
-    expm1: Callable  # (ctx, z) -> Pair
-    log1p: Callable  # (ctx, z) -> Pair
-    int_powers_multiply: bool  # integral b in (-100, 100): repeated products for every b
+    cbrt_abs: Callable  # (ctx, x, y) -> cbrt|z|
+    f32: bool  # f32 parts: the range-guarded variants below
 
 
 def _expm1(ctx: IrContext, z: Pair) -> Pair:
@@ -161,9 +159,13 @@ def _expm1(ctx: IrContext, z: Pair) -> Pair:
     return re, b.fmul(fm.exp_f64(ctx, x), sin_y)
 
 
+_F64_EXP_OVERFLOW = 709.782712893384  # the interpreter's e^x (f64) is inf beyond
+
+
 def _expm1_f32(ctx: IrContext, z: Pair) -> Pair:
     """NumPy's formula with e^x sin y (and, past x = 80, e^x cos y) rounded once from
-    complex_math_f32's split e^x, so they stay finite where e^x alone overflows f32."""
+    complex_math_f32's split e^x, so they stay finite where e^x alone overflows f32 (and
+    inf * sin y, NaN at y = 0, where the interpreter's f64 e^x overflows)."""
     b = ctx.b
     x, y = z
     k = lambda v: cm.like(x, v)  # noqa: E731
@@ -175,7 +177,9 @@ def _expm1_f32(ctx: IrContext, z: Pair) -> Pair:
     scaled = b.select(big, cm32.times_exp(ctx, cos_y, e), b.fmul(m32.expm1_f32(ctx, x), cos_y))
     re = b.fsub(scaled, b.fmul(b.fmul(k(2.0), a), a))
     e_special = b.select(b.fcmp_ordered("==", x, k(-INF)), k(0.0), x)  # e^x of inf, -inf, NaN
-    im = b.select(finite, cm32.times_exp(ctx, sin_y, e), b.fmul(e_special, sin_y))
+    e_special = b.select(finite, k(INF), e_special)  # finite x past f64's e^x overflow
+    plain = b.not_(b.and_(finite, b.fcmp_ordered("<", x, k(_F64_EXP_OVERFLOW))))
+    im = b.select(plain, b.fmul(e_special, sin_y), cm32.times_exp(ctx, sin_y, e))
     return re, im
 
 
@@ -220,13 +224,13 @@ F64_KIT = Kit(
         Opcode.COSINE: cm.ccos,
         Opcode.TAN: cm.ctan,
         Opcode.TANH: cm.ctanh,
+        Opcode.EXPM1: _expm1,
+        Opcode.LOG1P: _log1p,
     },
     cabs=cm.numpy_abs,
     atan2=f64.atan2_f64,
-    cbrt=f64.cbrt_f64,
-    expm1=_expm1,
-    log1p=_log1p,
-    int_powers_multiply=True,
+    cbrt_abs=lambda ctx, x, y: f64.cbrt_f64(ctx, cm.numpy_abs(ctx, x, y)),
+    f32=False,
 )
 F32_KIT = Kit(
     unary={
@@ -237,13 +241,14 @@ F32_KIT = Kit(
         Opcode.COSINE: cm32.ccos,
         Opcode.TAN: cm32.ctan,
         Opcode.TANH: cm32.ctanh,
+        Opcode.EXPM1: _expm1_f32,
+        Opcode.LOG1P: _log1p_f32,
+        Opcode.SIGN: cm32.csign,
     },
     cabs=cm32.cabs,
     atan2=m32.atan2_f32,
-    cbrt=m32.cbrt_f32,
-    expm1=_expm1_f32,
-    log1p=_log1p_f32,
-    int_powers_multiply=False,
+    cbrt_abs=cm32.cbrt_abs,
+    f32=True,
 )
 
 
@@ -259,19 +264,38 @@ def _rsqrt(ctx: IrContext, kit: Kit, z: Pair) -> Pair:
 
 
 def _logistic(ctx: IrContext, kit: Kit, z: Pair) -> Pair:
+    """1 / (1 + e^-z); in f32, for finite z with -709 < Re z < 0 (e^-z may overflow f32,
+    not the interpreter's f64), u / (1 + u) with u = e^z instead."""
     b = ctx.b
     one = cm.like(z[0], 1.0)
-    er, ei = kit.unary[Opcode.EXP](ctx, (b.fneg(z[0]), b.fneg(z[1])))
-    return numpy_divide(ctx, _c(ONE, z[0]), (b.fadd(one, er), b.fadd(cm.like(one, 0.0), ei)))
+    exp = kit.unary[Opcode.EXP]
+    er, ei = exp(ctx, (b.fneg(z[0]), b.fneg(z[1])))
+    r = numpy_divide(ctx, _c(ONE, z[0]), (b.fadd(one, er), b.fadd(cm.like(one, 0.0), ei)))
+    if not kit.f32:
+        return r
+    x, y = z
+    ur, ui = exp(ctx, z)
+    u_form = numpy_divide(ctx, (ur, ui), (b.fadd(one, ur), b.fadd(cm.like(one, 0.0), ui)))
+    use = b.and_(cm.is_finite(ctx, y), b.fcmp_ordered("<", x, _zero(x)))
+    use = b.and_(use, b.fcmp_ordered(">", x, cm.like(x, -_F64_EXP_OVERFLOW)))
+    return select_pair(ctx, use, u_form, r)
 
 
 def _cbrt(ctx: IrContext, kit: Kit, z: Pair) -> Pair:
     b = ctx.b
     x, y = z
-    root = kit.cbrt(ctx, kit.cabs(ctx, x, y))
+    root = kit.cbrt_abs(ctx, x, y)
     angle = b.fdiv(kit.atan2(ctx, y, x), cm.like(x, 3.0))
     turn = kit.unary[Opcode.EXP](ctx, fused_multiply(ctx, _c((0.0, 1.0), x), (angle, _zero(x))))
     value = fused_multiply(ctx, (root, _zero(x)), turn)
+    if kit.f32:  # |y| < 2^-60 x: Im = root sin(angle) = root y / 3x, angle may underflow f32
+        tiny = b.and_(
+            b.fcmp_ordered(">", x, _zero(x)),
+            b.fcmp_ordered("<", ctx.fabs(y), b.fmul(x, cm.like(x, 2.0**-60))),
+        )
+        tiny = b.and_(tiny, b.not_(is_zero(ctx, y)))
+        tiny_im = b.fdiv(b.fmul(b.fdiv(root, x), y), cm.like(x, 3.0))
+        value = (value[0], b.select(tiny, tiny_im, value[1]))
     both_zero = b.and_(is_zero(ctx, x), is_zero(ctx, y))
     return select_pair(ctx, both_zero, _c((0.0, 0.0), x), value)
 
@@ -281,7 +305,13 @@ def _zero(x: ir.Value) -> ir.Value:
 
 
 def _atan2(ctx: IrContext, kit: Kit, y: Pair, x: Pair) -> Pair:
+    """-i log((x + iy) / sqrt(x^2 + y^2)); in f32 with x and y scaled by one power of two
+    (the value does not change) so the squares neither over- nor underflow."""
     b = ctx.b
+    if kit.f32:
+        s1, s2 = cm32.common_scale(ctx, [*x, *y])
+        x = tuple(b.fmul(b.fmul(v, s1), s2) for v in x)
+        y = tuple(b.fmul(b.fmul(v, s1), s2) for v in y)
     xx, yy = fused_multiply(ctx, x, x), fused_multiply(ctx, y, y)
     root = kit.unary[Opcode.SQRT](ctx, (b.fadd(xx[0], yy[0]), b.fadd(xx[1], yy[1])))
     iy = fused_multiply(ctx, _c((0.0, 1.0), x[0]), y)
@@ -322,7 +352,7 @@ def _power(ctx: IrContext, kit: Kit, a: Pair, e: Pair) -> Pair:
 
     whole = select_pair(ctx, n_is(3), cube, looped)
     whole = select_pair(ctx, n_is(1), a, select_pair(ctx, n_is(2), square, whole))
-    if not kit.int_powers_multiply:
+    if kit.f32:
         few = b.or_(b.or_(n_is(1), n_is(2)), b.or_(n_is(3), n_is(-1)))
         finite_a = b.and_(cm.is_finite(ctx, ar), cm.is_finite(ctx, ai))
         is_int = b.and_(is_int, b.or_(few, b.not_(finite_a)))
@@ -358,12 +388,7 @@ _COMPOSITE_UNARY = {
     Opcode.CBRT: _cbrt,
 }
 _BINARY = {Opcode.POWER: _power, Opcode.ATAN2: _atan2}
-OPCODES = (
-    frozenset(F64_KIT.unary)
-    | frozenset(_COMPOSITE_UNARY)
-    | frozenset(_BINARY)
-    | {Opcode.ABS, Opcode.EXPM1, Opcode.LOG1P}
-)
+OPCODES = frozenset(F64_KIT.unary) | frozenset(_COMPOSITE_UNARY) | frozenset(_BINARY) | {Opcode.ABS}
 
 
 def can_emit_math(instr: Instruction) -> bool:
@@ -390,10 +415,6 @@ def emit_math(ctx: IrContext, instr: Instruction, values: list[ir.Value]) -> ir.
         return b.fptrunc(r, F32) if narrow else r
     if op in kit.unary:
         re, im = kit.unary[op](ctx, wide[0])
-    elif op is Opcode.EXPM1:
-        re, im = kit.expm1(ctx, wide[0])
-    elif op is Opcode.LOG1P:
-        re, im = kit.log1p(ctx, wide[0])
     elif op in _COMPOSITE_UNARY:
         re, im = _COMPOSITE_UNARY[op](ctx, kit, wide[0])
     else:
