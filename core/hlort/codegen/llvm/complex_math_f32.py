@@ -316,60 +316,81 @@ def _scale_by(ctx: IrContext, v: ir.Value, e: ir.Value) -> ir.Value:
     return b.fmul(b.fmul(v, pow2(ctx, half, F32)), pow2(ctx, b.sub(e, half), F32))
 
 
+def _larger(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
+    ax, ay = ctx.fabs(x), ctx.fabs(y)
+    return ctx.b.select(ctx.b.fcmp_ordered(">", ax, ay), ax, ay)
+
+
+def _sum_no_overflow(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
+    """x + y, or (x / 8 + y / 8) where the sum of finite x, y overflows f32 (not f64): the
+    sign and zero-ness the interpreter's f64 sum has."""
+    b = ctx.b
+    s = b.fadd(x, y)
+    over = b.and_(is_inf(ctx, s), b.and_(is_finite(ctx, x), is_finite(ctx, y)))
+    eighth = k32(0.125)
+    return b.select(over, b.fadd(b.fmul(x, eighth), b.fmul(y, eighth)), s)
+
+
 def xla_divide(ctx: IrContext, a: Pair, d: Pair) -> Pair:
-    """a / d by XLA's algorithm (the interpreter's ``complex_divide``) in f32 with scaling."""
+    """a / d by XLA's algorithm (the interpreter's ``complex_divide``) in f32: the denominator
+    scaled into [1, 2), a tiny ratio of its parts carried scaled by 2^64, a tiny numerator
+    scaled up by 2^64 and one that overflows the formula down by 1/8; plain products and sums
+    as the interpreter's, so quotients it gets exact (a zero part) come out exact too."""
     b = ctx.b
     (ar0, ai0), (br0, bi0) = a, d
-    larger_d = b.select(
-        b.fcmp_ordered(">", ctx.fabs(br0), ctx.fabs(bi0)), ctx.fabs(br0), ctx.fabs(bi0)
-    )
-    ed = _pow2_scale(ctx, larger_d)
+    ed = _pow2_scale(ctx, _larger(ctx, br0, bi0))
     br, bi = _scale_by(ctx, br0, b.neg(ed)), _scale_by(ctx, bi0, b.neg(ed))
-    larger_a = b.select(
-        b.fcmp_ordered(">", ctx.fabs(ar0), ctx.fabs(ai0)), ctx.fabs(ar0), ctx.fabs(ai0)
+    r_small = b.fcmp_ordered("<", ctx.fabs(br), ctx.fabs(bi))
+    big, small0 = b.select(r_small, bi, br), b.select(r_small, br0, bi0)
+    small = b.select(r_small, br, bi)
+    tiny_r = b.and_(
+        b.fcmp_ordered("<", ctx.fabs(small), k32(2.0**-100)), b.not_(is_zero(ctx, small0))
     )
-    big_a = b.and_(
-        b.fcmp_ordered(">=", larger_a, k32(2.0**125)), b.fcmp_ordered("<", larger_a, k32(INF))
-    )
+    tiny_r = b.and_(tiny_r, b.and_(is_finite(ctx, small0), is_finite(ctx, big)))
+    small_up = _scale_by(ctx, small0, b.sub(i32(64), ed))  # from the unscaled part: exact
+    ratio = b.fdiv(b.select(tiny_r, small_up, small), big)
+    # a ratio below even that stays the smallest subnormal of its sign (the f64 form's is
+    # nonzero: inf, not NaN, where it meets an infinite numerator part)
+    lost = b.and_(tiny_r, is_zero(ctx, ratio))
+    sign = b.fmul(ctx.copysign(k32(1.0), small0), ctx.copysign(k32(1.0), big))
+    ratio = b.select(lost, ctx.copysign(k32(2.0**-149), sign), ratio)
+    down = b.select(tiny_r, k32(2.0**-64), k32(1.0))
+
+    def times_ratio(v):
+        return b.fmul(ratio, b.fmul(v, down))
+
+    den = b.fadd(big, times_ratio(small))
+    larger_a = _larger(ctx, ar0, ai0)
     tiny_a = b.and_(
         b.fcmp_ordered("<", larger_a, k32(2.0**-60)), b.fcmp_ordered(">", larger_a, k32(0.0))
     )
-    ea = b.select(big_a, i32(3), b.select(tiny_a, i32(-64), i32(0)))
-    fa = b.select(big_a, k32(0.125), b.select(tiny_a, k32(2.0**64), k32(1.0)))
-    ar, ai = b.fmul(ar0, fa), b.fmul(ai0, fa)
-    div, sel = b.fdiv, b.select
-    r_over_i, i_over_r = div(br, bi), div(bi, br)
-    # a ratio that underflows f32 (not f64) stays the smallest subnormal of its sign where it
-    # meets an infinite numerator part, as the f64 form's tiny ratio does (inf, not NaN)
-    a_inf = b.or_(is_inf(ctx, ar0), is_inf(ctx, ai0))
 
-    def keep_tiny(ratio, num, den):
-        lost = b.and_(b.and_(a_inf, is_zero(ctx, ratio)), b.not_(is_zero(ctx, num)))
-        lost = b.and_(lost, is_finite(ctx, den))
-        sign = b.fmul(ctx.copysign(k32(1.0), num), ctx.copysign(k32(1.0), den))
-        return sel(lost, ctx.copysign(k32(2.0**-149), sign), ratio)
+    def smith(scale_a):
+        ar, ai = b.fmul(ar0, scale_a), b.fmul(ai0, scale_a)
+        cr = b.select(
+            r_small, b.fadd(times_ratio(ar), ai), b.fadd(times_ratio(ai), ar)
+        )  # r ar + ai, r ai + ar
+        ci = b.select(r_small, b.fsub(times_ratio(ai), ar), b.fsub(ai, times_ratio(ar)))
+        return b.fdiv(cr, den), b.fdiv(ci, den)
 
-    r_over_i, i_over_r = keep_tiny(r_over_i, br0, bi0), keep_tiny(i_over_r, bi0, br0)
-    r_denom, i_denom = ctx.fma(r_over_i, br, bi), ctx.fma(i_over_r, bi, br)
-    r_small = b.fcmp_ordered("<", ctx.fabs(br), ctx.fabs(bi))
-    cr = sel(
-        r_small,
-        div(ctx.fma(r_over_i, ar, ai), r_denom),
-        div(ctx.fma(i_over_r, ai, ar), i_denom),
+    plain = smith(b.select(tiny_a, k32(2.0**64), k32(1.0)))
+    eighth = smith(k32(0.125))
+    finite = b.and_(
+        b.and_(is_finite(ctx, ar0), is_finite(ctx, ai0)),
+        b.and_(is_finite(ctx, br0), is_finite(ctx, bi0)),
     )
-    ci = sel(
-        r_small,
-        div(ctx.fma(r_over_i, ai, b.fneg(ar)), r_denom),
-        div(ctx.fma(b.fneg(i_over_r), ar, ai), i_denom),
-    )
+    overflowed = b.and_(finite, b.or_(is_inf(ctx, plain[0]), is_inf(ctx, plain[1])))
+    q = cm.select_pair(ctx, overflowed, eighth, plain)
+    ea = b.select(overflowed, i32(3), b.select(tiny_a, i32(-64), i32(0)))
     shift = b.sub(ea, ed)
-    cr, ci = _scale_by(ctx, cr, shift), _scale_by(ctx, ci, shift)
-    return divide_specials(ctx, a, d, (cr, ci))
+    q = _scale_by(ctx, q[0], shift), _scale_by(ctx, q[1], shift)
+    return divide_specials(ctx, a, d, q, wide_sums=True)
 
 
-def divide_specials(ctx: IrContext, a: Pair, d: Pair, q: Pair) -> Pair:
+def divide_specials(ctx: IrContext, a: Pair, d: Pair, q: Pair, wide_sums: bool = False) -> Pair:
     """XLA's fixes where Smith's quotient ``q`` is NaN + NaN i: a / 0, inf / finite and
-    finite / inf (the interpreter's ``complex_divide``), in a's float type."""
+    finite / inf (the interpreter's ``complex_divide``), in a's float type (``wide_sums``: the
+    finite / inf sums as f64's would be, no f32 overflow)."""
     b = ctx.b
     (ar, ai), (br, bi) = a, d
     k = lambda v: like(ar, v)  # noqa: E731
@@ -388,8 +409,12 @@ def divide_specials(ctx: IrContext, a: Pair, d: Pair, q: Pair) -> Pair:
     inf_den = b.and_(b.or_(b_r_inf, b_i_inf), b.and_(is_finite(ctx, ar), is_finite(ctx, ai)))
     br1 = ctx.copysign(sel(b_r_inf, k(1.0), k(0.0)), br)
     bi1 = ctx.copysign(sel(b_i_inf, k(1.0), k(0.0)), bi)
-    dr = mul(k(0.0), add(mul(ar, br1), mul(ai, bi1)))
-    di = mul(k(0.0), sub(mul(ai, br1), mul(ar, bi1)))
+    if wide_sums:
+        dr = mul(k(0.0), _sum_no_overflow(ctx, mul(ar, br1), mul(ai, bi1)))
+        di = mul(k(0.0), _sum_no_overflow(ctx, mul(ai, br1), b.fneg(mul(ar, bi1))))
+    else:
+        dr = mul(k(0.0), add(mul(ar, br1), mul(ai, bi1)))
+        di = mul(k(0.0), sub(mul(ai, br1), mul(ar, bi1)))
     cr, ci = q
     both_nan = b.and_(ctx.is_nan(cr), ctx.is_nan(ci))
     rr, ri = cr, ci

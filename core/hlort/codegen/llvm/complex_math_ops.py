@@ -276,9 +276,19 @@ def _logistic(ctx: IrContext, kit: Kit, z: Pair) -> Pair:
     x, y = z
     ur, ui = exp(ctx, z)
     u_form = numpy_divide(ctx, (ur, ui), (b.fadd(one, ur), b.fadd(cm.like(one, 0.0), ui)))
-    use = b.and_(cm.is_finite(ctx, y), b.fcmp_ordered("<", x, _zero(x)))
-    use = b.and_(use, b.fcmp_ordered(">", x, cm.like(x, -_F64_EXP_OVERFLOW)))
-    return select_pair(ctx, use, u_form, r)
+    y_finite = cm.is_finite(ctx, y)
+    use = b.and_(b.and_(y_finite, b.not_(is_zero(ctx, y))), b.fcmp_ordered("<", x, _zero(x)))
+    far = b.fcmp_ordered("<=", x, cm.like(x, -_F64_EXP_OVERFLOW))
+    r = select_pair(ctx, b.and_(use, b.not_(far)), u_form, r)
+    # Re z <= -709.78: the interpreter's e^-z has an infinite real part and an imaginary part
+    # e^|x| sin(-y) that overflows f64 where log|sin y| > 709.78 + x: then 1 / (1 + w) is
+    # NaN, else a zero pair with the sign of cos y
+    sin_y, cos_y = cm32.sin_cos(ctx, y)
+    log_sin = fm.log_f32(ctx, ctx.fabs(sin_y))
+    overflows = b.fcmp_ordered(">", log_sin, b.fadd(x, cm.like(x, _F64_EXP_OVERFLOW)))
+    zero = ctx.copysign(_zero(x), cos_y)
+    far_value = select_pair(ctx, overflows, _c((NAN, NAN), x), (zero, zero))
+    return select_pair(ctx, b.and_(far, y_finite), far_value, r)
 
 
 def _cbrt(ctx: IrContext, kit: Kit, z: Pair) -> Pair:
