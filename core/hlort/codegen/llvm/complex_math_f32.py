@@ -104,7 +104,10 @@ def cabs(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
 
 
 def log_abs(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
-    """log|x + iy| for finite parts, not both zero."""
+    """log|x + iy| for finite parts, not both zero. |z| = 1 has no solution with two nonzero
+    f32 parts, so where log|z| rounds to 0 with both nonzero it is the smallest subnormal of
+    the sign of |z|^2 - 1 (as the interpreter's f64 log|z| is tiny, not 0: an infinite b in
+    a^b = exp(b log a) then gives its infinity, not NaN)."""
     b = ctx.b
     xs, ys, k = scaled_parts(ctx, x, y)
     # larger part in [1/4, 1): unscaled, so |z| ~ 1 gives s ~ 1 (no cancellation with k ln 2)
@@ -115,7 +118,15 @@ def log_abs(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
     l_lo = b.fadd(l_lo, b.fdiv(s_lo, s_hi))
     kf = b.sitofp(k, F32)
     hi, err = dd.two_sum(ctx, b.fmul(k32(0.5), l_hi), b.fmul(kf, k32(_LN2[0])))
-    return b.fadd(hi, b.fadd(err, ctx.fma(k32(0.5), l_lo, b.fmul(kf, k32(_LN2[1])))))
+    r = b.fadd(hi, b.fadd(err, ctx.fma(k32(0.5), l_lo, b.fmul(kf, k32(_LN2[1])))))
+    lost = b.and_(is_zero(ctx, r), b.not_(b.or_(is_zero(ctx, x), is_zero(ctx, y))))
+    one = k32(1.0)
+    below = b.or_(
+        b.fcmp_ordered("<", s_hi, one),
+        b.and_(b.fcmp_ordered("==", s_hi, one), b.fcmp_ordered("<", s_lo, k32(0.0))),
+    )
+    tiny = b.select(below, k32(-(2.0**-149)), k32(2.0**-149))
+    return b.select(lost, tiny, r)
 
 
 def csign(ctx: IrContext, z: Pair) -> Pair:
@@ -158,7 +169,7 @@ def common_scale(ctx: IrContext, values: list[ir.Value]) -> tuple[ir.Value, ir.V
     finite = is_finite(ctx, values[0])
     for v in values[1:]:
         finite = b.and_(finite, is_finite(ctx, v))
-    e = b.select(finite, _pow2_scale(ctx, larger), i32(0))
+    e = b.select(finite, pow2_exponent(ctx, larger), i32(0))
     half = b.sdiv(b.neg(e), i32(2))
     return pow2(ctx, half, F32), pow2(ctx, b.sub(b.neg(e), half), F32)
 
@@ -214,8 +225,19 @@ def cexp(ctx: IrContext, z: Pair) -> Pair:
     return cm.exp_specials(ctx, z, (times_exp(ctx, c, e), times_exp(ctx, s, e)), s, c)
 
 
+def arg(ctx: IrContext, y: ir.Value, x: ir.Value) -> ir.Value:
+    """atan2(y, x), with the smallest subnormal of y's sign where it underflows to 0 for a
+    nonzero finite y and finite x > 0 (as log_abs: the interpreter's f64 angle is not 0)."""
+    b = ctx.b
+    r = m32.atan2_f32(ctx, y, x)
+    lost = b.and_(is_zero(ctx, r), b.not_(is_zero(ctx, y)))
+    lost = b.and_(lost, b.and_(is_finite(ctx, y), is_finite(ctx, x)))
+    lost = b.and_(lost, b.fcmp_ordered(">", x, k32(0.0)))
+    return b.select(lost, ctx.copysign(k32(2.0**-149), y), r)
+
+
 def clog(ctx: IrContext, z: Pair) -> Pair:
-    return cm.log_with(ctx, z, log_abs, m32.atan2_f32)
+    return cm.log_with(ctx, z, log_abs, arg)
 
 
 def csqrt(ctx: IrContext, z: Pair) -> Pair:
@@ -299,7 +321,7 @@ def ctan(ctx: IrContext, z: Pair) -> Pair:
 
 
 # -- XLA's division -------------------------------------------------------------------------------
-def _pow2_scale(ctx: IrContext, larger: ir.Value) -> ir.Value:
+def pow2_exponent(ctx: IrContext, larger: ir.Value) -> ir.Value:
     """The i32 e with larger 2^-e in [1, 2) for a finite larger > 0 (0 otherwise)."""
     b = ctx.b
     ok = b.and_(b.fcmp_ordered(">", larger, k32(0.0)), b.fcmp_ordered("<", larger, k32(INF)))
@@ -309,16 +331,24 @@ def _pow2_scale(ctx: IrContext, larger: ir.Value) -> ir.Value:
     return b.select(ok, e, i32(0))
 
 
-def _scale_by(ctx: IrContext, v: ir.Value, e: ir.Value) -> ir.Value:
+def scale_by(ctx: IrContext, v: ir.Value, e: ir.Value) -> ir.Value:
     """v 2^e for an i32 e in [-252, 254], in two steps."""
     b = ctx.b
     half = b.sdiv(e, i32(2))
     return b.fmul(b.fmul(v, pow2(ctx, half, F32)), pow2(ctx, b.sub(e, half), F32))
 
 
-def _larger(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
+def larger_abs(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
     ax, ay = ctx.fabs(x), ctx.fabs(y)
     return ctx.b.select(ctx.b.fcmp_ordered(">", ax, ay), ax, ay)
+
+
+def common_max(ctx: IrContext, values: list[ir.Value]) -> ir.Value:
+    """The largest magnitude of ``values`` (NaN parts are passed over)."""
+    m = ctx.fabs(values[0])
+    for v in values[1:]:
+        m = larger_abs(ctx, m, v)
+    return m
 
 
 def _sum_no_overflow(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
@@ -338,8 +368,8 @@ def xla_divide(ctx: IrContext, a: Pair, d: Pair) -> Pair:
     as the interpreter's, so quotients it gets exact (a zero part) come out exact too."""
     b = ctx.b
     (ar0, ai0), (br0, bi0) = a, d
-    ed = _pow2_scale(ctx, _larger(ctx, br0, bi0))
-    br, bi = _scale_by(ctx, br0, b.neg(ed)), _scale_by(ctx, bi0, b.neg(ed))
+    ed = pow2_exponent(ctx, larger_abs(ctx, br0, bi0))
+    br, bi = scale_by(ctx, br0, b.neg(ed)), scale_by(ctx, bi0, b.neg(ed))
     r_small = b.fcmp_ordered("<", ctx.fabs(br), ctx.fabs(bi))
     big, small0 = b.select(r_small, bi, br), b.select(r_small, br0, bi0)
     small = b.select(r_small, br, bi)
@@ -347,7 +377,7 @@ def xla_divide(ctx: IrContext, a: Pair, d: Pair) -> Pair:
         b.fcmp_ordered("<", ctx.fabs(small), k32(2.0**-100)), b.not_(is_zero(ctx, small0))
     )
     tiny_r = b.and_(tiny_r, b.and_(is_finite(ctx, small0), is_finite(ctx, big)))
-    small_up = _scale_by(ctx, small0, b.sub(i32(64), ed))  # from the unscaled part: exact
+    small_up = scale_by(ctx, small0, b.sub(i32(64), ed))  # from the unscaled part: exact
     ratio = b.fdiv(b.select(tiny_r, small_up, small), big)
     # a ratio below even that stays the smallest subnormal of its sign (the f64 form's is
     # nonzero: inf, not NaN, where it meets an infinite numerator part)
@@ -360,7 +390,7 @@ def xla_divide(ctx: IrContext, a: Pair, d: Pair) -> Pair:
         return b.fmul(ratio, b.fmul(v, down))
 
     den = b.fadd(big, times_ratio(small))
-    larger_a = _larger(ctx, ar0, ai0)
+    larger_a = larger_abs(ctx, ar0, ai0)
     tiny_a = b.and_(
         b.fcmp_ordered("<", larger_a, k32(2.0**-60)), b.fcmp_ordered(">", larger_a, k32(0.0))
     )
@@ -383,7 +413,7 @@ def xla_divide(ctx: IrContext, a: Pair, d: Pair) -> Pair:
     q = cm.select_pair(ctx, overflowed, eighth, plain)
     ea = b.select(overflowed, i32(3), b.select(tiny_a, i32(-64), i32(0)))
     shift = b.sub(ea, ed)
-    q = _scale_by(ctx, q[0], shift), _scale_by(ctx, q[1], shift)
+    q = scale_by(ctx, q[0], shift), scale_by(ctx, q[1], shift)
     return divide_specials(ctx, a, d, q, wide_sums=True)
 
 
@@ -444,4 +474,8 @@ __all__ = [
     "csign",
     "cbrt_abs",
     "common_scale",
+    "common_max",
+    "pow2_exponent",
+    "scale_by",
+    "larger_abs",
 ]

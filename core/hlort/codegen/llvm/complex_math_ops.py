@@ -45,6 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import llvmlite.ir as ir
+import numpy as np
 
 from hlort import dtypes
 from hlort.codegen.llvm import complex_math as cm
@@ -89,6 +90,16 @@ def numpy_divide(ctx: IrContext, a: Pair, d: Pair) -> Pair:
     return select_pair(ctx, real_larger, select_pair(ctx, zero, by_zero, r1), r2)
 
 
+def numpy_divide_scaled(ctx: IrContext, a: Pair, d: Pair) -> Pair:
+    """numpy_divide with d scaled by a power of two into [1, 2) and the quotient scaled back
+    (f32 parts: 1 / (d_r + d_i r) neither overflows nor underflows where f64's would not)."""
+    b = ctx.b
+    e = cm32.pow2_exponent(ctx, cm32.common_max(ctx, list(d)))
+    ds = cm32.scale_by(ctx, d[0], b.neg(e)), cm32.scale_by(ctx, d[1], b.neg(e))
+    q = numpy_divide(ctx, a, ds)
+    return cm32.scale_by(ctx, q[0], b.neg(e)), cm32.scale_by(ctx, q[1], b.neg(e))
+
+
 def plain_multiply(ctx: IrContext, x: Pair, y: Pair) -> Pair:
     """(ac - bd) + (ad + bc)i with every product rounded (npymath's cmul, glibc's C code)."""
     b = ctx.b
@@ -103,12 +114,28 @@ def fused_multiply(ctx: IrContext, x: Pair, y: Pair) -> Pair:
     return (ctx.fma(xr, yr, b.fneg(b.fmul(xi, yi))), ctx.fma(xr, yi, b.fmul(xi, yr)))
 
 
-def _muldc3(ctx: IrContext, x: Pair, y: Pair) -> Pair:
+def _muldc3(ctx: IrContext, x: Pair, y: Pair, wide: bool = False) -> Pair:
     """C's complex product (libgcc's __muldc3): the plain product, with infinities recovered
-    when it comes out NaN + NaN i."""
+    when it comes out NaN + NaN i. ``wide`` (f32 parts): a product of finite parts that
+    overflows f32 is kept as the largest finite float of its sign, since the interpreter's f64
+    product of f32-range values is finite (an infinite part then still wins over it, and the
+    recovery of overflowed products never runs, as in f64)."""
     b = ctx.b
+    big = like(x[0], float(np.finfo(np.float32).max))
+
+    def mul(p, q):
+        r = b.fmul(p, q)
+        if not wide:
+            return r
+        over = b.and_(is_inf(ctx, r), b.and_(cm.is_finite(ctx, p), cm.is_finite(ctx, q)))
+        return b.select(over, ctx.copysign(big, r), r)
+
+    def product(u, v):
+        (ur, ui), (vr, vi) = u, v
+        return b.fsub(mul(ur, vr), mul(ui, vi)), b.fadd(mul(ur, vi), mul(ui, vr))
+
     (a0, b0), (c0, d0) = x, y
-    re, im = plain_multiply(ctx, x, y)
+    re, im = product(x, y)
     both_nan = b.and_(ctx.is_nan(re), ctx.is_nan(im))
 
     def box(v):
@@ -123,7 +150,7 @@ def _muldc3(ctx: IrContext, x: Pair, y: Pair) -> Pair:
     c1, d1 = b.select(x_inf, denan(c0), c0), b.select(x_inf, denan(d0), d0)
     c2, d2 = b.select(y_inf, box(c1), c1), b.select(y_inf, box(d1), d1)
     a2, b2 = b.select(y_inf, denan(a1), a1), b.select(y_inf, denan(b1), b1)
-    products = (b.fmul(a0, c0), b.fmul(b0, d0), b.fmul(a0, d0), b.fmul(b0, c0))
+    products = (mul(a0, c0), mul(b0, d0), mul(a0, d0), mul(b0, c0))
     overflowed = b.or_(
         b.or_(is_inf(ctx, products[0]), is_inf(ctx, products[1])),
         b.or_(is_inf(ctx, products[2]), is_inf(ctx, products[3])),
@@ -131,7 +158,7 @@ def _muldc3(ctx: IrContext, x: Pair, y: Pair) -> Pair:
     recalc_inf = b.or_(x_inf, y_inf)
     by_overflow = b.and_(b.not_(recalc_inf), overflowed)
     a3, b3, c3, d3 = (b.select(by_overflow, denan(v), v) for v in (a2, b2, c2, d2))
-    fixed = plain_multiply(ctx, (a3, b3), (c3, d3))
+    fixed = product((a3, b3), (c3, d3))
     fixed = (b.fmul(like(re, INF), fixed[0]), b.fmul(like(re, INF), fixed[1]))
     return select_pair(ctx, b.and_(both_nan, b.or_(recalc_inf, overflowed)), fixed, (re, im))
 
@@ -147,6 +174,7 @@ class Kit:
     cabs: Callable  # (ctx, x, y) -> |z|
     atan2: Callable  # (ctx, y, x)
     cbrt_abs: Callable  # (ctx, x, y) -> cbrt|z|
+    divide: Callable  # NumPy's division (ctx, a, d) -> Pair
     f32: bool  # f32 parts: the range-guarded variants below
 
 
@@ -230,6 +258,7 @@ F64_KIT = Kit(
     cabs=cm.numpy_abs,
     atan2=f64.atan2_f64,
     cbrt_abs=lambda ctx, x, y: f64.cbrt_f64(ctx, cm.numpy_abs(ctx, x, y)),
+    divide=lambda ctx, a, d: numpy_divide(ctx, a, d),
     f32=False,
 )
 F32_KIT = Kit(
@@ -248,6 +277,7 @@ F32_KIT = Kit(
     cabs=cm32.cabs,
     atan2=m32.atan2_f32,
     cbrt_abs=cm32.cbrt_abs,
+    divide=lambda ctx, a, d: numpy_divide_scaled(ctx, a, d),
     f32=True,
 )
 
@@ -260,7 +290,7 @@ def _sign(ctx: IrContext, kit: Kit, z: Pair) -> Pair:
 
 
 def _rsqrt(ctx: IrContext, kit: Kit, z: Pair) -> Pair:
-    return numpy_divide(ctx, _c(ONE, z[0]), kit.unary[Opcode.SQRT](ctx, z))
+    return kit.divide(ctx, _c(ONE, z[0]), kit.unary[Opcode.SQRT](ctx, z))
 
 
 def _logistic(ctx: IrContext, kit: Kit, z: Pair) -> Pair:
@@ -270,12 +300,12 @@ def _logistic(ctx: IrContext, kit: Kit, z: Pair) -> Pair:
     one = cm.like(z[0], 1.0)
     exp = kit.unary[Opcode.EXP]
     er, ei = exp(ctx, (b.fneg(z[0]), b.fneg(z[1])))
-    r = numpy_divide(ctx, _c(ONE, z[0]), (b.fadd(one, er), b.fadd(cm.like(one, 0.0), ei)))
+    r = kit.divide(ctx, _c(ONE, z[0]), (b.fadd(one, er), b.fadd(cm.like(one, 0.0), ei)))
     if not kit.f32:
         return r
     x, y = z
     ur, ui = exp(ctx, z)
-    u_form = numpy_divide(ctx, (ur, ui), (b.fadd(one, ur), b.fadd(cm.like(one, 0.0), ui)))
+    u_form = kit.divide(ctx, (ur, ui), (b.fadd(one, ur), b.fadd(cm.like(one, 0.0), ui)))
     y_finite = cm.is_finite(ctx, y)
     use = b.and_(b.and_(y_finite, b.not_(is_zero(ctx, y))), b.fcmp_ordered("<", x, _zero(x)))
     far = b.fcmp_ordered("<=", x, cm.like(x, -_F64_EXP_OVERFLOW))
@@ -325,7 +355,7 @@ def _atan2(ctx: IrContext, kit: Kit, y: Pair, x: Pair) -> Pair:
     xx, yy = fused_multiply(ctx, x, x), fused_multiply(ctx, y, y)
     root = kit.unary[Opcode.SQRT](ctx, (b.fadd(xx[0], yy[0]), b.fadd(xx[1], yy[1])))
     iy = fused_multiply(ctx, _c((0.0, 1.0), x[0]), y)
-    q = numpy_divide(ctx, (b.fadd(x[0], iy[0]), b.fadd(x[1], iy[1])), root)
+    q = kit.divide(ctx, (b.fadd(x[0], iy[0]), b.fadd(x[1], iy[1])), root)
     return fused_multiply(ctx, _c((-0.0, -1.0), x[0]), kit.unary[Opcode.LOG](ctx, q))
 
 
@@ -338,7 +368,8 @@ def _power(ctx: IrContext, kit: Kit, a: Pair, e: Pair) -> Pair:
     b = ctx.b
     (ar, ai), (br, bi) = a, e
     k = lambda v: cm.like(ar, v)  # noqa: E731
-    general = kit.unary[Opcode.EXP](ctx, _muldc3(ctx, e, kit.unary[Opcode.LOG](ctx, a)))
+    product = _muldc3(ctx, e, kit.unary[Opcode.LOG](ctx, a), wide=kit.f32)
+    general = kit.unary[Opcode.EXP](ctx, product)
     is_int = b.and_(
         b.and_(is_zero(ctx, bi), b.fcmp_ordered(">", br, k(-100.0))),
         b.fcmp_ordered("<", br, k(100.0)),
@@ -353,7 +384,7 @@ def _power(ctx: IrContext, kit: Kit, a: Pair, e: Pair) -> Pair:
             p = plain_multiply(ctx, p, p)
         bit = b.trunc(b.lshr(m, ir.Constant(I64, bit_index)), ir.IntType(1))
         acc = select_pair(ctx, bit, plain_multiply(ctx, acc, p), acc)
-    looped = select_pair(ctx, negative, numpy_divide(ctx, _c(ONE, ar), acc), acc)
+    looped = select_pair(ctx, negative, kit.divide(ctx, _c(ONE, ar), acc), acc)
     square = plain_multiply(ctx, a, a)
     cube = plain_multiply(ctx, a, square)
 
