@@ -160,7 +160,8 @@ def cbrt_abs(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
 
 def common_scale(ctx: IrContext, values: list[ir.Value]) -> tuple[ir.Value, ir.Value]:
     """Two powers of two whose product brings the largest magnitude of ``values`` into [1, 2)
-    (both 1 when one is infinite or NaN, or all are zero)."""
+    where it is above 2^60 or below 2^-60 (else, or when one is infinite or NaN, or all are
+    zero, both 1: scaling would lose the smallest parts' bits for nothing)."""
     b = ctx.b
     larger = ctx.fabs(values[0])
     for v in values[1:]:
@@ -169,9 +170,37 @@ def common_scale(ctx: IrContext, values: list[ir.Value]) -> tuple[ir.Value, ir.V
     finite = is_finite(ctx, values[0])
     for v in values[1:]:
         finite = b.and_(finite, is_finite(ctx, v))
-    e = b.select(finite, pow2_exponent(ctx, larger), i32(0))
+    needed = b.or_(
+        b.fcmp_ordered(">", larger, k32(2.0**60)), b.fcmp_ordered("<", larger, k32(2.0**-60))
+    )
+    e = b.select(b.and_(finite, needed), pow2_exponent(ctx, larger), i32(0))
     half = b.sdiv(b.neg(e), i32(2))
     return pow2(ctx, half, F32), pow2(ctx, b.sub(b.neg(e), half), F32)
+
+
+def sum_of_products(ctx: IrContext, a: ir.Value, b_: ir.Value, c: ir.Value, d: ir.Value):
+    """a b + c d; where both products are below 2^-60, formed at 2^128 times their size (the
+    smaller factor of each scaled) and scaled back in two steps, so a sum that underflows f32
+    is a zero of its sign (or a subnormal), not the +0 of two underflowed products."""
+    b = ctx.b
+    plain = ctx.fma(a, b_, b.fmul(c, d))
+    limit = k32(2.0**-60)
+    small = b.and_(
+        b.fcmp_ordered("<", ctx.fabs(b.fmul(a, b_)), limit),
+        b.fcmp_ordered("<", ctx.fabs(b.fmul(c, d)), limit),
+    )
+
+    def up(u, v):  # (the smaller of u, v) * 2^128 times the larger
+        au, av = ctx.fabs(u), ctx.fabs(v)
+        u_small = b.fcmp_ordered("<", au, av)
+        lo, hi = b.select(u_small, u, v), b.select(u_small, v, u)
+        return b.fmul(b.fmul(lo, k32(2.0**64)), k32(2.0**64)), hi
+
+    lo1, hi1 = up(a, b_)
+    lo2, hi2 = up(c, d)
+    scaled = ctx.fma(lo1, hi1, b.fmul(lo2, hi2))
+    back = b.fmul(b.fmul(scaled, k32(2.0**-64)), k32(2.0**-64))
+    return b.select(small, back, plain)
 
 
 # -- e^x as p 2^n ---------------------------------------------------------------------------------
@@ -475,6 +504,7 @@ __all__ = [
     "cbrt_abs",
     "common_scale",
     "common_max",
+    "sum_of_products",
     "pow2_exponent",
     "scale_by",
     "larger_abs",

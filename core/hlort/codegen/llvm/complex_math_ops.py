@@ -91,13 +91,17 @@ def numpy_divide(ctx: IrContext, a: Pair, d: Pair) -> Pair:
 
 
 def numpy_divide_scaled(ctx: IrContext, a: Pair, d: Pair) -> Pair:
-    """numpy_divide with d scaled by a power of two into [1, 2) and the quotient scaled back
-    (f32 parts: 1 / (d_r + d_i r) neither overflows nor underflows where f64's would not)."""
+    """numpy_divide with a and d each scaled by a power of two into [1, 2) and the quotient
+    scaled back (f32 parts: 1 / (d_r + d_i r) and the products neither overflow nor underflow
+    where f64's would not)."""
     b = ctx.b
     e = cm32.pow2_exponent(ctx, cm32.common_max(ctx, list(d)))
+    ea = cm32.pow2_exponent(ctx, cm32.common_max(ctx, list(a)))
     ds = cm32.scale_by(ctx, d[0], b.neg(e)), cm32.scale_by(ctx, d[1], b.neg(e))
-    q = numpy_divide(ctx, a, ds)
-    return cm32.scale_by(ctx, q[0], b.neg(e)), cm32.scale_by(ctx, q[1], b.neg(e))
+    as_ = cm32.scale_by(ctx, a[0], b.neg(ea)), cm32.scale_by(ctx, a[1], b.neg(ea))
+    q = numpy_divide(ctx, as_, ds)
+    shift = b.sub(ea, e)
+    return cm32.scale_by(ctx, q[0], shift), cm32.scale_by(ctx, q[1], shift)
 
 
 def plain_multiply(ctx: IrContext, x: Pair, y: Pair) -> Pair:
@@ -346,14 +350,19 @@ def _zero(x: ir.Value) -> ir.Value:
 
 def _atan2(ctx: IrContext, kit: Kit, y: Pair, x: Pair) -> Pair:
     """-i log((x + iy) / sqrt(x^2 + y^2)); in f32 with x and y scaled by one power of two
-    (the value does not change) so the squares neither over- nor underflow."""
+    where their largest part is beyond 2^+-60 (the value does not change) so the squares
+    neither over- nor underflow, and Im(x^2 + y^2) = 2 (x_r x_i + y_r y_i) formed so that a
+    sum below f32's range still has its sign."""
     b = ctx.b
     if kit.f32:
         s1, s2 = cm32.common_scale(ctx, [*x, *y])
         x = tuple(b.fmul(b.fmul(v, s1), s2) for v in x)
         y = tuple(b.fmul(b.fmul(v, s1), s2) for v in y)
     xx, yy = fused_multiply(ctx, x, x), fused_multiply(ctx, y, y)
-    root = kit.unary[Opcode.SQRT](ctx, (b.fadd(xx[0], yy[0]), b.fadd(xx[1], yy[1])))
+    s = (b.fadd(xx[0], yy[0]), b.fadd(xx[1], yy[1]))
+    if kit.f32:  # Im(x^2 + y^2) picks sqrt's branch: its sign survives f32 underflow
+        s = (s[0], b.fmul(cm32.sum_of_products(ctx, x[0], x[1], y[0], y[1]), cm.like(s[1], 2.0)))
+    root = kit.unary[Opcode.SQRT](ctx, s)
     iy = fused_multiply(ctx, _c((0.0, 1.0), x[0]), y)
     q = kit.divide(ctx, (b.fadd(x[0], iy[0]), b.fadd(x[1], iy[1])), root)
     return fused_multiply(ctx, _c((-0.0, -1.0), x[0]), kit.unary[Opcode.LOG](ctx, q))
