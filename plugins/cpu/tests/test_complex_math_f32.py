@@ -44,11 +44,11 @@ F32_ULP_BOUNDS = {
     "log": 2,  # 1
     "sqrt": 4,  # 2
     "sine": 4,  # 3
-    "cosine": 4,  # 3
+    "cosine": 4,  # 2
     "tan": 8,  # 5
-    "tanh": 8,  # 4
+    "tanh": 8,  # 5
     "rsqrt": 8,  # 6
-    "cbrt": 8,  # 3
+    "cbrt": 8,  # 4
     "abs": 1,  # 0
     "sign": 1,  # 1
 }
