@@ -1,5 +1,9 @@
 """Complex elementary functions (C99 Annex G, glibc's choices) as straight-line f64 LLVM IR.
 
+The Annex G special cases of each function (``exp_specials``, ``log_with``, ``sqrt_specials``,
+``sinh_specials``, ``cosh_specials``, ``tanh_specials``) take their constants from the operand
+type, so complex_math_f32.py's f32 finite formulas share them.
+
 A complex value here is a pair ``(re, im)`` of f64 register values; complex_math_ops.py widens
 c64 parts to f64 before calling these and rounds each result part once (the interpreter computes
 c64 in c128 and rounds, so c64 results are nearly correctly rounded). Everything is built from

@@ -1,7 +1,11 @@
 """Complex abs, sign, transcendentals, power and atan2 in the elemental emitter (no fallback).
 
-Both c64 and c128 are computed in f64 (c64 parts widened, each result part rounded once to f32),
-exactly the way the interpreter evaluates them: in c128 through NumPy, then rounded. The C99
+Where the target's math policy has ``f32_via_f64`` (the CPU), c64 and c128 are both computed in
+f64 (c64 parts widened, each result part rounded once to f32), exactly the way the interpreter
+evaluates them: in c128 through NumPy, then rounded. Elsewhere (the GPU targets, where f64 is
+slow) c64 is computed in f32 from the same formulas: the ``Kit`` of functions the ops are made
+of is ``F32_KIT`` (complex_math_f32.py) instead of ``F64_KIT``, with range guards where f32's
+exponent range is narrower than the interpreter's f64 (see "f32 parts" below). The C99
 functions (exp, log, sqrt, sin, cos, tan, tanh) are complex_math.py's; the ops the interpreter
 writes as NumPy expressions repeat those expressions step for step, with NumPy's own complex
 division (Smith's, ``scl = 1 / denominator``) and products (the ufunc's fused ``fma(a, c, -bd)``,
@@ -9,6 +13,7 @@ division (Smith's, ``scl = 1 / denominator``) and products (the ufunc's fused ``
 come out as the interpreter's:
 
   abs        NumPy's max * sqrt(fma(r, r, 1)); c64 keeps complex_values' exact f64 form
+             (f32 parts: complex_math_f32's scaled two-float hypot)
   sign       z / |z| (NumPy's division by |z| + 0i), 0 at 0
   expm1      (expm1(x) cos y - 2 sin^2(y/2)) + i e^x sin y            (NumPy's nc_expm1)
   log1p      log(hypot(x + 1, y)) + i atan2(y, x + 1)                  (NumPy's nc_log1p)
@@ -37,6 +42,21 @@ as "bound the test holds (largest seen)":
 
 Infinite and NaN parts, and the sign of a zero part both sides give, are the interpreter's
 exactly (NaN payloads aside).
+
+f32 parts (plugins/cpu/tests/test_complex_math_f32.py, the same inputs, bounds with f32's eps
+2^-23, "bound (largest seen)"): exp 4 (2), log 2 (1), sqrt 4 (2), sin and cos 4 (3), tan and
+tanh 8 (5), rsqrt 8 (6), cbrt 8 (4), abs 1 (0), sign 1 (1) ulp; the composites within the c128
+bounds above with f32's eps (largest seen, in units of the bound's formula: expm1 2, log1p 2,
+logistic 1.7, power 4, atan2 1.8). The range guards: sign from the scaled parts; cbrt|z| and
+the angle y / 3x of tiny angles without underflow; expm1 and logistic where the interpreter's
+f64 e^x or e^-z stays finite (or overflows) and f32's would not; NumPy's division with the
+numerator and denominator scaled by powers of two; __muldc3's finite products kept as
++-FLT_MAX where they overflow f32; integral b other than 1, 2, 3 and -1 by exp/log (repeated
+f32 squaring doubles its error each step); atan2's operands scaled only beyond 2^+-60 and the
+sign of Im(x^2 + y^2) kept below f32's range. Signed zeros are the interpreter's where signed-
+zero arithmetic defines them (an input part zero or not finite); a zero that is a rounded
+cancellation or underflow may differ in sign, and atan2 inputs whose parts span > 2^100 (a part
+below f32's range next to the largest) may take the other branch.
 """
 
 from __future__ import annotations
