@@ -9,8 +9,9 @@ bound where the bound reaches past the largest float (and either infinity where 
 operands overflow under a bound relative to |result|), and a part whose bound exceeds the whole
 f32 range (an ill-conditioned result, e.g. atan2's cancelling x^2 + y^2) is not compared. A
 zero part's sign is compared where the interpreter's c128 value (before rounding to c64) is an
-exact zero and an input has a zero or non-finite part (signed-zero arithmetic, which the f32
-forms repeat); elsewhere a zero is a cancellation or an underflow, its sign set by rounding.
+exact zero, an input has a zero or non-finite part (signed-zero arithmetic, which the f32
+forms repeat) and the result does not underflow f32 as a whole; elsewhere a zero is a
+cancellation or an underflow, its sign set by rounding or by the order of the steps.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from test_complex_math import (
     allowed_errors,
     binary_inputs,
     op_module,
+    random_values,
+    special_values,
     ulp,
     unary_inputs,
 )
@@ -76,9 +79,36 @@ def run_f32(op, module, args):
     return got, want, np.asarray(hlort.evaluate(exact_module, wide)), text
 
 
-def check(got, want, exact, allowed, inputs, what):
+def underflowed(exact: np.ndarray, args=None) -> np.ndarray:
+    """Results whose c128 value is nonzero but below f32's normal range as a whole (for power,
+    whose |a^b| = e^Re(b log a) is: f64 may underflow it to 0 too): their zero parts' signs come
+    from the order in which the steps underflow (not compared)."""
+    tiny = float(np.finfo(np.float32).tiny)
+    r = np.abs(exact.astype(np.complex128))
+    out = (r > 0) & (r < tiny)
+    if args is not None:
+        a, b = (v.astype(np.complex128) for v in args)
+        with np.errstate(all="ignore"):
+            log_r = np.real(b * np.log(a))
+        out |= np.isfinite(a) & (a != 0) & np.isfinite(b) & (log_r < np.log(tiny))
+    return out
+
+
+def overflowed(args) -> np.ndarray:
+    """power of finite operands whose |a^b| = e^Re(b log a) is beyond f32's range: the
+    interpreter's NaN or infinity there comes from its own f64 steps overflowing (NumPy's
+    1 / r of a tiny r, inf * 0): any non-finite part is accepted."""
+    a, b = (v.astype(np.complex128) for v in args)
+    with np.errstate(all="ignore"):
+        log_r = np.real(b * np.log(a))
+    return np.isfinite(a) & np.isfinite(b) & (log_r > np.log(MAX))
+
+
+def check(got, want, exact, allowed, inputs, what, tiny=None, huge=None):
     g_nan, w_nan = np.isnan(got), np.isnan(want)
     bad = g_nan != w_nan
+    if huge is not None:
+        bad &= ~(huge & ~np.isfinite(got) & ~np.isfinite(want))
     inf = ~g_nan & ~w_nan & (np.isinf(got) | np.isinf(want))
     with np.errstate(all="ignore"):  # an interval that reaches past the largest float
         at_overflow = np.abs(want.astype(np.float64)) + allowed >= MAX * (1 + 2.0**-24)
@@ -94,6 +124,8 @@ def check(got, want, exact, allowed, inputs, what):
         for part in (a.real, a.imag):
             signed |= (part == 0) | ~np.isfinite(part)
     zeros = (got == 0) & (want == 0) & (exact == 0) & signed
+    if tiny is not None:
+        zeros &= ~tiny
     bad |= zeros & (np.signbit(got) != np.signbit(want))
     bad &= ~(allowed >= MAX)  # a bound beyond the range says nothing (ill-conditioned)
     finite = ~g_nan & ~w_nan & ~inf
@@ -180,5 +212,69 @@ def test_f32_forms_match_the_interpreter(op):
         return
     if op == "atan2":
         got = at_the_cut(got, want, args)
-    check(got.real, want.real, exact.real, allowed_re, args, f"{op} real part")
-    check(got.imag, want.imag, exact.imag, allowed_im, args, f"{op} imaginary part")
+    tiny = underflowed(exact, args if op == "power" else None)
+    check(got.real, want.real, exact.real, allowed_re, args, f"{op} real part", tiny)
+    check(got.imag, want.imag, exact.imag, allowed_im, args, f"{op} imaginary part", tiny)
+
+
+def _run(module, args):
+    km = KernelModule(target=F32_ONLY)
+    km.add("k", module.entry)
+    text = km.ir_text()
+    assert " double" not in text and "fpext" not in text
+    _, compiled = compile_kernel_module(km)
+    return np.asarray(compiled["k"](*args)[0]), np.asarray(hlort.evaluate(module, args))
+
+
+def test_integer_powers_within_the_power_bound():
+    """Integral real b in (-100, 100): 1, 2, 3 and -1 by NumPy's products and quotient, the
+    others by exp/log for a finite base (repeated multiplication for an infinite or NaN one,
+    as the interpreter); within power's bound, special parts exact."""
+    rng = np.random.default_rng(33)
+    exponents = np.arange(-99, 100, dtype=np.float32)
+    bases = np.concatenate([special_values("c64"), random_values("c64", 300, rng, 0.3)])
+    a = np.repeat(bases, exponents.size)
+    b = np.empty(a.size, np.complex64)
+    b.real, b.imag = np.tile(exponents, bases.size), 0
+    module = op_module("power", "c64", a.size)
+    got, want = _run(module, [a, b])
+    wide = [a.astype(np.complex128), b.astype(np.complex128)]
+    exact = np.asarray(hlort.evaluate(op_module("power", "c128", a.size), wide))
+    with np.errstate(all="ignore"):
+        allowed_re, allowed_im = f32_allowed("power", [a, b], want)
+    tiny, huge = underflowed(exact, [a, b]), overflowed([a, b])
+    with np.errstate(all="ignore"):  # |a|^|b| beyond f64: the interpreter's own products
+        # over- or underflow on the way (NaN, signed zeros of theirs): not compared
+        beyond = np.isfinite(a) & (a != 0) & (np.abs(b.real * np.log(np.abs(a))) > 700)
+    allowed_re, allowed_im = np.where(beyond, -1, allowed_re), np.where(beyond, -1, allowed_im)
+    for part, allowed in (("real", allowed_re), ("imag", allowed_im)):
+        g, w, e = (getattr(v, part) for v in (got, want, exact))
+        check(g, w, e, allowed, [a, b], f"integer power {part} part", tiny, huge)
+
+
+def test_a_fusion_of_them_in_f32():
+    """test_complex_math's chain (transcendentals, arithmetic, parts, abs) in one f32 kernel;
+    moderate inputs, so it is well conditioned (error ~ |sin p| eps)."""
+    rng = np.random.default_rng(31)
+    x, y = random_values("c64", 4099, rng, 0.3), random_values("c64", 4099, rng, 0.3)
+    b = Builder("chain")
+    p = b.parameter(shape.array("c64", (x.size,)))
+    q = b.parameter(shape.array("c64", (x.size,)))
+    s = b.add(b.multiply(b.exponential(b.sine(p)), b.log(q)), b.power(p, q))
+    out = b.add(b.multiply(s, b.tanh(q)), b.complex(b.abs(p), b.real(b.cbrt(q))))
+    out = b.add(b.divide(out, b.sqrt(q)), b.sign(p))
+    got, want = _run(b.build(out), [x, y])
+    err = np.abs(got.astype(np.complex128) - want)
+    assert np.all(err <= 256 * EPS * np.maximum(np.abs(want), 1)), float(np.max(err))
+
+
+@pytest.mark.parametrize("dims", [(), (0,), (1,), (3, 0)])
+def test_scalar_empty_and_size_one_shapes(dims):
+    n = int(np.prod(dims))
+    a = random_values("c64", n, np.random.default_rng(32), 1.0).reshape(dims)
+    b = Builder("small")
+    x = b.parameter(shape.array("c64", dims))
+    module = b.build(b.add(b.log(b.exponential(x)), b.power(x, b.sign(x))))
+    got, want = _run(module, [a])
+    assert got.shape == want.shape == dims
+    np.testing.assert_allclose(got, want, rtol=16 * EPS)

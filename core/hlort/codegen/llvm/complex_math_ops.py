@@ -65,7 +65,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import llvmlite.ir as ir
-import numpy as np
 
 from hlort import dtypes
 from hlort.codegen.llvm import complex_math as cm
@@ -124,11 +123,35 @@ def numpy_divide_scaled(ctx: IrContext, a: Pair, d: Pair) -> Pair:
     return cm32.scale_by(ctx, q[0], shift), cm32.scale_by(ctx, q[1], shift)
 
 
-def plain_multiply(ctx: IrContext, x: Pair, y: Pair) -> Pair:
-    """(ac - bd) + (ad + bc)i with every product rounded (npymath's cmul, glibc's C code)."""
+def plain_multiply(ctx: IrContext, x: Pair, y: Pair, wide: bool = False) -> Pair:
+    """(ac - bd) + (ad + bc)i with every product rounded (npymath's cmul, glibc's C code).
+    ``wide`` (f32 parts): where a product of finite parts overflows f32 and the other term is
+    a true infinity, the sum is that infinity (the interpreter's f64 product is finite), not
+    inf - inf = NaN."""
     b = ctx.b
     (xr, xi), (yr, yi) = x, y
-    return (b.fsub(b.fmul(xr, yr), b.fmul(xi, yi)), b.fadd(b.fmul(xr, yi), b.fmul(xi, yr)))
+    if not wide:
+        return (b.fsub(b.fmul(xr, yr), b.fmul(xi, yi)), b.fadd(b.fmul(xr, yi), b.fmul(xi, yr)))
+    return (
+        _wide_sum(ctx, (xr, yr), (xi, yi), subtract=True),
+        _wide_sum(ctx, (xr, yi), (xi, yr), subtract=False),
+    )
+
+
+def _wide_sum(ctx: IrContext, p: Pair, q: Pair, subtract: bool) -> ir.Value:
+    """p0 p1 -+ q0 q1 with a finite-operand product that overflowed losing to a true infinity."""
+    b = ctx.b
+
+    def term(u, v):
+        r = b.fmul(u, v)
+        finite = b.and_(cm.is_finite(ctx, u), cm.is_finite(ctx, v))
+        return r, b.and_(is_inf(ctx, r), finite), b.and_(is_inf(ctx, r), b.not_(finite))
+
+    (r1, over1, inf1), (r2, over2, inf2) = term(*p), term(*q)
+    r2 = b.fneg(r2) if subtract else r2
+    s = b.fadd(r1, r2)
+    s = b.select(b.and_(over1, inf2), r2, s)
+    return b.select(b.and_(inf1, over2), r1, s)
 
 
 def fused_multiply(ctx: IrContext, x: Pair, y: Pair) -> Pair:
@@ -140,23 +163,13 @@ def fused_multiply(ctx: IrContext, x: Pair, y: Pair) -> Pair:
 
 def _muldc3(ctx: IrContext, x: Pair, y: Pair, wide: bool = False) -> Pair:
     """C's complex product (libgcc's __muldc3): the plain product, with infinities recovered
-    when it comes out NaN + NaN i. ``wide`` (f32 parts): a product of finite parts that
-    overflows f32 is kept as the largest finite float of its sign, since the interpreter's f64
-    product of f32-range values is finite (an infinite part then still wins over it, and the
-    recovery of overflowed products never runs, as in f64)."""
+    when it comes out NaN + NaN i. ``wide`` (f32 parts): plain_multiply's wide sums, and the
+    recovery of overflowed products never runs (the interpreter's f64 products of f32-range
+    values never overflow)."""
     b = ctx.b
-    big = like(x[0], float(np.finfo(np.float32).max))
-
-    def mul(p, q):
-        r = b.fmul(p, q)
-        if not wide:
-            return r
-        over = b.and_(is_inf(ctx, r), b.and_(cm.is_finite(ctx, p), cm.is_finite(ctx, q)))
-        return b.select(over, ctx.copysign(big, r), r)
 
     def product(u, v):
-        (ur, ui), (vr, vi) = u, v
-        return b.fsub(mul(ur, vr), mul(ui, vi)), b.fadd(mul(ur, vi), mul(ui, vr))
+        return plain_multiply(ctx, u, v, wide)
 
     (a0, b0), (c0, d0) = x, y
     re, im = product(x, y)
@@ -174,11 +187,13 @@ def _muldc3(ctx: IrContext, x: Pair, y: Pair, wide: bool = False) -> Pair:
     c1, d1 = b.select(x_inf, denan(c0), c0), b.select(x_inf, denan(d0), d0)
     c2, d2 = b.select(y_inf, box(c1), c1), b.select(y_inf, box(d1), d1)
     a2, b2 = b.select(y_inf, denan(a1), a1), b.select(y_inf, denan(b1), b1)
-    products = (mul(a0, c0), mul(b0, d0), mul(a0, d0), mul(b0, c0))
+    products = (b.fmul(a0, c0), b.fmul(b0, d0), b.fmul(a0, d0), b.fmul(b0, c0))
     overflowed = b.or_(
         b.or_(is_inf(ctx, products[0]), is_inf(ctx, products[1])),
         b.or_(is_inf(ctx, products[2]), is_inf(ctx, products[3])),
     )
+    if wide:  # products of f32-range values never overflow the interpreter's f64
+        overflowed = ir.Constant(ir.IntType(1), 0)
     recalc_inf = b.or_(x_inf, y_inf)
     by_overflow = b.and_(b.not_(recalc_inf), overflowed)
     a3, b3, c3, d3 = (b.select(by_overflow, denan(v), v) for v in (a2, b2, c2, d2))
@@ -410,12 +425,12 @@ def _power(ctx: IrContext, kit: Kit, a: Pair, e: Pair) -> Pair:
     acc, p = _c(ONE, ar), a
     for bit_index in range(_INT_POWER_BITS):
         if bit_index:
-            p = plain_multiply(ctx, p, p)
+            p = plain_multiply(ctx, p, p, kit.f32)
         bit = b.trunc(b.lshr(m, ir.Constant(I64, bit_index)), ir.IntType(1))
-        acc = select_pair(ctx, bit, plain_multiply(ctx, acc, p), acc)
+        acc = select_pair(ctx, bit, plain_multiply(ctx, acc, p, kit.f32), acc)
     looped = select_pair(ctx, negative, kit.divide(ctx, _c(ONE, ar), acc), acc)
-    square = plain_multiply(ctx, a, a)
-    cube = plain_multiply(ctx, a, square)
+    square = plain_multiply(ctx, a, a, kit.f32)
+    cube = plain_multiply(ctx, a, square, kit.f32)
 
     def n_is(v):
         return b.icmp_signed("==", n, ir.Constant(I64, v))
