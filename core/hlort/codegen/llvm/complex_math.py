@@ -1,5 +1,9 @@
 """Complex elementary functions (C99 Annex G, glibc's choices) as straight-line f64 LLVM IR.
 
+The Annex G special cases of each function (``exp_specials``, ``log_with``, ``sqrt_specials``,
+``sinh_specials``, ``cosh_specials``, ``tanh_specials``) take their constants from the operand
+type, so complex_math_f32.py's f32 finite formulas share them.
+
 A complex value here is a pair ``(re, im)`` of f64 register values; complex_math_ops.py widens
 c64 parts to f64 before calling these and rounds each result part once (the interpreter computes
 c64 in c128 and rounds, so c64 results are nearly correctly rounded). Everything is built from
@@ -52,16 +56,21 @@ _EPS = 2.0**-52
 
 
 # -- small helpers --------------------------------------------------------------------------------
+def like(x: ir.Value, value: float) -> ir.Constant:
+    """A constant of x's float type (f32 for c64 parts on GPU targets, else f64)."""
+    return ir.Constant(x.type, float(value))
+
+
 def is_inf(ctx: IrContext, x: ir.Value) -> ir.Value:
-    return ctx.b.fcmp_ordered("==", ctx.fabs(x), const(INF))
+    return ctx.b.fcmp_ordered("==", ctx.fabs(x), like(x, INF))
 
 
 def is_finite(ctx: IrContext, x: ir.Value) -> ir.Value:
-    return ctx.b.fcmp_ordered("<", ctx.fabs(x), const(INF))
+    return ctx.b.fcmp_ordered("<", ctx.fabs(x), like(x, INF))
 
 
 def is_zero(ctx: IrContext, x: ir.Value) -> ir.Value:
-    return ctx.b.fcmp_ordered("==", x, const(0.0))
+    return ctx.b.fcmp_ordered("==", x, like(x, 0.0))
 
 
 def select_pair(ctx: IrContext, cond: ir.Value, a: Pair, b: Pair) -> Pair:
@@ -77,13 +86,13 @@ def with_specials(ctx: IrContext, value: Pair, cases: list[tuple[ir.Value, Pair]
 
 def finite_or_zero(ctx: IrContext, x: ir.Value) -> ir.Value:
     """x where finite, else 0: the finite formula never sees inf or NaN (specials replace it)."""
-    return ctx.b.select(is_finite(ctx, x), x, const(0.0))
+    return ctx.b.select(is_finite(ctx, x), x, like(x, 0.0))
 
 
 def clamp_abs(ctx: IrContext, x: ir.Value, limit: float) -> ir.Value:
     """x with its magnitude clamped to ``limit``, sign kept."""
-    big = ctx.b.fcmp_ordered(">", ctx.fabs(x), const(limit))
-    return ctx.b.select(big, ctx.copysign(const(limit), x), x)
+    big = ctx.b.fcmp_ordered(">", ctx.fabs(x), like(x, limit))
+    return ctx.b.select(big, ctx.copysign(like(x, limit), x), x)
 
 
 def exp_split(ctx: IrContext, x: ir.Value) -> ExpSplit:
@@ -199,27 +208,34 @@ def log_abs(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
 
 # -- exp, log, sqrt -------------------------------------------------------------------------------
 def cexp(ctx: IrContext, z: Pair) -> Pair:
-    b = ctx.b
     x, y = z
     e = exp_split(ctx, finite_or_zero(ctx, x))
     s, c = sin_cos(ctx, finite_or_zero(ctx, y))
-    value = (times_exp(ctx, c, e), times_exp(ctx, s, e))
+    return exp_specials(ctx, z, (times_exp(ctx, c, e), times_exp(ctx, s, e)), s, c)
+
+
+def exp_specials(ctx: IrContext, z: Pair, value: Pair, s: ir.Value, c: ir.Value) -> Pair:
+    """exp's finite ``value`` with Annex G's results for infinite and NaN parts selected over it
+    (s, c: sin y and cos y of the sanitized y); any float type."""
+    b = ctx.b
+    x, y = z
+    k = lambda v: like(x, v)  # noqa: E731
     x_fin, y_fin = is_finite(ctx, x), is_finite(ctx, y)
     y_zero = is_zero(ctx, y)
-    pos_inf = b.fcmp_ordered("==", x, const(INF))
-    neg_inf = b.fcmp_ordered("==", x, const(-INF))
-    nan2 = (const(NAN), const(NAN))
+    pos_inf = b.fcmp_ordered("==", x, k(INF))
+    neg_inf = b.fcmp_ordered("==", x, k(-INF))
+    nan2 = (k(NAN), k(NAN))
     return with_specials(
         ctx,
         value,
         [
             (b.and_(x_fin, b.not_(y_fin)), nan2),
             (b.and_(pos_inf, y_zero), (x, y)),
-            (b.and_(pos_inf, y_fin), (ctx.copysign(const(INF), c), ctx.copysign(const(INF), s))),
-            (pos_inf, (const(INF), const(NAN))),
-            (b.and_(neg_inf, y_zero), (const(0.0), y)),
-            (b.and_(neg_inf, y_fin), (ctx.copysign(const(0.0), c), ctx.copysign(const(0.0), s))),
-            (neg_inf, (const(0.0), ctx.copysign(const(0.0), y))),
+            (b.and_(pos_inf, y_fin), (ctx.copysign(k(INF), c), ctx.copysign(k(INF), s))),
+            (pos_inf, (k(INF), k(NAN))),
+            (b.and_(neg_inf, y_zero), (k(0.0), y)),
+            (b.and_(neg_inf, y_fin), (ctx.copysign(k(0.0), c), ctx.copysign(k(0.0), s))),
+            (neg_inf, (k(0.0), ctx.copysign(k(0.0), y))),
             (b.and_(ctx.is_nan(x), y_zero), (x, y)),
             (ctx.is_nan(x), nan2),
         ],
@@ -227,51 +243,79 @@ def cexp(ctx: IrContext, z: Pair) -> Pair:
 
 
 def clog(ctx: IrContext, z: Pair) -> Pair:
+    return log_with(ctx, z, log_abs, f64.atan2_f64)
+
+
+def log_with(ctx: IrContext, z: Pair, log_abs_fn, atan2_fn) -> Pair:
+    """log z = log|z| + i atan2(y, x) from a ``log_abs_fn`` of finite parts (not both zero),
+    with Annex G's values for zero, infinite and NaN parts; any float type."""
+    b = ctx.b
+    x, y = z
+    k = lambda v: like(x, v)  # noqa: E731
+    regular = b.and_(is_finite(ctx, x), is_finite(ctx, y))
+    both_zero = b.and_(is_zero(ctx, x), is_zero(ctx, y))
+    safe = b.and_(regular, b.not_(both_zero))
+    re = log_abs_fn(ctx, b.select(safe, x, k(1.0)), b.select(safe, y, k(0.0)))
+    re = b.select(both_zero, k(-INF), re)
+    any_nan = b.or_(ctx.is_nan(x), ctx.is_nan(y))
+    any_inf = b.or_(is_inf(ctx, x), is_inf(ctx, y))
+    re = b.select(any_nan, k(NAN), re)
+    re = b.select(any_inf, k(INF), re)
+    return re, atan2_fn(ctx, y, x)
+
+
+def sqrt_safe(ctx: IrContext, z: Pair) -> tuple[Pair, ir.Value]:
+    """(z with non-finite or all-zero parts replaced by 1 + 0i, whether z was kept)."""
     b = ctx.b
     x, y = z
     regular = b.and_(is_finite(ctx, x), is_finite(ctx, y))
     both_zero = b.and_(is_zero(ctx, x), is_zero(ctx, y))
     safe = b.and_(regular, b.not_(both_zero))
-    re = log_abs(ctx, b.select(safe, x, const(1.0)), b.select(safe, y, const(0.0)))
-    re = b.select(both_zero, const(-INF), re)
-    any_nan = b.or_(ctx.is_nan(x), ctx.is_nan(y))
-    any_inf = b.or_(is_inf(ctx, x), is_inf(ctx, y))
-    re = b.select(any_nan, const(NAN), re)
-    re = b.select(any_inf, const(INF), re)
-    return re, f64.atan2_f64(ctx, y, x)
+    return (b.select(safe, x, like(x, 1.0)), b.select(safe, y, like(y, 0.0))), safe
 
 
 def csqrt(ctx: IrContext, z: Pair) -> Pair:
     b = ctx.b
-    x, y = z
-    regular = b.and_(is_finite(ctx, x), is_finite(ctx, y))
-    both_zero = b.and_(is_zero(ctx, x), is_zero(ctx, y))
-    safe = b.and_(regular, b.not_(both_zero))
-    xs, ys, k = scaled_parts(ctx, b.select(safe, x, const(1.0)), b.select(safe, y, const(0.0)))
+    (xs0, ys0), safe = sqrt_safe(ctx, z)
+    xs, ys, k = scaled_parts(ctx, xs0, ys0)
     modulus = _sqrt_dd(ctx, sum_of_squares(ctx, xs, ys))
     t = b.fmul(
         ctx.intrinsic("sqrt", b.fmul(const(0.5), b.fadd(modulus, ctx.fabs(xs)))), pow2_half(ctx, k)
     )
-    u = ctx.fabs(b.fmul(const(0.5), b.fdiv(b.select(safe, y, const(0.0)), t)))
-    positive = b.fcmp_ordered(">", xs, const(0.0))
+    u = ctx.fabs(b.fmul(const(0.5), b.fdiv(ys0, t)))
+    return sqrt_specials(ctx, z, sqrt_parts(ctx, z, xs, t, u))
+
+
+def sqrt_parts(ctx: IrContext, z: Pair, xs: ir.Value, t: ir.Value, u: ir.Value) -> Pair:
+    """Algorithm 312's result from t = sqrt((|x| + |z|) / 2) and u = |y| / 2t."""
+    b = ctx.b
+    positive = b.fcmp_ordered(">", xs, like(xs, 0.0))
     re = b.select(b.or_(positive, is_zero(ctx, xs)), t, u)
     im = b.select(positive, u, t)
-    value = (re, ctx.copysign(im, y))
-    nan2 = (const(NAN), const(NAN))
+    return re, ctx.copysign(im, z[1])
+
+
+def sqrt_specials(ctx: IrContext, z: Pair, value: Pair) -> Pair:
+    """csqrt's finite ``value`` with Annex G's special parts selected over it; any float type."""
+    b = ctx.b
+    x, y = z
+    k = lambda v: like(x, v)  # noqa: E731
+    both_zero = b.and_(is_zero(ctx, x), is_zero(ctx, y))
+    nan2 = (k(NAN), k(NAN))
     y_nan = ctx.is_nan(y)
-    neg_inf = b.fcmp_ordered("==", x, const(-INF))
-    pos_inf = b.fcmp_ordered("==", x, const(INF))
+    neg_inf = b.fcmp_ordered("==", x, k(-INF))
+    pos_inf = b.fcmp_ordered("==", x, k(INF))
     return with_specials(
         ctx,
         value,
         [
-            (both_zero, (const(0.0), y)),
-            (is_inf(ctx, y), (const(INF), y)),
+            (both_zero, (k(0.0), y)),
+            (is_inf(ctx, y), (k(INF), y)),
             (ctx.is_nan(x), nan2),
-            (b.and_(neg_inf, y_nan), (const(NAN), ctx.copysign(const(INF), y))),
-            (neg_inf, (const(0.0), ctx.copysign(const(INF), y))),
-            (b.and_(pos_inf, y_nan), (x, const(NAN))),
-            (pos_inf, (x, ctx.copysign(const(0.0), y))),
+            (b.and_(neg_inf, y_nan), (k(NAN), ctx.copysign(k(INF), y))),
+            (neg_inf, (k(0.0), ctx.copysign(k(INF), y))),
+            (b.and_(pos_inf, y_nan), (x, k(NAN))),
+            (pos_inf, (x, ctx.copysign(k(0.0), y))),
             (y_nan, nan2),
         ],
     )
@@ -318,14 +362,20 @@ def _hyperbolic(ctx: IrContext, z: Pair, odd: bool) -> tuple[Pair, Pair]:
 
 
 def csinh(ctx: IrContext, z: Pair) -> Pair:
+    value, (sin_y, cos_y) = _hyperbolic(ctx, z, odd=True)
+    return sinh_specials(ctx, z, value, sin_y, cos_y)
+
+
+def sinh_specials(ctx: IrContext, z: Pair, value: Pair, sin_y: ir.Value, cos_y: ir.Value) -> Pair:
+    """csinh's finite ``value`` with Annex G's special parts over it; any float type."""
     b = ctx.b
     x, y = z
-    value, (sin_y, cos_y) = _hyperbolic(ctx, z, odd=True)
+    k = lambda v: like(x, v)  # noqa: E731
     x_fin, y_fin, x_inf = is_finite(ctx, x), is_finite(ctx, y), is_inf(ctx, x)
     y_zero = is_zero(ctx, y)
-    inf_re = ctx.copysign(const(INF), cos_y)
-    inf_re = b.select(b.fcmp_ordered("<", x, const(0.0)), b.fneg(inf_re), inf_re)
-    nan2 = (const(NAN), const(NAN))
+    inf_re = ctx.copysign(k(INF), cos_y)
+    inf_re = b.select(b.fcmp_ordered("<", x, k(0.0)), b.fneg(inf_re), inf_re)
+    nan2 = (k(NAN), k(NAN))
     return with_specials(
         ctx,
         value,
@@ -333,33 +383,39 @@ def csinh(ctx: IrContext, z: Pair) -> Pair:
             (b.and_(b.and_(x_fin, b.not_(y_fin)), is_zero(ctx, x)), (x, b.fsub(y, y))),
             (b.and_(x_fin, b.not_(y_fin)), nan2),
             (b.and_(x_inf, y_zero), (x, y)),
-            (b.and_(x_inf, y_fin), (inf_re, ctx.copysign(const(INF), sin_y))),
-            (x_inf, (const(INF), b.fsub(y, y))),
-            (b.and_(ctx.is_nan(x), y_zero), (const(NAN), y)),
+            (b.and_(x_inf, y_fin), (inf_re, ctx.copysign(k(INF), sin_y))),
+            (x_inf, (k(INF), b.fsub(y, y))),
+            (b.and_(ctx.is_nan(x), y_zero), (k(NAN), y)),
             (ctx.is_nan(x), nan2),
         ],
     )
 
 
 def ccosh(ctx: IrContext, z: Pair) -> Pair:
+    value, (sin_y, cos_y) = _hyperbolic(ctx, z, odd=False)
+    return cosh_specials(ctx, z, value, sin_y, cos_y)
+
+
+def cosh_specials(ctx: IrContext, z: Pair, value: Pair, sin_y: ir.Value, cos_y: ir.Value) -> Pair:
+    """ccosh's finite ``value`` with Annex G's special parts over it; any float type."""
     b = ctx.b
     x, y = z
-    value, (sin_y, cos_y) = _hyperbolic(ctx, z, odd=False)
+    k = lambda v: like(x, v)  # noqa: E731
     x_fin, y_fin, x_inf = is_finite(ctx, x), is_finite(ctx, y), is_inf(ctx, x)
     y_zero = is_zero(ctx, y)
-    sign_x = ctx.copysign(const(1.0), x)
-    inf_im = b.fmul(ctx.copysign(const(INF), sin_y), sign_x)
+    sign_x = ctx.copysign(k(1.0), x)
+    inf_im = b.fmul(ctx.copysign(k(INF), sin_y), sign_x)
     return with_specials(
         ctx,
         value,
         [
-            (b.and_(b.and_(x_fin, b.not_(y_fin)), is_zero(ctx, x)), (b.fsub(y, y), const(0.0))),
-            (b.and_(x_fin, b.not_(y_fin)), (b.fsub(y, y), const(NAN))),
-            (b.and_(x_inf, y_zero), (const(INF), b.fmul(y, sign_x))),
-            (b.and_(x_inf, y_fin), (ctx.copysign(const(INF), cos_y), inf_im)),
-            (x_inf, (const(INF), b.fsub(y, y))),
-            (b.and_(ctx.is_nan(x), y_zero), (const(NAN), y)),
-            (ctx.is_nan(x), (const(NAN), const(NAN))),
+            (b.and_(b.and_(x_fin, b.not_(y_fin)), is_zero(ctx, x)), (b.fsub(y, y), k(0.0))),
+            (b.and_(x_fin, b.not_(y_fin)), (b.fsub(y, y), k(NAN))),
+            (b.and_(x_inf, y_zero), (k(INF), b.fmul(y, sign_x))),
+            (b.and_(x_inf, y_fin), (ctx.copysign(k(INF), cos_y), inf_im)),
+            (x_inf, (k(INF), b.fsub(y, y))),
+            (b.and_(ctx.is_nan(x), y_zero), (k(NAN), y)),
+            (ctx.is_nan(x), (k(NAN), k(NAN))),
         ],
     )
 
@@ -379,19 +435,25 @@ def ctanh(ctx: IrContext, z: Pair) -> Pair:
     four_sin_cos = b.fmul(b.fmul(const(4.0), sin_y), cos_y)
     far = (ctx.copysign(const(1.0), xf), times_exp(ctx, four_sin_cos, e))
     value = select_pair(ctx, b.fcmp_ordered(">", a, const(_TANH_SPLIT)), far, near)
+    return tanh_specials(ctx, z, value, sin_y, cos_y)
+
+
+def tanh_specials(ctx: IrContext, z: Pair, value: Pair, sin_y: ir.Value, cos_y: ir.Value) -> Pair:
+    """ctanh's finite ``value`` with Annex G's special parts over it; any float type."""
+    b = ctx.b
+    x, y = z
+    k = lambda v: like(x, v)  # noqa: E731
     y_fin = is_finite(ctx, y)
-    big_y = b.and_(y_fin, b.fcmp_ordered(">", ctx.fabs(y), const(1.0)))
-    inf_im = b.select(
-        big_y, ctx.copysign(const(0.0), b.fmul(sin_y, cos_y)), ctx.copysign(const(0.0), y)
-    )
+    big_y = b.and_(y_fin, b.fcmp_ordered(">", ctx.fabs(y), k(1.0)))
+    inf_im = b.select(big_y, ctx.copysign(k(0.0), b.fmul(sin_y, cos_y)), ctx.copysign(k(0.0), y))
     y_zero = is_zero(ctx, y)
-    other_re = b.select(y_zero, x, b.select(is_zero(ctx, x), x, const(NAN)))
+    other_re = b.select(y_zero, x, b.select(is_zero(ctx, x), x, k(NAN)))
     return with_specials(
         ctx,
         value,
         [
-            (is_inf(ctx, x), (ctx.copysign(const(1.0), x), inf_im)),
-            (b.not_(b.and_(is_finite(ctx, x), y_fin)), (other_re, b.select(y_zero, y, const(NAN)))),
+            (is_inf(ctx, x), (ctx.copysign(k(1.0), x), inf_im)),
+            (b.not_(b.and_(is_finite(ctx, x), y_fin)), (other_re, b.select(y_zero, y, k(NAN)))),
         ],
     )
 
@@ -401,22 +463,22 @@ def rotate_in(z: Pair, ctx: IrContext) -> Pair:
     return ctx.b.fneg(z[1]), z[0]
 
 
-def csin(ctx: IrContext, z: Pair) -> Pair:
+def csin(ctx: IrContext, z: Pair, sinh=None) -> Pair:
     """-i sinh(iz), with glibc's +inf imaginary part for an infinite or NaN real part when the
-    imaginary part is infinite."""
+    imaginary part is infinite (``sinh``: the csinh to use, this module's by default)."""
     b = ctx.b
-    re, im = csinh(ctx, rotate_in(z, ctx))
+    re, im = (sinh or csinh)(ctx, rotate_in(z, ctx))
     value = (im, b.fneg(re))
     odd_case = b.and_(b.not_(is_finite(ctx, z[0])), is_inf(ctx, z[1]))
-    return select_pair(ctx, odd_case, (const(NAN), const(INF)), value)
+    return select_pair(ctx, odd_case, (like(re, NAN), like(re, INF)), value)
 
 
-def ccos(ctx: IrContext, z: Pair) -> Pair:
-    return ccosh(ctx, rotate_in(z, ctx))
+def ccos(ctx: IrContext, z: Pair, cosh=None) -> Pair:
+    return (cosh or ccosh)(ctx, rotate_in(z, ctx))
 
 
-def ctan(ctx: IrContext, z: Pair) -> Pair:
-    re, im = ctanh(ctx, rotate_in(z, ctx))
+def ctan(ctx: IrContext, z: Pair, tanh=None) -> Pair:
+    re, im = (tanh or ctanh)(ctx, rotate_in(z, ctx))
     return im, ctx.b.fneg(re)
 
 
@@ -435,4 +497,13 @@ __all__ = [
     "sum_of_squares",
     "select_pair",
     "with_specials",
+    "like",
+    "exp_specials",
+    "log_with",
+    "sqrt_safe",
+    "sqrt_parts",
+    "sqrt_specials",
+    "sinh_specials",
+    "cosh_specials",
+    "tanh_specials",
 ]

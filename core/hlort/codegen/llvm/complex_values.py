@@ -10,10 +10,13 @@ parts; multiply is the naive ``(ac - bd) + (ad + bc)i`` without fused multiply-a
 elemental emitter); divide is XLA's algorithm as the interpreter's ``complex_divide`` writes it,
 computed in f64 for c64 and rounded once per part; abs of c64 is ``sqrt(re^2 + im^2)`` in f64
 (exact squares, one rounding of the sum, so it rounds to the same f32 as any faithful f64 hypot)
-with an infinite part giving +inf. Reducers made of these ops compile too (row, column and split
-reduces); a complex add reducer is reassociable like a real float sum. abs of c128, sign, the
-transcendentals, power and atan2 are complex_math_ops.py's (computed in f64, within the bounds
-it states rather than bit for bit). Not compiled, so on the counted interpreter fallback:
+with an infinite part giving +inf. On targets whose math policy says f64 is slow
+(``MathPolicy.f32_via_f64`` False: the GPU targets) c64 divide and abs are computed in f32
+instead (complex_math_f32.py: the same algorithm with power-of-two scaling, a two-float hypot).
+Reducers made of these ops compile too (row, column and split reduces); a complex add reducer
+is reassociable like a real float sum. abs of c128, sign, the transcendentals, power and atan2
+are complex_math_ops.py's (computed in f64, or in f32 for c64 on those targets, within the
+bounds stated there rather than bit for bit). Not compiled, so on the counted interpreter fallback:
 TOTALORDER comparisons and bitcast-convert. Sort, scatter, reduce-window and select-and-scatter
 of complex elements compile (``sort_plan.py``, ``hero_kernels.py``), with comparators, combiners
 and selects made of the ops above.
@@ -123,10 +126,15 @@ def emit_complex(ctx: IrContext, instr: Instruction, values: list[ir.Value]) -> 
         return make(b, b.select(values[0], tr, fr), b.select(values[0], ti, fi))
     if op is Opcode.COMPARE:
         return _compare(ctx, _direction(instr), values[0], values[1])
-    if op is Opcode.ABS and instr.operands[0].shape.dtype is dtypes.C64:
-        return _abs_c64(ctx, values[0])
     from hlort.codegen.llvm.complex_math_ops import OPCODES as MATH_OPCODES
-    from hlort.codegen.llvm.complex_math_ops import emit_math
+    from hlort.codegen.llvm.complex_math_ops import emit_math, in_f32
+
+    if (
+        op is Opcode.ABS
+        and instr.operands[0].shape.dtype is dtypes.C64
+        and not in_f32(ctx, dtypes.C64)
+    ):
+        return _abs_c64(ctx, values[0])
 
     if op in MATH_OPCODES:
         return emit_math(ctx, instr, values)
@@ -143,6 +151,10 @@ def emit_complex(ctx: IrContext, instr: Instruction, values: list[ir.Value]) -> 
             b, b.fsub(b.fmul(ar, br), b.fmul(ai, bi)), b.fadd(b.fmul(ar, bi), b.fmul(ai, br))
         )
     if op is Opcode.DIVIDE:
+        if in_f32(ctx, instr.shape.dtype):
+            from hlort.codegen.llvm.complex_math_f32 import xla_divide
+
+            return make(b, *xla_divide(ctx, (ar, ai), (br, bi)))
         return _divide(ctx, instr.shape.dtype, ar, ai, br, bi)
     raise Unimplemented(f"no complex emitter for {op.value} ({instr.name})")
 

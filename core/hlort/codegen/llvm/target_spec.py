@@ -50,7 +50,10 @@ class MathPolicy:
     False: their all-f32 forms (float_math_f32.py, float_log_f32.py; <= 1 ulp measured, see
     float_math.py's table), so f32 kernels have no f64 instruction: the GPU targets' choice
     (gpu_target.GpuTarget.math), since f64 runs at 1/32-1/64 of the f32 rate on consumer GPUs.
-    complex64 math (complex_math*.py, complex_values.py) is computed in f64 either way.
+    complex64 math (abs, divide, sign, the transcendentals, power, atan2) follows the same
+    choice: True: in f64 and rounded once per part (complex_math.py, complex_values.py); False:
+    in f32 (complex_math_f32.py, complex_math_ops.F32_KIT; bounds in its test,
+    plugins/cpu/tests/test_complex_math_f32.py), so c64 kernels have no f64 instruction either.
     ``libm``: emitted code may call the C math library and compiler-rt helpers (LLVM lowers
     ``frem`` to ``fmod``, and some conversions to compiler-rt calls, on CPUs; GPU targets say
     False and lower those natively). ``vector_variant_lanes``: the vector widths of the SIMD
