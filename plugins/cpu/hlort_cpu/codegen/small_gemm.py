@@ -7,10 +7,10 @@ nothing: the right operand must have unit column stride (row-major [k, n] rows, 
 stride), so each of its rows is a few contiguous vectors; a block of ``rows`` x ``vectors``
 vector accumulators (:func:`blocking`: 12 with AVX2's 16 registers) stays in registers over
 the whole sum, one fused multiply-add per product (``llvm.fma``), the left operand's element
-broadcast; the k loop does ``K_UNROLL`` steps per iteration (LLVM's unroller is off). Blocks run column-block outer and
-row-block inner, so a column panel of the right operand (``k`` x a few vectors) stays in cache
-while every row block uses it. The edges are the same block with fewer rows and masked vector
-loads and stores (``llvm.masked.*``), so there is no scalar tail.
+broadcast; the k loop does ``K_UNROLL`` steps per iteration (LLVM's unroller is off). Blocks
+run column-block outer and row-block inner, so a column panel of the right operand (``k`` x a
+few vectors) stays in cache while every row block uses it. The edges are the same block with
+fewer rows and masked vector loads and stores (``llvm.masked.*``), so there is no scalar tail.
 
 Each output element is ``fma(a[i, k-1], b[k-1, j], ... fma(a[i, 0], b[0, j], +0))``: products
 summed in order of k in the operands' own type, one rounding per step, within the usual dot bound
