@@ -15,7 +15,9 @@ gemm calls of those shapes took 66-95 us. So a dot takes this path when all of t
   copy is then at most 1/16 of the work: [128,10]x[10,512] with the rhs transposed took 81 us
   in gemm in the MLP step, 17 us here plus a 5120-element copy);
 - fewer than ``dot_split.SPLIT_MIN_PRODUCTS`` products in all, so it would run on one thread
-  anyway (bigger products are split across the pool as BLAS calls, dot_split.py);
+  anyway (bigger products are split across the pool as BLAS calls, dot_split.py), and at least
+  ``SMALL_DOT_MIN_PRODUCTS``: each kernel costs a compile (~20-40 ms of LLVM code generation,
+  measured), which a dot whose gemm takes a few microseconds does not repay;
 - at least 2 rows and 4 columns (a matrix-vector product is memory-bound: gemv does it well,
   a masked vector of one lane here would not), and narrow: at most ``NARROW`` columns, or at
   most ``NARROW`` contracted elements with at least 64 rows (with few rows and wide rows the
@@ -38,6 +40,7 @@ from hlort_cpu.codegen.small_gemm import SmallGemm, emit_small_gemm
 from hlort_cpu.version import PLUGIN_VERSION
 
 SMALL_DOT_MAX_PRODUCTS = 1 << 20  # dot_split.SPLIT_MIN_PRODUCTS: never split on the pool
+SMALL_DOT_MIN_PRODUCTS = 1 << 16  # below, gemm's overhead is a few us: not worth a compile
 NARROW = 64
 COPY_MIN_ROWS = 16
 _FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
@@ -59,7 +62,10 @@ def small_dot_gemm(
     work (at least ``COPY_MIN_ROWS`` rows of lhs per row of the copy)."""
     if lhs_strides is None or rhs_strides is None:
         return None
-    if batch * m * n * k >= SMALL_DOT_MAX_PRODUCTS or m < 2 or n < 4 or k < 1:
+    products = batch * m * n * k
+    if not SMALL_DOT_MIN_PRODUCTS <= products < SMALL_DOT_MAX_PRODUCTS:
+        return None
+    if m < 2 or n < 4 or k < 1:
         return None
     if not (n <= NARROW or (k <= NARROW and m >= 64)):
         return None

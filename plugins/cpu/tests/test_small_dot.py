@@ -7,8 +7,10 @@ Not values near the overflow threshold: a fused multiply-add does not round a pr
 infinity on its own (``fma(3.4e38, -1.5, inf)`` is inf where the interpreter's separate product
 overflows to -inf and the sum is NaN), as with BLAS's own fma kernels. Layouts: row-major, a
 transposed lhs, a transposed rhs (copied to C order first), batches (leading and in the
-middle), size-1 dimensions. Each case also checks which path the dot took (the stats label);
-shapes the rule leaves to BLAS are checked to stay there.
+middle), size-1 dimensions; the small shapes run with the rule's minimum size lowered (the
+``small_below_minimum`` fixture) so tails and batches stay cheap to test. Each case also checks
+which path the dot took (the stats label); shapes the rule leaves to BLAS are checked to stay
+there.
 """
 
 from __future__ import annotations
@@ -44,7 +46,14 @@ BLAS = [  # the rule keeps these with BLAS
     ((16, 16), (16, 1024), MATMUL),  # few rows, wide rows
     ((128, 1024), (1024, 10), MATMUL),  # 2^20 products or more: split across the pool
     ((8, 10), (512, 10), Dn((1,), (1,))),  # transposed rhs, too few rows to copy it
+    ((13, 37), (37, 29), MATMUL),  # under 2^16 products: not worth a compile
 ]
+
+
+@pytest.fixture
+def small_below_minimum(monkeypatch):
+    monkeypatch.setattr(small_dot, "SMALL_DOT_MIN_PRODUCTS", 1)
+    monkeypatch.setenv("HLORT_CACHE", "0")  # no program compiled under the lowered rule is kept
 
 
 def _module(dtype, lhs_dims, rhs_dims, dn):
@@ -82,7 +91,7 @@ def _run(dtype, case, special):
 @pytest.mark.parametrize("special", [True, False])
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
 @pytest.mark.parametrize("case", SMALL, ids=str)
-def test_small_dots_match_the_interpreter(case, dtype, special):
+def test_small_dots_match_the_interpreter(case, dtype, special, small_below_minimum):
     module, args, got, k, stats = _run(dtype, case, special)
     assert stats["fallback_count"] == 0, stats
     assert stats["compiled"] == {"dot (small matmul)": 1}, stats
@@ -106,7 +115,7 @@ def test_other_types_keep_their_arithmetic(dtype):
     assert_matches_reference(module, args, got, k)
 
 
-def test_empty_dots_are_zeros():
+def test_empty_dots_are_zeros(small_below_minimum):
     for lhs, rhs in [((8, 0), (0, 10)), ((0, 16), (16, 10))]:
         module, args, got, _, stats = _run("f32", (lhs, rhs, MATMUL), False)
         np.testing.assert_array_equal(got, np.zeros((lhs[0], rhs[1]), np.float32))
