@@ -121,3 +121,34 @@ def test_blocking_fits_the_register_file(vector_bits, n):
         registers = 32 if vector_bits >= 512 else 16
         assert rows >= 1 and vectors >= 1
         assert rows * vectors + vectors + 1 <= registers
+
+
+_RANGED = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(16, 512, 128), (13, 37, 9), (5, 8, 3), (4, 100, 1)], ids=str)
+def test_ranged_kernel_splits_columns_bit_for_bit(dtype, shape):
+    """The pool's form (native loops split a big small-matmul in two): every split point of
+    the column blocks gives the whole kernel's bits (the same fma chains)."""
+    m, n, k = shape
+    double = dtype == np.float64
+    a = RNG.standard_normal((m, k)).astype(dtype)
+    b = RNG.standard_normal((k, n)).astype(dtype)
+    g = small_gemm.SmallGemm(double, 1, m, n, k, k, 1, 0, n, 0)
+    bits = jit_engine().target.vector_bits
+    whole = np.full((m, n), np.nan, dtype)
+    _compile(g, None, small_gemm.K_UNROLL, bits)(a.ctypes.data, b.ctypes.data, whole.ctypes.data)
+    engine = jit_engine()
+    _COUNT[0] += 1
+    name = f"test_small_gemm_ranged_{_COUNT[0]}"
+    module = ir.Module(name=name)
+    small_gemm.emit_small_gemm(module, name, g, bits, ranged=True)
+    fn = _RANGED(engine.load_object(engine.compile_ir(str(module)), [name])[name])
+    total = small_gemm.column_blocks(g, bits)
+    for cut in range(total + 1):
+        c = np.full((m, n), np.nan, dtype)
+        table = (ctypes.c_void_p * 3)(a.ctypes.data, b.ctypes.data, c.ctypes.data)
+        fn(ctypes.addressof(table), 0, cut)
+        fn(ctypes.addressof(table), cut, total)
+        np.testing.assert_array_equal(c.view(np.uint8), whole.view(np.uint8))

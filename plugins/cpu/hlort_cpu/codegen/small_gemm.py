@@ -25,8 +25,9 @@ from dataclasses import dataclass
 import llvmlite.ir as ir
 
 from hlort.codegen.llvm.index import i64
-from hlort.codegen.llvm.llvm_types import F32, F64, I1, I32, I64, PTR, VOID
+from hlort.codegen.llvm.llvm_types import F32, F64, I1, I8, I32, I64, PTR, VOID
 from hlort.codegen.llvm.loops import emit_loop
+from hlort_cpu.spin_pool_ir import SLEEPERS
 
 SMALL_GEMM_MAX_PRODUCTS = 1 << 24  # m * n * k per matrix; larger dots go to BLAS
 K_UNROLL = 2  # steps of k per loop iteration (LLVM's unroller is off: llvm_start.py)
@@ -59,12 +60,18 @@ class SmallDot:
     b: object
     c: object
     gemm: SmallGemm
+    pool: tuple[int, int] | None = None  # driver args (pool state, its run function): split
 
 
 def emit_small_dot(
-    b: ir.IRBuilder, step: SmallDot, pointer, memset: ir.Function, vector_bits: int
+    b: ir.IRBuilder, step: SmallDot, pointer, memset: ir.Function, vector_bits: int, args=None
 ) -> None:
-    """Emit ``step`` at the builder: define its function, then call it (K = 0: zeros)."""
+    """Emit ``step`` at the builder: define its function, then call it (K = 0: zeros). A step
+    with ``pool`` runs its column blocks in two halves on the native pool (spin_pool_ir.py's
+    dispatch, whose address the driver's arguments hold) when the pool's worker is awake
+    (spinning after its last chunk, no sleeper counted); with a null address, or a worker
+    asleep (as on a loaded machine, where its spin budget drops to zero), one call on this
+    thread: a futex wake costs ~100 us, a preempted worker holding a half far more."""
     g = step.gemm
     size = 8 if g.double else 4
     if g.batch * g.m * g.n == 0:
@@ -76,8 +83,54 @@ def emit_small_dot(
             [c, ir.Constant(ir.IntType(8), 0), i64(g.batch * g.m * g.n * size), ir.Constant(I1, 0)],
         )
         return
-    fn = emit_small_gemm(b.module, step.name, g, vector_bits)
-    b.call(fn, [pointer(step.a), pointer(step.b), c])
+    if step.pool is None or args is None:
+        fn = emit_small_gemm(b.module, step.name, g, vector_bits)
+        b.call(fn, [pointer(step.a), pointer(step.b), c])
+        return
+    fn = emit_small_gemm(b.module, step.name, g, vector_bits, ranged=True)
+    total = column_blocks(g, vector_bits)
+    here, entry = b.block, b.function.entry_basic_block
+    b.position_at_start(entry)  # fixed stack slots, not one per trip
+    table = b.alloca(ir.ArrayType(PTR, 3))
+    ranges = b.alloca(ir.ArrayType(I64, 4))
+    b.position_at_end(here)
+    for k, value in enumerate((pointer(step.a), pointer(step.b), c)):
+        b.store(value, b.gep(table, [i64(0), i64(k)], inbounds=True))
+    half = (total + 1) // 2
+    for k, value in enumerate((0, half, half, total)):
+        b.store(i64(value), b.gep(ranges, [i64(0), i64(k)], inbounds=True))
+    table_ptr = b.inttoptr(b.ptrtoint(table, I64), PTR)
+    ranges_ptr = b.inttoptr(b.ptrtoint(ranges, I64), PTR)
+    run_type = ir.FunctionType(VOID, [PTR, PTR, PTR, PTR, PTR, I64])
+    run_address = b.ptrtoint(args[step.pool[1]], I64)
+    no_pool = b.icmp_unsigned("==", run_address, i64(0))
+    start = b.block
+    check = b.function.append_basic_block("pool.check")
+    join = b.function.append_basic_block("pool.join")
+    b.cbranch(no_pool, join, check)
+    b.position_at_end(check)  # the worker's sleeper count (its state's SLEEPERS word)
+    word = b.gep(args[step.pool[0]], [i64(SLEEPERS)], inbounds=True, source_etype=I8)
+    sleepers = b.load_atomic(word, "monotonic", 4, typ=I32)
+    asleep = b.icmp_unsigned("!=", sleepers, ir.Constant(I32, 0))
+    b.branch(join)
+    b.position_at_end(join)
+    alone_now = b.phi(I1)
+    alone_now.add_incoming(ir.Constant(I1, 1), start)
+    alone_now.add_incoming(asleep, check)
+    with b.if_else(alone_now) as (alone, pooled):
+        with alone:
+            b.call(fn, [table_ptr, i64(0), i64(total)])
+        with pooled:
+            run = b.inttoptr(run_address, ir.PointerType(run_type))
+            null = ir.Constant(PTR, None)
+            b.call(run, [args[step.pool[0]], fn, table_ptr, null, ranges_ptr, i64(2)])
+
+
+def column_blocks(g: SmallGemm, vector_bits: int) -> int:
+    """How many column blocks (the last one masked when n is not a multiple) ``g`` has."""
+    lanes = max(1, vector_bits // (64 if g.double else 32))
+    _, vectors = blocking(vector_bits, g.double, g.n)
+    return -(-g.n // (lanes * vectors))
 
 
 def blocking(vector_bits: int, double: bool, n: int) -> tuple[int, int]:
@@ -99,19 +152,29 @@ def emit_small_gemm(
     vector_bits: int,
     block_shape: tuple[int, int] | None = None,
     unroll: int = K_UNROLL,
+    ranged: bool = False,
 ) -> ir.Function:
     """Define ``name`` computing ``g`` (see the module docstring); ``block_shape`` (rows,
-    vectors) overrides :func:`blocking`, ``unroll`` the steps of k per loop iteration."""
+    vectors) overrides :func:`blocking`, ``unroll`` the steps of k per loop iteration.
+    ``ranged``: ``void(ptr table, i64 begin, i64 end)`` as the pool's kernels, the table
+    holding a, b and c, computing column blocks [begin, end) of a batch of one."""
     real = F64 if g.double else F32
     size = 8 if g.double else 4
     lanes = max(1, vector_bits // (8 * size))
     vec = ir.VectorType(real, lanes)
     rows_per_block, vectors = block_shape or blocking(vector_bits, g.double, g.n)
-    fn = ir.Function(module, ir.FunctionType(VOID, [PTR, PTR, PTR]), name)
+    params = [PTR, I64, I64] if ranged else [PTR, PTR, PTR]
+    fn = ir.Function(module, ir.FunctionType(VOID, params), name)
     fn.attributes.add("nounwind")
     fn.attributes.add("noinline")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    a_base, b_base, c_base = fn.args
+    if ranged:
+        if g.batch != 1:
+            raise ValueError("a ranged small gemm computes one matrix")
+        words = [b.gep(fn.args[0], [i64(k)], inbounds=True, source_etype=PTR) for k in range(3)]
+        a_base, b_base, c_base = (b.load(w, typ=PTR) for w in words)
+    else:
+        a_base, b_base, c_base = fn.args
     fma = _intrinsic(module, f"llvm.fma.v{lanes}{_suffix(real)}", vec, [vec, vec, vec])
     mask_type = ir.VectorType(I1, lanes)
     load_masked = _intrinsic(
@@ -226,23 +289,33 @@ def emit_small_gemm(
         if tail_rows:
             block(ab, bb, cb, i64(full_rows * rows_per_block), col0, tail_rows, valid)
 
-    def matrix(index: ir.Value) -> None:
+    def matrix(index: ir.Value, begin: ir.Value | None = None, end: ir.Value | None = None):
+        """Column blocks [begin, end) of matrix ``index`` (all of them without a range)."""
         ab = element(a_base, b.mul(index, i64(g.a_bs)))
         bb = element(b_base, b.mul(index, i64(g.b_bs)))
         cb = element(c_base, b.mul(index, i64(g.m * g.n)))
+        start, stop = (i64(0), i64(full_cols)) if begin is None else (begin, end)
         if full_cols:
+            if begin is not None:
+                stop = b.select(b.icmp_signed("<", end, i64(full_cols)), end, i64(full_cols))
             emit_loop(
                 b,
-                i64(0),
-                i64(full_cols),
+                start,
+                stop,
                 lambda cblock: column(ab, bb, cb, b.mul(cblock, i64(width)), width),
                 "cols",
             )
-        if tail_cols:
+        if tail_cols and begin is None:
             column(ab, bb, cb, i64(full_cols * width), tail_cols)
+        elif tail_cols:  # the tail is block full_cols
+            with b.if_then(b.icmp_signed(">", end, i64(full_cols))):
+                column(ab, bb, cb, i64(full_cols * width), tail_cols)
 
     if g.m and g.n and g.k:
-        emit_loop(b, i64(0), i64(g.batch), matrix, "batch")
+        if ranged:
+            matrix(i64(0), fn.args[1], fn.args[2])
+        else:
+            emit_loop(b, i64(0), i64(g.batch), matrix, "batch")
     b.ret_void()
     return fn
 
