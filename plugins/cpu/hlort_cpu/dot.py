@@ -22,6 +22,7 @@ from hlort.ir.instruction import Instruction
 from hlort_cpu import blas_threads
 from hlort_cpu.contraction_arithmetic import ContractionArithmetic, plan_arithmetic
 from hlort_cpu.dot_split import split_matmul
+from hlort_cpu.gemm_part import address as _address
 
 
 def _merged(dims: Sequence[int], strides: Sequence[int]) -> tuple[int, int] | None:
@@ -144,21 +145,29 @@ class DotThunk:
         )
         compute = self.arithmetic.compute
         keep_batch = bool(g.lb)
-        self.lhs = MatrixOperand(
-            plan_matrix_view(lhs.dims, g.lhs, keep_batch), lhs.dims, compute, lhs.dtype.numpy
-        )
-        self.rhs = MatrixOperand(
-            plan_matrix_view(rhs.dims, g.rhs, keep_batch), rhs.dims, compute, rhs.dtype.numpy
-        )
+        lhs_view = plan_matrix_view(lhs.dims, g.lhs, keep_batch)
+        rhs_view = plan_matrix_view(rhs.dims, g.rhs, keep_batch)
+        self.lhs = MatrixOperand(lhs_view, lhs.dims, compute, lhs.dtype.numpy)
+        self.rhs = MatrixOperand(rhs_view, rhs.dims, compute, rhs.dtype.numpy)
         self.product_shape = (*self.lhs.shape[:-1], self.rhs.shape[-1])
         self.out_dims = result.dims
         self.reshape_result = self.product_shape != result.dims
         self.result_dtype = result.dtype.numpy
         self.empty = result.size == 0 or k == 0
         self.ins, self.out = ins, out
+        self.small = None  # the small-matmul kernel (small_dot.py), or None: BLAS
+        self.small_copies_rhs = False
+        plain = not self.arithmetic.needs_finish and not self.arithmetic.ordered
+        if plain and not self.empty and compute.name in ("float32", "float64"):
+            if lhs.dtype.numpy == compute and rhs.dtype.numpy == compute:
+                small = _small_kernel(compute, lhs_view, rhs_view, self.product_shape, k)
+                if small is not None:
+                    self.small, self.small_copies_rhs = small
 
     @property
     def label(self) -> str:
+        if self.small is not None:
+            return "dot (small matmul)"
         return f"dot ({self.arithmetic.label})"
 
     def __call__(self, env) -> None:
@@ -167,6 +176,13 @@ class DotThunk:
             return
         a = self.lhs(env[self.ins[0]])
         b = self.rhs(env[self.ins[1]])
+        if self.small is not None:
+            if self.small_copies_rhs:
+                b = np.ascontiguousarray(b)
+            result = np.empty(self.product_shape, self.result_dtype)
+            self.small(_address(a), _address(b), _address(result))
+            env[self.out] = result.reshape(self.out_dims) if self.reshape_result else result
+            return
         # one BLAS thread: big products are split across hlort's pool instead (dot_split.py)
         with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
             if not self.arithmetic.needs_finish:
@@ -176,6 +192,15 @@ class DotThunk:
             else:
                 result = self.arithmetic.finish(self.arithmetic.matmul(a, b))
         env[self.out] = result.reshape(self.out_dims) if self.reshape_result else result
+
+
+def _small_kernel(compute: np.dtype, lhs: MatrixView, rhs: MatrixView, product, k: int):
+    from hlort_cpu.small_dot import small_dot_gemm, small_dot_kernel
+
+    batch = product[0] if len(product) == 3 else 1
+    m, n = product[-2:]
+    plan = small_dot_gemm(compute == np.float64, lhs.strides, rhs.strides, batch, m, n, k)
+    return None if plan is None else (small_dot_kernel(plan[0]), plan[1])
 
 
 def dot_thunk(instr: Instruction, ins: list[int], out: int) -> DotThunk | None:

@@ -198,7 +198,7 @@ def part_plan(a: np.ndarray, b: np.ndarray, out: np.ndarray, mode: int):
     return kernel, words
 
 
-def _address(x: np.ndarray) -> int:
+def address(x: np.ndarray) -> int:
     try:  # the buffer protocol: 2-3x cheaper than x.ctypes.data (writable arrays only)
         return ctypes.addressof(ctypes.c_char.from_buffer(x))
     except (TypeError, ValueError):
@@ -208,7 +208,7 @@ def _address(x: np.ndarray) -> int:
 def fill(plan, a: np.ndarray, b: np.ndarray, out: np.ndarray):
     """The table of ``plan`` (from :func:`part_plan`) for these arrays."""
     table = _TABLE(*plan[1])
-    table[1], table[2], table[3] = _address(a), _address(b), _address(out)
+    table[1], table[2], table[3] = address(a), address(b), address(out)
     return table
 
 

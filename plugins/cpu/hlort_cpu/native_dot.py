@@ -20,12 +20,19 @@ from collections.abc import Callable
 
 from hlort.ir.instruction import Instruction
 from hlort_cpu import blas_functions
-from hlort_cpu.codegen.small_gemm import SMALL_GEMM_MAX_PRODUCTS, SmallDot, SmallGemm
+from hlort_cpu.codegen.jit import jit_engine
+from hlort_cpu.codegen.small_gemm import (
+    SMALL_GEMM_MAX_PRODUCTS,
+    SmallDot,
+    SmallGemm,
+    column_blocks,
+)
 from hlort_cpu.codegen.while_steps import GemmCall, MatrixArg
 from hlort_cpu.contraction_arithmetic import plan_arithmetic
 from hlort_cpu.dot import dot_groups, plan_matrix_view
 
 GEMM_DTYPES = ("f32", "f64")
+POOL_MIN_PRODUCTS = 1 << 18  # ~5 us of fma on one core: two halves repay a pool hand-off
 
 
 def gemm_dtype(instr: Instruction) -> str | None:
@@ -46,11 +53,20 @@ def gemm_dtype(instr: Instruction) -> str | None:
 
 
 def plan_dot(
-    instr: Instruction, lhs_ref, rhs_ref, out_ref, function_arg: Callable[[], int], small_name: str
+    instr: Instruction,
+    lhs_ref,
+    rhs_ref,
+    out_ref,
+    function_arg: Callable[[], int],
+    small_name: str,
+    pool_args: Callable[[], tuple[int, int]] | None = None,
 ) -> GemmCall | SmallDot | None:
     """The step computing ``instr`` from the buffers at the refs, or None: the small-matmul
     emitter when the dot is small and its rhs rows are contiguous, else BLAS gemm (whose
-    address ``function_arg()`` places among the driver's pointer arguments)."""
+    address ``function_arg()`` places among the driver's pointer arguments). A small matmul of
+    one matrix with at least ``POOL_MIN_PRODUCTS`` products and two column blocks is split in
+    two on the native pool (``pool_args()``: the driver arguments of its state and dispatch;
+    the thunk passes a null dispatch on one thread, and then one call runs it all)."""
     name = gemm_dtype(instr)
     if name is None:
         return None
@@ -67,13 +83,10 @@ def plan_dot(
         or (a.strides is not None and b.strides is not None and b.strides[2] == 1)
     ):
         (a_bs, a_rs, a_cs), (b_bs, b_rs, _) = a.strides or (0, 0, 0), b.strides or (0, 0, 0)
-        return SmallDot(
-            small_name,
-            lhs_ref,
-            rhs_ref,
-            out_ref,
-            SmallGemm(double, batch, m, n, k, a_rs, a_cs, a_bs, b_rs, b_bs),
-        )
+        g = SmallGemm(double, batch, m, n, k, a_rs, a_cs, a_bs, b_rs, b_bs)
+        pooled = pool_args is not None and batch == 1 and m * n * k >= POOL_MIN_PRODUCTS
+        pooled = pooled and column_blocks(g, jit_engine().target.vector_bits) >= 2
+        return SmallDot(small_name, lhs_ref, rhs_ref, out_ref, g, pool_args() if pooled else None)
     function = blas_functions.gemm(double)
     if function is None:
         return None

@@ -43,7 +43,8 @@ from hlort_cpu.codegen.while_driver import (
 )
 from hlort_cpu.codegen.while_steps import SliceUpdate
 from hlort_cpu.native_dot import gemm_dtype, plan_dot
-from hlort_cpu.thread_pool import PARALLEL_MIN_ELEMENTS
+from hlort_cpu.spin_pool import native_pool
+from hlort_cpu.thread_pool import PARALLEL_MIN_ELEMENTS, worker_count
 
 STACK_ARENA_LIMIT = 64 * 1024  # temporaries on the driver's stack; larger: a block per call
 
@@ -64,6 +65,7 @@ class NativeWhile:
     output_bytes: int
     pointers: tuple[np.ndarray | int, ...]
     steps: tuple[tuple[Instruction, str | None], ...]  # what runs natively, with its label
+    pool_slots: tuple[int, int] | None = None  # in pointers: filled per call (pool state, run)
 
 
 class _Arena:
@@ -163,6 +165,7 @@ def plan_native_while(
         output_block.size,
         tuple(planner.pointers),
         tuple(planner.steps),
+        planner.pool_slots,
     )
 
 
@@ -241,6 +244,17 @@ class _ComputationPlanner:
         self.pointers: list[np.ndarray | int] = []
         self.steps: list[tuple[Instruction, str | None]] = []
         self._function_args: dict[int, int] = {}
+        self.pool_slots: tuple[int, int] | None = None  # in pointers: the pool's state, run
+
+    def _pool_args(self) -> tuple[int, int]:
+        """Two pointer arguments the thunk fills per call: the native pool's state and its
+        dispatch function (null on one thread or without the pool)."""
+        if self.pool_slots is None:
+            first = len(self.pointers)
+            self._pointer_arg(0)
+            self._pointer_arg(0)
+            self.pool_slots = (first, first + 1)
+        return tuple(self.first_pointer_arg + slot for slot in self.pool_slots)
 
     def _pointer_arg(self, value: np.ndarray | int) -> int:
         self.pointers.append(value)
@@ -319,7 +333,13 @@ class _ComputationPlanner:
 
         out = self.arena.take(instr.shape.nbytes)
         step = plan_dot(
-            instr, ins[0], ins[1], out, function_arg, f"{self.name}_dot{len(self.steps)}"
+            instr,
+            ins[0],
+            ins[1],
+            out,
+            function_arg,
+            f"{self.name}_dot{len(self.steps)}",
+            self._pool_args,
         )
         if step is None:
             return None
@@ -363,6 +383,16 @@ def _leaves(tree: Tree) -> list[BufferRef]:
     return [tree]
 
 
+def _pool_pointers() -> tuple[int, int]:
+    """(state, dispatch) of the native pool for dots the driver splits; (0, 0) on one thread
+    or where the pool cannot be built: the driver then runs them in one call."""
+    workers = worker_count()
+    pool = native_pool(workers - 1) if workers > 1 else None
+    if pool is None:
+        return 0, 0
+    return pool.state, pool.run_address
+
+
 class NativeWhileThunk:
     """One ctypes call runs the whole loop; the outputs are views of one fresh output block
     (and the input leaves the body passes through)."""
@@ -378,6 +408,7 @@ class NativeWhileThunk:
         self.output_bytes = native.output_bytes
         self.pointers = native.pointers  # kept alive: the driver reads them by address
         self.pointer_values = [p if isinstance(p, int) else p.ctypes.data for p in native.pointers]
+        self.pool_slots = native.pool_slots
         plan = native.plan
         self.arena_bytes = 0 if plan.arena_arg is None else plan.arena_bytes + ARENA_ALIGN
         n_args = len(native.leaf_shapes) + 2 + len(native.pointers)
@@ -396,8 +427,12 @@ class NativeWhileThunk:
             arena_address = base + (-base % ARENA_ALIGN)
         else:
             arena_address = None
+        values = self.pointer_values
+        if self.pool_slots is not None:
+            values = list(values)
+            values[self.pool_slots[0]], values[self.pool_slots[1]] = _pool_pointers()
         pointers = self.pointer_array_type(
-            *[a.ctypes.data for a in inputs], block.ctypes.data, arena_address, *self.pointer_values
+            *[a.ctypes.data for a in inputs], block.ctypes.data, arena_address, *values
         )
         with blas_threads.single_threaded():  # as the dot thunks: one BLAS thread
             self.driver(pointers, 0, 1)

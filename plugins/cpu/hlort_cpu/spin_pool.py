@@ -79,6 +79,7 @@ class SpinPool:
         self.state = -raw % 64 + raw
         ctypes.c_int64.from_address(self.state + spin_pool_ir.SPIN_NS).value = spin_us() * 1000
         self._run = _RUN(run)
+        self.run_address = run  # native callers (while drivers) dispatch through it
         self._try_stop = _TRY_STOP(try_stop)
         worker_fn = _WORKER(worker)
         self.threads = [

@@ -5,11 +5,12 @@ a third of its time packing the weight matrix into panels, every call, and a thr
 busy machine can stall for milliseconds waiting for its helper threads. This emitter packs
 nothing: the right operand must have unit column stride (row-major [k, n] rows, any row
 stride), so each of its rows is a few contiguous vectors; a block of ``rows`` x ``vectors``
-vector accumulators stays in registers over the whole sum, one fused multiply-add per product
-(``llvm.fma``), the left operand's element broadcast. Blocks run column-block outer and
-row-block inner, so a column panel of the right operand (``k`` x a few vectors) stays in cache
-while every row block uses it. The edges are the same block with fewer rows and masked vector
-loads and stores (``llvm.masked.*``), so there is no scalar tail.
+vector accumulators (:func:`blocking`: 12 with AVX2's 16 registers) stays in registers over
+the whole sum, one fused multiply-add per product (``llvm.fma``), the left operand's element
+broadcast; the k loop does ``K_UNROLL`` steps per iteration (LLVM's unroller is off). Blocks
+run column-block outer and row-block inner, so a column panel of the right operand (``k`` x a
+few vectors) stays in cache while every row block uses it. The edges are the same block with
+fewer rows and masked vector loads and stores (``llvm.masked.*``), so there is no scalar tail.
 
 Each output element is ``fma(a[i, k-1], b[k-1, j], ... fma(a[i, 0], b[0, j], +0))``: products
 summed in order of k in the operands' own type, one rounding per step, within the usual dot bound
@@ -24,10 +25,12 @@ from dataclasses import dataclass
 import llvmlite.ir as ir
 
 from hlort.codegen.llvm.index import i64
-from hlort.codegen.llvm.llvm_types import F32, F64, I1, I32, I64, PTR, VOID
+from hlort.codegen.llvm.llvm_types import F32, F64, I1, I8, I32, I64, PTR, VOID
 from hlort.codegen.llvm.loops import emit_loop
+from hlort_cpu.spin_pool_ir import SLEEPERS
 
 SMALL_GEMM_MAX_PRODUCTS = 1 << 24  # m * n * k per matrix; larger dots go to BLAS
+K_UNROLL = 2  # steps of k per loop iteration (LLVM's unroller is off: llvm_start.py)
 
 
 @dataclass(frozen=True)
@@ -57,12 +60,18 @@ class SmallDot:
     b: object
     c: object
     gemm: SmallGemm
+    pool: tuple[int, int] | None = None  # driver args (pool state, its run function): split
 
 
 def emit_small_dot(
-    b: ir.IRBuilder, step: SmallDot, pointer, memset: ir.Function, vector_bits: int
+    b: ir.IRBuilder, step: SmallDot, pointer, memset: ir.Function, vector_bits: int, args=None
 ) -> None:
-    """Emit ``step`` at the builder: define its function, then call it (K = 0: zeros)."""
+    """Emit ``step`` at the builder: define its function, then call it (K = 0: zeros). A step
+    with ``pool`` runs its column blocks in two halves on the native pool (spin_pool_ir.py's
+    dispatch, whose address the driver's arguments hold) when the pool's worker is awake
+    (spinning after its last chunk, no sleeper counted); with a null address, or a worker
+    asleep (as on a loaded machine, where its spin budget drops to zero), one call on this
+    thread: a futex wake costs ~100 us, a preempted worker holding a half far more."""
     g = step.gemm
     size = 8 if g.double else 4
     if g.batch * g.m * g.n == 0:
@@ -74,23 +83,98 @@ def emit_small_dot(
             [c, ir.Constant(ir.IntType(8), 0), i64(g.batch * g.m * g.n * size), ir.Constant(I1, 0)],
         )
         return
-    fn = emit_small_gemm(b.module, step.name, g, vector_bits)
-    b.call(fn, [pointer(step.a), pointer(step.b), c])
+    if step.pool is None or args is None:
+        fn = emit_small_gemm(b.module, step.name, g, vector_bits)
+        b.call(fn, [pointer(step.a), pointer(step.b), c])
+        return
+    fn = emit_small_gemm(b.module, step.name, g, vector_bits, ranged=True)
+    total = column_blocks(g, vector_bits)
+    here, entry = b.block, b.function.entry_basic_block
+    b.position_at_start(entry)  # fixed stack slots, not one per trip
+    table = b.alloca(ir.ArrayType(PTR, 3))
+    ranges = b.alloca(ir.ArrayType(I64, 4))
+    b.position_at_end(here)
+    for k, value in enumerate((pointer(step.a), pointer(step.b), c)):
+        b.store(value, b.gep(table, [i64(0), i64(k)], inbounds=True))
+    half = (total + 1) // 2
+    for k, value in enumerate((0, half, half, total)):
+        b.store(i64(value), b.gep(ranges, [i64(0), i64(k)], inbounds=True))
+    table_ptr = b.inttoptr(b.ptrtoint(table, I64), PTR)
+    ranges_ptr = b.inttoptr(b.ptrtoint(ranges, I64), PTR)
+    run_type = ir.FunctionType(VOID, [PTR, PTR, PTR, PTR, PTR, I64])
+    run_address = b.ptrtoint(args[step.pool[1]], I64)
+    no_pool = b.icmp_unsigned("==", run_address, i64(0))
+    start = b.block
+    check = b.function.append_basic_block("pool.check")
+    join = b.function.append_basic_block("pool.join")
+    b.cbranch(no_pool, join, check)
+    b.position_at_end(check)  # the worker's sleeper count (its state's SLEEPERS word)
+    word = b.gep(args[step.pool[0]], [i64(SLEEPERS)], inbounds=True, source_etype=I8)
+    sleepers = b.load_atomic(word, "monotonic", 4, typ=I32)
+    asleep = b.icmp_unsigned("!=", sleepers, ir.Constant(I32, 0))
+    b.branch(join)
+    b.position_at_end(join)
+    alone_now = b.phi(I1)
+    alone_now.add_incoming(ir.Constant(I1, 1), start)
+    alone_now.add_incoming(asleep, check)
+    with b.if_else(alone_now) as (alone, pooled):
+        with alone:
+            b.call(fn, [table_ptr, i64(0), i64(total)])
+        with pooled:
+            run = b.inttoptr(run_address, ir.PointerType(run_type))
+            null = ir.Constant(PTR, None)
+            b.call(run, [args[step.pool[0]], fn, table_ptr, null, ranges_ptr, i64(2)])
 
 
-def emit_small_gemm(module: ir.Module, name: str, g: SmallGemm, vector_bits: int) -> ir.Function:
-    """Define ``name`` computing ``g`` (see the module docstring)."""
+def column_blocks(g: SmallGemm, vector_bits: int) -> int:
+    """How many column blocks (the last one masked when n is not a multiple) ``g`` has."""
+    lanes = max(1, vector_bits // (64 if g.double else 32))
+    _, vectors = blocking(vector_bits, g.double, g.n)
+    return -(-g.n // (lanes * vectors))
+
+
+def blocking(vector_bits: int, double: bool, n: int) -> tuple[int, int]:
+    """(rows, vectors) of the register block: ``rows * vectors`` accumulators, ``vectors``
+    loads of b and ``rows`` broadcasts of a per step of k. With 16 vector registers (AVX2) 12
+    accumulators keep both FMA pipes busy through the FMA latency (the 4 x 2 block left them
+    a third idle: measured 16x128x512 f32 37 -> 30 us, 16x32x512 9.0 -> 7.8 us on a Zen 3):
+    4 rows x 3 vectors, or 6 x 2 when two vectors span all of n. AVX-512 keeps 8 x 2."""
+    lanes = max(1, vector_bits // (64 if double else 32))
+    if vector_bits >= 512:
+        return 8, 2
+    return (6, 2) if n <= 2 * lanes else (4, 3)
+
+
+def emit_small_gemm(
+    module: ir.Module,
+    name: str,
+    g: SmallGemm,
+    vector_bits: int,
+    block_shape: tuple[int, int] | None = None,
+    unroll: int = K_UNROLL,
+    ranged: bool = False,
+) -> ir.Function:
+    """Define ``name`` computing ``g`` (see the module docstring); ``block_shape`` (rows,
+    vectors) overrides :func:`blocking`, ``unroll`` the steps of k per loop iteration.
+    ``ranged``: ``void(ptr table, i64 begin, i64 end)`` as the pool's kernels, the table
+    holding a, b and c, computing column blocks [begin, end) of a batch of one."""
     real = F64 if g.double else F32
     size = 8 if g.double else 4
     lanes = max(1, vector_bits // (8 * size))
     vec = ir.VectorType(real, lanes)
-    rows_per_block = 8 if vector_bits >= 512 else 4
-    vectors = 2
-    fn = ir.Function(module, ir.FunctionType(VOID, [PTR, PTR, PTR]), name)
+    rows_per_block, vectors = block_shape or blocking(vector_bits, g.double, g.n)
+    params = [PTR, I64, I64] if ranged else [PTR, PTR, PTR]
+    fn = ir.Function(module, ir.FunctionType(VOID, params), name)
     fn.attributes.add("nounwind")
     fn.attributes.add("noinline")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    a_base, b_base, c_base = fn.args
+    if ranged:
+        if g.batch != 1:
+            raise ValueError("a ranged small gemm computes one matrix")
+        words = [b.gep(fn.args[0], [i64(k)], inbounds=True, source_etype=PTR) for k in range(3)]
+        a_base, b_base, c_base = (b.load(w, typ=PTR) for w in words)
+    else:
+        a_base, b_base, c_base = fn.args
     fma = _intrinsic(module, f"llvm.fma.v{lanes}{_suffix(real)}", vec, [vec, vec, vec])
     mask_type = ir.VectorType(I1, lanes)
     load_masked = _intrinsic(
@@ -105,36 +189,8 @@ def emit_small_gemm(module: ir.Module, name: str, g: SmallGemm, vector_bits: int
     def element(base: ir.Value, index: ir.Value) -> ir.Value:
         return b.gep(base, [index], inbounds=True, source_etype=real)
 
-    def block(
-        ab: ir.Value,
-        bb: ir.Value,
-        cb: ir.Value,
-        row0: ir.Value,
-        col0: ir.Value,
-        rows: int,
-        valid: int,
-    ) -> None:
-        """rows x ``valid`` columns (``valid`` <= width) of c from row0, col0."""
-        parts = -(-valid // lanes)
-        masks = []
-        for v in range(parts):
-            count = min(lanes, valid - v * lanes)
-            masks.append(
-                None
-                if count == lanes
-                else ir.Constant(mask_type, [1] * count + [0] * (lanes - count))
-            )
-        pre = b.block
-        loop = fn.append_basic_block("k")
-        done = fn.append_basic_block("k.end")
-        b.branch(loop)
-        b.position_at_end(loop)
-        kk = b.phi(I64)
-        kk.add_incoming(i64(0), pre)
-        accs = [[b.phi(vec) for _ in range(parts)] for _ in range(rows)]
-        for row in accs:
-            for acc in row:
-                acc.add_incoming(zero, pre)
+    def step(ab, bb, row0, col0, rows, masks, kk, accs):
+        """One step of k: the accumulators after adding a[:, kk] * b[kk, :]."""
         b_row = b.add(b.mul(kk, i64(g.b_rs)), col0)
         b_vecs = []
         for v, mask in enumerate(masks):
@@ -157,22 +213,64 @@ def emit_small_gemm(module: ir.Module, name: str, g: SmallGemm, vector_bits: int
             new.append(
                 [b.call(fma, [splat, bv, acc]) for bv, acc in zip(b_vecs, accs[r], strict=True)]
             )
-        nxt = b.add(kk, i64(1))
-        end = b.block
-        kk.add_incoming(nxt, end)
-        for row, new_row in zip(accs, new, strict=True):
-            for acc, value in zip(row, new_row, strict=True):
-                acc.add_incoming(value, end)
-        b.cbranch(b.icmp_signed("<", nxt, i64(g.k)), loop, done)
-        b.position_at_end(done)
+        return new
+
+    def block(
+        ab: ir.Value,
+        bb: ir.Value,
+        cb: ir.Value,
+        row0: ir.Value,
+        col0: ir.Value,
+        rows: int,
+        valid: int,
+    ) -> None:
+        """rows x ``valid`` columns (``valid`` <= width) of c from row0, col0: the steps of k
+        in order, ``unroll`` per loop iteration, the remainder after the loop."""
+        parts = -(-valid // lanes)
+        masks = []
+        for v in range(parts):
+            count = min(lanes, valid - v * lanes)
+            masks.append(
+                None
+                if count == lanes
+                else ir.Constant(mask_type, [1] * count + [0] * (lanes - count))
+            )
+        accs = [[zero] * parts for _ in range(rows)]
+        trips, rest = divmod(g.k, unroll)
+        if trips:
+            pre = b.block
+            loop = fn.append_basic_block("k")
+            done = fn.append_basic_block("k.end")
+            b.branch(loop)
+            b.position_at_end(loop)
+            kk = b.phi(I64)
+            kk.add_incoming(i64(0), pre)
+            phis = [[b.phi(vec) for _ in range(parts)] for _ in range(rows)]
+            for row in phis:
+                for acc in row:
+                    acc.add_incoming(zero, pre)
+            new = phis
+            for u in range(unroll):
+                new = step(ab, bb, row0, col0, rows, masks, b.add(kk, i64(u)), new)
+            nxt = b.add(kk, i64(unroll))
+            end = b.block
+            kk.add_incoming(nxt, end)
+            for row, new_row in zip(phis, new, strict=True):
+                for acc, value in zip(row, new_row, strict=True):
+                    acc.add_incoming(value, end)
+            b.cbranch(b.icmp_signed("<", nxt, i64(trips * unroll)), loop, done)
+            b.position_at_end(done)
+            accs = new
+        for u in range(rest):
+            accs = step(ab, bb, row0, col0, rows, masks, i64(trips * unroll + u), accs)
         for r in range(rows):
             c_row = b.add(b.mul(b.add(row0, i64(r)), i64(g.n)), col0)
             for v, mask in enumerate(masks):
                 ptr = element(cb, b.add(c_row, i64(v * lanes)))
                 if mask is None:
-                    b.store(new[r][v], ptr, align=size)
+                    b.store(accs[r][v], ptr, align=size)
                 else:
-                    b.call(store_masked, [new[r][v], ptr, ir.Constant(I32, size), mask])
+                    b.call(store_masked, [accs[r][v], ptr, ir.Constant(I32, size), mask])
 
     full_rows, tail_rows = divmod(g.m, rows_per_block)
     full_cols, tail_cols = divmod(g.n, width)
@@ -191,23 +289,33 @@ def emit_small_gemm(module: ir.Module, name: str, g: SmallGemm, vector_bits: int
         if tail_rows:
             block(ab, bb, cb, i64(full_rows * rows_per_block), col0, tail_rows, valid)
 
-    def matrix(index: ir.Value) -> None:
+    def matrix(index: ir.Value, begin: ir.Value | None = None, end: ir.Value | None = None):
+        """Column blocks [begin, end) of matrix ``index`` (all of them without a range)."""
         ab = element(a_base, b.mul(index, i64(g.a_bs)))
         bb = element(b_base, b.mul(index, i64(g.b_bs)))
         cb = element(c_base, b.mul(index, i64(g.m * g.n)))
+        start, stop = (i64(0), i64(full_cols)) if begin is None else (begin, end)
         if full_cols:
+            if begin is not None:
+                stop = b.select(b.icmp_signed("<", end, i64(full_cols)), end, i64(full_cols))
             emit_loop(
                 b,
-                i64(0),
-                i64(full_cols),
+                start,
+                stop,
                 lambda cblock: column(ab, bb, cb, b.mul(cblock, i64(width)), width),
                 "cols",
             )
-        if tail_cols:
+        if tail_cols and begin is None:
             column(ab, bb, cb, i64(full_cols * width), tail_cols)
+        elif tail_cols:  # the tail is block full_cols
+            with b.if_then(b.icmp_signed(">", end, i64(full_cols))):
+                column(ab, bb, cb, i64(full_cols * width), tail_cols)
 
     if g.m and g.n and g.k:
-        emit_loop(b, i64(0), i64(g.batch), matrix, "batch")
+        if ranged:
+            matrix(i64(0), fn.args[1], fn.args[2])
+        else:
+            emit_loop(b, i64(0), i64(g.batch), matrix, "batch")
     b.ret_void()
     return fn
 

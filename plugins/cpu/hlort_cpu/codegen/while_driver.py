@@ -136,7 +136,7 @@ def emit_while_driver(module: ir.Module, target: TargetSpec, plan: WhileDriverPl
             if isinstance(call, GemmCall):
                 emit_gemm(b, call, pointer, args, memset)
             elif isinstance(call, SmallDot):
-                emit_small_dot(b, call, pointer, memset, vector_bits)
+                emit_small_dot(b, call, pointer, memset, vector_bits, args)
             elif isinstance(call, SliceUpdate):
                 emit_slice_update(b, call, pointer, memmove)
             elif call.extent:  # an empty kernel never runs, its split tail neither
@@ -177,6 +177,7 @@ def _arg_numbers(plan: WhileDriverPlan) -> list[int]:
             numbers.append(step.function_arg)
         elif isinstance(step, SmallDot):
             refs += [step.a, step.b, step.c]
+            numbers += list(step.pool or ())
         else:
             refs += [step.operand, step.update, *(ref for ref, _, _ in step.starts)]
     for c in (*plan.enter, *plan.update, *plan.leave):
