@@ -19,11 +19,12 @@ accepts when the tiles are even). The text form lives in :mod:`hlort.text.shardi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
 from hlort.errors import InvalidArgument
+from hlort.lazy_dataclass import dataclass
 
 REPLICATED = "replicated"
 MAXIMAL = "maximal"

@@ -18,7 +18,7 @@ the header: ``spmd_parameters_shardings`` and ``spmd_output_sharding`` (read by
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from hlort.builder import Builder
 from hlort.errors import InvalidArgument, Unimplemented
@@ -27,6 +27,7 @@ from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
 from hlort.ir.sharding import HloSharding
+from hlort.lazy_dataclass import dataclass
 from hlort.passes import spmd_rules_indexing  # noqa: F401  (registers its rules)
 from hlort.passes.call_inlining import CallInliner
 from hlort.passes.pass_base import Pass
