@@ -33,6 +33,9 @@ TILED = "tiled"
 TUPLE = "tuple"
 UNKNOWN = "unknown"
 SUBGROUP_KINDS = ("replicated", "manual")
+# the module-header attributes where the SPMD partitioner records the layouts the runtime needs
+SPMD_PARAMETERS_KEY = "spmd_parameters_shardings"
+SPMD_OUTPUT_KEY = "spmd_output_sharding"
 
 
 @dataclass(frozen=True)
