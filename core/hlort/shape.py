@@ -8,13 +8,14 @@ ignores layout (use :func:`same_with_layout` where it matters).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
 from hlort import dtypes
 from hlort.dtypes import DType
 from hlort.errors import InvalidArgument
+from hlort.lazy_dataclass import dataclass
 
 
 class Shape:

@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "hlort.version",
             "hlort.ffi_attributes",
             "hlort.log",
+            "hlort.lazy_dataclass",
         ),
     ),
     ("ir", ("hlort.ir", "hlort.builder")),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 
@@ -66,6 +67,16 @@ def test_writes_past_the_cap_evict_the_least_recently_used(cache, monkeypatch):
     write_cache_file(str(cache / "x" / "cd" / "entry3"), b"\0" * 1000)  # 4000 > 3000
     left = sorted(os.path.basename(e.path) for e in cache_eviction.entries(str(cache)))
     assert left == ["entry0", "entry2", "entry3"]  # entry1, used longest ago, went
+
+
+def test_cache_files_are_written_whole_private_and_leave_no_temporaries(cache):
+    directory = private_cache_dir("cpu")
+    for i in range(3):  # rewriting one entry, and others beside it
+        write_cache_file(os.path.join(directory, "entry"), b"x" * (i + 1))
+        write_cache_file(os.path.join(directory, f"other{i}"), b"y")
+    assert open(os.path.join(directory, "entry"), "rb").read() == b"xxx"
+    assert stat.S_IMODE(os.stat(os.path.join(directory, "entry")).st_mode) & 0o077 == 0
+    assert not [n for n in os.listdir(directory) if n.startswith("tmp")]
 
 
 def test_files_outside_hlort_cache_directories_are_never_evicted_or_cleared(cache, monkeypatch):

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from hlort.ir.sharding import HloSharding
-from hlort.passes.spmd_partitioner import SpmdPartitioner
+from hlort.passes.spmd_pass import SpmdPartitioner
 from hlort.runtime.sharded_call import compile_sharded
 from hlort.testing.spmd_programs import single_device
 from hlort.text.parser import parse_module

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hlort.passes.spmd_partitioner import SpmdPartitioner
+from hlort.passes.spmd_pass import SpmdPartitioner
 from hlort.runtime.sharded_call import compile_sharded
 from hlort.testing.spmd_programs import (
     arguments_for,

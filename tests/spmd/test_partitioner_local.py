@@ -10,7 +10,8 @@ import pytest
 from hlort.errors import InvalidArgument
 from hlort.interpreter.evaluator import Evaluator
 from hlort.ir.verifier import verify_module
-from hlort.passes.spmd_partitioner import SpmdPartitioner, output_sharding, parameter_shardings
+from hlort.passes.spmd_partitioner import output_sharding, parameter_shardings
+from hlort.passes.spmd_pass import SpmdPartitioner
 from hlort.text.parser import parse_module
 
 ROW_PARALLEL = """HloModule rows, num_partitions=4

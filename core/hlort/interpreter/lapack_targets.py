@@ -23,14 +23,13 @@ and rounded once to the declared types. Backends recognize these targets by
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from hlort import dtypes
 from hlort.ffi_attributes import parse_ffi_attributes
 from hlort.ir.custom_calls import register_custom_call
 from hlort.ir.shape_inference import ShapeQuery
+from hlort.lazy_dataclass import dataclass
 from hlort.shape import ArrayShape, Shape, TupleShape
 
 PREFIXES = {"s": dtypes.F32, "d": dtypes.F64, "c": dtypes.C64, "z": dtypes.C128}

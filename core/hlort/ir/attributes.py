@@ -13,9 +13,9 @@ Parameters and constants keep ``parameter_number`` and ``literal`` on the instru
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 
 from hlort.dtypes import DType
+from hlort.lazy_dataclass import dataclass
 
 
 class ComparisonDirection(enum.Enum):

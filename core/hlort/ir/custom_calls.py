@@ -28,11 +28,11 @@ StableHLO test corpus's ``check.*`` assertions by the testdata runner
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hlort.deferred_registrations import run_deferred
 from hlort.errors import ErrorCode, HlortError, InvalidArgument, NotFound, Unimplemented
+from hlort.lazy_dataclass import dataclass
 
 if TYPE_CHECKING:
     from hlort.ir.shape_inference import ShapeQuery

@@ -9,10 +9,10 @@ type families, tpusim's op classes) are derived from it where they are used.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from hlort.ir import attributes as A
+from hlort.lazy_dataclass import dataclass
 
 
 class Numerics(enum.Enum):

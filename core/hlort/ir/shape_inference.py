@@ -10,12 +10,13 @@ and return it. The builder calls rules to infer; the verifier calls them to chec
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, NoReturn
 
 from hlort.errors import InvalidArgument, Unimplemented
 from hlort.ir.op_registry import OpRegistry
 from hlort.ir.opcodes import Opcode
+from hlort.lazy_dataclass import dataclass
 from hlort.shape import ArrayShape, Shape, TupleShape
 
 ShapeRule = Callable[["ShapeQuery"], Shape]

@@ -19,11 +19,12 @@ accepts when the tiles are even). The text form lives in :mod:`hlort.text.shardi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
 from hlort.errors import InvalidArgument
+from hlort.lazy_dataclass import dataclass
 
 REPLICATED = "replicated"
 MAXIMAL = "maximal"
@@ -32,6 +33,9 @@ TILED = "tiled"
 TUPLE = "tuple"
 UNKNOWN = "unknown"
 SUBGROUP_KINDS = ("replicated", "manual")
+# the module-header attributes where the SPMD partitioner records the layouts the runtime needs
+SPMD_PARAMETERS_KEY = "spmd_parameters_shardings"
+SPMD_OUTPUT_KEY = "spmd_output_sharding"
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,9 @@ tests/text/test_xla_dumps.py); :meth:`StackFrameIndex.parent` undoes that.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from hlort.lazy_dataclass import dataclass
 
 
 @dataclass(frozen=True)

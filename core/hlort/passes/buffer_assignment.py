@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from hlort.ir.attributes import FusionKind
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
+from hlort.lazy_dataclass import dataclass
 from hlort.shape import ArrayShape, Shape, TupleShape
 
 Index = tuple[int, ...]

@@ -14,12 +14,13 @@ while, conditional or call adds its computations' costs once (trip counts are un
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
+from hlort.lazy_dataclass import dataclass
 from hlort.passes.scheduling import shape_bytes
 from hlort.shape import ArrayShape
 

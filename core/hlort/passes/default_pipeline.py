@@ -36,7 +36,7 @@ from hlort.passes.multi_output_fusion import MultiOutputFusion
 from hlort.passes.pass_base import Pass
 from hlort.passes.pipeline import FixedPoint, Pipeline, PipelineReport
 from hlort.passes.scheduling import Scheduler
-from hlort.passes.spmd_partitioner import SpmdPartitioner, write_spmd_report
+from hlort.passes.spmd_pass import SpmdPartitioner, write_spmd_report
 from hlort.passes.sub_byte_bitcast import SubByteBitcastExpansion
 from hlort.passes.tuple_simplification import TupleSimplifier
 

@@ -8,9 +8,10 @@ multi-output fusion on, epilogue fusion after dot off (its dot is a library call
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from hlort.ir.computation import Computation
+from hlort.lazy_dataclass import dataclass
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from hlort.lazy_dataclass import dataclass
 from hlort.passes.fusion_policy import FusionPolicy
 from hlort.passes.pass_base import Pass
 

@@ -15,11 +15,12 @@ import logging
 import os
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from hlort.errors import ErrorCode, HlortError, Internal
 from hlort.ir.module import Module
 from hlort.ir.verifier import check_acyclic, verify_module
+from hlort.lazy_dataclass import dataclass
 from hlort.passes.pass_base import Pass
 
 LOGGER = logging.getLogger("hlort.passes")

@@ -13,12 +13,13 @@ and the reason is recorded in :class:`SpmdReport` (``spmd-report.txt`` in ``--du
 The result keeps ``sharding=`` on the parameters and records the layouts the runtime needs in
 the header: ``spmd_parameters_shardings`` and ``spmd_output_sharding`` (read by
 :mod:`hlort.runtime.sharded_call`). Running the pass on a partitioned module changes nothing.
+The pass itself, :class:`~hlort.passes.spmd_pass.SpmdPartitioner`, is in spmd_pass.py: every
+compile's pipeline holds one, and only a partitioned module imports this module.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from hlort.builder import Builder
 from hlort.errors import InvalidArgument, Unimplemented
@@ -26,18 +27,16 @@ from hlort.ir.computation import Computation, callees_first
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
+from hlort.ir.sharding import SPMD_OUTPUT_KEY as OUTPUT_KEY
+from hlort.ir.sharding import SPMD_PARAMETERS_KEY as PARAMETERS_KEY
 from hlort.ir.sharding import HloSharding
+from hlort.lazy_dataclass import dataclass
 from hlort.passes import spmd_rules_indexing  # noqa: F401  (registers its rules)
-from hlort.passes.call_inlining import CallInliner
-from hlort.passes.pass_base import Pass
 from hlort.passes.spmd_reshard import CannotPartition, SpmdEmitter, local_shape
 from hlort.passes.spmd_rules import RULES, PValue, elementwise
 from hlort.shape import ArrayShape, TupleShape
 from hlort.text.sharding_syntax import parse_sharding, set_sharding, sharding_of
 
-PARAMETERS_KEY = "spmd_parameters_shardings"
-OUTPUT_KEY = "spmd_output_sharding"
-REPORT_FILE = "spmd-report.txt"
 _SHARDING_TARGETS = ("Sharding", "mhlo.sharding")
 _REPLICATED = HloSharding.replicate()
 _MANUAL = HloSharding.manual()
@@ -69,22 +68,6 @@ class SpmdReport:
             *(f"  {name} ({op}): {why}" for name, op, why in self.replicated),
         ]
         return "\n".join(lines) + "\n"
-
-
-class SpmdPartitioner(Pass):
-    """Partition a module with ``num_partitions > 1`` (a no-op otherwise)."""
-
-    name = "spmd-partitioner"
-
-    def __init__(self) -> None:
-        self.last_report: SpmdReport | None = None
-
-    def run(self, module: Module) -> bool:
-        if int(module.config.get("num_partitions", 1)) <= 1 or PARAMETERS_KEY in module.attributes:
-            return False
-        CallInliner().run(module)
-        self.last_report = partition_module(module)
-        return True
 
 
 def partition_module(module: Module) -> SpmdReport:
@@ -389,11 +372,3 @@ def parameter_shardings(module: Module) -> list[HloSharding]:
 def output_sharding(module: Module) -> HloSharding | None:
     raw = module.attributes.get(OUTPUT_KEY)
     return parse_sharding(raw, OUTPUT_KEY) if raw is not None else None
-
-
-def write_spmd_report(passes, dump_dir: str) -> None:
-    """``spmd-report.txt`` in the dump directory, when a partitioner in ``passes`` ran."""
-    for p in passes:
-        if isinstance(p, SpmdPartitioner) and p.last_report is not None:
-            with open(os.path.join(dump_dir, REPORT_FILE), "w") as f:
-                f.write(p.last_report.text())

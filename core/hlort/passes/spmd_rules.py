@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,6 +28,7 @@ from hlort.ir import attributes as A
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.ir.sharding import HloSharding
+from hlort.lazy_dataclass import dataclass
 from hlort.passes.spmd_reshard import CannotPartition, SpmdEmitter, derive, local_shape
 from hlort.shape import ArrayShape
 

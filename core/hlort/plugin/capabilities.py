@@ -6,7 +6,9 @@ them without knowing the plugin.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from hlort.lazy_dataclass import dataclass
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,10 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from hlort.errors import InvalidArgument
+from hlort.lazy_dataclass import dataclass
 
 ENV_VAR = "HLORT_FLAGS"
 _TRUE = ("1", "true", "yes", "on")

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
+
+from hlort.lazy_dataclass import dataclass
 
 FEATURES: dict[str, str] = {
     "copy_to_device": "Buffer.copy_to_device between two devices of the client",

@@ -5,6 +5,10 @@ the smallest complete example of the :mod:`hlort.plugin.base` classes: storage i
 ``compile`` only checks that every op can be evaluated, and ``launch`` runs the evaluator.
 Buffers are private copies, never views of the caller's arrays (no zero-copy), and the
 serialized form is the HLO text of the module.
+
+Discovery imports this module in every process (the built-in platform is always registered), so
+the interpreter itself, the reference fallback and the cost estimate are imported by the methods
+that use them: a process compiling for another platform never loads them for this one.
 """
 
 from __future__ import annotations
@@ -13,7 +17,6 @@ import os
 from collections.abc import Mapping
 
 from hlort.errors import InvalidArgument, Unimplemented
-from hlort.interpreter.evaluator import Evaluator
 from hlort.ir.opcodes import Opcode
 from hlort.plugin.api import AttributeValue
 from hlort.plugin.base import (
@@ -23,10 +26,6 @@ from hlort.plugin.base import (
     SimpleExecutable,
     SimplePlugin,
 )
-from hlort.plugin.base.collectives import peers_for
-from hlort.plugin.base.cost_estimate import estimate_cost
-from hlort.plugin.base.reference_fallback import reference_function
-from hlort.plugin.base.value_flattening import flatten_value, unflatten
 from hlort.plugin.capabilities import Capabilities, CompiledMemoryStats
 from hlort.plugin.versioning import API_VERSION
 from hlort.shape import Shape
@@ -42,6 +41,8 @@ class InterpreterDevice(SimpleDevice):
 
 class InterpreterExecutable(SimpleExecutable):
     def compile(self) -> None:
+        from hlort.plugin.base.reference_fallback import reference_function
+
         missing: set[str] = set()
         for comp in self.module.computations:
             for instr in comp.instructions:
@@ -59,6 +60,10 @@ class InterpreterExecutable(SimpleExecutable):
     def launch(self, device: SimpleDevice, arguments: list, ctx: LaunchContext) -> list:
         # One evaluator per launch: it carries this copy's replica/partition ids and its peers
         # (the execution's rendezvous), and each device's launch runs on its own thread.
+        from hlort.interpreter.evaluator import Evaluator
+        from hlort.plugin.base.collectives import peers_for
+        from hlort.plugin.base.value_flattening import flatten_value, unflatten
+
         evaluator = Evaluator(
             replica_id=ctx.replica, partition_id=ctx.partition, peers=peers_for(ctx)
         )
@@ -66,6 +71,8 @@ class InterpreterExecutable(SimpleExecutable):
         return flatten_value(result)
 
     def cost_analysis(self) -> Mapping[str, float]:
+        from hlort.plugin.base.cost_estimate import estimate_cost
+
         return estimate_cost(self.module)
 
     def compiled_memory_stats(self) -> CompiledMemoryStats:

@@ -12,8 +12,9 @@ so ``hlort devices`` lists all of them.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from hlort.lazy_dataclass import dataclass
 
 
 @dataclass

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import Any
 
 from hlort.errors import InvalidArgument
+from hlort.lazy_dataclass import dataclass
 
 TargetOptionValue = str | int | float | bool
 

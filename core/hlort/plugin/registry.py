@@ -27,11 +27,11 @@ import re
 import threading
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hlort import log
 from hlort.errors import FailedPrecondition, HlortError, InvalidArgument, NotFound, Unavailable
+from hlort.lazy_dataclass import dataclass
 from hlort.plugin.api import Client, Plugin
 from hlort.plugin.bounded_call import BoundedCall, plugin_timeout_s
 from hlort.plugin.name_claims import Claim, resolve

@@ -16,10 +16,13 @@ import ctypes
 import itertools
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING
 
 from hlort_cpu.spin_pool import native_pool
 from hlort_cpu.spin_pool_ir import MAX_CHUNKS
+
+if TYPE_CHECKING:  # concurrent.futures is imported when the Python pool is first used
+    from concurrent.futures import ThreadPoolExecutor
 
 PARALLEL_MIN_ELEMENTS = 1 << 16
 _POOL: ThreadPoolExecutor | None = None
@@ -43,6 +46,8 @@ def _pool() -> ThreadPoolExecutor:
     if _POOL is None:
         with _LOCK:
             if _POOL is None:
+                from concurrent.futures import ThreadPoolExecutor
+
                 _POOL = ThreadPoolExecutor(max(1, worker_count() - 1), "hlort-cpu-py")
     return _POOL
 
@@ -107,6 +112,8 @@ def run_chunks(fn, pointers, ranges: list[tuple[int, int]]) -> None:
     try:
         fn(tables[0], *ranges[0])
     finally:
+        from concurrent.futures import wait
+
         wait(futures)
     for f in futures:
         f.result()

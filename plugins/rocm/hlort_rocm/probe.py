@@ -14,8 +14,8 @@ from __future__ import annotations
 import ctypes
 import importlib.util
 import os
-from dataclasses import dataclass
 
+from hlort.lazy_dataclass import dataclass
 from hlort_rocm.runtime_messages import (
     BINDINGS_FIX,
     HIP_LIBRARY,

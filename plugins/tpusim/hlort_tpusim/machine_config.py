@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from hlort.errors import InvalidArgument
+from hlort.lazy_dataclass import dataclass
 
 KiB = 1 << 10
 MiB = 1 << 20

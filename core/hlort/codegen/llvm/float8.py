@@ -29,7 +29,6 @@ result is canonicalized by ``round_f32_to_float8`` (the default), except the ops
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 
 import llvmlite.ir as ir
 import numpy as np
@@ -38,6 +37,7 @@ from hlort import dtypes
 from hlort.dtypes import DType
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
+from hlort.lazy_dataclass import dataclass
 
 _I8 = ir.IntType(8)
 _I32 = ir.IntType(32)

@@ -16,14 +16,13 @@ pointers and an :class:`IrContext` for the target, so a schedule only writes its
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import llvmlite.ir as ir
 
 from hlort.codegen.llvm.index import i64
 from hlort.codegen.llvm.ir_context import IrContext
 from hlort.codegen.llvm.llvm_types import I64, PTR, VOID
 from hlort.codegen.llvm.target_spec import KernelSignature, TargetSpec
+from hlort.lazy_dataclass import dataclass
 
 
 @dataclass

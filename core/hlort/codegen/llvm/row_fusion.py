@@ -15,7 +15,6 @@ computed from it per row) stands for its whole output.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
@@ -34,6 +33,7 @@ from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.ir.patterns import variadic_reducer_opcodes
+from hlort.lazy_dataclass import dataclass
 from hlort.shape import squeeze_dims
 
 

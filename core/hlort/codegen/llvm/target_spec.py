@@ -11,10 +11,12 @@ never edits the core to add one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 
 import llvmlite.ir as ir
+
+from hlort.lazy_dataclass import dataclass
 
 
 class KernelSignature(Enum):

@@ -10,10 +10,10 @@ cols, rows]``. The plan is target-neutral: the CPU moves tiles through vector re
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from hlort.ir.computation import Computation
 from hlort.ir.opcodes import Opcode
+from hlort.lazy_dataclass import dataclass
 
 
 @dataclass(frozen=True)

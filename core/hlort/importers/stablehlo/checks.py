@@ -7,9 +7,9 @@ evaluates after execution (see :mod:`hlort.testdata.comparisons`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
+
+from hlort.lazy_dataclass import dataclass
 
 # op or custom-call target -> the comparison it asks for
 CHECK_OPS = {

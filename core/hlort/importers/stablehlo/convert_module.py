@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
@@ -33,12 +33,12 @@ from hlort.importers.stablehlo.quantization import (
     quant_of,
     quantize,
 )
-from hlort.importers.stablehlo.shardings import apply_entry_shardings, apply_op_sharding
 from hlort.importers.stablehlo.types import narrow_integer, to_shape
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
+from hlort.lazy_dataclass import dataclass
 from hlort.shape import ArrayShape, Shape, TupleShape
 
 _TERMINATORS = ("func.return", "stablehlo.return", "chlo.return", "sdy.return")
@@ -210,7 +210,10 @@ class ModuleConverter:
         else:
             root = results[0] if len(results) == 1 else b.tuple(list(results))
         module = b.build(root)
-        apply_entry_shardings(self.mlir, func, module, len(results))
+        if any(map(_has_sharding, (*func.arg_attrs, *func.result_attrs))):
+            from hlort.importers.stablehlo.shardings import apply_entry_shardings
+
+            apply_entry_shardings(self.mlir, func, module, len(results))
         return ImportResult(module, func.name, len(results), self.checks)
 
     def function_computation(self, name: str, line: int = 0, operands=None) -> Computation:
@@ -356,7 +359,10 @@ class ModuleConverter:
                     f"{op.name} produces {instr.shape}, but its declared type is {t}"
                 )
             scope.define(name, instr, t)
-        apply_op_sharding(self.mlir, op, results)
+        if _has_sharding(op.attrs):
+            from hlort.importers.stablehlo.shardings import apply_op_sharding
+
+            apply_op_sharding(self.mlir, op, results)
 
     def _convert_quantized(self, scope: Scope, op: ast.Operation, fn) -> list[Instruction]:
         """StableHLO's meaning of an op on quantized tensors: dequantize the operands, run the
@@ -550,3 +556,9 @@ def _hlo_name(name: str) -> str:
     if not cleaned or not (cleaned[0].isalpha() or cleaned[0] == "_"):
         cleaned = "v" + cleaned
     return cleaned
+
+
+def _has_sharding(attrs) -> bool:
+    """Whether ``attrs`` (an op's, an argument's or a result's) carry a sharding: only then is
+    the sharding importer (and its parser) loaded, which most single-device programs never need."""
+    return bool(attrs) and ("mhlo.sharding" in attrs or "sdy.sharding" in attrs)

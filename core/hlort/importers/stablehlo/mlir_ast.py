@@ -8,11 +8,13 @@ store attributes under the names the generic form uses (``broadcast_dimensions``
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from operator import attrgetter
 from typing import Any
 
 import numpy as np
+
+from hlort.lazy_dataclass import dataclass
 
 _set = object.__setattr__  # how a frozen value's __init__ assigns its fields
 

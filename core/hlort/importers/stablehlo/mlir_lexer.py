@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
 
 from hlort import limits
 from hlort.errors import ParseError
+from hlort.lazy_dataclass import dataclass
 
 _TOKEN_RE = re.compile(
     r"""

@@ -17,7 +17,6 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,6 +26,7 @@ from hlort.importers.stablehlo.convert_module import ImportResult, ModuleConvert
 from hlort.importers.stablehlo.mlir_parser import parse_mlir
 from hlort.importers.stablehlo.shape_refinement import conforms, is_static_type
 from hlort.importers.stablehlo.types import to_shape
+from hlort.lazy_dataclass import dataclass
 from hlort.shape import ArrayShape, Shape
 
 _MAX_ASSIGNMENTS = 64  # dimension-argument assignments tried before giving up

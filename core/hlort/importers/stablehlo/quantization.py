@@ -15,7 +15,6 @@ Per-axis types carry one (scale, zero_point) per index of their quantized dimens
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -26,6 +25,7 @@ from hlort.errors import Unimplemented
 from hlort.importers.stablehlo.mlir_ast import QuantType, ScalarType, TensorType
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
+from hlort.lazy_dataclass import dataclass
 
 _HEADER = re.compile(
     r"^!quant\.uniform<\s*(?P<storage>[a-z]+\d+)\s*(?:<\s*(?P<min>-?\d+)\s*:\s*(?P<max>-?\d+)\s*>)?"

@@ -6,6 +6,9 @@ it is, so on one device each returns its operand; in a module of several partiti
 becomes a ``custom-call @Sharding`` with the layout, for the SPMD partitioner.
 ``sdy.manual_computation`` (shard_map) becomes per-device code between
 ``@SPMDFullToShardShape`` and ``@SPMDShardToFullShape`` custom calls, as XLA writes it.
+
+The sharding importer and its parser are imported by the converters that use them, not here:
+every StableHLO import registers these ops, and few programs contain one.
 """
 
 from __future__ import annotations
@@ -16,11 +19,9 @@ from typing import TYPE_CHECKING
 from hlort.importers.stablehlo import mlir_ast as ast
 from hlort.importers.stablehlo.conversion_context import OpContext, converter
 from hlort.importers.stablehlo.pretty_ops import finish, parse_operands, pretty_parser
-from hlort.importers.stablehlo.shardings import meshes_of, partition_counts, sdy_to_hlo
 from hlort.importers.stablehlo.types import to_shape
 from hlort.ir.sharding import HloSharding
 from hlort.shape import TupleShape
-from hlort.text.sharding_syntax import set_sharding
 
 if TYPE_CHECKING:
     from hlort.importers.stablehlo.mlir_parser import Parser
@@ -45,6 +46,9 @@ def _identity(cx: OpContext):
     layout (what XLA's partitioner reads from JAX's with_sharding_constraint)."""
     if len(cx.operands) != 1:
         raise cx.invalid(f"takes one operand, got {len(cx.operands)}")
+    from hlort.importers.stablehlo.shardings import meshes_of, partition_counts, sdy_to_hlo
+    from hlort.text.sharding_syntax import set_sharding
+
     x = cx.operand(0)
     _, partitions = partition_counts(cx.conv.mlir)
     if partitions <= 1 or "sharding" not in cx.op.attrs:
@@ -88,6 +92,9 @@ def _manual_computation(cx: OpContext):
     in_sharding (``custom-call @Sharding``) and becomes its local tile
     (``@SPMDFullToShardShape``, manual); the body is called on the tiles; each result is the
     local piece of a global value laid out as its out_sharding (``@SPMDShardToFullShape``)."""
+    from hlort.importers.stablehlo.shardings import meshes_of
+    from hlort.text.sharding_syntax import set_sharding
+
     mlir = cx.conv.mlir
     meshes = meshes_of(mlir)
     ins = _layouts(cx.op.attrs["in_shardings"], meshes)
@@ -136,5 +143,7 @@ def _manual_computation(cx: OpContext):
 
 def _layouts(raw: str, meshes) -> list[HloSharding]:
     """``[<@mesh, [{"x"}]>, <@mesh, [{}]>]`` -> one sharding per entry."""
+    from hlort.importers.stablehlo.shardings import sdy_to_hlo
+
     body = raw.strip().removeprefix("[").removesuffix("]")
     return [sdy_to_hlo(m.group(1), meshes) for m in re.finditer(r"<((?:[^<>]|<[^<>]*>)*)>", body)]

@@ -15,10 +15,10 @@ hlort.plugin.base.cache_eviction). ``hlort cache info`` and ``hlort cache clear`
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import stat
-import tempfile
 import threading
 
 from hlort.plugin.base.cache_eviction import MARKER, note_written
@@ -102,13 +102,31 @@ def write_cache_file(path: str, data: bytes) -> None:
     directory = os.path.dirname(path)
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory)  # created 0o600
+        fd, tmp = _private_temporary(directory)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
     except OSError:
         return  # a read-only cache directory only costs recompilation
     note_written(cache_root(), len(data))  # over HLORT_CACHE_MAX_BYTES: evict the LRU entries
+
+
+_TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+_temp_names = itertools.count()
+
+
+def _private_temporary(directory: str) -> tuple[int, str]:
+    """A new file in ``directory`` as ``tempfile.mkstemp`` makes it (O_EXCL, mode 0o600, a name
+    starting with ``tmp``, which eviction skips), without importing tempfile: that module
+    brings shutil, lzma, bz2 and random, milliseconds of a process's first compile."""
+    for _ in range(100):
+        name = f"tmp{os.getpid()}-{next(_temp_names)}-{os.urandom(4).hex()}"
+        path = os.path.join(directory, name)
+        try:
+            return os.open(path, _TEMP_FLAGS | getattr(os, "O_BINARY", 0), 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no unused temporary name in {directory}")
 
 
 def forget_verdicts() -> None:

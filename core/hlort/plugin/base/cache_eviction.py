@@ -22,9 +22,9 @@ import logging
 import os
 import re
 import threading
-from dataclasses import dataclass
 
 from hlort.errors import InvalidArgument
+from hlort.lazy_dataclass import dataclass
 
 ENV_VAR = "HLORT_CACHE_MAX_BYTES"
 DEFAULT_MAX_BYTES = 1 << 30

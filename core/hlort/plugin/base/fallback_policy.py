@@ -25,9 +25,9 @@ import enum
 import logging
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from hlort.errors import InvalidArgument, Unimplemented
+from hlort.lazy_dataclass import dataclass
 
 ENV_VAR = "HLORT_FALLBACK"
 LOGGER = logging.getLogger("hlort.fallback")

@@ -22,12 +22,13 @@ import os
 import threading
 import time
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol
 
 import numpy as np
 
 from hlort.errors import Aborted, DeadlineExceeded, FailedPrecondition, HlortError, InvalidArgument
+from hlort.lazy_dataclass import dataclass
 from hlort.plugin.options import ExecuteOptions
 
 Values = tuple[np.ndarray, ...]

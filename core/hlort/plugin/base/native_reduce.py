@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.ir.patterns import binary_reducer_opcode
+from hlort.lazy_dataclass import dataclass
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 

@@ -19,10 +19,11 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from hlort.errors import DataLoss, InvalidArgument
+from hlort.lazy_dataclass import dataclass
 from hlort.plugin.versioning import API_VERSION, format_version
 
 MAGIC = b"HLORTEXE"

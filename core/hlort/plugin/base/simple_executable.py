@@ -20,12 +20,12 @@ import json
 import os
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hlort.errors import Internal, InvalidArgument, ResourceExhausted, Unimplemented
+from hlort.lazy_dataclass import dataclass
 from hlort.plugin.api import Buffer, Event, Executable
 from hlort.plugin.base.buffer import SimpleBuffer
 from hlort.plugin.base.events import AsyncValue

@@ -17,7 +17,6 @@ tree_fold.emit_tree_column instead: per output element, in that order, without a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
@@ -40,6 +39,7 @@ from hlort.errors import Unimplemented
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
+from hlort.lazy_dataclass import dataclass
 from hlort.shape import ArrayShape
 from hlort_cpu.codegen.interleave import interleave_for
 from hlort_cpu.codegen.tree_fold import emit_tree_column

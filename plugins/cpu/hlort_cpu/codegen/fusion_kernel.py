@@ -7,13 +7,12 @@ iterations out of ``KernelInfo.extent`` that the runtime splits across threads.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import llvmlite.ir as ir
 
 from hlort.codegen.llvm.kernel_abi import define_kernel
 from hlort.codegen.llvm.target_spec import TargetSpec
 from hlort.ir.computation import Computation
+from hlort.lazy_dataclass import dataclass
 from hlort.shape import ArrayShape
 
 
