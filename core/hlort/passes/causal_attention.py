@@ -179,8 +179,9 @@ class _Block:
             k = self._slice(k, rank - 2, 0, self.cut)
             return self._same_op(x, [q, k])
         if x is m.select:
-            mask = self._slice(m.mask, 0, self.r0, self.r1)
-            mask = self._slice(mask, 1, 0, self.cut)
+            last = m.mask.shape.rank - 1
+            mask = self._slice(m.mask, last - 1, self.r0, self.r1)
+            mask = self._slice(mask, last, 0, self.cut)
             if mask.shape.rank != rank:
                 dims = array("pred", self.elem_dims)
                 mask = _add(

@@ -37,7 +37,7 @@ class AttentionMatch:
     scores: Instruction  # dot(q, k)
     select: Instruction
     live_on_true: bool  # the scores are the select's on_true operand
-    mask: Instruction  # the [Sq, Sk] pred (the select's predicate, or what it broadcasts)
+    mask: Instruction  # the select's predicate, or the [Sq, Sk] pred it broadcasts
     masked_value: Instruction  # the scalar the select puts in masked places
     prefix: np.ndarray  # live elements at the start of each row (the rest are masked)
     element: set[Instruction] = field(default_factory=set)  # from the select to p
@@ -220,8 +220,6 @@ def match_attention(out: Instruction, users: dict[Instruction, list[Instruction]
     if value.ndim == 3:
         if not (value == value[:1]).all():
             return None  # differs between batch elements
-        if mask is pred:
-            return None  # a mask of the batch shape: rewritten only as a broadcast of [Sq, Sk]
         value = value[0]
     if value.ndim != 2:
         return None
