@@ -13,7 +13,6 @@ Every value of the region is used only inside it, so the rewrite may replace all
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,24 +28,32 @@ REDUCERS = (Opcode.ADD, Opcode.MAXIMUM, Opcode.MINIMUM)
 FLOATS = ("f32", "f64")  # narrow floats reduce in f32 in the interpreter: not rewritten
 
 
-@dataclass
 class AttentionMatch:
-    out: Instruction  # dot(p, v)
-    p: Instruction
-    v: Instruction
-    scores: Instruction  # dot(q, k)
-    select: Instruction
-    live_on_true: bool  # the scores are the select's on_true operand
-    mask: Instruction  # the select's predicate, or the [Sq, Sk] pred it broadcasts
-    masked_value: Instruction  # the scalar the select puts in masked places
-    prefix: np.ndarray  # live elements at the start of each row (the rest are masked)
-    element: set[Instruction] = field(default_factory=set)  # from the select to p
-    row: set[Instruction] = field(default_factory=set)
-    pre: set[Instruction] = field(default_factory=set)  # between the scores dot and the select
+    """What match_attention found (a plain class: no dataclass built at import)."""
 
-    @property
-    def batch_rank(self) -> int:
-        return self.out.shape.rank - 2
+    __slots__ = (
+        "out",
+        "p",
+        "v",
+        "scores",
+        "select",
+        "live_on_true",
+        "mask",
+        "masked_value",
+        "prefix",
+        "element",
+        "row",
+        "pre",
+    )
+
+    def __init__(self, **fields):
+        # out: dot(p, v); scores: dot(q, k); select: the masked select, with the scores on its
+        # on_true side when live_on_true; mask: the select's predicate, or the [Sq, Sk] pred it
+        # broadcasts; masked_value: the scalar put in masked places; prefix: live elements at
+        # the start of each row; element / row: the region from the select to p, by level;
+        # pre: the elementwise ops between the scores dot and the select
+        for name in self.__slots__:
+            setattr(self, name, fields[name])
 
 
 def _dims_ok(dot: Instruction, lhs_contract: int, rhs_contract: int) -> bool:
