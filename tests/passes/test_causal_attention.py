@@ -182,6 +182,20 @@ def test_not_rewritten(kwargs):
     check(attention_module(**kwargs), rewrites=False)
 
 
+def test_a_mask_that_differs_between_batch_elements_is_not_rewritten():
+    b = Builder("per_head_mask")
+    q, k, v = (b.parameter(shape.array("f32", (2, 16, 4))) for _ in range(3))
+    full = (2, 16, 16)
+    s = b.dot_general(q, k, Dn((2,), (2,), (0,), (0,)))
+    rows = b.add(b.iota(shape.array("s32", full), 1), b.iota(shape.array("s32", full), 0))
+    pred = b.compare(rows, b.iota(shape.array("s32", full), 2), "GE")
+    x = b.select(pred, s, b.broadcast(b.constant(np.float32(-np.inf)), full, []))
+    total = b.reduce(x, b.constant(np.float32(0)), b.scalar_computation("add", "f32"), [2])
+    p = b.divide(x, b.broadcast(total, full, (0, 1)))
+    module = b.build(b.dot_general(p, v, Dn((2,), (1,), (0,), (0,))))
+    check(module, rewrites=False)
+
+
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_narrow_floats_are_not_rewritten(dtype):
     module = attention_module(dtype)

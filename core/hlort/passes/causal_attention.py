@@ -33,6 +33,7 @@ from hlort.ir.computation import Computation, make_parameters
 from hlort.ir.instruction import Instruction
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
+from hlort.ir.patterns import variadic_reducer_opcodes
 from hlort.ir.shape_inference import infer_shape
 from hlort.passes.causal_attention_match import (
     AttentionMatch,
@@ -122,7 +123,11 @@ def _constant(comp: Computation, dtype: str, value) -> Instruction:
 
 def _sum_f64(module: Module) -> Computation:
     for comp in module.computations:
-        if comp.name.startswith("causal_tail_sum"):
+        if (
+            comp.name.startswith("causal_tail_sum")
+            and variadic_reducer_opcodes(comp) == (Opcode.ADD,)
+            and comp.parameters[0].shape.dtype.name == "f64"
+        ):
             return comp
     comp = Computation("causal_tail_sum")
     module.add_computation(comp)
