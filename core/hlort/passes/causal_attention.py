@@ -93,6 +93,9 @@ class CausalAttentionBlocking(Pass):
             users = users or comp.users()
             if instr is not comp.root and not users.get(instr):
                 continue  # dead (a dot this pass replaced)
+            rows = instr.shape.dims[-2] if instr.shape.is_array and instr.shape.rank >= 2 else 0
+            if min(self.max_blocks, rows // max(self.min_block_rows, 1)) < 2:
+                continue  # too few rows for two blocks: not worth matching (nor the mask's value)
             m = match_attention(instr, users)
             if m is None:
                 continue
