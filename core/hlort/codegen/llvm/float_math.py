@@ -75,7 +75,9 @@ def exp_f32(ctx: IrContext, x: ir.Value) -> ir.Value:
     (an exp of all-underflowing inputs took 1.8x the time; softmax's masked scores are such)."""
     b = ctx.b
     under = b.fcmp_ordered("<", x, ctx.f(F32, -104.0))
-    xc = clamp(ctx, b.select(under, ctx.f(F32, 0.0), x), -104.0, 89.0)
+    # NaN (restored at the end) and underflowing lanes compute exp(0); no low clamp is left
+    xc = b.select(b.or_(under, ctx.is_nan(x)), ctx.f(F32, 0.0), x)
+    xc = b.select(b.fcmp_ordered(">", xc, ctx.f(F32, 89.0)), ctx.f(F32, 89.0), xc)
     n = ctx.intrinsic("roundeven", b.fmul(xc, ctx.f(F32, 1.44269504088896341)))
     r = ctx.fma(n, ctx.f(F32, -0.693359375), xc)
     r = ctx.fma(n, ctx.f(F32, 2.12194440e-4), r)
