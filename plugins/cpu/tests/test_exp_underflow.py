@@ -1,5 +1,5 @@
-"""exp on f32 where it underflows: below -104 every lane computes exp(0) and selects 0 (no
-subnormal products, which are microcode-slow on x86). Across the underflow edge (subnormal
+"""exp on f32 where it underflows: inputs clamp to -176, where the scaling is by 2^-127 * 2^-127
+= 0 * 0, so underflowing lanes make no subnormal products (microcode-slow on x86). Across the underflow edge (subnormal
 results, the last nonzero, zeros, -inf, NaN) zeros, infinities and NaN are where the
 interpreter has them and the rest within exp's f32 bound of test_transcendental_ulp.py (2 ulp;
 bits of nonnegative floats are ordered, so a difference of bits counts ulps, subnormals too)."""

@@ -70,20 +70,19 @@ _EXPF_P = (
 
 
 def exp_f32(ctx: IrContext, x: ir.Value) -> ir.Value:
-    """Below -104 every result is 0 (as it was with the clamp alone), but those lanes compute
-    exp(0) and select 0: scaling to 2^-150 made subnormal products, microcode-slow on x86
-    (an exp of all-underflowing inputs took 1.8x the time; softmax's masked scores are such)."""
+    """Inputs clamp to [-176, 89]. At -176, n = -254 splits into 2^-127 * 2^-127, and pow2 of
+    -127 is +0.0 (exponent field 0): y * 0 * 0 = 0 with no subnormal product. (A clamp at -104
+    made 2^-150 from two normal factors: the subnormal or underflowing products cost microcode
+    assists on x86, an exp of all-underflowing inputs 1.8x the time; softmax's masked scores,
+    ``finfo.min - max``, are such inputs.) Every x < -104 still gives 0."""
     b = ctx.b
-    under = b.fcmp_ordered("<", x, ctx.f(F32, -104.0))
-    # NaN (restored at the end) and underflowing lanes compute exp(0); no low clamp is left
-    xc = b.select(b.or_(under, ctx.is_nan(x)), ctx.f(F32, 0.0), x)
-    xc = b.select(b.fcmp_ordered(">", xc, ctx.f(F32, 89.0)), ctx.f(F32, 89.0), xc)
+    xc = clamp(ctx, x, -176.0, 89.0)
     n = ctx.intrinsic("roundeven", b.fmul(xc, ctx.f(F32, 1.44269504088896341)))
     r = ctx.fma(n, ctx.f(F32, -0.693359375), xc)
     r = ctx.fma(n, ctx.f(F32, 2.12194440e-4), r)
     p = ctx.horner(r, _EXPF_P)
     y = b.fadd(ctx.fma(p, b.fmul(r, r), r), ctx.f(F32, 1.0))
-    return keep_nan(ctx, x, b.select(under, ctx.f(F32, 0.0), scale(ctx, y, n)))
+    return keep_nan(ctx, x, scale(ctx, y, n))
 
 
 _EXP_TAYLOR = tuple(1.0 / math.factorial(k) for k in range(13, -1, -1))
