@@ -25,6 +25,7 @@ from hlort.ir.opcodes import Opcode
 from hlort.passes.algebraic_simplifier import AlgebraicSimplifier
 from hlort.passes.buffer_assignment import assign_buffers
 from hlort.passes.call_inlining import CallInliner
+from hlort.passes.causal_attention import CausalAttentionBlocking
 from hlort.passes.constant_folding import ConstantFolding
 from hlort.passes.cost_analysis import cost_analysis
 from hlort.passes.cse import CommonSubexpressionElimination
@@ -73,6 +74,7 @@ def default_passes(
         SpmdPartitioner(),
         CallInliner(),
         FixedPoint(simplification_passes(), name="simplify"),
+        CausalAttentionBlocking(),
         FixedPoint([InstructionFusion(policy), MultiOutputFusion(policy)], name="fusion"),
         FixedPoint(simplification_passes(), name="simplify-fused"),
         *after,

@@ -1,0 +1,215 @@
+"""CausalAttentionBlocking: masked attention in row blocks, checked against the interpreter on the
+unblocked program. Blocking changes only summation order, so results agree within a float
+tolerance (stated per dtype); NaN and infinities must land in exactly the same places. Inputs
+include NaN, +-inf, -0.0 and huge values; masks that keep a row prefix (causal, strictly causal
+with an all-masked first row, a masked value of -inf or of the float's lowest), with the
+scores on either side of the select, no batch, one and two batch dimensions; programs that must
+not be rewritten stay as they are."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hlort import shape
+from hlort.builder import Builder
+from hlort.interpreter.evaluator import evaluate
+from hlort.ir import DotDimensionNumbers as Dn
+from hlort.ir.opcodes import Opcode
+from hlort.passes.causal_attention import CausalAttentionBlocking, plan_blocks
+
+SMALL = CausalAttentionBlocking(min_block_rows=4)
+RTOL = {"f32": 2e-5, "f64": 1e-12}  # of max |reference| per output: summation order only
+
+
+def attention_module(
+    dtype="f32",
+    batch=(2,),
+    seq=16,
+    d=8,
+    direction="GE",
+    scores_on_true=True,
+    masked=None,
+    scale=0.125,
+    extra_output=False,
+    batched_mask=False,
+):
+    """softmax(select(iota_row DIR iota_col, q k^T * scale, masked)) v, as JAX lowers it."""
+    b = Builder("attention")
+    nb = len(batch)
+    q = b.parameter(shape.array(dtype, (*batch, seq, d)))
+    k = b.parameter(shape.array(dtype, (*batch, seq, d)))
+    v = b.parameter(shape.array(dtype, (*batch, seq, d)))
+    bd = tuple(range(nb))
+    full = (*batch, seq, seq)
+    s = b.dot_general(q, k, Dn((nb + 1,), (nb + 1,), bd, bd))
+    s = b.multiply(
+        s, b.broadcast(b.constant(np.array(scale, shape.array(dtype).dtype.numpy)), full, [])
+    )
+    if batched_mask:
+        rows = b.iota(shape.array("s32", full), nb)
+        cols = b.iota(shape.array("s32", full), nb + 1)
+        pred = b.compare(rows, cols, direction)
+    else:
+        rows = b.iota(shape.array("s32", (seq, seq)), 0)
+        cols = b.iota(shape.array("s32", (seq, seq)), 1)
+        pred = b.broadcast(b.compare(rows, cols, direction), full, (nb, nb + 1))
+    np_dt = shape.array(dtype).dtype.numpy
+    fill = np.finfo(np_dt).min if masked is None else masked
+    c = b.broadcast(b.constant(np.array(fill, np_dt)), full, [])
+    x = b.select(pred, s, c) if scores_on_true else b.select(b.not_(pred), c, s)
+    dt = shape.array(dtype).dtype
+    mx = b.reduce(
+        x, b.constant(np.array(-np.inf, np_dt)), b.scalar_computation("maximum", dt), [nb + 1]
+    )
+    e = b.exponential(b.subtract(x, b.broadcast(mx, full, tuple(range(nb + 1)))))
+    total = b.reduce(e, b.constant(np.array(0, np_dt)), b.scalar_computation("add", dt), [nb + 1])
+    p = b.divide(e, b.broadcast(total, full, tuple(range(nb + 1))))
+    out = b.dot_general(p, v, Dn((nb + 1,), (nb,), bd, bd))
+    return b.build(b.tuple([out, p]) if extra_output else out)
+
+
+def inputs(module, seed, edges=True):
+    rng = np.random.default_rng(seed)
+    args = []
+    for i, param in enumerate(module.entry.parameters):
+        dt = param.shape.dtype.numpy
+        x = rng.standard_normal(param.shape.dims).astype(dt)
+        if edges and x.size:
+            flat = x.reshape(-1)
+            picks = rng.choice(flat.size, size=min(6, flat.size), replace=False)
+            vals = [np.nan, np.inf, -np.inf, -0.0, 0.0, np.finfo(dt).max / 4]
+            flat[picks] = np.array(vals[: len(picks)], dt)[rng.permutation(len(picks))]
+            if i == 2:  # v: keep most rows finite so the finite rows are compared too
+                x = x.reshape(-1, x.shape[-1])
+                x[: x.shape[0] // 2] = np.nan_to_num(x[: x.shape[0] // 2], posinf=2.0, neginf=-2.0)
+                x = x.reshape(param.shape.dims)
+        args.append(x)
+    return args
+
+
+def assert_close(expected, actual, dtype):
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    actual = actual if isinstance(actual, tuple) else (actual,)
+    for want, got in zip(expected, actual, strict=True):
+        want, got = np.asarray(want, np.float64), np.asarray(got, np.float64)
+        assert want.shape == got.shape
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        finite = np.isfinite(want)
+        np.testing.assert_array_equal(
+            got[~finite & ~np.isnan(want)], want[~finite & ~np.isnan(want)]
+        )
+        if finite.any():
+            scale = max(float(np.max(np.abs(want[finite]))), 1e-300)
+            err = np.max(np.abs(got[finite] - want[finite])) / scale
+            assert err <= RTOL[dtype], f"relative error {err}"
+
+
+def check(module, dtype="f32", seeds=range(3), rewrites=True, passes=SMALL, edges=True):
+    before = module.clone()
+    changed = passes.run(module)
+    assert changed == rewrites
+    for seed in seeds:
+        args = inputs(before, seed, edges)
+        assert_close(evaluate(before, args), evaluate(module, args), dtype)
+    assert not passes.run(module), "a second run changed the module"
+    return module
+
+
+def count(module, opcode):
+    return sum(1 for i in module.entry.post_order() if i.opcode is opcode)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("batch", [(), (3,), (2, 2)])
+def test_causal_attention_blocks(dtype, batch):
+    module = check(attention_module(dtype, batch), dtype)
+    assert count(module, Opcode.DOT) == 8  # 4 blocks, two dots each
+    assert count(module, Opcode.CONCATENATE) == 1
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_finite_inputs(dtype):
+    check(attention_module(dtype, (2,), seq=32, d=4), dtype, edges=False)
+
+
+def test_strict_mask_leaves_the_first_row_all_masked():
+    """Row 0 keeps nothing: every score is the masked value, each weight 1/seq over all of v
+    (the tail term carries it)."""
+    module = check(attention_module(direction="GT"), "f32")
+    args = inputs(attention_module(direction="GT"), 0, edges=False)
+    out = evaluate(module, args)
+    np.testing.assert_allclose(out[:, 0], args[2].mean(axis=1), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("masked", [-np.inf, -1e30, 0.0])
+@pytest.mark.parametrize("direction", ["GE", "GT"])
+def test_masked_values(masked, direction):
+    check(attention_module(masked=masked, direction=direction), "f32")
+
+
+def test_scores_on_the_false_side():
+    check(attention_module(scores_on_true=False), "f32")
+
+
+def test_mask_of_the_batch_shape():
+    check(attention_module(batched_mask=True), "f32")
+
+
+def test_default_options_on_a_longer_sequence():
+    module = check(
+        attention_module(seq=256, d=4, batch=(2,)), passes=CausalAttentionBlocking(), seeds=[0]
+    )
+    assert count(module, Opcode.DOT) == 8
+
+
+def test_size_one_and_empty_dimensions():
+    check(attention_module(seq=1), rewrites=False)  # one row: nothing to block
+    check(attention_module(d=1), "f32")
+    check(attention_module(batch=(0,)), "f32", seeds=[0])
+    check(attention_module(batch=(1,), d=0), "f32", seeds=[0])
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"direction": "LE"},  # keeps a suffix of each row: nothing to skip at the end
+        {"direction": "NE"},  # not a prefix
+        {"extra_output": True},  # the probabilities are an output too
+    ],
+)
+def test_not_rewritten(kwargs):
+    check(attention_module(**kwargs), rewrites=False)
+
+
+def test_a_mask_that_differs_between_batch_elements_is_not_rewritten():
+    b = Builder("per_head_mask")
+    q, k, v = (b.parameter(shape.array("f32", (2, 16, 4))) for _ in range(3))
+    full = (2, 16, 16)
+    s = b.dot_general(q, k, Dn((2,), (2,), (0,), (0,)))
+    rows = b.add(b.iota(shape.array("s32", full), 1), b.iota(shape.array("s32", full), 0))
+    pred = b.compare(rows, b.iota(shape.array("s32", full), 2), "GE")
+    x = b.select(pred, s, b.broadcast(b.constant(np.float32(-np.inf)), full, []))
+    total = b.reduce(x, b.constant(np.float32(0)), b.scalar_computation("add", "f32"), [2])
+    p = b.divide(x, b.broadcast(total, full, (0, 1)))
+    module = b.build(b.dot_general(p, v, Dn((2,), (1,), (0,), (0,))))
+    check(module, rewrites=False)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_narrow_floats_are_not_rewritten(dtype):
+    module = attention_module(dtype)
+    assert not SMALL.run(module)
+
+
+def test_plan_blocks():
+    causal = np.arange(1, 513)
+    assert plan_blocks(causal, 4, 64, 0.3, 512) == [
+        (0, 128, 128),
+        (128, 256, 256),
+        (256, 384, 384),
+        (384, 512, 512),
+    ]
+    assert plan_blocks(np.arange(1, 129), 4, 64, 0.3, 128) is None  # 2 blocks save 25%
+    assert plan_blocks(np.full(512, 512), 4, 64, 0.3, 512) is None  # nothing masked
+    assert plan_blocks(np.zeros(256, np.int64), 4, 64, 0.3, 256)[0] == (0, 64, 1)
