@@ -316,3 +316,27 @@ def test_a_bad_donate_timeout_is_invalid_argument(client, monkeypatch, value):
     with pytest.raises(InvalidArgument, match="HLORT_DONATE_TIMEOUT=.* must be a number"):
         x.donate("a test")
     assert not x.is_deleted()
+
+
+@pytest.mark.parametrize("value", ["inf", "1e300"])
+def test_an_unbounded_donate_timeout_waits_for_the_reads(client, monkeypatch, value):
+    """HLORT_DONATE_TIMEOUT=inf (or a huge number) means no bound: the donation waits for the
+    queued read and succeeds (threading's wait overflowed on such a timeout: OverflowError)."""
+    reader = client.compile(add_module("reader"), CompileOptions())
+    consumer = client.compile(add_module("consumer"), CompileOptions(donated_arguments=(0,)))
+    device = client.devices()[0]
+    x, y = put(client, [1, 2, 3]), put(client, [1, 1, 1])
+    gate = threading.Event()
+    device.queue.enqueue(lambda: gate.wait(30))
+    [[read]] = reader.execute([[x, y]])  # queued behind the gate, holding x
+    monkeypatch.setenv("HLORT_DONATE_TIMEOUT", value)
+    opener = threading.Timer(0.3, gate.set)
+    opener.start()
+    try:
+        [[out]] = consumer.execute([[x, y]])
+    finally:
+        gate.set()
+        opener.join()
+    np.testing.assert_array_equal(read.to_host().result(10), [2, 3, 4])
+    np.testing.assert_array_equal(out.to_host().result(10), [2, 3, 4])
+    assert x.is_deleted()
