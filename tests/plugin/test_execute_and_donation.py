@@ -282,10 +282,8 @@ def test_use_after_delete_messages_say_what_was_attempted_and_the_fix(client):
         assert "was deleted" in message and "transfer the data again" in message
 
 
-def test_donation_wait_is_bounded_and_leaves_the_buffer_alive(client, monkeypatch):
-    """A read queued behind work that never finishes: the donation gives up after
-    HLORT_DONATE_TIMEOUT with DEADLINE_EXCEEDED naming the buffer and the fix; the buffer is
-    not donated, and is donated normally once the read is done."""
+def _read_queued_behind_a_gate(client):
+    """(a consumer donating its argument 0, x, y, a read of x queued behind ``gate``, gate)."""
     reader = client.compile(add_module("reader"), CompileOptions())
     consumer = client.compile(add_module("consumer"), CompileOptions(donated_arguments=(0,)))
     device = client.devices()[0]
@@ -293,6 +291,14 @@ def test_donation_wait_is_bounded_and_leaves_the_buffer_alive(client, monkeypatc
     gate = threading.Event()
     device.queue.enqueue(lambda: gate.wait(30))
     [[read]] = reader.execute([[x, y]])  # queued behind the gate, holding x
+    return consumer, x, y, read, gate
+
+
+def test_donation_wait_is_bounded_and_leaves_the_buffer_alive(client, monkeypatch):
+    """A read queued behind work that never finishes: the donation gives up after
+    HLORT_DONATE_TIMEOUT with DEADLINE_EXCEEDED naming the buffer and the fix; the buffer is
+    not donated, and is donated normally once the read is done."""
+    consumer, x, y, read, gate = _read_queued_behind_a_gate(client)
     monkeypatch.setenv("HLORT_DONATE_TIMEOUT", "0.2")
     with pytest.raises(HlortError) as info:
         consumer.execute([[x, y]])
@@ -316,3 +322,21 @@ def test_a_bad_donate_timeout_is_invalid_argument(client, monkeypatch, value):
     with pytest.raises(InvalidArgument, match="HLORT_DONATE_TIMEOUT=.* must be a number"):
         x.donate("a test")
     assert not x.is_deleted()
+
+
+@pytest.mark.parametrize("value", ["inf", "1e300"])
+def test_an_unbounded_donate_timeout_waits_for_the_reads(client, monkeypatch, value):
+    """HLORT_DONATE_TIMEOUT=inf (or a huge number) means no bound: the donation waits for the
+    queued read and succeeds (threading's wait overflowed on such a timeout: OverflowError)."""
+    consumer, x, y, read, gate = _read_queued_behind_a_gate(client)
+    monkeypatch.setenv("HLORT_DONATE_TIMEOUT", value)
+    opener = threading.Timer(0.3, gate.set)
+    opener.start()
+    try:
+        [[out]] = consumer.execute([[x, y]])
+    finally:
+        gate.set()
+        opener.join()
+    np.testing.assert_array_equal(read.to_host().result(10), [2, 3, 4])
+    np.testing.assert_array_equal(out.to_host().result(10), [2, 3, 4])
+    assert x.is_deleted()

@@ -173,3 +173,28 @@ def test_rows_split_across_threads_match():
         window=window([3, 3], padding=[(1, 1)] * 2),
     )
     check_exact(conv, seed=5)
+
+
+def test_interior_never_starts_past_the_row():
+    """A low padding larger than the output row (cropped back by a negative high padding) puts
+    the first fully-inside pixel past the row's end: the interior is then empty at the row's
+    end, so no edge block starts past it (a block starting past it wrote out of bounds)."""
+    from hlort_cpu.codegen.conv_kernel import _interior
+
+    w = window([12], padding=[(10, 3)])[0]
+    assert _interior(1, w, 3) == (3, 3)
+    w = window([1], padding=[(20, -18)])[0]
+    assert _interior(1, w, 3) == (3, 3)
+
+
+@pytest.mark.parametrize("type_name", ["f32", "f64"])
+def test_low_padding_past_the_output_row(type_name):
+    conv = Conv(
+        batch=3,
+        features=2,
+        spatial=(40, 1),
+        out_features=8,
+        types=(type_name, type_name),
+        window=window([2, 12], padding=[(1, 0), (10, 3)]),
+    )
+    check_exact(conv, seed=4)

@@ -99,6 +99,8 @@ LAYOUTS = {  # name: (lhs dims, rhs dims, dimension numbers, the path the dot ta
     "rhs_transposed": ([6, 9], [7, 9], Dn((1,), (1,)), "BLAS"),
     "batched_rhs_transposed": ([3, 6, 9], [3, 7, 9], Dn((2,), (2,), (0,), (0,)), "BLAS"),
     "large": ([4, 14000], [14000, 301], MATMUL, "BLAS"),  # over SMALL_GEMM_MAX_PRODUCTS
+    # >= native_dot.POOL_MIN_PRODUCTS with several column blocks: two halves on the pool
+    "pooled": ([64, 64], [64, 136], MATMUL, "small matmul"),
 }
 
 

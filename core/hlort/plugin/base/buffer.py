@@ -48,8 +48,8 @@ DEFAULT_DONATE_TIMEOUT_S = 120.0
 
 
 def donate_timeout_s() -> float:
-    """``HLORT_DONATE_TIMEOUT`` (seconds, > 0) or 120: how long a donation waits for the reads
-    queued before it to release the buffer."""
+    """``HLORT_DONATE_TIMEOUT`` (seconds, > 0; ``inf``: no bound) or 120: how long a donation
+    waits for the reads queued before it to release the buffer."""
     raw = os.environ.get(DONATE_TIMEOUT_ENV, "").strip()
     if not raw:
         return DEFAULT_DONATE_TIMEOUT_S
@@ -155,6 +155,8 @@ class SimpleBuffer(Buffer):
         buffer is left alive and undonated.
         """
         timeout = donate_timeout_s() if timeout_s is None else float(timeout_s)
+        # inf (or any huge number) is no bound: threading's waits overflow past TIMEOUT_MAX
+        wait_s = None if timeout >= threading.TIMEOUT_MAX else timeout
         with self._cond:
             if self._dead_reason is not None:
                 raise self._dead_error(f"donate to {consumer}")
@@ -165,7 +167,7 @@ class SimpleBuffer(Buffer):
                     f"drop them first, or list the argument in "
                     f"ExecuteOptions.non_donatable_input_indices"
                 )
-            if not self._cond.wait_for(lambda: self._holds == 0, timeout):
+            if not self._cond.wait_for(lambda: self._holds == 0, wait_s):
                 raise DeadlineExceeded(
                     f"cannot donate buffer {self.name} to {consumer}: {self._holds} read(s) "
                     f"queued before the donation still hold it after {timeout:g} s (is the "

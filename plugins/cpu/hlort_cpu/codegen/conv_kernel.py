@@ -118,7 +118,9 @@ def plan_conv(comp: Computation) -> ConvPlan | None:
 def _interior(size: int, w: WindowDim, out: int) -> tuple[int, int]:
     """Output coordinates [lo, hi) whose whole window is inside [0, size) on this dim."""
     low = w.padding_low
-    lo = max(0, -(-low // w.stride))
+    # never past the row: a low padding cropped back by a negative high one can put the first
+    # inside window beyond it, and an edge block starting there would write past the row
+    lo = min(out, max(0, -(-low // w.stride)))
     last = size - 1 + low - (w.size - 1) * w.window_dilation
     hi = min(out, last // w.stride + 1) if last >= 0 else 0
     return lo, max(lo, hi)
