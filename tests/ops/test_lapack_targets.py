@@ -350,3 +350,29 @@ ENTRY main {
     lower, upper = np.tril(lu, -1) + np.eye(3), np.triu(lu)
     permuted = a[[1, 2, 0]]  # rows 1<->2, then 2<->3
     np.testing.assert_allclose(lower @ upper, permuted, rtol=1e-6, atol=1e-6)
+
+
+def test_a_tiled_layout_constraint_is_unimplemented_not_ignored():
+    """XLA's TPU layouts carry tiling (``{1,0:T(8,128)}``); hlort cannot honour it, so the call
+    is refused with the fix, not taken as unconstrained."""
+    from hlort.errors import ErrorCode
+    from hlort.ir.custom_call_layouts import constraint_layouts
+
+    assert constraint_layouts("{f32[2,3]{0,1}, s32[], (f32[2], s32[])}") == [(0, 1), None, None]
+    with pytest.raises(HlortError) as info:
+        constraint_layouts("{f32[8,128]{1,0:T(8,128)}}")
+    assert info.value.code is ErrorCode.UNIMPLEMENTED
+    assert "T(8,128)" in info.value.message and "dimension order" in info.value.message
+
+
+def test_a_constraint_count_that_does_not_match_the_operands_is_invalid():
+    from hlort.errors import ErrorCode
+    from hlort.ir.custom_call_layouts import check_layouts
+    from hlort.shape import array
+
+    shapes = [array("f32", (2, 3)), array("f32", (3,))]
+    with pytest.raises(HlortError) as info:
+        check_layouts("y", "Sharding", [(1, 0)], shapes, array("f32", (2, 3)))
+    assert info.value.code is ErrorCode.INVALID_ARGUMENT
+    assert "1 operand layout constraint(s) for 2 operand(s)" in info.value.message
+    check_layouts("y", "Sharding", [], shapes, array("f32", (2, 3)))  # none given: unconstrained

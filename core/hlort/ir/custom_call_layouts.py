@@ -25,12 +25,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from hlort.errors import Unimplemented
+from hlort.errors import InvalidArgument, Unimplemented
 from hlort.shape import ArrayShape, Shape, TupleShape
 
 CONSTRAINTS = "operand_layout_constraints"
 # one operand's shape in XLA's spelling, ``f32[2,<=3]{0,1}``: its layout, if any
 _SHAPE = re.compile(r"[a-z][a-z0-9]*\[[^\]]*\](?:\{([0-9,\s]*)\})?")
+# a shape whose layout has more than the dimension order (tiling ``:T(8,128)``, memory space)
+_ANNOTATED = re.compile(r"[a-z][a-z0-9]*\[[^\]]*\]\{.*\}")
 
 
 def default_layout(rank: int) -> tuple[int, ...]:
@@ -74,11 +76,18 @@ def check_layouts(
 ) -> None:
     """UNIMPLEMENTED unless every given layout (operands': ``operand_layouts``, None for
     unconstrained; results': the layouts on ``result_shape``) is the one ``target`` honours."""
+    if operand_layouts and len(operand_layouts) != len(operand_shapes):
+        raise InvalidArgument(
+            f"{where}: custom call {target!r} gives {len(operand_layouts)} operand layout "
+            f"constraint(s) for {len(operand_shapes)} operand(s); give one per operand"
+        )
     first = operand_shapes[0] if operand_shapes else None
     matrix_rank = first.rank if isinstance(first, ArrayShape) else -1
     asked = [
         (f"operand {i}", shape, layout)
-        for i, (shape, layout) in enumerate(zip(operand_shapes, operand_layouts, strict=False))
+        for i, (shape, layout) in enumerate(
+            zip(operand_shapes, operand_layouts or [None] * len(operand_shapes), strict=True)
+        )
         if isinstance(shape, ArrayShape)
     ]
     results = _arrays(result_shape)
@@ -104,7 +113,8 @@ def check_layouts(
 
 def constraint_layouts(text: str) -> list[tuple[int, ...] | None]:
     """The layouts of ``operand_layout_constraints={f32[2,2]{0,1}, s32[]}`` (None: none given;
-    a tuple-shaped operand's constraint is not read)."""
+    a tuple-shaped operand's constraint is not read). A layout with tiling or a memory space
+    (``{1,0:T(8,128)}``) is UNIMPLEMENTED, never taken as unconstrained."""
     inner = text.strip()
     inner = inner[1:-1] if inner.startswith("{") and inner.endswith("}") else inner
     layouts: list[tuple[int, ...] | None] = []
@@ -119,6 +129,12 @@ def constraint_layouts(text: str) -> list[tuple[int, ...] | None]:
             if not part:
                 continue
             found = _SHAPE.fullmatch(part)
+            if found is None and _ANNOTATED.fullmatch(part):
+                raise Unimplemented(
+                    f"custom call operand layout constraint {part!r} has annotations beyond a "
+                    "dimension order (tiling, memory space) that hlort does not honour; give "
+                    "the plain dimension order (e.g. {1,0}) or drop the constraint"
+                )
             if found is None or not found.group(1) or not found.group(1).strip():
                 layouts.append(None)
             else:
