@@ -190,7 +190,7 @@ class HostSimRunner:
         elif isinstance(step, HostFallback):
             from hlort.interpreter.evaluator import evaluate
             from hlort.ir.module_codec import decode_module
-            from hlort.plugin.interpreter_backend import flatten_value
+            from hlort.plugin.base.value_flattening import flatten_value
 
             inputs = [self._array(s, storage) for s in step.inputs]
             leaves = flatten_value(evaluate(decode_module(step.module), inputs))

@@ -11,7 +11,7 @@ from host_simulator import HostSimRunner, HostSimTarget
 from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
 from hlort.interpreter.evaluator import evaluate
 from hlort.passes.default_pipeline import run_default_pipeline
-from hlort.plugin.interpreter_backend import flatten_value
+from hlort.plugin.base.value_flattening import flatten_value
 from hlort.testing.gpu_conv_programs import CONV_PROGRAMS, conv_inputs, conv_module
 
 

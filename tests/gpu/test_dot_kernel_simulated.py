@@ -19,7 +19,7 @@ from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
 from hlort.codegen.gpu.dot_plan import plan_dot
 from hlort.interpreter.evaluator import evaluate
 from hlort.passes.default_pipeline import run_default_pipeline
-from hlort.plugin.interpreter_backend import flatten_value
+from hlort.plugin.base.value_flattening import flatten_value
 from hlort.testing.comparison import describe_mismatch
 from hlort.text.parser import parse_module
 

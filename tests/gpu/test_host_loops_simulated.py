@@ -10,7 +10,7 @@ from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
 from hlort.codegen.gpu.program import GpuProgram, HostLoop
 from hlort.interpreter.evaluator import evaluate
 from hlort.passes.default_pipeline import run_default_pipeline
-from hlort.plugin.interpreter_backend import flatten_value, unflatten
+from hlort.plugin.base.value_flattening import flatten_value, unflatten
 from hlort.testing.comparison import describe_mismatch
 from hlort.testing.op_case import all_cases
 from hlort.text.parser import parse_module

@@ -11,7 +11,7 @@ from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
 from hlort.codegen.gpu.scatter_schedule import plan_scatter
 from hlort.interpreter.evaluator import evaluate
 from hlort.passes.default_pipeline import run_default_pipeline
-from hlort.plugin.interpreter_backend import flatten_value
+from hlort.plugin.base.value_flattening import flatten_value
 from hlort.testing.gpu_scatter_programs import SCATTER_MODES, scatter_inputs, scatter_program
 from hlort.text.parser import parse_module
 

@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("llvmlite")
 from contraction_tolerance import assert_matches_reference  # noqa: E402
-from test_convolution import Conv, window  # noqa: E402
+from conv_cases import Conv, window  # noqa: E402
 
 import hlort  # noqa: E402
 from hlort_cpu.convolution import ConvolutionThunk  # noqa: E402
