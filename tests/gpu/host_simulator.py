@@ -219,3 +219,14 @@ class HostSimRunner:
                 w.join()
             if _STATE.failed:
                 raise AssertionError(f"{step.kernel}: {_STATE.failed[0]}")
+
+
+def simulated_program(module) -> GpuProgram:
+    """``module`` through the GPU pass pipeline (on a copy) and compiled for the host simulator
+    as a GPU runtime that drives loops and branches would (``host_loops=True``)."""
+    from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
+    from hlort.passes.default_pipeline import run_default_pipeline
+
+    optimized = module.clone()
+    run_default_pipeline(optimized, policy=gpu_pass_options().policy)
+    return compile_gpu_program(optimized, HostSimTarget(32), host_loops=True)

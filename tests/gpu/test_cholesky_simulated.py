@@ -13,11 +13,9 @@ type (one ulp: relative eps of the type)."""
 import ml_dtypes
 import numpy as np
 import pytest
-from host_simulator import HostSimRunner, HostSimTarget
+from host_simulator import HostSimRunner, simulated_program
 
-from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
 from hlort.interpreter.evaluator import evaluate
-from hlort.passes.default_pipeline import run_default_pipeline
 from hlort.plugin.base.value_flattening import flatten_value, unflatten
 from hlort.testing.comparison import describe_mismatch
 from hlort.testing.op_case import all_cases
@@ -28,18 +26,12 @@ NUMPY = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64"
 RTOL = {"f16": 2.0**-10, "bf16": 2.0**-7, "f32": 2.0**-23, "f64": 1e-12}
 
 
-def _program(module):
-    optimized = module.clone()
-    run_default_pipeline(optimized, policy=gpu_pass_options().policy)
-    return compile_gpu_program(optimized, HostSimTarget(32), host_loops=True)
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_conformance_case(case):
     args = case.inputs()
     shapes = [p.shape for p in case.module.entry.parameters]
     expected = flatten_value(evaluate(case.module, unflatten(shapes, args)))
-    program = _program(case.module)
+    program = simulated_program(case.module)
     fallbacks = {f.opcode for f in program.fallbacks}
     if case.module.entry.root.shape.dtype.is_complex:
         assert fallbacks == {"cholesky"}  # counted, with its reason
@@ -63,7 +55,7 @@ ENTRY main {{
 """
     )
     expected = np.asarray(flatten_value(evaluate(module, [a]))[0])
-    program = _program(module)
+    program = simulated_program(module)
     assert not program.fallbacks, program.fallback_summary()
     (got,) = HostSimRunner(program).run([a])
     return got, expected

@@ -8,11 +8,9 @@ DFT sums its n terms in another order than pocketfft."""
 
 import numpy as np
 import pytest
-from host_simulator import HostSimRunner, HostSimTarget
+from host_simulator import HostSimRunner, simulated_program
 
-from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
 from hlort.interpreter.evaluator import evaluate
-from hlort.passes.default_pipeline import run_default_pipeline
 from hlort.plugin.base.value_flattening import flatten_value, unflatten
 from hlort.testing.comparison import describe_mismatch
 from hlort.testing.op_case import all_cases
@@ -22,15 +20,9 @@ CASES = [c for c in all_cases() if c.op == "fft"]
 COMPLEX = {"f32": "c64", "f64": "c128"}
 
 
-def _program(module):
-    optimized = module.clone()
-    run_default_pipeline(optimized, policy=gpu_pass_options().policy)
-    return compile_gpu_program(optimized, HostSimTarget(32), host_loops=True)
-
-
 def _check(module, args):
     expected = flatten_value(evaluate(module, args))
-    program = _program(module)
+    program = simulated_program(module)
     assert not program.fallbacks, program.fallback_summary()
     assert {k.schedule for k in program.kernels} == {"fft"}
     got = HostSimRunner(program).run(args)
@@ -107,7 +99,7 @@ def test_nan_reaches_every_output_of_its_line_only():
     x[1, 4] = np.nan
     module = parse_module(_fft_text("FFT", "c64", "c64", (3, 8), (3, 8), (8,)))
     expected = np.asarray(flatten_value(evaluate(module, [x]))[0])
-    program = _program(module)
+    program = simulated_program(module)
     assert not program.fallbacks
     (got,) = HostSimRunner(program).run([x])
     assert np.isnan(got[1]).all() and np.isnan(expected[1]).all()

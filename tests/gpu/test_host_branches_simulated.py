@@ -5,24 +5,16 @@ run the last branch; branches nest inside loops and hold gemms; the program roun
 
 import numpy as np
 import pytest
-from host_simulator import HostSimRunner, HostSimTarget
+from host_simulator import HostSimRunner, simulated_program
 
-from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
 from hlort.codegen.gpu.program import GpuProgram, HostBranch, LibraryCall, every_step
 from hlort.interpreter.evaluator import evaluate
-from hlort.passes.default_pipeline import run_default_pipeline
 from hlort.plugin.base.value_flattening import flatten_value, unflatten
 from hlort.testing.comparison import describe_mismatch
 from hlort.testing.op_case import all_cases
 from hlort.text.parser import parse_module
 
 CASES = [c for c in all_cases() if c.op == "conditional"]
-
-
-def _compile(module):
-    optimized = module.clone()
-    run_default_pipeline(optimized, policy=gpu_pass_options().policy)
-    return compile_gpu_program(optimized, HostSimTarget(32), host_loops=True)
 
 
 def test_the_suite_has_conditional_cases():
@@ -34,7 +26,7 @@ def test_conditional_runs_as_a_host_branch(case):
     args = case.inputs()
     shapes = [p.shape for p in case.module.entry.parameters]
     expected = flatten_value(evaluate(case.module, unflatten(shapes, args)))
-    program = _compile(case.module)
+    program = simulated_program(case.module)
     assert any(isinstance(s, HostBranch) for s in every_step(program.steps))
     assert "conditional" not in {f.opcode for f in program.fallbacks}, program.fallback_summary()
     assert GpuProgram.from_bytes(program.to_bytes()) == program
@@ -76,7 +68,7 @@ def test_an_index_selects_its_branch_and_out_of_range_runs_the_last(index):
     y = np.array([2.0, 3.0, -1.0, 4.0], np.float32)
     args = [np.array(index, np.int32), x, y]
     expected = np.asarray(flatten_value(evaluate(module, args))[0])
-    program = _compile(module)
+    program = simulated_program(module)
     (branch,) = [s for s in program.steps if isinstance(s, HostBranch)]
     assert branch.selector_dtype == "s32" and len(branch.branches) == 3
     assert not program.fallbacks
@@ -137,7 +129,7 @@ def test_a_pred_branch_inside_a_loop_body_with_a_gemm_runs_on_the_device():
     rng = np.random.default_rng(7)
     args = [rng.standard_normal((8, 8)).astype(np.float32) for _ in range(2)]
     expected = np.asarray(flatten_value(evaluate(module, args))[0])
-    program = _compile(module)
+    program = simulated_program(module)
     assert not program.fallbacks, program.fallback_summary()
     branches = [s for s in every_step(program.steps) if isinstance(s, HostBranch)]
     assert len(branches) == 1 and branches[0].selector_dtype == "pred"
@@ -164,6 +156,6 @@ ENTRY main {
 }
 """
     )
-    program = _compile(module)
+    program = simulated_program(module)
     reasons = {f.opcode: f.reason for f in program.fallbacks}
     assert "token" in reasons.get("conditional", ""), reasons

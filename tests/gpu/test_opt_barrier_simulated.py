@@ -5,11 +5,9 @@ fallback."""
 
 import numpy as np
 import pytest
-from host_simulator import HostSimRunner, HostSimTarget
+from host_simulator import HostSimRunner, simulated_program
 
-from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
 from hlort.interpreter.evaluator import evaluate
-from hlort.passes.default_pipeline import run_default_pipeline
 from hlort.plugin.base.value_flattening import flatten_value, unflatten
 from hlort.testing.op_case import all_cases
 from hlort.text.parser import parse_module
@@ -17,18 +15,12 @@ from hlort.text.parser import parse_module
 CASES = [c for c in all_cases() if c.op == "opt-barrier"]
 
 
-def _program(module):
-    optimized = module.clone()
-    run_default_pipeline(optimized, policy=gpu_pass_options().policy)
-    return compile_gpu_program(optimized, HostSimTarget(32), host_loops=True)
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_conformance_case(case):
     args = case.inputs()
     shapes = [p.shape for p in case.module.entry.parameters]
     expected = flatten_value(evaluate(case.module, unflatten(shapes, args)))
-    program = _program(case.module)
+    program = simulated_program(case.module)
     assert not program.fallbacks, program.fallback_summary()
     got = HostSimRunner(program).run(args)
     for g, e in zip(got, expected, strict=True):
@@ -70,7 +62,7 @@ def test_a_barrier_between_kernels_of_a_loop_body_stays_on_the_device():
     module = parse_module(REMAT)
     x = np.linspace(-3, 3, 64, dtype=np.float32)
     expected = np.asarray(flatten_value(evaluate(module, [x]))[0])
-    program = _program(module)
+    program = simulated_program(module)
     assert not program.fallbacks, program.fallback_summary()
     (got,) = HostSimRunner(program).run([x])
     np.testing.assert_allclose(got, expected, rtol=4 * 2.0**-23, atol=0)  # exp, tanh: ulps
@@ -88,6 +80,6 @@ ENTRY main {
 }
 """
     )
-    program = _program(module)
+    program = simulated_program(module)
     reasons = {f.opcode: f.reason for f in program.fallbacks}
     assert "token" in reasons.get("opt-barrier", ""), reasons

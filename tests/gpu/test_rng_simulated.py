@@ -6,11 +6,9 @@ a scalar output and an empty one."""
 
 import numpy as np
 import pytest
-from host_simulator import HostSimRunner, HostSimTarget
+from host_simulator import HostSimRunner, simulated_program
 
-from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
 from hlort.interpreter.evaluator import evaluate
-from hlort.passes.default_pipeline import run_default_pipeline
 from hlort.plugin.base.value_flattening import flatten_value, unflatten
 from hlort.testing.op_case import all_cases
 from hlort.text.parser import parse_module
@@ -20,9 +18,7 @@ CASES = [c for c in all_cases() if c.op == "rng-bit-generator"]
 
 def _check(module, args):
     expected = flatten_value(evaluate(module, args))
-    optimized = module.clone()
-    run_default_pipeline(optimized, policy=gpu_pass_options().policy)
-    program = compile_gpu_program(optimized, HostSimTarget(32), host_loops=True)
+    program = simulated_program(module)
     assert not program.fallbacks, program.fallback_summary()
     assert {k.schedule for k in program.kernels} == {"rng"}
     got = HostSimRunner(program).run(args)

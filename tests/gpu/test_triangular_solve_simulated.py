@@ -9,11 +9,9 @@ that sum, so the comparison allows the conformance suite's stated tolerance for 
 import ml_dtypes
 import numpy as np
 import pytest
-from host_simulator import HostSimRunner, HostSimTarget
+from host_simulator import HostSimRunner, simulated_program
 
-from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
 from hlort.interpreter.evaluator import evaluate
-from hlort.passes.default_pipeline import run_default_pipeline
 from hlort.plugin.base.value_flattening import flatten_value, unflatten
 from hlort.testing.comparison import describe_mismatch
 from hlort.testing.op_case import all_cases
@@ -23,18 +21,12 @@ CASES = [c for c in all_cases() if c.op == "triangular-solve"]
 NUMPY = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
 
 
-def _program(module):
-    optimized = module.clone()
-    run_default_pipeline(optimized, policy=gpu_pass_options().policy)
-    return compile_gpu_program(optimized, HostSimTarget(32), host_loops=True)
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_conformance_case(case):
     args = case.inputs()
     shapes = [p.shape for p in case.module.entry.parameters]
     expected = flatten_value(evaluate(case.module, unflatten(shapes, args)))
-    program = _program(case.module)
+    program = simulated_program(case.module)
     fallbacks = {f.opcode for f in program.fallbacks}
     if case.module.entry.root.shape.dtype.is_complex:
         assert fallbacks == {"triangular-solve"}  # counted, with its reason
@@ -64,7 +56,7 @@ ENTRY main {{
 def _run_both(text, a, b):
     module = parse_module(text)
     expected = np.asarray(flatten_value(evaluate(module, [a, b]))[0])
-    program = _program(module)
+    program = simulated_program(module)
     assert not program.fallbacks, program.fallback_summary()
     (got,) = HostSimRunner(program).run([a, b])
     return got, expected
