@@ -164,3 +164,20 @@ def test_a_prime_factor_beyond_the_longest_radix_is_a_counted_fallback():
     module = parse_module(_fft_text("FFT", "c64", "c64", (n,), (n,), (n,)))
     program = simulated_program(module)
     assert "prime factor 16411" in program.fallback_summary()
+
+
+@pytest.mark.parametrize("n", [7, 8, 16])
+def test_an_infinite_input_turns_into_inf_where_pocketfft_has_inf(n):
+    """Exact rotations by 1, -1 and +-i (not complex products with a zero part, which would make
+    inf * 0 = NaN), so a one-pass line's inf/NaN pattern is pocketfft's. Lines whose passes are
+    several can differ where pocketfft's own butterflies subtract infinities."""
+    x = np.ones((3, n), np.complex64)
+    x[1, 2] = np.inf
+    module = parse_module(_fft_text("FFT", "c64", "c64", (3, n), (3, n), (n,)))
+    with np.errstate(invalid="ignore"):
+        expected = np.asarray(flatten_value(evaluate(module, [x]))[0])
+    (got,) = HostSimRunner(simulated_program(module)).run([x])
+    for part in (np.real, np.imag):
+        assert (np.isnan(part(got)) == np.isnan(part(expected))).all()
+        assert (np.isinf(part(got)) == np.isinf(part(expected))).all()
+    np.testing.assert_allclose(got[[0, 2]], expected[[0, 2]], rtol=1e-6, atol=1e-6)

@@ -14,8 +14,10 @@ one thread per output element (grid-stride), summing its ``R`` terms in f64. A s
 ``n^2``: ``n log n`` for smooth lengths, as pocketfft. The twiddle ``w^m`` comes from a table of
 the ``n`` roots that NumPy computes at compile time (quarter turns exact) for ``n <= 16384``,
 and for longer axes from two tables of about ``sqrt(n)`` roots each, ``w^m = w^(hi * B) *
-w^lo`` (one complex product: an f64 rounding or two, far below any result type's; the
-quarter turns are then no longer exact, which only changes where inf inputs turn into NaN). The
+w^lo`` (one complex product: an f64 rounding or two, far below any result type's). Products by
+the exact roots 1, -1 and +-i are a swap and negations, as in pocketfft's butterflies, so an
+infinite input turns into inf, not NaN (``inf * 0``), where pocketfft has inf (for one-pass
+lines exactly its pattern; its own multi-pass butterflies can subtract infinities). The
 tables live in global memory (constant memory is 64 KiB on NVIDIA GPUs).
 
 The axes follow NumPy's order: FFT / IFFT transform every trailing axis (IFFT scales each by
@@ -283,6 +285,29 @@ def emit_fft_pass(
             real_bin = b.or_(real_bin, b.icmp_unsigned("==", at, i64(n // 2)))
         return re, b.select(real_bin, zero, im)
 
+    def rotate(xr: ir.Value, xi: ir.Value, m: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """``x * w^m``; by 1, -1 and +-i exactly (a swap and negations, as pocketfft's
+        butterflies have it), so an infinite input gives inf where they give inf, not NaN."""
+        wr, wi = twiddle(m)
+        pr = b.fsub(b.fmul(xr, wr), b.fmul(xi, wi))
+        pi = b.fadd(b.fmul(xr, wi), b.fmul(xi, wr))
+        turns = 4 if n % 4 == 0 else 2 if n % 2 == 0 else 1  # the exact roots among the n
+        exact = b.icmp_unsigned("==", b.urem(m, i64(n // turns)), i64(0))
+        quarter = b.udiv(m, i64(n // turns))
+        if turns == 1:
+            return b.select(exact, xr, pr), b.select(exact, xi, pi)
+        if turns == 2:
+            quarter = b.mul(quarter, i64(2))
+        # w^(q n/4) = (-i)^q forward, i^q inverse; x * -i = (xi, -xr)
+        options = [(xr, xi), (xi, b.fneg(xr)), (b.fneg(xr), b.fneg(xi)), (b.fneg(xi), xr)]
+        if step.inverse:
+            options[1], options[3] = options[3], options[1]
+        er, ei = options[3]
+        for q in (2, 1, 0):
+            pick = b.icmp_unsigned("==", quarter, i64(q))
+            er, ei = b.select(pick, options[q][0], er), b.select(pick, options[q][1], ei)
+        return b.select(exact, er, pr), b.select(exact, ei, pi)
+
     def output(t: ir.Value) -> None:
         outer = b.udiv(t, i64(n_out * inner))
         p = b.urem(b.udiv(t, i64(inner)), i64(n_out))
@@ -297,9 +322,7 @@ def emit_fft_pass(
         def term(r: ir.Value) -> None:
             xr, xi = load(line, b.add(j, b.mul(r, i64(stride))))
             m = b.load(power, typ=I64)
-            wr, wi = twiddle(m)
-            pr = b.fsub(b.fmul(xr, wr), b.fmul(xi, wi))
-            pi = b.fadd(b.fmul(xr, wi), b.fmul(xi, wr))
+            pr, pi = rotate(xr, xi, m)
             b.store(b.fadd(b.load(acc_re, typ=F64), pr), acc_re)
             b.store(b.fadd(b.load(acc_im, typ=F64), pi), acc_im)
             following = b.add(m, step_power)  # (r + 1) * e mod n, both terms < n
