@@ -1,15 +1,18 @@
-"""FFT as direct-DFT GPU kernels, one per axis (fft_schedule.py), on the host simulator against
+"""FFT as mixed-radix Stockham passes on the GPU (fft_schedule.py), on the host simulator against
 the interpreter (numpy.fft in complex128): every conformance case, and FFT, IFFT, RFFT and IRFFT
-over one to three trailing axes, odd, even and length-1 transforms, single and double
-precision; IRFFT ignores the imaginary parts of the zero and Nyquist bins as pocketfft does;
-NaN reaches every output of its line. Tolerance: the conformance suite's "accumulate" one (a
-sum's rounding: 1e-10 relative or absolute in double, 1e-4 / 1e-5 in single), since the direct
-DFT sums its n terms in another order than pocketfft."""
+over one to three trailing axes, odd, even, prime, mixed-radix and length-1 transforms, single
+and double precision, both twiddle layouts (one table; two short tables for long axes); IRFFT
+ignores the imaginary parts of the zero and Nyquist bins as pocketfft does; NaN reaches every
+output of its line. Tolerance: the conformance suite's "accumulate" one (a sum's rounding:
+1e-10 relative or absolute in double, 1e-4 / 1e-5 in single), since the passes sum in another
+order than pocketfft."""
 
 import numpy as np
 import pytest
 from host_simulator import HostSimRunner, simulated_program
 
+from hlort.codegen.gpu import fft_schedule
+from hlort.codegen.gpu.fft_schedule import radices
 from hlort.interpreter.evaluator import evaluate
 from hlort.plugin.base.value_flattening import flatten_value, unflatten
 from hlort.testing.comparison import describe_mismatch
@@ -111,3 +114,70 @@ def test_a_zero_batch_runs_no_work():
     module = parse_module(_fft_text("RFFT", "f32", "c64", (0, 8), (0, 5), (8,)))
     got = _check(module, [x])
     assert got.shape == (0, 5)
+
+
+def test_lengths_factor_into_merged_radices():
+    assert radices(1) == (1,)
+    assert radices(97) == (97,)
+    assert radices(360) == (8, 9, 5)
+    assert radices(1 << 20) == (16,) * 5
+    assert radices(2 * 16411) == (2, 16411)
+
+
+def _kind_case(rng, kind, real, length, batch=(2,)):
+    ctype = COMPLEX[real]
+    cdtype = np.complex64 if real == "f32" else np.complex128
+    full = batch + length
+    half = batch + length[:-1] + (length[-1] // 2 + 1,)
+    if kind in ("FFT", "IFFT"):
+        return _fft_text(kind, ctype, ctype, full, full, length), _complex(rng, full, cdtype)
+    if kind == "RFFT":
+        x = rng.standard_normal(full).astype(np.float32 if real == "f32" else np.float64)
+        return _fft_text(kind, real, ctype, full, half, length), x
+    return _fft_text(kind, ctype, real, half, full, length), _complex(rng, half, cdtype)
+
+
+@pytest.mark.parametrize("n", [12, 17 * 19, 360, 1000])
+@pytest.mark.parametrize("kind", ["FFT", "IFFT", "RFFT", "IRFFT"])
+def test_mixed_radix_lengths_take_one_pass_per_radix(n, kind):
+    rng = np.random.default_rng(n)
+    text, x = _kind_case(rng, kind, "f64", (n,))
+    module = parse_module(text)
+    assert len(simulated_program(module).kernels) == len(radices(n))
+    _check(module, [x])
+
+
+@pytest.mark.parametrize("kind", ["FFT", "IRFFT"])
+@pytest.mark.parametrize("n", [1000, 4096])
+def test_long_axes_read_two_short_twiddle_tables(monkeypatch, kind, n):
+    """The layout axes longer than ONE_TABLE get (``w^(hi B) * w^lo``), tried on short ones."""
+    monkeypatch.setattr(fft_schedule, "ONE_TABLE", 64)
+    text, x = _kind_case(np.random.default_rng(n), kind, "f64", (n,), batch=(1,))
+    module = parse_module(text)
+    program = simulated_program(module)
+    assert f"hlort_fft_twiddles_{n}_hi" in program.binary.decode()
+    _check(module, [x])
+
+
+def test_a_prime_factor_beyond_the_longest_radix_is_a_counted_fallback():
+    n = 16411  # prime: one pass would be the n^2 direct DFT
+    module = parse_module(_fft_text("FFT", "c64", "c64", (n,), (n,), (n,)))
+    program = simulated_program(module)
+    assert "prime factor 16411" in program.fallback_summary()
+
+
+@pytest.mark.parametrize("n", [7, 8, 16])
+def test_an_infinite_input_turns_into_inf_where_pocketfft_has_inf(n):
+    """Exact rotations by 1, -1 and +-i (not complex products with a zero part, which would make
+    inf * 0 = NaN), so a one-pass line's inf/NaN pattern is pocketfft's. Lines whose passes are
+    several can differ where pocketfft's own butterflies subtract infinities."""
+    x = np.ones((3, n), np.complex64)
+    x[1, 2] = np.inf
+    module = parse_module(_fft_text("FFT", "c64", "c64", (3, n), (3, n), (n,)))
+    with np.errstate(invalid="ignore"):
+        expected = np.asarray(flatten_value(evaluate(module, [x]))[0])
+    (got,) = HostSimRunner(simulated_program(module)).run([x])
+    for part in (np.real, np.imag):
+        assert (np.isnan(part(got)) == np.isnan(part(expected))).all()
+        assert (np.isinf(part(got)) == np.isinf(part(expected))).all()
+    np.testing.assert_allclose(got[[0, 2]], expected[[0, 2]], rtol=1e-6, atol=1e-6)

@@ -1,7 +1,8 @@
-"""FFTs on cuda: one direct-DFT kernel per transformed axis (no host fallback), PTX that ptxas
-accepts for sm_80 and sm_90 with no spills and no stack, the twiddle table in global memory
-(constant memory is 64 KiB). What the kernels compute is checked on the host simulator
-(tests/gpu/test_fft_simulated.py). Skipped with the reason when no ptxas is installed."""
+"""FFTs on cuda: one Stockham kernel per radix of each transformed axis (no host fallback), PTX
+that ptxas accepts for sm_80 and sm_90 with no spills and no stack, the twiddle tables in global
+memory (constant memory is 64 KiB; a 2^20-point axis reads two tables of 1024 roots).
+What the kernels compute is checked on the host simulator (tests/gpu/test_fft_simulated.py).
+Skipped with the reason when no ptxas is installed."""
 
 import pytest
 
@@ -16,6 +17,8 @@ FFTS = {
     "fft_length={64,4096}",
     "ifft": "c128[8,1000] parameter(0)\n  ROOT y = c128[8,1000] fft(x), fft_type=IFFT, "
     "fft_length={1000}",
+    "fft-2^20": "c64[1048576] parameter(0)\n  ROOT y = c64[1048576] fft(x), fft_type=FFT, "
+    "fft_length={1048576}",
     "irfft-3d": "c64[2,4,6,5] parameter(0)\n  ROOT y = f32[2,4,6,8] fft(x), fft_type=IRFFT, "
     "fft_length={4,6,8}",
 }

@@ -1,27 +1,39 @@
-"""FFT on the GPU: one direct-DFT kernel per transformed axis, in complex f64.
+"""FFT on the GPU: mixed-radix Stockham passes in complex f64, one kernel per pass.
 
-The interpreter (hlort.interpreter.ops.fft) runs numpy.fft in complex128 and rounds once; here
-each axis is one pass computing every output element of that pass as a sum over the axis,
-``out[k] = sum_j in[j] w^(jk)``, in f64 (one thread per output element, grid-stride), with the
-twiddles ``w^r = exp(-+2 pi i r / n)`` read from a table of the ``n`` roots NumPy computes at
-compile time (indexed by ``j * k mod n``, so no angle is ever large). The passes follow NumPy's
-order: FFT / IFFT transform every trailing axis (IFFT scales each by 1/n); RFFT is a real
-forward transform of the last axis keeping its ``n // 2 + 1`` bins, then complex forward
-transforms of the others; IRFFT is complex inverse transforms of the leading axes, then the
-real inverse of the last one, which reads only the real parts of the zero and (for even ``n``)
-Nyquist bins, as pocketfft does. Intermediate passes write complex f64 scratch; the last rounds
-once to the result type.
+The interpreter (hlort.interpreter.ops.fft) runs numpy.fft in complex128 and rounds once. Here
+each transformed axis of length ``n`` is factored into radices (``n = r1 * r2 * ...``: its prime
+factors, merged while the product stays <= 16; a larger prime is one radix of its own), and each
+radix is one pass of the self-sorting Stockham algorithm: with ``span`` the product of the
+radices before it, the output at axis position ``p = a * span * R + k * span + b`` is
 
-A direct DFT costs ``n`` terms per output (``n^2`` per line of the axis), against pocketfft's
-``n log n``: fine for the short and batched transforms of signal layers, slow for one long
-transform. Its error is that of an ``n``-term f64 sum, far below the result type's rounding for
-single precision and within the conformance tolerance for double.
+    y[p] = sum_{r < R} x[j + r * n / R] * w^(r * e),   j = a * span + b,
+    e = b * n / (span * R) + k * n / R,                w = exp(-+2 pi i / n),
+
+one thread per output element (grid-stride), summing its ``R`` terms in f64. A single pass
+(``R = n``, a prime length) is the direct DFT. The work is ``n * sum(R)`` per line instead of
+``n^2``: ``n log n`` for smooth lengths, as pocketfft. The twiddle ``w^m`` comes from a table of
+the ``n`` roots that NumPy computes at compile time (quarter turns exact) for ``n <= 16384``,
+and for longer axes from two tables of about ``sqrt(n)`` roots each, ``w^m = w^(hi * B) *
+w^lo`` (one complex product: an f64 rounding or two, far below any result type's). Products by
+the exact roots 1, -1 and +-i are a swap and negations, as in pocketfft's butterflies, so an
+infinite input turns into inf, not NaN (``inf * 0``), where pocketfft has inf (for one-pass
+lines exactly its pattern; its own multi-pass butterflies can subtract infinities). The
+tables live in global memory (constant memory is 64 KiB on NVIDIA GPUs).
+
+The axes follow NumPy's order: FFT / IFFT transform every trailing axis (IFFT scales each by
+1/n in its last pass); RFFT is a real forward transform of the last axis, whose last pass keeps
+only the ``n // 2 + 1`` bins, then complex forward transforms of the others; IRFFT is complex
+inverse transforms of the leading axes, then the real inverse of the last one, whose first pass
+reads the half spectrum as the full Hermitian one (bin ``q > n/2`` is the conjugate of ``n -
+q``; the imaginary parts of the zero and, for even ``n``, Nyquist bins are ignored, as pocketfft
+does) and whose last pass keeps the real part. Passes in between write complex f64 scratch (two
+buffers, in turn); the last rounds once to the result type.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import llvmlite.ir as ir
 import numpy as np
@@ -34,7 +46,7 @@ from hlort.codegen.llvm.complex_types import make, parts
 from hlort.codegen.llvm.conversions import convert_real
 from hlort.codegen.llvm.index import i64
 from hlort.codegen.llvm.kernel_abi import KernelEntry
-from hlort.codegen.llvm.llvm_types import F64, load_element, store_element
+from hlort.codegen.llvm.llvm_types import F64, I64, load_element, store_element
 from hlort.codegen.llvm.loops import emit_loop
 from hlort.dtypes import DType
 from hlort.ir.attributes import FftType
@@ -42,26 +54,30 @@ from hlort.ir.instruction import Instruction
 
 BLOCK = 256
 MAX_BLOCKS = 4096
-MAX_LENGTH = 1 << 14  # a twiddle table of 256 KiB; longer transforms stay host fallbacks
+MERGED_RADIX = 16  # small prime factors are merged into radices up to this
+MAX_RADIX = 1 << 14  # a prime factor longer than this stays a host fallback (n^2 work)
+ONE_TABLE = 1 << 14  # longer axes take their twiddles from two short tables
 
 
 @dataclass(frozen=True)
 class FftPass:
-    """One axis: ``in_dims`` -> ``out_dims`` (they differ only on ``axis``); ``n`` is the
-    transform length; ``mode`` is "complex", "real_forward" or "real_inverse"."""
+    """One Stockham pass over ``axis``: ``in_dims`` -> ``out_dims`` (they differ only on
+    ``axis``: the half spectrum of a real transform's first or last pass). ``n`` is the axis's
+    transform length, ``radix`` this pass's, ``span`` the product of the radices before it.
+    ``hermitian`` (IRFFT's first pass of the real axis) reads the half spectrum as the full one;
+    ``scale`` (an inverse axis's last pass) multiplies by 1/n."""
 
     in_dims: tuple[int, ...]
     out_dims: tuple[int, ...]
     axis: int
     n: int
-    mode: str
+    radix: int
+    span: int
     inverse: bool
+    hermitian: bool
+    scale: bool
     in_dtype: DType
     out_dtype: DType
-
-    @property
-    def outer(self) -> int:
-        return math.prod(self.out_dims[: self.axis])
 
     @property
     def inner(self) -> int:
@@ -81,6 +97,25 @@ class FftPlan:
         return (max(sizes[0::2]), max(sizes[1::2]))
 
 
+def radices(n: int) -> tuple[int, ...]:
+    """``n``'s prime factors, small ones merged while the product stays <= MERGED_RADIX."""
+    factors, rest, d = [], n, 2
+    while d * d <= rest:
+        while rest % d == 0:
+            factors.append(d)
+            rest //= d
+        d += 1
+    if rest > 1:
+        factors.append(rest)
+    merged: list[int] = []
+    for f in factors:
+        if merged and merged[-1] * f <= MERGED_RADIX:
+            merged[-1] *= f
+        else:
+            merged.append(f)
+    return tuple(merged) or (1,)
+
+
 def plan_fft(instr: Instruction) -> tuple[FftPlan | None, str]:
     (x,) = (o.shape for o in instr.operands)
     out = instr.shape
@@ -90,13 +125,11 @@ def plan_fft(instr: Instruction) -> tuple[FftPlan | None, str]:
     length = tuple(int(n) for n in instr.attrs["fft_length"])
     if not length or min(length) < 1:
         return None, f"fft_length {length} has no transform to compute"
-    if max(length) > MAX_LENGTH:
-        return None, f"a transform longer than {MAX_LENGTH} (the direct DFT's twiddle table)"
+    longest = max(max(radices(n)) for n in length)
+    if longest > MAX_RADIX:
+        return None, f"a length with the prime factor {longest} (> {MAX_RADIX}: n^2 work)"
     rank = len(out.dims)
     axes = list(range(rank - len(length), rank))
-    work = dtypes.C128
-    passes = []
-    dims = list(x.dims)
     if kind in (FftType.FFT, FftType.IFFT):
         order = [(a, "complex") for a in axes]
     elif kind is FftType.RFFT:
@@ -104,26 +137,42 @@ def plan_fft(instr: Instruction) -> tuple[FftPlan | None, str]:
     else:
         order = [(a, "complex") for a in axes[:-1]] + [(axes[-1], "real_inverse")]
     inverse = kind in (FftType.IFFT, FftType.IRFFT)
-    for k, (axis, mode) in enumerate(order):
+    passes: list[FftPass] = []
+    dims = list(x.dims)
+    for axis, mode in order:
         n = length[axis - axes[0]]
-        new = list(dims)
-        new[axis] = n // 2 + 1 if mode == "real_forward" else n
-        last = k == len(order) - 1
-        passes.append(
-            FftPass(
-                tuple(dims),
-                tuple(new),
-                axis,
-                n,
-                mode,
-                inverse,
-                x.dtype if k == 0 else work,
-                out.dtype if last else work,
+        expected = n // 2 + 1 if mode == "real_inverse" else n
+        if dims[axis] != expected:
+            return (
+                None,
+                f"axis {axis} has {dims[axis]} elements where the transform reads {expected}",
             )
-        )
-        dims = new
+        steps = radices(n)
+        span = 1
+        for k, radix in enumerate(steps):
+            last = k == len(steps) - 1
+            new = list(dims)
+            new[axis] = n // 2 + 1 if mode == "real_forward" and last else n
+            passes.append(
+                FftPass(
+                    tuple(dims),
+                    tuple(new),
+                    axis,
+                    n,
+                    radix,
+                    span,
+                    inverse,
+                    hermitian=mode == "real_inverse" and k == 0,
+                    scale=inverse and last,
+                    in_dtype=x.dtype if not passes else dtypes.C128,
+                    out_dtype=dtypes.C128,
+                )
+            )
+            span *= radix
+            dims = new
     if tuple(dims) != tuple(out.dims):
         return None, f"its passes make {tuple(dims)}, not the result's {out.dims}"
+    passes[-1] = replace(passes[-1], out_dtype=out.dtype)
     return FftPlan(tuple(passes)), ""
 
 
@@ -139,6 +188,7 @@ def _load_complex(ctx, dtype: DType, base: ir.Value, at: ir.Value) -> tuple[ir.V
 
 
 def _store(ctx, dtype: DType, base: ir.Value, at: ir.Value, re: ir.Value, im: ir.Value) -> None:
+    """A real ``dtype`` keeps the real part (IRFFT's last pass)."""
     b = ctx.b
     if not dtype.is_complex:
         store_element(b, dtype, convert_real(ctx, re, dtypes.F64, dtype), base, at)
@@ -148,23 +198,21 @@ def _store(ctx, dtype: DType, base: ir.Value, at: ir.Value, re: ir.Value, im: ir
     store_element(b, dtype, make(b, re, im), base, at)
 
 
-def _twiddles(ctx, n: int) -> ir.GlobalVariable:
-    """cos and sin of 2 pi r / n for r < n, interleaved (NumPy's f64 values; the quarter turns
-    exact), in global memory (constant memory is 64 KiB on NVIDIA GPUs, too small for long
-    transforms)."""
-    name = f"hlort_fft_twiddles_{n}"
+def _roots(n: int, exponents: np.ndarray) -> np.ndarray:
+    """cos and sin of 2 pi m / n for each m, interleaved; quarter turns exact (pocketfft's)."""
+    m = exponents % n
+    pairs = np.stack([np.cos(2.0 * np.pi * m / n), np.sin(2.0 * np.pi * m / n)], axis=1)
+    quarter = (4 * m) % n == 0
+    exact = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])
+    pairs[quarter] = exact[(4 * m[quarter]) // n]
+    return pairs.reshape(-1)
+
+
+def _table(ctx, name: str, values: np.ndarray) -> ir.GlobalVariable:
     existing = ctx.module.globals.get(name)
     if existing is not None:
         return existing
-    r = np.arange(n)
-    angle = 2.0 * np.pi * r / n
-    pairs = np.stack([np.cos(angle), np.sin(angle)], axis=1)
-    quarter = (4 * r) % n == 0  # 1, i, -1, -i exactly, as pocketfft has them
-    pairs[quarter] = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])[
-        (4 * r[quarter]) // n
-    ]
-    values = pairs.reshape(-1)
-    ty = ir.ArrayType(F64, 2 * n)
+    ty = ir.ArrayType(F64, len(values))
     table = ir.GlobalVariable(
         ctx.module, ty, name, addrspace=ctx.target.address_spaces.global_memory
     )
@@ -175,59 +223,115 @@ def _twiddles(ctx, n: int) -> ir.GlobalVariable:
     return table
 
 
-def emit_fft_pass(
-    target: GpuTarget, entry: KernelEntry, step: FftPass, src: ir.Value, dst: ir.Value
-) -> LaunchShape:
-    """One pass of an FFT plan: ``src`` (of ``step.in_dtype``) to ``dst`` (``out_dtype``)."""
-    b, ctx = entry.builder, entry.ctx
-    total = math.prod(step.out_dims)
-    launch = LaunchShape.for_elements(max(total, 1), BLOCK, MAX_BLOCKS)
-    n, inner, n_in = step.n, step.inner, step.in_dims[step.axis]
-    n_out = step.out_dims[step.axis]
-    table = _twiddles(ctx, n)
-    sign = 1.0 if step.inverse else -1.0
-    acc_re, acc_im = ctx.alloca(F64), ctx.alloca(F64)
-    zero = ir.Constant(F64, 0.0)
+def _twiddle_reader(ctx, n: int, inverse: bool):
+    """A function ``m -> (cos, +-sin)`` of ``2 pi m / n`` for ``0 <= m < n``."""
+    b = ctx.b
+    sign = ir.Constant(F64, 1.0 if inverse else -1.0)
 
-    def twiddle(r: ir.Value) -> tuple[ir.Value, ir.Value]:
-        at = b.mul(r, i64(2))
-        c, s = (
+    def pair(table: ir.GlobalVariable, at: ir.Value) -> tuple[ir.Value, ir.Value]:
+        at = b.mul(at, i64(2))
+        return tuple(
             b.load(b.gep(table, [i64(0), p], inbounds=True, source_etype=table.value_type), typ=F64)
             for p in (at, b.add(at, i64(1)))
         )
-        return c, b.fmul(ir.Constant(F64, sign), s)
+
+    if n <= ONE_TABLE:
+        table = _table(ctx, f"hlort_fft_twiddles_{n}", _roots(n, np.arange(n)))
+
+        def read(m: ir.Value) -> tuple[ir.Value, ir.Value]:
+            c, s = pair(table, m)
+            return c, b.fmul(sign, s)
+
+        return read
+    shift = math.isqrt(n - 1).bit_length()  # 2^shift >= ceil(sqrt(n))
+    low = _table(ctx, f"hlort_fft_twiddles_{n}_lo", _roots(n, np.arange(1 << shift)))
+    high_count = -(-n // (1 << shift))
+    high = _table(ctx, f"hlort_fft_twiddles_{n}_hi", _roots(n, np.arange(high_count) << shift))
+
+    def read_split(m: ir.Value) -> tuple[ir.Value, ir.Value]:
+        hc, hs = pair(high, b.lshr(m, i64(shift)))
+        lc, ls = pair(low, b.and_(m, i64((1 << shift) - 1)))
+        c = b.fsub(b.fmul(hc, lc), b.fmul(hs, ls))
+        s = b.fadd(b.fmul(hc, ls), b.fmul(hs, lc))
+        return c, b.fmul(sign, s)
+
+    return read_split
+
+
+def emit_fft_pass(
+    target: GpuTarget, entry: KernelEntry, step: FftPass, src: ir.Value, dst: ir.Value
+) -> LaunchShape:
+    """One Stockham pass of an FFT plan: ``src`` (of ``step.in_dtype``) to ``dst``."""
+    b, ctx = entry.builder, entry.ctx
+    total = math.prod(step.out_dims)
+    launch = LaunchShape.for_elements(max(total, 1), BLOCK, MAX_BLOCKS)
+    n, radix, span, inner = step.n, step.radix, step.span, step.inner
+    n_in, n_out = step.in_dims[step.axis], step.out_dims[step.axis]
+    stride = n // radix  # between the terms of one output, along the axis
+    twiddle = _twiddle_reader(ctx, n, step.inverse)
+    acc_re, acc_im, power = ctx.alloca(F64), ctx.alloca(F64), ctx.alloca(I64)
+    zero = ir.Constant(F64, 0.0)
+
+    def load(line: ir.Value, q: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """Element ``q`` (< n) of the line; the Hermitian extension of a half spectrum."""
+        if not step.hermitian:
+            return _load_complex(ctx, step.in_dtype, src, b.add(line, b.mul(q, i64(inner))))
+        upper = b.icmp_unsigned(">", q, i64(n // 2))
+        at = b.select(upper, b.sub(i64(n), q), q)
+        re, im = _load_complex(ctx, step.in_dtype, src, b.add(line, b.mul(at, i64(inner))))
+        im = b.select(upper, b.fneg(im), im)
+        real_bin = b.icmp_unsigned("==", at, i64(0))
+        if n % 2 == 0:
+            real_bin = b.or_(real_bin, b.icmp_unsigned("==", at, i64(n // 2)))
+        return re, b.select(real_bin, zero, im)
+
+    def rotate(xr: ir.Value, xi: ir.Value, m: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """``x * w^m``; by 1, -1 and +-i exactly (a swap and negations, as pocketfft's
+        butterflies have it), so an infinite input gives inf where they give inf, not NaN."""
+        wr, wi = twiddle(m)
+        pr = b.fsub(b.fmul(xr, wr), b.fmul(xi, wi))
+        pi = b.fadd(b.fmul(xr, wi), b.fmul(xi, wr))
+        turns = 4 if n % 4 == 0 else 2 if n % 2 == 0 else 1  # the exact roots among the n
+        exact = b.icmp_unsigned("==", b.urem(m, i64(n // turns)), i64(0))
+        quarter = b.udiv(m, i64(n // turns))
+        if turns == 1:
+            return b.select(exact, xr, pr), b.select(exact, xi, pi)
+        if turns == 2:
+            quarter = b.mul(quarter, i64(2))
+        # w^(q n/4) = (-i)^q forward, i^q inverse; x * -i = (xi, -xr)
+        options = [(xr, xi), (xi, b.fneg(xr)), (b.fneg(xr), b.fneg(xi)), (b.fneg(xi), xr)]
+        if step.inverse:
+            options[1], options[3] = options[3], options[1]
+        er, ei = options[3]
+        for q in (2, 1, 0):
+            pick = b.icmp_unsigned("==", quarter, i64(q))
+            er, ei = b.select(pick, options[q][0], er), b.select(pick, options[q][1], ei)
+        return b.select(exact, er, pr), b.select(exact, ei, pi)
 
     def output(t: ir.Value) -> None:
         outer = b.udiv(t, i64(n_out * inner))
-        k = b.urem(b.udiv(t, i64(inner)), i64(n_out))
-        rest = b.urem(t, i64(inner))
-        line = b.add(b.mul(outer, i64(n_in * inner)), rest)
+        p = b.urem(b.udiv(t, i64(inner)), i64(n_out))
+        line = b.add(b.mul(outer, i64(n_in * inner)), b.urem(t, i64(inner)))
+        low, k = b.urem(p, i64(span)), b.urem(b.udiv(p, i64(span)), i64(radix))
+        j = b.add(b.mul(b.udiv(p, i64(span * radix)), i64(span)), low)
+        step_power = b.add(b.mul(low, i64(n // (span * radix))), b.mul(k, i64(stride)))
         b.store(zero, acc_re)
         b.store(zero, acc_im)
+        b.store(i64(0), power)
 
-        def term(j: ir.Value, weight: float = 1.0, real_only: bool = False) -> None:
-            xr, xi = _load_complex(ctx, step.in_dtype, src, b.add(line, b.mul(j, i64(inner))))
-            wr, wi = twiddle(b.urem(b.mul(j, k), i64(n)))
-            if real_only:  # the zero and Nyquist bins of a real signal's spectrum
-                pr, pi = b.fmul(xr, wr), zero
-            else:
-                pr = b.fsub(b.fmul(xr, wr), b.fmul(xi, wi))
-                pi = b.fadd(b.fmul(xr, wi), b.fmul(xi, wr))
-            if weight != 1.0:
-                pr, pi = b.fmul(pr, ir.Constant(F64, weight)), b.fmul(pi, ir.Constant(F64, weight))
+        def term(r: ir.Value) -> None:
+            xr, xi = load(line, b.add(j, b.mul(r, i64(stride))))
+            m = b.load(power, typ=I64)
+            pr, pi = rotate(xr, xi, m)
             b.store(b.fadd(b.load(acc_re, typ=F64), pr), acc_re)
             b.store(b.fadd(b.load(acc_im, typ=F64), pi), acc_im)
+            following = b.add(m, step_power)  # (r + 1) * e mod n, both terms < n
+            wrapped = b.icmp_unsigned(">=", following, i64(n))
+            b.store(b.select(wrapped, b.sub(following, i64(n)), following), power)
 
-        if step.mode == "real_inverse":
-            term(i64(0), real_only=True)
-            top = (n + 1) // 2  # bins 1 .. top-1 stand for themselves and their conjugates
-            emit_loop(b, i64(1), i64(top), lambda j: term(j, 2.0), "bins")
-            if n % 2 == 0 and n > 0:
-                term(i64(n // 2), real_only=True)
-        else:
-            emit_loop(b, i64(0), i64(min(n, n_in)), term, "terms")
+        emit_loop(b, i64(0), i64(radix), term, "terms")
         re, im = b.load(acc_re, typ=F64), b.load(acc_im, typ=F64)
-        if step.inverse:
+        if step.scale:
             scale = ir.Constant(F64, 1.0 / n)
             re, im = b.fmul(re, scale), b.fmul(im, scale)
         _store(ctx, step.out_dtype, dst, t, re, im)
@@ -239,4 +343,4 @@ def emit_fft_pass(
     return launch
 
 
-__all__ = ["FftPass", "FftPlan", "emit_fft_pass", "plan_fft"]
+__all__ = ["FftPass", "FftPlan", "emit_fft_pass", "plan_fft", "radices"]
