@@ -25,7 +25,8 @@ from hlort.ir.patterns import variadic_reducer_opcodes
 
 MAX_MASK_ELEMENTS = 1 << 24  # the mask is evaluated at compile time
 REDUCERS = (Opcode.ADD, Opcode.MAXIMUM, Opcode.MINIMUM)
-FLOATS = ("f32", "f64")  # narrow floats reduce in f32 in the interpreter: not rewritten
+# narrow floats reduce in f32 in the interpreter (one rounding): not rewritten, nor reduced
+FLOATS = ("f32", "f64")
 
 
 class AttentionMatch:
@@ -131,6 +132,7 @@ class _Walk:
             src = instr.operands[0]
             return (
                 reducer_op(instr) is not None
+                and instr.shape.dtype.name in FLOATS
                 and tuple(instr.attrs["dimensions"]) == (len(self.elem_dims) - 1,)
                 and self.level(src) == "element"
                 and self.visit(src)
@@ -221,8 +223,8 @@ def match_attention(out: Instruction, users: dict[Instruction, list[Instruction]
     if pred.opcode is Opcode.BROADCAST and tuple(pred.attrs["dimensions"]) == (rank - 2, rank - 1):
         mask = pred.operands[0]
     value = _evaluate_constant(mask)
-    if value is None:
-        return None
+    if value is None or value.size == 0:
+        return None  # not constant, or no elements to read a pattern from
     value = value.reshape(-1, *value.shape[-2:]) if value.ndim > 2 else value
     if value.ndim == 3:
         if not (value == value[:1]).all():
