@@ -81,16 +81,22 @@ class CausalAttentionBlocking(Pass):
     def run(self, module: Module) -> bool:
         changed = False
         for comp in unfused_computations(module):
-            while self._rewrite_one(module, comp):
+            refused: set[Instruction] = set()
+            prefixes: dict = {}  # match_attention's masks read so far
+            while self._rewrite_one(module, comp, refused, prefixes):
                 changed = True
         if changed:
             DeadCodeElimination().run(module)
         return changed
 
-    def _rewrite_one(self, module: Module, comp: Computation) -> bool:
+    def _rewrite_one(self, module: Module, comp: Computation, refused, prefixes) -> bool:
+        """Rewrite the first dot that matches and saves enough. A dot refused once stays
+        refused (a rewrite only adds instructions and replaces its own output's uses), so it
+        is not matched again, nor its mask evaluated again, after every other rewrite: with
+        one attention per layer that was quadratic in the layers."""
         users = None
         for instr in comp.post_order():
-            if instr.opcode is not Opcode.DOT:
+            if instr.opcode is not Opcode.DOT or instr in refused:
                 continue
             users = users or comp.users()
             if instr is not comp.root and not users.get(instr):
@@ -98,14 +104,16 @@ class CausalAttentionBlocking(Pass):
             rows = instr.shape.dims[-2] if instr.shape.is_array and instr.shape.rank >= 2 else 0
             if min(self.max_blocks, rows // max(self.min_block_rows, 1)) < 2:
                 continue  # too few rows for two blocks: not worth matching (nor the mask's value)
-            m = match_attention(instr, users)
+            m = match_attention(instr, users, prefixes)
             if m is None:
+                refused.add(instr)
                 continue
             sq, sk = m.p.shape.dims[-2:]
             blocks = plan_blocks(
                 m.prefix, self.max_blocks, self.min_block_rows, self.min_saving, sk
             )
             if blocks is None or len(m.prefix) != sq:
+                refused.add(instr)
                 continue
             parts = [_Block(module, comp, m, *block).output() for block in blocks]
             out = _add(comp, Opcode.CONCATENATE, parts, dimensions=(m.out.shape.rank - 2,))
