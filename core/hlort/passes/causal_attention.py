@@ -13,8 +13,10 @@ the same computation on ``c`` (its "tail value"). Hence, per block:
   and ``r + (Sk - cut) * tail`` for a sum;
 - ``out``'s rows are ``dot(p_block, v[:cut]) + p_tail * sum(v[cut:])``: the tail term is what the
   masked columns contribute (``p_tail`` is 0 whenever a row has a live score above ``c``, so it
-  only keeps NaN/inf in ``v`` and all-masked rows exact); the sum of ``v``'s rows runs in f64,
-  so finite ``v`` cannot overflow it into an inf that the full dot would not have made;
+  only keeps NaN/inf in ``v`` and all-masked rows exact); the sum of ``v``'s rows runs in f64
+  on rows scaled by 2^-e (2^e > 2 * the tail's rows, undone after the product with
+  ``p_tail``), so finite ``v`` cannot overflow it into an inf (or 0 * inf) that the full dot
+  would not have made, f64 ``v`` included;
 
 and the blocks are concatenated. With 4 blocks the dots and the row kernel do 62.5% of the
 work. The result differs from the unblocked program only in summation order (the dots are
@@ -79,16 +81,22 @@ class CausalAttentionBlocking(Pass):
     def run(self, module: Module) -> bool:
         changed = False
         for comp in unfused_computations(module):
-            while self._rewrite_one(module, comp):
+            refused: set[Instruction] = set()
+            prefixes: dict = {}  # match_attention's masks read so far
+            while self._rewrite_one(module, comp, refused, prefixes):
                 changed = True
         if changed:
             DeadCodeElimination().run(module)
         return changed
 
-    def _rewrite_one(self, module: Module, comp: Computation) -> bool:
+    def _rewrite_one(self, module: Module, comp: Computation, refused, prefixes) -> bool:
+        """Rewrite the first dot that matches and saves enough. A dot refused once stays
+        refused (a rewrite only adds instructions and replaces its own output's uses), so it
+        is not matched again, nor its mask evaluated again, after every other rewrite: with
+        one attention per layer that was quadratic in the layers."""
         users = None
         for instr in comp.post_order():
-            if instr.opcode is not Opcode.DOT:
+            if instr.opcode is not Opcode.DOT or instr in refused:
                 continue
             users = users or comp.users()
             if instr is not comp.root and not users.get(instr):
@@ -96,14 +104,16 @@ class CausalAttentionBlocking(Pass):
             rows = instr.shape.dims[-2] if instr.shape.is_array and instr.shape.rank >= 2 else 0
             if min(self.max_blocks, rows // max(self.min_block_rows, 1)) < 2:
                 continue  # too few rows for two blocks: not worth matching (nor the mask's value)
-            m = match_attention(instr, users)
+            m = match_attention(instr, users, prefixes)
             if m is None:
+                refused.add(instr)
                 continue
             sq, sk = m.p.shape.dims[-2:]
             blocks = plan_blocks(
                 m.prefix, self.max_blocks, self.min_block_rows, self.min_saving, sk
             )
             if blocks is None or len(m.prefix) != sq:
+                refused.add(instr)
                 continue
             parts = [_Block(module, comp, m, *block).output() for block in blocks]
             out = _add(comp, Opcode.CONCATENATE, parts, dimensions=(m.out.shape.rank - 2,))
@@ -168,8 +178,10 @@ class _Block:
             self.comp, Opcode.BROADCAST, [scalar], array(scalar.shape.dtype, dims), dimensions=()
         )
 
-    def _same_op(self, x: Instruction, operands: list[Instruction]) -> Instruction:
-        return _add(self.comp, x.opcode, operands, **x.attrs)
+    def _same_op(self, x: Instruction, operands: list[Instruction], dims) -> Instruction:
+        """``x`` on block operands, its result of ``dims`` and ``x``'s type: a convert or a dot
+        with a wider result type has a type its operands do not give."""
+        return _add(self.comp, x.opcode, operands, x.shape.with_dims(dims), **x.attrs)
 
     def element(self, x: Instruction) -> Instruction:
         got = self.elem.get(x)
@@ -185,7 +197,7 @@ class _Block:
             q, k = x.operands
             q = self._slice(q, rank - 2, self.r0, self.r1)
             k = self._slice(k, rank - 2, 0, self.cut)
-            return self._same_op(x, [q, k])
+            return self._same_op(x, [q, k], self.elem_dims)
         if x is m.select:
             last = m.mask.shape.rank - 1
             mask = self._slice(m.mask, last - 1, self.r0, self.r1)
@@ -195,12 +207,13 @@ class _Block:
                 mask = _add(
                     self.comp, Opcode.BROADCAST, [mask], dims, dimensions=(rank - 2, rank - 1)
                 )
-            return self._same_op(x, [mask] + [self.element(o) for o in x.operands[1:]])
+            values = [self.element(o) for o in x.operands[1:]]
+            return self._same_op(x, [mask, *values], self.elem_dims)
         if x.opcode is Opcode.BROADCAST:  # a row value along the row
             src = self.row_value(x.operands[0])
             dims = array(x.shape.dtype, self.elem_dims)
             return _add(self.comp, Opcode.BROADCAST, [src], dims, dimensions=x.attrs["dimensions"])
-        return self._same_op(x, [self.element(o) for o in x.operands])
+        return self._same_op(x, [self.element(o) for o in x.operands], self.elem_dims)
 
     def row_value(self, x: Instruction) -> Instruction:
         got = self.row.get(x)
@@ -212,9 +225,9 @@ class _Block:
         if scalar_broadcast(x):
             return self._splat(x.operands[0], self.row_dims)
         if x.opcode is not Opcode.REDUCE:
-            return self._same_op(x, [self.row_value(o) for o in x.operands])
+            return self._same_op(x, [self.row_value(o) for o in x.operands], self.row_dims)
         src, init = x.operands
-        r = self._same_op(x, [self.element(src), init])
+        r = self._same_op(x, [self.element(src), init], self.row_dims)
         if not self.tail:
             return r
         tail = self.tail_value(src)
@@ -238,12 +251,12 @@ class _Block:
             return self._splat(self.m.masked_value, self.row_dims)
         if x.opcode is Opcode.BROADCAST:
             return self.row_value(x.operands[0])
-        return self._same_op(x, [self.tail_value(o) for o in x.operands])
+        return self._same_op(x, [self.tail_value(o) for o in x.operands], self.row_dims)
 
     def output(self) -> Instruction:
         m, rank, comp = self.m, self.rank, self.comp
         v = self._slice(m.v, rank - 2, 0, self.cut)
-        out = self._same_op(m.out, [self.element(m.p), v])
+        out = self._same_op(m.out, [self.element(m.p), v], (*self.row_dims, m.out.shape.dims[-1]))
         if not self.tail:
             return out
         dtype = m.out.shape.dtype.name
@@ -252,6 +265,11 @@ class _Block:
         if dtype != "f64":
             rest = _add(comp, Opcode.CONVERT, [rest], rest.shape.with_dtype(array("f64").dtype))
             weight = _add(comp, Opcode.CONVERT, [weight], weight.shape.with_dtype(rest.shape.dtype))
+        # 2^-e with 2^e > 2 * tail: finite f64 rows sum below half of f64's largest, and the
+        # weight times that sum is scaled back (exactly, powers of two, in the normal range)
+        e = self.tail.bit_length() + 1
+        down = self._splat(_constant(comp, "f64", 2.0**-e), rest.shape.dims)
+        rest = _add(comp, Opcode.MULTIPLY, [rest, down])
         zero = _constant(comp, "f64", 0.0)
         total = _add(
             comp,
@@ -265,6 +283,9 @@ class _Block:
         w = _add(comp, Opcode.BROADCAST, [weight], dims, dimensions=(*batch, rank - 2))
         t = _add(comp, Opcode.BROADCAST, [total], dims, dimensions=(*batch, rank - 1))
         extra = _add(comp, Opcode.MULTIPLY, [w, t])
+        extra = _add(
+            comp, Opcode.MULTIPLY, [extra, self._splat(_constant(comp, "f64", 2.0**e), dims.dims)]
+        )
         if dtype != "f64":
             extra = _add(comp, Opcode.CONVERT, [extra], out.shape)
         return _add(comp, Opcode.ADD, [out, extra])

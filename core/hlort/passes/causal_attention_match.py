@@ -25,7 +25,8 @@ from hlort.ir.patterns import variadic_reducer_opcodes
 
 MAX_MASK_ELEMENTS = 1 << 24  # the mask is evaluated at compile time
 REDUCERS = (Opcode.ADD, Opcode.MAXIMUM, Opcode.MINIMUM)
-FLOATS = ("f32", "f64")  # narrow floats reduce in f32 in the interpreter: not rewritten
+# narrow floats reduce in f32 in the interpreter (one rounding): not rewritten, nor reduced
+FLOATS = ("f32", "f64")
 
 
 class AttentionMatch:
@@ -131,6 +132,7 @@ class _Walk:
             src = instr.operands[0]
             return (
                 reducer_op(instr) is not None
+                and instr.shape.dtype.name in FLOATS
                 and tuple(instr.attrs["dimensions"]) == (len(self.elem_dims) - 1,)
                 and self.level(src) == "element"
                 and self.visit(src)
@@ -190,8 +192,10 @@ def _prefix(live: np.ndarray) -> np.ndarray | None:
     return prefix if np.array_equal(keep, live) else None
 
 
-def match_attention(out: Instruction, users: dict[Instruction, list[Instruction]]):
-    """The AttentionMatch for ``out`` = dot(p, v), or None."""
+def match_attention(out: Instruction, users: dict[Instruction, list[Instruction]], prefixes=None):
+    """The AttentionMatch for ``out`` = dot(p, v), or None. ``prefixes``: a dict kept by the
+    caller, the live prefixes (or None) of masks already read, keyed by (mask, live on true):
+    the layers of a model share one mask, evaluated once."""
     if out.opcode is not Opcode.DOT or not _dims_ok(out, out.shape.rank - 1, out.shape.rank - 2):
         return None
     p, v = out.operands
@@ -220,18 +224,11 @@ def match_attention(out: Instruction, users: dict[Instruction, list[Instruction]
     mask = pred
     if pred.opcode is Opcode.BROADCAST and tuple(pred.attrs["dimensions"]) == (rank - 2, rank - 1):
         mask = pred.operands[0]
-    value = _evaluate_constant(mask)
-    if value is None:
-        return None
-    value = value.reshape(-1, *value.shape[-2:]) if value.ndim > 2 else value
-    if value.ndim == 3:
-        if not (value == value[:1]).all():
-            return None  # differs between batch elements
-        value = value[0]
-    if value.ndim != 2:
-        return None
-    live = value if live_on_true else ~value
-    prefix = _prefix(live.astype(bool))
+    prefixes = {} if prefixes is None else prefixes
+    key = (mask, live_on_true)
+    if key not in prefixes:
+        prefixes[key] = _mask_prefix(mask, live_on_true)
+    prefix = prefixes[key]
     if prefix is None:
         return None
     return AttentionMatch(
@@ -248,6 +245,22 @@ def match_attention(out: Instruction, users: dict[Instruction, list[Instruction]
         row=walk.row,
         pre=pre,
     )
+
+
+def _mask_prefix(mask: Instruction, live_on_true: bool) -> np.ndarray | None:
+    """The live prefix of every row of a constant mask the same in every batch element."""
+    value = _evaluate_constant(mask)
+    if value is None or value.size == 0:
+        return None  # not constant, or no elements to read a pattern from
+    value = value.reshape(-1, *value.shape[-2:]) if value.ndim > 2 else value
+    if value.ndim == 3:
+        if not (value == value[:1]).all():
+            return None  # differs between batch elements
+        value = value[0]
+    if value.ndim != 2:
+        return None
+    live = value if live_on_true else ~value
+    return _prefix(live.astype(bool))
 
 
 def _pre_chain(instr: Instruction, dims) -> tuple[set[Instruction], Instruction | None]:
