@@ -16,6 +16,11 @@ import traceback
 from pathlib import Path
 
 import numpy as np
+from rank_checks_groups import check_colliding_groups  # noqa: F401 - found by CHECKS below
+from rank_checks_mismatch import (  # noqa: F401 - found by CHECKS below
+    check_compiled_mismatch,
+    check_serialized_mismatch,
+)
 from rank_checks_mpi import (  # noqa: F401 - found by CHECKS below
     _all_to_all_forms,
     _exact_paths,
