@@ -243,14 +243,20 @@ class GroupCollectives:
         comm = self.communicator(group, timeout_s, key)
         if comm is None:
             return self._exchange_reduce(key, array, op, group, timeout_s, send)
+
+        def start(private: bool):
+            if array.size == 0:
+                return None
+            given = array if send is None else send
+            source = given.copy() if private else self._mpi.IN_PLACE if send is None else send
+            result = np.empty_like(array) if private else array
+            with self._t._mpi_lock:
+                return comm.Iallreduce(source, result, self._ops[op]), (source, result, given)
+
         said = f"all_reduce {op} {_kind(array)}"
-        self._check_agreement(comm, said, key, group, deadline, timeout_s)
-        if array.size == 0:
-            return array
-        with self._t._mpi_lock:
-            source = self._mpi.IN_PLACE if send is None else send
-            request = comm.Iallreduce(source, array, self._ops[op])
-        self._wait(request, (array, send), group, deadline, timeout_s, key)
+        started = self._agree_then_start(comm, said, key, group, deadline, timeout_s, start)
+        if started is not None:
+            self._wait(*started, group, deadline, timeout_s, key)
         return array
 
     def all_gather(
@@ -272,28 +278,36 @@ class GroupCollectives:
             got = t.exchange(key, local, group, timeout_s=timeout_s)
             self._check_received("all_gather", key, group, got)
             return got
-        said = f"all_gather {_kind(first)} on {len(local)} device(s)"
-        self._check_agreement(comm, said, key, group, deadline, timeout_s)
         processes = sorted({t.process_of(d) for d in group})
         by_process = {p: sorted(d for d in group if t.process_of(d) == p) for p in processes}
         order = [d for p in processes for d in by_process[p]]
         slot = {d: i for i, d in enumerate(order)}
         received = np.empty(len(order) * nbytes, np.uint8)
-        if nbytes:
-            counts = [len(by_process[p]) * nbytes for p in processes]
-            displacements = [slot[by_process[p][0]] * nbytes for p in processes]
-            mine = by_process[t.process_index]
-            MPI = self._mpi
+        counts = [len(by_process[p]) * nbytes for p in processes]
+        displacements = [slot[by_process[p][0]] * nbytes for p in processes]
+        mine = by_process[t.process_index]
+        MPI = self._mpi
+
+        def start(private: bool):
+            if not nbytes:
+                return None
+            into = np.empty_like(received) if private else received
             if len(mine) == 1:
-                send = [local[mine[0]].reshape(-1).view(np.uint8), MPI.BYTE]
+                data = local[mine[0]].reshape(-1).view(np.uint8)
+                send = [data.copy() if private else data, MPI.BYTE]
             else:  # in place: the local arrays go to their slots first (the one copy)
                 for d in mine:
                     at = slot[d] * nbytes
-                    received[at : at + nbytes] = local[d].reshape(-1).view(np.uint8)
+                    into[at : at + nbytes] = local[d].reshape(-1).view(np.uint8)
                 send = MPI.IN_PLACE
             with t._mpi_lock:
-                request = comm.Iallgatherv(send, [received, (counts, displacements), MPI.BYTE])
-            self._wait(request, (received, local), group, deadline, timeout_s, key)
+                request = comm.Iallgatherv(send, [into, (counts, displacements), MPI.BYTE])
+            return request, (into, send, local)
+
+        said = f"all_gather {_kind(first)} on {len(local)} device(s)"
+        started = self._agree_then_start(comm, said, key, group, deadline, timeout_s, start)
+        if started is not None:
+            self._wait(*started, group, deadline, timeout_s, key)
         out = {}
         for d in group:
             if d in local:
@@ -321,10 +335,6 @@ class GroupCollectives:
         comm = self.communicator(group, timeout_s, key)
         if comm is None:
             return self._exchange_all_to_all(key, local, group, timeout_s)
-        kinds = sorted({_kind(p) for pieces in local.values() for p in pieces})
-        counts = sorted({len(pieces) for pieces in local.values()})
-        said = f"all_to_all {' '.join(kinds)} in {'/'.join(map(str, counts))} piece(s)"
-        self._check_agreement(comm, said, key, group, deadline, timeout_s)
         position = {d: i for i, d in enumerate(group)}
         processes = sorted({t.process_of(d) for d in group})
         members = {p: [d for d in group if t.process_of(d) == p] for p in processes}
@@ -340,16 +350,26 @@ class GroupCollectives:
                 for j in mine:
                     send[at : at + nbytes] = local[j][position[i]].reshape(-1).view(np.uint8)
                     at += nbytes
-        if nbytes:
-            MPI = self._mpi
-            displacements = [sum(send_counts[:k]) for k in range(len(processes))]
-            received_at = [sum(recv_counts[:k]) for k in range(len(processes))]
+        MPI = self._mpi
+        displacements = [sum(send_counts[:k]) for k in range(len(processes))]
+        received_at = [sum(recv_counts[:k]) for k in range(len(processes))]
+
+        def start(private: bool):  # both buffers are this call's own already
+            if not nbytes:
+                return None
             with t._mpi_lock:
                 request = comm.Ialltoallv(
                     [send, (send_counts, displacements), MPI.BYTE],
                     [received, (recv_counts, received_at), MPI.BYTE],
                 )
-            self._wait(request, (send, received), group, deadline, timeout_s, key)
+            return request, (send, received)
+
+        kinds = sorted({_kind(p) for pieces in local.values() for p in pieces})
+        counts = sorted({len(pieces) for pieces in local.values()})
+        said = f"all_to_all {' '.join(kinds)} in {'/'.join(map(str, counts))} piece(s)"
+        started = self._agree_then_start(comm, said, key, group, deadline, timeout_s, start)
+        if started is not None:
+            self._wait(*started, group, deadline, timeout_s, key)
         out: dict[int, list[np.ndarray]] = {i: [None] * len(group) for i in mine}  # type: ignore[misc]
         at = 0
         for q in processes:  # from process q: per local member i, per member j of q
@@ -360,22 +380,44 @@ class GroupCollectives:
                     at += nbytes
         return out
 
-    def _check_agreement(self, comm, said: str, key, group, deadline, timeout_s) -> None:
-        """INVALID_ARGUMENT on every process, naming each process's ``said``, unless all of
-        the group's processes pass the same (module docstring): one 16-byte Iallreduce."""
+    def _agree_then_start(self, comm, said: str, key, group, deadline, timeout_s, start):
+        """``start(False)`` (the collective's request and buffers, or None for no data) once
+        every process of the group passes the same ``said`` (module docstring: one 16-byte
+        Iallreduce); INVALID_ARGUMENT naming each process's on every process if not.
+
+        A check that times out still starts the collective, on private copies
+        (``start(True)``, abandoned with the check): a late peer whose check then agrees
+        completes both, as it would complete an abandoned collective, and the caller's arrays
+        are never written after its error. A late peer whose check disagrees finds nobody to
+        tell (its keyed exchange times out) and retires the group."""
         h = int.from_bytes(hashlib.blake2b(said.encode(), digest_size=8).digest(), "little")
         h >>= 2  # -h must fit in an int64
         both = np.array([h, -h], np.int64)
         with self._t._mpi_lock:
             request = comm.Iallreduce(self._mpi.IN_PLACE, both, self._mpi.MAX)
-        self._wait(request, (both,), group, deadline, timeout_s, key)
+        try:
+            self._wait(request, (both,), group, deadline, timeout_s, key)
+        except HlortError as err:
+            if err.code is ErrorCode.DEADLINE_EXCEEDED:
+                self._abandoned.append(start(True))
+            raise
         if both[0] == -both[1]:  # the largest hash is the smallest: all are one
-            return
+            return start(False)
         t = self._t
         mine, firsts = self._first_members(group)
         local = {d: np.zeros(0, np.uint8) for d in mine}
         local[mine[0]] = np.frombuffer(said.encode(), np.uint8)
-        got = t.exchange(("hlort.distributed.signature", key), local, group, timeout_s=timeout_s)
+        try:
+            got = t.exchange(
+                ("hlort.distributed.signature", key), local, group, timeout_s=timeout_s
+            )
+        except HlortError as err:
+            if err.code is ErrorCode.DEADLINE_EXCEEDED:  # its peers gave up on this collective
+                self._retire(
+                    tuple(group), key, "processes disagreed on a collective after a timeout"
+                )
+                self._comms.pop(tuple(group), None)
+            raise
         listed = "; ".join(
             f"process {t.process_of(d)}: {got[d].tobytes().decode()}" for d in firsts
         )
