@@ -5,12 +5,22 @@ each axis is one pass computing every output element of that pass as a sum over 
 ``out[k] = sum_j in[j] w^(jk)``, in f64 (one thread per output element, grid-stride), with the
 twiddles ``w^r = exp(-+2 pi i r / n)`` read from a table of the ``n`` roots NumPy computes at
 compile time (indexed by ``j * k mod n``, so no angle is ever large). The passes follow NumPy's
-order: FFT / IFFT transform every trailing axis (IFFT scales each by 1/n); RFFT is a real
-forward transform of the last axis keeping its ``n // 2 + 1`` bins, then complex forward
-transforms of the others; IRFFT is complex inverse transforms of the leading axes, then the
-real inverse of the last one, which reads only the real parts of the zero and (for even ``n``)
-Nyquist bins, as pocketfft does. Intermediate passes write complex f64 scratch; the last rounds
-once to the result type.
+order: FFT / IFFT transform every trailing axis, the last first (IFFT scales each by 1/n);
+RFFT is a real forward transform of the last axis keeping its ``n // 2 + 1`` bins, then
+complex forward transforms of the others, from the last back; IRFFT is complex inverse
+transforms of the leading axes, the first first, then the real inverse of the last one, which
+reads only the real parts of the zero and (for even ``n``) Nyquist bins, as pocketfft does.
+Intermediate passes write complex f64 scratch; the last rounds once to the result type.
+
+Infinite and NaN inputs: the spec leaves where they lead open (a sum of terms with an infinite
+one; XLA's CPU and GPU libraries differ too), so the interpreter (pocketfft) is the reference,
+matched as far as a direct sum can: where the interpreter's output part is a number or an
+infinity, this one's is the same (an infinity of the same sign, or a number within the
+tolerance), and it is NaN only where the interpreter's is. Where pocketfft's butterflies meet
+inf - inf in an intermediate step a direct sum may not, so there the interpreter may have NaN
+and this a number or an infinity. Two things make it so: a quarter-turn twiddle (1, i, -1,
+-i) rotates exactly, multiplying no part by zero (inf * 0 would be NaN where pocketfft has
+none), and the axes go in NumPy's order.
 
 A direct DFT costs ``n`` terms per output (``n^2`` per line of the axis), against pocketfft's
 ``n log n``: fine for the short and batched transforms of signal layers, slow for one long
@@ -97,10 +107,10 @@ def plan_fft(instr: Instruction) -> tuple[FftPlan | None, str]:
     work = dtypes.C128
     passes = []
     dims = list(x.dims)
-    if kind in (FftType.FFT, FftType.IFFT):
-        order = [(a, "complex") for a in axes]
+    if kind in (FftType.FFT, FftType.IFFT):  # numpy.fft's orders (module docstring)
+        order = [(a, "complex") for a in reversed(axes)]
     elif kind is FftType.RFFT:
-        order = [(axes[-1], "real_forward")] + [(a, "complex") for a in axes[:-1]]
+        order = [(axes[-1], "real_forward")] + [(a, "complex") for a in reversed(axes[:-1])]
     else:
         order = [(a, "complex") for a in axes[:-1]] + [(axes[-1], "real_inverse")]
     inverse = kind in (FftType.IFFT, FftType.IRFFT)
@@ -175,6 +185,19 @@ def _twiddles(ctx, n: int) -> ir.GlobalVariable:
     return table
 
 
+def _rotate(b, xr, xi, wr, wi) -> tuple[ir.Value, ir.Value]:
+    """x w, where a twiddle part that is exactly zero (the quarter turns 1, i, -1, -i: the
+    table's only zeros) multiplies nothing: an infinite part of x times it would be NaN, where
+    pocketfft's butterflies rotate by a quarter turn exactly (module docstring)."""
+    rr, ii = b.fmul(xr, wr), b.fmul(xi, wi)
+    ri, ir_ = b.fmul(xr, wi), b.fmul(xi, wr)
+    wr_zero = b.fcmp_ordered("==", wr, ir.Constant(F64, 0.0))
+    wi_zero = b.fcmp_ordered("==", wi, ir.Constant(F64, 0.0))
+    pr = b.select(wi_zero, rr, b.select(wr_zero, b.fneg(ii), b.fsub(rr, ii)))
+    pi = b.select(wi_zero, ir_, b.select(wr_zero, ri, b.fadd(ri, ir_)))
+    return pr, pi
+
+
 def emit_fft_pass(
     target: GpuTarget, entry: KernelEntry, step: FftPass, src: ir.Value, dst: ir.Value
 ) -> LaunchShape:
@@ -211,8 +234,7 @@ def emit_fft_pass(
             if real_only:  # the zero and Nyquist bins of a real signal's spectrum
                 pr, pi = b.fmul(xr, wr), zero
             else:
-                pr = b.fsub(b.fmul(xr, wr), b.fmul(xi, wi))
-                pi = b.fadd(b.fmul(xr, wi), b.fmul(xi, wr))
+                pr, pi = _rotate(b, xr, xi, wr, wi)
             if weight != 1.0:
                 pr, pi = b.fmul(pr, ir.Constant(F64, weight)), b.fmul(pi, ir.Constant(F64, weight))
             b.store(b.fadd(b.load(acc_re, typ=F64), pr), acc_re)
