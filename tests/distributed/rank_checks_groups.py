@@ -9,7 +9,7 @@ import threading
 import zlib
 
 import numpy as np
-from rank_helpers import _rank_size
+from rank_helpers import _rank_size, run_threads
 
 # device ids 4k + r belong to process r % P (P = 2 or 4): both groups span every process
 COLLIDING = ((173128, 173129, 11862, 250287), (179956, 179957, 59658, 339051))
@@ -51,11 +51,6 @@ def check_colliding_groups(out: dict) -> None:
             errors.append(f"{group}: {type(err).__name__}: {err}")
 
     threads = [threading.Thread(target=reduce, args=(g,)) for g in COLLIDING]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-    out["threads_alive"] = sum(t.is_alive() for t in threads)
-    out["errors"] = errors
+    run_threads(threads, out, errors)
     out["results"] = [results.get(g) for g in COLLIDING]
     out["tags"] = sorted(tags)
