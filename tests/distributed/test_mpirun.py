@@ -175,6 +175,7 @@ def test_compiled_collectives_of_other_shapes_or_types_name_both_sides(job):
     want = {
         "shape_all_reduce": ("all_reduce sum f32[16]", "all_reduce sum f32[8]"),
         "type_all_reduce": ("all_reduce sum s32[8]", "all_reduce sum f32[8]"),
+        "size_all_reduce": ("all_reduce sum f32[4096]", "all_reduce sum f32[8]"),
         "shape_all_gather": ("all_gather f32[16] on 2", "all_gather f32[8] on 2"),
         "shape_all_to_all": ("all_to_all f32[2] in 8", "all_to_all f32[1] in 8"),
     }
