@@ -17,6 +17,7 @@ from rank_helpers import (
     _value,
     _within_fold,
     mine_of,
+    run_threads,
 )
 
 from hlort import dtypes
@@ -43,12 +44,7 @@ def check_mpi_collectives(out: dict) -> None:
             errors.append(f"{device_id}: {err}")
 
     threads = [threading.Thread(target=device_thread, args=(d,)) for d in mine_of(rank)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-    out["threads_alive"] = sum(t.is_alive() for t in threads)
-    out["errors"] = errors
+    run_threads(threads, out, errors)
     out["within_fold"] = all(ok for v in results.values() for ok, _ in v) and len(results) == 2
     # digests by group parity and step: the test compares them across ranks
     out["digests"] = {str(d % 2): [dg for _, dg in v] for d, v in results.items()}
@@ -176,12 +172,7 @@ def check_serialized_groups(out: dict) -> None:
     threads = [
         threading.Thread(target=device_thread, args=a) for a in zip(mine, delays, strict=True)
     ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-    out["threads_alive"] = sum(t.is_alive() for t in threads)
-    out["errors"] = errors
+    run_threads(threads, out, errors)
     out["all_ok"] = len(results) == 2 and all(all(v) for v in results.values())
     out["communicators_made"] = len(transport._groups._comms)
     out["results"] = {str(d): v for d, v in results.items()}

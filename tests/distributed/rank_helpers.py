@@ -47,3 +47,14 @@ def _digest(array: np.ndarray) -> str:
     import hashlib
 
     return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()[:16]
+
+
+def run_threads(threads: list, out: dict, errors: list) -> None:
+    """Start ``threads``, wait for them (bounded), and report how many still run and the
+    errors they collected (the tests assert none)."""
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    out["threads_alive"] = sum(t.is_alive() for t in threads)
+    out["errors"] = errors

@@ -16,6 +16,11 @@ import traceback
 from pathlib import Path
 
 import numpy as np
+from rank_checks_groups import check_colliding_groups  # noqa: F401 - found by CHECKS below
+from rank_checks_mismatch import (  # noqa: F401 - found by CHECKS below
+    check_compiled_mismatch,
+    check_serialized_mismatch,
+)
 from rank_checks_mpi import (  # noqa: F401 - found by CHECKS below
     _all_to_all_forms,
     _exact_paths,
@@ -32,6 +37,7 @@ from rank_helpers import (
     _value,
     _within_fold,
     mine_of,
+    run_threads,
 )
 
 from hlort import dtypes
@@ -99,12 +105,7 @@ def check_concurrent_groups(out: dict) -> None:
         for d in everyone
         if d // DEVICES_PER_RANK == rank
     ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-    out["threads_alive"] = sum(t.is_alive() for t in threads)
-    out["errors"] = errors
+    run_threads(threads, out, errors)
     out["all_ok"] = all(all(v) and len(v) == 20 for v in results.values()) and len(results) == 2
 
     # the same tag for every exchange: messages of other exchanges land in the mailbox

@@ -21,6 +21,9 @@ CHECKS = (
     "mpi_collectives",
     "mpi_deadline",
     "serialized_groups",
+    "compiled_mismatch",
+    "serialized_mismatch",
+    "colliding_groups",
 )
 ENV = {"HLORT_INTERPRETER_DEVICES": "2"}  # two interpreter devices per process
 RANKS = [2, 4]
@@ -163,6 +166,52 @@ def test_group_collectives_without_thread_multiple_do_not_deadlock(job):
         assert found["threads_alive"] == 0 and found["errors"] == [], (rank, found)
         assert found["all_ok"], (rank, found["results"])
         assert found["communicators_made"] == 0, (rank, found)
+
+
+def test_compiled_collectives_of_other_shapes_or_types_name_both_sides(job):
+    """Process 0 runs a program whose collective operands are f32[16] (or s32[8]) where the
+    others' are f32[8]: INVALID_ARGUMENT on every process naming both, not MPI reading past a
+    buffer (garbage, a crash) or a hang; the next matching collective still works."""
+    want = {
+        "shape_all_reduce": ("all_reduce sum f32[16]", "all_reduce sum f32[8]"),
+        "type_all_reduce": ("all_reduce sum s32[8]", "all_reduce sum f32[8]"),
+        "size_all_reduce": ("all_reduce sum f32[4096]", "all_reduce sum f32[8]"),
+        "shape_all_gather": ("all_gather f32[16] on 2", "all_gather f32[8] on 2"),
+        "shape_all_to_all": ("all_to_all f32[2] in 8", "all_to_all f32[1] in 8"),
+    }
+    for rank, found in enumerate(job.check("compiled_mismatch")):
+        for case, (first, other) in want.items():
+            code, message, seconds = found[case]
+            assert code == "INVALID_ARGUMENT", (rank, case, message)
+            if case == "shape_all_to_all" and job.ranks == 2:
+                first, other = "all_to_all f32[4] in 4", "all_to_all f32[2] in 4"
+            assert f"process 0: {first}" in message and f"process 1: {other}" in message, (
+                rank,
+                case,
+                message,
+            )
+            assert "same program" in message and seconds < 30, (rank, case, found[case])
+        assert found["after"], rank
+
+
+def test_keyed_exchange_collectives_of_other_shapes_name_both_sides(job):
+    for rank, found in enumerate(job.check("serialized_mismatch")):
+        for case in ("all_gather", "all_to_all"):
+            code, message = found[case]
+            assert code == "INVALID_ARGUMENT", (rank, case, message)
+            assert f"process 0: {case} f32[4]" in message, (rank, case, message)
+            assert f"process 1: {case} f32[2]" in message, (rank, case, message)
+
+
+def test_two_groups_whose_crc32s_collide_get_their_own_creation_tags(job):
+    """Their communicators are made at once over the same processes: one tag for both would let
+    MPI match one creation's messages with the other's."""
+    reports = job.check("colliding_groups")
+    for rank, found in enumerate(reports):
+        assert found["threads_alive"] == 0 and found["errors"] == [], (rank, found)
+        assert found["results"] == [True, True], (rank, found)
+        assert len(set(found["tags"])) == 2, (rank, found["tags"])
+    assert all(found["tags"] == reports[0]["tags"] for found in reports)  # agreed
 
 
 def test_mlp_training_step_on_two_ranks_of_two_cpu_devices_matches_one_device(mpi_ranks):

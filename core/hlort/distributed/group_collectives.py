@@ -14,7 +14,11 @@ doubling / shared-memory ones by size), which move about ``2 (P-1)/P * B``:
   raises, so a late one (arriving after the others gave up) reads that and is
   DEADLINE_EXCEEDED naming them, instead of blocking in ``MPI_Comm_create_group`` for peers
   that never come. The blocking creation is entered only when every process of the group said
-  it passed, so it never waits for one that gave up. A group whose creation failed is retired
+  it passed, so it never waits for one that gave up. Round two also carries the creation's tag,
+  which concurrent creations over shared processes must not share (MPI could match one group's
+  creation messages with another's): the group's lowest process hands it out from its own
+  share of the tag space, ``rank * (TAG_UB + 1) // P + k`` for the k-th group it leads, so no
+  two groups of the run ever get the same tag. A group whose creation failed is retired
   (ABORTED after: messages of the attempt are still in flight). One communicator per group,
   not per process set: two groups over the same processes run from different device threads
   at once, and MPI matches collectives on a communicator by order;
@@ -28,22 +32,34 @@ doubling / shared-memory ones by size), which move about ``2 (P-1)/P * B``:
   group's communicator is retired, so a later collective over it raises ABORTED at once
   instead of matching the late peer's stale call.
 
-Processes must issue a group's collectives in the same order with the same shapes, as in any
-MPI program (every rank runs the same compiled program). Counts are bytes in a C int: one
-process's part of one collective must stay below 2 GiB.
+Processes must issue a group's collectives in the same order, as in any MPI program (every rank
+runs the same compiled program). Shapes and types are checked, not trusted: before each MPI
+collective the processes reduce a 64-bit hash of what they pass (the collective, its op, the
+element type and dims of their parts) with a 16-byte ``Iallreduce`` (max of ``h`` and of
+``-h``: equal everywhere only when every hash is); when they differ, every process sees it,
+the signatures travel by the keyed exchange, and every process raises INVALID_ARGUMENT naming
+each process's, instead of MPI reading or writing past a buffer (garbage, a crash or a hang).
+Counts are bytes in a C int: one process's part of one collective must stay below 2 GiB.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import threading
 import time
-import zlib
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from hlort.errors import Aborted, ErrorCode, HlortError, Internal, InvalidArgument
+from hlort.errors import (
+    Aborted,
+    ErrorCode,
+    HlortError,
+    Internal,
+    InvalidArgument,
+    ResourceExhausted,
+)
 
 SPIN_S = 20e-3
 _UFUNCS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
@@ -59,6 +75,7 @@ class GroupCollectives:
         self._retired: dict[tuple[int, ...], str] = {}
         self._locks: dict[tuple[int, ...], threading.Lock] = {}
         self._locks_lock = threading.Lock()
+        self._led = 0  # groups whose creation tag this process handed out (it is their lowest)
         self._abandoned: list = []  # timed-out requests and their buffers: MPI may still write
         self._ops = {
             "sum": self._mpi.SUM,
@@ -109,13 +126,12 @@ class GroupCollectives:
         # round two: every process says "I passed round one" (1) or "I gave up on it" (0).
         # Every process that sent round one sends one of them within its own timeout, so
         # this waits for decisions, not for arrivals: bounded by about one more timeout
+        processes = sorted({t.process_of(d) for d in group})
+        passed = {d: np.ones(1, np.int64) for d in mine}
+        if t.process_index == processes[0]:
+            passed[mine[0]] = np.array([1, self._allocate_tag(group)], np.int64)
         try:
-            said = t.exchange(
-                decision,
-                {d: np.ones(1, np.uint8) for d in mine},
-                group,
-                timeout_s=2 * timeout_s + 1,
-            )
+            said = t.exchange(decision, passed, group, timeout_s=2 * timeout_s + 1)
         except HlortError as err:
             if err.code is not ErrorCode.DEADLINE_EXCEEDED:
                 raise
@@ -133,13 +149,26 @@ class GroupCollectives:
                 "HLORT_COLLECTIVE_TIMEOUT (seconds); restart the job",
                 ErrorCode.DEADLINE_EXCEEDED,
             )
-        processes = sorted({t.process_of(d) for d in group})
-        tag = zlib.crc32(repr(group).encode()) % max(1, t._tag_ub)
+        tag = int(said[next(d for d in group if t.process_of(d) == processes[0])][1])
         members = t.comm.Get_group().Incl(processes)
         try:  # every process of the group said it comes: blocking, but not for long
             return t.comm.Create_group(members, tag)
         finally:
             members.Free()
+
+    def _allocate_tag(self, group: tuple[int, ...]) -> int:
+        """The creation tag of a group this process is the lowest of (module docstring)."""
+        t = self._t
+        share = (t._tag_ub + 1) // t.process_count
+        with self._locks_lock:
+            k, self._led = self._led, self._led + 1
+        if k >= share:
+            raise ResourceExhausted(
+                f"collectives over devices {list(group)}: process {t.process_index} is the "
+                f"lowest process of {k + 1} device groups, and MPI's tag space (TAG_UB "
+                f"{t._tag_ub}) gives each process {share}; use fewer distinct replica groups"
+            )
+        return t.process_index * share + k
 
     def _retire(self, group: tuple[int, ...], key, why: str) -> None:
         self._retired[group] = (
@@ -186,6 +215,7 @@ class GroupCollectives:
         position = {d: i for i, d in enumerate(group)}
         stacked = {j: np.stack([np.asarray(p) for p in pieces]) for j, pieces in local.items()}
         got = self._t.exchange(key, stacked, group, timeout_s=timeout_s)
+        self._check_received("all_to_all", key, group, {j: got[j][0] for j in group})
         return {i: [got[j][position[i]] for j in group] for i in local}
 
     # -- collectives ---------------------------------------------------------------------------
@@ -213,12 +243,20 @@ class GroupCollectives:
         comm = self.communicator(group, timeout_s, key)
         if comm is None:
             return self._exchange_reduce(key, array, op, group, timeout_s, send)
-        if array.size == 0:
-            return array
-        with self._t._mpi_lock:
-            source = self._mpi.IN_PLACE if send is None else send
-            request = comm.Iallreduce(source, array, self._ops[op])
-        self._wait(request, (array, send), group, deadline, timeout_s, key)
+
+        def start(private: bool):
+            if array.size == 0:
+                return None
+            given = array if send is None else send
+            source = given.copy() if private else self._mpi.IN_PLACE if send is None else send
+            result = np.empty_like(array) if private else array
+            with self._t._mpi_lock:
+                return comm.Iallreduce(source, result, self._ops[op]), (source, result, given)
+
+        said = f"all_reduce {op} {_kind(array)}"
+        started = self._agree_then_start(comm, said, key, group, deadline, timeout_s, start)
+        if started is not None:
+            self._wait(*started, group, deadline, timeout_s, key)
         return array
 
     def all_gather(
@@ -237,27 +275,39 @@ class GroupCollectives:
         deadline = time.monotonic() + timeout_s
         comm = self.communicator(group, timeout_s, key)
         if comm is None:
-            return t.exchange(key, local, group, timeout_s=timeout_s)
+            got = t.exchange(key, local, group, timeout_s=timeout_s)
+            self._check_received("all_gather", key, group, got)
+            return got
         processes = sorted({t.process_of(d) for d in group})
         by_process = {p: sorted(d for d in group if t.process_of(d) == p) for p in processes}
         order = [d for p in processes for d in by_process[p]]
         slot = {d: i for i, d in enumerate(order)}
         received = np.empty(len(order) * nbytes, np.uint8)
-        if nbytes:
-            counts = [len(by_process[p]) * nbytes for p in processes]
-            displacements = [slot[by_process[p][0]] * nbytes for p in processes]
-            mine = by_process[t.process_index]
-            MPI = self._mpi
+        counts = [len(by_process[p]) * nbytes for p in processes]
+        displacements = [slot[by_process[p][0]] * nbytes for p in processes]
+        mine = by_process[t.process_index]
+        MPI = self._mpi
+
+        def start(private: bool):
+            if not nbytes:
+                return None
+            into = np.empty_like(received) if private else received
             if len(mine) == 1:
-                send = [local[mine[0]].reshape(-1).view(np.uint8), MPI.BYTE]
+                data = local[mine[0]].reshape(-1).view(np.uint8)
+                send = [data.copy() if private else data, MPI.BYTE]
             else:  # in place: the local arrays go to their slots first (the one copy)
                 for d in mine:
                     at = slot[d] * nbytes
-                    received[at : at + nbytes] = local[d].reshape(-1).view(np.uint8)
+                    into[at : at + nbytes] = local[d].reshape(-1).view(np.uint8)
                 send = MPI.IN_PLACE
             with t._mpi_lock:
-                request = comm.Iallgatherv(send, [received, (counts, displacements), MPI.BYTE])
-            self._wait(request, (received, local), group, deadline, timeout_s, key)
+                request = comm.Iallgatherv(send, [into, (counts, displacements), MPI.BYTE])
+            return request, (into, send, local)
+
+        said = f"all_gather {_kind(first)} on {len(local)} device(s)"
+        started = self._agree_then_start(comm, said, key, group, deadline, timeout_s, start)
+        if started is not None:
+            self._wait(*started, group, deadline, timeout_s, key)
         out = {}
         for d in group:
             if d in local:
@@ -300,16 +350,26 @@ class GroupCollectives:
                 for j in mine:
                     send[at : at + nbytes] = local[j][position[i]].reshape(-1).view(np.uint8)
                     at += nbytes
-        if nbytes:
-            MPI = self._mpi
-            displacements = [sum(send_counts[:k]) for k in range(len(processes))]
-            received_at = [sum(recv_counts[:k]) for k in range(len(processes))]
+        MPI = self._mpi
+        displacements = [sum(send_counts[:k]) for k in range(len(processes))]
+        received_at = [sum(recv_counts[:k]) for k in range(len(processes))]
+
+        def start(private: bool):  # both buffers are this call's own already
+            if not nbytes:
+                return None
             with t._mpi_lock:
                 request = comm.Ialltoallv(
                     [send, (send_counts, displacements), MPI.BYTE],
                     [received, (recv_counts, received_at), MPI.BYTE],
                 )
-            self._wait(request, (send, received), group, deadline, timeout_s, key)
+            return request, (send, received)
+
+        kinds = sorted({_kind(p) for pieces in local.values() for p in pieces})
+        counts = sorted({len(pieces) for pieces in local.values()})
+        said = f"all_to_all {' '.join(kinds)} in {'/'.join(map(str, counts))} piece(s)"
+        started = self._agree_then_start(comm, said, key, group, deadline, timeout_s, start)
+        if started is not None:
+            self._wait(*started, group, deadline, timeout_s, key)
         out: dict[int, list[np.ndarray]] = {i: [None] * len(group) for i in mine}  # type: ignore[misc]
         at = 0
         for q in processes:  # from process q: per local member i, per member j of q
@@ -319,6 +379,61 @@ class GroupCollectives:
                     out[i][position[j]] = piece
                     at += nbytes
         return out
+
+    def _agree_then_start(self, comm, said: str, key, group, deadline, timeout_s, start):
+        """``start(False)`` (the collective's request and buffers, or None for no data) once
+        every process of the group passes the same ``said`` (module docstring: one 16-byte
+        Iallreduce); INVALID_ARGUMENT naming each process's on every process if not.
+
+        A check that times out still starts the collective, on private copies
+        (``start(True)``, abandoned with the check): a late peer whose check then agrees
+        completes both, as it would complete an abandoned collective, and the caller's arrays
+        are never written after its error. A late peer whose check disagrees finds nobody to
+        tell (its keyed exchange times out) and retires the group."""
+        h = int.from_bytes(hashlib.blake2b(said.encode(), digest_size=8).digest(), "little")
+        h >>= 2  # -h must fit in an int64
+        both = np.array([h, -h], np.int64)
+        with self._t._mpi_lock:
+            request = comm.Iallreduce(self._mpi.IN_PLACE, both, self._mpi.MAX)
+        try:
+            self._wait(request, (both,), group, deadline, timeout_s, key)
+        except HlortError as err:
+            if err.code is ErrorCode.DEADLINE_EXCEEDED:
+                self._abandoned.append(start(True))
+            raise
+        if both[0] == -both[1]:  # the largest hash is the smallest: all are one
+            return start(False)
+        t = self._t
+        mine, firsts = self._first_members(group)
+        local = {d: np.zeros(0, np.uint8) for d in mine}
+        local[mine[0]] = np.frombuffer(said.encode(), np.uint8)
+        try:
+            got = t.exchange(
+                ("hlort.distributed.signature", key), local, group, timeout_s=timeout_s
+            )
+        except HlortError as err:
+            if err.code is ErrorCode.DEADLINE_EXCEEDED:  # its peers gave up on this collective
+                self._retire(
+                    tuple(group), key, "processes disagreed on a collective after a timeout"
+                )
+                self._comms.pop(tuple(group), None)
+            raise
+        listed = "; ".join(
+            f"process {t.process_of(d)}: {got[d].tobytes().decode()}" for d in firsts
+        )
+        raise _mismatch(key, group, listed)
+
+    def _check_received(self, what: str, key, group, got: Mapping[int, np.ndarray]) -> None:
+        """The keyed exchange's check: every process holds every member's array, so all of
+        them see a mismatch and raise the same INVALID_ARGUMENT."""
+        kinds: dict[int, set[str]] = {}
+        for d in group:
+            kinds.setdefault(self._t.process_of(d), set()).add(_kind(got[d]))
+        if len({k for ks in kinds.values() for k in ks}) > 1:
+            listed = "; ".join(
+                f"process {p}: {what} {' '.join(sorted(k))}" for p, k in kinds.items()
+            )
+            raise _mismatch(key, group, listed)
 
     def _wait(self, request, buffers, group, deadline: float, timeout_s: float, key) -> None:
         """Poll ``request`` until done; past the deadline retire the group (module docstring)."""
@@ -358,3 +473,18 @@ class GroupCollectives:
                 raise HlortError(message, ErrorCode.DEADLINE_EXCEEDED)
             if now > spin_until:
                 time.sleep(0)
+
+
+def _kind(array: np.ndarray) -> str:
+    """``f32[3,4]``-like text of an operand, for the agreement check and its message."""
+    from hlort import dtypes
+
+    return f"{dtypes.from_numpy(array.dtype).name}[{','.join(map(str, array.shape))}]"
+
+
+def _mismatch(key, group, listed: str) -> InvalidArgument:
+    return InvalidArgument(
+        f"collective {key!r} over devices {list(group)}: the processes passed different "
+        f"operands ({listed}); every process must run the same program, with the same "
+        "element types and shapes in each collective"
+    )

@@ -33,7 +33,7 @@ class FusionPolicy:
     kernel?"; when set, fusion never makes a reduction fusion or a multi-output merge it answers
     False for (the producer or the merge partner stays apart and compiles, or falls back, on its
     own). Not asked about loop fusions, which are what their ops are one by one. Not part of
-    the repr: it is the backend's code, which its version and source digests already key.
+    the repr: the executable cache keys it by name and source (hlort.runtime.pass_identity).
     """
 
     loop_fusion: bool = True

@@ -2,10 +2,12 @@
 
 Like JAX's persistent compilation cache. The key covers everything the compiled program depends
 on: the input module's fingerprint and name, the compile options, the backend (platform,
-platform version, plugin version and attributes), the pass options it asks for, and the core's
-own source (files of ``hlort.passes``, ``hlort.ir``, ``hlort.text``, ``shape.py`` and
+platform version, plugin version and attributes), the pass options it asks for (each pass's
+class and constructor arguments, the fusion policy, and the source of the plugin code they come
+from: :mod:`hlort.runtime.pass_identity`), and the core's own source (files of ``hlort.passes``,
+``hlort.ir``, ``hlort.text``, ``hlort.interpreter``, ``builder.py``, ``shape.py`` and
 ``dtypes.py``, by path, size and modification time, so an edited pass never serves a stale
-program). The value is the
+program). Pass options it cannot describe stably mean no cache for that compile. The value is the
 executable's own serialization (``Executable.serialize``), restored with
 ``Client.deserialize_executable``; the plugin's caches then make that cheap (the cpu plugin
 reloads its object code and the parsed module from disk).
@@ -37,6 +39,7 @@ from hlort.plugin.base.cache_dir import cache_enabled, private_cache_dir, write_
 from hlort.plugin.base.cache_eviction import mark_used
 from hlort.plugin.base.source_digest import core_source_digest
 from hlort.plugin.options import CompileOptions
+from hlort.runtime.pass_identity import pass_options_identity
 
 _MAGIC = b"HLORTCACHE1"
 
@@ -65,6 +68,9 @@ class ExecutableCache:
             wanted = backend.client.pass_options()
         except HlortError:
             return None
+        passes = pass_options_identity(wanted)
+        if passes is None:
+            return None
         parts = [
             module.fingerprint(),
             module.name,  # not in the fingerprint, but the executable carries it
@@ -72,8 +78,7 @@ class ExecutableCache:
             backend.platform,
             backend.platform_version,
             json.dumps(attributes, sort_keys=True, default=str),
-            repr(wanted.policy),
-            repr([type(p).__name__ for p in (*wanted.before, *wanted.after)]),
+            passes,
             core_source_digest(),
         ]
         key = hashlib.sha256("\0".join(parts).encode()).hexdigest()

@@ -6,10 +6,7 @@ JIT (plugins/cpu/tests/test_transcendental_ulp_f32.py) and on the host simulator
 
 import pytest
 
-from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
-from hlort.passes.default_pipeline import run_default_pipeline
-from hlort.testing.gpu_math_programs import F32_MATH_CHAIN
-from hlort.text.parser import parse_module
+from hlort.testing.gpu_math_programs import F32_MATH_CHAIN, gpu_math_program
 from hlort_cuda.nvptx_target import NvptxTarget
 from hlort_cuda.ptx_check import find_ptxas, missing_ptxas_reason, run_ptxas
 
@@ -23,10 +20,8 @@ def test_the_nvptx_target_keeps_f32_math_in_f32():
 @needs_ptxas
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_f32_math_kernel_has_no_f64_and_assembles(arch):
-    module = parse_module(F32_MATH_CHAIN)
-    run_default_pipeline(module, policy=gpu_pass_options().policy)
-    program = compile_gpu_program(module, NvptxTarget(arch))
-    assert [k.schedule for k in program.kernels] == ["loop"] and not program.fallbacks
+    program = gpu_math_program(F32_MATH_CHAIN, NvptxTarget(arch))
+    assert [k.schedule for k in program.kernels] == ["loop"]
     ptx = program.binary.decode()
     assert ".f64" not in ptx
     assert (

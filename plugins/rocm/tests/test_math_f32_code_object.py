@@ -9,30 +9,16 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from unlinked_target import UnlinkedTarget
 
-from hlort.codegen.gpu.compiler import compile_gpu_program, gpu_pass_options
-from hlort.passes.default_pipeline import run_default_pipeline
-from hlort.testing.gpu_math_programs import F32_MATH_CHAIN
-from hlort.text.parser import parse_module
+from hlort.testing.gpu_math_programs import F32_MATH_CHAIN, gpu_math_program
 from hlort_rocm.amdgpu_kernel_target import AmdgpuTarget
-from hlort_rocm.code_object import emit_assembly
 from hlort_rocm.compiler import check_program_code_object
 
 
-class _Unlinked(AmdgpuTarget):
-    """Keeps the object and its assembly instead of linking (no ld.lld needed)."""
-
-    def compile(self, llvm_ir: str) -> bytes:
-        compiled = self.compile_object(llvm_ir)
-        self.assembly = emit_assembly(compiled)
-        return compiled.object_code
-
-
 def _program(target: AmdgpuTarget):
-    module = parse_module(F32_MATH_CHAIN)
-    run_default_pipeline(module, policy=gpu_pass_options().policy)
-    program = compile_gpu_program(module, target)
-    assert [k.schedule for k in program.kernels] == ["loop"] and not program.fallbacks
+    program = gpu_math_program(F32_MATH_CHAIN, target)
+    assert [k.schedule for k in program.kernels] == ["loop"]
     return program
 
 
@@ -42,7 +28,7 @@ def test_the_amdgpu_target_keeps_f32_math_in_f32():
 
 @pytest.mark.parametrize("gfx", ["gfx90a", "gfx942"])
 def test_f32_math_assembly_has_no_f64(gfx):
-    target = _Unlinked(gfx)
+    target = UnlinkedTarget(gfx)
     _program(target)
     code = target.assembly
     assert "v_sin_f32" not in code  # our own code, not the hardware approximation

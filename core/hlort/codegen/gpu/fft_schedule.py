@@ -20,9 +20,10 @@ infinite input turns into inf, not NaN (``inf * 0``), where pocketfft has inf (f
 lines exactly its pattern; its own multi-pass butterflies can subtract infinities). The
 tables live in global memory (constant memory is 64 KiB on NVIDIA GPUs).
 
-The axes follow NumPy's order: FFT / IFFT transform every trailing axis (IFFT scales each by
-1/n in its last pass); RFFT is a real forward transform of the last axis, whose last pass keeps
-only the ``n // 2 + 1`` bins, then complex forward transforms of the others; IRFFT is complex
+The axes follow NumPy's order (which only shows in where inf and NaN inputs end up): FFT / IFFT
+transform every trailing axis, the last first (IFFT scales each by 1/n in its last pass); RFFT
+is a real forward transform of the last axis, whose last pass keeps only the ``n // 2 + 1``
+bins, then complex forward transforms of the others from the last back; IRFFT is complex
 inverse transforms of the leading axes, then the real inverse of the last one, whose first pass
 reads the half spectrum as the full Hermitian one (bin ``q > n/2`` is the conjugate of ``n -
 q``; the imaginary parts of the zero and, for even ``n``, Nyquist bins are ignored, as pocketfft
@@ -130,10 +131,10 @@ def plan_fft(instr: Instruction) -> tuple[FftPlan | None, str]:
         return None, f"a length with the prime factor {longest} (> {MAX_RADIX}: n^2 work)"
     rank = len(out.dims)
     axes = list(range(rank - len(length), rank))
-    if kind in (FftType.FFT, FftType.IFFT):
-        order = [(a, "complex") for a in axes]
+    if kind in (FftType.FFT, FftType.IFFT):  # numpy.fft's orders (module docstring)
+        order = [(a, "complex") for a in reversed(axes)]
     elif kind is FftType.RFFT:
-        order = [(axes[-1], "real_forward")] + [(a, "complex") for a in axes[:-1]]
+        order = [(axes[-1], "real_forward")] + [(a, "complex") for a in reversed(axes[:-1])]
     else:
         order = [(a, "complex") for a in axes[:-1]] + [(axes[-1], "real_inverse")]
     inverse = kind in (FftType.IFFT, FftType.IRFFT)

@@ -482,6 +482,42 @@ def ctan(ctx: IrContext, z: Pair, tanh=None) -> Pair:
     return im, ctx.b.fneg(re)
 
 
+def divide_specials(ctx: IrContext, a: Pair, d: Pair, q: Pair, add_parts=None) -> Pair:
+    """XLA's fixes where Smith's quotient ``q`` is NaN + NaN i: a / 0, inf / finite and
+    finite / inf (the interpreter's ``complex_divide``), in a's float type. ``add_parts(ctx,
+    x, y)`` sums the finite / inf case's products (default: one fadd; complex_math_f32's keeps
+    the sign and zero-ness of an f32 sum that overflows where the interpreter's f64 one does
+    not)."""
+    b = ctx.b
+    (ar, ai), (br, bi) = a, d
+    k = lambda v: like(ar, v)  # noqa: E731
+    mul, add, sub, sel = b.fmul, b.fadd, b.fsub, b.select
+    total = add_parts or (lambda ctx, x, y: ctx.b.fadd(x, y))
+    not_nan = lambda v: b.fcmp_ordered("ord", v, v)  # noqa: E731
+    zero_denom = b.and_(b.and_(is_zero(ctx, br), is_zero(ctx, bi)), b.or_(not_nan(ar), not_nan(ai)))
+    s = ctx.copysign(k(INF), br)
+    zr, zi = mul(s, ar), mul(s, ai)
+    a_r_inf, a_i_inf = is_inf(ctx, ar), is_inf(ctx, ai)
+    inf_num = b.and_(b.or_(a_r_inf, a_i_inf), b.and_(is_finite(ctx, br), is_finite(ctx, bi)))
+    ar1 = ctx.copysign(sel(a_r_inf, k(1.0), k(0.0)), ar)
+    ai1 = ctx.copysign(sel(a_i_inf, k(1.0), k(0.0)), ai)
+    nr = mul(k(INF), add(mul(ar1, br), mul(ai1, bi)))
+    ni = mul(k(INF), sub(mul(ai1, br), mul(ar1, bi)))
+    b_r_inf, b_i_inf = is_inf(ctx, br), is_inf(ctx, bi)
+    inf_den = b.and_(b.or_(b_r_inf, b_i_inf), b.and_(is_finite(ctx, ar), is_finite(ctx, ai)))
+    br1 = ctx.copysign(sel(b_r_inf, k(1.0), k(0.0)), br)
+    bi1 = ctx.copysign(sel(b_i_inf, k(1.0), k(0.0)), bi)
+    dr = mul(k(0.0), total(ctx, mul(ar, br1), mul(ai, bi1)))
+    di = mul(k(0.0), total(ctx, mul(ai, br1), b.fneg(mul(ar, bi1))))
+    cr, ci = q
+    both_nan = b.and_(ctx.is_nan(cr), ctx.is_nan(ci))
+    rr, ri = cr, ci
+    for cond, xr, xi in ((inf_den, dr, di), (inf_num, nr, ni), (zero_denom, zr, zi)):
+        take = b.and_(both_nan, cond)  # the first matching condition wins: applied last
+        rr, ri = sel(take, xr, rr), sel(take, xi, ri)
+    return rr, ri
+
+
 __all__ = [
     "cexp",
     "clog",
@@ -506,4 +542,5 @@ __all__ = [
     "sinh_specials",
     "cosh_specials",
     "tanh_specials",
+    "divide_specials",
 ]

@@ -38,7 +38,7 @@ import llvmlite.ir as ir
 from hlort.codegen.llvm import complex_math as cm
 from hlort.codegen.llvm import double_double as dd
 from hlort.codegen.llvm import float_math_f32 as m32
-from hlort.codegen.llvm.complex_math import INF, Pair, is_finite, is_inf, is_zero, like
+from hlort.codegen.llvm.complex_math import INF, Pair, is_finite, is_inf, is_zero
 from hlort.codegen.llvm.float_log_f32 import _EXP2, _INV_LN2, _LN2_A, _LN2_B, _log_parts
 from hlort.codegen.llvm.float_parts import pow2
 from hlort.codegen.llvm.ir_context import IrContext
@@ -443,44 +443,7 @@ def xla_divide(ctx: IrContext, a: Pair, d: Pair) -> Pair:
     ea = b.select(overflowed, i32(3), b.select(tiny_a, i32(-64), i32(0)))
     shift = b.sub(ea, ed)
     q = scale_by(ctx, q[0], shift), scale_by(ctx, q[1], shift)
-    return divide_specials(ctx, a, d, q, wide_sums=True)
-
-
-def divide_specials(ctx: IrContext, a: Pair, d: Pair, q: Pair, wide_sums: bool = False) -> Pair:
-    """XLA's fixes where Smith's quotient ``q`` is NaN + NaN i: a / 0, inf / finite and
-    finite / inf (the interpreter's ``complex_divide``), in a's float type (``wide_sums``: the
-    finite / inf sums as f64's would be, no f32 overflow)."""
-    b = ctx.b
-    (ar, ai), (br, bi) = a, d
-    k = lambda v: like(ar, v)  # noqa: E731
-    mul, add, sub, sel = b.fmul, b.fadd, b.fsub, b.select
-    not_nan = lambda v: b.fcmp_ordered("ord", v, v)  # noqa: E731
-    zero_denom = b.and_(b.and_(is_zero(ctx, br), is_zero(ctx, bi)), b.or_(not_nan(ar), not_nan(ai)))
-    s = ctx.copysign(k(INF), br)
-    zr, zi = mul(s, ar), mul(s, ai)
-    a_r_inf, a_i_inf = is_inf(ctx, ar), is_inf(ctx, ai)
-    inf_num = b.and_(b.or_(a_r_inf, a_i_inf), b.and_(is_finite(ctx, br), is_finite(ctx, bi)))
-    ar1 = ctx.copysign(sel(a_r_inf, k(1.0), k(0.0)), ar)
-    ai1 = ctx.copysign(sel(a_i_inf, k(1.0), k(0.0)), ai)
-    nr = mul(k(INF), add(mul(ar1, br), mul(ai1, bi)))
-    ni = mul(k(INF), sub(mul(ai1, br), mul(ar1, bi)))
-    b_r_inf, b_i_inf = is_inf(ctx, br), is_inf(ctx, bi)
-    inf_den = b.and_(b.or_(b_r_inf, b_i_inf), b.and_(is_finite(ctx, ar), is_finite(ctx, ai)))
-    br1 = ctx.copysign(sel(b_r_inf, k(1.0), k(0.0)), br)
-    bi1 = ctx.copysign(sel(b_i_inf, k(1.0), k(0.0)), bi)
-    if wide_sums:
-        dr = mul(k(0.0), _sum_no_overflow(ctx, mul(ar, br1), mul(ai, bi1)))
-        di = mul(k(0.0), _sum_no_overflow(ctx, mul(ai, br1), b.fneg(mul(ar, bi1))))
-    else:
-        dr = mul(k(0.0), add(mul(ar, br1), mul(ai, bi1)))
-        di = mul(k(0.0), sub(mul(ai, br1), mul(ar, bi1)))
-    cr, ci = q
-    both_nan = b.and_(ctx.is_nan(cr), ctx.is_nan(ci))
-    rr, ri = cr, ci
-    for cond, xr, xi in ((inf_den, dr, di), (inf_num, nr, ni), (zero_denom, zr, zi)):
-        take = b.and_(both_nan, cond)  # the first matching condition wins: applied last
-        rr, ri = sel(take, xr, rr), sel(take, xi, ri)
-    return rr, ri
+    return cm.divide_specials(ctx, a, d, q, add_parts=_sum_no_overflow)
 
 
 __all__ = [
@@ -495,7 +458,6 @@ __all__ = [
     "ccos",
     "ctan",
     "xla_divide",
-    "divide_specials",
     "exp_split",
     "times_exp",
     "log_abs",

@@ -205,10 +205,6 @@ def _is_inf(ctx: IrContext, x: ir.Value) -> ir.Value:
     return ctx.b.fcmp_ordered("==", ctx.fabs(x), ctx.f(x.type, INF))
 
 
-def _is_finite(ctx: IrContext, x: ir.Value) -> ir.Value:
-    return ctx.b.fcmp_ordered("<", ctx.fabs(x), ctx.f(x.type, INF))
-
-
 def _abs_c64(ctx: IrContext, z: ir.Value) -> ir.Value:
     """|z| of a c64: the squares of f32 parts are exact in f64, so one rounding of the sum and
     a correctly rounded sqrt land on the f32 that NumPy's f64 hypot rounds to."""
@@ -229,7 +225,6 @@ def _divide(
     narrow = dtype is dtypes.C64
     if narrow:
         ar, ai, br, bi = (b.fpext(v, F64) for v in (ar, ai, br, bi))
-    f = lambda v: ctx.f(F64, v)  # noqa: E731
     mul, add, sub, div, sel = b.fmul, b.fadd, b.fsub, b.fdiv, b.select
     r_over_i, i_over_r = div(br, bi), div(bi, br)
     r_denom, i_denom = add(bi, mul(r_over_i, br)), add(br, mul(i_over_r, bi))
@@ -240,30 +235,9 @@ def _divide(
     ci = sel(
         r_small, div(sub(mul(r_over_i, ai), ar), r_denom), div(sub(ai, mul(i_over_r, ar)), i_denom)
     )
-    not_nan = lambda v: b.fcmp_ordered("ord", v, v)  # noqa: E731
-    zero_denom = b.and_(
-        b.and_(b.fcmp_ordered("==", br, f(0.0)), b.fcmp_ordered("==", bi, f(0.0))),
-        b.or_(not_nan(ar), not_nan(ai)),
-    )
-    s = ctx.copysign(f(INF), br)
-    zr, zi = mul(s, ar), mul(s, ai)
-    a_r_inf, a_i_inf = _is_inf(ctx, ar), _is_inf(ctx, ai)
-    inf_num = b.and_(b.or_(a_r_inf, a_i_inf), b.and_(_is_finite(ctx, br), _is_finite(ctx, bi)))
-    ar1 = ctx.copysign(sel(a_r_inf, f(1.0), f(0.0)), ar)
-    ai1 = ctx.copysign(sel(a_i_inf, f(1.0), f(0.0)), ai)
-    nr = mul(f(INF), add(mul(ar1, br), mul(ai1, bi)))
-    ni = mul(f(INF), sub(mul(ai1, br), mul(ar1, bi)))
-    b_r_inf, b_i_inf = _is_inf(ctx, br), _is_inf(ctx, bi)
-    inf_den = b.and_(b.or_(b_r_inf, b_i_inf), b.and_(_is_finite(ctx, ar), _is_finite(ctx, ai)))
-    br1 = ctx.copysign(sel(b_r_inf, f(1.0), f(0.0)), br)
-    bi1 = ctx.copysign(sel(b_i_inf, f(1.0), f(0.0)), bi)
-    dr = mul(f(0.0), add(mul(ar, br1), mul(ai, bi1)))
-    di = mul(f(0.0), sub(mul(ai, br1), mul(ar, bi1)))
-    both_nan = b.and_(b.fcmp_unordered("uno", cr, cr), b.fcmp_unordered("uno", ci, ci))
-    rr, ri = cr, ci
-    for cond, xr, xi in ((inf_den, dr, di), (inf_num, nr, ni), (zero_denom, zr, zi)):
-        take = b.and_(both_nan, cond)  # the first matching condition wins: applied last
-        rr, ri = sel(take, xr, rr), sel(take, xi, ri)
+    from hlort.codegen.llvm.complex_math import divide_specials
+
+    rr, ri = divide_specials(ctx, (ar, ai), (br, bi), (cr, ci))
     if narrow:
         rr, ri = b.fptrunc(rr, F32), b.fptrunc(ri, F32)
     return make(b, rr, ri)

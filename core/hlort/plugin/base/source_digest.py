@@ -14,6 +14,17 @@ import os
 from hlort.version import __version__
 
 _core_digest: str | None = None
+# what an optimized module is made of and by: its IR and text (a cached module is encoded from
+# these), the passes, and what they call (constant folding evaluates with the interpreter)
+CORE_DIGEST_PARTS = (
+    "passes",
+    "ir",
+    "text",
+    "interpreter",
+    "builder.py",
+    "shape.py",
+    "dtypes.py",
+)
 
 
 def source_digest(*paths: str, salt: str = "") -> str:
@@ -51,9 +62,7 @@ def core_source_digest() -> str:
     global _core_digest
     if _core_digest is None:
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        # what an optimized module is made of and by (a cached module is encoded from these)
-        parts = ("passes", "ir", "text", "shape.py", "dtypes.py")
         _core_digest = source_digest(
-            *(os.path.join(root, part) for part in parts), salt=__version__
+            *(os.path.join(root, part) for part in CORE_DIGEST_PARTS), salt=__version__
         )
     return _core_digest
