@@ -2,7 +2,10 @@
 
 ``fresh_registry`` (autouse there): each test starts with a new default registry that knows only
 the built-in interpreter (installed plugins such as hlort-cpu would otherwise change the default
-backend under the tests' feet) and without HLORT_PLATFORMS. Discovery of installed plugins is
+backend under the tests' feet) and without HLORT_PLATFORMS. The test's registry is closed after
+it and the process's own one put back untouched: closing that one would close clients others
+still hold (JAX's hlort_* backends, started by an earlier test, failed every later JAX test with
+"work queue cpu:0 is closed" when jax was installed). Discovery of installed plugins is
 tested in subprocesses with ``fake_site``: a directory that, on sys.path or PYTHONPATH, makes
 the fake plugin distributions installed (see fake_site.py).
 """
@@ -14,15 +17,17 @@ from pathlib import Path
 import pytest
 from fake_site import HOSTILE, build_fake_site
 
-from hlort.plugin.registry import Registry, reset_default_registry
+import hlort.plugin.registry as registry_module
+from hlort.plugin.registry import Registry
 
 
 @pytest.fixture(autouse=True)
 def fresh_registry(monkeypatch):
     monkeypatch.delenv("HLORT_PLATFORMS", raising=False)
-    registry = reset_default_registry(lambda: Registry(group=None))
+    registry = Registry(group=None)
+    monkeypatch.setattr(registry_module, "_default", registry)  # undone after the close below
     yield registry
-    reset_default_registry()
+    registry.close()
 
 
 @pytest.fixture(scope="session")
