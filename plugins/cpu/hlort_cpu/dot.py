@@ -183,14 +183,17 @@ class DotThunk:
             self.small(_address(a), _address(b), _address(result))
             env[self.out] = result.reshape(self.out_dims) if self.reshape_result else result
             return
-        # one BLAS thread: big products are split across hlort's pool instead (dot_split.py)
-        with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
-            if not self.arithmetic.needs_finish:
-                result = np.empty(self.product_shape, self.result_dtype)
-                if self.arithmetic.ordered or not split_matmul(a, b, result):
-                    self.arithmetic.matmul(a, b, out=result)
-            else:
-                result = self.arithmetic.finish(self.arithmetic.matmul(a, b))
+        # one BLAS thread: big products are split across hlort's pool instead (dot_split.py,
+        # which limits BLAS's threads itself and calls gemm natively: no NumPy error state)
+        arithmetic = self.arithmetic
+        if not arithmetic.needs_finish:
+            result = np.empty(self.product_shape, self.result_dtype)
+            if arithmetic.ordered or not split_matmul(a, b, result):
+                with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
+                    arithmetic.matmul(a, b, out=result)
+        else:
+            with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
+                result = arithmetic.finish(arithmetic.matmul(a, b))
         env[self.out] = result.reshape(self.out_dims) if self.reshape_result else result
 
 
