@@ -44,7 +44,7 @@ BLAS = [  # the rule keeps these with BLAS
     ((64, 32), (32, 1), MATMUL),  # a vector result
     ((1, 64), (64, 32), MATMUL),  # one row
     ((16, 16), (16, 1024), MATMUL),  # few rows, wide rows
-    ((128, 1024), (1024, 10), MATMUL),  # 2^20 products or more: split across the pool
+    ((128, 1024), (1024, 20), MATMUL),  # 2^20 products or more: split across the pool
     ((8, 10), (512, 10), Dn((1,), (1,))),  # transposed rhs, too few rows to copy it
     ((13, 37), (37, 29), MATMUL),  # under 2^16 products: not worth a compile
 ]
