@@ -13,16 +13,13 @@ label); the layouts the kernel does not take are checked to stay on their paths.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
 pytest.importorskip("llvmlite")
 from contraction_tolerance import assert_matches_reference  # noqa: E402
+from dot_run import run_dot  # noqa: E402
 
-import hlort  # noqa: E402
-from hlort import Builder, dtypes, shape  # noqa: E402
 from hlort.ir.attributes import DotDimensionNumbers as Dn  # noqa: E402
 from hlort_cpu import narrow_dot  # noqa: E402
 
@@ -57,28 +54,8 @@ def workers(request, monkeypatch):
     return request.param
 
 
-def _values(dt, dims, rng, special: bool) -> np.ndarray:
-    values = rng.standard_normal(dims)
-    flat = values.reshape(-1)
-    if special and flat.size >= 8:
-        picks = rng.choice(flat.size, 5, replace=False)
-        flat[picks] = [np.nan, np.inf, -np.inf, -0.0, 1e-310 if dt.name == "f64" else 1e-40]
-    return values.astype(dt.numpy)
-
-
 def _run(dtype, case, special):
-    lhs_dims, rhs_dims, dn = case
-    rng = np.random.default_rng(5)
-    dt = dtypes.from_hlo_name(dtype)
-    a, b = _values(dt, lhs_dims, rng, special), _values(dt, rhs_dims, rng, special)
-    builder = Builder("dot")
-    x = builder.parameter(shape.array(dtype, list(lhs_dims)))
-    y = builder.parameter(shape.array(dtype, list(rhs_dims)))
-    module = builder.build(builder.dot_general(x, y, dn))
-    exe = hlort.compile(module, "cpu")
-    got = np.asarray(exe(a, b))
-    k = math.prod(lhs_dims[d] for d in dn.lhs_contracting_dims)
-    return module, [a, b], got, k, exe.raw.stats()
+    return run_dot(dtype, case, special, seed=5)
 
 
 @pytest.mark.parametrize("special", [True, False])
