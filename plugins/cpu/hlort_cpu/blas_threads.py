@@ -24,7 +24,6 @@ from __future__ import annotations
 import ctypes
 import functools
 import threading
-from contextlib import contextmanager
 
 from hlort_cpu.blas_functions import numpy_extension
 
@@ -52,22 +51,32 @@ _DEPTH = 0  # blocks inside single_threaded() now, over all threads
 _SAVED = 0  # the count the first of them found
 
 
-@contextmanager
-def single_threaded():
-    """BLAS calls use one thread inside the block (a no-op without support); see above."""
-    global _DEPTH, _SAVED
-    fn = _set_local()
-    if fn is None:
-        yield
-        return
-    with _LOCK:
-        if _DEPTH == 0:
-            _SAVED = fn(1)
-        _DEPTH += 1
-    try:
-        yield
-    finally:
+class _SingleThreaded:
+    """The block of :func:`single_threaded`: a plain class, not a generator-based context
+    manager, since every dot enters one (measured ~4 us against ~1 per block)."""
+
+    __slots__ = ("fn",)
+
+    def __enter__(self) -> None:
+        global _DEPTH, _SAVED
+        fn = self.fn = _set_local()
+        if fn is None:
+            return
+        with _LOCK:
+            if _DEPTH == 0:
+                _SAVED = fn(1)
+            _DEPTH += 1
+
+    def __exit__(self, *exc) -> None:
+        global _DEPTH
+        if self.fn is None:
+            return
         with _LOCK:
             _DEPTH -= 1
             if _DEPTH == 0:
-                fn(_SAVED)
+                self.fn(_SAVED)
+
+
+def single_threaded() -> _SingleThreaded:
+    """BLAS calls use one thread inside the block (a no-op without support); see above."""
+    return _SingleThreaded()

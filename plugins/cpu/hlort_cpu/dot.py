@@ -157,15 +157,20 @@ class DotThunk:
         self.ins, self.out = ins, out
         self.small = None  # the small-matmul kernel (small_dot.py), or None: BLAS
         self.small_copies_rhs = False
+        self.narrow = None  # few output columns: dot products along k (narrow_dot.py)
         plain = not self.arithmetic.needs_finish and not self.arithmetic.ordered
         if plain and not self.empty and compute.name in ("float32", "float64"):
             if lhs.dtype.numpy == compute and rhs.dtype.numpy == compute:
+                self.narrow = _narrow_dot(compute, lhs_view, self.product_shape, k)
+            if self.narrow is None and lhs.dtype.numpy == compute == rhs.dtype.numpy:
                 small = _small_kernel(compute, lhs_view, rhs_view, self.product_shape, k)
                 if small is not None:
                     self.small, self.small_copies_rhs = small
 
     @property
     def label(self) -> str:
+        if self.narrow is not None:
+            return "dot (narrow)"
         if self.small is not None:
             return "dot (small matmul)"
         return f"dot ({self.arithmetic.label})"
@@ -176,6 +181,11 @@ class DotThunk:
             return
         a = self.lhs(env[self.ins[0]])
         b = self.rhs(env[self.ins[1]])
+        if self.narrow is not None:
+            result = np.empty(self.product_shape, self.result_dtype)
+            self.narrow(a, b, result)
+            env[self.out] = result.reshape(self.out_dims) if self.reshape_result else result
+            return
         if self.small is not None:
             if self.small_copies_rhs:
                 b = np.ascontiguousarray(b)
@@ -183,15 +193,30 @@ class DotThunk:
             self.small(_address(a), _address(b), _address(result))
             env[self.out] = result.reshape(self.out_dims) if self.reshape_result else result
             return
-        # one BLAS thread: big products are split across hlort's pool instead (dot_split.py)
-        with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
-            if not self.arithmetic.needs_finish:
-                result = np.empty(self.product_shape, self.result_dtype)
-                if self.arithmetic.ordered or not split_matmul(a, b, result):
-                    self.arithmetic.matmul(a, b, out=result)
-            else:
-                result = self.arithmetic.finish(self.arithmetic.matmul(a, b))
+        # one BLAS thread: big products are split across hlort's pool instead (dot_split.py,
+        # which limits BLAS's threads itself and calls gemm natively: no NumPy error state)
+        arithmetic = self.arithmetic
+        if not arithmetic.needs_finish:
+            result = np.empty(self.product_shape, self.result_dtype)
+            if arithmetic.ordered or not split_matmul(a, b, result):
+                with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
+                    arithmetic.matmul(a, b, out=result)
+        else:
+            with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
+                result = arithmetic.finish(arithmetic.matmul(a, b))
         env[self.out] = result.reshape(self.out_dims) if self.reshape_result else result
+
+
+def _narrow_dot(compute: np.dtype, lhs: MatrixView, product, k: int):
+    """The narrow-dot runner for a [m, k] x [k, n] product it takes, else None."""
+    from hlort_cpu import narrow_dot
+
+    if len(product) != 2:
+        return None
+    (m, n), double = product, compute == np.float64
+    if not narrow_dot.takes(double, lhs.strides, 1, m, n, k):
+        return None
+    return narrow_dot.NarrowDot(double, m, n, k)
 
 
 def _small_kernel(compute: np.dtype, lhs: MatrixView, rhs: MatrixView, product, k: int):

@@ -79,7 +79,8 @@ def split_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
         if native is not None:
             run_chunks(native[0], fill(native, a, b, out), ranges)
         else:  # a layout or dtype gemm cannot take: NumPy's matmul per part
-            run_chunks(_numpy_part(mode, a, b, out), None, ranges)
+            with np.errstate(over="ignore", invalid="ignore"):
+                run_chunks(_numpy_part(mode, a, b, out), None, ranges)
     return True
 
 

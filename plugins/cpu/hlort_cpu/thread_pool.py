@@ -13,6 +13,7 @@ too. Small kernels run inline (no hand-off). ``HLORT_CPU_THREADS`` sets the thre
 from __future__ import annotations
 
 import ctypes
+import functools
 import itertools
 import os
 import threading
@@ -35,6 +36,13 @@ def worker_count() -> int:
     env = os.environ.get("HLORT_CPU_THREADS")
     if env:
         return max(1, int(env))
+    return _cores()
+
+
+@functools.cache
+def _cores() -> int:
+    """The cores this process may run on, asked once (a syscall; every big dot asks for the
+    count): the native pool's threads are fixed when it is made anyway."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
@@ -56,6 +64,7 @@ def _after_fork_in_child() -> None:
     # the executor's threads are gone in a child; it would queue work no thread takes
     global _POOL, _LOCK
     _POOL, _LOCK = None, threading.Lock()
+    _cores.cache_clear()  # the child may be pinned to other cores
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

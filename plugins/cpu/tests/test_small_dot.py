@@ -15,16 +15,13 @@ there.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
 pytest.importorskip("llvmlite")
 from contraction_tolerance import assert_matches_reference  # noqa: E402
+from dot_run import run_dot  # noqa: E402
 
-import hlort  # noqa: E402
-from hlort import Builder, dtypes, shape  # noqa: E402
 from hlort.ir.attributes import DotDimensionNumbers as Dn  # noqa: E402
 from hlort_cpu import small_dot  # noqa: E402
 
@@ -44,7 +41,7 @@ BLAS = [  # the rule keeps these with BLAS
     ((64, 32), (32, 1), MATMUL),  # a vector result
     ((1, 64), (64, 32), MATMUL),  # one row
     ((16, 16), (16, 1024), MATMUL),  # few rows, wide rows
-    ((128, 1024), (1024, 10), MATMUL),  # 2^20 products or more: split across the pool
+    ((128, 1024), (1024, 20), MATMUL),  # 2^20 products or more: split across the pool
     ((8, 10), (512, 10), Dn((1,), (1,))),  # transposed rhs, too few rows to copy it
     ((13, 37), (37, 29), MATMUL),  # under 2^16 products: not worth a compile
 ]
@@ -56,36 +53,8 @@ def small_below_minimum(monkeypatch):
     monkeypatch.setenv("HLORT_CACHE", "0")  # no program compiled under the lowered rule is kept
 
 
-def _module(dtype, lhs_dims, rhs_dims, dn):
-    b = Builder("dot")
-    x = b.parameter(shape.array(dtype, list(lhs_dims)))
-    y = b.parameter(shape.array(dtype, list(rhs_dims)))
-    return b.build(b.dot_general(x, y, dn))
-
-
-def _values(dt, dims, rng, special: bool) -> np.ndarray:
-    values = rng.standard_normal(dims)
-    if dt.is_complex:
-        values = values + 1j * rng.standard_normal(dims)
-    if dt.is_integer:
-        values = rng.integers(-50, 50, dims)
-    flat = values.reshape(-1)
-    if special and flat.size >= 8:  # spread over rows and columns
-        picks = rng.choice(flat.size, 5, replace=False)
-        flat[picks] = [np.nan, np.inf, -np.inf, -0.0, 1e-310 if dt.name == "f64" else 1e-40]
-    return values.astype(dt.numpy)
-
-
 def _run(dtype, case, special):
-    lhs_dims, rhs_dims, dn = case
-    rng = np.random.default_rng(11)
-    dt = dtypes.from_hlo_name(dtype)
-    a, b = _values(dt, lhs_dims, rng, special), _values(dt, rhs_dims, rng, special)
-    module = _module(dtype, lhs_dims, rhs_dims, dn)
-    exe = hlort.compile(module, "cpu")
-    got = np.asarray(exe(a, b))
-    k = math.prod(lhs_dims[d] for d in dn.lhs_contracting_dims)
-    return module, [a, b], got, k, exe.raw.stats()
+    return run_dot(dtype, case, special, seed=11)
 
 
 @pytest.mark.parametrize("special", [True, False])
