@@ -75,8 +75,14 @@ def exp_f32(ctx: IrContext, x: ir.Value) -> ir.Value:
     -127 is +0.0 (exponent field 0): y * 0 * 0 = 0 with no subnormal product. (A clamp at -104
     made 2^-150 from two normal factors: the subnormal or underflowing products cost microcode
     assists on x86, an exp of all-underflowing inputs 1.8x the time; softmax's masked scores,
-    ``finfo.min - max``, are such inputs.) Every x < -104 still gives 0."""
-    y, n = _exp_f32_parts(ctx, clamp(ctx, x, -176.0, 89.0))
+    ``finfo.min - max``, are such inputs.) Every x < -104 still gives 0. The clamp is two
+    ordered selects (x86's max and min): NaN fails both compares' first and takes -176, so it
+    needs no select of its own; keep_nan restores it."""
+    b = ctx.b
+    low, high = ctx.f(F32, -176.0), ctx.f(F32, 89.0)
+    xc = b.select(b.fcmp_ordered(">", x, low), x, low)
+    xc = b.select(b.fcmp_ordered("<", xc, high), xc, high)
+    y, n = _exp_f32_parts(ctx, xc)
     return keep_nan(ctx, x, scale(ctx, y, n))
 
 
