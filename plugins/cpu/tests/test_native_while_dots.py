@@ -30,7 +30,9 @@ import hlort  # noqa: E402
 from hlort import Builder, shape  # noqa: E402
 from hlort.ir.attributes import DotDimensionNumbers as Dn  # noqa: E402
 from hlort.runtime.program import parse_program  # noqa: E402
-from hlort_cpu import blas_functions, compiler  # noqa: E402
+from hlort_cpu import blas_functions, compiler, native_dot  # noqa: E402
+from hlort_cpu.codegen.jit import jit_engine  # noqa: E402
+from hlort_cpu.native_while import NativeWhileThunk  # noqa: E402
 
 RNG = np.random.default_rng(23)
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -99,7 +101,7 @@ LAYOUTS = {  # name: (lhs dims, rhs dims, dimension numbers, the path the dot ta
     "rhs_transposed": ([6, 9], [7, 9], Dn((1,), (1,)), "BLAS"),
     "batched_rhs_transposed": ([3, 6, 9], [3, 7, 9], Dn((2,), (2,), (0,), (0,)), "BLAS"),
     "large": ([4, 14000], [14000, 301], MATMUL, "BLAS"),  # over SMALL_GEMM_MAX_PRODUCTS
-    # >= native_dot.POOL_MIN_PRODUCTS with several column blocks: two halves on the pool
+    # >= native_dot.pool_min_products with several column blocks: two halves on the pool
     "pooled": ([64, 64], [64, 136], MATMUL, "small matmul"),
 }
 
@@ -152,6 +154,20 @@ def test_dot_loops_native_match_the_python_path(dtype, layout, trips, monkeypatc
         ref,
         loop_tolerance(args, trips, lhs[-1 if layout != "lhs_transposed" else 0], eps, ref),
     )
+
+
+@needs_blas
+def test_pool_threshold_scales_with_the_vector_width():
+    """An LSTM's input dot, [16,32]x[32,512] (2^18 products), splits on the pool with AVX2's
+    vectors and runs whole with AVX-512's, which do it in half the time (pool_min_products)."""
+    assert native_dot.pool_min_products(128) == native_dot.POOL_MIN_PRODUCTS
+    assert native_dot.pool_min_products(256) == native_dot.POOL_MIN_PRODUCTS
+    assert native_dot.pool_min_products(512) == 2 * native_dot.POOL_MIN_PRODUCTS
+    module, _ = dot_loop("f32", [16, 32], [32, 512], MATMUL, name="lstm_input_dot")
+    exe = hlort.compile(module, "cpu")
+    loops = [s for s, _ in exe.raw.program.schedule if isinstance(s, NativeWhileThunk)]
+    assert len(loops) == 1
+    assert (loops[0].pool_slots is None) == (jit_engine().target.vector_bits >= 512)
 
 
 @needs_blas

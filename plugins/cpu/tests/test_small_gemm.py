@@ -51,14 +51,16 @@ def _operands(dtype, batch, m, n, k, lhs_transposed, rhs_pad, special):
     return a, b_full
 
 
-def _run(dtype, batch, m, n, k, lhs_transposed, rhs_pad, block_shape, unroll, special=True):
+def _run(
+    dtype, batch, m, n, k, lhs_transposed, rhs_pad, block_shape, unroll, special=True, bits=None
+):
     double = dtype == np.float64
     a, b_full = _operands(dtype, batch, m, n, k, lhs_transposed, rhs_pad, special)
     a_rs, a_cs = (1, m) if lhs_transposed else (k, 1)
     g = small_gemm.SmallGemm(
         double, batch, m, n, k, a_rs, a_cs, m * k if batch > 1 else 0, n + rhs_pad, b_full[0].size
     )
-    vector_bits = jit_engine().target.vector_bits
+    vector_bits = bits or jit_engine().target.vector_bits
     fn = _compile(g, block_shape, unroll, vector_bits)
     c = np.full((batch, m, n), np.nan, dtype)
     fn(a.ctypes.data, b_full.ctypes.data, c.ctypes.data)
@@ -97,7 +99,7 @@ def test_small_gemm_within_the_dot_bound(dtype, shape):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("block_shape", [(4, 2), (4, 3), (6, 2), (8, 2), (1, 1)], ids=str)
+@pytest.mark.parametrize("block_shape", [(4, 2), (4, 3), (6, 2), (8, 2), (8, 3), (1, 1)], ids=str)
 @pytest.mark.parametrize("unroll", [1, 2, 3])
 def test_blockings_and_unrolls_agree_bit_for_bit(dtype, block_shape, unroll):
     """The same chains of fma whatever the block and unroll: equal bits (NaN included), and
@@ -108,6 +110,21 @@ def test_blockings_and_unrolls_agree_bit_for_bit(dtype, block_shape, unroll):
         c, lhs, rhs = _run(dtype, batch, m, n, k, lhs_t, pad, block_shape, unroll)
         _check(c, lhs, rhs, k)
         RNG.bit_generator.state = state  # the same operands for the reference blocking
+        base, _, _ = _run(dtype, batch, m, n, k, lhs_t, pad, (4, 2), 1)
+        np.testing.assert_array_equal(c.view(np.uint8), base.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bits", [256, 512])
+def test_avx2_and_avx512_widths_agree_bit_for_bit(dtype, bits):
+    """The AVX2 path (256-bit vectors, its blocking) and the AVX-512 one (512 bits, 8 x 3) give
+    the same bits as the reference blocking at the host's width, within the dot bound (LLVM
+    legalizes the wider vectors on a host without them)."""
+    for batch, m, n, k, lhs_t, pad in SHAPES:
+        state = RNG.bit_generator.state
+        c, lhs, rhs = _run(dtype, batch, m, n, k, lhs_t, pad, None, small_gemm.K_UNROLL, bits=bits)
+        _check(c, lhs, rhs, k)
+        RNG.bit_generator.state = state
         base, _, _ = _run(dtype, batch, m, n, k, lhs_t, pad, (4, 2), 1)
         np.testing.assert_array_equal(c.view(np.uint8), base.view(np.uint8))
 

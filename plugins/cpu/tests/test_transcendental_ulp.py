@@ -82,6 +82,9 @@ def _samples(dtype) -> np.ndarray:
             -1e-7,
             7.9,
             9.1,
+            9.5,  # tanh's clamp
+            -9.5,
+            9.49,
             3.9,
             4.1,
             1e30,

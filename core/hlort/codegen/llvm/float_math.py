@@ -52,11 +52,12 @@ from hlort.codegen.llvm.float_parts import (
     clamp,
     keep_nan,
     log_specials,
+    pow2,
     scale,
     split_mantissa,
 )
 from hlort.codegen.llvm.ir_context import IrContext
-from hlort.codegen.llvm.llvm_types import F32, F64, I64
+from hlort.codegen.llvm.llvm_types import F32, F64, I32, I64
 
 # -- exp and log ----------------------------------------------------------------------------------
 _EXPF_P = (
@@ -74,15 +75,26 @@ def exp_f32(ctx: IrContext, x: ir.Value) -> ir.Value:
     -127 is +0.0 (exponent field 0): y * 0 * 0 = 0 with no subnormal product. (A clamp at -104
     made 2^-150 from two normal factors: the subnormal or underflowing products cost microcode
     assists on x86, an exp of all-underflowing inputs 1.8x the time; softmax's masked scores,
-    ``finfo.min - max``, are such inputs.) Every x < -104 still gives 0."""
+    ``finfo.min - max``, are such inputs.) Every x < -104 still gives 0. The clamp is two
+    ordered selects (x86's max and min): NaN fails both compares' first and takes -176, so it
+    needs no select of its own; keep_nan restores it."""
     b = ctx.b
-    xc = clamp(ctx, x, -176.0, 89.0)
+    low, high = ctx.f(F32, -176.0), ctx.f(F32, 89.0)
+    xc = b.select(b.fcmp_ordered(">", x, low), x, low)
+    xc = b.select(b.fcmp_ordered("<", xc, high), xc, high)
+    y, n = _exp_f32_parts(ctx, xc)
+    return keep_nan(ctx, x, scale(ctx, y, n))
+
+
+def _exp_f32_parts(ctx: IrContext, xc: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(y, n) with exp(xc) = y * 2**n, for xc in [-176, 89] (no NaN): callers that know their
+    argument's range clamp (and scale) less than exp_f32 does."""
+    b = ctx.b
     n = ctx.intrinsic("roundeven", b.fmul(xc, ctx.f(F32, 1.44269504088896341)))
     r = ctx.fma(n, ctx.f(F32, -0.693359375), xc)
     r = ctx.fma(n, ctx.f(F32, 2.12194440e-4), r)
     p = ctx.horner(r, _EXPF_P)
-    y = b.fadd(ctx.fma(p, b.fmul(r, r), r), ctx.f(F32, 1.0))
-    return keep_nan(ctx, x, scale(ctx, y, n))
+    return b.fadd(ctx.fma(p, b.fmul(r, r), r), ctx.f(F32, 1.0)), n
 
 
 _EXP_TAYLOR = tuple(1.0 / math.factorial(k) for k in range(13, -1, -1))
@@ -206,14 +218,23 @@ _TANHF_P = (
 
 
 def tanh_f32(ctx: IrContext, x: ir.Value) -> ir.Value:
+    """tanh |x|, its sign copied from x (tanh(-0) = -0): Cephes' polynomial below 0.625, else
+    1 - 2 / (e^2|x| + 1). |x| is clamped at 9.5 (tanh rounds to 1 from 9.01 on; NaN takes 9.5
+    and is restored at the end), so e^2|x| <= e^19 needs no clamp of its own and one exact
+    scaling by 2**n (n <= 28): the same bits as through exp_f32, in fewer vector operations (a
+    JAX LSTM's gate fusion, two tanh and three exp per element, with exp_f32's clamp below:
+    273 -> 250 instructions per vector iteration for AVX2, 236 -> 220 for AVX-512)."""
     b = ctx.b
     z = ctx.fabs(x)
-    s = b.fmul(x, x)
-    small = ctx.fma(b.fmul(x, s), ctx.horner(s, _TANHF_P), x)
-    e = exp_f32(ctx, b.fmul(ctx.f(F32, 2.0), z))
+    s = b.fmul(z, z)
+    small = ctx.fma(b.fmul(z, s), ctx.horner(s, _TANHF_P), z)
+    limit = ctx.f(F32, 9.5)
+    zc = b.select(b.fcmp_ordered("<", z, limit), z, limit)
+    y, n = _exp_f32_parts(ctx, b.fmul(ctx.f(F32, 2.0), zc))
+    e = b.fmul(y, pow2(ctx, b.fptosi(n, I32), F32))
     large = b.fsub(ctx.f(F32, 1.0), b.fdiv(ctx.f(F32, 2.0), b.fadd(e, ctx.f(F32, 1.0))))
     r = b.select(b.fcmp_ordered("<", z, ctx.f(F32, 0.625)), small, large)
-    return keep_nan(ctx, x, ctx.copysign(ctx.fabs(r), x))
+    return keep_nan(ctx, x, ctx.copysign(r, x))
 
 
 def tanh(ctx: IrContext, x: ir.Value) -> ir.Value:
@@ -226,7 +247,13 @@ def logistic(ctx: IrContext, x: ir.Value) -> ir.Value:
     """1 / (1 + e) for x >= 0 and e / (1 + e) below, e = exp(-|x|): never overflows."""
     b = ctx.b
     t = x.type
-    e = exp_any(ctx, b.fneg(ctx.fabs(x)))
+    a = b.fneg(ctx.fabs(x))
+    if isinstance(t, ir.FloatType):  # a <= 0: only the low clamp (NaN takes it; restored below)
+        low = ctx.f(F32, -176.0)
+        y, n = _exp_f32_parts(ctx, b.select(b.fcmp_ordered(">", a, low), a, low))
+        e = scale(ctx, y, n)
+    else:
+        e = exp_any(ctx, a)
     num = b.select(b.fcmp_ordered(">=", x, ctx.f(t, 0.0)), ctx.f(t, 1.0), e)
     return keep_nan(ctx, x, b.fdiv(num, b.fadd(ctx.f(t, 1.0), e)))
 
