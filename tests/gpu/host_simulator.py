@@ -171,7 +171,8 @@ class HostSimRunner:
             b = b.reshape(g.batch, *((g.n, g.k) if g.transpose_b else (g.k, g.n)))
             a = a.transpose(0, 2, 1) if g.transpose_a else a
             b = b.transpose(0, 2, 1) if g.transpose_b else b
-            out = np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(c.dtype)
+            wide = np.complex128 if c.dtype.kind == "c" else np.float64  # as the library sums
+            out = np.matmul(a.astype(wide), b.astype(wide)).astype(c.dtype)
             storage[step.args[2]][:] = out.reshape(-1).view(np.uint8)
         elif isinstance(step, HostLoop):
             for copy in step.init:
