@@ -1,5 +1,5 @@
-"""Triangular solves and Cholesky on cuda: one kernel per instruction (no host fallback for
-real types), PTX that ptxas accepts for sm_80 and sm_90 with no spills and no stack. What the
+"""Triangular solves and Cholesky on cuda: one kernel per instruction (no host fallback, real or
+complex), PTX that ptxas accepts for sm_80 and sm_90 with no spills and no stack. What the
 kernels compute is checked on the host simulator (tests/gpu/test_triangular_solve_simulated.py,
 tests/gpu/test_cholesky_simulated.py). Skipped with the reason when no ptxas is installed."""
 
@@ -16,7 +16,7 @@ ENTRY main {{
   a = {t}[8,64,64] parameter(0)
   b = {t}[8,64,32] parameter(1)
   ROOT x = {t}[8,64,32] triangular-solve(a, b), left_side=true, lower={lower},
-    unit_diagonal=false, transpose_a=TRANSPOSE
+    unit_diagonal=false, transpose_a={transpose}
 }}
 """
 
@@ -46,15 +46,17 @@ def _assembles_without_spills(text, arch, schedule):
 
 @needs_ptxas
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("dtype", ["f32", "bf16", "f64"])
+@pytest.mark.parametrize("dtype", ["f32", "bf16", "f64", "c64", "c128"])
 @pytest.mark.parametrize("lower", ["true", "false"])
 def test_the_substitution_kernel_assembles_without_spills(arch, dtype, lower):
-    _assembles_without_spills(SOLVE.format(t=dtype, lower=lower), arch, "triangular_solve")
+    transpose = "ADJOINT" if dtype.startswith("c") else "TRANSPOSE"
+    text = SOLVE.format(t=dtype, lower=lower, transpose=transpose)
+    _assembles_without_spills(text, arch, "triangular_solve")
 
 
 @needs_ptxas
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("dtype", ["f32", "f64", "c64", "c128"])
 @pytest.mark.parametrize("lower", ["true", "false"])
 def test_the_cholesky_kernel_assembles_without_spills(arch, dtype, lower):
     _assembles_without_spills(CHOLESKY.format(t=dtype, lower=lower), arch, "cholesky")

@@ -73,8 +73,8 @@ KERNEL_OPS = frozenset(
 
 # Ops that have no GPU kernel yet and run as host fallbacks (docs/gpu-kernels.md). Some cases of
 # PARTLY_NATIVE_OPS fall back too, each with its reason: e.g. a bitcast-convert that changes the
-# element width, narrow-float reduce(-window)s with other reducers (reduce_emitter.py), complex
-# Cholesky and triangular solves, FFTs longer than 16384 points.
+# element width, narrow-float reduce(-window)s with other reducers (reduce_emitter.py), FFTs
+# longer than 16384 points.
 HOST_FALLBACK_OPS = frozenset(
     {
         "after-all",
