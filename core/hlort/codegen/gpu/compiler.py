@@ -49,7 +49,15 @@ from hlort.passes.buffer_assignment import BufferAssignment, assign_buffers
 from hlort.passes.fusion_policy import FusionPolicy
 from hlort.passes.pass_options import PassOptions
 
-_STRUCTURAL = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT}
+# No step of their own: buffer slots (or, after-all, a token: no data, and the steps run in the
+# schedule's order, which is every order a token asks for).
+_STRUCTURAL = {
+    Opcode.PARAMETER,
+    Opcode.CONSTANT,
+    Opcode.TUPLE,
+    Opcode.GET_TUPLE_ELEMENT,
+    Opcode.AFTER_ALL,
+}
 KERNEL_OPS = frozenset(
     {
         Opcode.BROADCAST,
@@ -77,7 +85,6 @@ KERNEL_OPS = frozenset(
 # longer than 16384 points.
 HOST_FALLBACK_OPS = frozenset(
     {
-        "after-all",
         "conditional",
         "custom-call",
         "partition-id",
@@ -105,7 +112,6 @@ PARTLY_NATIVE_OPS = frozenset(
         "convolution",
         "dot",
         "fft",
-        "opt-barrier",
         "reduce",
         "reduce-window",
         "rng-bit-generator",
@@ -264,9 +270,7 @@ class _Walker:
             if plan is not None:
                 return self._simple_launch(instr, "convolution", slots, plan)
         elif instr.opcode is Opcode.OPTIMIZATION_BARRIER:
-            if all(leaf.is_array for leaf in instr.shape.leaf_shapes()):
-                return self._barrier_copies(instr, slots)
-            why = "it carries a token"
+            return self._barrier_copies(instr, slots)
         elif instr.opcode is Opcode.RNG_BIT_GENERATOR:
             why = plan_rng(instr)
             if not why:
@@ -349,8 +353,9 @@ class _Walker:
         return steps
 
     def _barrier_copies(self, instr: Instruction, slots: SlotTable) -> list:
-        """An optimization barrier passes its operand through: a device copy per leaf whose
-        result slot is not the operand's (no reordering crosses it: the steps run in order)."""
+        """An optimization barrier passes its operand through: a device copy per array leaf
+        whose result slot is not the operand's (no reordering crosses it: the steps run in
+        order; a token leaf has no slot and nothing to copy)."""
         sources = [s for o in instr.operands for s in slots.of(o)]
         return [
             Copy(src, dst, slots.slots[dst].size, label=f"{instr.name} {k}")
