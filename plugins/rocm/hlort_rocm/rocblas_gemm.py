@@ -7,8 +7,8 @@ the call swaps the operands (and m with n) and passes each matrix's row length a
 dimension. One handle per device, bound to the device's stream, so the gemm runs in stream order
 with the kernels around it. c64 / c128 gemms pass the f32_c / f64_c types and complex scalars
 (hlort.plugin.base.gemm_scalars); the transposes are plain, never conjugating. Without rocBLAS
-the client turns gemm calls into counted host fallbacks at compile time (client.py), never
-silently.
+the device client compiles every dot to hlort's tiled dot kernel instead (client.py), so no dot
+falls back to the host for want of it.
 """
 
 from __future__ import annotations
