@@ -12,7 +12,7 @@ operand's dimensions, times those dimensions' strides.
 Accumulation is the interpreter's (contraction_arith.py): f32 for narrow floats and f32, f64
 when f64 is involved, wrapping i32 / i64 for integers, c64 / c128 for complex dots (the naive
 ``(ac - bd) + (ad + bc)i`` product), pred operands as 0 and 1 (counted into an integer result),
-and a pred x pred dot into pred as the OR of ANDs (``or_of_ands``), as XLA does.
+and a pred x pred dot into pred as the OR of ANDs, as XLA does.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from hlort.codegen.gpu.contraction_arith import accumulation_type, or_of_ands
+from hlort.codegen.gpu.contraction_arith import accumulation_type
 from hlort.dtypes import DType
 from hlort.ir.instruction import Instruction
 
@@ -58,7 +58,6 @@ class DotPlan:
     rhs_batch: IndexMap
     rhs_n: IndexMap
     rhs_k: IndexMap
-    or_of_ands: bool = False  # pred x pred -> pred: acc |= a & b (acc_dtype s32)
 
 
 def _strides(dims: tuple[int, ...]) -> list[int]:
@@ -100,7 +99,6 @@ def plan_dot(dot: Instruction) -> tuple[DotPlan | None, str]:
         rhs_batch=_index_map(rhs.dims, rb),
         rhs_n=_index_map(rhs.dims, rf),
         rhs_k=_index_map(rhs.dims, rc),
-        or_of_ands=or_of_ands(lhs.dtype, rhs.dtype, dot.shape.dtype),
     )
     if plan.batch * plan.m * plan.n >= 1 << 62 or plan.k >= 1 << 62:
         return None, "the dot is too large for 64-bit flat indices"
