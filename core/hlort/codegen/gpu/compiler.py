@@ -81,8 +81,7 @@ KERNEL_OPS = frozenset(
 
 # Ops that have no GPU kernel yet and run as host fallbacks (docs/gpu-kernels.md). Some cases of
 # PARTLY_NATIVE_OPS fall back too, each with its reason: e.g. a width-changing bitcast-convert
-# inside a fusion or on s4/u4/pred, narrow-float reduce(-window)s with other reducers
-# (reduce_emitter.py), FFTs longer than 16384 points.
+# inside a fusion or on s4/u4/pred, FFTs longer than 16384 points.
 HOST_FALLBACK_OPS = frozenset(
     {
         "conditional",
