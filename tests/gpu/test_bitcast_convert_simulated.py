@@ -6,12 +6,10 @@ nibbles stored one per byte, are no byte view and stay what they were."""
 
 import numpy as np
 import pytest
-from host_simulator import HostSimRunner, simulated_program
+from host_simulator import HostSimRunner, check_case_without_fallback, simulated_program
 
 from hlort.codegen.gpu.program import Copy
 from hlort.interpreter.evaluator import evaluate
-from hlort.plugin.base.value_flattening import flatten_value, unflatten
-from hlort.testing.comparison import describe_mismatch
 from hlort.testing.op_case import all_cases
 from hlort.text.parser import parse_module
 
@@ -20,15 +18,7 @@ CASES = [c for c in all_cases() if c.op == "bitcast-convert"]
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_conformance_case_runs_without_fallback(case):
-    args = case.inputs()
-    shapes = [p.shape for p in case.module.entry.parameters]
-    expected = flatten_value(evaluate(case.module, unflatten(shapes, args)))
-    program = simulated_program(case.module)
-    assert not program.fallbacks, program.fallback_summary()
-    got = HostSimRunner(program).run(args)
-    for k, (g, e) in enumerate(zip(got, expected, strict=True)):
-        problem = describe_mismatch(g, np.asarray(e), "bits", what=f"output {k}")
-        assert problem is None, problem
+    check_case_without_fallback(case, "bits")
 
 
 BETWEEN_KERNELS = """HloModule b

@@ -5,10 +5,10 @@ only its array leaves are copied)."""
 
 import numpy as np
 import pytest
-from host_simulator import HostSimRunner, simulated_program
+from host_simulator import HostSimRunner, check_case_without_fallback, simulated_program
 
 from hlort.interpreter.evaluator import evaluate
-from hlort.plugin.base.value_flattening import flatten_value, unflatten
+from hlort.plugin.base.value_flattening import flatten_value
 from hlort.testing.op_case import all_cases
 from hlort.text.parser import parse_module
 
@@ -17,14 +17,7 @@ CASES = [c for c in all_cases() if c.op == "opt-barrier"]
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_conformance_case(case):
-    args = case.inputs()
-    shapes = [p.shape for p in case.module.entry.parameters]
-    expected = flatten_value(evaluate(case.module, unflatten(shapes, args)))
-    program = simulated_program(case.module)
-    assert not program.fallbacks, program.fallback_summary()
-    got = HostSimRunner(program).run(args)
-    for g, e in zip(got, expected, strict=True):
-        assert g.tobytes() == np.asarray(e).astype(g.dtype).tobytes()
+    check_case_without_fallback(case, "bits")
 
 
 REMAT = """HloModule remat

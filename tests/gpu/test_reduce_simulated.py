@@ -7,10 +7,10 @@ bit (a selecting reducer is exact in any order)."""
 import ml_dtypes
 import numpy as np
 import pytest
-from host_simulator import HostSimRunner, simulated_program
+from host_simulator import HostSimRunner, check_case_without_fallback, simulated_program
 
 from hlort.interpreter.evaluator import evaluate
-from hlort.plugin.base.value_flattening import flatten_value, unflatten
+from hlort.plugin.base.value_flattening import flatten_value
 from hlort.testing.comparison import describe_mismatch
 from hlort.testing.op_case import all_cases
 from hlort.text.parser import parse_module
@@ -20,15 +20,7 @@ CASES = [c for c in all_cases() if c.op == "reduce"]
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_conformance_case_runs_without_fallback(case):
-    args = case.inputs()
-    shapes = [p.shape for p in case.module.entry.parameters]
-    expected = flatten_value(evaluate(case.module, unflatten(shapes, args)))
-    program = simulated_program(case.module)
-    assert not program.fallbacks, program.fallback_summary()
-    got = HostSimRunner(program).run(args)
-    for k, (g, e) in enumerate(zip(got, expected, strict=True)):
-        problem = describe_mismatch(g, np.asarray(e), case.kind, what=f"output {k}")
-        assert problem is None, problem
+    check_case_without_fallback(case)
 
 
 ARGMAX = """HloModule argmax
