@@ -137,3 +137,24 @@ def test_empty_shapes(a_dims, b_dims, left):
         _solve_text("f32", a_dims, b_dims, left, True, False, "TRANSPOSE"), a, b
     )
     assert got.shape == expected.shape == b_dims
+
+
+def test_complex_division_is_numpys_on_many_values():
+    """1 x 1 systems: each solution is b / a, so this checks the kernel's complex division
+    (NumPy's Smith division with a reciprocal) on 600 divisors: random magnitudes, zero and
+    signed-zero parts, 0 + 0i, infinities and NaN; exact (NaN against any NaN)."""
+    rng = np.random.default_rng(17)
+    n = 600
+    parts = [rng.standard_normal(n) * np.exp2(rng.integers(-40, 40, n)) for _ in range(4)]
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0])
+    for p in parts:
+        hit = rng.random(n) < 0.15
+        p[hit] = rng.choice(specials, hit.sum())
+    a = np.empty((n, 1, 1), np.complex128)
+    b = np.empty((n, 1, 1), np.complex128)
+    a.real, a.imag, b.real, b.imag = (p.reshape(n, 1, 1) for p in parts)
+    a[:5] = 0j  # 0 + 0i divisors
+    text = _solve_text("c128", (n, 1, 1), (n, 1, 1), True, True, False, "NO_TRANSPOSE")
+    got, expected = _run_both(text, a, b)
+    problem = describe_mismatch(got, expected, "exact")
+    assert problem is None, problem
