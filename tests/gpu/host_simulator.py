@@ -171,7 +171,8 @@ class HostSimRunner:
             b = b.reshape(g.batch, *((g.n, g.k) if g.transpose_b else (g.k, g.n)))
             a = a.transpose(0, 2, 1) if g.transpose_a else a
             b = b.transpose(0, 2, 1) if g.transpose_b else b
-            out = np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(c.dtype)
+            wide = np.complex128 if c.dtype.kind == "c" else np.float64  # as the library sums
+            out = np.matmul(a.astype(wide), b.astype(wide)).astype(c.dtype)
             storage[step.args[2]][:] = out.reshape(-1).view(np.uint8)
         elif isinstance(step, HostLoop):
             for copy in step.init:
@@ -230,3 +231,25 @@ def simulated_program(module) -> GpuProgram:
     optimized = module.clone()
     run_default_pipeline(optimized, policy=gpu_pass_options().policy)
     return compile_gpu_program(optimized, HostSimTarget(32), host_loops=True)
+
+
+def check_case_without_fallback(case, kind: str | None = None) -> GpuProgram:
+    """Run a conformance case's module on the simulator (``simulated_program``): no host
+    fallback, every output matching the interpreter under ``kind`` (the case's own by
+    default). Returns the program for further checks."""
+    import numpy as np
+
+    from hlort.interpreter.evaluator import evaluate
+    from hlort.plugin.base.value_flattening import flatten_value, unflatten
+    from hlort.testing.comparison import describe_mismatch
+
+    args = case.inputs()
+    shapes = [p.shape for p in case.module.entry.parameters]
+    expected = flatten_value(evaluate(case.module, unflatten(shapes, args)))
+    program = simulated_program(case.module)
+    assert not program.fallbacks, program.fallback_summary()
+    got = HostSimRunner(program).run(args)
+    for k, (g, e) in enumerate(zip(got, expected, strict=True)):
+        problem = describe_mismatch(g, np.asarray(e), kind or case.kind, what=f"output {k}")
+        assert problem is None, problem
+    return program

@@ -45,17 +45,25 @@ MK_KN = "lhs_contracting_dims={1}, rhs_contracting_dims={0}"
 def _inputs(module, rng, specials):
     out = []
     for p in module.entry.parameters:
-        dt = p.shape.dtype.numpy
-        if np.issubdtype(dt, np.integer):
+        dt, dims = p.shape.dtype.numpy, p.shape.dims
+        if dt == np.bool_:
+            values = rng.integers(0, 2, dims)
+        elif np.issubdtype(dt, np.integer):
             info = np.iinfo(dt)
-            values = rng.integers(max(info.min, -(1 << 20)), min(info.max, 1 << 20), p.shape.dims)
+            values = rng.integers(max(info.min, -(1 << 20)), min(info.max, 1 << 20), dims)
+        elif np.issubdtype(dt, np.complexfloating):
+            values = (rng.standard_normal(dims) + 1j * rng.standard_normal(dims)) * 2
         else:
-            values = rng.standard_normal(p.shape.dims) * 2
+            values = rng.standard_normal(dims) * 2
         arr = np.asarray(values).astype(dt)
-        if specials and not np.issubdtype(dt, np.integer) and arr.size >= 6:
+        if specials and arr.dtype.kind in "fVc" and arr.size >= 6:
             flat = arr.reshape(-1)
             flat[[0, arr.size // 2, arr.size - 1]] = [np.nan, np.inf, -0.0]
             flat[arr.size // 3] = -np.inf
+            if arr.dtype.kind == "c":  # specials in the imaginary parts too, and -0 - 0i
+                flat[1] = complex(flat[1].real, np.nan)
+                flat[arr.size // 4] = complex(flat[arr.size // 4].real, -np.inf)
+                flat[arr.size - 1] = complex(-0.0, -0.0)
         out.append(arr)
     return out
 
@@ -75,7 +83,9 @@ def check_dot(text, warp=32, specials=False, kind=None, one_kernel=True):
     assert program.fallbacks == []
     got = HostSimRunner(program).run(args)
     if kind is None:
-        kind = "bits" if dot.shape.dtype.is_integer or k <= 64 else "accumulate"
+        kind = "bits" if dot.shape.dtype.is_integer or dot.shape.dtype.is_pred else "accumulate"
+        if k <= 64 or dot.shape.dtype.is_complex:  # summed in k order by the interpreter
+            kind = "exact" if dot.shape.dtype.is_complex else "bits"
     for g, e in zip(got, expected, strict=True):
         problem = describe_mismatch(g, np.asarray(e), kind)
         assert problem is None, problem
@@ -184,3 +194,77 @@ def test_many_tiles_with_a_batch_and_a_64_wide_wavefront():
         "lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}"
     )
     check_dot(dot_module((2, 80, 130), (2, 80, 67), (2, 130, 67), dims), warp=64)
+
+
+COMPLEX_AND_PRED = [  # (lhs, rhs, out)
+    ("c64", "c64", "c64"),
+    ("c128", "c128", "c128"),
+    ("c64", "f32", "c64"),  # the real operand converted to complex (+0i) first
+    ("f64", "c64", "c128"),  # f64 involved: summed in c128
+    ("s32", "c64", "c64"),
+    ("pred", "pred", "pred"),  # OR of ANDs
+    ("pred", "pred", "s32"),  # counts the true products
+    ("pred", "pred", "f32"),
+    ("pred", "s8", "s32"),
+]
+
+
+@pytest.mark.parametrize("lt,rt,ot", COMPLEX_AND_PRED, ids=["x".join(t) for t in COMPLEX_AND_PRED])
+def test_complex_and_pred_element_types(lt, rt, ot):
+    """Complex results are compared exactly (every non-NaN bit; NaN against any NaN: LLVM, and
+    PTX, define no NaN payload or sign): the kernel sums the naive products in k order as the
+    interpreter does, for any K."""
+    check_dot(dot_module((33, 40), (40, 18), (33, 18), MK_KN, lt, rt, ot), specials=True)
+
+
+@pytest.mark.parametrize("dtype", ["c64", "pred"])
+def test_complex_and_pred_over_several_tiles_k_steps_and_a_64_wide_wavefront(dtype):
+    dims = (
+        "lhs_batch_dims={1}, lhs_contracting_dims={0}, rhs_batch_dims={0}, rhs_contracting_dims={2}"
+    )
+    text = dot_module((100, 2, 70), (2, 66, 100), (2, 70, 66), dims, dtype)
+    check_dot(text, warp=64, specials=True)
+
+
+@pytest.mark.parametrize("dtype", ["c128", "pred"])
+def test_complex_and_pred_with_empty_k_store_zeros(dtype):
+    check_dot(dot_module((3, 0), (0, 5), (3, 5), MK_KN, dtype), one_kernel=False)
+
+
+def test_all_false_and_single_true_pred_products():
+    module = parse_module(dot_module((4, 40), (40, 3), (4, 3), MK_KN, "pred"))
+    a = np.zeros((4, 40), bool)
+    b = np.ones((40, 3), bool)
+    a[1, 39] = a[2, 0] = True  # one true product per output of rows 1 and 2
+    a[3] = True  # 40 true products: still just true
+    run_default_pipeline(module, policy=gpu_pass_options().policy)
+    program = compile_gpu_program(module, HostSimTarget(32), gemm_library=False)
+    got = HostSimRunner(program).run([a, b])[0]
+    assert got.dtype == np.bool_
+    assert got.tolist() == [[False] * 3, [True] * 3, [True] * 3, [True] * 3]
+
+
+@pytest.mark.parametrize("dtype", ["c64", "c128"])
+def test_with_a_blas_library_complex_dots_are_complex_gemm_calls(dtype):
+    """cgemm / zgemm past K = 64: the LibraryCall's spec (types, transposes, complex compute)
+    run by the simulator's reference gemm, against the interpreter under the "accumulate"
+    tolerance; up to K = 64 the kernel sums in order, bit for bit, library or not."""
+    from hlort.codegen.gpu.program import LibraryCall
+
+    dims = "lhs_contracting_dims={0}, rhs_contracting_dims={1}"
+    short = parse_module(dot_module((64, 30), (25, 64), (30, 25), dims, dtype))
+    run_default_pipeline(short, policy=gpu_pass_options().policy)
+    in_order = compile_gpu_program(short, HostSimTarget(32), gemm_library=True)
+    assert [k.schedule for k in in_order.kernels] == ["dot"] and not in_order.fallbacks
+    module = parse_module(dot_module((80, 30), (25, 80), (30, 25), dims, dtype))
+    args = _inputs(module, np.random.default_rng(5), specials=False)
+    expected = flatten_value(evaluate(module, args))[0]
+    run_default_pipeline(module, policy=gpu_pass_options().policy)
+    program = compile_gpu_program(module, HostSimTarget(32), gemm_library=True)
+    (call,) = [s for s in program.steps if isinstance(s, LibraryCall)]
+    g = call.gemm
+    assert (g.dtype_a, g.dtype_b, g.dtype_c, g.compute_dtype) == (dtype,) * 4
+    assert g.transpose_a and g.transpose_b and not program.kernels
+    got = HostSimRunner(program).run(args)[0]
+    problem = describe_mismatch(got, np.asarray(expected), "accumulate")
+    assert problem is None, problem

@@ -1,8 +1,15 @@
-"""The GPU program plan round-trips through its pickle-free form and rejects bad blobs."""
+"""The GPU program plan round-trips through its pickle-free form and rejects bad blobs, and
+blobs of another format version with that reason."""
+
+import dataclasses
+import struct
 
 import pytest
 
 from hlort.codegen.gpu.program import (
+    _CLASSES,
+    FORMAT_VERSION,
+    PROGRAM_MAGIC,
     BufferSlot,
     Copy,
     GemmSpec,
@@ -11,8 +18,11 @@ from hlort.codegen.gpu.program import (
     KernelInfo,
     KernelLaunch,
     LibraryCall,
+    _bytes_to_array,
+    _with_bytes_as,
 )
 from hlort.errors import HlortError
+from hlort.ir.module_codec import encode_value
 
 
 def _program() -> GpuProgram:
@@ -72,3 +82,38 @@ def test_step_naming_a_missing_slot_is_rejected():
     program.steps.append(Copy(2, 9, 4))
     with pytest.raises(HlortError, match="outside"):
         GpuProgram.from_bytes(program.to_bytes())
+
+
+def test_blob_starts_with_the_magic_and_the_format_version():
+    data = _program().to_bytes()
+    head = len(PROGRAM_MAGIC)
+    assert data.startswith(PROGRAM_MAGIC) and FORMAT_VERSION == 2
+    assert struct.unpack_from("<I", data, head) == (FORMAT_VERSION,)
+
+
+def test_a_newer_format_is_refused_as_such_before_its_body_is_read():
+    """A newer hlort's blob may hold steps this one has no class for: the header's version is
+    the error, not a decoding failure."""
+    data = _program().to_bytes()
+    head = len(PROGRAM_MAGIC)
+    newer = data[:head] + struct.pack("<I", FORMAT_VERSION + 1) + b"steps of the future"
+    with pytest.raises(HlortError, match=f"format {FORMAT_VERSION + 1}, this hlort reads") as err:
+        GpuProgram.from_bytes(newer)
+    assert err.value.code.name == "INVALID_ARGUMENT" and "recompile" in str(err.value)
+
+
+def test_a_format_1_blob_without_header_is_refused_with_its_version():
+    """Format 1 (before HostBranch steps and complex gemms) had no header: its version is read
+    from the decoded body and refused, with the fix."""
+    old = dataclasses.replace(_program(), version=1)
+    legacy = encode_value(_with_bytes_as(old, _bytes_to_array), _CLASSES)
+    with pytest.raises(HlortError, match="format 1, this hlort reads format 2 only; recompile"):
+        GpuProgram.from_bytes(legacy)
+
+
+def test_a_body_disagreeing_with_its_header_is_damage():
+    old = dataclasses.replace(_program(), version=1)
+    body = old.to_bytes()[len(PROGRAM_MAGIC) + 4 :]
+    forged = PROGRAM_MAGIC + struct.pack("<I", FORMAT_VERSION) + body
+    with pytest.raises(HlortError, match="damaged"):
+        GpuProgram.from_bytes(forged)

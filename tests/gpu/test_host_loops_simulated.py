@@ -88,3 +88,50 @@ def test_a_loop_body_with_an_overwrite_scatter_and_a_sort_runs_on_the_device():
     (got,) = HostSimRunner(program).run(args)
     assert got.tobytes() == expected.tobytes()
     assert GpuProgram.from_bytes(program.to_bytes()) == program
+
+
+TOKEN_LOOP = """HloModule tokloop
+cond {
+  s = (s32[], f32[16,16], token[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[16,16], token[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[16,16] get-tuple-element(s), index=1
+  k = token[] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  d = f32[16,16] dot(v, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[16,16] tanh(d)
+  after = token[] after-all(k)
+  ROOT r = (s32[], f32[16,16], token[]) tuple(j, t, after)
+}
+ENTRY main {
+  x = f32[16,16] parameter(0)
+  zero = s32[] constant(0)
+  k = token[] after-all()
+  init = (s32[], f32[16,16], token[]) tuple(zero, x, k)
+  w = (s32[], f32[16,16], token[]) while(init), condition=cond, body=body
+  ROOT o = f32[16,16] get-tuple-element(w), index=1
+}
+"""
+
+
+def test_a_loop_threading_a_token_is_a_host_loop():
+    """A token in the loop state (JAX's ordered effects thread one through loops) has no slot:
+    the state is its array leaves, the body's kernels run on the device, nothing falls back."""
+    module = parse_module(TOKEN_LOOP)
+    x = (np.arange(256, dtype=np.float32).reshape(16, 16) % 7 - 3) / 8
+    expected = np.asarray(flatten_value(evaluate(module, [x]))[0])
+    run_default_pipeline(module, policy=gpu_pass_options().policy)
+    program = compile_gpu_program(module, HostSimTarget(32), host_loops=True, gemm_library=False)
+    assert not program.fallbacks, program.fallback_summary()
+    (loop,) = [s for s in program.steps if isinstance(s, HostLoop)]
+    assert len(loop.state) == 2  # the counter and the matrix; the token has no slot
+    assert GpuProgram.from_bytes(program.to_bytes()) == program
+    (got,) = HostSimRunner(program).run([x])
+    problem = describe_mismatch(got, expected, "accumulate")  # tanh: ulps
+    assert problem is None, problem

@@ -9,7 +9,10 @@ hlort's own tiled dot kernel (hlort.codegen.gpu.dot_schedule) instead of gemm ca
 The program's gemm is row-major: ``C = alpha * op(A) @ op(B) + beta * C``. cuBLAS is
 column-major, and a row-major matrix read column-major is its transpose, so the call computes
 ``C^T = op(B)^T @ op(A)^T``: B and A swap places and each keeps its own transpose flag. f32 is
-computed in full f32 (CUBLAS_COMPUTE_32F, no TF32), f16/bf16 accumulate in f32, f64 in f64.
+computed in full f32 (CUBLAS_COMPUTE_32F, no TF32), f16/bf16 accumulate in f32, f64 in f64;
+c64 and c128 are cgemm / zgemm through the same calls (CUDA_C_32F / CUDA_C_64F data, the
+32F / 64F compute types, complex alpha and beta: hlort.plugin.base.gemm_scalars). The transposes
+are plain ones (never conjugating), as a dot's are.
 """
 
 from __future__ import annotations
@@ -22,12 +25,15 @@ import threading
 
 from hlort.codegen.gpu.program import GemmSpec, LibraryCall
 from hlort.errors import Internal, InvalidArgument, Unimplemented
+from hlort.plugin.base.gemm_scalars import gemm_scalars
 from hlort.plugin.base.gpu_allocator import DeviceBlock
 from hlort.plugin.base.gpu_device import GpuDevice
 
 CUBLAS_PACKAGE = "nvidia-cublas-cu12"
-_DATA_TYPES = {"f32": 0, "f64": 1, "f16": 2, "bf16": 14}  # cudaDataType_t
-_COMPUTE = {"f32": 68, "f64": 70}  # CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_64F
+_DATA_TYPES = {"f32": 0, "f64": 1, "f16": 2, "bf16": 14, "c64": 4, "c128": 5}  # cudaDataType_t
+# CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_64F (the complex gemms use them too)
+_COMPUTE = {"f32": 68, "f64": 70, "c64": 68, "c128": 70}
+_ITEM_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "c64": 8, "c128": 16}
 _OP_N, _OP_T = 0, 1
 _GEMM_DEFAULT = -1
 _INT32_MAX = 2**31 - 1
@@ -95,9 +101,8 @@ class Cublas:
         check_gemm(spec, a.nbytes, b.nbytes, c.nbytes)
         device.driver.make_current(device.ordinal)
         handle = self.handle(device)
-        compute = _COMPUTE["f64" if spec.compute_dtype == "f64" else "f32"]
-        scalar = ctypes.c_double if compute == _COMPUTE["f64"] else ctypes.c_float
-        alpha, beta = scalar(spec.alpha), scalar(spec.beta)
+        compute = _COMPUTE[spec.compute_dtype]
+        alpha, beta = gemm_scalars(spec)
         op_a, lda = (_OP_T, spec.m) if spec.transpose_a else (_OP_N, spec.k)
         op_b, ldb = (_OP_T, spec.k) if spec.transpose_b else (_OP_N, spec.n)
         types = [_DATA_TYPES[spec.dtype_b], _DATA_TYPES[spec.dtype_a], _DATA_TYPES[spec.dtype_c]]
@@ -154,11 +159,12 @@ def check_gemm(spec: GemmSpec, a_bytes: int, b_bytes: int, c_bytes: int) -> None
             f"gemm {spec.m}x{spec.n}x{spec.k} (batch {spec.batch}) exceeds "
             f"cuBLAS's 32-bit sizes; split the dot"
         )
-    sizes = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+    if spec.compute_dtype not in _COMPUTE:
+        raise Unimplemented(f"cuBLAS gemm computing in {spec.compute_dtype}")
     need = (
-        spec.batch * spec.m * spec.k * sizes[spec.dtype_a],
-        spec.batch * spec.k * spec.n * sizes[spec.dtype_b],
-        spec.batch * spec.m * spec.n * sizes[spec.dtype_c],
+        spec.batch * spec.m * spec.k * _ITEM_BYTES[spec.dtype_a],
+        spec.batch * spec.k * spec.n * _ITEM_BYTES[spec.dtype_b],
+        spec.batch * spec.m * spec.n * _ITEM_BYTES[spec.dtype_c],
     )
     if any(n > have for n, have in zip(need, (a_bytes, b_bytes, c_bytes), strict=True)):
         raise InvalidArgument(

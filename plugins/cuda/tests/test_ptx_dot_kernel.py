@@ -1,7 +1,8 @@
 """hlort's tiled dot kernel on cuda: what the client plans without cuBLAS (kernels, never host
 fallbacks, loops with dots included; HLORT_FALLBACK=error in the tests) and the PTX ptxas makes
 of it for sm_80 and sm_90: accepted, no spills, no stack, the 64 x 16 and 16 x 64 slabs in
-shared memory. What the kernel computes is checked on the host simulator
+shared memory; complex products as separate multiplies and adds (``mul.rn``/``add.rn``, which
+ptxas never fuses). What the kernel computes is checked on the host simulator
 (tests/gpu/test_dot_kernel_simulated.py). Skipped with the reason when no ptxas is installed."""
 
 import re
@@ -22,6 +23,9 @@ ARCHS = ("sm_80", "sm_90")
 # (lhs, rhs, out); f32 dots at 1024^2 x 512 and the narrow types accumulating in f32
 DTYPES = [("f32", "f32", "f32"), ("f16", "f16", "f16"), ("bf16", "bf16", "f32")]
 DTYPES += [("f64", "f64", "f64"), ("s8", "s8", "s32")]
+DTYPES += [("c64", "c64", "c64"), ("c128", "c128", "c128"), ("pred", "pred", "pred")]
+# bytes per slab element: the accumulation type (pred x pred -> pred: OR of ANDs in i32)
+SLAB_BYTES = {"f64": 8, "c64": 8, "c128": 16}
 
 
 def dot_text(lt, rt, ot, m=1024, k=512, n=1024):
@@ -79,13 +83,15 @@ def test_dot_kernel_assembles_without_spills(arch, lt, rt, ot, k):
     assert kernel.schedule == "dot" and not program.fallbacks
     ptx = program.binary.decode()
     assert ".shared" in ptx and "bar.sync" in ptx and "ld.shared" in ptx
+    if lt.startswith("c"):  # the naive complex product, never contracted to an fma
+        assert "fma." not in ptx and "mul.rn.f" in ptx and "sub.rn.f" in ptx
     result = run_ptxas(program.binary, arch)
     assert result.accepted, result.log
     usage = result.kernels[kernel.name]
     assert not usage.spills and usage.stack_bytes == 0, usage
-    width = 8 if "f64" in (lt, rt, ot) else 4  # slabs hold the accumulation type
-    assert usage.shared_bytes == 2 * 16 * 64 * width
-    assert usage.registers <= 128, usage  # a 4 x 4 accumulator tile per thread
+    assert usage.shared_bytes == 2 * 16 * 64 * SLAB_BYTES.get(lt, 4)
+    # a 4 x 4 accumulator tile per thread; c128's is 64 doubles (158 registers on sm_90)
+    assert usage.registers <= (168 if lt == "c128" else 128), usage
 
 
 @needs_ptxas
@@ -104,10 +110,18 @@ ENTRY main {
     assert result.accepted and result.spilling() == []
 
 
-def test_with_cublas_a_row_major_dot_stays_a_gemm_call_and_integer_dots_are_kernels():
+def test_with_cublas_row_major_real_and_complex_dots_are_gemm_calls_integer_ones_kernels():
     assert compiled(dot_text("f32", "f32", "f32"), gemm_library=True).stats()["library_calls"]
     integer = compiled(dot_text("s8", "s8", "s32", 64, 64, 64), gemm_library=True)
     assert [k.schedule for k in integer.kernels] == ["dot"] and not integer.fallbacks
+    pred = compiled(dot_text("pred", "pred", "pred", 64, 64, 64), gemm_library=True)
+    assert [k.schedule for k in pred.kernels] == ["dot"] and not pred.fallbacks
+    for dtype in ("c64", "c128"):  # cgemm / zgemm past K = 64; in order (the kernel) up to it
+        program = compiled(dot_text(dtype, dtype, dtype, 64, 65, 64), gemm_library=True)
+        assert program.stats()["library_calls"] == 1 and not program.kernels
+        assert program.steps[0].gemm.compute_dtype == dtype
+        short = compiled(dot_text(dtype, dtype, dtype, 64, 64, 64), gemm_library=True)
+        assert [k.schedule for k in short.kernels] == ["dot"] and not short.fallbacks
 
 
 def test_client_without_cublas_plans_dot_kernels_in_loop_bodies_too(monkeypatch):

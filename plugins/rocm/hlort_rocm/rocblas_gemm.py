@@ -5,8 +5,10 @@ is loaded through ctypes on first use, never at import. rocBLAS is column-major 
 row-major: a row-major ``C = op(A) @ op(B)`` is the column-major ``C^T = op(B)^T @ op(A)^T``, so
 the call swaps the operands (and m with n) and passes each matrix's row length as its leading
 dimension. One handle per device, bound to the device's stream, so the gemm runs in stream order
-with the kernels around it. Without rocBLAS the client turns gemm calls into counted host
-fallbacks at compile time (client.py), never silently.
+with the kernels around it. c64 / c128 gemms pass the f32_c / f64_c types and complex scalars
+(hlort.plugin.base.gemm_scalars); the transposes are plain, never conjugating. Without rocBLAS
+the device client compiles every dot to hlort's tiled dot kernel instead (client.py), so no dot
+falls back to the host for want of it.
 """
 
 from __future__ import annotations
@@ -19,13 +21,15 @@ from functools import cache
 
 from hlort.codegen.gpu.program import GemmSpec, LibraryCall
 from hlort.errors import Internal, InvalidArgument
+from hlort.plugin.base.gemm_scalars import gemm_scalars
 from hlort.plugin.base.gpu_allocator import DeviceBlock
 from hlort.plugin.base.gpu_device import GpuDevice
 
 ROCBLAS_LIBRARY = "librocblas.so"
 OPERATION_NONE, OPERATION_TRANSPOSE = 111, 112  # rocblas_operation
-DATATYPE = {"f16": 150, "f32": 151, "f64": 152, "bf16": 168}  # rocblas_datatype_*_r
-ITEM_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+# rocblas_datatype_*_r, and f32_c / f64_c for the complex gemms
+DATATYPE = {"f16": 150, "f32": 151, "f64": 152, "bf16": 168, "c64": 154, "c128": 155}
+ITEM_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "c64": 8, "c128": 16}
 ALGO_STANDARD = 0
 _STATUS_SUCCESS = 0
 
@@ -100,8 +104,7 @@ class RocblasGemm:
                     f"{call.label}: gemm operand {name} needs {nbytes} bytes, "
                     f"its buffer has {block.nbytes}"
                 )
-        scalar = ctypes.c_double if spec.compute_dtype == "f64" else ctypes.c_float
-        alpha, beta = scalar(spec.alpha), scalar(spec.beta)
+        alpha, beta = gemm_scalars(spec)
         cm = column_major_arguments(spec)
         pointer, i32, i64 = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64
         handle = self._handle(device)

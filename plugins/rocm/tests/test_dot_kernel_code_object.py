@@ -14,6 +14,9 @@ from hlort_rocm.amdgpu_kernel_target import AmdgpuTarget
 from hlort_rocm.compiler import check_program_code_object
 
 DTYPES = [("f32", "f32"), ("f16", "f16"), ("bf16", "f32"), ("f64", "f64"), ("s8", "s32")]
+DTYPES += [("c64", "c64"), ("c128", "c128"), ("pred", "pred")]
+# bytes per slab element: the accumulation type (pred x pred -> pred: OR of ANDs in i32)
+SLAB_BYTES = {"f64": 8, "c64": 8, "c128": 16}
 
 
 def dot_text(lt, ot, k):
@@ -42,5 +45,5 @@ def test_dot_kernel_code_object_links_and_validates(llvm19_tools, gfx, lt, ot, k
     assert note.private_segment_size == 0 and not note.uses_dynamic_stack
     assert note.vgpr_spills == 0 and note.sgpr_spills == 0
     assert note.wavefront_size == 64
-    width = 8 if lt == "f64" else 4  # slabs hold the accumulation type
+    width = SLAB_BYTES.get(lt, 4)
     assert note.group_segment_size == 2 * 16 * 64 * width

@@ -9,7 +9,7 @@ from test_hip_driver import FakeRocmClient
 
 from hlort.codegen.gpu.program import GemmSpec
 from hlort.runtime.client import Backend
-from hlort_rocm import RocmPlugin, rocblas_gemm
+from hlort_rocm import RocmPlugin
 from hlort_rocm.rocblas_gemm import OPERATION_TRANSPOSE, column_major_arguments
 
 DOT = """
@@ -34,19 +34,22 @@ def backend(llvm19_tools):
     client.close()
 
 
-COMPLEX_DOT = DOT.replace("f32>", "complex<f32>>")
+WIDENING_BITCAST = """
+func.func @main(%a: tensor<5x7x2xf16>) -> tensor<5x7xf32> {
+  %b = stablehlo.bitcast_convert %a : (tensor<5x7x2xf16>) -> tensor<5x7xf32>
+  return %b : tensor<5x7xf32>
+}
+"""
 
 
 def test_a_host_fallback_moves_real_data_through_device_memory(backend, monkeypatch):
-    """A complex dot (the tiled dot kernel takes real dots only) is a counted host fallback."""
-    monkeypatch.setattr(rocblas_gemm, "load_rocblas", lambda: None)
+    """A width-changing bitcast-convert (no GPU kernel yet) is a counted host fallback."""
     monkeypatch.setenv("HLORT_FALLBACK", "allow")
-    exe = backend.compile(COMPLEX_DOT)
-    assert [f.opcode for f in exe.raw.program.fallbacks] == ["dot"]
-    rng = np.random.default_rng(0)
-    a = (rng.standard_normal((5, 7)) + 1j * rng.standard_normal((5, 7))).astype(np.complex64)
-    b = (rng.standard_normal((7, 3)) + 1j * rng.standard_normal((7, 3))).astype(np.complex64)
-    np.testing.assert_allclose(exe(a, b), a @ b, rtol=1e-5, atol=1e-5)
+    exe = backend.compile(WIDENING_BITCAST)
+    assert [f.opcode for f in exe.raw.program.fallbacks] == ["bitcast-convert"]
+    a = np.random.default_rng(0).standard_normal((5, 7)).astype(np.float32)
+    halves = a.view(np.float16).reshape(5, 7, 2)
+    assert np.array_equal(np.asarray(exe(halves)).view(np.uint32), a.view(np.uint32))
 
 
 def test_a_kernel_launch_gets_the_device_pointers_of_its_slots(backend):

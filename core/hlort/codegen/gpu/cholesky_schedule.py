@@ -1,19 +1,21 @@
-"""Cholesky on the GPU: one block per matrix, column by column as the interpreter, in f64.
+"""Cholesky on the GPU: one block per matrix, column by column as the interpreter, in f64/c128.
 
 The interpreter's factorization (hlort.interpreter.ops.linalg.cholesky_lower_with_info) goes
-left to right: column ``j``'s pivot is ``a[j, j] - sum_k L[j, k]^2`` over ``k < j``; its
-diagonal is ``sqrt(pivot)``, NaN when the pivot is not strictly positive (or NaN); the entries
-below are ``(a[i, j] - sum_k L[i, k] L[j, k]) / L[j, j]``. Here thread 0 computes the pivot,
-a barrier publishes it, the block's threads compute the entries below (one row each, strided),
-and a barrier ends the column. A matrix with a NaN diagonal (a pivot that failed: LAPACK's
-``info`` != 0) is all NaN, as JAX makes it. ``lower`` False factors ``a = U^T U`` as the
-transpose of the lower factor of ``a^T``, so only the named triangle is read, and the other
-triangle of the result is zero.
+left to right: column ``j``'s pivot is ``re a[j, j] - sum_k re(L[j, k] conj L[j, k])`` over ``k
+< j``; its diagonal is ``sqrt(pivot)``, NaN when the pivot is not strictly positive (or NaN);
+the entries below are ``(a[i, j] - sum_k L[i, k] conj L[j, k]) / L[j, j]``. Here thread 0
+computes the pivot, a barrier publishes it, the block's threads compute the entries below (one
+row each, strided), and a barrier ends the column. A matrix with a NaN diagonal (a pivot that
+failed: LAPACK's ``info`` != 0) is all NaN (NaN + 0i), as JAX makes it. ``lower`` False factors
+``a = U^H U`` as the adjoint of the lower factor of ``a^H``, so only the named triangle is read,
+and the other triangle of the result is zero (``-0i`` parts for a complex upper factor, as the
+interpreter's ``conj`` leaves them).
 
-Sums run in ascending ``k`` from +0, each product rounded (no FMA); the interpreter's NumPy sums
-pair their terms their own way, so results agree to a rounding of each sum in f64, rounded
-once to the result type. The factor lives in an f64 scratch (in the output itself when the
-result is f64 and lower). Complex Cholesky stays a host fallback.
+Sums run in ascending ``k`` from +0, each product rounded (no FMA); complex products and the
+division by the diagonal are NumPy's (linalg_arith.py); the interpreter's NumPy sums pair their
+terms their own way, so results agree to a rounding of each sum in f64, rounded once to the
+result type. The factor lives in an f64 (c128) scratch, in the output itself when the result is
+f64 (c128) and lower.
 """
 
 from __future__ import annotations
@@ -26,11 +28,11 @@ import llvmlite.ir as ir
 from hlort import dtypes
 from hlort.codegen.gpu.gpu_target import GpuTarget
 from hlort.codegen.gpu.launch import LaunchShape
+from hlort.codegen.gpu.linalg_arith import LinalgArith
 from hlort.codegen.gpu.loop_schedule import _grid_stride
-from hlort.codegen.llvm.conversions import convert_real
 from hlort.codegen.llvm.index import i64
 from hlort.codegen.llvm.kernel_abi import KernelEntry
-from hlort.codegen.llvm.llvm_types import F64, I64, load_element, store_element
+from hlort.codegen.llvm.llvm_types import F64, I64
 from hlort.codegen.llvm.loops import emit_loop
 from hlort.dtypes import DType
 from hlort.ir.instruction import Instruction
@@ -54,10 +56,10 @@ class CholeskyPlan:
 
     @property
     def scratch_bytes(self) -> int:
-        """An f64 factor, unless the output holds it (an f64 lower factor)."""
-        if self.dtype is dtypes.F64 and self.lower:
+        """An f64 (c128) factor, unless the output holds it (an f64 or c128 lower factor)."""
+        if self.dtype in (dtypes.F64, dtypes.C128) and self.lower:
             return 0
-        return max(1, self.batch * self.n * self.n) * 8
+        return max(1, self.batch * self.n * self.n) * (16 if self.dtype.is_complex else 8)
 
 
 def plan_cholesky(instr: Instruction) -> tuple[CholeskyPlan | None, str]:
@@ -65,15 +67,15 @@ def plan_cholesky(instr: Instruction) -> tuple[CholeskyPlan | None, str]:
     out = instr.shape
     if not (a.is_array and out.is_array):
         return None, "its operand or result is not an array"
-    if not out.dtype.is_float or out.dtype.is_complex:
-        return None, f"no GPU Cholesky kernel for {out.dtype} (complex Cholesky falls back)"
+    if not (out.dtype.is_float or out.dtype.is_complex) or a.dtype is not out.dtype:
+        return None, f"no GPU Cholesky kernel for {a.dtype} -> {out.dtype}"
     n = out.dims[-1]
     plan = CholeskyPlan(math.prod(out.dims[:-2]), n, bool(instr.attrs.get("lower", False)), a.dtype)
     return plan, ""
 
 
 def emit_cholesky_kernel(target: GpuTarget, entry: KernelEntry, plan: CholeskyPlan) -> LaunchShape:
-    """Arguments: a, result, then the f64 factor scratch when ``plan.scratch_bytes``."""
+    """Arguments: a, result, then the f64 (c128) factor scratch when ``plan.scratch_bytes``."""
     a, out = entry.buffers[:2]
     factor = entry.buffers[2] if plan.scratch_bytes else out
     b, ctx = entry.builder, entry.ctx
@@ -81,7 +83,8 @@ def emit_cholesky_kernel(target: GpuTarget, entry: KernelEntry, plan: CholeskyPl
     launch = LaunchShape(max(1, min(MAX_BLOCKS, plan.batch)), threads)
     tid = b.zext(target.thread_index(b), I64)
     bid = b.zext(target.block_index(b), I64) if launch.blocks > 1 else i64(0)
-    acc = ctx.alloca(F64)
+    wide = LinalgArith(ctx, plan.dtype.is_complex)
+    acc = ctx.alloca(wide.type)
     zero = ir.Constant(F64, 0.0)
     nan = ir.Constant(F64, math.nan)
 
@@ -92,42 +95,44 @@ def emit_cholesky_kernel(target: GpuTarget, entry: KernelEntry, plan: CholeskyPl
             return b.add(base, b.add(b.mul(i, i64(n)), j))
 
         def a_entry(i: ir.Value, j: ir.Value) -> ir.Value:
-            """Entry (i, j) of the lower triangle read: a's, or a^T's for an upper factor."""
-            where = at(i, j) if plan.lower else at(j, i)
-            return convert_real(ctx, load_element(b, plan.dtype, a, where), plan.dtype, dtypes.F64)
+            """Entry (i, j) of the lower triangle read: a's, or a^H's for an upper factor."""
+            if plan.lower:
+                return wide.load(plan.dtype, a, at(i, j))
+            return wide.conj(wide.load(plan.dtype, a, at(j, i)))
 
         def l_entry(i: ir.Value, k: ir.Value) -> ir.Value:
-            return load_element(b, dtypes.F64, factor, at(i, k))
+            return wide.load(wide.dtype, factor, at(i, k))
 
         def dot_rows(i: ir.Value, j: ir.Value) -> ir.Value:
-            """sum over k < j of L[i, k] L[j, k], ascending, from +0."""
-            b.store(zero, acc)
+            """sum over k < j of L[i, k] conj L[j, k], ascending, from +0."""
+            b.store(wide.zero, acc)
 
             def term(k: ir.Value) -> None:
-                b.store(b.fadd(b.load(acc, typ=F64), b.fmul(l_entry(i, k), l_entry(j, k))), acc)
+                product = wide.mul(l_entry(i, k), wide.conj(l_entry(j, k)))
+                b.store(wide.add(b.load(acc, typ=wide.type), product), acc)
 
             emit_loop(b, i64(0), j, term, "k")
-            return b.load(acc, typ=F64)
+            return b.load(acc, typ=wide.type)
 
         def clear(t: ir.Value) -> None:  # the strict upper triangle of the factor is zero
             i, j = b.udiv(t, i64(n)), b.urem(t, i64(n))
             with b.if_then(b.icmp_unsigned("<", i, j)):
-                store_element(b, dtypes.F64, zero, factor, at(i, j))
+                wide.store(wide.dtype, wide.zero, factor, at(i, j))
 
         _grid_stride(b, tid, i64(n * n), i64(threads), clear, "clear")
 
         def column(j: ir.Value) -> None:
             with b.if_then(b.icmp_unsigned("==", tid, i64(0))):
-                pivot = b.fsub(a_entry(j, j), dot_rows(j, j))
+                pivot = b.fsub(wide.real(a_entry(j, j)), wide.real(dot_rows(j, j)))
                 ok = b.fcmp_ordered(">", pivot, zero)
                 root = ctx.intrinsic("sqrt", b.select(ok, pivot, nan))
-                store_element(b, dtypes.F64, root, factor, at(j, j))
+                wide.store(wide.dtype, wide.from_real(root), factor, at(j, j))
             target.barrier(b)
             diag = l_entry(j, j)
 
             def below(i: ir.Value) -> None:
-                value = b.fdiv(b.fsub(a_entry(i, j), dot_rows(i, j)), diag)
-                store_element(b, dtypes.F64, value, factor, at(i, j))
+                value = wide.div(wide.sub(a_entry(i, j), dot_rows(i, j)), diag)
+                wide.store(wide.dtype, value, factor, at(i, j))
 
             _grid_stride(b, b.add(b.add(j, i64(1)), tid), i64(n), i64(threads), below, "below")
             target.barrier(b)
@@ -137,7 +142,7 @@ def emit_cholesky_kernel(target: GpuTarget, entry: KernelEntry, plan: CholeskyPl
         b.store(ir.Constant(BOOL, 0), failed)
 
         def check(j: ir.Value) -> None:
-            d = l_entry(j, j)
+            d = wide.real(l_entry(j, j))
             b.store(b.or_(b.load(failed, typ=BOOL), b.fcmp_unordered("uno", d, d)), failed)
 
         emit_loop(b, i64(0), i64(n), check, "check")
@@ -145,11 +150,11 @@ def emit_cholesky_kernel(target: GpuTarget, entry: KernelEntry, plan: CholeskyPl
 
         def write(t: ir.Value) -> None:
             i, j = b.udiv(t, i64(n)), b.urem(t, i64(n))
-            value = b.select(is_failed, nan, l_entry(i, j))
-            where = at(i, j) if plan.lower else at(j, i)
-            store_element(
-                b, plan.dtype, convert_real(ctx, value, dtypes.F64, plan.dtype), out, where
-            )
+            value = b.select(is_failed, wide.from_real(nan), l_entry(i, j))
+            if plan.lower:
+                wide.store(plan.dtype, value, out, at(i, j))
+            else:  # U = L^H
+                wide.store(plan.dtype, wide.conj(value), out, at(j, i))
 
         if plan.scratch_bytes:
             _grid_stride(b, tid, i64(n * n), i64(threads), write, "write")

@@ -49,7 +49,15 @@ from hlort.passes.buffer_assignment import BufferAssignment, assign_buffers
 from hlort.passes.fusion_policy import FusionPolicy
 from hlort.passes.pass_options import PassOptions
 
-_STRUCTURAL = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT}
+# No step of their own: buffer slots (or, after-all, a token: no data, and the steps run in the
+# schedule's order, which is every order a token asks for).
+_STRUCTURAL = {
+    Opcode.PARAMETER,
+    Opcode.CONSTANT,
+    Opcode.TUPLE,
+    Opcode.GET_TUPLE_ELEMENT,
+    Opcode.AFTER_ALL,
+}
 KERNEL_OPS = frozenset(
     {
         Opcode.BROADCAST,
@@ -71,12 +79,11 @@ KERNEL_OPS = frozenset(
 )
 
 
-# Ops that have no GPU kernel yet and run as host fallbacks (docs/gpu-kernels.md). Pred and
-# complex dots (dot_plan.py), a bitcast-convert that changes the element width, and narrow-float
-# reduce(-window)s with other reducers also fall back (the element generators, reduce_emitter.py).
+# Ops that have no GPU kernel yet and run as host fallbacks (docs/gpu-kernels.md). Some cases of
+# PARTLY_NATIVE_OPS fall back too, each with its reason: e.g. a width-changing bitcast-convert
+# inside a fusion or on s4/u4/pred, FFTs longer than 16384 points.
 HOST_FALLBACK_OPS = frozenset(
     {
-        "after-all",
         "conditional",
         "custom-call",
         "partition-id",
@@ -104,7 +111,6 @@ PARTLY_NATIVE_OPS = frozenset(
         "convolution",
         "dot",
         "fft",
-        "opt-barrier",
         "reduce",
         "reduce-window",
         "rng-bit-generator",
@@ -115,6 +121,19 @@ PARTLY_NATIVE_OPS = frozenset(
         "triangular-solve",
     }
 )
+
+
+def is_byte_view(instr: Instruction) -> bool:
+    """A bitcast-convert that changes the element width or has a complex side, between types
+    that are neither pred nor sub-byte (s4/u4, one element per byte): its result is its
+    operand's bytes as they lie (the narrower type's extra minor dimension is the bytes' order,
+    as XLA's bitcast and the interpreter's little-endian view have it), so a device copy
+    computes it. Equal-width real bitcasts stay elementwise kernels (they fuse)."""
+    if instr.opcode is not Opcode.BITCAST_CONVERT:
+        return False
+    src, dst = instr.operands[0].shape.dtype, instr.shape.dtype
+    whole_bytes = all(t.bits == 8 * t.itemsize and not t.is_pred for t in (src, dst))
+    return whole_bytes and (src.itemsize != dst.itemsize or src.is_complex or dst.is_complex)
 
 
 def wrap_instruction(instr: Instruction) -> Computation:
@@ -262,10 +281,8 @@ class _Walker:
             plan, why = plan_convolution(instr)
             if plan is not None:
                 return self._simple_launch(instr, "convolution", slots, plan)
-        elif instr.opcode is Opcode.OPTIMIZATION_BARRIER:
-            if all(leaf.is_array for leaf in instr.shape.leaf_shapes()):
-                return self._barrier_copies(instr, slots)
-            why = "it carries a token"
+        elif instr.opcode is Opcode.OPTIMIZATION_BARRIER or is_byte_view(instr):
+            return self._byte_copies(instr, slots)
         elif instr.opcode is Opcode.RNG_BIT_GENERATOR:
             why = plan_rng(instr)
             if not why:
@@ -347,9 +364,11 @@ class _Walker:
             )
         return steps
 
-    def _barrier_copies(self, instr: Instruction, slots: SlotTable) -> list:
-        """An optimization barrier passes its operand through: a device copy per leaf whose
-        result slot is not the operand's (no reordering crosses it: the steps run in order)."""
+    def _byte_copies(self, instr: Instruction, slots: SlotTable) -> list:
+        """An instruction whose result is its operands' bytes (an optimization barrier, a
+        width-changing bitcast-convert): a device copy per array leaf whose result slot is not
+        the operand's (no reordering crosses a barrier: the steps run in order; a token leaf
+        has no slot and nothing to copy)."""
         sources = [s for o in instr.operands for s in slots.of(o)]
         return [
             Copy(src, dst, slots.slots[dst].size, label=f"{instr.name} {k}")

@@ -7,11 +7,11 @@ layout (interpreter/ops/convolution.py): output feature ``o`` belongs to batch g
 input features ``g * Cg ..``. Each thread sums its window in the interpreter's contraction
 order, window positions (row-major) outer and input features inner, products of padding
 positions included (a zero times the kernel value, so an infinite or NaN kernel value gives
-NaN there as in the interpreter), in the dot's accumulation type (dot_plan.accumulation_type:
-f32 for narrow floats, f64 when any operand is, i32/i64 wrapping for integers), then converts
-once to the result type. Small windows therefore round as the interpreter (which sums up to 64
-terms in order); longer ones differ by accumulation rounding only. Pred and complex
-convolutions stay host fallbacks.
+NaN there as in the interpreter), with the dot's arithmetic (contraction_arith.py: f32 for
+narrow floats, f64 when any operand is, i32/i64 wrapping for integers, c64/c128 with the naive
+complex product, pred x pred -> pred as the OR of ANDs), then converts once to the result type.
+Small real windows therefore round as the interpreter (which sums up to 64 real terms, and any
+number of complex ones, in order); longer real ones differ by accumulation rounding only.
 """
 
 from __future__ import annotations
@@ -21,14 +21,13 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
-from hlort.codegen.gpu.dot_plan import accumulation_type
+from hlort.codegen.gpu.contraction_arith import ContractionArith, accumulation_type
 from hlort.codegen.gpu.gpu_target import GpuTarget
 from hlort.codegen.gpu.launch import LaunchShape, grid_stride_start
 from hlort.codegen.gpu.loop_schedule import _grid_stride
-from hlort.codegen.llvm.conversions import convert_real
 from hlort.codegen.llvm.index import delinearize, i64, linearize
 from hlort.codegen.llvm.kernel_abi import KernelEntry
-from hlort.codegen.llvm.llvm_types import load_element, store_element, value_type
+from hlort.codegen.llvm.llvm_types import load_element, store_element
 from hlort.codegen.llvm.loops import emit_loop
 from hlort.dtypes import DType
 from hlort.ir.attributes import WindowDim
@@ -72,8 +71,6 @@ def plan_convolution(instr: Instruction) -> tuple[ConvPlan | None, str]:
     if not (lhs.is_array and rhs.is_array and out.is_array):
         return None, "its operands or result are not arrays"
     acc = accumulation_type(lhs.dtype, rhs.dtype, out.dtype)
-    if acc is None:
-        return None, f"no GPU accumulation for {lhs.dtype} x {rhs.dtype} -> {out.dtype}"
     dn = instr.attrs["dim_labels"]
     window = tuple(instr.attrs.get("window", ()))
     if len(window) != len(dn.input_spatial_dimensions):
@@ -101,9 +98,8 @@ def emit_conv_kernel(target: GpuTarget, entry: KernelEntry, plan: ConvPlan) -> L
     total = math.prod(plan.out_dims)
     launch = LaunchShape.for_elements(max(total, 1), BLOCK, MAX_BLOCKS)
     dn, window = plan.dn, plan.window
-    acc_t = value_type(plan.acc_dtype)
-    is_float = plan.acc_dtype.is_float
-    zero = ir.Constant(acc_t, 0.0 if is_float else 0)
+    arith = ContractionArith(ctx, plan.lhs_dtype, plan.rhs_dtype, plan.out_dtype)
+    acc_t, zero = arith.acc_t, arith.zero
     acc = ctx.alloca(acc_t)
     cg, og = plan.in_features_per_group, plan.out_features_per_group
     win_sizes = tuple(w.size for w in window)
@@ -149,25 +145,17 @@ def emit_conv_kernel(target: GpuTarget, entry: KernelEntry, plan: ConvPlan) -> L
                 at = linearize(b, lhs_multi, plan.lhs_dims)
                 if valid is not None:
                     at = b.select(valid, at, i64(0))
-                x = convert_real(
-                    ctx, load_element(b, plan.lhs_dtype, lhs, at), plan.lhs_dtype, plan.acc_dtype
-                )
+                x = arith.to_acc(load_element(b, plan.lhs_dtype, lhs, at), plan.lhs_dtype)
                 if valid is not None:
                     x = b.select(valid, x, zero)
                 kat = linearize(b, rhs_multi, plan.rhs_dims)
-                y = convert_real(
-                    ctx, load_element(b, plan.rhs_dtype, rhs, kat), plan.rhs_dtype, plan.acc_dtype
-                )
-                total_so_far = b.load(acc, typ=acc_t)
-                if is_float:
-                    b.store(b.fadd(total_so_far, b.fmul(x, y)), acc)
-                else:
-                    b.store(b.add(total_so_far, b.mul(x, y)), acc)
+                y = arith.to_acc(load_element(b, plan.rhs_dtype, rhs, kat), plan.rhs_dtype)
+                b.store(arith.multiply_add(b.load(acc, typ=acc_t), x, y), acc)
 
             emit_loop(b, i64(0), i64(cg), feature, "conv_feature")
 
         emit_loop(b, i64(0), i64(n_win), position, "conv_window")
-        result = convert_real(ctx, b.load(acc, typ=acc_t), plan.acc_dtype, plan.out_dtype)
+        result = arith.to_out(b.load(acc, typ=acc_t))
         store_element(b, plan.out_dtype, result, out, t)
 
     if total:

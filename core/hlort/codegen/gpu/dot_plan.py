@@ -1,6 +1,6 @@
 """Which dots hlort's own tiled dot kernel computes, and the index maps it reads them through.
 
-Any ``dot_general`` whose operands and result are real (float or integer) arrays: batch
+Any ``dot_general`` of arrays (float, integer, pred or complex elements): batch
 dimensions anywhere in either operand, any number of contracting and free dimensions, in any
 order. The kernel sees every dot as ``C[b, m, n] = sum_k A[b, m, k] * B[b, k, n]``: ``b``, ``m``,
 ``n`` and ``k`` are the row-major flattening of the batch, lhs-free, rhs-free and contracting
@@ -9,12 +9,10 @@ result's own row-major layout (batch..., lhs free..., rhs free...), as the inter
 it. Each flat index reaches an operand element through an :class:`IndexMap`: its digits in the
 operand's dimensions, times those dimensions' strides.
 
-Accumulation, as the interpreter and XLA do it (hlort.interpreter.ops.linalg): f32 for f16, bf16,
-f32 and float8 operands (one rounding to the result type at the end), f64 when an operand or the
-result is f64, i32 for integer dots into types of at most 32 bits and i64 otherwise (both wrap:
-the result's low bits are those of the interpreter's int64 sum). A dot mixing an integer and a
-float operand converts the integer one to the float accumulator first. Pred and complex dots are
-not covered (they stay host fallbacks, with that reason).
+Accumulation is the interpreter's (contraction_arith.py): f32 for narrow floats and f32, f64
+when f64 is involved, wrapping i32 / i64 for integers, c64 / c128 for complex dots (the naive
+``(ac - bd) + (ad + bc)i`` product), pred operands as 0 and 1 (counted into an integer result),
+and a pred x pred dot into pred as the OR of ANDs, as XLA does.
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from hlort import dtypes
+from hlort.codegen.gpu.contraction_arith import accumulation_type
 from hlort.dtypes import DType
 from hlort.ir.instruction import Instruction
 
@@ -75,29 +73,12 @@ def _index_map(dims: tuple[int, ...], which: list[int]) -> IndexMap:
     return IndexMap(tuple(dims[d] for d in which), tuple(strides[d] for d in which))
 
 
-def accumulation_type(lhs: DType, rhs: DType, out: DType) -> DType | None:
-    """The type the kernel sums in (see the module docstring), or None when it has none."""
-    types = (lhs, rhs, out)
-    if any(t.is_complex or t.is_pred for t in types):
-        return None
-    if lhs.is_float or rhs.is_float:
-        return dtypes.F64 if dtypes.F64 in types else dtypes.F32
-    if not out.is_integer:  # integer operands into a float result: exact sum, then converted
-        return dtypes.S64
-    return dtypes.S64 if any(t.bits == 64 for t in types) else dtypes.S32
-
-
 def plan_dot(dot: Instruction) -> tuple[DotPlan | None, str]:
     """(plan, "") or (None, why the dot kernel does not compute ``dot``)."""
     lhs, rhs = (o.shape for o in dot.operands)
     if not (lhs.is_array and rhs.is_array and dot.shape.is_array):
         return None, "its operands or result are not arrays"
     acc = accumulation_type(lhs.dtype, rhs.dtype, dot.shape.dtype)
-    if acc is None:
-        return None, (
-            f"the GPU dot kernel takes real operands and results, not "
-            f"{lhs.dtype} x {rhs.dtype} -> {dot.shape.dtype}"
-        )
     dn = dot.attrs["dot_dimension_numbers"]
     lb, rb = list(dn.lhs_batch_dims), list(dn.rhs_batch_dims)
     lc, rc = list(dn.lhs_contracting_dims), list(dn.rhs_contracting_dims)
@@ -124,4 +105,4 @@ def plan_dot(dot: Instruction) -> tuple[DotPlan | None, str]:
     return plan, ""
 
 
-__all__ = ["DotPlan", "IndexMap", "accumulation_type", "plan_dot"]
+__all__ = ["DotPlan", "IndexMap", "plan_dot"]

@@ -7,24 +7,26 @@ tile of accumulators, rows ``ty + 16i`` and columns ``tx + 16j`` (``tx = tid % 1
 to the accumulation type; consecutive threads read consecutive elements of whichever index is
 the operand's minor one), waits at a barrier, and every thread adds its 4 x 16 x 4 products
 (unrolled; each product rounded, then added: no fused multiply-add is asked for), in k order from
-+0, exactly the interpreter's order. Edges are bounds-checked: rows, columns and k beyond the
-dot's load zeros (both operands, so an infinity never meets a padded 0) and are never stored;
-K = 0 stores zeros. Tiles beyond the grid are taken by a grid-stride loop. The kernel uses no
-cross-lane operation, so the warp size (32, or a wavefront of 64) only has to divide the block.
++0, exactly the interpreter's order (contraction_arith.py: complex products are the naive
+``(ac - bd) + (ad + bc)i``, pred x pred -> pred the OR of ANDs). Edges are bounds-checked:
+rows, columns and k beyond the dot's load zeros (both operands, so an infinity never meets a
+padded 0) and are never stored; K = 0 stores zeros. Tiles beyond the grid are taken by a
+grid-stride loop. The kernel uses no cross-lane operation, so the warp size (32, or a wavefront
+of 64) only has to divide the block.
 """
 
 from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from hlort.codegen.gpu.contraction_arith import ContractionArith
 from hlort.codegen.gpu.dot_plan import DotPlan, IndexMap
 from hlort.codegen.gpu.gpu_target import I32, GpuTarget
 from hlort.codegen.gpu.launch import LaunchShape
 from hlort.codegen.gpu.loop_schedule import _grid_stride
-from hlort.codegen.llvm.conversions import convert_real
 from hlort.codegen.llvm.index import i64
 from hlort.codegen.llvm.kernel_abi import KernelEntry
-from hlort.codegen.llvm.llvm_types import I64, load_element, store_element, value_type
+from hlort.codegen.llvm.llvm_types import I64, load_element, store_element
 from hlort.errors import Internal
 
 TILE_M = 64
@@ -87,9 +89,8 @@ class _DotEmitter:
         self.lhs, self.rhs, self.out = entry.buffers
         self.ctx, self.b = entry.ctx, entry.builder
         self.module = entry.function.module
-        self.acc_t = value_type(plan.acc_dtype)
-        self.is_float = plan.acc_dtype.is_float
-        self.zero = ir.Constant(self.acc_t, 0.0 if self.is_float else 0)
+        self.arith = ContractionArith(self.ctx, plan.lhs_dtype, plan.rhs_dtype, plan.out_dtype)
+        self.acc_t, self.zero = self.arith.acc_t, self.arith.zero
 
     def shared(self, name: str, cols: int) -> ir.GlobalVariable:
         t = ir.ArrayType(ir.ArrayType(self.acc_t, cols), TILE_K)
@@ -137,7 +138,7 @@ class _DotEmitter:
                 )
                 with b.if_then(inside):
                     at = b.add(out_base, b.add(b.mul(row, i64(plan.n)), col))
-                    value = convert_real(self.ctx, accs[i][j], plan.acc_dtype, plan.out_dtype)
+                    value = self.arith.to_out(accs[i][j])
                     store_element(b, plan.out_dtype, value, self.out, at)
 
     def phi_loop(self, stop: int, step: int, accs, body, name: str):
@@ -214,10 +215,7 @@ class _DotEmitter:
             b_vals = [self.slab_value(self.b_tile, kk, self.tx, j) for j in range(REG_N)]
             for i in range(REG_M):
                 for j in range(REG_N):
-                    if self.is_float:
-                        new[i][j] = b.fadd(new[i][j], b.fmul(a_vals[i], b_vals[j]))
-                    else:
-                        new[i][j] = b.add(new[i][j], b.mul(a_vals[i], b_vals[j]))
+                    new[i][j] = self.arith.multiply_add(new[i][j], a_vals[i], b_vals[j])
         return new
 
     def slab_value(self, tile, kk, lane, r):
@@ -246,7 +244,7 @@ class _DotEmitter:
                 with then:
                     at = b.add(base, b.add(_offset(b, gx, x_map), _offset(b, gk, k_map)))
                     value = load_element(b, dtype, src, at)
-                    b.store(convert_real(self.ctx, value, dtype, plan.acc_dtype), slot)
+                    b.store(self.arith.to_acc(value, dtype), slot)
                 with otherwise:
                     b.store(self.zero, slot)
 

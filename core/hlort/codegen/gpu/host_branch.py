@@ -4,7 +4,7 @@ Each branch computation gets a buffer assignment of its own whose parameters are
 that branch's operand, its temps in an arena region of its own; its instructions become steps
 like the entry's (kernels, gemms, host fallbacks, nested loops and branches). Each branch ends
 with copies of its root's slots into the conditional's result slots, so whichever branch runs,
-the result is in the same place.
+the result is in the same place. Tokens in operands or results have no slots (no data to move).
 """
 
 from __future__ import annotations
@@ -27,9 +27,6 @@ def compile_host_branch(
     selector = instr.operands[0].shape
     if selector.rank != 0 or selector.dtype.name not in ("pred", "s32"):
         return None, f"its selector is {selector}, not a scalar pred or s32"
-    shapes = [instr.shape, *(o.shape for o in instr.operands[1:])]
-    if not all(leaf.is_array for s in shapes for leaf in s.leaf_shapes()):
-        return None, "its operands or result hold a token"
     results = tuple(slots.of(instr))
     branches = []
     for k, comp in enumerate(instr.attrs["branch_computations"]):

@@ -1,8 +1,10 @@
 """While loops with the loop on the host and the condition and body as device steps (HostLoop).
 
-The while's result slots are the loop state. The condition and the body get buffer assignments
-of their own whose parameters are the state slots, their temps in arena regions of their own;
-their instructions become steps like the entry's (kernels, gemms, host fallbacks, nested loops).
+The while's result slots are the loop state (its array leaves: a token has no slot and carries
+no data; the steps run in order, which is the order tokens ask for). The condition and the body
+get buffer assignments of their own whose parameters are the state slots, their temps in arena
+regions of their own; their instructions become steps like the entry's (kernels, gemms, host
+fallbacks, nested loops).
 A body result that is a state slot, a constant or a repeat is first copied to a fresh slot, so
 the update copies never read a state slot another copy has already overwritten.
 """
@@ -25,8 +27,6 @@ def compile_host_loop(
 ) -> tuple[HostLoop | None, str]:
     """The HostLoop for while ``instr``, or None and why it stays a host fallback."""
     cond, body = instr.attrs["condition"], instr.attrs["body"]
-    if not all(leaf.is_array for leaf in instr.shape.leaf_shapes()):
-        return None, "its state holds a token"
     if cond.root.shape.dtype.name != "pred" or cond.root.shape.rank != 0:
         return None, "its condition is no scalar pred"
     state = tuple(slots.of(instr))

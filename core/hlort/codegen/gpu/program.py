@@ -28,12 +28,16 @@ names the slots holding the flattened result leaves; an output never names a par
 constant slot unless ``donation`` maps that parameter to it (the compiler adds a Copy otherwise).
 
 ``to_bytes``/``from_bytes`` use hlort's pickle-free codec (ir/module_codec.py): loading a blob
-builds only these dataclasses and never runs code.
+builds only these dataclasses and never runs code. A blob starts with ``PROGRAM_MAGIC`` and the
+little-endian u32 ``FORMAT_VERSION``, read before anything is decoded, so a blob of another
+format is refused as such (never taken for damage, never half-read): 2 added HostBranch steps
+and complex gemm calls (``compute_dtype`` c64/c128); format 1 blobs had no header.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import struct
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,7 +45,9 @@ import numpy as np
 from hlort.errors import InvalidArgument
 from hlort.ir.module_codec import CodecError, decode_value, encode_value
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+PROGRAM_MAGIC = b"hlort-gpu-program\n"
+_VERSION = struct.Struct("<I")
 SLOT_KINDS = ("parameter", "constant", "temp", "output")
 
 
@@ -240,23 +246,45 @@ class GpuProgram:
                 raise InvalidArgument(f"GPU program {self.name}: slot {r} out of range")
 
     def to_bytes(self) -> bytes:
-        return encode_value(_with_bytes_as(self, _bytes_to_array), _CLASSES)
+        body = encode_value(_with_bytes_as(self, _bytes_to_array), _CLASSES)
+        return PROGRAM_MAGIC + _VERSION.pack(self.version) + body
 
     @staticmethod
     def from_bytes(data: bytes) -> GpuProgram:
-        try:
-            program = _with_bytes_as(decode_value(data, _CLASSES), _array_to_bytes)
-        except (CodecError, TypeError, ValueError) as err:
-            raise InvalidArgument(f"not a serialized GPU program: {err}; recompile it") from None
-        if not isinstance(program, GpuProgram):
-            raise InvalidArgument("the blob holds no GPU program; recompile it")
-        if program.version != FORMAT_VERSION:
+        head = len(PROGRAM_MAGIC) + _VERSION.size
+        if data.startswith(PROGRAM_MAGIC) and len(data) >= head:
+            (version,) = _VERSION.unpack_from(data, len(PROGRAM_MAGIC))
+        else:
+            version, head = _headerless_version(data), 0
+        if version != FORMAT_VERSION:
             raise InvalidArgument(
-                f"GPU program format {program.version}, this hlort reads "
-                f"{FORMAT_VERSION}; recompile it"
+                f"GPU program format {version}, this hlort reads format {FORMAT_VERSION} only; "
+                f"recompile the program with this hlort"
+            )
+        program = _decode(data[head:])
+        if program.version != version:
+            raise InvalidArgument(
+                f"GPU program header says format {version}, its body {program.version}; the "
+                f"blob is damaged: recompile it"
             )
         program.check()
         return program
+
+
+def _decode(body: bytes) -> GpuProgram:
+    try:
+        program = _with_bytes_as(decode_value(body, _CLASSES), _array_to_bytes)
+    except (CodecError, TypeError, ValueError) as err:
+        raise InvalidArgument(f"not a serialized GPU program: {err}; recompile it") from None
+    if not isinstance(program, GpuProgram):
+        raise InvalidArgument("the blob holds no GPU program; recompile it")
+    return program
+
+
+def _headerless_version(data: bytes) -> int:
+    """The version of a blob without the header: format 1 (every hlort before format 2), or
+    INVALID_ARGUMENT when it is no program at all."""
+    return _decode(data).version
 
 
 def every_step(steps):

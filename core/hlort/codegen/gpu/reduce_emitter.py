@@ -19,14 +19,13 @@ from hlort.codegen.llvm.fused_emitter import (
     supports_instruction,
 )
 from hlort.codegen.llvm.index import Index, delinearize, i64
-from hlort.codegen.llvm.llvm_types import NARROW, round_to, value_type
+from hlort.codegen.llvm.llvm_types import round_to, value_type
 from hlort.codegen.llvm.loops import emit_loop, emit_nest
 from hlort.codegen.llvm.row_fusion import apply_reducer
 from hlort.codegen.llvm.window_index import emit_if, window_axes, window_positions
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
-from hlort.ir.patterns import variadic_reducer_opcodes
 
 
 def supports_reduce(instr: Instruction) -> bool:
@@ -36,10 +35,7 @@ def supports_reduce(instr: Instruction) -> bool:
         return False
     if any(not o.shape.is_array for o in instr.operands):
         return False
-    if not supports_scalar_computation(instr.attrs["to_apply"]):
-        return False
-    narrow = any(o.shape.dtype in NARROW for o in instr.operands)
-    return not (narrow and variadic_reducer_opcodes(instr.attrs["to_apply"]) is None)
+    return supports_scalar_computation(instr.attrs["to_apply"])
 
 
 def supports_reduce_window(instr: Instruction) -> bool:
