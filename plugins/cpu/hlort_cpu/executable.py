@@ -8,7 +8,7 @@ import numpy as np
 
 from hlort.errors import HlortError
 from hlort.ir.opcodes import Opcode
-from hlort.plugin.base import LaunchContext, SimpleDevice, SimpleExecutable
+from hlort.plugin.base import LaunchContext, OverlapIndex, SimpleDevice, SimpleExecutable
 from hlort.plugin.capabilities import CompiledMemoryStats
 from hlort_cpu import compile_cache
 from hlort_cpu.compiler import compile_program
@@ -22,6 +22,8 @@ _MAY_RUN_LONG = frozenset({Opcode.WHILE, Opcode.CONDITIONAL, Opcode.CUSTOM_CALL}
 
 
 class CpuExecutable(SimpleExecutable):
+    _constant_overlap: OverlapIndex | None = None  # the program's constants, indexed once
+
     def compile(self) -> None:
         self.program = compile_program(self.module)
 
@@ -69,16 +71,22 @@ class CpuExecutable(SimpleExecutable):
         """NumPy in, NumPy out on the calling thread: no buffers, no queue handoff.
 
         CPU device memory is host memory, so the program runs on the caller's arrays directly;
-        an output that may share memory with an input or a constant is copied so the caller
-        owns every result.
+        an output that may share memory with an input, a constant or an earlier output is
+        copied so the caller owns every result, each its own.
         """
         self.check_outputs_fit_in_host_memory()
         outputs = self.program.run(list(arrays))
-        shared = [*arrays, *self.program.constant_arrays]
-        return [
-            out.copy() if any(np.may_share_memory(out, a) for a in shared) else out
-            for out in outputs
-        ]
+        constants = self._constant_overlap
+        if constants is None:
+            constants = self._constant_overlap = OverlapIndex(self.program.constant_arrays)
+        given = OverlapIndex(arrays)
+        results: list[np.ndarray] = []
+        for k, out in enumerate(outputs):
+            if given.overlapping(out) or constants.overlapping(out):
+                out = out.copy()
+            given.add(len(arrays) + k, out)
+            results.append(out)
+        return results
 
     def cost_analysis(self) -> Mapping[str, float]:
         from hlort.plugin.base.cost_estimate import estimate_cost

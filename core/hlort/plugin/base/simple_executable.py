@@ -32,6 +32,7 @@ from hlort.plugin.base.events import AsyncValue
 from hlort.plugin.base.fallback_policy import FallbackRecord
 from hlort.plugin.base.hlo_text import parse_printed_hlo, print_hlo
 from hlort.plugin.base.launch_context import LaunchContext, Rendezvous
+from hlort.plugin.base.memory_overlap import OverlapIndex
 from hlort.plugin.base.serialization import FrameHeader, frame_executable
 from hlort.plugin.options import DEFAULT_EXECUTE_OPTIONS, CompileOptions, ExecuteOptions
 from hlort.shape import ArrayShape, Shape
@@ -439,17 +440,19 @@ class SimpleExecutable(Executable):
                 f"{len(self._output_shapes)}"
             )
         donated_inputs = [id(buf) in donated_ids for buf in args]
+        by_memory = device.host_memory
+        input_overlap = OverlapIndex(inputs, by_memory)
+        output_overlap = OverlapIndex(by_memory=by_memory)
         fixed: list = []
         for k, (storage, shape) in enumerate(zip(results, self._output_shapes, strict=True)):
-            if device.host_memory:
+            if by_memory:
                 storage = _check_host_output(storage, shape, k, self.name)
-            overlaps = [j for j, inp in enumerate(inputs) if _aliases(device, storage, inp)]
-            if any(not donated_inputs[j] for j in overlaps) or any(
-                _aliases(device, storage, prev) for prev in fixed
-            ):
+            overlaps = input_overlap.overlapping(storage)
+            if any(not donated_inputs[j] for j in overlaps) or output_overlap.overlapping(storage):
                 storage = device.duplicate(storage, shape)
             else:
                 kept.update(id(inputs[j]) for j in overlaps)
+            output_overlap.add(k, storage)
             fixed.append(storage)
         return fixed
 
@@ -466,15 +469,6 @@ def _check_donated_once(name: str, args: Sequence[Buffer], donate: list[int]) ->
                     f"{args[i].name} is also argument {j}; pass a copy for one of them, or "
                     f"list {i} in ExecuteOptions.non_donatable_input_indices"
                 )
-
-
-def _aliases(device: SimpleDevice, a: Any, b: Any) -> bool:
-    """Whether two storages may be the same memory (overlap for host arrays, else identity)."""
-    if a is b:
-        return True
-    if device.host_memory and isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
-        return bool(np.may_share_memory(a, b))
-    return False
 
 
 def _check_host_output(storage: Any, shape: ArrayShape, k: int, name: str) -> np.ndarray:
