@@ -26,9 +26,9 @@ import numpy as np
 
 from hlort.errors import Internal, InvalidArgument, ResourceExhausted, Unimplemented
 from hlort.lazy_dataclass import dataclass
-from hlort.plugin.api import Buffer, Event, Executable
-from hlort.plugin.base.buffer import SimpleBuffer
-from hlort.plugin.base.events import AsyncValue
+from hlort.plugin.api import Buffer, Event, Executable, Future
+from hlort.plugin.base.buffer import SimpleBuffer, hold_arguments, release_holds
+from hlort.plugin.base.events import AsyncValue, ElementOf
 from hlort.plugin.base.fallback_policy import FallbackRecord
 from hlort.plugin.base.hlo_text import parse_printed_hlo, print_hlo
 from hlort.plugin.base.launch_context import LaunchContext, Rendezvous
@@ -108,7 +108,9 @@ class SimpleExecutable(Executable):
         for param in entry.parameters:
             self._parameter_shapes += flatten_array_shapes(param.shape, f"parameter {param.name}")
         self._output_shapes = flatten_array_shapes(entry.result_shape, "the result")
-        self._output_bytes = sum(s.nbytes for s in self._output_shapes)
+        self._output_sizes = tuple(s.nbytes for s in self._output_shapes)
+        self._output_bytes = sum(self._output_sizes)
+        self._output_names = [f"{self.name}.out{k}" for k in range(len(self._output_shapes))]
         for index in options.donated_arguments:
             if index >= len(self._parameter_shapes):
                 raise InvalidArgument(
@@ -135,9 +137,12 @@ class SimpleExecutable(Executable):
         runs work asynchronously returns an :class:`AsyncLaunch` instead of finished storage.
         """
 
-    def make_rendezvous(self, options: ExecuteOptions) -> Rendezvous:
-        """The meeting point of one execution's devices (collectives). A multi-process plugin
-        overrides it to add the global assignment, its local devices and a transport."""
+    def make_rendezvous(self, options: ExecuteOptions) -> Rendezvous | None:
+        """The meeting point of one execution's devices (collectives); None for a program of
+        one copy (one replica, one partition), whose collectives have no peers. A multi-process
+        plugin overrides it to add the global assignment, its local devices and a transport."""
+        if self.options.num_replicas * self.options.num_partitions == 1:
+            return None
         grid = [[0] * self.options.num_partitions for _ in range(self.options.num_replicas)]
         for p in self.placements:
             grid[p.replica][p.partition] = p.device.id
@@ -306,6 +311,12 @@ class SimpleExecutable(Executable):
                     f"Buffer.copy_to_device)"
                 )
 
+    def _attempted_with_argument(self, i: int, donate: list[int]) -> str:
+        """What an execution was doing with argument ``i`` (for a dead buffer's error)."""
+        if i in donate:
+            return f"donate to execution of {self.name!r} (argument {i})"
+        return f"pass as argument {i} to {self.name!r}"
+
     def _execute_on(
         self,
         placement: Placement,
@@ -315,32 +326,35 @@ class SimpleExecutable(Executable):
         rendezvous: Rendezvous | None = None,
     ) -> list[Buffer]:
         device = placement.device
-        label = f"output of {self.name!r} on {device.client.platform_name}:{device.id}"
-        pending = [AsyncValue(label) for _ in self._output_shapes]
+        # one event completes every output: the list of their storage
+        done: AsyncValue = AsyncValue(
+            f"output of {self.name!r} on {device.client.platform_name}:{device.id}"
+        )
         held: list[SimpleBuffer] = []
-        donated: list[tuple[SimpleBuffer, AsyncValue]] = []
-        values: list[AsyncValue] = []
+        donated: list[tuple[SimpleBuffer, Future]] = []
 
         def abandon(exc: BaseException) -> None:
-            for buf in held:
-                buf.release()
-            for value in pending:
-                if not value.is_ready():
-                    value.set_error(exc)
+            if held:
+                release_holds(held)
+            if not done.is_ready():
+                done.set_error(exc)
 
         try:
+            device.track_allocs(self._output_sizes)
             outputs: list[Buffer] = [
-                SimpleBuffer(device, shape, value, f"{self.name}.out{k}")
-                for k, (shape, value) in enumerate(zip(self._output_shapes, pending, strict=True))
+                SimpleBuffer(device, shape, ElementOf(done, k), name, tracked=True)
+                for k, (shape, name) in enumerate(
+                    zip(self._output_shapes, self._output_names, strict=True)
+                )
             ]
-            for i, buf in enumerate(args):
-                if i in donate:
-                    value = buf.donate(f"execution of {self.name!r} (argument {i})")
-                    donated.append((buf, value))
-                else:
-                    value = buf.acquire(f"pass as argument {i} to {self.name!r}")
-                    held.append(buf)
-                values.append(value)
+            values = hold_arguments(
+                args, donate, lambda i: self._attempted_with_argument(i, donate)
+            )
+            held = [buf for i, buf in enumerate(args) if i not in donate]
+            for i in donate:
+                donated.append(
+                    (args[i], args[i].donate(f"execution of {self.name!r} (argument {i})"))
+                )
         except BaseException as exc:
             abandon(exc)
             _free_donated(device, donated, set())
@@ -358,10 +372,9 @@ class SimpleExecutable(Executable):
 
         def finish(results: list, kept: set[int]) -> None:
             _free_donated(device, donated, kept)
-            for buf in held:
-                buf.release()
-            for value, storage in zip(pending, results, strict=True):
-                value.set_result(storage)
+            if held:
+                release_holds(held)
+            done.set_result(results)
 
         def fail(exc: BaseException, storages: list, results: list) -> None:
             """The outputs never become buffers: free their storage (not the inputs', which
