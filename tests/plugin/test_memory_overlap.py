@@ -3,7 +3,12 @@
 import numpy as np
 import pytest
 
-from hlort.plugin.base.memory_overlap import OverlapIndex, memory_owner
+from hlort.plugin.base.memory_overlap import (
+    OverlapIndex,
+    memory_owner,
+    owner_map,
+    unshared_outputs,
+)
 
 
 class _ForeignBlock:
@@ -76,3 +81,18 @@ def test_device_storage_overlaps_only_itself(by_memory: bool) -> None:
     index.add(1, array)
     assert index.overlapping(array[1:]) == ([1] if by_memory else [])
     assert index.overlapping(array) == [1]
+
+
+def test_unshared_outputs_copy_what_shares_memory_and_keep_the_rest() -> None:
+    arg = np.arange(6.0)
+    constant = np.ones(3)
+    fresh, other = np.zeros(4), np.zeros(2)
+    outputs = [fresh[1:], arg[2:], constant, fresh, other, other, np.zeros(0)]
+    results = unshared_outputs(outputs, [arg], owner_map([constant]))
+    assert results[0] is outputs[0] and results[4] is other and results[6] is outputs[6]
+    for k in (1, 2, 3, 5):  # a view of the argument, the constant, a view's owner, a repeat
+        assert results[k] is not outputs[k]
+        np.testing.assert_array_equal(results[k], outputs[k])
+    for i, a in enumerate(results):
+        assert not np.may_share_memory(a, arg) and not np.may_share_memory(a, constant)
+        assert not any(np.may_share_memory(a, b) for b in results[:i])

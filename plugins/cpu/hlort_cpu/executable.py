@@ -8,7 +8,8 @@ import numpy as np
 
 from hlort.errors import HlortError
 from hlort.ir.opcodes import Opcode
-from hlort.plugin.base import LaunchContext, OverlapIndex, SimpleDevice, SimpleExecutable
+from hlort.plugin.base import LaunchContext, SimpleDevice, SimpleExecutable
+from hlort.plugin.base.memory_overlap import owner_map, unshared_outputs
 from hlort.plugin.capabilities import CompiledMemoryStats
 from hlort_cpu import compile_cache
 from hlort_cpu.compiler import compile_program
@@ -22,7 +23,7 @@ _MAY_RUN_LONG = frozenset({Opcode.WHILE, Opcode.CONDITIONAL, Opcode.CUSTOM_CALL}
 
 
 class CpuExecutable(SimpleExecutable):
-    _constant_overlap: OverlapIndex | None = None  # the program's constants, indexed once
+    _constant_owners: dict | None = None  # the program's constants by memory owner, once
 
     def compile(self) -> None:
         self.program = compile_program(self.module)
@@ -76,17 +77,10 @@ class CpuExecutable(SimpleExecutable):
         """
         self.check_outputs_fit_in_host_memory()
         outputs = self.program.run(list(arrays))
-        constants = self._constant_overlap
+        constants = self._constant_owners
         if constants is None:
-            constants = self._constant_overlap = OverlapIndex(self.program.constant_arrays)
-        given = OverlapIndex(arrays)
-        results: list[np.ndarray] = []
-        for k, out in enumerate(outputs):
-            if given.overlapping(out) or constants.overlapping(out):
-                out = out.copy()
-            given.add(len(arrays) + k, out)
-            results.append(out)
-        return results
+            constants = self._constant_owners = owner_map(self.program.constant_arrays)
+        return unshared_outputs(outputs, arrays, constants)
 
     def cost_analysis(self) -> Mapping[str, float]:
         from hlort.plugin.base.cost_estimate import estimate_cost

@@ -11,7 +11,7 @@ can overlap, and ``np.may_share_memory`` (bounds, as before) decides among those
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,15 +45,19 @@ class OverlapIndex:
         for index, storage in enumerate(storages):
             self.add(index, storage)
 
+    def _key(self, storage: Any) -> int:
+        # an array owning its memory (most outputs) is its own owner: no walk
+        if not self._by_memory or getattr(storage, "base", 0) is None:
+            return id(storage)
+        return id(memory_owner(storage))
+
     def add(self, index: int, storage: Any) -> None:
         """Index ``storage`` under ``index`` (the caller's number for it)."""
-        key = id(memory_owner(storage) if self._by_memory else storage)
-        self._by_owner.setdefault(key, []).append((index, storage))
+        self._by_owner.setdefault(self._key(storage), []).append((index, storage))
 
     def overlapping(self, storage: Any) -> list[int]:
         """The indices of the stored storages that may share memory with ``storage``."""
-        key = id(memory_owner(storage) if self._by_memory else storage)
-        same_owner = self._by_owner.get(key)
+        same_owner = self._by_owner.get(self._key(storage))
         if not same_owner:
             return []
         return [
@@ -65,3 +69,39 @@ class OverlapIndex:
 
 def _may_share(a: Any, b: Any) -> bool:
     return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.may_share_memory(a, b)
+
+
+OwnerMap = Mapping[int, tuple]  # id(memory owner) -> the arrays with that owner
+
+
+def owner_map(arrays: Iterable[np.ndarray]) -> dict[int, tuple]:
+    """``arrays`` by memory owner (for :func:`unshared_outputs`; build it once for arrays that
+    live as long as its use, such as a program's constants)."""
+    owners: dict[int, tuple] = {}
+    for array in arrays:
+        key = id(array if array.base is None else memory_owner(array))
+        owners[key] = owners.get(key, ()) + (array,)
+    return owners
+
+
+def unshared_outputs(
+    outputs: Sequence[np.ndarray], arguments: Sequence[np.ndarray], fixed: OwnerMap
+) -> list[np.ndarray]:
+    """``outputs``, each that may share memory with an argument, an array of ``fixed`` (see
+    :func:`owner_map`) or an earlier output replaced by a copy: arrays the caller owns. One
+    function, inlined loops: the synchronous fast path of a tiny program calls it every time."""
+    owners = dict(fixed)
+    for array in arguments:
+        key = id(array if array.base is None else memory_owner(array))
+        owners[key] = owners.get(key, ()) + (array,)
+    results: list[np.ndarray] = []
+    for out in outputs:
+        key = id(out if out.base is None else memory_owner(out))
+        same = owners.get(key)
+        if same and any(other is out or np.may_share_memory(other, out) for other in same):
+            out = out.copy()
+            key = id(out)
+            same = None
+        owners[key] = (same or ()) + (out,)
+        results.append(out)
+    return results
