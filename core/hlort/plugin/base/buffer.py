@@ -75,6 +75,13 @@ def donate_timeout_s() -> float:
 
 def _release_storage(device: SimpleDevice, storage: Future, nbytes: int) -> None:
     """Free ``storage`` once it exists; safe to call from ``__del__``."""
+    if storage.is_ready():  # the common case, without a callback
+        try:
+            if storage.error() is None:
+                device.free(storage.result())
+        finally:
+            device.track_free(nbytes)
+        return
 
     def free(error: HlortError | None) -> None:
         try:

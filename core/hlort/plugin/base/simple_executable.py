@@ -117,6 +117,8 @@ class SimpleExecutable(Executable):
                     f"donated_arguments lists {index}, but {self.name} takes "
                     f"{len(self._parameter_shapes)} argument(s)"
                 )
+        self._donated = list(options.donated_arguments)  # never changed (execute reads it)
+        self._default_contexts: dict[int, LaunchContext] = {}
         self._fingerprint: str | None = None
         self._hlo_text: bytes | None = None  # serialize_payload's, printed once
         self._executions = itertools.count()
@@ -241,11 +243,14 @@ class SimpleExecutable(Executable):
                 f"{self.name} runs on {len(self.placements)} device(s) and needs one argument "
                 f"list per device, got {len(arguments)}"
             )
-        donate = [
-            i
-            for i in self.options.donated_arguments
-            if i not in options.non_donatable_input_indices
-        ]
+        if options.non_donatable_input_indices:
+            donate = [
+                i
+                for i in self.options.donated_arguments
+                if i not in options.non_donatable_input_indices
+            ]
+        else:
+            donate = self._donated
         for placement, args in zip(self.placements, arguments, strict=True):
             self._check_arguments(placement.device, args)
             _check_donated_once(self.name, args, donate)
@@ -311,6 +316,29 @@ class SimpleExecutable(Executable):
                     f"Buffer.copy_to_device)"
                 )
 
+    def _launch_context(
+        self, placement: Placement, options: ExecuteOptions, rendezvous: Rendezvous | None
+    ) -> LaunchContext:
+        """The context of ``placement``'s launch; with the default options and no rendezvous
+        it is the same every time (immutable), so it is made once."""
+        cacheable = rendezvous is None and options is DEFAULT_EXECUTE_OPTIONS
+        if cacheable:
+            ctx = self._default_contexts.get(id(placement))
+            if ctx is not None:
+                return ctx
+        flat = placement.replica * self.options.num_partitions + placement.partition
+        ctx = LaunchContext(  # device_id: the rendezvous' (global) id of this copy's device
+            placement.replica,
+            placement.partition,
+            options.launch_id,
+            options,
+            device_id=placement.device.id if rendezvous is None else rendezvous.device_of(flat),
+            rendezvous=rendezvous,
+        )
+        if cacheable:
+            self._default_contexts[id(placement)] = ctx  # placements live as long as self
+        return ctx
+
     def _attempted_with_argument(self, i: int, donate: list[int]) -> str:
         """What an execution was doing with argument ``i`` (for a dead buffer's error)."""
         if i in donate:
@@ -359,15 +387,7 @@ class SimpleExecutable(Executable):
             abandon(exc)
             _free_donated(device, donated, set())
             raise
-        flat = placement.replica * self.options.num_partitions + placement.partition
-        ctx = LaunchContext(  # device_id: the rendezvous' (global) id of this copy's device
-            placement.replica,
-            placement.partition,
-            options.launch_id,
-            options,
-            device_id=device.id if rendezvous is None else rendezvous.device_of(flat),
-            rendezvous=rendezvous,
-        )
+        ctx = self._launch_context(placement, options, rendezvous)
         donated_ids = {id(buf) for buf, _ in donated}
 
         def finish(results: list, kept: set[int]) -> None:
