@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 
 from hlort.plugin.base.memory_overlap import (
-    OverlapIndex,
     memory_owner,
+    owner_key,
     owner_map,
+    shares,
     unshared_outputs,
 )
 
@@ -59,28 +60,34 @@ def test_overlaps_agree_with_may_share_memory_on_views() -> None:
     for _ in range(50):
         stored = [candidates[i] for i in rng.choice(len(candidates), 5, replace=False)]
         query = candidates[rng.integers(len(candidates))]
-        index = OverlapIndex(stored)
         want = [j for j, s in enumerate(stored) if s is query or np.may_share_memory(s, query)]
-        assert index.overlapping(query) == want
+        assert _overlapping(stored, query) == want
+
+
+def _overlapping(stored, query, by_memory=True) -> list[int]:
+    key = owner_key(query, by_memory)
+    return [
+        j
+        for j, s in enumerate(stored)
+        if owner_key(s, by_memory) == key and shares(s, query, by_memory)
+    ]
 
 
 def test_disjoint_parts_of_one_owner_do_not_overlap() -> None:
     owner = np.arange(10.0)
-    index = OverlapIndex([owner[:5]])
-    assert index.overlapping(owner[5:]) == []
-    assert index.overlapping(owner[4:6]) == [0]
+    assert _overlapping([owner[:5]], owner[5:]) == []
+    assert _overlapping([owner[:5]], owner[4:6]) == [0]
 
 
 @pytest.mark.parametrize("by_memory", [True, False])
 def test_device_storage_overlaps_only_itself(by_memory: bool) -> None:
     handle, other = object(), object()
-    index = OverlapIndex([handle], by_memory)
-    assert index.overlapping(handle) == [0]
-    assert index.overlapping(other) == []
     array = np.zeros(3)
-    index.add(1, array)
-    assert index.overlapping(array[1:]) == ([1] if by_memory else [])
-    assert index.overlapping(array) == [1]
+    stored = [handle, array]
+    assert _overlapping(stored, handle, by_memory) == [0]
+    assert _overlapping(stored, other, by_memory) == []
+    assert _overlapping(stored, array[1:], by_memory) == ([1] if by_memory else [])
+    assert _overlapping(stored, array, by_memory) == [1]
 
 
 def test_unshared_outputs_copy_what_shares_memory_and_keep_the_rest() -> None:

@@ -33,42 +33,25 @@ def memory_owner(storage: Any) -> Any:
             return storage
 
 
-class OverlapIndex:
-    """Storages indexed by memory owner. ``by_memory=False`` (device memory, not host arrays):
-    only the very same storage object counts as overlapping."""
-
-    __slots__ = ("_by_owner", "_by_memory")
-
-    def __init__(self, storages: Iterable[Any] = (), by_memory: bool = True):
-        self._by_memory = by_memory
-        self._by_owner: dict[int, list[tuple[int, Any]]] = {}
-        for index, storage in enumerate(storages):
-            self.add(index, storage)
-
-    def _key(self, storage: Any) -> int:
-        # an array owning its memory (most outputs) is its own owner: no walk
-        if not self._by_memory or getattr(storage, "base", 0) is None:
-            return id(storage)
-        return id(memory_owner(storage))
-
-    def add(self, index: int, storage: Any) -> None:
-        """Index ``storage`` under ``index`` (the caller's number for it)."""
-        self._by_owner.setdefault(self._key(storage), []).append((index, storage))
-
-    def overlapping(self, storage: Any) -> list[int]:
-        """The indices of the stored storages that may share memory with ``storage``."""
-        same_owner = self._by_owner.get(self._key(storage))
-        if not same_owner:
-            return []
-        return [
-            index
-            for index, other in same_owner
-            if other is storage or (self._by_memory and _may_share(other, storage))
-        ]
+def owner_key(storage: Any, by_memory: bool = True) -> int:
+    """What storages that may overlap have in common: the id of the memory owner (an array
+    owning its memory, most outputs, is its own: no walk); with ``by_memory=False`` (device
+    memory, not host arrays) the storage's own id, as only the same object overlaps there."""
+    if not by_memory or getattr(storage, "base", 0) is None:
+        return id(storage)
+    return id(memory_owner(storage))
 
 
-def _may_share(a: Any, b: Any) -> bool:
-    return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.may_share_memory(a, b)
+def shares(a: Any, b: Any, by_memory: bool = True) -> bool:
+    """Whether two storages with the same :func:`owner_key` may share memory."""
+    if a is b:
+        return True
+    return (
+        by_memory
+        and isinstance(a, np.ndarray)
+        and isinstance(b, np.ndarray)
+        and np.may_share_memory(a, b)
+    )
 
 
 OwnerMap = Mapping[int, tuple]  # id(memory owner) -> the arrays with that owner
@@ -98,7 +81,7 @@ def unshared_outputs(
     for out in outputs:
         key = id(out if out.base is None else memory_owner(out))
         same = owners.get(key)
-        if same and any(other is out or np.may_share_memory(other, out) for other in same):
+        if same and any(shares(other, out) for other in same):
             out = out.copy()
             key = id(out)
             same = None

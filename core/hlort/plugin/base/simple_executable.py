@@ -32,7 +32,7 @@ from hlort.plugin.base.events import AsyncValue, ElementOf
 from hlort.plugin.base.fallback_policy import FallbackRecord
 from hlort.plugin.base.hlo_text import parse_printed_hlo, print_hlo
 from hlort.plugin.base.launch_context import LaunchContext, Rendezvous
-from hlort.plugin.base.memory_overlap import OverlapIndex
+from hlort.plugin.base.memory_overlap import owner_key, shares
 from hlort.plugin.base.serialization import FrameHeader, frame_executable
 from hlort.plugin.options import DEFAULT_EXECUTE_OPTIONS, CompileOptions, ExecuteOptions
 from hlort.shape import ArrayShape, Shape
@@ -474,18 +474,24 @@ class SimpleExecutable(Executable):
             )
         donated_inputs = [id(buf) in donated_ids for buf in args]
         by_memory = device.host_memory
-        input_overlap = OverlapIndex(inputs, by_memory)
-        output_overlap = OverlapIndex(by_memory=by_memory)
+        # memory owner -> (input index, or -1 for an earlier output; storage)
+        owners: dict[int, list[tuple[int, Any]]] = {}
+        for j, storage in enumerate(inputs):
+            owners.setdefault(owner_key(storage, by_memory), []).append((j, storage))
         fixed: list = []
         for k, (storage, shape) in enumerate(zip(results, self._output_shapes, strict=True)):
             if by_memory:
                 storage = _check_host_output(storage, shape, k, self.name)
-            overlaps = input_overlap.overlapping(storage)
-            if any(not donated_inputs[j] for j in overlaps) or output_overlap.overlapping(storage):
-                storage = device.duplicate(storage, shape)
-            else:
-                kept.update(id(inputs[j]) for j in overlaps)
-            output_overlap.add(k, storage)
+            key = owner_key(storage, by_memory)
+            same = owners.get(key)
+            if same:
+                overlaps = [j for j, other in same if shares(other, storage, by_memory)]
+                if any(j < 0 or not donated_inputs[j] for j in overlaps):
+                    storage = device.duplicate(storage, shape)
+                    key = owner_key(storage, by_memory)
+                else:
+                    kept.update(id(inputs[j]) for j in overlaps)
+            owners.setdefault(key, []).append((-1, storage))
             fixed.append(storage)
         return fixed
 
