@@ -76,7 +76,7 @@ class CpuExecutable(SimpleExecutable):
         copied so the caller owns every result, each its own.
         """
         self.check_outputs_fit_in_host_memory()
-        outputs = self.program.run(list(arrays))
+        outputs = self.program.run(arrays)  # reads, never keeps nor changes, the sequence
         constants = self._constant_owners
         if constants is None:
             constants = self._constant_owners = owner_map(self.program.constant_arrays)
