@@ -116,6 +116,14 @@ class Executable:
     # -- execution -----------------------------------------------------------------------------
     def __call__(self, *args: Any) -> Any:
         """Run on the executable's device; arrays in -> arrays out, buffers in -> buffers out."""
+        if self._host_fast_path:
+            arrays = self._host_arrays(args)
+            if arrays is not None:
+                try:
+                    results = self.raw.execute_host(arrays)
+                except MemoryError as exc:
+                    raise as_hlort_error(exc, f"{self.name} on {self.devices[0]}") from exc
+                return tuple(results) if self._tuple_result else results[0]
         if args and all(isinstance(a, Buffer) for a in args):
             outputs = self.execute(args)
             return tuple(outputs) if self._tuple_result else outputs[0]
@@ -154,16 +162,24 @@ class Executable:
             for device, outs in zip(self.devices, results, strict=True)
         ]
 
+    def _host_arrays(self, args: Sequence[Any]) -> list[np.ndarray] | None:
+        """The arguments as checked arrays for the host fast path, or None when one is a
+        buffer (one pass: this is the whole per-call overhead of a tiny program)."""
+        if len(args) != len(self._specs):
+            self._check_count(args)
+        arrays = []
+        for i, (arg, (dims, dtype)) in enumerate(zip(args, self._specs, strict=True)):
+            if type(arg) is np.ndarray and arg.shape == dims and arg.dtype == dtype:
+                arrays.append(arg)
+            elif isinstance(arg, Buffer):
+                return None
+            else:
+                arrays.append(self._check_array(i, arg))
+        return arrays
+
     def _call_with_arrays(self, args: Sequence[Any]) -> Any:
         self._single_device()
         self._check_count(args)
-        if self._host_fast_path and not any(isinstance(a, Buffer) for a in args):
-            arrays = [self._check_array(i, a) for i, a in enumerate(args)]
-            try:
-                results = self.raw.execute_host(arrays)
-            except MemoryError as exc:
-                raise as_hlort_error(exc, f"{self.name} on {self.devices[0]}") from exc
-            return tuple(results) if self._tuple_result else results[0]
         device = self.devices[0]
         client = self.backend.client
         temporaries: list[api.Buffer] = []

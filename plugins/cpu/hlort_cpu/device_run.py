@@ -12,8 +12,6 @@ same thread and see the same run.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from hlort.interpreter.evaluator import Evaluator
@@ -58,15 +56,21 @@ def current() -> DeviceRun:
     return getattr(_local, "run", SINGLE)
 
 
-@contextmanager
-def entered(run: DeviceRun) -> Iterator[None]:
-    """Make ``run`` the calling thread's run for the duration (re-entrant)."""
-    previous = getattr(_local, "run", SINGLE)
-    _local.run = run
-    try:
-        yield
-    finally:
-        _local.run = previous
+class entered:  # noqa: N801 - used as a function: ``with entered(run):``
+    """Make ``run`` the calling thread's run for the duration (re-entrant). A class, not a
+    generator context manager: every launch enters one (a few microseconds less)."""
+
+    __slots__ = ("run", "previous")
+
+    def __init__(self, run: DeviceRun):
+        self.run = run
+
+    def __enter__(self) -> None:
+        self.previous = getattr(_local, "run", SINGLE)
+        _local.run = self.run
+
+    def __exit__(self, *exc_info) -> None:
+        _local.run = self.previous
 
 
 class DeviceEvaluator(Evaluator):

@@ -9,6 +9,7 @@ import numpy as np
 from hlort.errors import HlortError
 from hlort.ir.opcodes import Opcode
 from hlort.plugin.base import LaunchContext, SimpleDevice, SimpleExecutable
+from hlort.plugin.base.memory_overlap import owner_map, unshared_outputs
 from hlort.plugin.capabilities import CompiledMemoryStats
 from hlort_cpu import compile_cache
 from hlort_cpu.compiler import compile_program
@@ -22,6 +23,8 @@ _MAY_RUN_LONG = frozenset({Opcode.WHILE, Opcode.CONDITIONAL, Opcode.CUSTOM_CALL}
 
 
 class CpuExecutable(SimpleExecutable):
+    _constant_owners: dict | None = None  # the program's constants by memory owner, once
+
     def compile(self) -> None:
         self.program = compile_program(self.module)
 
@@ -69,16 +72,15 @@ class CpuExecutable(SimpleExecutable):
         """NumPy in, NumPy out on the calling thread: no buffers, no queue handoff.
 
         CPU device memory is host memory, so the program runs on the caller's arrays directly;
-        an output that may share memory with an input or a constant is copied so the caller
-        owns every result.
+        an output that may share memory with an input, a constant or an earlier output is
+        copied so the caller owns every result, each its own.
         """
         self.check_outputs_fit_in_host_memory()
-        outputs = self.program.run(list(arrays))
-        shared = [*arrays, *self.program.constant_arrays]
-        return [
-            out.copy() if any(np.may_share_memory(out, a) for a in shared) else out
-            for out in outputs
-        ]
+        outputs = self.program.run(arrays)  # reads, never keeps nor changes, the sequence
+        constants = self._constant_owners
+        if constants is None:
+            constants = self._constant_owners = owner_map(self.program.constant_arrays)
+        return unshared_outputs(outputs, arrays, constants)
 
     def cost_analysis(self) -> Mapping[str, float]:
         from hlort.plugin.base.cost_estimate import estimate_cost

@@ -24,6 +24,7 @@ from hlort.plugin.base.launch_context import (  # noqa: F401
     LaunchContext,
     Rendezvous,
 )
+from hlort.plugin.base.memory_overlap import memory_owner, unshared_outputs  # noqa: F401
 from hlort.plugin.base.serialization import (  # noqa: F401
     FORMAT_VERSION,
     MAGIC,

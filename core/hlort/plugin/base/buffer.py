@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import threading
 import weakref
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,7 +38,7 @@ from hlort.errors import (
     Unimplemented,
 )
 from hlort.plugin.api import Buffer, Device, Event, Future, unimplemented
-from hlort.plugin.base.events import AsyncValue, ready_value
+from hlort.plugin.base.events import ready_value
 from hlort.shape import ArrayShape
 
 if TYPE_CHECKING:
@@ -46,8 +48,10 @@ _ids = itertools.count()
 # Every buffer's hold count is guarded by this one condition: its critical sections are a few
 # integer updates and never take another lock, and a step makes one buffer per output, where a
 # Condition of its own cost ~2.8 us each (a quarter of a buffer's life). A donation waiting for
-# its holds re-checks its own count when any buffer's last hold goes.
-_HOLDS = threading.Condition(threading.Lock())
+# its holds re-checks its own count when any buffer's last hold goes. An execution takes and
+# releases the holds of all its arguments under one acquisition of the lock.
+_HOLDS_LOCK = threading.Lock()
+_HOLDS = threading.Condition(_HOLDS_LOCK)
 DONATE_TIMEOUT_ENV = "HLORT_DONATE_TIMEOUT"
 DEFAULT_DONATE_TIMEOUT_S = 120.0
 
@@ -69,8 +73,15 @@ def donate_timeout_s() -> float:
     return value
 
 
-def _release_storage(device: SimpleDevice, storage: AsyncValue, nbytes: int) -> None:
-    """Free ``storage`` once it exists; safe to call from a finalizer."""
+def _release_storage(device: SimpleDevice, storage: Future, nbytes: int) -> None:
+    """Free ``storage`` once it exists; safe to call from ``__del__``."""
+    if storage.is_ready():  # the common case, without a callback
+        try:
+            if storage.error() is None:
+                device.free(storage.result())
+        finally:
+            device.track_free(nbytes)
+        return
 
     def free(error: HlortError | None) -> None:
         try:
@@ -83,14 +94,20 @@ def _release_storage(device: SimpleDevice, storage: AsyncValue, nbytes: int) -> 
 
 
 class SimpleBuffer(Buffer):
-    """A buffer on a :class:`SimpleDevice` whose storage is produced by ``storage``."""
+    """A buffer on a :class:`SimpleDevice` whose storage is produced by ``storage``.
+
+    ``tracked``: the device already counts the storage's bytes (``track_allocs`` of a
+    launch's outputs, one lock for all); else the buffer counts them itself.
+    """
 
     def __init__(
         self,
         device: SimpleDevice,
         shape: ArrayShape,
-        storage: AsyncValue,
+        storage: Future,
         name: str | None = None,
+        *,
+        tracked: bool = False,
     ):
         self._device = device
         self._shape = shape
@@ -100,11 +117,21 @@ class SimpleBuffer(Buffer):
         self._holds = 0
         self._external = 0  # live host views (each is also a hold)
         self._dead_reason: str | None = None
-        nbytes = shape.nbytes
-        device.track_alloc(nbytes)
-        # Frees the storage when the buffer is garbage collected without delete().
-        self._finalizer = weakref.finalize(self, _release_storage, device, storage, nbytes)
-        self._finalizer.atexit = False  # never call into a plugin during interpreter shutdown
+        if not tracked:
+            device.track_alloc(shape.nbytes)
+        # Present until the storage is freed or donated; popped once (atomic under the GIL)
+        # by whichever of delete, the last hold's release and garbage collection comes first.
+        self._owns_storage = True
+
+    def _free_storage(self) -> None:
+        """Free the storage unless it was freed already or donated."""
+        if self.__dict__.pop("_owns_storage", False):
+            _release_storage(self._device, self._storage, self._shape.nbytes)
+
+    def __del__(self, _finalizing=sys.is_finalizing) -> None:
+        # never call into a plugin during interpreter shutdown (its driver may be gone)
+        if "_owns_storage" in self.__dict__ and not _finalizing():
+            self._free_storage()
 
     # -- description ---------------------------------------------------------------------------
     @property
@@ -132,7 +159,7 @@ class SimpleBuffer(Buffer):
         return FailedPrecondition(f"cannot {action}: buffer {self.name} {self._dead_reason}")
 
     # -- holds ---------------------------------------------------------------------------------
-    def acquire(self, action: str) -> AsyncValue:
+    def acquire(self, action: str) -> Future:
         """Take a hold for work that reads the storage; pair with :meth:`release`."""
         with self._cond:
             if self._dead_reason is not None:
@@ -147,9 +174,9 @@ class SimpleBuffer(Buffer):
             if last:
                 self._cond.notify_all()
         if last and self._dead_reason is not None:
-            self._finalizer()  # no-op after donation: donate() detached it
+            self._free_storage()  # no-op after donation
 
-    def donate(self, consumer: str, timeout_s: float | None = None) -> AsyncValue:
+    def donate(self, consumer: str, timeout_s: float | None = None) -> Future:
         """Give the storage to ``consumer`` (an execution); the buffer is dead from now on.
 
         Waits until work already holding the buffer (reads queued before) has released it, so
@@ -187,7 +214,7 @@ class SimpleBuffer(Buffer):
                 f"was donated to {consumer} and can no longer be used; pass a new buffer, or "
                 f"list the argument in ExecuteOptions.non_donatable_input_indices"
             )
-            self._finalizer.detach()
+            self.__dict__.pop("_owns_storage", None)
         return self._storage
 
     def delete(self) -> None:
@@ -200,7 +227,7 @@ class SimpleBuffer(Buffer):
             )
             free_now = self._holds == 0
         if free_now:
-            self._finalizer()
+            self._free_storage()
 
     # -- data movement -------------------------------------------------------------------------
     def to_host(self) -> Future[np.ndarray]:
@@ -272,3 +299,38 @@ class SimpleBuffer(Buffer):
     def storage_now(self) -> Any:
         """The storage, waiting for it; for plugin code that already holds the buffer."""
         return self._storage.result()
+
+
+def hold_arguments(
+    buffers: Sequence[SimpleBuffer], donated: Collection[int], action: Callable[[int], str]
+) -> list[Future]:
+    """Take a hold on every buffer whose index is not in ``donated`` (those the caller donates
+    next), all or none, under one acquisition of the lock; returns every buffer's storage.
+    The first dead buffer, in order, donated or not, raises FAILED_PRECONDITION saying
+    ``action(index)`` was attempted."""
+    with _HOLDS_LOCK:
+        for index, buf in enumerate(buffers):
+            if buf._dead_reason is not None:
+                raise buf._dead_error(action(index))
+        for index, buf in enumerate(buffers):
+            if index not in donated:
+                buf._holds += 1
+    return [buf._storage for buf in buffers]
+
+
+def release_holds(buffers: Sequence[SimpleBuffer]) -> None:
+    """:meth:`SimpleBuffer.release` of each (a buffer listed twice is released twice), under
+    one acquisition of the lock."""
+    to_free = []
+    with _HOLDS_LOCK:
+        any_last = False
+        for buf in buffers:
+            buf._holds -= 1
+            if buf._holds == 0:
+                any_last = True
+                if buf._dead_reason is not None:
+                    to_free.append(buf)
+        if any_last:
+            _HOLDS.notify_all()
+    for buf in to_free:
+        buf._free_storage()

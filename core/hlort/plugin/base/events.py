@@ -97,6 +97,43 @@ class AsyncValue(Future[T], Generic[T]):
         return f"<AsyncValue {self.description} {state}>"
 
 
+class ElementOf(Future):
+    """Element ``index`` of a future sequence, ready (or failed) with it.
+
+    A launch completes all its outputs at once: one :class:`AsyncValue` holding the list of
+    their storage, seen by each output through one of these, costs a fraction of an
+    AsyncValue (and its condition variable) per output.
+    """
+
+    __slots__ = ("_whole", "_index")
+
+    def __init__(self, whole: AsyncValue, index: int):
+        self._whole = whole
+        self._index = index
+
+    def is_ready(self) -> bool:
+        return self._whole._done
+
+    def wait(self, timeout: float | None = None) -> None:
+        self._whole.wait(timeout)
+
+    def error(self) -> HlortError | None:
+        return self._whole.error()
+
+    def result(self, timeout: float | None = None):
+        return self._whole.result(timeout)[self._index]
+
+    def on_ready(self, callback: Callback) -> None:
+        self._whole.on_ready(callback)
+
+    @property
+    def description(self) -> str:
+        return f"{self._whole.description} [{self._index}]"
+
+    def __repr__(self) -> str:
+        return f"<ElementOf {self._index} of {self._whole!r}>"
+
+
 def _run_callback(callback: Callback, error: HlortError | None) -> None:
     # A failing callback must not break the producer nor the other callbacks.
     try:

@@ -138,17 +138,24 @@ class SimpleDevice(Device):
         return storage
 
     def track_alloc(self, nbytes: int) -> None:
+        self.track_allocs((nbytes,))
+
+    def track_allocs(self, sizes: Sequence[int]) -> None:
+        """Count allocations of ``sizes`` bytes (a launch's outputs: one lock for all), all
+        or none: RESOURCE_EXHAUSTED when together they would pass ``bytes_limit``."""
+        total = sum(sizes)
         with self._stats_lock:
-            if self.bytes_limit is not None and self._bytes_in_use + nbytes > self.bytes_limit:
+            if self.bytes_limit is not None and self._bytes_in_use + total > self.bytes_limit:
                 raise ResourceExhausted(
-                    f"{self.client.platform_name}:{self.id}: allocating {nbytes} bytes would "
+                    f"{self.client.platform_name}:{self.id}: allocating {total} bytes would "
                     f"exceed the limit of {self.bytes_limit} ({self._bytes_in_use} in use); "
                     f"delete buffers you no longer need"
                 )
-            self._bytes_in_use += nbytes
-            self._num_allocs += 1
+            self._bytes_in_use += total
+            self._num_allocs += len(sizes)
             self._peak_bytes = max(self._peak_bytes, self._bytes_in_use)
-            self._largest_alloc = max(self._largest_alloc, nbytes)
+            if sizes:
+                self._largest_alloc = max(self._largest_alloc, max(sizes))
 
     def track_free(self, nbytes: int) -> None:
         with self._stats_lock:

@@ -26,12 +26,13 @@ import numpy as np
 
 from hlort.errors import Internal, InvalidArgument, ResourceExhausted, Unimplemented
 from hlort.lazy_dataclass import dataclass
-from hlort.plugin.api import Buffer, Event, Executable
-from hlort.plugin.base.buffer import SimpleBuffer
-from hlort.plugin.base.events import AsyncValue
+from hlort.plugin.api import Buffer, Event, Executable, Future
+from hlort.plugin.base.buffer import SimpleBuffer, hold_arguments, release_holds
+from hlort.plugin.base.events import AsyncValue, ElementOf
 from hlort.plugin.base.fallback_policy import FallbackRecord
 from hlort.plugin.base.hlo_text import parse_printed_hlo, print_hlo
 from hlort.plugin.base.launch_context import LaunchContext, Rendezvous
+from hlort.plugin.base.memory_overlap import owner_key, shares
 from hlort.plugin.base.serialization import FrameHeader, frame_executable
 from hlort.plugin.options import DEFAULT_EXECUTE_OPTIONS, CompileOptions, ExecuteOptions
 from hlort.shape import ArrayShape, Shape
@@ -107,13 +108,18 @@ class SimpleExecutable(Executable):
         for param in entry.parameters:
             self._parameter_shapes += flatten_array_shapes(param.shape, f"parameter {param.name}")
         self._output_shapes = flatten_array_shapes(entry.result_shape, "the result")
-        self._output_bytes = sum(s.nbytes for s in self._output_shapes)
+        self._output_sizes = tuple(s.nbytes for s in self._output_shapes)
+        self._output_bytes = sum(self._output_sizes)
+        self._output_names = [f"{self.name}.out{k}" for k in range(len(self._output_shapes))]
         for index in options.donated_arguments:
             if index >= len(self._parameter_shapes):
                 raise InvalidArgument(
                     f"donated_arguments lists {index}, but {self.name} takes "
                     f"{len(self._parameter_shapes)} argument(s)"
                 )
+        self._donated = list(options.donated_arguments)  # never changed (execute reads it)
+        self._default_contexts: dict[int, LaunchContext] = {}
+        self._output_labels: dict[int, str] = {}  # per device id
         self._fingerprint: str | None = None
         self._hlo_text: bytes | None = None  # serialize_payload's, printed once
         self._executions = itertools.count()
@@ -134,9 +140,12 @@ class SimpleExecutable(Executable):
         runs work asynchronously returns an :class:`AsyncLaunch` instead of finished storage.
         """
 
-    def make_rendezvous(self, options: ExecuteOptions) -> Rendezvous:
-        """The meeting point of one execution's devices (collectives). A multi-process plugin
-        overrides it to add the global assignment, its local devices and a transport."""
+    def make_rendezvous(self, options: ExecuteOptions) -> Rendezvous | None:
+        """The meeting point of one execution's devices (collectives); None for a program of
+        one copy (one replica, one partition), whose collectives have no peers. A multi-process
+        plugin overrides it to add the global assignment, its local devices and a transport."""
+        if self.options.num_replicas * self.options.num_partitions == 1:
+            return None
         grid = [[0] * self.options.num_partitions for _ in range(self.options.num_replicas)]
         for p in self.placements:
             grid[p.replica][p.partition] = p.device.id
@@ -235,11 +244,14 @@ class SimpleExecutable(Executable):
                 f"{self.name} runs on {len(self.placements)} device(s) and needs one argument "
                 f"list per device, got {len(arguments)}"
             )
-        donate = [
-            i
-            for i in self.options.donated_arguments
-            if i not in options.non_donatable_input_indices
-        ]
+        if options.non_donatable_input_indices:
+            donate = [
+                i
+                for i in self.options.donated_arguments
+                if i not in options.non_donatable_input_indices
+            ]
+        else:
+            donate = self._donated
         for placement, args in zip(self.placements, arguments, strict=True):
             self._check_arguments(placement.device, args)
             _check_donated_once(self.name, args, donate)
@@ -282,6 +294,17 @@ class SimpleExecutable(Executable):
             )
 
     def _check_arguments(self, device: SimpleDevice, args: Sequence[Buffer]) -> None:
+        if len(args) == len(self._parameter_shapes):
+            for buf, shape in zip(args, self._parameter_shapes, strict=True):
+                # the common case, without formatting anything (every execute asks)
+                if not (
+                    isinstance(buf, SimpleBuffer)
+                    and buf._device is device
+                    and (buf._shape is shape or buf._shape == shape)
+                ):
+                    break
+            else:
+                return
         where = f"{device.client.platform_name}:{device.id}"
         if len(args) != len(self._parameter_shapes):
             raise InvalidArgument(
@@ -305,6 +328,35 @@ class SimpleExecutable(Executable):
                     f"Buffer.copy_to_device)"
                 )
 
+    def _launch_context(
+        self, placement: Placement, options: ExecuteOptions, rendezvous: Rendezvous | None
+    ) -> LaunchContext:
+        """The context of ``placement``'s launch; with the default options and no rendezvous
+        it is the same every time (immutable), so it is made once."""
+        cacheable = rendezvous is None and options is DEFAULT_EXECUTE_OPTIONS
+        if cacheable:
+            ctx = self._default_contexts.get(id(placement))
+            if ctx is not None:
+                return ctx
+        flat = placement.replica * self.options.num_partitions + placement.partition
+        ctx = LaunchContext(  # device_id: the rendezvous' (global) id of this copy's device
+            placement.replica,
+            placement.partition,
+            options.launch_id,
+            options,
+            device_id=placement.device.id if rendezvous is None else rendezvous.device_of(flat),
+            rendezvous=rendezvous,
+        )
+        if cacheable:
+            self._default_contexts[id(placement)] = ctx  # placements live as long as self
+        return ctx
+
+    def _attempted_with_argument(self, i: int, donate: list[int]) -> str:
+        """What an execution was doing with argument ``i`` (for a dead buffer's error)."""
+        if i in donate:
+            return f"donate to execution of {self.name!r} (argument {i})"
+        return f"pass as argument {i} to {self.name!r}"
+
     def _execute_on(
         self,
         placement: Placement,
@@ -314,53 +366,49 @@ class SimpleExecutable(Executable):
         rendezvous: Rendezvous | None = None,
     ) -> list[Buffer]:
         device = placement.device
-        label = f"output of {self.name!r} on {device.client.platform_name}:{device.id}"
-        pending = [AsyncValue(label) for _ in self._output_shapes]
+        # one event completes every output: the list of their storage
+        label = self._output_labels.get(device.id)
+        if label is None:
+            label = f"output of {self.name!r} on {device.client.platform_name}:{device.id}"
+            self._output_labels[device.id] = label
+        done: AsyncValue = AsyncValue(label)
         held: list[SimpleBuffer] = []
-        donated: list[tuple[SimpleBuffer, AsyncValue]] = []
-        values: list[AsyncValue] = []
+        donated: list[tuple[SimpleBuffer, Future]] = []
 
         def abandon(exc: BaseException) -> None:
-            for buf in held:
-                buf.release()
-            for value in pending:
-                if not value.is_ready():
-                    value.set_error(exc)
+            if held:
+                release_holds(held)
+            if not done.is_ready():
+                done.set_error(exc)
 
         try:
+            device.track_allocs(self._output_sizes)
             outputs: list[Buffer] = [
-                SimpleBuffer(device, shape, value, f"{self.name}.out{k}")
-                for k, (shape, value) in enumerate(zip(self._output_shapes, pending, strict=True))
+                SimpleBuffer(device, shape, ElementOf(done, k), name, tracked=True)
+                for k, (shape, name) in enumerate(
+                    zip(self._output_shapes, self._output_names, strict=True)
+                )
             ]
-            for i, buf in enumerate(args):
-                if i in donate:
-                    value = buf.donate(f"execution of {self.name!r} (argument {i})")
-                    donated.append((buf, value))
-                else:
-                    value = buf.acquire(f"pass as argument {i} to {self.name!r}")
-                    held.append(buf)
-                values.append(value)
+            values = hold_arguments(
+                args, donate, lambda i: self._attempted_with_argument(i, donate)
+            )
+            held = [buf for i, buf in enumerate(args) if i not in donate]
+            for i in donate:
+                donated.append(
+                    (args[i], args[i].donate(f"execution of {self.name!r} (argument {i})"))
+                )
         except BaseException as exc:
             abandon(exc)
             _free_donated(device, donated, set())
             raise
-        flat = placement.replica * self.options.num_partitions + placement.partition
-        ctx = LaunchContext(  # device_id: the rendezvous' (global) id of this copy's device
-            placement.replica,
-            placement.partition,
-            options.launch_id,
-            options,
-            device_id=device.id if rendezvous is None else rendezvous.device_of(flat),
-            rendezvous=rendezvous,
-        )
+        ctx = self._launch_context(placement, options, rendezvous)
         donated_ids = {id(buf) for buf, _ in donated}
 
         def finish(results: list, kept: set[int]) -> None:
             _free_donated(device, donated, kept)
-            for buf in held:
-                buf.release()
-            for value, storage in zip(pending, results, strict=True):
-                value.set_result(storage)
+            if held:
+                release_holds(held)
+            done.set_result(results)
 
         def fail(exc: BaseException, storages: list, results: list) -> None:
             """The outputs never become buffers: free their storage (not the inputs', which
@@ -439,17 +487,25 @@ class SimpleExecutable(Executable):
                 f"{len(self._output_shapes)}"
             )
         donated_inputs = [id(buf) in donated_ids for buf in args]
+        by_memory = device.host_memory
+        # memory owner -> (input index, or -1 for an earlier output; storage)
+        owners: dict[int, list[tuple[int, Any]]] = {}
+        for j, storage in enumerate(inputs):
+            owners.setdefault(owner_key(storage, by_memory), []).append((j, storage))
         fixed: list = []
         for k, (storage, shape) in enumerate(zip(results, self._output_shapes, strict=True)):
-            if device.host_memory:
+            if by_memory:
                 storage = _check_host_output(storage, shape, k, self.name)
-            overlaps = [j for j, inp in enumerate(inputs) if _aliases(device, storage, inp)]
-            if any(not donated_inputs[j] for j in overlaps) or any(
-                _aliases(device, storage, prev) for prev in fixed
-            ):
-                storage = device.duplicate(storage, shape)
-            else:
-                kept.update(id(inputs[j]) for j in overlaps)
+            key = owner_key(storage, by_memory)
+            same = owners.get(key)
+            if same:
+                overlaps = [j for j, other in same if shares(other, storage, by_memory)]
+                if any(j < 0 or not donated_inputs[j] for j in overlaps):
+                    storage = device.duplicate(storage, shape)
+                    key = owner_key(storage, by_memory)
+                else:
+                    kept.update(id(inputs[j]) for j in overlaps)
+            owners.setdefault(key, []).append((-1, storage))
             fixed.append(storage)
         return fixed
 
@@ -466,15 +522,6 @@ def _check_donated_once(name: str, args: Sequence[Buffer], donate: list[int]) ->
                     f"{args[i].name} is also argument {j}; pass a copy for one of them, or "
                     f"list {i} in ExecuteOptions.non_donatable_input_indices"
                 )
-
-
-def _aliases(device: SimpleDevice, a: Any, b: Any) -> bool:
-    """Whether two storages may be the same memory (overlap for host arrays, else identity)."""
-    if a is b:
-        return True
-    if device.host_memory and isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
-        return bool(np.may_share_memory(a, b))
-    return False
 
 
 def _check_host_output(storage: Any, shape: ArrayShape, k: int, name: str) -> np.ndarray:

@@ -118,14 +118,18 @@ class WorkQueue:
                 outcome = _attempt(job)
             with self._lock:  # idle again before the waiters wake (they may run inline next)
                 self._pending -= 1
-            _complete(job, outcome)
+            # drop the job (its closure may hold buffers whose owners dropped them) before its
+            # waiters wake, and keep nothing of it alive while waiting for the next one
+            done, job = job[1], None
+            _complete(done, outcome)
+            done = outcome = None
 
     def __repr__(self) -> str:
         return f"<WorkQueue {self.name}>"
 
 
 def _run_job(job) -> None:
-    _complete(job, _attempt(job))
+    _complete(job[1], _attempt(job))
 
 
 def _attempt(job) -> tuple[object, BaseException | None]:
@@ -138,8 +142,7 @@ def _attempt(job) -> tuple[object, BaseException | None]:
         return None, exc
 
 
-def _complete(job, outcome: tuple[object, BaseException | None]) -> None:
-    done = job[1]
+def _complete(done: AsyncValue, outcome: tuple[object, BaseException | None]) -> None:
     value, error = outcome
     if error is not None:
         done.set_error(error)
