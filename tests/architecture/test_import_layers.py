@@ -24,6 +24,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "hlort.ffi_attributes",
             "hlort.log",
             "hlort.lazy_dataclass",
+            "hlort.dataclass_methods",
         ),
     ),
     ("ir", ("hlort.ir", "hlort.builder")),
