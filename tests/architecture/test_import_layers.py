@@ -55,6 +55,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "hlort.plugin.registry",
             "hlort.plugin.name_claims",
             "hlort.plugin.bounded_call",
+            "hlort.plugin.backend_record",
             "hlort.plugin.selection_log",
         ),
     ),
