@@ -52,6 +52,7 @@ NOT_ON_THE_PATH = {
     "hlort.codegen.llvm.float_math_f64": "no f64 math",
     "hlort.codegen.llvm.float_math_f32": "no all-f32 sin/cos/erf/expm1",
     "hlort.codegen.llvm.pow_f64": "no pow",
+    "hlort.importers.stablehlo.quantization": "no quantized type",
 }
 
 
