@@ -53,6 +53,8 @@ NOT_ON_THE_PATH = {
     "hlort.codegen.llvm.float_math_f32": "no all-f32 sin/cos/erf/expm1",
     "hlort.codegen.llvm.pow_f64": "no pow",
     "hlort.importers.stablehlo.quantization": "no quantized type",
+    "hlort.importers.stablehlo.convert_control_flow": "no while/if/case (later converters)",
+    "hlort.importers.stablehlo.spmd": "no SPMD ops (later converters)",
 }
 
 

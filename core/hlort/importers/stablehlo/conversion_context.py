@@ -30,20 +30,27 @@ Converter = Callable[["OpContext"], Sequence[Instruction]]
 _PACKAGE = "hlort.importers.stablehlo."
 CONVERTERS: OpRegistry[str, Converter] = OpRegistry(
     "converter",
+    # the ops of most programs (elementwise, data movement, reductions, dots)...
     modules=[
         _PACKAGE + m
         for m in (
             "chlo_elementary",
+            "convert_data_movement",
+            "convert_elementwise",
+            "convert_linalg",
+            "convert_reduction",
+        )
+    ],
+    # ...and the rest, imported on the first op none of those converts
+    later_modules=[
+        _PACKAGE + m
+        for m in (
             "chlo_special",
             "chlo_structured",
             "convert_batch_norm",
             "convert_collectives",
             "convert_control_flow",
-            "convert_data_movement",
             "convert_dynamic",
-            "convert_elementwise",
-            "convert_linalg",
-            "convert_reduction",
             "parallel_host_ops",
             "sharding_ops",
             "spmd",
