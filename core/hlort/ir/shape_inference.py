@@ -20,8 +20,12 @@ from hlort.lazy_dataclass import dataclass
 from hlort.shape import ArrayShape, Shape, TupleShape
 
 ShapeRule = Callable[["ShapeQuery"], Shape]
+_COMMON_RULES = "conversions convolution data_movement elementwise leaves linalg reduction"
+_LATER_RULES = "collectives control_flow custom_call dynamic_dimensions fft indexing rng"
 SHAPE_RULES: OpRegistry[Opcode, ShapeRule] = OpRegistry(
-    "shape rule", modules=("hlort.ir.shape_rules",)
+    "shape rule",  # the rarer families are imported when a rule is not among the common ones
+    modules=[f"hlort.ir.shape_rules.{m}" for m in _COMMON_RULES.split()],
+    later_modules=[f"hlort.ir.shape_rules.{m}" for m in _LATER_RULES.split()],
 )
 
 

@@ -55,6 +55,8 @@ NOT_ON_THE_PATH = {
     "hlort.importers.stablehlo.quantization": "no quantized type",
     "hlort.importers.stablehlo.convert_control_flow": "no while/if/case (later converters)",
     "hlort.importers.stablehlo.spmd": "no SPMD ops (later converters)",
+    "hlort.ir.shape_rules.control_flow": "no while/conditional (later shape rules)",
+    "hlort.ir.shape_rules.collectives": "no collectives (later shape rules)",
 }
 
 
