@@ -20,12 +20,27 @@ from hlort.lazy_dataclass import dataclass
 from hlort.shape import ArrayShape, Shape, TupleShape
 
 ShapeRule = Callable[["ShapeQuery"], Shape]
-_COMMON_RULES = "conversions convolution data_movement elementwise leaves linalg reduction"
-_LATER_RULES = "collectives control_flow custom_call dynamic_dimensions fft indexing rng"
 SHAPE_RULES: OpRegistry[Opcode, ShapeRule] = OpRegistry(
-    "shape rule",  # the rarer families are imported when a rule is not among the common ones
-    modules=[f"hlort.ir.shape_rules.{m}" for m in _COMMON_RULES.split()],
-    later_modules=[f"hlort.ir.shape_rules.{m}" for m in _LATER_RULES.split()],
+    "shape rule",
+    # the common families on first use, the rarer ones when a rule is not among those
+    modules=(
+        "hlort.ir.shape_rules.conversions",
+        "hlort.ir.shape_rules.convolution",
+        "hlort.ir.shape_rules.data_movement",
+        "hlort.ir.shape_rules.elementwise",
+        "hlort.ir.shape_rules.leaves",
+        "hlort.ir.shape_rules.linalg",
+        "hlort.ir.shape_rules.reduction",
+    ),
+    later_modules=(
+        "hlort.ir.shape_rules.collectives",
+        "hlort.ir.shape_rules.control_flow",
+        "hlort.ir.shape_rules.custom_call",
+        "hlort.ir.shape_rules.dynamic_dimensions",
+        "hlort.ir.shape_rules.fft",
+        "hlort.ir.shape_rules.indexing",
+        "hlort.ir.shape_rules.rng",
+    ),
 )
 
 
