@@ -3,7 +3,9 @@
 Python 3.11's :func:`dataclasses.dataclass` writes the source of ``__init__``, ``__repr__``,
 ``__eq__`` (and for frozen classes ``__hash__``, ``__setattr__``, ``__delattr__``) and compiles
 each with ``exec`` when the class statement runs: ~0.3 ms a class, tens of milliseconds for the
-classes a first compile imports, most of which that compile never instantiates.
+classes a first compile imports, most of which that compile never instantiates. When a class is
+made, its ``__repr__``, ``__eq__`` and ``__hash__`` are shared functions rather than compiled
+source (dataclass_methods.py): only ``__init__`` (and a frozen class's two guards) is ``exec``'d.
 
 This decorator takes the same arguments and leaves the class undecorated, with small stand-ins
 for those methods and for ``__dataclass_fields__``. The first time any of them is touched (an
@@ -23,6 +25,8 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+
+from hlort.dataclass_methods import make_with_shared_methods
 
 _FIELDS = "__dataclass_fields__"
 _PENDING = "__hlort_lazy_dataclass__"  # in the class's own __dict__ until it is made
@@ -56,7 +60,7 @@ def _make(cls: type) -> None:
         for name in stubs:
             if cls.__dict__.get(name) is stubs[name]:
                 delattr(cls, name)
-        made = _standard(cls, **params)
+        made = make_with_shared_methods(cls, params)
         assert made is cls  # slots=True is never deferred
         delattr(cls, _PENDING)  # last: another thread's stand-in waits on the lock till now
 

@@ -2,7 +2,8 @@
 
 Every ``import`` and ``from ... import`` counts: at module level, inside functions and under
 ``if TYPE_CHECKING:`` (marked, since those never run), plus ``importlib.import_module("...")``
-and ``OpRegistry(..., modules=(...))`` with literal module names (lazy imports by another name).
+and ``OpRegistry(..., modules=(...), later_modules=(...))`` with literal module names (lazy
+imports by another name).
 Nothing is imported to build the graph, so a broken module cannot hide its edges.
 """
 
@@ -130,7 +131,10 @@ class _ImportCollector(ast.NodeVisitor):
             literals = _literal_strings(node.args[0])
         elif name == "OpRegistry":
             literals = [
-                s for k in node.keywords if k.arg == "modules" for s in _literal_strings(k.value)
+                s
+                for k in node.keywords
+                if k.arg in ("modules", "later_modules")
+                for s in _literal_strings(k.value)
             ]
         for literal in literals:
             flags = self._flags(registration=name == "OpRegistry")

@@ -202,3 +202,54 @@ def test_threads_making_one_class_agree():
     for t in threads:
         t.join()
     assert not errors and len(set(out)) == 1
+
+
+@pytest.mark.parametrize("params", [{}, {"frozen": True}], ids=str)
+def test_shared_methods_follow_the_standard_rules(params):
+    """repr/eq/hash are shared functions (hlort.dataclass_methods), not compiled source: the
+    standard rules still hold for hash=False fields, an identical NaN field (tuples compare by
+    identity first), no fields, one field, a recursive repr and a class's own __eq__."""
+
+    def body(decorate):
+        @decorate(**params)
+        class Mixed:
+            a: float
+            b: list = field(default_factory=list, hash=False)
+            c: int = field(default=0, compare=False)
+
+        @decorate(**params)
+        class Empty:
+            pass
+
+        @decorate(**params)
+        class One:
+            v: float
+
+        @decorate(**params)
+        class OwnEq:
+            v: int
+
+            def __eq__(self, other):
+                return True
+
+        return Mixed, Empty, One, OwnEq
+
+    nan = float("nan")
+    for std, lz in zip(body(STANDARD), body(lazy), strict=True):
+        sig = inspect.signature(std)
+        args = [nan] * len([p for p in sig.parameters.values() if p.default is p.empty])
+        a, b = std(*args), lz(*args)
+        assert (a == std(*args)) == (b == lz(*args))
+        assert (a == a) == (b == b)  # the same NaN object: equal as a tuple field
+        assert repr(a).replace(std.__qualname__, "C") == repr(b).replace(lz.__qualname__, "C")
+        assert (std.__hash__ is None) == (lz.__hash__ is None)
+        if std.__hash__ is not None and params.get("frozen"):
+            assert hash(a) == hash(b)
+        assert lz.__dataclass_params__.eq and lz.__dataclass_params__.repr
+        assert lz.__eq__.__qualname__.endswith(std.__eq__.__qualname__.split(".")[-1])
+    loop = body(lazy)[0](1.0)
+    if not params.get("frozen"):
+        loop.b.append(loop)
+        std_loop = body(STANDARD)[0](1.0)
+        std_loop.b.append(std_loop)
+        assert repr(loop).split("(", 1)[1] == repr(std_loop).split("(", 1)[1]  # "[...]"

@@ -93,3 +93,56 @@ def test_retry_after_a_failed_load_shows_the_real_error(tmp_path, monkeypatch):
         with pytest.raises(ImportError, match="the real problem"):
             target.REG.get("stablehlo.add")
     assert "stablehlo.add" not in target.REG._entries
+
+
+def test_later_modules_load_on_a_miss_or_a_full_read(tmp_path, monkeypatch):
+    """``get`` of a first-stage key imports only the first modules; a miss imports the later
+    ones; iteration, ``in`` and ``missing`` see every entry; a failing later module keeps the
+    first stage and is retried."""
+    (tmp_path / "stage_registry.py").write_text(
+        "from hlort.ir.op_registry import OpRegistry\n"
+        "REG = OpRegistry('converter', modules=['stage_common'],\n"
+        "                 later_modules=['stage_rare', 'stage_broken'])\n"
+    )
+    (tmp_path / "stage_common.py").write_text(
+        "from stage_registry import REG\nREG.add('stablehlo.add', 1)\n"
+    )
+    (tmp_path / "stage_rare.py").write_text(
+        "from stage_registry import REG\nREG.add('stablehlo.while', 2)\n"
+    )
+    (tmp_path / "stage_broken.py").write_text(
+        "import os\nfrom stage_registry import REG\nREG.add('stablehlo.case', 3)\n"
+        "if not os.environ.get('STAGE_FIXED'):\n    raise ImportError('rare module broken')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("stage_registry", "stage_common", "stage_rare", "stage_broken"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import stage_registry
+
+    reg = stage_registry.REG
+    assert reg.get("stablehlo.add") == 1
+    assert "stage_common" in sys.modules and "stage_rare" not in sys.modules
+    with pytest.raises(ImportError, match="rare module broken"):
+        reg.get("stablehlo.while")  # a miss: the later modules load (and one fails)
+    assert reg.get("stablehlo.add") == 1 and "stablehlo.case" not in reg._entries
+    monkeypatch.setenv("STAGE_FIXED", "1")
+    assert reg.get("stablehlo.case") == 3 and reg.get("stablehlo.while") == 2
+    assert sorted(reg.keys()) == ["stablehlo.add", "stablehlo.case", "stablehlo.while"]
+    assert reg.missing(["stablehlo.while", "stablehlo.sort"]) == ["stablehlo.sort"]
+
+
+def test_a_full_read_loads_the_later_modules_too(tmp_path, monkeypatch):
+    (tmp_path / "stage2_registry.py").write_text(
+        "from hlort.ir.op_registry import OpRegistry\n"
+        "REG = OpRegistry('converter', modules=['stage2_common'], later_modules=['stage2_rare'])\n"
+    )
+    (tmp_path / "stage2_common.py").write_text(
+        "from stage2_registry import REG\nREG.add('stablehlo.add', 1)\n"
+    )
+    (tmp_path / "stage2_rare.py").write_text(
+        "from stage2_registry import REG\nREG.add('stablehlo.while', 2)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import stage2_registry
+
+    assert "stablehlo.while" in stage2_registry.REG and len(stage2_registry.REG) == 2

@@ -202,3 +202,35 @@ def test_bad_device_strings(text):
     with pytest.raises(HlortError) as info:
         parse_device_string(text)
     assert info.value.code is ErrorCode.INVALID_ARGUMENT
+
+
+def test_probes_start_when_needed_and_a_named_platform_runs_only_its_own():
+    """Discovery registers without waiting: a compile for a named platform must not run (import,
+    thread) every other plugin's probe, while a listing or the default backend starts all
+    probes at once (each probe below needs the other running to answer: one at a time, both
+    would fail)."""
+    import threading
+
+    calls, both = [], threading.Barrier(2, timeout=10)
+
+    def waits_for_the_other(name):
+        def probe():
+            calls.append(name)
+            both.wait()
+            return ProbeResult.ok()
+
+        return probe
+
+    r = Registry(group=None, include_builtin=False, environ={})
+    solo = make_plugin("solo", 1)
+    solo.probe = lambda: calls.append("solo") or ProbeResult.ok()
+    r.register(solo, wait=False)
+    for name, priority in (("a", 3), ("b", 2)):
+        p = make_plugin(name, priority)
+        p.probe = waits_for_the_other(name)
+        r.register(p, wait=False)
+    assert r.client("solo").platform_name == "solo"
+    assert calls == ["solo"]  # a's and b's probes have not run
+    assert r.default_client().platform_name == "a"
+    assert sorted(calls) == ["a", "b", "solo"]
+    assert all(rec.usable for rec in r.records())

@@ -1,4 +1,7 @@
-"""The NumPy reference interpreter: the definition of what every op means."""
+"""The NumPy reference interpreter: the definition of what every op means.
 
-from hlort.interpreter import custom_call_targets  # noqa: F401  (registers the shipped targets)
+The custom-call targets hlort ships (custom_call_targets.py) register on the custom-call
+registry's first read (``import hlort`` defers them: hlort.deferred_registrations), not here: a
+first compile that calls none does not import them."""
+
 from hlort.interpreter.evaluator import Evaluator, evaluate  # noqa: F401

@@ -18,9 +18,9 @@ raises UNIMPLEMENTED naming the target.
 
 The registry is part of the IR (the shape rule reads it); the targets themselves are registered
 explicitly by the layers that define them: the ones hlort ships by the reference interpreter
-(:mod:`hlort.interpreter.custom_call_targets`, imported by :mod:`hlort.interpreter`, and by the
-registry's first read through :mod:`hlort.deferred_registrations`, which ``import hlort`` sets
-up without importing the interpreter), the
+(:mod:`hlort.interpreter.custom_call_targets`, imported by the registry's first read through
+:mod:`hlort.deferred_registrations`, which ``import hlort`` sets up without importing the
+interpreter; a first compile that calls no custom call never imports it), the
 StableHLO test corpus's ``check.*`` assertions by the testdata runner
 (:mod:`hlort.testdata.check_targets`, imported by :mod:`hlort.testdata`).
 """

@@ -23,12 +23,16 @@ class OpRegistry(Generic[K, T]):
 
     ``what`` names the entries in errors ("shape rule", "interpreter function"). ``modules`` are
     imported the first time the registry is read, so importing the registry stays cheap and the
-    registering modules may import the registry without a cycle.
+    registering modules may import the registry without a cycle. ``later_modules`` (the rarer
+    ops' modules) are imported only when :meth:`get` misses in ``modules`` or a read needs every
+    entry (iteration, ``in``, ``keys``, ``missing``): a program of common ops never imports them.
     """
 
-    def __init__(self, what: str, modules: Iterable[str] = ()):
+    def __init__(self, what: str, modules: Iterable[str] = (), later_modules: Iterable[str] = ()):
         self.what = what
-        self._modules = tuple(modules)
+        self._first = len(tuple(modules))
+        self._modules = (*modules, *later_modules)
+        self._imported = 0  # how many of _modules (in order) are imported
         self._entries: dict[K, T] = {}
         self._loaded = not self._modules
         self._loading = False
@@ -51,7 +55,12 @@ class OpRegistry(Generic[K, T]):
         self._entries[key] = value
 
     def get(self, key: K) -> T | None:
-        self._load()
+        if not self._loaded:
+            self._load(self._first)
+            value = self._entries.get(key)
+            if value is not None:
+                return value
+            self._load()
         return self._entries.get(key)
 
     def __getitem__(self, key: K) -> T:
@@ -85,27 +94,31 @@ class OpRegistry(Generic[K, T]):
         self._load()
         return [key for key in expected if key not in self._entries]
 
-    def _load(self) -> None:
-        if self._loaded:
+    def _load(self, upto: int | None = None) -> None:
+        """Import ``_modules[:upto]`` (all by default) that are not imported yet."""
+        upto = len(self._modules) if upto is None else upto
+        if self._imported >= upto:
             return
         with self._lock:
             # another thread waits here until the modules are imported; the importing thread
             # itself (a registering module that reads the registry) passes and sees what is
             # registered so far
-            if self._loaded or self._loading:
+            if self._imported >= upto or self._loading:
                 return
             self._loading = True
-            before = dict(self._entries)
             try:
-                for module in self._modules:
-                    importlib.import_module(module)
-                self._loaded = True
-            except BaseException:
-                # a failed import leaves its module out of sys.modules, so the next read imports
-                # it again: forget what it registered, or the retry fails as "registered twice"
-                # and hides the real error
-                self._entries = before
-                raise
+                while self._imported < upto:
+                    before = dict(self._entries)
+                    try:
+                        importlib.import_module(self._modules[self._imported])
+                    except BaseException:
+                        # a failed import leaves its module out of sys.modules, so the next read
+                        # imports it again: forget what it registered, or the retry fails as
+                        # "registered twice" and hides the real error
+                        self._entries = before
+                        raise
+                    self._imported += 1
+                self._loaded = self._imported == len(self._modules)
             finally:
                 self._loading = False
 

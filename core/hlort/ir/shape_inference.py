@@ -21,7 +21,26 @@ from hlort.shape import ArrayShape, Shape, TupleShape
 
 ShapeRule = Callable[["ShapeQuery"], Shape]
 SHAPE_RULES: OpRegistry[Opcode, ShapeRule] = OpRegistry(
-    "shape rule", modules=("hlort.ir.shape_rules",)
+    "shape rule",
+    # the common families on first use, the rarer ones when a rule is not among those
+    modules=(
+        "hlort.ir.shape_rules.conversions",
+        "hlort.ir.shape_rules.convolution",
+        "hlort.ir.shape_rules.data_movement",
+        "hlort.ir.shape_rules.elementwise",
+        "hlort.ir.shape_rules.leaves",
+        "hlort.ir.shape_rules.linalg",
+        "hlort.ir.shape_rules.reduction",
+    ),
+    later_modules=(
+        "hlort.ir.shape_rules.collectives",
+        "hlort.ir.shape_rules.control_flow",
+        "hlort.ir.shape_rules.custom_call",
+        "hlort.ir.shape_rules.dynamic_dimensions",
+        "hlort.ir.shape_rules.fft",
+        "hlort.ir.shape_rules.indexing",
+        "hlort.ir.shape_rules.rng",
+    ),
 )
 
 

@@ -40,16 +40,29 @@ def plugin_timeout_s(environ: dict[str, str] | None = None) -> float:
 
 
 class BoundedCall:
-    """``fn()`` running on a daemon thread; :meth:`wait` says whether it finished in time."""
+    """``fn()`` running on a daemon thread; :meth:`wait` says whether it finished in time.
+    With ``start=False`` the thread starts at :meth:`start` or the first :meth:`wait`."""
 
-    def __init__(self, fn: Callable[[], Any], what: str):
+    def __init__(self, fn: Callable[[], Any], what: str, *, start: bool = True):
         self.what = what
         self.result: Any = None
         self.error: BaseException | None = None
         self.trace = ""
-        self.started = time.monotonic()
+        self.started: float | None = None
+        self._fn = fn
+        self._start_lock = threading.Lock()
         self._done = threading.Event()
-        threading.Thread(target=self._run, args=(fn,), name=f"hlort {what}", daemon=True).start()
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Start the call's thread, unless it is started already (idempotent, thread-safe)."""
+        with self._start_lock:
+            if self.started is not None:
+                return
+            self.started = time.monotonic()
+        name = f"hlort {self.what}"
+        threading.Thread(target=self._run, args=(self._fn,), name=name, daemon=True).start()
 
     def _run(self, fn: Callable[[], Any]) -> None:
         try:
@@ -61,6 +74,8 @@ class BoundedCall:
             self._done.set()
 
     def wait(self, timeout_s: float) -> bool:
-        """True once ``fn`` returned or raised; False if ``timeout_s`` after the start passed."""
+        """True once ``fn`` returned or raised; False if ``timeout_s`` after the start passed.
+        Starts the call if nothing has."""
+        self.start()
         left = self.started + timeout_s - time.monotonic()
         return self._done.wait(max(left, 0.0))

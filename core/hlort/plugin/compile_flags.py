@@ -16,7 +16,6 @@ An unknown name is INVALID_ARGUMENT naming the known ones: a typo must not be ig
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -149,6 +148,8 @@ def flags_to_options(flags: Mapping[str, Any], where: str = "compile options") -
 
 def parse_flag_string(text: str, where: str = ENV_VAR) -> dict[str, Any]:
     """``"--matmul_precision=high --verify_passes --norun_core_passes"`` -> ``{name: value}``."""
+    import shlex  # only when HLORT_FLAGS is set: not on every first compile
+
     try:
         tokens = shlex.split(text)
     except ValueError as err:

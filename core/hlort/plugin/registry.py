@@ -5,9 +5,11 @@ entry point is loaded inside its own try/except; it may name a :class:`Plugin` i
 Plugin subclass, a factory returning plugin(s), or a module/object with pluggy
 ``hlort_register_plugin`` hooks. A plugin's declared API version is checked and its cheap
 ``probe()`` called; every failure is recorded with its reason and fix, never raised. Probes run
-concurrently on their own threads and are waited for (at most ``HLORT_PLUGIN_TIMEOUT`` seconds,
-bounded_call.py) only when their answer is needed: a hung probe is reported ``unavailable:
-probe timed out after N s`` and never delays a platform that was named. Several plugins
+on their own threads, started when their answer is first needed (all at once for a listing or
+the default backend, only its own for a named platform: other plugins' probes cost a first
+compile ~20M instructions), and waited for at most ``HLORT_PLUGIN_TIMEOUT`` seconds
+(bounded_call.py): a hung probe is reported ``unavailable: probe timed out after N s`` and never
+delays a platform that was named. Several plugins
 declaring one platform name are resolved by name_claims.py's documented rule, the same in any
 install order, with a record for each plugin that lost.
 
@@ -20,7 +22,6 @@ Without it, the default backend is the highest-priority one that starts.
 
 from __future__ import annotations
 
-import enum
 import inspect
 import os
 import re
@@ -31,8 +32,8 @@ from typing import TYPE_CHECKING
 
 from hlort import log
 from hlort.errors import FailedPrecondition, HlortError, InvalidArgument, NotFound, Unavailable
-from hlort.lazy_dataclass import dataclass
 from hlort.plugin.api import Client, Plugin
+from hlort.plugin.backend_record import BROKEN, BackendRecord, BackendStatus, describe_error
 from hlort.plugin.bounded_call import BoundedCall, plugin_timeout_s
 from hlort.plugin.name_claims import Claim, resolve
 from hlort.plugin.selection_log import log_default as _log_default
@@ -44,47 +45,6 @@ if TYPE_CHECKING:
 ENTRY_POINT_GROUP = "hlort.plugins"
 PLATFORMS_ENV = "HLORT_PLATFORMS"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-
-
-class BackendStatus(enum.Enum):
-    NOT_STARTED = "not started"  # usable; no client yet
-    OK = "ok"  # client running
-    UNAVAILABLE = "unavailable"  # probe said no
-    FAILED = "failed"  # import, hook or client creation raised
-    REJECTED = "rejected"  # incompatible API version or malformed plugin
-
-
-_BROKEN = (BackendStatus.UNAVAILABLE, BackendStatus.FAILED, BackendStatus.REJECTED)
-
-
-@dataclass
-class BackendRecord:
-    """Everything known about one backend, working or not (what ``hlort devices`` prints)."""
-
-    name: str
-    source: str
-    status: BackendStatus
-    plugin: Plugin | None = None
-    priority: int = 0
-    message: str = ""
-    fix: str = ""
-    detail: str = ""  # a traceback, for --debug
-    client: Client | None = None
-    pending: BoundedCall | None = None  # the probe, until its answer is needed
-    starting: BoundedCall | None = None  # create_client() under way
-
-    @property
-    def usable(self) -> bool:
-        return self.status in (BackendStatus.OK, BackendStatus.NOT_STARTED)
-
-    def reason(self) -> str:
-        return f"{self.message}; fix: {self.fix}" if self.fix else self.message
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, HlortError):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
 
 
 class Registry:
@@ -293,9 +253,16 @@ class Registry:
                 BackendStatus.NOT_STARTED,
                 plugin=plugin,
                 priority=priority,
-                pending=BoundedCall(plugin.probe, f"{name} probe"),
+                pending=BoundedCall(plugin.probe, f"{name} probe", start=False),
             )
             return self._record(record)
+
+    def _start_probes(self) -> None:
+        """Start every probe not started yet: waiting for them in turn costs the slowest one."""
+        with self._lock:
+            calls = [r.pending for r in self._records.values() if r.pending is not None]
+        for call in calls:
+            call.start()
 
     def timeout_s(self) -> float:
         if self._timeout_s is not None:
@@ -330,7 +297,7 @@ class Registry:
             return
         if call.error is not None:
             record.status = BackendStatus.FAILED
-            record.message = f"probe() raised {_describe(call.error)}"
+            record.message = f"probe() raised {describe_error(call.error)}"
             record.detail = call.trace
             return
         probe = call.result
@@ -357,7 +324,7 @@ class Registry:
                 name,
                 source,
                 BackendStatus.FAILED,
-                message=f"{what}: {_describe(exc)}",
+                message=f"{what}: {describe_error(exc)}",
                 fix=fix,
                 detail="".join(traceback.format_exception(exc)),
             )
@@ -367,6 +334,7 @@ class Registry:
     def records(self) -> list[BackendRecord]:
         """Every backend, working or not: enabled ones by preference, then the rest by name."""
         self.discover()
+        self._start_probes()
         with self._lock:
             records = list(self._records.values())
         for record in records:
@@ -392,7 +360,7 @@ class Registry:
 
     def errors(self) -> dict[str, str]:
         """``{name: reason}`` for every backend that failed to load, probe or start."""
-        return {r.name: r.reason() for r in self.records() if r.status in _BROKEN}
+        return {r.name: r.reason() for r in self.records() if r.status in BROKEN}
 
     def requested_platforms(self) -> list[str] | None:
         """The names in HLORT_PLATFORMS, in order, or None when it is unset or empty."""
@@ -440,7 +408,7 @@ class Registry:
             )
         self._settle(record)
         with self._lock:
-            if record.status in _BROKEN:
+            if record.status in BROKEN:
                 listed = f" (listed in {PLATFORMS_ENV})" if requested else ""
                 verb = {
                     BackendStatus.FAILED: "failed",
@@ -490,9 +458,11 @@ class Registry:
                 )
         except BaseException as exc:  # noqa: BLE001
             record.status = BackendStatus.FAILED
-            record.message = f"client creation failed: {_describe(exc)}"
+            record.message = f"client creation failed: {describe_error(exc)}"
             record.detail = traceback.format_exc()
-            raise Unavailable(f"backend {record.name!r} failed to start: {_describe(exc)}") from exc
+            raise Unavailable(
+                f"backend {record.name!r} failed to start: {describe_error(exc)}"
+            ) from exc
         record.client = client
         record.status = BackendStatus.OK
         return client
@@ -503,6 +473,7 @@ class Registry:
         With HLORT_PLATFORMS set, every listed backend must start, or this raises.
         """
         self.discover()
+        self._start_probes()
         requested = self.requested_platforms()
         out: dict[str, Client] = {}
         for name in self.platform_order():
@@ -525,6 +496,7 @@ class Registry:
             _log_default(name, "the first of HLORT_PLATFORMS", [])
             return client
         skipped: list[str] = []
+        self._start_probes()
         for name in self.platform_order():
             try:
                 client = self.client(name)

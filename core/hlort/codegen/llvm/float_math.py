@@ -35,15 +35,11 @@ Polynomial coefficients are Taylor/atanh series (exact rationals) unless noted a
 
 from __future__ import annotations
 
+import functools
 import math
-from fractions import Fraction
 
 import llvmlite.ir as ir
 
-from hlort.codegen.llvm import float_log_f32 as log32
-from hlort.codegen.llvm import float_math_f32 as f32
-from hlort.codegen.llvm import float_math_f64 as f64
-from hlort.codegen.llvm import pow_f64 as pow64
 from hlort.codegen.llvm.float_parts import (
     INF,
     LN2_HI,
@@ -180,6 +176,8 @@ _EXPM1_TAYLOR = tuple(1.0 / math.factorial(k + 1) for k in range(17, -1, -1))
 
 def expm1(ctx: IrContext, x: ir.Value) -> ir.Value:
     """Taylor series x * sum x^k/(k+1)! for |x| < 1/2, exp(x) - 1 beyond; in f64."""
+    from hlort.codegen.llvm import float_math_f32 as f32
+
     if _in_f32(ctx, x):
         return f32.expm1_f32(ctx, x)
     b = ctx.b
@@ -194,6 +192,8 @@ def expm1(ctx: IrContext, x: ir.Value) -> ir.Value:
 
 def log1p(ctx: IrContext, x: ir.Value) -> ir.Value:
     """Goldberg's log(u) * x / (u - 1) with u = 1 + x, in f64 (exact 1 + x for f32 inputs)."""
+    from hlort.codegen.llvm import float_log_f32 as log32
+
     if _in_f32(ctx, x):
         return log32.log1p_f32(ctx, x)
     b = ctx.b
@@ -238,6 +238,8 @@ def tanh_f32(ctx: IrContext, x: ir.Value) -> ir.Value:
 
 
 def tanh(ctx: IrContext, x: ir.Value) -> ir.Value:
+    from hlort.codegen.llvm import float_math_f64 as f64
+
     if isinstance(x.type, ir.DoubleType):
         return f64.tanh_f64(ctx, x)
     return tanh_f32(ctx, x)
@@ -261,6 +263,7 @@ def logistic(ctx: IrContext, x: ir.Value) -> ir.Value:
 # -- erf ------------------------------------------------------------------------------------------
 def erf(ctx: IrContext, x: ir.Value) -> ir.Value:
     """Cephes' double rational approximations (coefficients shared with the interpreter)."""
+    from hlort.codegen.llvm import float_math_f32 as f32
     from hlort.interpreter.ops import special_functions as sf
 
     if _in_f32(ctx, x):
@@ -286,8 +289,12 @@ def erf(ctx: IrContext, x: ir.Value) -> ir.Value:
 
 
 # -- trigonometry ---------------------------------------------------------------------------------
+@functools.cache
 def _two_over_pi_chunks(count: int = 8, bits: int = 27) -> tuple[float, ...]:
-    """2/pi split into ``count`` pieces of ``bits`` significant bits each (exact in f64)."""
+    """2/pi split into ``count`` pieces of ``bits`` significant bits each (exact in f64); made
+    on first use, not at import (fractions and decimal are not on a softmax's compile path)."""
+    from fractions import Fraction
+
     scale = 400
     # pi to ~400 bits with Machin's formula in integers.
     one = 1 << (scale + 20)
@@ -314,7 +321,6 @@ def _two_over_pi_chunks(count: int = 8, bits: int = 27) -> tuple[float, ...]:
     return tuple(chunks)
 
 
-_TWO_OVER_PI = _two_over_pi_chunks()
 _SIN_TAYLOR = tuple((-1) ** k / math.factorial(2 * k + 1) for k in range(8, 0, -1))
 _COS_TAYLOR = tuple((-1) ** k / math.factorial(2 * k) for k in range(8, 0, -1))
 
@@ -328,7 +334,7 @@ def _reduce_quarter_turns(ctx: IrContext, xd: ir.Value) -> tuple[ir.Value, ir.Va
     b = ctx.b
     quadrant = None
     s = comp = None
-    for c in _TWO_OVER_PI:
+    for c in _two_over_pi_chunks():
         t = b.fmul(xd, ctx.f(F64, c))
         m = b.fsub(
             t, b.fmul(ctx.f(F64, 4.0), ctx.intrinsic("roundeven", b.fmul(t, ctx.f(F64, 0.25))))
@@ -388,18 +394,27 @@ def _trig(ctx: IrContext, x: ir.Value, which: str) -> ir.Value:
 
 
 def sin(ctx: IrContext, x: ir.Value) -> ir.Value:
+    from hlort.codegen.llvm import float_math_f32 as f32
+    from hlort.codegen.llvm import float_math_f64 as f64
+
     if isinstance(x.type, ir.DoubleType):
         return f64.sin_f64(ctx, x)
     return f32.sin_f32(ctx, x) if _in_f32(ctx, x) else _trig(ctx, x, "sin")
 
 
 def cos(ctx: IrContext, x: ir.Value) -> ir.Value:
+    from hlort.codegen.llvm import float_math_f32 as f32
+    from hlort.codegen.llvm import float_math_f64 as f64
+
     if isinstance(x.type, ir.DoubleType):
         return f64.cos_f64(ctx, x)
     return f32.cos_f32(ctx, x) if _in_f32(ctx, x) else _trig(ctx, x, "cos")
 
 
 def tan(ctx: IrContext, x: ir.Value) -> ir.Value:
+    from hlort.codegen.llvm import float_math_f32 as f32
+    from hlort.codegen.llvm import float_math_f64 as f64
+
     if isinstance(x.type, ir.DoubleType):
         return f64.tan_f64(ctx, x)
     return f32.tan_f32(ctx, x) if _in_f32(ctx, x) else _trig(ctx, x, "tan")
@@ -420,6 +435,9 @@ def _atan_01(ctx: IrContext, t: ir.Value) -> ir.Value:
 
 
 def atan2(ctx: IrContext, y: ir.Value, x: ir.Value) -> ir.Value:
+    from hlort.codegen.llvm import float_math_f32 as f32
+    from hlort.codegen.llvm import float_math_f64 as f64
+
     if isinstance(x.type, ir.DoubleType):
         return f64.atan2_f64(ctx, y, x)
     if _in_f32(ctx, x):
@@ -453,6 +471,9 @@ def power(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
     f64 pow is a call of one function per module with SIMD copies (pow_f64.py): inlined, its
     double-double body made LLVM compile some fusions for minutes.
     """
+    from hlort.codegen.llvm import float_log_f32 as log32
+    from hlort.codegen.llvm import pow_f64 as pow64
+
     if isinstance(x.type, ir.DoubleType):
         return pow64.power_f64(ctx, x, y)
     if _in_f32(ctx, x):
@@ -477,6 +498,9 @@ def power(ctx: IrContext, x: ir.Value, y: ir.Value) -> ir.Value:
 
 
 def cbrt(ctx: IrContext, x: ir.Value) -> ir.Value:
+    from hlort.codegen.llvm import float_math_f32 as f32
+    from hlort.codegen.llvm import float_math_f64 as f64
+
     if isinstance(x.type, ir.DoubleType):
         return f64.cbrt_f64(ctx, x)
     if _in_f32(ctx, x):
@@ -498,6 +522,8 @@ def sqrt(ctx: IrContext, x: ir.Value) -> ir.Value:
 
 def rsqrt(ctx: IrContext, x: ir.Value) -> ir.Value:
     """1/sqrt(x), computed in f64 for f32 so the result is rounded once."""
+    from hlort.codegen.llvm import float_math_f32 as f32
+
     if _in_f32(ctx, x):
         return f32.rsqrt_f32(ctx, x)
     b = ctx.b

@@ -27,28 +27,28 @@ if TYPE_CHECKING:
     from hlort.importers.stablehlo.convert_module import ModuleConverter, Scope
 
 Converter = Callable[["OpContext"], Sequence[Instruction]]
-_PACKAGE = "hlort.importers.stablehlo."
 CONVERTERS: OpRegistry[str, Converter] = OpRegistry(
     "converter",
-    modules=[
-        _PACKAGE + m
-        for m in (
-            "chlo_elementary",
-            "chlo_special",
-            "chlo_structured",
-            "convert_batch_norm",
-            "convert_collectives",
-            "convert_control_flow",
-            "convert_data_movement",
-            "convert_dynamic",
-            "convert_elementwise",
-            "convert_linalg",
-            "convert_reduction",
-            "parallel_host_ops",
-            "sharding_ops",
-            "spmd",
-        )
-    ],
+    # the ops of most programs (elementwise, data movement, reductions, dots)...
+    modules=(
+        "hlort.importers.stablehlo.chlo_elementary",
+        "hlort.importers.stablehlo.convert_data_movement",
+        "hlort.importers.stablehlo.convert_elementwise",
+        "hlort.importers.stablehlo.convert_linalg",
+        "hlort.importers.stablehlo.convert_reduction",
+    ),
+    # ...and the rest, imported on the first op none of those converts
+    later_modules=(
+        "hlort.importers.stablehlo.chlo_special",
+        "hlort.importers.stablehlo.chlo_structured",
+        "hlort.importers.stablehlo.convert_batch_norm",
+        "hlort.importers.stablehlo.convert_collectives",
+        "hlort.importers.stablehlo.convert_control_flow",
+        "hlort.importers.stablehlo.convert_dynamic",
+        "hlort.importers.stablehlo.parallel_host_ops",
+        "hlort.importers.stablehlo.sharding_ops",
+        "hlort.importers.stablehlo.spmd",
+    ),
 )
 MAX_INT_LIST = 1 << 16  # integer-list attributes (dimensions, sizes) are about as long as a rank
 

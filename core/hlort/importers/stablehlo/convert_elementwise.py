@@ -13,7 +13,6 @@ from hlort.dtypes import DType
 from hlort.importers.stablehlo import mlir_ast as ast
 from hlort.importers.stablehlo.conversion_context import OpContext, converter
 from hlort.importers.stablehlo.dense_literals import is_lazy_splat
-from hlort.importers.stablehlo.quantization import dequantize, quant_of, quantize
 from hlort.importers.stablehlo.types import to_shape
 from hlort.ir.opcodes import Opcode
 from hlort.shape import ArrayShape
@@ -151,6 +150,8 @@ def _value_to_bits(cx: OpContext, x):
 
 @converter("stablehlo.uniform_quantize")
 def _uniform_quantize(cx: OpContext):
+    from hlort.importers.stablehlo.quantization import dequantize, quant_of, quantize
+
     x = cx.operand(0)
     source = quant_of(cx.scope.type_of(cx.op.operands[0]))
     if source is not None:
@@ -163,6 +164,8 @@ def _uniform_quantize(cx: OpContext):
 
 @converter("stablehlo.uniform_dequantize")
 def _uniform_dequantize(cx: OpContext):
+    from hlort.importers.stablehlo.quantization import dequantize, quant_of
+
     source = quant_of(cx.scope.type_of(cx.op.operands[0]))
     if source is None:
         raise cx.invalid("operand must be a quantized type")

@@ -27,12 +27,6 @@ from hlort.importers.stablehlo.checks import (
     CheckSpec,
 )
 from hlort.importers.stablehlo.conversion_context import CONVERTERS, OpContext
-from hlort.importers.stablehlo.quantization import (
-    dequantize,
-    expressed_type,
-    quant_of,
-    quantize,
-)
 from hlort.importers.stablehlo.types import narrow_integer, to_shape
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
@@ -75,6 +69,15 @@ _BIT_LEVEL_OPS = {
     "stablehlo.count_leading_zeros",
     "stablehlo.shift_right_logical",
 }
+
+
+def _quantized(t) -> bool:
+    """Whether an MLIR type is (a tensor of) ``!quant.uniform``: only then is quantization.py
+    imported (a first compile of a float program never needs it)."""
+    element = t.element if isinstance(t, ast.TensorType) else t
+    return isinstance(element, ast.QuantType)
+
+
 _FOLD_LIMIT = 400  # instructions: constant folding of shape operands stays cheap
 
 
@@ -338,8 +341,8 @@ class ModuleConverter:
         if refined is not None:
             results = refined
         elif op.name not in _QUANT_AWARE and (
-            any(quant_of(t) for t in op.result_types)
-            or any(quant_of(scope.type_of(n)) for n in op.operands)
+            any(_quantized(t) for t in op.result_types)
+            or any(_quantized(scope.type_of(n)) for n in op.operands)
         ):
             results = self._convert_quantized(scope, op, fn)
         else:
@@ -367,6 +370,13 @@ class ModuleConverter:
     def _convert_quantized(self, scope: Scope, op: ast.Operation, fn) -> list[Instruction]:
         """StableHLO's meaning of an op on quantized tensors: dequantize the operands, run the
         float op, quantize the results to their declared types."""
+        from hlort.importers.stablehlo.quantization import (
+            dequantize,
+            expressed_type,
+            quant_of,
+            quantize,
+        )
+
         if op.regions:
             raise Unimplemented(f"{op.name} with a region on quantized types")
         b = scope.builder

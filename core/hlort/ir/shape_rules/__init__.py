@@ -1,18 +1,3 @@
-"""Shape rules, grouped by op family; importing this package registers them all."""
-
-from hlort.ir.shape_rules import (  # noqa: F401
-    collectives,
-    control_flow,
-    conversions,
-    convolution,
-    custom_call,
-    data_movement,
-    dynamic_dimensions,
-    elementwise,
-    fft,
-    indexing,
-    leaves,
-    linalg,
-    reduction,
-    rng,
-)
+"""Shape rules, grouped by op family. Each module registers its family's rules when imported;
+``hlort.ir.shape_inference.SHAPE_RULES`` imports them on first use (the rarer families only
+when a rule is missing from the common ones)."""
