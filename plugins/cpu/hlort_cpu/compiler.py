@@ -263,7 +263,8 @@ def _build(
             continue
         kernel = kernels.get(instr)
         if kernel is not None:
-            add(KernelThunk(kernel, ins, out, isinstance(instr.shape, TupleShape)))
+            fill = all(o.shape.is_array and o.shape.size <= 1 for o in instr.operands)
+            add(KernelThunk(kernel, ins, out, isinstance(instr.shape, TupleShape), fill))
             compiled[_label(instr)] += 1
             if len(kernel.info.output_shapes) == 1:  # the arena gives one output buffer
                 step_kinds[instr] = "kernel"

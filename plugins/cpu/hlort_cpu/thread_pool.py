@@ -26,6 +26,10 @@ if TYPE_CHECKING:  # concurrent.futures is imported when the Python pool is firs
     from concurrent.futures import ThreadPoolExecutor
 
 PARALLEL_MIN_ELEMENTS = 1 << 16
+# A kernel that reads at most scalars (a fill of a constant, an iota) only writes memory:
+# measured on a quiet 2-vCPU VM, f32 fills of 2^17 elements took 13.8 us on two threads and
+# 15.4 on one (p90 25 vs 16: the worker's hand-off), 2^18 elements 18 vs 26 us, 2^20 65 vs 155.
+FILL_MIN_ELEMENTS = 1 << 18
 _POOL: ThreadPoolExecutor | None = None
 _LOCK = threading.Lock()
 _CFUNC = ctypes._CFuncPtr
@@ -81,10 +85,13 @@ class Ranges(list):
         return self.native
 
 
-def chunks(extent: int, elements_per_iteration: int) -> Ranges:
-    """How to split [0, extent): one chunk unless the work is big enough for several cores."""
+def chunks(
+    extent: int, elements_per_iteration: int, min_elements: int = PARALLEL_MIN_ELEMENTS
+) -> Ranges:
+    """How to split [0, extent): one chunk unless the work is big enough for several cores
+    (``min_elements``: FILL_MIN_ELEMENTS for kernels that read at most scalars)."""
     workers = worker_count()
-    if workers == 1 or extent < 2 or extent * elements_per_iteration < PARALLEL_MIN_ELEMENTS:
+    if workers == 1 or extent < 2 or extent * elements_per_iteration < min_elements:
         return Ranges([(0, extent)])
     return split(extent, min(workers, extent))
 

@@ -19,7 +19,7 @@ from hlort_cpu.arena import ArenaPlan
 from hlort_cpu.chunk_scratch import chunk_scratch
 from hlort_cpu.device_run import SINGLE, DeviceRun, current, entered
 from hlort_cpu.host_pool import POOL_MIN_BYTES, host_pool
-from hlort_cpu.thread_pool import chunks, run_chunks
+from hlort_cpu.thread_pool import FILL_MIN_ELEMENTS, PARALLEL_MIN_ELEMENTS, chunks, run_chunks
 
 _c_char, _addressof = ctypes.c_char, ctypes.addressof
 
@@ -35,9 +35,10 @@ def address(a: np.ndarray) -> int:
 
 class KernelThunk:
     """Run one compiled kernel. Its output is the arena view the program put in its slot, else
-    a fresh array (a tuple of them for a tuple-shaped fusion)."""
+    a fresh array (a tuple of them for a tuple-shaped fusion). ``fill``: it reads at most
+    scalars (a constant fill, an iota), so it splits across cores only from FILL_MIN_ELEMENTS."""
 
-    def __init__(self, kernel, ins: list[int], out: int, is_tuple: bool):
+    def __init__(self, kernel, ins: list[int], out: int, is_tuple: bool, fill: bool = False):
         self.kernel = kernel
         self.ins = ins
         self.out = out
@@ -45,7 +46,8 @@ class KernelThunk:
         info = kernel.info
         self.shapes = [(tuple(s.dims), np.dtype(s.dtype.numpy)) for s in info.output_shapes]
         self.pool = host_pool()
-        self.ranges = chunks(info.extent, info.elements_per_iteration)
+        least = FILL_MIN_ELEMENTS if fill else PARALLEL_MIN_ELEMENTS
+        self.ranges = chunks(info.extent, info.elements_per_iteration, least)
         self.fn = kernel.fn
         self.ptr_type = kernel.pointer_array_type
         self.empty = info.extent == 0
