@@ -19,6 +19,7 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
+from hlort_cpu.codegen import code_settings
 from hlort_cpu.spin_pool import native_pool
 from hlort_cpu.spin_pool_ir import MAX_CHUNKS
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:  # concurrent.futures is imported when the Python pool is firs
     from concurrent.futures import ThreadPoolExecutor
 
 PARALLEL_MIN_ELEMENTS = 1 << 16
+code_settings.declare(__name__, "PARALLEL_MIN_ELEMENTS")
 _POOL: ThreadPoolExecutor | None = None
 _LOCK = threading.Lock()
 _CFUNC = ctypes._CFuncPtr
