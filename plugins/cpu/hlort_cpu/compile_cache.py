@@ -2,8 +2,10 @@
 
 Keyed by the optimized module's fingerprint, this plugin's version, a digest of the code
 generator's own source (``hlort.codegen.llvm`` and this package, by path, size and mtime, so an
-edited emitter does not reuse stale object code), llvmlite's version and the host target
-(triple, CPU, features), so a cached object never runs on a CPU it was not built for.
+edited emitter does not reuse stale object code), the emitters' and loop planners' tuning
+constants changed at run time (``hlort_cpu.codegen.code_settings``), llvmlite's version, the
+host target (triple, CPU, features), so a cached object never runs on a CPU it was not built
+for, and the JIT's optimization level.
 It also keeps, on disk only, the module parsed from a serialized executable's HLO text, keyed by
 that text: a process loading from the warm executable cache then skips the text parser.
 
@@ -32,6 +34,7 @@ from hlort.ir import module_codec
 from hlort.plugin.base.cache_dir import cache_enabled, private_cache_dir, write_cache_file
 from hlort.plugin.base.cache_eviction import mark_used
 from hlort.plugin.base.source_digest import core_source_digest, source_digest
+from hlort_cpu.codegen import code_settings
 
 _MAGIC = b"HLORTCPU2"
 _KEY_BYTES = 64  # the entry's own key, hex
@@ -62,8 +65,12 @@ def code_digest() -> str:
     return _code_digest
 
 
-def cache_key(fingerprint: str, plugin_version: str, target_key: str) -> str:
-    text = f"{fingerprint}|{plugin_version}|{code_digest()}|{target_key}"
+def cache_key(fingerprint: str, plugin_version: str, engine_key: str) -> str:
+    """The key of an object: what was compiled, by which code generator, with its tuning
+    constants as changed in this process (code_settings.py), for which engine (the JIT's target
+    and optimization level, ``JitEngine.key``)."""
+    settings = code_settings.changed()
+    text = f"{fingerprint}|{plugin_version}|{code_digest()}|{engine_key}|{settings}"
     return hashlib.sha256(text.encode()).hexdigest()
 
 

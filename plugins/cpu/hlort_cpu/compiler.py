@@ -145,7 +145,7 @@ def compile_program(module: Module) -> Program:
     not_kernels = {instr: why for instr, _, why in candidates if why is not None}
     report = FallbackReport("cpu", module.name)
     engine = jit_engine()
-    key = compile_cache.cache_key(module.fingerprint(), PLUGIN_VERSION, engine.target.key)
+    key = compile_cache.cache_key(module.fingerprint(), PLUGIN_VERSION, engine.key)
     names = [f"hk{key[:16]}_{k}" for k in range(len(to_compile))]
     ir_text = None
     cached = compile_cache.lookup(key) if to_compile else None

@@ -136,7 +136,7 @@ def part_kernel(double: bool):
     engine = jit_engine()
     probe = _ir("P", "double" if double else "float", function.int_bits)
     digest = hashlib.sha256(probe.encode()).hexdigest()[:16]
-    key = compile_cache.cache_key(f"gemm-part-{digest}", PLUGIN_VERSION, engine.target.key)
+    key = compile_cache.cache_key(f"gemm-part-{digest}", PLUGIN_VERSION, engine.key)
     name = f"hl{key[:16]}_gemm_part"
     cached = compile_cache.lookup(key)
     if cached is None:

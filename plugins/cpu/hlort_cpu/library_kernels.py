@@ -45,7 +45,7 @@ def library_kernel(name: str):
 
 def _load() -> dict[str, object]:
     engine = jit_engine()
-    key = compile_cache.cache_key("library-kernels", PLUGIN_VERSION, engine.target.key)
+    key = compile_cache.cache_key("library-kernels", PLUGIN_VERSION, engine.key)
     symbols = {name: f"hl{key[:16]}_{name}" for name in NAMES}
     cached = compile_cache.lookup(key)
     if cached is None:

@@ -191,7 +191,7 @@ def narrow_kernel(double: bool, n: int):
     engine = jit_engine()
     probe = kernel_ir("P", double, n, engine.target.vector_bits)
     digest = hashlib.sha256(probe.encode()).hexdigest()[:16]
-    key = compile_cache.cache_key(f"narrow-dot-{digest}", PLUGIN_VERSION, engine.target.key)
+    key = compile_cache.cache_key(f"narrow-dot-{digest}", PLUGIN_VERSION, engine.key)
     name = f"hl{key[:16]}_narrow_dot"
     cached = compile_cache.lookup(key)
     if cached is None:

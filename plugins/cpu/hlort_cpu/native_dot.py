@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from hlort.ir.instruction import Instruction
 from hlort_cpu import blas_functions
+from hlort_cpu.codegen import code_settings
 from hlort_cpu.codegen.jit import jit_engine
 from hlort_cpu.codegen.small_gemm import (
     SMALL_GEMM_MAX_PRODUCTS,
@@ -33,6 +34,7 @@ from hlort_cpu.dot import dot_groups, plan_matrix_view
 
 GEMM_DTYPES = ("f32", "f64")
 POOL_MIN_PRODUCTS = 1 << 18  # ~5 us of fma on one AVX2 core: two halves repay a pool hand-off
+code_settings.declare(__name__, "GEMM_DTYPES", "POOL_MIN_PRODUCTS", "SMALL_GEMM_MAX_PRODUCTS")
 
 
 def pool_min_products(vector_bits: int) -> int:

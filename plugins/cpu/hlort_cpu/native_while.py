@@ -6,7 +6,7 @@ A while whose condition and body hold only compiled kernels, dots that are plain
 dynamic-update-slices and structure (parameter, tuple, get-tuple-element, constant) runs as one
 LLVM driver (``hlort_cpu.codegen.while_driver``): no Python, no allocation and no ctypes call per
 iteration. Kernels run single-threaded there, so a loop with a kernel big enough for the thread
-pool to split (``PARALLEL_MIN_ELEMENTS``) stays on the Python path, where it is split.
+pool to split (``thread_pool.PARALLEL_MIN_ELEMENTS``) stays on the Python path, where it is split.
 
 Where values live: a state leaf the body passes through unchanged is read from the loop's input
 buffer (and is the loop's output, as on the Python path); every other leaf lives in the fresh
@@ -31,7 +31,8 @@ from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.shape import ArrayShape, Shape, TupleShape
-from hlort_cpu import blas_functions, blas_threads
+from hlort_cpu import blas_functions, blas_threads, thread_pool
+from hlort_cpu.codegen import code_settings
 from hlort_cpu.codegen.fusion_kernel import KernelInfo
 from hlort_cpu.codegen.small_gemm import SmallDot
 from hlort_cpu.codegen.while_driver import (
@@ -44,9 +45,10 @@ from hlort_cpu.codegen.while_driver import (
 from hlort_cpu.codegen.while_steps import SliceUpdate
 from hlort_cpu.native_dot import gemm_dtype, plan_dot
 from hlort_cpu.spin_pool import native_pool
-from hlort_cpu.thread_pool import PARALLEL_MIN_ELEMENTS, worker_count
+from hlort_cpu.thread_pool import worker_count
 
 STACK_ARENA_LIMIT = 64 * 1024  # temporaries on the driver's stack; larger: a block per call
+code_settings.declare(__name__, "STACK_ARENA_LIMIT")
 
 Tree = BufferRef | tuple  # a value: one buffer, or a tuple of values
 
@@ -301,7 +303,8 @@ class _ComputationPlanner:
         name, info = entry
         ins = self._refs(instr, values)
         if ins is None or (
-            info.extent >= 2 and info.extent * info.elements_per_iteration >= PARALLEL_MIN_ELEMENTS
+            info.extent >= 2
+            and info.extent * info.elements_per_iteration >= thread_pool.PARALLEL_MIN_ELEMENTS
         ):
             return None  # big kernels run split across cores on the Python path
         outs = [self.arena.take(s.nbytes) for s in info.output_shapes]

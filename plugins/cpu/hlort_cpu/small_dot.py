@@ -90,7 +90,7 @@ def small_dot_kernel(g: SmallGemm):
     engine = jit_engine()
     probe = _module_text("P", g, engine.target.vector_bits)
     digest = hashlib.sha256(probe.encode()).hexdigest()[:16]
-    key = compile_cache.cache_key(f"small-dot-{digest}", PLUGIN_VERSION, engine.target.key)
+    key = compile_cache.cache_key(f"small-dot-{digest}", PLUGIN_VERSION, engine.key)
     name = f"hl{key[:16]}_small_dot"
     cached = compile_cache.lookup(key)
     if cached is None:

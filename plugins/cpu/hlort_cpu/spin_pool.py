@@ -51,7 +51,7 @@ def _functions() -> tuple[int, int, int]:
     engine = jit_engine()
     probe = spin_pool_ir.pool_ir("P")
     digest = hashlib.sha256(probe.encode()).hexdigest()[:16]
-    key = compile_cache.cache_key(f"spin-pool-{digest}", PLUGIN_VERSION, engine.target.key)
+    key = compile_cache.cache_key(f"spin-pool-{digest}", PLUGIN_VERSION, engine.key)
     prefix = f"hl{key[:16]}_pool"
     names = [f"{prefix}_worker", f"{prefix}_run", f"{prefix}_try_stop"]
     cached = compile_cache.lookup(key)

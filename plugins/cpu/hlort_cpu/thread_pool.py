@@ -19,6 +19,7 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
+from hlort_cpu.codegen import code_settings
 from hlort_cpu.spin_pool import native_pool
 from hlort_cpu.spin_pool_ir import MAX_CHUNKS
 
@@ -30,6 +31,7 @@ PARALLEL_MIN_ELEMENTS = 1 << 16
 # measured on a quiet 2-vCPU VM, f32 fills of 2^17 elements took 13.8 us on two threads and
 # 15.4 on one (p90 25 vs 16: the worker's hand-off), 2^18 elements 18 vs 26 us, 2^20 65 vs 155.
 FILL_MIN_ELEMENTS = 1 << 18
+code_settings.declare(__name__, "PARALLEL_MIN_ELEMENTS", "FILL_MIN_ELEMENTS")
 _POOL: ThreadPoolExecutor | None = None
 _LOCK = threading.Lock()
 _CFUNC = ctypes._CFuncPtr

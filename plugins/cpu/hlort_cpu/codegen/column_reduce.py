@@ -41,11 +41,13 @@ from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.lazy_dataclass import dataclass
 from hlort.shape import ArrayShape
+from hlort_cpu.codegen import code_settings
 from hlort_cpu.codegen.interleave import interleave_for
 from hlort_cpu.codegen.tree_fold import emit_tree_column
 
 SCRATCH_ALIGN = 16
 REGISTER_ACCUMULATORS = 32
+code_settings.declare(__name__, "SCRATCH_ALIGN", "REGISTER_ACCUMULATORS")
 """At most this many accumulators (output elements x reduction inputs) over trailing kept dims
 are kept in registers across the rows (one unrolled add per column and row, which the SLP
 vectorizer packs) instead of in memory, where every row's add waited on the previous row's

@@ -36,6 +36,7 @@ from hlort.codegen.llvm.target_spec import TargetSpec
 from hlort.ir.attributes import WindowDim
 from hlort.ir.computation import Computation
 from hlort.ir.opcodes import Opcode
+from hlort_cpu.codegen import code_settings
 from hlort_cpu.codegen.fusion_kernel import open_fusion_kernel
 from hlort_cpu.codegen.hero_launch import HeroLaunch
 
@@ -48,6 +49,14 @@ a group's kernel columns again (one thread, CPU time, kernel / im2col: [8,16,16,
 MAX_PIXELS = 8  # output pixels per register block
 GROUP_VECTORS = (2, 4)  # output-feature vectors per register block: 16 / 32 vector registers
 ACCUMULATORS = (12, 24)  # accumulator vectors per register block: 16 / 32 vector registers
+code_settings.declare(
+    __name__,
+    "MAX_ZERO_ELEMENTS",
+    "MAX_KERNEL_ELEMENTS",
+    "MAX_PIXELS",
+    "GROUP_VECTORS",
+    "ACCUMULATORS",
+)
 
 
 @dataclass(frozen=True)

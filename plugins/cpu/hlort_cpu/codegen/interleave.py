@@ -9,8 +9,11 @@ with 4 chains.
 
 from __future__ import annotations
 
+from hlort_cpu.codegen import code_settings
+
 INTERLEAVE = 4
 MIN_INTERLEAVED_TRIPS = 256  # below this the hint buys nothing; on a 1-trip loop with a big
+code_settings.declare(__name__, "INTERLEAVE", "MIN_INTERLEAVED_TRIPS")
 # body LLVM's vectorizer ran for minutes (a scalar bf16 cbrt)
 
 

@@ -61,12 +61,17 @@ class JitEngine:
         self.target = HostTarget(host.triple, host.cpu, host.features)
         self.machine = host.machine
         self.engine = host.engine
-        self.opt_level = opt_level
+        self.opt_level = host.opt_level  # the shared host's: made at the first request's level
         self._lock = threading.Lock()
         self._compile_lock = threading.RLock()  # the runtime library compiles under _lock
         self._objects: list = []  # keep object files alive while their code may run
         self._defined: set[str] = set()  # global symbols of the objects loaded so far
         self._library_loaded = False
+
+    @property
+    def key(self) -> str:
+        """What an object this engine emits depends on: the host target and the opt level."""
+        return f"{self.target.key}|O{self.opt_level}"
 
     def optimize(self, module) -> None:
         """The host pipeline (llvm_start.optimize_module: O3, vectorizers, no unroller)."""

@@ -44,6 +44,7 @@ from hlort.errors import Unimplemented
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
+from hlort_cpu.codegen import code_settings
 from hlort_cpu.codegen.column_reduce import emit_column, plan_column
 from hlort_cpu.codegen.cpu_target import CPU_TARGET
 from hlort_cpu.codegen.fusion_kernel import KernelInfo, open_fusion_kernel
@@ -242,6 +243,15 @@ class KernelModule:
 
 
 SHORT_ROW_MIN_BYTES = 33  # rows of at most one AVX2 vector keep LLVM's outer-loop vectorizing
+code_settings.declare(
+    __name__,
+    "FLAT_BLOCK",
+    "TILE",
+    "SHORT_ROW_MIN_BYTES",
+    "MIN_INTERLEAVED_TRIPS",
+    "SPLIT_CHUNK",
+    "TRANSPOSE_TILE",
+)
 
 
 def _short_row_hints(inner_n: int, shapes) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -31,10 +31,12 @@ from hlort.codegen.llvm.target_spec import TargetSpec
 from hlort.codegen.llvm.window_index import emit_if, window_axes, window_positions
 from hlort.ir.computation import Computation
 from hlort.ir.shape_rules.convolution import dilated_bound
+from hlort_cpu.codegen import code_settings
 from hlort_cpu.codegen.fusion_kernel import open_fusion_kernel
 from hlort_cpu.codegen.hero_launch import HeroLaunch
 
 ROW_TILE = 1024  # output elements of one row per outer iteration
+code_settings.declare(__name__, "ROW_TILE")
 
 Fold = Callable[[list[ir.Value], Index], list[ir.Value]]
 Inits = Callable[[], list[ir.Value]]

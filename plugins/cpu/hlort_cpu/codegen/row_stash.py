@@ -19,8 +19,10 @@ from hlort.codegen.llvm.index import Index, i64
 from hlort.codegen.llvm.llvm_types import value_type
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
+from hlort_cpu.codegen import code_settings
 
 STASH_MAX_BYTES = 32 << 10  # all of a row's stashes together: within L1 (32-64 KiB per core)
+code_settings.declare(__name__, "STASH_MAX_BYTES")
 
 
 class RowStash:

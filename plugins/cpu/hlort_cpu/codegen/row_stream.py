@@ -28,10 +28,12 @@ from hlort.codegen.llvm.loops import emit_loop
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import OP_DEFS
+from hlort_cpu.codegen import code_settings
 
 LINE = 64  # bytes of one cache line and one vector move
 STREAM_MIN_BYTES = 4 << 20  # as the transpose kernel's streaming stores (transpose_kernel.py)
 STREAM_ROW_MAX_BYTES = 32 << 10  # the rows of all streamed outputs together: within L1
+code_settings.declare(__name__, "LINE", "STREAM_MIN_BYTES", "STREAM_ROW_MAX_BYTES")
 
 
 def streamed_outputs(

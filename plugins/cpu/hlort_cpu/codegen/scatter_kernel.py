@@ -20,10 +20,12 @@ from hlort.codegen.llvm.loops import emit_loop
 from hlort.codegen.llvm.scatter_walk import walk_scatter_updates
 from hlort.codegen.llvm.target_spec import TargetSpec
 from hlort.ir.computation import Computation
+from hlort_cpu.codegen import code_settings
 from hlort_cpu.codegen.fusion_kernel import open_fusion_kernel
 from hlort_cpu.codegen.hero_launch import HeroLaunch
 
 COPY_CHUNK = 1 << 16  # operand elements copied per parallel iteration
+code_settings.declare(__name__, "COPY_CHUNK")
 
 
 def emit_scatter(module: ir.Module, target: TargetSpec, name: str, comp: Computation) -> HeroLaunch:

@@ -30,10 +30,12 @@ from hlort.codegen.llvm.loops import emit_loop, emit_nest
 from hlort.codegen.llvm.target_spec import TargetSpec
 from hlort.codegen.llvm.window_index import emit_if, window_axes, window_positions
 from hlort.ir.computation import Computation
+from hlort_cpu.codegen import code_settings
 from hlort_cpu.codegen.fusion_kernel import open_fusion_kernel
 from hlort_cpu.codegen.hero_launch import HeroLaunch
 
 LANE_TILE = 256  # windows searched side by side along a trivially windowed last dimension
+code_settings.declare(__name__, "LANE_TILE")
 
 
 def emit_select_and_scatter(

@@ -28,10 +28,12 @@ import llvmlite.ir as ir
 from hlort.codegen.llvm.index import i64
 from hlort.codegen.llvm.llvm_types import F32, F64, I1, I8, I32, I64, PTR, VOID
 from hlort.codegen.llvm.loops import emit_loop
+from hlort_cpu.codegen import code_settings
 from hlort_cpu.spin_pool_ir import SLEEPERS
 
 SMALL_GEMM_MAX_PRODUCTS = 1 << 24  # m * n * k per matrix; larger dots go to BLAS
 K_UNROLL = 2  # steps of k per loop iteration (LLVM's unroller is off: llvm_start.py)
+code_settings.declare(__name__, "SMALL_GEMM_MAX_PRODUCTS", "K_UNROLL")
 
 
 @dataclass(frozen=True)

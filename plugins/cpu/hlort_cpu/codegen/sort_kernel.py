@@ -26,6 +26,7 @@ from hlort.dtypes import S32
 from hlort.errors import Unimplemented
 from hlort.ir.computation import Computation
 from hlort.shape import ArrayShape
+from hlort_cpu.codegen import code_settings
 from hlort_cpu.codegen.fusion_kernel import KernelInfo
 from hlort_cpu.codegen.sort_network import emit_network_sort
 from hlort_cpu.codegen.sort_records import (
@@ -42,6 +43,7 @@ from hlort_cpu.codegen.sort_records import (
 )
 
 SELECT_MAX_K = 16  # top-k keeps a sorted buffer of the k best up to this k, else sorts the row
+code_settings.declare(__name__, "SELECT_MAX_K")
 
 
 def _uses_insertion_sort(n: int, passes: int) -> bool:

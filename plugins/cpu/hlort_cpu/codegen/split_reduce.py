@@ -25,9 +25,11 @@ from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 from hlort.ir.patterns import variadic_reducer_opcodes
+from hlort_cpu.codegen import code_settings
 from hlort_cpu.codegen.interleave import interleave_for
 
 SPLIT_CHUNK = 1 << 16  # elements per partial
+code_settings.declare(__name__, "SPLIT_CHUNK")
 
 
 def _identity(op: Opcode, dt) -> object | None:

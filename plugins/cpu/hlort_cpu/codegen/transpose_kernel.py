@@ -23,10 +23,12 @@ from hlort.codegen.llvm.index import delinearize, i64
 from hlort.codegen.llvm.llvm_types import I64
 from hlort.codegen.llvm.loops import emit_loop
 from hlort.codegen.llvm.transpose_plan import TransposePlan
+from hlort_cpu.codegen import code_settings
 
 TILE = 64  # elements per side of the tile walked by one outer iteration
 VECTOR_BYTES = 64  # one block row is (at most) one cache line / one zmm register
 STREAM_MIN_BYTES = 4 << 20  # outputs this big bypass the caches (streaming stores)
+code_settings.declare(__name__, "TILE", "VECTOR_BYTES", "STREAM_MIN_BYTES")
 
 
 def block_size(plan: TransposePlan) -> int:

@@ -29,8 +29,10 @@ from hlort.codegen.llvm.kernel_abi import define_kernel
 from hlort.codegen.llvm.llvm_types import F64, I64
 from hlort.codegen.llvm.loops import emit_loop
 from hlort.codegen.llvm.target_spec import TargetSpec
+from hlort_cpu.codegen import code_settings
 
 COLUMN_BLOCK = 64
+code_settings.declare(__name__, "COLUMN_BLOCK")
 """Right-hand sides solved side by side per outer iteration (their accumulators: 1 KiB, c128)."""
 
 
