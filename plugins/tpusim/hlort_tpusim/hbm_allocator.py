@@ -13,6 +13,7 @@ the host never gets a view of device memory.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import itertools
 import threading
 from dataclasses import dataclass, field
@@ -54,7 +55,12 @@ class HbmAllocator:
         self.alignment = alignment
         self.chip = chip
         self.name = name
-        self._lock = threading.Lock()
+        # Re-entrant: a buffer's finalizer can run (the garbage collector) inside an allocate or
+        # free of this thread, and frees its block here; it waits in _pending until the
+        # operation in progress is done (a plain Lock deadlocked the thread on itself).
+        self._lock = threading.RLock()
+        self._busy = False
+        self._pending: list[HbmAllocation] = []
         self._free: list[tuple[int, int]] = [(0, capacity)]  # (offset, size), sorted by offset
         self._live: dict[int, HbmAllocation] = {}
         self.peak_bytes = 0
@@ -90,7 +96,7 @@ class HbmAllocator:
     def allocate(self, shape: ArrayShape, label: str = "") -> HbmAllocation:
         """Place an array of ``shape``; RESOURCE_EXHAUSTED when no free block can hold it."""
         need = self.rounded(shape.nbytes)
-        with self._lock:
+        with self._lock, self._operation():
             best = None
             for index, (_, size) in enumerate(self._free):
                 if size >= need and (best is None or size < self._free[best][1]):
@@ -119,14 +125,32 @@ class HbmAllocator:
     def free(self, alloc: HbmAllocation) -> None:
         """Return a block; freeing twice is an INVALID_ARGUMENT (a plugin bug, not a user's)."""
         with self._lock:
-            if alloc.freed or self._live.pop(alloc.uid, None) is None:
-                raise InvalidArgument(f"{self.name}: double free of block at {alloc.offset}")
-            alloc.freed = True
-            alloc.data = np.zeros(0, np.uint8)
-            keys = [o for o, _ in self._free]
-            index = bisect.bisect_left(keys, alloc.offset)
-            self._free.insert(index, (alloc.offset, alloc.nbytes))
-            self._coalesce(index)
+            if self._busy:  # from a finalizer inside this thread's allocate or free
+                self._pending.append(alloc)
+                return
+            with self._operation():
+                self._free_block(alloc)
+
+    @contextlib.contextmanager
+    def _operation(self):
+        """Mark an operation in progress; afterwards, free the blocks finalizers left pending."""
+        self._busy = True
+        try:
+            yield
+        finally:
+            self._busy = False
+        while self._pending:
+            self.free(self._pending.pop())
+
+    def _free_block(self, alloc: HbmAllocation) -> None:
+        if alloc.freed or self._live.pop(alloc.uid, None) is None:
+            raise InvalidArgument(f"{self.name}: double free of block at {alloc.offset}")
+        alloc.freed = True
+        alloc.data = np.zeros(0, np.uint8)
+        keys = [o for o, _ in self._free]
+        index = bisect.bisect_left(keys, alloc.offset)
+        self._free.insert(index, (alloc.offset, alloc.nbytes))
+        self._coalesce(index)
 
     def _coalesce(self, index: int) -> None:
         if index + 1 < len(self._free):
