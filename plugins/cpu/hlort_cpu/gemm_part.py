@@ -17,13 +17,13 @@ NumPy's path.
 from __future__ import annotations
 
 import ctypes
-import functools
 import hashlib
 import re
 
 import numpy as np
 
 from hlort_cpu.blas_functions import gemm
+from hlort_cpu.codegen import code_settings
 from hlort_cpu.codegen.compiled import KERNEL_CFUNC
 from hlort_cpu.version import PLUGIN_VERSION
 
@@ -124,7 +124,7 @@ def _ir(name: str, real: str, int_bits: int) -> str:
     return text.replace("NAME", name).replace("REAL", real).replace("INT", f"i{int_bits}")
 
 
-@functools.cache
+@code_settings.memo
 def part_kernel(double: bool):
     """The gemm-part kernel for f64 (``double``) or f32, or None without a cblas gemm."""
     function = gemm(double)

@@ -7,23 +7,20 @@ substitutions (f64 / c128, forward / back; ``hlort_cpu.codegen.triangular_solve_
 the elementwise Threefry-2x32 of JAX's threefry custom calls
 (``hlort_cpu.codegen.threefry_kernel``). All are built into one LLVM module on first use,
 kept in the compile cache (memory and disk, keyed like a module's kernels by the emitter's
-source digest, this plugin's version and the host target) and loaded once.
+source digest, this plugin's version, the tuning constants changed at run time and the host
+target) and loaded once per set of those constants (``code_settings.memo``).
 """
 
 from __future__ import annotations
 
-import threading
-
 from hlort_cpu import compile_cache
+from hlort_cpu.codegen import code_settings
 from hlort_cpu.codegen.compiled import KERNEL_CFUNC
 from hlort_cpu.codegen.cpu_target import CPU_TARGET
 from hlort_cpu.codegen.jit import jit_engine
 from hlort_cpu.codegen.threefry_kernel import emit_threefry_elementwise
 from hlort_cpu.codegen.triangular_solve_kernel import emit_triangular_substitution
 from hlort_cpu.version import PLUGIN_VERSION
-
-_LOCK = threading.Lock()
-_KERNELS: dict[str, object] = {}
 
 
 def substitution_name(is_complex: bool, lower: bool) -> str:
@@ -36,13 +33,10 @@ NAMES = ("threefry2x32", *SUBSTITUTIONS)
 
 def library_kernel(name: str):
     """The ctypes function ``void (ptr* buffers, i64 begin, i64 end)`` of kernel ``name``."""
-    if not _KERNELS:
-        with _LOCK:
-            if not _KERNELS:
-                _KERNELS.update(_load())
-    return _KERNELS[name]
+    return _load()[name]
 
 
+@code_settings.memo
 def _load() -> dict[str, object]:
     engine = jit_engine()
     key = compile_cache.cache_key("library-kernels", PLUGIN_VERSION, engine.key)

@@ -20,11 +20,11 @@ in the compile cache.
 from __future__ import annotations
 
 import ctypes
-import functools
 import hashlib
 
 import numpy as np
 
+from hlort_cpu.codegen import code_settings
 from hlort_cpu.gemm_part import address
 from hlort_cpu.thread_pool import Ranges, run_chunks, worker_count
 
@@ -180,7 +180,7 @@ def kernel_ir(name: str, double: bool, n: int, vector_bits: int) -> str:
     return "\n".join(text) + "\n"
 
 
-@functools.cache
+@code_settings.memo
 def narrow_kernel(double: bool, n: int):
     """The compiled kernel for ``n`` columns of f64 (``double``) or f32 (compile cache first)."""
     from hlort_cpu import compile_cache

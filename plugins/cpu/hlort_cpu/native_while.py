@@ -9,14 +9,17 @@ iteration. Kernels run single-threaded there, so a loop with a kernel big enough
 pool to split (``thread_pool.PARALLEL_MIN_ELEMENTS``) stays on the Python path, where it is split.
 
 Where values live: a state leaf the body passes through unchanged is read from the loop's input
-buffer (and is the loop's output, as on the Python path); every other leaf lives in the fresh
-output block, so the state needs no copy on the way out. A body that writes one slice of a
-state leaf (``dynamic-update-slice`` of a leaf read nowhere else, as a scan stacks its outputs)
-writes it there in place, copying only the slice. Temporaries live in an arena: on the driver's
-stack up to ``STACK_ARENA_LIMIT`` bytes, else a block the thunk allocates per call. The plan is
-pure data computed from the module and the kernels' infos, so a compile-cache hit recomputes it
-without emitting any IR. Every other loop runs on the Python path (``control_flow.WhileThunk``)
-with its condition and body compiled as programs.
+buffer (and is the loop's output, as on the Python path). So is a leaf whose initial value is a
+kernel's fresh result that nothing reads after the loop (``_owned_init_leaves``: a scan's
+zero-filled output stack): the loop owns that buffer, updates it in place and hands it out.
+Every other leaf lives in the fresh output block, so the state needs no copy on the way out.
+A body that writes one slice of a state leaf (``dynamic-update-slice`` of a leaf read nowhere
+else, as a scan stacks its outputs) writes it there in place, copying only the slice.
+Temporaries live in an arena: on the driver's stack up to ``STACK_ARENA_LIMIT`` bytes, else a
+block the thunk allocates per call. The plan is pure data computed from the module and the
+kernels' infos, so a compile-cache hit recomputes it without emitting any IR. Every other loop
+runs on the Python path (``control_flow.WhileThunk``) with its condition and body compiled as
+programs.
 """
 
 from __future__ import annotations
@@ -101,13 +104,52 @@ def plan_native_whiles(
         return orders[comp][1]
 
     natives: dict[Instruction, NativeWhile] = {}
-    for _, order in orders.values():
+    for comp, order in orders.values():
+        readers = _readers(order)
         for instr in order:
             if instr.opcode is Opcode.WHILE:
-                native = plan_native_while(instr, f"{prefix}_w{len(natives)}", order_of, kernel_of)
+                owned = _owned_init_leaves(instr, comp, readers, kernel_of)
+                name = f"{prefix}_w{len(natives)}"
+                native = plan_native_while(instr, name, order_of, kernel_of, owned)
                 if native is not None:
                     natives[instr] = native
     return natives
+
+
+def _readers(order: list[Instruction]) -> dict[Instruction, list[Instruction]]:
+    """Each instruction's readers, once per operand position (a tuple reading x twice: twice)."""
+    readers: dict[Instruction, list[Instruction]] = {}
+    for instr in order:
+        for o in instr.operands:
+            readers.setdefault(o, []).append(instr)
+    return readers
+
+
+def _owned_init_leaves(
+    loop: Instruction,
+    comp: Computation,
+    readers: dict[Instruction, list[Instruction]],
+    kernel_of: dict[Instruction, tuple[str, KernelInfo]],
+) -> frozenset[int]:
+    """Leaves of ``loop``'s initial state whose buffer the loop may take as its own state.
+
+    Leaf k qualifies when the init is a tuple only the loop reads, and its element k is the
+    array result of a compiled kernel that only this tuple reads, once, and that is not the
+    computation's result. A kernel thunk's result is then a fresh array (never a parameter, a
+    constant or a view of one; the arena holds no value a tuple reads, arena.py) and no step
+    reads it after the loop: updating it in place is invisible, and no copy into the state is
+    needed. Parameters are never taken, donated or not: the caller may read its buffer again."""
+    init = loop.operands[0]
+    if init.opcode is not Opcode.TUPLE or readers.get(init) != [loop] or init is comp.root:
+        return frozenset()
+    return frozenset(
+        k
+        for k, element in enumerate(init.operands)
+        if element in kernel_of
+        and isinstance(element.shape, ArrayShape)
+        and readers.get(element) == [init]
+        and element is not comp.root
+    )
 
 
 def plan_native_while(
@@ -115,8 +157,10 @@ def plan_native_while(
     name: str,
     order_of: Callable[[Computation], list[Instruction]],
     kernel_of: dict[Instruction, tuple[str, KernelInfo]],
+    owned: frozenset[int] = frozenset(),
 ) -> NativeWhile | None:
-    """The native plan for ``instr``, or None when the loop must take the Python path."""
+    """The native plan for ``instr``, or None when the loop must take the Python path.
+    ``owned``: leaves whose input buffer the loop may update in place (_owned_init_leaves)."""
     state_shape = instr.operands[0].shape
     leaves = state_shape.leaf_shapes()
     if not all(isinstance(s, ArrayShape) for s in leaves):
@@ -124,9 +168,10 @@ def plan_native_while(
     n = len(leaves)
     body_comp = instr.attrs["body"]
     passed, in_place = _state_uses(body_comp, order_of(body_comp), n)
+    in_input = passed | owned  # leaves that live in the loop's input buffer
     output_block = _Arena(arg=n)
     state = [
-        BufferRef(k) if k in passed else output_block.take(s.nbytes) for k, s in enumerate(leaves)
+        BufferRef(k) if k in in_input else output_block.take(s.nbytes) for k, s in enumerate(leaves)
     ]
     arena = _Arena()
     planner = _ComputationPlanner(name, arena, order_of, kernel_of, first_pointer_arg=n + 2)
@@ -149,7 +194,7 @@ def plan_native_while(
         enter=tuple(
             ByteCopy(s, BufferRef(k), leaf.nbytes)
             for k, (s, leaf) in enumerate(zip(state, leaves, strict=True))
-            if k not in passed
+            if k not in in_input
         ),
         condition=tuple(cond_steps),
         predicate=predicate,
@@ -158,7 +203,7 @@ def plan_native_while(
         leave=(),
         arena_arg=None if on_stack else n + 1,
     )
-    offsets = tuple(None if k in passed else ref.offset for k, ref in enumerate(state))
+    offsets = tuple(None if k in in_input else ref.offset for k, ref in enumerate(state))
     return NativeWhile(
         plan,
         state_shape,
@@ -192,10 +237,7 @@ def _state_uses(
         or len(param.shape.elements) != n
     ):
         return set(), {}
-    readers: dict[Instruction, list[Instruction]] = {}
-    for instr in order:
-        for o in instr.operands:
-            readers.setdefault(o, []).append(instr)
+    readers = _readers(order)
     if any(r.opcode is not Opcode.GET_TUPLE_ELEMENT for r in readers.get(param, [])):
         return set(), {}
     extracts: dict[int, list[Instruction]] = {}

@@ -31,11 +31,11 @@ compiled once per (shape, strides, dtype) and kept in the compile cache.
 from __future__ import annotations
 
 import ctypes
-import functools
 import hashlib
 
 import llvmlite.ir as ir
 
+from hlort_cpu.codegen import code_settings
 from hlort_cpu.codegen.small_gemm import SmallGemm, emit_small_gemm
 from hlort_cpu.version import PLUGIN_VERSION
 
@@ -81,7 +81,7 @@ def small_dot_gemm(
     return SmallGemm(double, batch, m, n, k, a_rs, a_cs, a_bs, b_rs, b_bs), copy
 
 
-@functools.cache
+@code_settings.memo
 def small_dot_kernel(g: SmallGemm):
     """The compiled ``void(ptr a, ptr b, ptr c)`` computing ``g`` (compile cache first)."""
     from hlort_cpu import compile_cache

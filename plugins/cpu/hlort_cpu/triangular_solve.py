@@ -30,7 +30,7 @@ import numpy as np
 
 from hlort.ir.attributes import Transpose
 from hlort.ir.instruction import Instruction
-from hlort_cpu.codegen.triangular_solve_kernel import COLUMN_BLOCK
+from hlort_cpu.codegen import triangular_solve_kernel
 from hlort_cpu.host_pool import host_pool
 from hlort_cpu.library_kernels import library_kernel, substitution_name
 from hlort_cpu.thread_pool import chunks, run_chunks
@@ -63,8 +63,9 @@ class TriangularSolveThunk:
         self.a_shape, self.x_shape = (batch, n, n), (batch, n, m)
         self.b_shape = (batch, n, m) if left else (batch, m, n)
         self.sizes = np.array([n, m, int(bool(attrs.get("unit_diagonal", False)))], np.int64)
-        blocks = -(-m // COLUMN_BLOCK)
-        self.ranges = chunks(batch * blocks, max(1, n * n * min(m, COLUMN_BLOCK) // 2))
+        column_block = triangular_solve_kernel.COLUMN_BLOCK  # as now: the kernel was built so
+        blocks = -(-m // column_block)
+        self.ranges = chunks(batch * blocks, max(1, n * n * min(m, column_block) // 2))
         self.empty = result.size == 0
         self.ins, self.out = ins, out
 

@@ -157,13 +157,15 @@ def emit_small_gemm(
     g: SmallGemm,
     vector_bits: int,
     block_shape: tuple[int, int] | None = None,
-    unroll: int = K_UNROLL,
+    unroll: int | None = None,
     ranged: bool = False,
 ) -> ir.Function:
     """Define ``name`` computing ``g`` (see the module docstring); ``block_shape`` (rows,
-    vectors) overrides :func:`blocking`, ``unroll`` the steps of k per loop iteration.
+    vectors) overrides :func:`blocking`, ``unroll`` the steps of k per loop iteration
+    (``K_UNROLL`` as it is now).
     ``ranged``: ``void(ptr table, i64 begin, i64 end)`` as the pool's kernels, the table
     holding a, b and c, computing column blocks [begin, end) of a batch of one."""
+    unroll = K_UNROLL if unroll is None else unroll
     real = F64 if g.double else F32
     size = 8 if g.double else 4
     lanes = max(1, vector_bits // (8 * size))
