@@ -6,7 +6,8 @@ fit a gemm become ``gemm`` library calls when the runtime has a BLAS library (``
 their epilogue is the fused kernel after them, as the fusion pass leaves it), and every other
 real dot (integer dots, several contracting dimensions, batch dimensions anywhere, or any dot
 without the library) runs hlort's own tiled dot kernel (dot_schedule.py);
-parameters, constants, tuples and get-tuple-elements are buffer slots.
+parameters, constants, tuples and get-tuple-elements are buffer slots; replica-id and
+partition-id are LaunchId steps (the runtime sets the launch's number in the slot).
 While loops and conditionals are HostLoop and HostBranch steps (host_loop.py, host_branch.py)
 when the runtime drives them. Everything else (custom calls, a fusion no schedule covers,
 ...) is a HostFallback step: the instruction runs on the reference interpreter between the
@@ -32,6 +33,7 @@ from hlort.codegen.gpu.program import (
     HostFallback,
     KernelInfo,
     KernelLaunch,
+    LaunchId,
     LibraryCall,
 )
 from hlort.codegen.gpu.rng_schedule import plan_rng
@@ -58,6 +60,8 @@ _STRUCTURAL = {
     Opcode.GET_TUPLE_ELEMENT,
     Opcode.AFTER_ALL,
 }
+# Set by the runtime from the launch (LaunchId steps): which copy of the program this is.
+_LAUNCH_IDS = {Opcode.REPLICA_ID: "replica", Opcode.PARTITION_ID: "partition"}
 KERNEL_OPS = frozenset(
     {
         Opcode.BROADCAST,
@@ -86,8 +90,6 @@ HOST_FALLBACK_OPS = frozenset(
     {
         "conditional",
         "custom-call",
-        "partition-id",
-        "replica-id",
         "while",
         # collectives: host steps that meet the other GPUs through the launch's rendezvous
         "all-gather",
@@ -281,6 +283,9 @@ class _Walker:
             plan, why = plan_convolution(instr)
             if plan is not None:
                 return self._simple_launch(instr, "convolution", slots, plan)
+        elif instr.opcode in _LAUNCH_IDS:
+            (dst,) = slots.of(instr)
+            return LaunchId(_LAUNCH_IDS[instr.opcode], dst, instr.name)
         elif instr.opcode is Opcode.OPTIMIZATION_BARRIER or is_byte_view(instr):
             return self._byte_copies(instr, slots)
         elif instr.opcode is Opcode.RNG_BIT_GENERATOR:
