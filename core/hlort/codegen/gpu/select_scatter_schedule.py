@@ -11,7 +11,9 @@ windows in increasing order), redoes each one's selection, and combines the sour
 those that chose ``p``. Every output then sees exactly the interpreter's sequence of scatter
 calls: bit for bit, any select and scatter computations, no atomics. The price is a window
 search per window containing ``p`` (``window_size^2`` compares per output for a pooling).
-Windows with base dilation stay host fallbacks (no pooling gradient uses them).
+Base dilation, window dilation, strides and padding (negative too) go into both index maps:
+operand element ``p`` lies at ``p * base_dilation`` of the dilated, padded operand, which
+window ``s`` covers at tap ``k`` where ``s * stride + k * window_dilation - padding_low`` is it.
 """
 
 from __future__ import annotations
@@ -52,8 +54,6 @@ def plan_select_and_scatter(instr: Instruction) -> str:
         return "its operands or result are not arrays"
     if not all(is_compiled_dtype(o.shape.dtype) for o in instr.operands):
         return "an element type the GPU emitter does not compile"
-    if any(w.base_dilation != 1 for w in instr.attrs["window"]):
-        return "a window with base dilation"
     for comp in (instr.attrs["select"], instr.attrs["scatter"]):
         if not supports_scalar_computation(comp):
             return f"its {comp.name} computation is not scalar elementwise code"
@@ -119,7 +119,8 @@ def emit_select_and_scatter_kernel(
             s = []
             for d, (w, k) in enumerate(zip(window, ks, strict=True)):
                 tap = b.sub(i64(w.size - 1), k)
-                num = b.sub(b.add(p[d], i64(w.padding_low)), b.mul(tap, i64(w.window_dilation)))
+                at = b.mul(p[d], i64(w.base_dilation)) if w.base_dilation != 1 else p[d]
+                num = b.sub(b.add(at, i64(w.padding_low)), b.mul(tap, i64(w.window_dilation)))
                 ok = b.icmp_signed(">=", num, i64(0))
                 if w.stride > 1:
                     ok = b.and_(ok, b.icmp_signed("==", b.srem(num, i64(w.stride)), i64(0)))
