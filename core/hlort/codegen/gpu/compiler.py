@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from hlort.codegen.gpu.cholesky_schedule import plan_cholesky
 from hlort.codegen.gpu.conv_schedule import plan_convolution
+from hlort.codegen.gpu.custom_call_steps import as_topk, custom_call_kind
 from hlort.codegen.gpu.dot_plan import plan_dot
 from hlort.codegen.gpu.fft_schedule import plan_fft
 from hlort.codegen.gpu.gemm_step import gemm_spec
@@ -84,12 +85,12 @@ KERNEL_OPS = frozenset(
 
 
 # Ops that have no GPU kernel yet and run as host fallbacks (docs/gpu-kernels.md). Some cases of
-# PARTLY_NATIVE_OPS fall back too, each with its reason: e.g. a width-changing bitcast-convert
-# inside a fusion or on s4/u4/pred, FFTs longer than 16384 points.
+# PARTLY_NATIVE_OPS fall back too, each with its reason: e.g. FFTs with a prime factor above
+# 16384, sorts whose comparator has a transcendental on f64 values, custom calls other than the
+# identity annotations and TopK (custom_call_steps.py).
 HOST_FALLBACK_OPS = frozenset(
     {
         "conditional",
-        "custom-call",
         "while",
         # collectives: host steps that meet the other GPUs through the launch's rendezvous
         "all-gather",
@@ -111,6 +112,7 @@ PARTLY_NATIVE_OPS = frozenset(
         "bitcast-convert",
         "cholesky",
         "convolution",
+        "custom-call",
         "dot",
         "fft",
         "reduce",
@@ -283,6 +285,10 @@ class _Walker:
             plan, why = plan_convolution(instr)
             if plan is not None:
                 return self._simple_launch(instr, "convolution", slots, plan)
+        elif instr.opcode is Opcode.CUSTOM_CALL and custom_call_kind(instr):
+            step, why = self._custom_call(instr, slots)
+            if step is not None:
+                return step
         elif instr.opcode in _LAUNCH_IDS:
             (dst,) = slots.of(instr)
             return LaunchId(_LAUNCH_IDS[instr.opcode], dst, instr.name)
@@ -343,6 +349,17 @@ class _Walker:
             inputs,
             tuple(slots.of(instr)),
         )
+
+    def _custom_call(self, instr: Instruction, slots: SlotTable):
+        """(steps, "") for a custom call custom_call_steps recognizes, or (None, why not)."""
+        if custom_call_kind(instr) == "identity":
+            return self._byte_copies(instr, slots), ""
+        topk = as_topk(instr)
+        plan, why = plan_gpu_sort(self.kernels.target, sorted_instruction(wrap_instruction(topk)))
+        if plan is None:
+            return None, why
+        kernel = self.kernels.add_sort(self._kernel_name(instr), 1, plan)
+        return self._operands_then_outputs(instr, kernel, slots), ""
 
     def _scatter_steps(self, instr: Instruction, plan, slots: SlotTable) -> list:
         """Copies of the operands into the outputs, then the scatter's kernels."""
