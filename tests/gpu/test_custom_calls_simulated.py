@@ -2,7 +2,8 @@
 the placement and sharding annotations are device copies (every conformance case, tuples
 too), XLA:CPU's ``TopK`` is the top-k kernel (NaN of both signs, infinities, -0.0 and ties, rank
 1 and 2, k = 0 and k = n; every element type the conformance cases use), and the rest stay
-counted host fallbacks (LAPACK, AllocateBuffer, an SPMD reshape between different shapes)."""
+counted host fallbacks (LAPACK, a tuple AllocateBuffer); AllocateBuffer of an array is a
+zero-fill kernel (the interpreter's zeros), of every element type."""
 
 import ml_dtypes
 import numpy as np
@@ -96,10 +97,27 @@ def test_topk_custom_call_is_the_topk_kernel(t, dims, k):
         assert g.dtype == np.asarray(e).dtype and g.tobytes() == np.asarray(e).tobytes()
 
 
+@pytest.mark.parametrize("shape", ["f32[4]", "pred[3,2]", "c64[5]", "s4[7]", "bf16[]", "u8[0]"])
+def test_allocate_buffer_is_a_zero_fill_kernel(shape):
+    module = parse_module(
+        f"HloModule z\nENTRY main {{\n  x = {shape} parameter(0)\n"
+        f'  a = {shape} custom-call(), custom_call_target="AllocateBuffer"\n'
+        f"  ROOT r = ({shape}, {shape}) tuple(a, x)\n}}\n"
+    )
+    param = module.entry.parameters[0].shape
+    x = np.ones(param.dims, param.dtype.numpy)
+    expected = flatten_value(evaluate(module, [x]))
+    program = simulated_program(module)
+    assert not program.fallbacks, program.fallback_summary()
+    got = HostSimRunner(program).run([x])
+    for g, e in zip(got, expected, strict=True):
+        assert g.dtype == np.asarray(e).dtype and g.tobytes() == np.asarray(e).tobytes()
+
+
 STAYS = {
-    "AllocateBuffer": """HloModule s
+    "AllocateBuffer of a tuple": """HloModule s
 ENTRY main {
-  ROOT r = f32[4] custom-call(), custom_call_target="AllocateBuffer"
+  ROOT r = (f32[4], s32[]) custom-call(), custom_call_target="AllocateBuffer"
 }
 """,
     "lapack_spotrf_ffi": """HloModule s

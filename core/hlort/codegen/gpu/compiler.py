@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from hlort.codegen.gpu.cholesky_schedule import plan_cholesky
 from hlort.codegen.gpu.conv_schedule import plan_convolution
-from hlort.codegen.gpu.custom_call_steps import as_topk, custom_call_kind
+from hlort.codegen.gpu.custom_call_steps import as_topk, custom_call_kind, zeros_computation
 from hlort.codegen.gpu.dot_plan import plan_dot
 from hlort.codegen.gpu.fft_schedule import plan_fft
 from hlort.codegen.gpu.gemm_step import gemm_spec
@@ -352,8 +352,11 @@ class _Walker:
 
     def _custom_call(self, instr: Instruction, slots: SlotTable):
         """(steps, "") for a custom call custom_call_steps recognizes, or (None, why not)."""
-        if custom_call_kind(instr) == "identity":
+        kind = custom_call_kind(instr)
+        if kind == "identity":
             return self._byte_copies(instr, slots), ""
+        if kind == "zeros":
+            return self._launch(instr, zeros_computation(instr), slots), ""
         topk = as_topk(instr)
         plan, why = plan_gpu_sort(self.kernels.target, sorted_instruction(wrap_instruction(topk)))
         if plan is None:
