@@ -39,7 +39,10 @@ from hlort.codegen.gpu.program import (
 )
 from hlort.codegen.gpu.rng_schedule import plan_rng
 from hlort.codegen.gpu.scatter_schedule import plan_scatter
-from hlort.codegen.gpu.select_scatter_schedule import plan_select_and_scatter
+from hlort.codegen.gpu.select_scatter_schedule import (
+    plan_select_and_scatter,
+    with_flat_computations,
+)
 from hlort.codegen.gpu.slot_table import SLOT_ALIGNMENT, SlotTable
 from hlort.codegen.gpu.sort_schedule import plan_gpu_sort, sorted_instruction
 from hlort.codegen.gpu.triangular_schedule import plan_triangular_solve
@@ -373,7 +376,8 @@ class _Walker:
             Copy(src, dst, slots.slots[dst].size, label=f"{instr.name} operand {k}")
             for k, (src, dst) in enumerate(zip(operands, outs, strict=True))
         ]
-        comp = wrap_instruction(instr)
+        flat = {**instr.attrs, "to_apply": plan.combiner or instr.attrs["to_apply"]}
+        comp = wrap_instruction(instr.clone_with(attrs=flat))
         args = tuple(s for o in instr.operands for s in slots.of(o)) + tuple(outs)
         for phase in plan.phases:
             name = self._kernel_name(instr)
@@ -420,7 +424,8 @@ class _Walker:
         if kind == "convolution":
             kernel = self.kernels.add_conv(name, plan)
         else:
-            kernel = self.kernels.add_select_and_scatter(name, wrap_instruction(instr))
+            flat = with_flat_computations(instr)
+            kernel = self.kernels.add_select_and_scatter(name, wrap_instruction(flat))
         return self._operands_then_outputs(instr, kernel, slots)
 
     def _kernel_name(self, instr: Instruction) -> str:

@@ -22,14 +22,11 @@ import math
 
 import llvmlite.ir as ir
 
+from hlort.codegen.gpu.flat_scalar_code import flat_scalar_code
 from hlort.codegen.gpu.gpu_target import GpuTarget
 from hlort.codegen.gpu.launch import LaunchShape, grid_stride_start
 from hlort.codegen.gpu.loop_schedule import _grid_stride
-from hlort.codegen.llvm.fused_emitter import (
-    FusedEmitter,
-    emit_scalar_computation,
-    supports_scalar_computation,
-)
+from hlort.codegen.llvm.fused_emitter import FusedEmitter, emit_scalar_computation
 from hlort.codegen.llvm.index import Index, delinearize, i64, linearize
 from hlort.codegen.llvm.kernel_abi import KernelEntry
 from hlort.codegen.llvm.llvm_types import (
@@ -54,10 +51,18 @@ def plan_select_and_scatter(instr: Instruction) -> str:
         return "its operands or result are not arrays"
     if not all(is_compiled_dtype(o.shape.dtype) for o in instr.operands):
         return "an element type the GPU emitter does not compile"
-    for comp in (instr.attrs["select"], instr.attrs["scatter"]):
-        if not supports_scalar_computation(comp):
-            return f"its {comp.name} computation is not scalar elementwise code"
+    for key in ("select", "scatter"):
+        if flat_scalar_code(instr.attrs[key]) is None:
+            return f"its {key} computation is not scalar code (a reduce, a loop, ...)"
     return ""
+
+
+def with_flat_computations(instr: Instruction) -> Instruction:
+    """A detached copy of planned ``instr`` whose select and scatter the kernel inlines."""
+    attrs = {**instr.attrs}
+    for key in ("select", "scatter"):
+        attrs[key] = flat_scalar_code(attrs[key])
+    return instr.clone_with(attrs=attrs)
 
 
 def emit_select_and_scatter_kernel(
@@ -164,4 +169,4 @@ def _fill(b, em, init, out_dt, out):
     return fill
 
 
-__all__ = ["emit_select_and_scatter_kernel", "plan_select_and_scatter"]
+__all__ = ["emit_select_and_scatter_kernel", "plan_select_and_scatter", "with_flat_computations"]
