@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from hlort import dtypes
 from hlort.codegen.llvm.complex_values import involves_complex, is_element_dtype
-from hlort.codegen.llvm.elemental import can_emit
+from hlort.codegen.llvm.fused_emitter import supports_scalar_computation
 from hlort.codegen.llvm.sort_plan import (
     EXACT_COMPARATOR_OPS,
     EXACT_COMPLEX_OPS,
@@ -61,20 +61,9 @@ def compilable_comparator(comp: Computation) -> bool:
     root = comp.root
     if root is None or not root.shape.is_array or root.shape.rank or not root.shape.dtype.is_pred:
         return False
-    for instr in comp.instructions:
-        shape = instr.shape
-        if not shape.is_array or shape.rank or not is_element_dtype(shape.dtype):
-            return False
-        op = instr.opcode
-        if op in (Opcode.PARAMETER, Opcode.CONSTANT):
-            continue
-        if op in _SCALAR_VIEWS and instr.operands[0].shape.rank == 0:
-            continue
-        if not (instr.is_elementwise and can_emit(instr)):
-            return False
-        if _inexact(instr) and _wide_already(instr):
-            return False
-    return True
+    if not supports_scalar_computation(comp):
+        return False
+    return not any(_inexact(i) and _wide_already(i) for i in comp.instructions)
 
 
 def widened_comparator(comp: Computation) -> Computation:
