@@ -27,6 +27,7 @@ from hlort.codegen.gpu.program import (
     HostFallback,
     HostLoop,
     KernelLaunch,
+    LaunchId,
     LibraryCall,
 )
 from hlort.dtypes import from_hlo_name as by_name
@@ -118,8 +119,9 @@ class HostSimTarget(GpuTarget):
 class HostSimRunner:
     """Loads a program compiled for HostSimTarget and runs it on NumPy arrays."""
 
-    def __init__(self, program: GpuProgram):
+    def __init__(self, program: GpuProgram, replica: int = 0, partition: int = 0):
         self.program = program
+        self.replica, self.partition = replica, partition  # what LaunchId steps write
         self.engine = None
         self.functions = {}
         if program.kernels:
@@ -188,13 +190,17 @@ class HostSimRunner:
             raw = storage[step.selector].tobytes()
             for inner in step.branches[step.branch_index(raw)]:
                 self._step(inner, storage)
+        elif isinstance(step, LaunchId):
+            value = np.uint32(step.value(self.replica, self.partition))
+            storage[step.dst][:] = np.frombuffer(value.tobytes(), np.uint8)
         elif isinstance(step, HostFallback):
             from hlort.interpreter.evaluator import evaluate
             from hlort.ir.module_codec import decode_module
             from hlort.plugin.base.value_flattening import flatten_value
 
             inputs = [self._array(s, storage) for s in step.inputs]
-            leaves = flatten_value(evaluate(decode_module(step.module), inputs))
+            ids = dict(replica_id=self.replica, partition_id=self.partition)
+            leaves = flatten_value(evaluate(decode_module(step.module), inputs, **ids))
             for value, sid in zip(leaves, step.outputs, strict=True):
                 slot = self.program.slots[sid]
                 host = np.ascontiguousarray(np.asarray(value, by_name(slot.dtype).numpy))

@@ -2,7 +2,9 @@
 conformance case with no host fallback. A width-changing one (or a complex-to-complex one) is
 its operand's bytes as they lie, so it is a device Copy step between the kernels around it (which
 never fuse it); equal-width real ones are elementwise kernels; s4/u4 ones, whose elements are
-nibbles stored one per byte, are no byte view and stay what they were."""
+nibbles stored one per byte, are no byte view: the pipeline's sub-byte bitcast pass turns the
+width-changing ones into shifts and masks, which are loop kernels (checked here both ways, with
+every nibble and byte value)."""
 
 import numpy as np
 import pytest
@@ -46,3 +48,38 @@ def test_width_changes_between_kernels_are_device_copies():
     assert len(copies) == 2 and all(c.size == 24 for c in copies)
     (got,) = HostSimRunner(program).run([x])
     assert got.tobytes() == expected.tobytes()
+
+
+SUB_BYTE = [
+    ("s8[4]", "s4[4,2]"),
+    ("u4[6,2]", "u8[6]"),
+    ("s4[5,2]", "u8[5]"),
+    ("s32[2]", "u4[2,8]"),
+    ("u4[2,4]", "bf16[2]"),
+    ("f32[]", "s4[8]"),
+    ("s4[3,16]", "f64[3]"),
+    ("s4[0,2]", "s8[0]"),
+    ("s4[7]", "u4[7]"),
+]
+
+
+@pytest.mark.parametrize("source,result", SUB_BYTE)
+def test_sub_byte_bitcasts_are_kernels_matching_the_interpreter(source, result):
+    module = parse_module(
+        f"HloModule b\nENTRY main {{\n  x = {source} parameter(0)\n"
+        f"  ROOT c = {result} bitcast-convert(x)\n}}\n"
+    )
+    shape = module.entry.parameters[0].shape
+    rng = np.random.default_rng(3)
+    if shape.dtype.is_sub_byte_integer:
+        lo, hi = (-8, 8) if shape.dtype.is_signed_integer else (0, 16)
+        x = rng.integers(lo, hi, shape.dims).astype(shape.dtype.numpy)
+    else:
+        count = max(1, int(np.prod(shape.dims))) * shape.dtype.itemsize
+        raw = np.resize(np.arange(256, dtype=np.uint8), count)  # every byte value
+        x = rng.permutation(raw).view(shape.dtype.numpy).reshape(shape.dims)
+    expected = np.asarray(evaluate(module, [x]))
+    program = simulated_program(module)
+    assert not program.fallbacks, program.fallback_summary()
+    (got,) = HostSimRunner(program).run([x])
+    assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()

@@ -87,7 +87,7 @@ def test_step_naming_a_missing_slot_is_rejected():
 def test_blob_starts_with_the_magic_and_the_format_version():
     data = _program().to_bytes()
     head = len(PROGRAM_MAGIC)
-    assert data.startswith(PROGRAM_MAGIC) and FORMAT_VERSION == 2
+    assert data.startswith(PROGRAM_MAGIC) and FORMAT_VERSION == 3
     assert struct.unpack_from("<I", data, head) == (FORMAT_VERSION,)
 
 
@@ -107,7 +107,7 @@ def test_a_format_1_blob_without_header_is_refused_with_its_version():
     from the decoded body and refused, with the fix."""
     old = dataclasses.replace(_program(), version=1)
     legacy = encode_value(_with_bytes_as(old, _bytes_to_array), _CLASSES)
-    with pytest.raises(HlortError, match="format 1, this hlort reads format 2 only; recompile"):
+    with pytest.raises(HlortError, match="format 1, this hlort reads format 3 only; recompile"):
         GpuProgram.from_bytes(legacy)
 
 
@@ -117,3 +117,10 @@ def test_a_body_disagreeing_with_its_header_is_damage():
     forged = PROGRAM_MAGIC + struct.pack("<I", FORMAT_VERSION) + body
     with pytest.raises(HlortError, match="damaged"):
         GpuProgram.from_bytes(forged)
+
+
+def test_a_format_2_blob_is_refused_with_its_version():
+    """Format 2 had no LaunchId steps (replica-id and partition-id were host fallbacks)."""
+    data = dataclasses.replace(_program(), version=2).to_bytes()
+    with pytest.raises(HlortError, match="format 2, this hlort reads format 3 only; recompile"):
+        GpuProgram.from_bytes(data)

@@ -1,6 +1,7 @@
 """The GPU select-and-scatter kernel (select_scatter_schedule.py) on the host simulator against
-the interpreter, bit for bit: overlapping padded windows with tied maxima, window dilation, a
-min select, and a non-commutative scatter whose result depends on the windows' order."""
+the interpreter, bit for bit: overlapping padded windows with tied maxima (NaN, infinities and
+-0.0 among them), window and base dilation, negative padding, a min select, and a
+non-commutative scatter whose result depends on the windows' order."""
 
 import numpy as np
 import pytest

@@ -2,7 +2,8 @@
 (hlort.codegen.gpu.select_scatter_schedule), shared by the host-simulator tests (tests/gpu)
 and the PTX / code-object checks of the cuda and rocm plugins: overlapping windows with
 padding (max-pool gradients, GE keeps the first maximum of ties), window dilation, a min
-select, and a non-commutative scatter (whose order is what the result depends on)."""
+select, a non-commutative scatter (whose order is what the result depends on), and base
+dilation with padding, negative padding (crops) and window dilation."""
 
 from __future__ import annotations
 
@@ -46,6 +47,30 @@ SELECT_SCATTER_PROGRAMS = {
         "add",
     ),
     "subtract-order": ("f64", "7,7", "5,5", "size=3x3 stride=1x1", "GT", "subtract"),
+    "base-dilated-padded": (
+        "f32",
+        "5,4",
+        "5,10",
+        "size=3x2 stride=2x1 pad=1_2x0_1 lhs_dilate=2x3",
+        "GE",
+        "add",
+    ),
+    "negative-pad-both-dilations": (
+        "s32",
+        "12,9",
+        "7,3",
+        "size=2x3 stride=3x2 pad=-1_1x2_-2 lhs_dilate=2x1 rhs_dilate=2x2",
+        "GT",
+        "subtract",
+    ),
+    "cropped-and-base-dilated": (
+        "f16",
+        "6,6",
+        "2,9",
+        "size=3x2 stride=1x2 pad=-1_-1x0_3 lhs_dilate=1x3",
+        "LT",
+        "maximum",
+    ),
 }
 
 
@@ -57,7 +82,8 @@ def select_scatter_text(name: str) -> str:
 
 
 def select_scatter_inputs(name: str, seed: int = 3) -> list[np.ndarray]:
-    """Operand with many ties (small integers), source values."""
+    """Operand with many ties (small integers; NaN, infinities and -0.0 among float ones),
+    source values."""
     from hlort.dtypes import from_hlo_name
 
     t, dims, src, *_ = SELECT_SCATTER_PROGRAMS[name]
@@ -65,6 +91,9 @@ def select_scatter_inputs(name: str, seed: int = 3) -> list[np.ndarray]:
     dt = from_hlo_name(t).numpy
     shape = lambda text: tuple(int(d) for d in text.split(","))  # noqa: E731
     x = rng.integers(-3, 4, shape(dims)).astype(dt)
+    if np.dtype(dt).kind == "f":  # selection sees NaN, infinities and both zeros
+        special = np.array([np.nan, np.inf, -np.inf, -0.0], dt)
+        x = np.where(rng.random(x.shape) < 0.1, rng.choice(special, x.shape), x)
     s = (rng.integers(-50, 50, shape(src)) / (1 if t.startswith("s") else 8)).astype(dt)
     return [x, s]
 

@@ -2,7 +2,8 @@
 shared by the host-simulator tests (tests/gpu) and the PTX / code-object checks of the cuda and
 rocm plugins: both strategies (radix keys, an inlined network comparator), payload operands,
 descending, FLOAT compares with NaN and signed zeros, a sort along a leading dimension, rows
-past shared memory, and top-k both ways. Inputs have many ties, so stability shows."""
+past shared memory, comparators with exp, log and sine (f32, bf16, f16), and top-k both ways.
+Inputs have many ties, so stability shows."""
 
 from __future__ import annotations
 
@@ -56,6 +57,23 @@ ABS_THEN_GT = """  aa = f32[] abs(a0)
   tie = pred[] and(eq, gt)
   ROOT r = pred[] or(lt, tie)"""
 
+# transcendental comparators (the GPU widens them: codegen/gpu/wide_comparator.py)
+EXP_LT = """  ea = f32[] exponential(a0)
+  eb = f32[] exponential(b0)
+  ROOT r = pred[] compare(ea, eb), direction=LT"""
+LOG_ABS_THEN_GT = """  aa = bf16[] abs(a0)
+  ab = bf16[] abs(b0)
+  la = bf16[] log(aa)
+  lb = bf16[] log(ab)
+  lt = pred[] compare(la, lb), direction=LT
+  eq = pred[] compare(la, lb), direction=EQ
+  gt = pred[] compare(a1, b1), direction=GT
+  tie = pred[] and(eq, gt)
+  ROOT r = pred[] or(lt, tie)"""
+SIN_GT = """  sa = f16[] sine(a0)
+  sb = f16[] sine(b0)
+  ROOT r = pred[] compare(sa, sb), direction=GT"""
+
 # name -> (HLO text, GPU schedule, strategy)
 SORT_PROGRAMS = {
     "f32-float-lt": (_sort("a", (5, 77), 1, ["f32"], LT + ", type=FLOAT"), "sort_shared", "radix"),
@@ -76,6 +94,13 @@ SORT_PROGRAMS = {
         "network",
     ),
     "f32-long-rows": (_sort("f", (2, 5000), 1, ["f32"], LT), "sort_global", "radix"),
+    "f32-exp-network": (_sort("i", (3, 100), 1, ["f32"], EXP_LT), "sort_shared", "network"),
+    "bf16-log-payload": (
+        _sort("j", (2, 70), 1, ["bf16", "s32"], LOG_ABS_THEN_GT),
+        "sort_shared",
+        "network",
+    ),
+    "f16-sine-gt": (_sort("k", (2, 33), 1, ["f16"], SIN_GT), "sort_shared", "network"),
     "topk-largest": (_topk("g", "f32", (4, 200), 7, True), "topk_shared", "radix"),
     "topk-smallest-s32": (_topk("h", "s32", (3, 40), 40, False), "topk_shared", "radix"),
 }

@@ -4,8 +4,10 @@ The compiler makes a GpuProgram of one KernelLaunch whose kernel (a Python funct
 driver calls) evaluates the whole module on the reference interpreter, reading and writing the
 fake device memory through the launch's pointer arguments. Client options choose other plans:
 ``plan="host_fallback"`` (the module as one counted HostFallback step), ``plan="gemm"`` (a
-row-major ``dot`` as a LibraryCall run by a NumPy "library"). This tests the runtime's plumbing:
-transfers, events, slots, donation, serialization. It does not test GPU kernels.
+row-major ``dot`` as a LibraryCall run by a NumPy "library"), ``plan="gpu_compiler"`` (the real
+GPU compiler, for modules it compiles without kernels: copies, launch ids, host steps). This
+tests the runtime's plumbing: transfers, events, slots, donation, serialization. It does not
+test GPU kernels.
 """
 
 from __future__ import annotations
@@ -56,6 +58,13 @@ class FakeCompiler:
     client_options: dict
 
     def compile_program(self, module, options, target: str) -> GpuProgram:
+        if self.client_options.get("plan") == "gpu_compiler":  # kernel-free modules only
+            from hlort.codegen.gpu.compiler import compile_gpu_program
+            from hlort_cuda.nvptx_target import NvptxTarget
+
+            program = compile_gpu_program(module, NvptxTarget(target), host_loops=True)
+            assert not program.kernels, "the fake driver runs no compiled kernel"
+            return program
         entry = module.entry
         params: list[ArrayShape] = []
         for param in entry.parameters:

@@ -6,7 +6,8 @@ fit a gemm become ``gemm`` library calls when the runtime has a BLAS library (``
 their epilogue is the fused kernel after them, as the fusion pass leaves it), and every other
 real dot (integer dots, several contracting dimensions, batch dimensions anywhere, or any dot
 without the library) runs hlort's own tiled dot kernel (dot_schedule.py);
-parameters, constants, tuples and get-tuple-elements are buffer slots.
+parameters, constants, tuples and get-tuple-elements are buffer slots; replica-id and
+partition-id are LaunchId steps (the runtime sets the launch's number in the slot).
 While loops and conditionals are HostLoop and HostBranch steps (host_loop.py, host_branch.py)
 when the runtime drives them. Everything else (custom calls, a fusion no schedule covers,
 ...) is a HostFallback step: the instruction runs on the reference interpreter between the
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from hlort.codegen.gpu.cholesky_schedule import plan_cholesky
 from hlort.codegen.gpu.conv_schedule import plan_convolution
+from hlort.codegen.gpu.custom_call_steps import as_topk, custom_call_kind, zeros_computation
 from hlort.codegen.gpu.dot_plan import plan_dot
 from hlort.codegen.gpu.fft_schedule import plan_fft
 from hlort.codegen.gpu.gemm_step import gemm_spec
@@ -32,11 +34,15 @@ from hlort.codegen.gpu.program import (
     HostFallback,
     KernelInfo,
     KernelLaunch,
+    LaunchId,
     LibraryCall,
 )
 from hlort.codegen.gpu.rng_schedule import plan_rng
 from hlort.codegen.gpu.scatter_schedule import plan_scatter
-from hlort.codegen.gpu.select_scatter_schedule import plan_select_and_scatter
+from hlort.codegen.gpu.select_scatter_schedule import (
+    plan_select_and_scatter,
+    with_flat_computations,
+)
 from hlort.codegen.gpu.slot_table import SLOT_ALIGNMENT, SlotTable
 from hlort.codegen.gpu.sort_schedule import plan_gpu_sort, sorted_instruction
 from hlort.codegen.gpu.triangular_schedule import plan_triangular_solve
@@ -58,6 +64,8 @@ _STRUCTURAL = {
     Opcode.GET_TUPLE_ELEMENT,
     Opcode.AFTER_ALL,
 }
+# Set by the runtime from the launch (LaunchId steps): which copy of the program this is.
+_LAUNCH_IDS = {Opcode.REPLICA_ID: "replica", Opcode.PARTITION_ID: "partition"}
 KERNEL_OPS = frozenset(
     {
         Opcode.BROADCAST,
@@ -80,14 +88,12 @@ KERNEL_OPS = frozenset(
 
 
 # Ops that have no GPU kernel yet and run as host fallbacks (docs/gpu-kernels.md). Some cases of
-# PARTLY_NATIVE_OPS fall back too, each with its reason: e.g. a width-changing bitcast-convert
-# inside a fusion or on s4/u4/pred, FFTs longer than 16384 points.
+# PARTLY_NATIVE_OPS fall back too, each with its reason: e.g. FFTs with a prime factor above
+# 16384, sorts whose comparator has a transcendental on f64 values, custom calls other than the
+# identity annotations and TopK (custom_call_steps.py).
 HOST_FALLBACK_OPS = frozenset(
     {
         "conditional",
-        "custom-call",
-        "partition-id",
-        "replica-id",
         "while",
         # collectives: host steps that meet the other GPUs through the launch's rendezvous
         "all-gather",
@@ -109,6 +115,7 @@ PARTLY_NATIVE_OPS = frozenset(
         "bitcast-convert",
         "cholesky",
         "convolution",
+        "custom-call",
         "dot",
         "fft",
         "reduce",
@@ -281,6 +288,13 @@ class _Walker:
             plan, why = plan_convolution(instr)
             if plan is not None:
                 return self._simple_launch(instr, "convolution", slots, plan)
+        elif instr.opcode is Opcode.CUSTOM_CALL and custom_call_kind(instr):
+            step, why = self._custom_call(instr, slots)
+            if step is not None:
+                return step
+        elif instr.opcode in _LAUNCH_IDS:
+            (dst,) = slots.of(instr)
+            return LaunchId(_LAUNCH_IDS[instr.opcode], dst, instr.name)
         elif instr.opcode is Opcode.OPTIMIZATION_BARRIER or is_byte_view(instr):
             return self._byte_copies(instr, slots)
         elif instr.opcode is Opcode.RNG_BIT_GENERATOR:
@@ -339,6 +353,20 @@ class _Walker:
             tuple(slots.of(instr)),
         )
 
+    def _custom_call(self, instr: Instruction, slots: SlotTable):
+        """(steps, "") for a custom call custom_call_steps recognizes, or (None, why not)."""
+        kind = custom_call_kind(instr)
+        if kind == "identity":
+            return self._byte_copies(instr, slots), ""
+        if kind == "zeros":
+            return self._launch(instr, zeros_computation(instr), slots), ""
+        topk = as_topk(instr)
+        plan, why = plan_gpu_sort(self.kernels.target, sorted_instruction(wrap_instruction(topk)))
+        if plan is None:
+            return None, why
+        kernel = self.kernels.add_sort(self._kernel_name(instr), 1, plan)
+        return self._operands_then_outputs(instr, kernel, slots), ""
+
     def _scatter_steps(self, instr: Instruction, plan, slots: SlotTable) -> list:
         """Copies of the operands into the outputs, then the scatter's kernels."""
         n = (len(instr.operands) - 1) // 2
@@ -348,7 +376,8 @@ class _Walker:
             Copy(src, dst, slots.slots[dst].size, label=f"{instr.name} operand {k}")
             for k, (src, dst) in enumerate(zip(operands, outs, strict=True))
         ]
-        comp = wrap_instruction(instr)
+        flat = {**instr.attrs, "to_apply": plan.combiner or instr.attrs["to_apply"]}
+        comp = wrap_instruction(instr.clone_with(attrs=flat))
         args = tuple(s for o in instr.operands for s in slots.of(o)) + tuple(outs)
         for phase in plan.phases:
             name = self._kernel_name(instr)
@@ -395,7 +424,8 @@ class _Walker:
         if kind == "convolution":
             kernel = self.kernels.add_conv(name, plan)
         else:
-            kernel = self.kernels.add_select_and_scatter(name, wrap_instruction(instr))
+            flat = with_flat_computations(instr)
+            kernel = self.kernels.add_select_and_scatter(name, wrap_instruction(flat))
         return self._operands_then_outputs(instr, kernel, slots)
 
     def _kernel_name(self, instr: Instruction) -> str:

@@ -16,7 +16,9 @@ AMDGPU), and the steps that run them, in execution order, on buffer slots:
 - :class:`Copy`: bytes from one slot to another on the device;
 - :class:`HostLoop` and :class:`HostBranch`: a while loop or a conditional the host drives, its
   condition, body or branches being steps like these (the host reads the predicate or branch
-  index back from the device, one stream synchronize each time).
+  index back from the device, one stream synchronize each time);
+- :class:`LaunchId`: the launch's replica or partition number (replica-id, partition-id) set in
+  a u32 slot by the runtime, which alone knows which copy of the program a launch is.
 
 Slots (:class:`BufferSlot`) come from buffer assignment: parameters (the caller's buffers),
 constants (bytes the runtime uploads once at load time; a kernel's row counters are such a
@@ -30,8 +32,9 @@ constant slot unless ``donation`` maps that parameter to it (the compiler adds a
 ``to_bytes``/``from_bytes`` use hlort's pickle-free codec (ir/module_codec.py): loading a blob
 builds only these dataclasses and never runs code. A blob starts with ``PROGRAM_MAGIC`` and the
 little-endian u32 ``FORMAT_VERSION``, read before anything is decoded, so a blob of another
-format is refused as such (never taken for damage, never half-read): 2 added HostBranch steps
-and complex gemm calls (``compute_dtype`` c64/c128); format 1 blobs had no header.
+format is refused as such (never taken for damage, never half-read): 3 added LaunchId steps, 2
+HostBranch steps and complex gemm calls (``compute_dtype`` c64/c128); format 1 blobs had no
+header.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ import numpy as np
 from hlort.errors import InvalidArgument
 from hlort.ir.module_codec import CodecError, decode_value, encode_value
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 PROGRAM_MAGIC = b"hlort-gpu-program\n"
 _VERSION = struct.Struct("<I")
 SLOT_KINDS = ("parameter", "constant", "temp", "output")
@@ -167,7 +170,24 @@ class HostBranch:
         return index if 0 <= index < len(self.branches) else len(self.branches) - 1
 
 
-Step = KernelLaunch | LibraryCall | HostFallback | Copy | HostLoop | HostBranch
+LAUNCH_ID_KINDS = ("replica", "partition")
+
+
+@dataclass(frozen=True)
+class LaunchId:
+    """replica-id or partition-id: the runtime writes this launch's replica (or partition)
+    number into ``dst``, a u32 scalar slot, on the device's stream (the program is the same for
+    every copy; only the launch knows which copy it is: 0 when it runs alone)."""
+
+    which: str  # one of LAUNCH_ID_KINDS
+    dst: int
+    label: str = ""
+
+    def value(self, replica: int, partition: int) -> int:
+        return replica if self.which == "replica" else partition
+
+
+Step = KernelLaunch | LibraryCall | HostFallback | Copy | HostLoop | HostBranch | LaunchId
 
 
 @dataclass(frozen=True)
@@ -220,6 +240,7 @@ class GpuProgram:
             Copy: "copies",
             HostLoop: "host_loops",
             HostBranch: "host_branches",
+            LaunchId: "launch_ids",
         }
         for step in every_step(self.steps):
             key = names[type(step)]
@@ -240,6 +261,14 @@ class GpuProgram:
             if any(not 0 <= r < n for r in refs):
                 raise InvalidArgument(
                     f"GPU program {self.name}: step {step} names a slot outside 0..{n - 1}"
+                )
+            if isinstance(step, LaunchId) and (
+                step.which not in LAUNCH_ID_KINDS
+                or (self.slots[step.dst].dtype, self.slots[step.dst].size) != ("u32", 4)
+            ):
+                raise InvalidArgument(
+                    f"GPU program {self.name}: step {step} must write a replica or partition "
+                    f"number into a u32 scalar slot; recompile the program"
                 )
         for r in [*self.parameters, *self.outputs]:
             if not 0 <= r < n:
@@ -307,6 +336,8 @@ def _step_slots(step: Step) -> tuple[int, ...]:
         return step.inputs + step.outputs
     if isinstance(step, Copy):
         return (step.src, step.dst)
+    if isinstance(step, LaunchId):
+        return (step.dst,)
     return step.args
 
 
@@ -349,6 +380,7 @@ _CLASSES: dict[str, type] = {
         Copy,
         HostLoop,
         HostBranch,
+        LaunchId,
         KernelInfo,
         GpuProgram,
     )
@@ -364,6 +396,8 @@ __all__ = [
     "HostLoop",
     "KernelInfo",
     "KernelLaunch",
+    "LAUNCH_ID_KINDS",
+    "LaunchId",
     "LibraryCall",
     "Step",
     "SLOT_KINDS",

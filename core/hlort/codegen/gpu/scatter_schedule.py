@@ -28,21 +28,19 @@ Rows whose window does not fit are skipped (XLA's rule), in every mode.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import llvmlite.ir as ir
 
+from hlort.codegen.gpu.flat_scalar_code import flat_scalar_code
 from hlort.codegen.gpu.gpu_target import I32, GpuTarget
 from hlort.codegen.gpu.launch import LaunchShape, grid_stride_start
 from hlort.codegen.gpu.loop_schedule import _grid_stride
 from hlort.codegen.llvm.complex_values import is_element_dtype
-from hlort.codegen.llvm.fused_emitter import (
-    FusedEmitter,
-    emit_scalar_computation,
-    supports_scalar_computation,
-)
+from hlort.codegen.llvm.fused_emitter import FusedEmitter, emit_scalar_computation
 from hlort.codegen.llvm.gather import start_vector_index, widen_index
 from hlort.codegen.llvm.index import Index, delinearize, i64, linearize
 from hlort.codegen.llvm.kernel_abi import KernelEntry
@@ -78,6 +76,9 @@ class ScatterPlan:
     window: int = 0  # elements per row's window
 
     operand_elements: int = 0
+    # the update computation the kernels inline (flat_scalar_code: maps, calls and tuples
+    # inlined); the compiler wraps the scatter with it
+    combiner: Computation | None = field(default=None, compare=False)
 
     @property
     def elements(self) -> int:
@@ -107,10 +108,10 @@ def _geometry(instr: Instruction):
     return n, dn, update_dims, window_axes, scatter_axes
 
 
-def _atomic_op(instr: Instruction) -> str | None:
+def _atomic_op(instr: Instruction, combiner: Computation) -> str | None:
     """The atomicrmw operation ("" = CAS loop, "subword" = CAS on the containing 32-bit word)
     for a one-output scatter, or None."""
-    op = patterns.binary_reducer_opcode(instr.attrs["to_apply"])
+    op = patterns.binary_reducer_opcode(combiner)
     dt = instr.shape.dtype
     if op is None or dt.is_complex or dt.is_pred:
         return None
@@ -139,24 +140,29 @@ def plan_scatter(instr: Instruction) -> tuple[ScatterPlan | None, str]:
         is_element_dtype(o.shape.dtype) for o in instr.operands
     ):
         return None, "an element type the GPU emitter does not compile"
-    combiner = instr.attrs["to_apply"]
-    if not supports_scalar_computation(combiner):
-        return None, "its update computation is not scalar elementwise code"
+    combiner = flat_scalar_code(instr.attrs["to_apply"])
+    if combiner is None:
+        return None, "its update computation is not scalar code (a reduce, a loop, ...)"
+    plan = _plan(instr, combiner)
+    return dataclasses.replace(plan, combiner=combiner), ""
+
+
+def _plan(instr: Instruction, combiner: Computation) -> ScatterPlan:
     n, dn, update_dims, window_axes, scatter_axes = _geometry(instr)
     rows = math.prod(update_dims[a] for a in scatter_axes)
     window = math.prod(update_dims[a] for a in window_axes)
     if not rows * window or not math.prod(instr.operands[0].shape.dims):
-        return ScatterPlan("serial", "", rows, window), ""  # nothing to scatter
+        return ScatterPlan("serial", "", rows, window)  # nothing to scatter
     if n == 1:
-        rmw = _atomic_op(instr)
+        rmw = _atomic_op(instr, combiner)
         if rmw is not None:
-            return ScatterPlan("atomic", rmw, rows, window), ""
+            return ScatterPlan("atomic", rmw, rows, window)
     if instr.attrs.get("unique_indices", False):
-        return ScatterPlan("parallel", "", rows, window), ""
+        return ScatterPlan("parallel", "", rows, window)
     if patterns.is_overwrite(combiner):
         size = math.prod(instr.operands[0].shape.dims)
-        return ScatterPlan("overwrite", "", rows, window, size), ""
-    return ScatterPlan("serial", "", rows, window), ""
+        return ScatterPlan("overwrite", "", rows, window, size)
+    return ScatterPlan("serial", "", rows, window)
 
 
 def emit_scatter_kernel(

@@ -11,7 +11,9 @@ windows in increasing order), redoes each one's selection, and combines the sour
 those that chose ``p``. Every output then sees exactly the interpreter's sequence of scatter
 calls: bit for bit, any select and scatter computations, no atomics. The price is a window
 search per window containing ``p`` (``window_size^2`` compares per output for a pooling).
-Windows with base dilation stay host fallbacks (no pooling gradient uses them).
+Base dilation, window dilation, strides and padding (negative too) go into both index maps:
+operand element ``p`` lies at ``p * base_dilation`` of the dilated, padded operand, which
+window ``s`` covers at tap ``k`` where ``s * stride + k * window_dilation - padding_low`` is it.
 """
 
 from __future__ import annotations
@@ -20,14 +22,11 @@ import math
 
 import llvmlite.ir as ir
 
+from hlort.codegen.gpu.flat_scalar_code import flat_scalar_code
 from hlort.codegen.gpu.gpu_target import GpuTarget
 from hlort.codegen.gpu.launch import LaunchShape, grid_stride_start
 from hlort.codegen.gpu.loop_schedule import _grid_stride
-from hlort.codegen.llvm.fused_emitter import (
-    FusedEmitter,
-    emit_scalar_computation,
-    supports_scalar_computation,
-)
+from hlort.codegen.llvm.fused_emitter import FusedEmitter, emit_scalar_computation
 from hlort.codegen.llvm.index import Index, delinearize, i64, linearize
 from hlort.codegen.llvm.kernel_abi import KernelEntry
 from hlort.codegen.llvm.llvm_types import (
@@ -52,12 +51,18 @@ def plan_select_and_scatter(instr: Instruction) -> str:
         return "its operands or result are not arrays"
     if not all(is_compiled_dtype(o.shape.dtype) for o in instr.operands):
         return "an element type the GPU emitter does not compile"
-    if any(w.base_dilation != 1 for w in instr.attrs["window"]):
-        return "a window with base dilation"
-    for comp in (instr.attrs["select"], instr.attrs["scatter"]):
-        if not supports_scalar_computation(comp):
-            return f"its {comp.name} computation is not scalar elementwise code"
+    for key in ("select", "scatter"):
+        if flat_scalar_code(instr.attrs[key]) is None:
+            return f"its {key} computation is not scalar code (a reduce, a loop, ...)"
     return ""
+
+
+def with_flat_computations(instr: Instruction) -> Instruction:
+    """A detached copy of planned ``instr`` whose select and scatter the kernel inlines."""
+    attrs = {**instr.attrs}
+    for key in ("select", "scatter"):
+        attrs[key] = flat_scalar_code(attrs[key])
+    return instr.clone_with(attrs=attrs)
 
 
 def emit_select_and_scatter_kernel(
@@ -119,7 +124,8 @@ def emit_select_and_scatter_kernel(
             s = []
             for d, (w, k) in enumerate(zip(window, ks, strict=True)):
                 tap = b.sub(i64(w.size - 1), k)
-                num = b.sub(b.add(p[d], i64(w.padding_low)), b.mul(tap, i64(w.window_dilation)))
+                at = b.mul(p[d], i64(w.base_dilation)) if w.base_dilation != 1 else p[d]
+                num = b.sub(b.add(at, i64(w.padding_low)), b.mul(tap, i64(w.window_dilation)))
                 ok = b.icmp_signed(">=", num, i64(0))
                 if w.stride > 1:
                     ok = b.and_(ok, b.icmp_signed("==", b.srem(num, i64(w.stride)), i64(0)))
@@ -163,4 +169,4 @@ def _fill(b, em, init, out_dt, out):
     return fill
 
 
-__all__ = ["emit_select_and_scatter_kernel", "plan_select_and_scatter"]
+__all__ = ["emit_select_and_scatter_kernel", "plan_select_and_scatter", "with_flat_computations"]

@@ -8,7 +8,10 @@ The result must be the interpreter's permutation bit for bit (interpreter/ops/so
   with its tie rule (a pair swaps when ``cmp(later, earlier)``, or when neither is less and the
   later one came first originally). The compare-exchanges of one stage touch disjoint pairs, so
   the block runs each stage's pairs on all its threads at once with a barrier between stages:
-  the same sequence of swaps, hence the same permutation. The comparator is inlined.
+  the same sequence of swaps, hence the same permutation. The comparator is inlined; one with
+  a transcendental (exp, log, ...) is inlined as ``wide_comparator`` rewrites it: those ops in
+  f64 and rounded once, as the interpreter computes them (equal to its values but for about
+  1e-8 of f32 values); such an op on f64 or c128 values keeps the sort on the host.
 - ``"radix"`` (lexicographic strict compares: the interpreter's ``np.lexsort``, a stable sort
   by integer keys): the same network with ``cmp`` = the lexicographic order of the keys mapped
   as the interpreter maps them (TOTALORDER bits for floats, -0.0 -> +0.0 and one NaN where
@@ -34,6 +37,7 @@ from hlort import dtypes
 from hlort.codegen.gpu.gpu_target import I32, GpuTarget
 from hlort.codegen.gpu.launch import LaunchShape
 from hlort.codegen.gpu.loop_schedule import _grid_stride
+from hlort.codegen.gpu.wide_comparator import widened_network_plan
 from hlort.codegen.llvm.fused_emitter import emit_scalar_computation
 from hlort.codegen.llvm.index import i64
 from hlort.codegen.llvm.kernel_abi import KernelEntry
@@ -85,11 +89,12 @@ def sorted_instruction(comp) -> Instruction:
 
 def plan_gpu_sort(target: GpuTarget, instr: Instruction) -> tuple[GpuSortPlan | None, str]:
     """The GPU plan for a sort or top-k on parameters, or None and why it stays on the host."""
-    plan = plan_sort(instr)
+    plan = plan_sort(instr) or widened_network_plan(instr)
     if plan is None:
         return None, (
-            "its comparator is not exactly compiled (a transcendental or an element type the "
-            "GPU emitter lacks): the permutation could differ from the interpreter's"
+            "its comparator has a transcendental on f64 or c128 values (the compiled f64 "
+            "functions could order neighbouring values differently from the interpreter's) or "
+            "an op or element type the GPU emitter lacks"
         )
     if any(k.canonical and k.dtype not in _NOT_NAN_LIMIT for k in plan.keys):
         return None, "a canonicalized key of an element type without a NaN rule here"

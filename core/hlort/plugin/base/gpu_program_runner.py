@@ -8,7 +8,8 @@ allocations cheap, and outputs must be freeable one by one as buffers), the step
 the device's stream in order (a host loop or branch first reads its predicate or selector back),
 temps go back to the cache (stream order keeps that safe) and the output blocks are returned. A
 host fallback synchronizes the stream, copies its operands out, runs the instruction on the
-reference interpreter and copies the results back.
+reference interpreter and copies the results back. A replica-id or partition-id (LaunchId) is
+byte memsets of the launch context's number into its slot, on the stream.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from hlort.codegen.gpu.program import (
     HostFallback,
     HostLoop,
     KernelLaunch,
+    LaunchId,
     LibraryCall,
     every_step,
 )
@@ -89,6 +91,21 @@ def check_program_for_device(program: GpuProgram, device: GpuDevice) -> None:
                 f"{step.shared_bytes} bytes of shared memory; {device.where} has "
                 f"{props.max_shared_memory_per_block}; recompile it for this device"
             )
+
+
+def u32_byte_runs(value: int) -> list[tuple[int, int, int]]:
+    """``value`` as a little-endian u32 in (offset, byte, count) runs of equal bytes: the byte
+    memsets that write it on the stream (no host buffer to keep alive, no synchronize; a
+    replica number below 256 is two runs)."""
+    if not 0 <= value < 1 << 32:
+        raise InvalidArgument(f"replica or partition number {value} does not fit a u32")
+    runs: list[tuple[int, int, int]] = []
+    for k, byte in enumerate(value.to_bytes(4, "little")):
+        if runs and runs[-1][1] == byte:
+            runs[-1] = (runs[-1][0], byte, runs[-1][2] + 1)
+        else:
+            runs.append((k, byte, 1))
+    return runs
 
 
 class ProgramRunner:
@@ -245,6 +262,11 @@ class ProgramRunner:
             self._host_loop(device, loaded, step, storage, ctx)
         elif isinstance(step, HostBranch):
             self._host_branch(device, loaded, step, storage, ctx)
+        elif isinstance(step, LaunchId):
+            replica, partition = (ctx.replica, ctx.partition) if ctx is not None else (0, 0)
+            pointer = storage[step.dst].pointer
+            for offset, byte, count in u32_byte_runs(step.value(replica, partition)):
+                driver.memset_async(pointer + offset, byte, count, device.stream)
         else:
             raise InvalidArgument(f"GPU program {self.program.name!r}: unknown step {step!r}")
 
