@@ -29,7 +29,7 @@ import functools
 
 from hlort_cpu import blas_threads
 from hlort_cpu.spin_pool import native_pool
-from hlort_cpu.thread_pool import worker_count
+from hlort_cpu.thread_pool import crowded, worker_count
 
 HEAVY_PRODUCTS = 1 << 20  # a dot this big is split across cores when run alone
 HEAVY_ELEMENTS = 1 << 16  # a kernel this big too (thread_pool.PARALLEL_MIN_ELEMENTS)
@@ -106,7 +106,7 @@ class StepGroup:
 def _run(fns: list, tables: list, bounds: list) -> None:
     n = len(fns)
     pool = native_pool(worker_count() - 1) if n > 1 else None
-    if pool is None:  # one chunk, or no native pool: one after the other on this thread
+    if pool is None or crowded(pool):  # one after the other on this thread (thread_pool.py)
         for k in range(n):
             fns[k](tables[k], bounds[2 * k], bounds[2 * k + 1])
         return
