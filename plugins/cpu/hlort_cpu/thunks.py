@@ -23,6 +23,7 @@ from hlort_cpu.step_groups import KERNEL, group_steps
 from hlort_cpu.thread_pool import FILL_MIN_ELEMENTS, PARALLEL_MIN_ELEMENTS, chunks, run_chunks
 
 _c_char, _addressof = ctypes.c_char, ctypes.addressof
+_ALIGN = 64  # a kernel's scratch region starts on its own cache line
 
 
 def address(a: np.ndarray) -> int:
@@ -107,13 +108,17 @@ class KernelThunk:
             if not a.flags.c_contiguous:
                 arrays[k] = np.ascontiguousarray(a)
         extra = [np.empty(self.ranges[-1][1], outs[0].dtype)] if self.split else []
-        ptrs = self.ptr_type(
-            *[address(a) for a in arrays],
-            *[address(o) for o in outs],
-            *[address(e) for e in extra],
-        )
+        addresses = [address(a) for a in arrays]
+        addresses += [address(o) for o in outs]
+        addresses += [address(e) for e in extra]
         keep = (arrays, outs, extra)
-        if self.scratch_bytes:
+        if self.scratch_bytes and len(self.ranges) == 1:  # one region, last in the table
+            memory = np.empty(self.scratch_bytes + _ALIGN, np.uint8)
+            start = address(memory)
+            addresses.append(start + -start % _ALIGN)
+            keep = (keep, memory)
+        ptrs = self.ptr_type(*addresses)
+        if self.scratch_bytes and len(self.ranges) > 1:
             ptrs, memory = chunk_scratch(self.ptr_type, ptrs, self.ranges, self.scratch_bytes)
             keep = (keep, memory)
         env[self.out] = tuple(outs) if self.is_tuple else outs[0]
