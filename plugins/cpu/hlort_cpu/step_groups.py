@@ -2,11 +2,11 @@
 thunks whose operands are ready.
 
 A training step's backward pass has dots that do not depend on each other (``dx = dy w^T`` and
-``dw = x^T dy`` of one layer) and big elementwise updates beside small reductions. Run one
-after the other, each big one is split across the two cores, and a split gemm of 64 rows ran
+``dw = x^T dy`` of one layer). Run one after the other, each big one is split across the cores, and a split gemm of 64 rows ran
 only ~1.3x faster than whole (each part packs its operands again); side by side, each dot runs
 whole on its own core. So at build time :func:`group_steps` moves a step up beside an earlier
-one when it reads nothing made in between, and a :class:`StepGroup` runs their native chunks
+one when it reads nothing made in between (and keeps a group of at least two big steps: one big
+step beside small ones is better split alone), and a :class:`StepGroup` runs their native chunks
 (a kernel's ranges, a dot's gemm calls) in one dispatch of the native pool: the caller takes the
 first chunk, the worker the next free one, and on a loaded machine the caller may run them all
 (spin_pool_ir.py), so a busy core costs nothing but the lost overlap.
@@ -152,7 +152,7 @@ def group_steps(schedule: list, arena_slots: set[int]) -> list:
     """``schedule`` ((step, released slots) pairs) with independent movable steps grouped:
     each movable step takes up to MAX_MEMBERS - 1 later partners from the next WINDOW steps
     that read nothing made from it on, and the group runs where the first one was; a group
-    is kept when it has a heavy member. Unchanged with one worker thread."""
+    is kept when it has two heavy members. Unchanged with one worker thread."""
     if worker_count() < 2:
         return schedule
     out = list(schedule)
@@ -177,8 +177,8 @@ def group_steps(schedule: list, arena_slots: set[int]) -> list:
             if j not in taken:  # a taken step runs earlier, in the group it moved to
                 made.add(step.out)
         group = [schedule[k][0] for k in members]
-        if len(group) < 2 or not any(_heavy(s) for s in group):
-            continue
+        if sum(_heavy(s) for s in group) < 2:
+            continue  # one big step beside small ones: it splits across the cores alone
         out[i] = (StepGroup(group, _whole(group)), schedule[i][1])
         for k in members[1:]:
             out[k] = (_noop, schedule[k][1])

@@ -112,7 +112,7 @@ def test_a_crowded_program_computes_the_same_bits(crowd, monkeypatch):
     rng = np.random.default_rng(8)
     args = [_values(rng, (256, 512), np.float32) for _ in range(3)]
     args[2] = np.abs(args[2])
-    args.append(_values(rng, (64, 256), np.float32))
+    args.append(_values(rng, (256, 512), np.float32))
     program = hlort.compile(UPDATE, "cpu").raw.program
     assert any(isinstance(s, step_groups.StepGroup) for s, _ in program.schedule)
     crowded = program.run(args)
