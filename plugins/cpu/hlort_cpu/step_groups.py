@@ -2,21 +2,22 @@
 thunks whose operands are ready.
 
 A training step's backward pass has dots that do not depend on each other (``dx = dy w^T`` and
-``dw = x^T dy`` of one layer). Run one after the other, each big one is split across the cores, and a split gemm of 64 rows ran
-only ~1.3x faster than whole (each part packs its operands again); side by side, each dot runs
-whole on its own core. So at build time :func:`group_steps` moves a step up beside an earlier
-one when it reads nothing made in between (and keeps a group of at least two big steps: one big
-step beside small ones is better split alone), and a :class:`StepGroup` runs their native chunks
-(a kernel's ranges, a dot's gemm calls) in one dispatch of the native pool: the caller takes the
-first chunk, the worker the next free one, and on a loaded machine the caller may run them all
-(spin_pool_ir.py), so a busy core costs nothing but the lost overlap.
+``dw = x^T dy`` of one layer). Run one after the other, each big one is split across the
+cores, and a split gemm of 64 rows ran only ~1.3x faster than whole (each part packs its
+operands again); side by side, each dot runs whole on its own core. So at build time
+:func:`group_steps` moves a step up beside an earlier one when it reads nothing made in between
+(and keeps a group of at least two big steps: one big step beside small ones is better split
+alone), and a :class:`StepGroup` runs their native chunks (a kernel's ranges, a dot's gemm
+calls) in one dispatch of the native pool: the caller takes the first chunk, the worker the
+next free one, and on a loaded machine the caller may run them all (spin_pool_ir.py, and
+thread_pool.crowded), so a busy core costs nothing but the lost overlap.
 
-What may move: a kernel, dot or tuple-element step (pure: each writes only its own slot, fresh
-memory or an arena view) past other such steps; any other step (control flow, collectives,
-fallbacks, views) is a barrier. A moved step's result must not live in the arena: buffer
-assignment placed it for its own position, and moved earlier it could share bytes with a value
-that is live in between. Its inputs are live from before the group to its old position, so no
-step in between overwrites them; the slots it releases are still released at its old position
+What may move: a kernel or dot (each writes only its own slot: fresh memory or an arena view)
+past other kernels, dots and tuple / get-tuple-element steps; any other step (control flow,
+collectives, fallbacks, views) is a barrier. A moved step's result must not live in the arena:
+buffer assignment placed it for its own position, and moved earlier it could share bytes with a
+value that is live in between. Its inputs are live from before the group to its old position, so
+no step in between overwrites them; the slots it releases are still released at its old position
 (a no-op step keeps that place). Results are each step's own (a dot in a group of two dots is
 one single-threaded gemm instead of split parts: bits within the usual dot tolerance, the same
 on every call); the grouping depends only on the program, so runs are deterministic.
