@@ -38,6 +38,7 @@ from hlort_cpu.codegen.kernel_builder import KernelModule, classify
 from hlort_cpu.codegen.unsupported_reason import why_not_compiled
 from hlort_cpu.control_flow import CONTROL_FLOW_OPS, ProgramSet, program_orders
 from hlort_cpu.device_run import DeviceEvaluator
+from hlort_cpu.step_groups import NAMING
 from hlort_cpu.thunks import (
     FallbackThunk,
     FusionFallbackThunk,
@@ -360,13 +361,19 @@ def _tuple_step(out: int, ins: list[int]):
     def step(env):
         env[out] = tuple(env[i] for i in ins)
 
-    return step
+    return _naming(step, ins, out)
 
 
 def _gte_step(out: int, src: int, index: int):
     def step(env):
         env[out] = env[src][index]
 
+    return _naming(step, [src], out)
+
+
+def _naming(step, ins: list[int], out: int):
+    """A step that only names values: other steps may move past it (step_groups.py)."""
+    step.group_kind, step.ins, step.out = NAMING, ins, out
     return step
 
 

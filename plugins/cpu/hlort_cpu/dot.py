@@ -21,8 +21,9 @@ import numpy as np
 from hlort.ir.instruction import Instruction
 from hlort_cpu import blas_threads
 from hlort_cpu.contraction_arithmetic import ContractionArithmetic, plan_arithmetic
-from hlort_cpu.dot_split import split_matmul
+from hlort_cpu.dot_split import gemm_parts, split_matmul
 from hlort_cpu.gemm_part import address as _address
+from hlort_cpu.step_groups import DOT
 
 
 def _merged(dims: Sequence[int], strides: Sequence[int]) -> tuple[int, int] | None:
@@ -135,6 +136,8 @@ def dot_groups(instr: Instruction) -> DotGroups:
 class DotThunk:
     """dot_general as ``np.matmul`` on [batch, m, k] x [batch, k, n] (batch dropped when absent)."""
 
+    group_kind = DOT  # may run beside other steps (step_groups.py)
+
     def __init__(self, instr: Instruction, ins: list[int], out: int):
         lhs, rhs = (o.shape for o in instr.operands)
         g = dot_groups(instr)
@@ -154,6 +157,7 @@ class DotThunk:
         self.reshape_result = self.product_shape != result.dims
         self.result_dtype = result.dtype.numpy
         self.empty = result.size == 0 or k == 0
+        self.work = result.size * k  # multiply-adds
         self.ins, self.out = ins, out
         self.small = None  # the small-matmul kernel (small_dot.py), or None: BLAS
         self.small_copies_rhs = False
@@ -166,6 +170,29 @@ class DotThunk:
                 small = _small_kernel(compute, lhs_view, rhs_view, self.product_shape, k)
                 if small is not None:
                     self.small, self.small_copies_rhs = small
+
+    @property
+    def groupable(self) -> bool:
+        """Whether :meth:`native_parts` can run it: a BLAS product, nothing to finish."""
+        if self.empty or self.narrow is not None or self.small is not None:
+            return False
+        return not self.arithmetic.needs_finish and not self.arithmetic.ordered
+
+    def native_parts(self, env, whole: bool):
+        """For a step group (step_groups.py): the result, already in its slot, as native gemm
+        chunks (kernel, table, ranges, what to keep alive), whole or in split_matmul's parts;
+        when gemm cannot take the operands, the product is computed here and no chunk is left."""
+        a = self.lhs(env[self.ins[0]])
+        b = self.rhs(env[self.ins[1]])
+        result = np.empty(self.product_shape, self.result_dtype)
+        env[self.out] = result.reshape(self.out_dims) if self.reshape_result else result
+        parts = gemm_parts(a, b, result, whole)
+        if parts is None:
+            with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
+                self.arithmetic.matmul(a, b, out=result)
+            return None, None, (), None
+        kernel, table, ranges = parts
+        return kernel, table, ranges, (a, b, result)
 
     @property
     def label(self) -> str:

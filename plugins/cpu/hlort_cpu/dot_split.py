@@ -59,10 +59,8 @@ def _plan(a: np.ndarray, b: np.ndarray, out: np.ndarray, workers: int):
     return mode, ranges, part_plan(a, b, out, mode)  # native: each part a gemm on a worker
 
 
-def split_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
-    """``np.matmul(a, b, out=out)`` in parts across the pool; False (nothing done) when the
-    product is too small to split, or BLAS threads cannot be limited per thread here. The
-    plan is kept per shapes, strides and dtypes (planning cost ~20 us, a mid-size dot ~100)."""
+def _split_plan(a: np.ndarray, b: np.ndarray, out: np.ndarray):
+    """:func:`_plan` for this thread count, kept per shapes, strides and dtypes."""
     workers = worker_count()
     key = (workers, a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype)
     key += (out.shape, out.strides, out.dtype)
@@ -72,6 +70,14 @@ def split_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
         if len(_PLANS) >= _PLANS_MAX:
             _PLANS.clear()
         _PLANS[key] = plan
+    return plan
+
+
+def split_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
+    """``np.matmul(a, b, out=out)`` in parts across the pool; False (nothing done) when the
+    product is too small to split, or BLAS threads cannot be limited per thread here. The
+    plan is kept per shapes, strides and dtypes (planning cost ~20 us, a mid-size dot ~100)."""
+    plan = _split_plan(a, b, out)
     if plan is None:
         return False
     mode, ranges, native = plan
@@ -82,6 +88,34 @@ def split_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
             with np.errstate(over="ignore", invalid="ignore"):
                 run_chunks(_numpy_part(mode, a, b, out), None, ranges)
     return True
+
+
+_WHOLE: dict = {}  # (shapes, strides, dtypes) -> native plan of the whole product, or None
+
+
+def gemm_parts(a: np.ndarray, b: np.ndarray, out: np.ndarray, whole: bool):
+    """(kernel, table, ranges) computing ``out = a @ b`` as native single-threaded gemm chunks,
+    for a step group (step_groups.py) to run beside other steps' chunks: the product whole
+    (``whole``, or too small to split), else the parts :func:`split_matmul` would run. None
+    when gemm cannot take these operands as they are (the caller runs ``np.matmul``)."""
+    if not whole:
+        plan = _split_plan(a, b, out)
+        if plan is not None:
+            _mode, ranges, native = plan
+            return None if native is None else (native[0], fill(native, a, b, out), ranges)
+    key = (a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype, out.shape, out.strides)
+    plan = _WHOLE.get(key, _NOT_PLANNED)
+    if plan is _NOT_PLANNED:
+        mode, extent = (BATCH, out.shape[0]) if out.ndim == 3 else (ROWS, out.shape[-2])
+        native = part_plan(a, b, out, mode) if blas_threads.available() else None
+        plan = None if native is None else (native, Ranges([(0, extent)]))
+        if len(_WHOLE) >= _PLANS_MAX:
+            _WHOLE.clear()
+        _WHOLE[key] = plan
+    if plan is None:
+        return None
+    native, ranges = plan
+    return native[0], fill(native, a, b, out), ranges
 
 
 def _numpy_part(mode: int, a: np.ndarray, b: np.ndarray, out: np.ndarray):

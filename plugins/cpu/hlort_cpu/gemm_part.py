@@ -17,7 +17,6 @@ NumPy's path.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import re
 
 import numpy as np
@@ -25,7 +24,7 @@ import numpy as np
 from hlort_cpu.blas_functions import gemm
 from hlort_cpu.codegen import code_settings
 from hlort_cpu.codegen.compiled import KERNEL_CFUNC
-from hlort_cpu.version import PLUGIN_VERSION
+from hlort_cpu.native_function import native_function
 
 ROWS, BATCH, COLS = 0, 1, 2
 _NO_TRANS, _TRANS = 111, 112
@@ -130,21 +129,13 @@ def part_kernel(double: bool):
     function = gemm(double)
     if function is None:
         return None
-    from hlort_cpu import compile_cache
-    from hlort_cpu.codegen.jit import jit_engine
+    text = _ir("P", "double" if double else "float", function.int_bits)
+    address = native_function("gemm-part", "gemm_part", lambda name: _named(text, name))
+    return KERNEL_CFUNC(address)
 
-    engine = jit_engine()
-    probe = _ir("P", "double" if double else "float", function.int_bits)
-    digest = hashlib.sha256(probe.encode()).hexdigest()[:16]
-    key = compile_cache.cache_key(f"gemm-part-{digest}", PLUGIN_VERSION, engine.key)
-    name = f"hl{key[:16]}_gemm_part"
-    cached = compile_cache.lookup(key)
-    if cached is None:
-        obj = engine.compile_ir(probe.replace("@P(", f"@{name}("))
-        compile_cache.store(key, obj, [name])
-    else:
-        obj = cached[0]
-    return KERNEL_CFUNC(engine.load_object(obj, [name])[name])
+
+def _named(text: str, name: str) -> str:
+    return text.replace("@P(", f"@{name}(")
 
 
 def _matrix(x: np.ndarray, rows: int, cols: int) -> tuple[int, int, int, int] | None:

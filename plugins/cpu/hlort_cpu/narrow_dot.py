@@ -20,7 +20,6 @@ in the compile cache.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 
 import numpy as np
 
@@ -183,23 +182,14 @@ def kernel_ir(name: str, double: bool, n: int, vector_bits: int) -> str:
 @code_settings.memo
 def narrow_kernel(double: bool, n: int):
     """The compiled kernel for ``n`` columns of f64 (``double``) or f32 (compile cache first)."""
-    from hlort_cpu import compile_cache
     from hlort_cpu.codegen.compiled import KERNEL_CFUNC
-    from hlort_cpu.codegen.jit import jit_engine
-    from hlort_cpu.version import PLUGIN_VERSION
+    from hlort_cpu.native_function import native_function
 
-    engine = jit_engine()
-    probe = kernel_ir("P", double, n, engine.target.vector_bits)
-    digest = hashlib.sha256(probe.encode()).hexdigest()[:16]
-    key = compile_cache.cache_key(f"narrow-dot-{digest}", PLUGIN_VERSION, engine.key)
-    name = f"hl{key[:16]}_narrow_dot"
-    cached = compile_cache.lookup(key)
-    if cached is None:
-        obj = engine.compile_ir(kernel_ir(name, double, n, engine.target.vector_bits))
-        compile_cache.store(key, obj, [name])
-    else:
-        obj = cached[0]
-    return KERNEL_CFUNC(engine.load_object(obj, [name])[name])
+    bits = _vector_bits()
+    address = native_function(
+        "narrow-dot", "narrow_dot", lambda name: kernel_ir(name, double, n, bits)
+    )
+    return KERNEL_CFUNC(address)
 
 
 def takes(double: bool, lhs_strides, batch: int, m: int, n: int, k: int) -> bool:

@@ -97,6 +97,10 @@ class SpinPool:
         pointers or None."""
         self._run(self.state, fn, table, tables, ranges, n)
 
+    def sleepers(self) -> int:
+        """How many workers sleep now (not runnable: waiting on the futex)."""
+        return ctypes.c_int32.from_address(self.state + spin_pool_ir.SLEEPERS).value
+
     def stop(self, timeout: float = 5.0) -> bool:
         """Stop the workers and join them; False if a dispatch held the pool past ``timeout``."""
         deadline = time.monotonic() + timeout

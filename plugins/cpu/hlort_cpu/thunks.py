@@ -19,9 +19,11 @@ from hlort_cpu.arena import ArenaPlan
 from hlort_cpu.chunk_scratch import chunk_scratch
 from hlort_cpu.device_run import SINGLE, DeviceRun, current, entered
 from hlort_cpu.host_pool import POOL_MIN_BYTES, host_pool
+from hlort_cpu.step_groups import KERNEL, group_steps
 from hlort_cpu.thread_pool import FILL_MIN_ELEMENTS, PARALLEL_MIN_ELEMENTS, chunks, run_chunks
 
 _c_char, _addressof = ctypes.c_char, ctypes.addressof
+_ALIGN = 64  # a kernel's scratch region starts on its own cache line
 
 
 def address(a: np.ndarray) -> int:
@@ -33,10 +35,18 @@ def address(a: np.ndarray) -> int:
         return a.ctypes.data
 
 
+def _allocator(dims: tuple[int, ...], dtype: np.dtype, pool):
+    """A fresh output: NumPy's for small arrays (malloc reuses them), the host pool's else."""
+    small = math.prod(dims) * dtype.itemsize < POOL_MIN_BYTES
+    return partial(np.empty, dims, dtype) if small else partial(pool.empty, dims, dtype)
+
+
 class KernelThunk:
     """Run one compiled kernel. Its output is the arena view the program put in its slot, else
     a fresh array (a tuple of them for a tuple-shaped fusion). ``fill``: it reads at most
     scalars (a constant fill, an iota), so it splits across cores only from FILL_MIN_ELEMENTS."""
+
+    group_kind = KERNEL  # may run beside other steps (step_groups.py)
 
     def __init__(self, kernel, ins: list[int], out: int, is_tuple: bool, fill: bool = False):
         self.kernel = kernel
@@ -64,11 +74,10 @@ class KernelThunk:
             and not self.scratch_bytes
         )
         self.begin, self.end = self.ranges[0]
+        self.work = info.extent * info.elements_per_iteration
         dims, dtype = self.shapes[0] if self.shapes else ((), np.dtype(np.uint8))
-        small = math.prod(dims) * dtype.itemsize < POOL_MIN_BYTES
-        self.new_output = (
-            partial(np.empty, dims, dtype) if small else partial(self.pool.empty, dims, dtype)
-        )
+        self.new_output = _allocator(dims, dtype, self.pool)
+        self.new_outputs = [_allocator(d, t, self.pool) for d, t in self.shapes]
 
     def __call__(self, env) -> None:
         given = env[self.out]  # an arena view, or None
@@ -81,24 +90,51 @@ class KernelThunk:
                 )
                 env[self.out] = out
                 return
-        outs = [self.pool.empty(d, t) for d, t in self.shapes] if given is None else [given]
+        if self.empty:
+            outs = [new() for new in self.new_outputs] if given is None else [given]
+            env[self.out] = tuple(outs) if self.is_tuple else outs[0]
+            return
+        ptrs, _keep = self._operands(env, given)
+        run_chunks(self.fn, ptrs, self.ranges)
+        if self.split:
+            self.fn(ptrs, self.ranges[-1][1], self.ranges[-1][1] + 1)
+
+    def _operands(self, env, given):
+        """The pointer table (one per range for per-chunk scratch) and what it points at,
+        with the outputs put in their slot."""
+        outs = [new() for new in self.new_outputs] if given is None else [given]
         arrays = [env[i] for i in self.ins]
         for k, a in enumerate(arrays):
             if not a.flags.c_contiguous:
                 arrays[k] = np.ascontiguousarray(a)
-        if not self.empty:
-            extra = [np.empty(self.ranges[-1][1], outs[0].dtype)] if self.split else []
-            ptrs = self.ptr_type(
-                *[address(a) for a in arrays],
-                *[address(o) for o in outs],
-                *[address(e) for e in extra],
-            )
-            if self.scratch_bytes:
-                ptrs, _keep = chunk_scratch(self.ptr_type, ptrs, self.ranges, self.scratch_bytes)
-            run_chunks(self.fn, ptrs, self.ranges)
-            if self.split:
-                self.fn(ptrs, self.ranges[-1][1], self.ranges[-1][1] + 1)
+        extra = [np.empty(self.ranges[-1][1], outs[0].dtype)] if self.split else []
+        addresses = [address(a) for a in arrays]
+        addresses += [address(o) for o in outs]
+        addresses += [address(e) for e in extra]
+        keep = (arrays, outs, extra)
+        if self.scratch_bytes and len(self.ranges) == 1:  # one region, last in the table
+            memory = np.empty(self.scratch_bytes + _ALIGN, np.uint8)
+            start = address(memory)
+            addresses.append(start + -start % _ALIGN)
+            keep = (keep, memory)
+        ptrs = self.ptr_type(*addresses)
+        if self.scratch_bytes and len(self.ranges) > 1:
+            ptrs, memory = chunk_scratch(self.ptr_type, ptrs, self.ranges, self.scratch_bytes)
+            keep = (keep, memory)
         env[self.out] = tuple(outs) if self.is_tuple else outs[0]
+        return ptrs, keep
+
+    @property
+    def groupable(self) -> bool:
+        """Whether :meth:`native_parts` can run it (a split reduce needs a second pass)."""
+        return not self.empty and not self.split
+
+    def native_parts(self, env, whole: bool = False):
+        """For a step group (step_groups.py): (kernel, pointer tables, ranges, what to keep
+        alive), the outputs already in their slot. ``whole`` is for dots; a kernel keeps its
+        ranges."""
+        ptrs, keep = self._operands(env, env[self.out])
+        return self.fn, ptrs, self.ranges, keep
 
 
 class FallbackThunk:
@@ -138,7 +174,9 @@ class Program:
         self.steps = steps
         self.arena = arena  # where temporaries live (arena.py); None: no temporary qualifies
         # (step, slots read for the last time by it): dropped right after, so memory is reused
-        self.schedule = list(zip(steps, releases or [()] * len(steps), strict=True))
+        schedule = list(zip(steps, releases or [()] * len(steps), strict=True))
+        arena_slots = {p[0] for p in arena.placements} if arena is not None else set()
+        self.schedule = group_steps(schedule, arena_slots)
         self.n_slots = n_slots
         self.params = params
         self.root = root
