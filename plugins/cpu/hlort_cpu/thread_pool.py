@@ -57,6 +57,14 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+@functools.cache
+def _machine_cpus() -> int:
+    """The CPUs the kernel schedules on (``/proc/loadavg`` counts runnable threads on all of
+    them): a process pinned to 2 of a host's 64 CPUs must not read 10 runnable threads
+    elsewhere as its own cores being crowded."""
+    return os.cpu_count() or 1
+
+
 def _pool() -> ThreadPoolExecutor:
     global _POOL
     if _POOL is None:
@@ -135,7 +143,7 @@ class _RunQueue:
             self.enabled, self.crowded = False, False
             return False
         ours = 1 + pool.workers - pool.sleepers()  # this thread and the awake workers
-        cores = _cores()
+        cores = _machine_cpus()  # the count is the whole kernel's, not this process's cpuset
         self.crowded = running - ours > max(0, cores - 1 - pool.workers) + cores // 8
         return self.crowded
 

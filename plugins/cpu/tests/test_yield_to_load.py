@@ -57,14 +57,24 @@ def _reading(path) -> thread_pool._RunQueue:
     ],
 )
 def test_the_run_queue_beyond_this_pool_decides(tmp_path, monkeypatch, running, sleeping, crowded):
-    monkeypatch.setattr(thread_pool, "_cores", lambda: 2)
+    monkeypatch.setattr(thread_pool, "_machine_cpus", lambda: 2)
     queue = _queue(tmp_path, running)
     assert queue.check(_Pool(1, sleeping)) is crowded
     os.close(queue.fd)
 
 
-def test_the_count_is_read_at_most_once_per_interval(tmp_path, monkeypatch):
+def test_the_count_is_compared_with_the_machines_cpus_not_the_affinity(tmp_path, monkeypatch):
+    """/proc/loadavg is machine-wide: 10 runnable threads on a 64-CPU host do not crowd a process
+    pinned to two of its CPUs (it would otherwise never use its second core)."""
     monkeypatch.setattr(thread_pool, "_cores", lambda: 2)
+    monkeypatch.setattr(thread_pool, "_machine_cpus", lambda: 64)
+    queue = _queue(tmp_path, 10)
+    assert not queue.check(_Pool(1, 0))
+    os.close(queue.fd)
+
+
+def test_the_count_is_read_at_most_once_per_interval(tmp_path, monkeypatch):
+    monkeypatch.setattr(thread_pool, "_machine_cpus", lambda: 2)
     queue = _queue(tmp_path, 7)
     assert queue.check(_Pool(1, 0))
     (tmp_path / "loadavg").write_text("0 0 0 1/300 1\n")  # the cached answer stands
@@ -75,7 +85,7 @@ def test_the_count_is_read_at_most_once_per_interval(tmp_path, monkeypatch):
 
 
 def test_an_unreadable_count_never_crowds(tmp_path, monkeypatch):
-    monkeypatch.setattr(thread_pool, "_cores", lambda: 2)
+    monkeypatch.setattr(thread_pool, "_machine_cpus", lambda: 2)
     path = tmp_path / "loadavg"
     path.write_text("garbage\n")
     queue = _reading(path)
