@@ -31,12 +31,44 @@ def pow2(ctx: IrContext, k: ir.Value, t: ir.Type) -> ir.Value:
 
 def scale(ctx: IrContext, y: ir.Value, n: ir.Value) -> ir.Value:
     """y * 2**n for a float-typed integral n in [-2*bias, 2*bias] (two exact steps)."""
+    return _scale_twice(ctx, y, ctx.b.fptosi(n, ctx.int_type_of(y.type)))
+
+
+def _scale_twice(ctx: IrContext, y: ir.Value, ni: ir.Value) -> ir.Value:
     b = ctx.b
-    it = ctx.int_type_of(y.type)
-    ni = b.fptosi(n, it)
-    n1 = b.ashr(ni, ir.Constant(it, 1))
+    it = ni.type
+    n1 = b.ashr(ni, ctx.const(it, 1))
     n2 = b.sub(ni, n1)
     return b.fmul(b.fmul(y, pow2(ctx, n1, y.type)), pow2(ctx, n2, y.type))
+
+
+def round_to_int(ctx: IrContext, t: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(k, n): ``t`` rounded to the nearest integer, ties to even, as an i32 and as a float, for
+    f32 ``t`` with ``|t| < 2**31``: one vcvtps2dq (``llvm.lrint``, the default rounding mode,
+    which nothing here changes) where the target says it is one instruction, else roundeven
+    and a conversion (vrndscaleps is two)."""
+    b = ctx.b
+    it = ctx.int_type_of(t.type)
+    if ctx.target.math.ldexp_instruction:
+        k = ctx.overloaded("lrint", it, t, types=(it, t.type))
+        return k, b.sitofp(k, t.type)
+    n = ctx.intrinsic("roundeven", t)
+    return b.fptosi(n, it), n
+
+
+def exp_scale(ctx: IrContext, y: ir.Value, k: ir.Value, *, normal: bool = False) -> ir.Value:
+    """y * 2**k for an exp's f32 ``y`` in [1/2, 2) and i32 ``k`` in [-254, 128] (``normal``:
+    in [-126, 127], where one product by 2**k is exact).
+
+    The two steps of scale round once, at the second product, as ``llvm.ldexp`` does: the
+    first, y * 2**(k >> 1), is a normal number (exact) unless k <= -251, where both forms give
+    +0 (|y| * 2**-251 is below half the smallest subnormal, 2**-150). So where ldexp is one
+    instruction (vscalefps) it gives the same bits, overflow to inf at k = 128 included."""
+    if ctx.target.math.ldexp_instruction:
+        return ctx.overloaded("ldexp", y.type, y, k, types=(y.type, k.type))
+    if normal:
+        return ctx.b.fmul(y, pow2(ctx, k, y.type))
+    return _scale_twice(ctx, y, k)
 
 
 def clamp(ctx: IrContext, x: ir.Value, lo: float, hi: float) -> ir.Value:
