@@ -164,7 +164,7 @@ def _kernel_text(module, tmp_path, monkeypatch, tag: str) -> str:
 def test_softmax_kernel_computes_exp_once_and_does_not_stream(tmp_path, monkeypatch):
     """exp once per element (the stash); a transcendental per element: plain stores."""
     text = _kernel_text(softmax((4, 1024))[0], tmp_path, monkeypatch, "-ir-softmax")
-    rounding = "llvm.lrint.i32.f32" if CPU_TARGET.math.ldexp_instruction else "llvm.roundeven.f32"
+    rounding = "llvm.lrint.i32.f32" if CPU_TARGET.math.lrint_instruction else "llvm.roundeven.f32"
     assert text.count(rounding) == 1 + 1  # one exp in the loops, plus its declare
     assert "!nontemporal" not in text and "fence" not in text
 

@@ -44,12 +44,12 @@ def _scale_twice(ctx: IrContext, y: ir.Value, ni: ir.Value) -> ir.Value:
 
 def round_to_int(ctx: IrContext, t: ir.Value) -> tuple[ir.Value, ir.Value]:
     """(k, n): ``t`` rounded to the nearest integer, ties to even, as an i32 and as a float, for
-    f32 ``t`` with ``|t| < 2**31``: one vcvtps2dq (``llvm.lrint``, the default rounding mode,
+    f32 ``t`` with ``|t| < 2**31``: one cvtps2dq (``llvm.lrint``, in the default rounding mode,
     which nothing here changes) where the target says it is one instruction, else roundeven
-    and a conversion (vrndscaleps is two)."""
+    (vrndscaleps, two operations) and a conversion."""
     b = ctx.b
     it = ctx.int_type_of(t.type)
-    if ctx.target.math.ldexp_instruction:
+    if ctx.target.math.lrint_instruction:
         k = ctx.overloaded("lrint", it, t, types=(it, t.type))
         return k, b.sitofp(k, t.type)
     n = ctx.intrinsic("roundeven", t)
@@ -57,15 +57,13 @@ def round_to_int(ctx: IrContext, t: ir.Value) -> tuple[ir.Value, ir.Value]:
 
 
 def exp_scale(ctx: IrContext, y: ir.Value, k: ir.Value, *, normal: bool = False) -> ir.Value:
-    """y * 2**k for an exp's f32 ``y`` in [1/2, 2) and i32 ``k`` in [-254, 128] (``normal``:
-    in [-126, 127], where one product by 2**k is exact).
+    """y * 2**k for an exp's ``y`` in [1/2, 2) and integer ``k`` in [-2*bias, 2*bias] (``normal``:
+    in the normal exponent range, where one product by 2**k is exact), by scale's two steps.
 
-    The two steps of scale round once, at the second product, as ``llvm.ldexp`` does: the
-    first, y * 2**(k >> 1), is a normal number (exact) unless k <= -251, where both forms give
-    +0 (|y| * 2**-251 is below half the smallest subnormal, 2**-150). So where ldexp is one
-    instruction (vscalefps) it gives the same bits, overflow to inf at k = 128 included."""
-    if ctx.target.math.ldexp_instruction:
-        return ctx.overloaded("ldexp", y.type, y, k, types=(y.type, k.type))
+    Not by llvm.ldexp, though on AVX-512 that is one vscalefps and gives the same bits: vscalefps
+    takes a microcode assist whenever its result is subnormal or underflows (exp of f32 -1000s,
+    2**20 of them, one thread: 0.67 -> 8.5 ms; softmax's masked scores are such inputs), where
+    the second product here underflows to zero at full speed."""
     if normal:
         return ctx.b.fmul(y, pow2(ctx, k, y.type))
     return _scale_twice(ctx, y, k)

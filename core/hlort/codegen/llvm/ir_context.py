@@ -73,8 +73,8 @@ class IrContext:
     def overloaded(
         self, name: str, ret: ir.Type, *args: ir.Value, types: tuple[ir.Type, ...]
     ) -> ir.Value:
-        """Call ``llvm.<name>`` mangled by ``types`` (``ldexp``: value and exponent types,
-        ``llvm.ldexp.f32.i32``; ``lrint``: result and operand, ``llvm.lrint.i32.f32``)."""
+        """Call ``llvm.<name>`` mangled by ``types``, the overloaded types in the intrinsic's
+        order (``lrint``: result and operand, ``llvm.lrint.i32.f32``)."""
         mangled = ".".join(_suffix(t) for t in types)
         fn = self.function(f"llvm.{name}.{mangled}", ret, [a.type for a in args])
         return self.b.call(fn, list(args))

@@ -1,7 +1,7 @@
-"""f32 exp's scaling by llvm.ldexp (MathPolicy.ldexp_instruction, AVX-512's vscalefps) gives the
-bits of the two exact steps it replaces, for exp, tanh and logistic (which share the scaling).
+"""f32 exp's exponent rounded by llvm.lrint (MathPolicy.lrint_instruction, x86's cvtps2dq) gives
+the bits of roundeven and a conversion, for exp, tanh and logistic (which share the rounding).
 
-All 2**32 patterns were compared once (0 differ, 220 s); here a sample keeps the suite fast:
+All 2**32 patterns were compared once (0 differ); here a sample keeps the suite fast:
 every exponent field with random mantissas, the clamp and overflow/underflow edges and their
 neighbours, the subnormal-result range, and the specials (+-0, +-inf, NaNs of both signs)."""
 
@@ -16,7 +16,7 @@ from test_transcendental_ulp import _module
 
 from hlort.ir.opcodes import Opcode
 from hlort_cpu.codegen.compiled import compile_kernel_module
-from hlort_cpu.codegen.cpu_target import CPU_TARGET, host_has_avx512f
+from hlort_cpu.codegen.cpu_target import CPU_TARGET, X86
 from hlort_cpu.codegen.jit import jit_engine
 from hlort_cpu.codegen.kernel_builder import KernelModule
 
@@ -45,34 +45,32 @@ X = _samples()
 
 
 def _kernels(flag: bool):
-    target = replace(CPU_TARGET, math=replace(CPU_TARGET.math, ldexp_instruction=flag))
+    target = replace(CPU_TARGET, math=replace(CPU_TARGET.math, lrint_instruction=flag))
     km = KernelModule(target=target)
-    names = {op: unique("expscale") for op in OPS}
+    names = {op: unique("exprounding") for op in OPS}
     for op, name in names.items():
         km.add(name, _module(op, "f32", X.size).entry)
     _, compiled = compile_kernel_module(km)
     return km.ir_text(), {op: compiled[name] for op, name in names.items()}
 
 
-@pytest.mark.skipif(not host_has_avx512f(), reason="llvm.ldexp is a libm call without AVX-512")
+@pytest.mark.skipif(not X86, reason="llvm.lrint is one instruction on x86")
 @pytest.mark.parametrize("op", OPS, ids=lambda o: o.value)
-def test_ldexp_scaling_gives_the_same_bits(op):
-    text, by_ldexp = _kernels(True)
-    assert "llvm.ldexp" in text and "llvm.lrint" in text
-    _, by_steps = _kernels(False)
-    got, want = by_ldexp[op](X)[0], by_steps[op](X)[0]
+def test_lrint_rounding_gives_the_same_bits(op):
+    text, by_lrint = _kernels(True)
+    assert "llvm.lrint" in text and "llvm.roundeven" not in text
+    _, by_roundeven = _kernels(False)
+    got, want = by_lrint[op](X)[0], by_roundeven[op](X)[0]
     diff = np.nonzero(got.view(np.uint32) != want.view(np.uint32))[0]
     assert diff.size == 0, [(X[i], got[i], want[i]) for i in diff[:5]]
 
 
-def test_the_cpu_target_scales_by_ldexp_exactly_with_avx512():
-    """ldexp where it is vscalefps, never where LLVM would call ldexpf per element."""
+def test_the_cpu_target_rounds_by_one_conversion_on_x86():
+    """cvtps2dq where lrint is one instruction, and never a call of lrintf per element."""
     engine = jit_engine()
-    has = "+avx512f" in engine.target.features
-    assert CPU_TARGET.math.ldexp_instruction == has == host_has_avx512f()
+    assert CPU_TARGET.math.lrint_instruction == X86
     km = KernelModule()
-    km.add(unique("expscale"), _module(Opcode.EXP, "f32", 4096).entry)
-    asm = engine.machine.emit_assembly(
-        engine.llvm.parse_assembly(engine.optimized_ir(km.ir_text()))
-    )
-    assert ("vscalefps" in asm) == has and "ldexp" not in asm
+    km.add(unique("exprounding"), _module(Opcode.EXP, "f32", 4096).entry)
+    optimized = engine.optimized_ir(km.ir_text())
+    asm = engine.machine.emit_assembly(engine.llvm.parse_assembly(optimized))
+    assert ("cvtps2dq" in asm) == X86 and "lrint" not in asm
