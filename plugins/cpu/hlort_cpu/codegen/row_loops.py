@@ -6,7 +6,8 @@ the rows are the kernel's outer iterations (split across threads); inside a row 
 runs one inner loop (in dependence order) into accumulators on the stack, row-level consumers
 are scalar code, and element-level outputs get one more inner loop. A reduce the interpreter
 folds in its tree order (row_fusion.folds_in_tree: narrow floats, other reducers) runs its
-inner loop through tree_fold.py instead, in that order, unvectorized.
+inner loop through tree_fold.py instead, in that order, unvectorized. A float max/min reduce
+folds by maxnum with the NaN and zero-sign folds of row_extremum.py (IEEE maximum's result).
 
 A value a reduce folds that later loops read too (softmax's ``exp(x - max)``, read again by the
 output's divide; attention's masked, scaled scores, read by the exp) is stashed: its loop stores
