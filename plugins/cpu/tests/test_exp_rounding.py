@@ -1,7 +1,9 @@
 """f32 exp's exponent rounded by llvm.lrint (MathPolicy.lrint_instruction, x86's cvtps2dq) gives
 the bits of roundeven and a conversion, for exp, tanh and logistic (which share the rounding).
 
-All 2**32 patterns were compared once (0 differ); here a sample keeps the suite fast:
+All 2**32 patterns were compared once (0 differ, but for exp's signaling NaNs, which it now
+returns quieted, as NumPy does: its NaN flows through rather than being selected back); here a
+sample keeps the suite fast:
 every exponent field with random mantissas, the clamp and overflow/underflow edges and their
 neighbours, the subnormal-result range, and the specials (+-0, +-inf, NaNs of both signs)."""
 
@@ -60,9 +62,18 @@ def test_lrint_rounding_gives_the_same_bits(op):
     text, by_lrint = _kernels(True)
     assert "llvm.lrint" in text and "llvm.roundeven" not in text
     _, by_roundeven = _kernels(False)
-    got, want = by_lrint[op](X)[0], by_roundeven[op](X)[0]
-    diff = np.nonzero(got.view(np.uint32) != want.view(np.uint32))[0]
-    assert diff.size == 0, [(X[i], got[i], want[i]) for i in diff[:5]]
+    got, want = by_lrint[op](X)[0].view(np.uint32), by_roundeven[op](X)[0].view(np.uint32)
+    same = got == want
+    if op is Opcode.EXP:  # NaN flows through instead of keep_nan: a signaling NaN is quieted
+        bits = X.view(np.uint32)
+        signaling = (bits & 0x7FC00000) == 0x7F800000
+        signaling &= (bits & 0x3FFFFF) != 0
+        assert np.count_nonzero(signaling) > 0
+        same |= signaling & (got == (want | 0x400000))
+    diff = np.nonzero(~same)[0]
+    assert diff.size == 0, [
+        (hex(X.view(np.uint32)[i]), hex(got[i]), hex(want[i])) for i in diff[:5]
+    ]
 
 
 def test_the_cpu_target_rounds_by_one_conversion_on_x86():

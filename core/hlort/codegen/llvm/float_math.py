@@ -77,6 +77,14 @@ def exp_f32(ctx: IrContext, x: ir.Value) -> ir.Value:
     needs no select of its own; keep_nan restores it."""
     b = ctx.b
     low, high = ctx.f(F32, -176.0), ctx.f(F32, 89.0)
+    if ctx.target.math.lrint_instruction:
+        # NaN passes both selects and every step: lrint(NaN) is some integer (x86: INT_MIN,
+        # whose two factors are 1.0), any factor times NaN is NaN, so no keep_nan (two vector
+        # operations) is needed; the result is x quieted (x itself only for a signaling NaN)
+        xc = b.select(b.fcmp_ordered("<", x, low), low, x)
+        xc = b.select(b.fcmp_ordered(">", xc, high), high, xc)
+        y, k = _exp_f32_parts(ctx, xc)
+        return exp_scale(ctx, y, k)
     xc = b.select(b.fcmp_ordered(">", x, low), x, low)
     xc = b.select(b.fcmp_ordered("<", xc, high), xc, high)
     y, k = _exp_f32_parts(ctx, xc)
@@ -84,8 +92,9 @@ def exp_f32(ctx: IrContext, x: ir.Value) -> ir.Value:
 
 
 def _exp_f32_parts(ctx: IrContext, xc: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """(y, k) with exp(xc) = y * 2**k, y in [1/2, 2), k an i32, for xc in [-176, 89] (no NaN):
-    callers that know their argument's range clamp (and scale) less than exp_f32 does."""
+    """(y, k) with exp(xc) = y * 2**k, y in [1/2, 2), k an i32, for xc in [-176, 89]; for a NaN
+    xc, y is NaN and k some integer (only when rounded by lrint: fptosi of NaN is poison).
+    Callers that know their argument's range clamp (and scale) less than exp_f32 does."""
     b = ctx.b
     k, n = round_to_int(ctx, b.fmul(xc, ctx.f(F32, 1.44269504088896341)))
     r = ctx.fma(n, ctx.f(F32, -0.693359375), xc)
