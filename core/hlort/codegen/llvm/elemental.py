@@ -11,6 +11,7 @@ Narrow floats (f16, bf16) are computed in f32 and rounded after every op.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import llvmlite.ir as ir
@@ -391,9 +392,31 @@ def _int_power_function(ctx: IrContext, t: ir.IntType, signed: bool) -> ir.Funct
     return fn
 
 
+def _float_constant(v: ir.Value) -> float | None:
+    """The value of a scalar float constant operand that is not NaN, else None."""
+    if not isinstance(v, ir.Constant) or not isinstance(v.type, (ir.FloatType, ir.DoubleType)):
+        return None
+    c = v.constant
+    return float(c) if isinstance(c, (int, float)) and not math.isnan(c) else None
+
+
+def _minmax_constant(ctx, x: ir.Value, c: ir.Value, value: float, is_max: bool) -> ir.Value:
+    """maximum(x, c) for a constant c, not NaN (JAX's relu, clamps): ``x <= c ? c : x``, one
+    compare and a masked move where llvm.maximum is three vector operations (max, unordered
+    compare, blend). NaN x fails the ordered compare and stays; c = -0 compares strictly, so
+    +0 beats it (and -0 beats +0 in minimum); other equal values have equal bits."""
+    strict = math.copysign(1.0, value) < 0 if is_max else math.copysign(1.0, value) > 0
+    op = ("<" if strict else "<=") if is_max else (">" if strict else ">=")
+    return ctx.b.select(ctx.b.fcmp_ordered(op, x, c), c, x)
+
+
 def _minmax(ctx, instr, v, is_max: bool):
     b, (x, y), dt = ctx.b, v, _dt(instr, 0)
     if _is_float(dt):
+        for a, c in ((x, y), (y, x)):
+            value = _float_constant(c)
+            if value is not None:
+                return _minmax_constant(ctx, a, c, value, is_max)
         return ctx.intrinsic("maximum" if is_max else "minimum", x, y)
     if dt.is_pred:
         return b.or_(x, y) if is_max else b.and_(x, y)

@@ -46,14 +46,15 @@ from hlort.codegen.llvm.float_parts import (
     LN2_LO,
     NAN,
     clamp,
+    exp_scale,
     keep_nan,
     log_specials,
-    pow2,
+    round_to_int,
     scale,
     split_mantissa,
 )
 from hlort.codegen.llvm.ir_context import IrContext
-from hlort.codegen.llvm.llvm_types import F32, F64, I32, I64
+from hlort.codegen.llvm.llvm_types import F32, F64, I64
 
 # -- exp and log ----------------------------------------------------------------------------------
 _EXPF_P = (
@@ -76,21 +77,30 @@ def exp_f32(ctx: IrContext, x: ir.Value) -> ir.Value:
     needs no select of its own; keep_nan restores it."""
     b = ctx.b
     low, high = ctx.f(F32, -176.0), ctx.f(F32, 89.0)
+    if ctx.target.math.lrint_instruction:
+        # NaN passes both selects and every step: lrint(NaN) is some integer (x86: INT_MIN,
+        # whose two factors are 1.0), any factor times NaN is NaN, so no keep_nan (two vector
+        # operations) is needed; the result is x quieted (x itself only for a signaling NaN)
+        xc = b.select(b.fcmp_ordered("<", x, low), low, x)
+        xc = b.select(b.fcmp_ordered(">", xc, high), high, xc)
+        y, k = _exp_f32_parts(ctx, xc)
+        return exp_scale(ctx, y, k)
     xc = b.select(b.fcmp_ordered(">", x, low), x, low)
     xc = b.select(b.fcmp_ordered("<", xc, high), xc, high)
-    y, n = _exp_f32_parts(ctx, xc)
-    return keep_nan(ctx, x, scale(ctx, y, n))
+    y, k = _exp_f32_parts(ctx, xc)
+    return keep_nan(ctx, x, exp_scale(ctx, y, k))
 
 
 def _exp_f32_parts(ctx: IrContext, xc: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """(y, n) with exp(xc) = y * 2**n, for xc in [-176, 89] (no NaN): callers that know their
-    argument's range clamp (and scale) less than exp_f32 does."""
+    """(y, k) with exp(xc) = y * 2**k, y in [1/2, 2), k an i32, for xc in [-176, 89]; for a NaN
+    xc, y is NaN and k some integer (only when rounded by lrint: fptosi of NaN is poison).
+    Callers that know their argument's range clamp (and scale) less than exp_f32 does."""
     b = ctx.b
-    n = ctx.intrinsic("roundeven", b.fmul(xc, ctx.f(F32, 1.44269504088896341)))
+    k, n = round_to_int(ctx, b.fmul(xc, ctx.f(F32, 1.44269504088896341)))
     r = ctx.fma(n, ctx.f(F32, -0.693359375), xc)
     r = ctx.fma(n, ctx.f(F32, 2.12194440e-4), r)
     p = ctx.horner(r, _EXPF_P)
-    return b.fadd(ctx.fma(p, b.fmul(r, r), r), ctx.f(F32, 1.0)), n
+    return b.fadd(ctx.fma(p, b.fmul(r, r), r), ctx.f(F32, 1.0)), k
 
 
 _EXP_TAYLOR = tuple(1.0 / math.factorial(k) for k in range(13, -1, -1))
@@ -230,8 +240,8 @@ def tanh_f32(ctx: IrContext, x: ir.Value) -> ir.Value:
     small = ctx.fma(b.fmul(z, s), ctx.horner(s, _TANHF_P), z)
     limit = ctx.f(F32, 9.5)
     zc = b.select(b.fcmp_ordered("<", z, limit), z, limit)
-    y, n = _exp_f32_parts(ctx, b.fmul(ctx.f(F32, 2.0), zc))
-    e = b.fmul(y, pow2(ctx, b.fptosi(n, I32), F32))
+    y, k = _exp_f32_parts(ctx, b.fmul(ctx.f(F32, 2.0), zc))
+    e = exp_scale(ctx, y, k, normal=True)
     large = b.fsub(ctx.f(F32, 1.0), b.fdiv(ctx.f(F32, 2.0), b.fadd(e, ctx.f(F32, 1.0))))
     r = b.select(b.fcmp_ordered("<", z, ctx.f(F32, 0.625)), small, large)
     return keep_nan(ctx, x, ctx.copysign(r, x))
@@ -252,8 +262,8 @@ def logistic(ctx: IrContext, x: ir.Value) -> ir.Value:
     a = b.fneg(ctx.fabs(x))
     if isinstance(t, ir.FloatType):  # a <= 0: only the low clamp (NaN takes it; restored below)
         low = ctx.f(F32, -176.0)
-        y, n = _exp_f32_parts(ctx, b.select(b.fcmp_ordered(">", a, low), a, low))
-        e = scale(ctx, y, n)
+        y, k = _exp_f32_parts(ctx, b.select(b.fcmp_ordered(">", a, low), a, low))
+        e = exp_scale(ctx, y, k)
     else:
         e = exp_any(ctx, a)
     num = b.select(b.fcmp_ordered(">=", x, ctx.f(t, 0.0)), ctx.f(t, 1.0), e)

@@ -70,6 +70,15 @@ class IrContext:
         fn = self.function(f"llvm.{name}.{_suffix(t)}", ret or t, types)
         return self.b.call(fn, args)
 
+    def overloaded(
+        self, name: str, ret: ir.Type, *args: ir.Value, types: tuple[ir.Type, ...]
+    ) -> ir.Value:
+        """Call ``llvm.<name>`` mangled by ``types``, the overloaded types in the intrinsic's
+        order (``lrint``: result and operand, ``llvm.lrint.i32.f32``)."""
+        mangled = ".".join(_suffix(t) for t in types)
+        fn = self.function(f"llvm.{name}.{mangled}", ret, [a.type for a in args])
+        return self.b.call(fn, list(args))
+
     def constant_table(self, name: str, t: ir.Type, values) -> ir.GlobalVariable:
         """An internal, 64-byte aligned constant array ``name`` of ``t`` (defined once per
         module): the lookup tables of the f64 math functions."""

@@ -60,11 +60,16 @@ class MathPolicy:
     ``frem`` to ``fmod``, and some conversions to compiler-rt calls, on CPUs; GPU targets say
     False and lower those natively). ``vector_variant_lanes``: the vector widths of the SIMD
     copies of outlined math functions (outlined_math.py; empty: scalar only, as on GPUs).
+    ``lrint_instruction``: ``llvm.lrint`` on f32 scalars and vectors is one instruction (x86:
+    cvtps2dq), so the f32 exp rounds its exponent to an integer with it (float_parts.round_to_int)
+    rather than by roundeven (vrndscaleps, two operations) and a conversion; False where it may
+    become a libm call.
     """
 
     f32_via_f64: bool = True
     libm: bool = True
     vector_variant_lanes: tuple[int, ...] = (2, 4, 8)  # SSE2, AVX2 and AVX-512 vectors of f64
+    lrint_instruction: bool = False
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ the rows are the kernel's outer iterations (split across threads); inside a row 
 runs one inner loop (in dependence order) into accumulators on the stack, row-level consumers
 are scalar code, and element-level outputs get one more inner loop. A reduce the interpreter
 folds in its tree order (row_fusion.folds_in_tree: narrow floats, other reducers) runs its
-inner loop through tree_fold.py instead, in that order, unvectorized.
+inner loop through tree_fold.py instead, in that order, unvectorized. A float max/min reduce
+folds by maxnum with the NaN and zero-sign folds of row_extremum.py (IEEE maximum's result).
 
 A value a reduce folds that later loops read too (softmax's ``exp(x - max)``, read again by the
 output's divide; attention's masked, scaled scores, read by the exp) is stashed: its loop stores
@@ -28,6 +29,7 @@ from hlort.codegen.llvm.loops import emit_loop
 from hlort.codegen.llvm.row_fusion import RowEmitter, RowPlan, apply_reducer, folds_in_tree
 from hlort.ir.computation import Computation
 from hlort_cpu.codegen.interleave import interleave_for
+from hlort_cpu.codegen.row_extremum import RowExtremum, extremum_kind
 from hlort_cpu.codegen.row_stash import RowStash
 from hlort_cpu.codegen.row_stream import RowStream, streamed_outputs
 from hlort_cpu.codegen.tree_fold import TreeFold
@@ -58,6 +60,11 @@ def emit_row_fusion(
     }
     allocas = {r: [b.alloca(t) for t in ts] for r, ts in ((r, slots[r]) for r in plan.reduces)}
     trees = {r: TreeFold(b, r, row_size) for r in plan.reduces if folds_in_tree(r)}
+    extrema = {}
+    for r in plan.reduces:
+        op = None if r in trees else extremum_kind(r, slots[r][0])
+        if op is not None:
+            extrema[r] = RowExtremum(b, op, slots[r][0])
     stash = RowStash(b, comp, [r for r in plan.reduces if r not in trees], row_size)
     element_outs = [
         k for k, out in enumerate(plan.outputs) if out.shape.dims == in_dims and in_dims != kept
@@ -89,6 +96,9 @@ def emit_row_fusion(
             scalar = Index.scalar(b)
             for a, init in zip(allocas[r], r.operands[n:], strict=True):
                 b.store(em.value(init, scalar), a)
+            extremum = extrema.get(r)
+            if extremum is not None:
+                extremum.start(ctx, b.load(allocas[r][0], typ=slots[r][0]))
 
             tree = trees.get(r)
             if tree is not None:
@@ -106,15 +116,22 @@ def emit_row_fusion(
                     b.store(v, a)
             else:
 
-                def step(index: Index, _j: ir.Value, r=r, n=n) -> None:
+                def step(index: Index, _j: ir.Value, r=r, n=n, extremum=extremum) -> None:
                     accs = [b.load(a, typ=t) for a, t in zip(allocas[r], slots[r], strict=True)]
                     values = [em.value(x, index) for x in r.operands[:n]]
                     stash.keep(r, values)
-                    for a, v in zip(allocas[r], apply_reducer(ctx, r, accs, values), strict=True):
+                    if extremum is not None:
+                        folded = [extremum.step(ctx, accs[0], values[0])]
+                    else:
+                        folded = apply_reducer(ctx, r, accs, values)
+                    for a, v in zip(allocas[r], folded, strict=True):
                         b.store(v, a)
 
                 run_inner(step)
                 stash.finish(r)
+                if extremum is not None:
+                    a, t = allocas[r][0], slots[r][0]
+                    b.store(extremum.finish(ctx, b.load(a, typ=t)), a)
             # narrow floats accumulate in f32 and round once, as the interpreter's reduce does
             # (tree folds round in every reducer call already)
             em.row_values[r] = [
