@@ -81,7 +81,7 @@ KERNEL_OPS = frozenset(
 
 # Ops that have no GPU kernel yet and run as host fallbacks (docs/gpu-kernels.md). Some cases of
 # PARTLY_NATIVE_OPS fall back too, each with its reason: e.g. a width-changing bitcast-convert
-# inside a fusion or on s4/u4/pred, FFTs longer than 16384 points.
+# inside a fusion or on s4/u4/pred, FFTs of 2^31 points or more.
 HOST_FALLBACK_OPS = frozenset(
     {
         "conditional",
@@ -386,7 +386,8 @@ class _Walker:
             src = source if k == 0 else scratch[(k - 1) % 2]
             dst = result if k == last else scratch[k % 2]
             kernel = self.kernels.add_fft_pass(self._kernel_name(instr), step)
-            steps.append(self._launch_of(instr, kernel, (src, dst)))
+            table = () if step.table is None else (slots.constant(step.table, kernel.name),)
+            steps.append(self._launch_of(instr, kernel, (src, dst) + table))
         return steps
 
     def _simple_launch(self, instr: Instruction, kind: str, slots: SlotTable, plan=None):
