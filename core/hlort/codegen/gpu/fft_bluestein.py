@@ -51,9 +51,9 @@ def convolution_length(n: int, radices) -> int:
     return min(_smooth_lengths(lo, hi), key=lambda m: (m * sum(radices(m)), m))
 
 
-def chirp_exponents(n: int, count: int) -> np.ndarray:
-    """``j^2 mod 2n`` for ``j < count`` in exact integer arithmetic (u64: ``j < 2^31``)."""
-    j = np.arange(count, dtype=np.uint64)
+def chirp_exponents(n: int, j: np.ndarray) -> np.ndarray:
+    """``j^2 mod 2n`` for each ``j < n`` in exact integer arithmetic (u64: ``n < 2^31``)."""
+    j = np.asarray(j, dtype=np.uint64)
     return ((j * j) % np.uint64(2 * n)).astype(np.int64)
 
 
@@ -62,7 +62,7 @@ def chirp_spectrum(n: int, m: int, inverse: bool, roots) -> bytes:
     ``|j| < n`` (wrapped to ``m - j``), so that the inverse passes need no 1/m of their own.
     ``roots(order, exponents)`` gives interleaved cos, sin of ``2 pi e / order``."""
     sign = 1.0 if inverse else -1.0  # c[j] = exp(sign * 2 pi i (j^2 mod 2n) / 2n)
-    pairs = roots(2 * n, chirp_exponents(n, n)).reshape(-1, 2)
+    pairs = roots(2 * n, chirp_exponents(n, np.arange(n))).reshape(-1, 2)
     conj_c = pairs[:, 0] - 1j * sign * pairs[:, 1]
     b = np.zeros(m, np.complex128)
     b[:n] = conj_c
