@@ -2,7 +2,8 @@
 the interpreter (numpy.fft in complex128): every conformance case, and FFT, IFFT, RFFT and IRFFT
 over one to three trailing axes, odd, even, prime, mixed-radix and length-1 transforms, single
 and double precision, both twiddle layouts (one table; two short tables for long axes); IRFFT
-ignores the imaginary parts of the zero and Nyquist bins as pocketfft does; NaN reaches every
+ignores the imaginary parts of the zero and Nyquist bins as pocketfft does (lengths with a
+prime factor above MAX_RADIX: test_fft_bluestein_simulated.py); NaN reaches every
 output of its line; infinite and NaN inputs give the interpreter's output parts wherever those
 are numbers or infinities, and NaN only where the interpreter has NaN. Tolerance: the
 conformance suite's "accumulate" one (a sum's rounding: 1e-10 relative or absolute in double,
@@ -159,13 +160,6 @@ def test_long_axes_read_two_short_twiddle_tables(monkeypatch, kind, n):
     program = simulated_program(module)
     assert f"hlort_fft_twiddles_{n}_hi" in program.binary.decode()
     _check(module, [x])
-
-
-def test_a_prime_factor_beyond_the_longest_radix_is_a_counted_fallback():
-    n = 16411  # prime: one pass would be the n^2 direct DFT
-    module = parse_module(_fft_text("FFT", "c64", "c64", (n,), (n,), (n,)))
-    program = simulated_program(module)
-    assert "prime factor 16411" in program.fallback_summary()
 
 
 @pytest.mark.parametrize("n", [7, 8, 16])
