@@ -124,13 +124,14 @@ def short_radix(monkeypatch):
 
 
 def test_convolution_lengths_are_smooth_and_long_enough():
+    """Never more passes, nor more points, than the next power of two."""
     for n in (17, 19, 97, 16411, 1000003):
         m = convolution_length(n, radices)
-        assert m >= 2 * n - 1 and max(radices(m)) <= 9
-        assert m * sum(radices(m)) <= (1 << (2 * n - 2).bit_length()) * sum(
-            radices(1 << (2 * n - 2).bit_length())
-        )
-    assert convolution_length(16411, radices) == 33750  # 2 3^3 5^4 (65536 costs 4x its work)
+        power = 1 << (2 * n - 2).bit_length()
+        assert 2 * n - 1 <= m <= power and max(radices(m)) <= 16
+        assert m * len(radices(m)) <= power * len(radices(power))
+    assert convolution_length(16411, radices) == 32928  # 14 * 14 * 14 * 12: four passes
+    assert convolution_length(17, radices) == 35
 
 
 def test_chirp_exponents_are_reduced_exactly_in_integers():
@@ -156,7 +157,7 @@ def test_every_kind_on_bluestein_axes_within_the_bound(short_radix, kind, length
 
 
 def test_a_prime_above_16384_runs_on_the_device():
-    """The length the issue names: 16411 (prime) as a 33750-point convolution, no fallback
+    """The length the issue names: 16411 (prime) as a 32928-point convolution, no fallback
     (about a minute on the simulator: the other kinds run on short primes above)."""
     module, in_dims, is_complex = _module("FFT", "f64", (1,), (16411,))
     x = _input(np.random.default_rng(7), in_dims, is_complex, "f64")

@@ -9,6 +9,8 @@ are numbers or infinities, and NaN only where the interpreter has NaN. Tolerance
 conformance suite's "accumulate" one (a sum's rounding: 1e-10 relative or absolute in double,
 1e-4 / 1e-5 in single), since the passes sum in another order than pocketfft."""
 
+import math
+
 import numpy as np
 import pytest
 from host_simulator import HostSimRunner, simulated_program
@@ -122,9 +124,31 @@ def test_a_zero_batch_runs_no_work():
 def test_lengths_factor_into_merged_radices():
     assert radices(1) == (1,)
     assert radices(97) == (97,)
-    assert radices(360) == (8, 9, 5)
     assert radices(1 << 20) == (16,) * 5
-    assert radices(2 * 16411) == (2, 16411)
+    assert radices(2 * 16411) == (16411, 2)
+    assert radices(17 * 19 * 4) == (19, 17, 4)
+
+
+@pytest.mark.parametrize(
+    "n, greedy, merged",
+    [
+        (1 << 5, (16, 2), (8, 4)),  # same passes, 12 terms an output instead of 18
+        (1 << 9, (16, 16, 2), (8, 8, 8)),  # 24 instead of 34
+        (1 << 13, (16, 16, 16, 2), (16, 8, 8, 8)),
+        (360, (8, 9, 5), (10, 6, 6)),  # 22 either way
+        (1000, (8, 5, 5, 5), (10, 10, 10)),  # one pass less (2*5 merged)
+        (33750, (6, 9, 5, 5, 5, 5), (15, 15, 15, 10)),  # two passes less (3*5 merged)
+    ],
+)
+def test_radices_take_the_fewest_passes_then_the_fewest_terms(n, greedy, merged):
+    """Each pass reads and writes the whole array (memory traffic), each output sums its
+    radix's terms (arithmetic): the fewest passes first, then the least sum. The greedy merge
+    in ascending prime order (the radices before) never merged 2 or 3 with 5, and left a radix
+    of 2 or 4 after the 16s of a power of two. ptxas register counts of the passes stay alike
+    (32-40 on sm_90 for radices 4-16, test_ptx_fft.py checks for spills)."""
+    assert math.prod(merged) == n == math.prod(greedy)
+    assert radices(n) == merged
+    assert (len(merged), sum(merged)) < (len(greedy), sum(greedy)) or merged == (10, 6, 6)
 
 
 def _kind_case(rng, kind, real, length, batch=(2,)):

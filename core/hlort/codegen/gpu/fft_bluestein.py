@@ -7,14 +7,15 @@ With ``c[j] = exp(-+ pi i j^2 / n)`` (the sign of the transform) and ``jk = (j^2
     X[k] = c[k] * sum_j (x[j] c[j]) * conj(c[k - j]),
 
 done as a cyclic one of length ``m >= 2n - 1`` (a 2-3-5-7-smooth length, so that its own
-Stockham passes are short): the first forward pass of length ``m`` reads ``x[j] c[j]`` for ``j
-< n`` and zero after; the last forward pass multiplies each bin by ``B[k] / m``, ``B`` the
-length-``m`` spectrum of the wrapped ``conj(c)``, computed here at compile time (numpy.fft in
-f64) and uploaded once as a constant; the inverse passes of length ``m`` follow, the last keeping
-the ``n`` (or ``n // 2 + 1``) outputs times ``c[k]``. The chirp's exponent ``j^2 mod 2n`` is
-reduced in integer arithmetic before any angle (``j^2 / n`` in floating point loses the
-angle for large ``j``), and ``c`` is read as a root of unity of order ``2n`` from the twiddle
-tables, whose roots numpy computes in f64 (quarter turns exact).
+Stockham passes are few and short: 16411 takes 32928 = 14 * 14 * 14 * 12). The first forward
+pass of length ``m`` reads ``x[j] c[j]`` for ``j < n`` and zero after; the last forward pass
+multiplies each bin by ``B[k] / m``, ``B`` the length-``m`` spectrum of the wrapped ``conj(c)``,
+computed here at compile time (numpy.fft in f64) and uploaded once as a constant; the inverse
+passes of length ``m`` follow, the last keeping the ``n`` (or ``n // 2 + 1``) outputs times
+``c[k]``. The chirp's exponent ``j^2 mod 2n`` is reduced in integer arithmetic before any angle
+(``j^2 / n`` in floating point loses the angle for large ``j``), and ``c`` is read as a root of
+unity of order ``2n`` from the twiddle tables, whose roots numpy computes in f64 (quarter turns
+exact).
 
 Accuracy: everything runs in f64 and rounds once, so the error is f64's ``eps * log2(m)`` times
 the line's norm (tests/gpu/test_fft_bluestein_simulated.py states the bound it checks). Infinite
@@ -44,11 +45,16 @@ def _smooth_lengths(lo: int, hi: int) -> list[int]:
 
 def convolution_length(n: int, radices) -> int:
     """The cyclic length for a length-``n`` Bluestein transform: the smooth ``m >= 2n - 1``
-    (up to the next power of two) with the least ``m * sum(radices(m))``, the Stockham work of a
-    line (a thread's terms per output, over the passes)."""
+    (up to the next power of two) with the least memory traffic, ``m`` times its passes, then
+    the least arithmetic, ``m`` times its terms per output (fft_schedule.radices' order)."""
     lo = 2 * n - 1
     hi = 1 << (lo - 1).bit_length()
-    return min(_smooth_lengths(lo, hi), key=lambda m: (m * sum(radices(m)), m))
+
+    def cost(m: int) -> tuple[int, int, int]:
+        steps = radices(m)
+        return m * len(steps), m * sum(steps), m
+
+    return min(_smooth_lengths(lo, hi), key=cost)
 
 
 def chirp_exponents(n: int, j: np.ndarray) -> np.ndarray:

@@ -2,9 +2,11 @@
 
 The interpreter (hlort.interpreter.ops.fft) runs numpy.fft in complex128 and rounds once. Here
 each transformed axis of length ``n`` is factored into radices (``n = r1 * r2 * ...``: its prime
-factors, merged while the product stays <= 16; a larger prime is one radix of its own), and each
-radix is one pass of the self-sorting Stockham algorithm: with ``span`` the product of the
-radices before it, the output at axis position ``p = a * span * R + k * span + b`` is
+factors up to 13 merged into the fewest radices up to 16, the least terms among those; a larger
+prime is one radix of its own, and one above MAX_RADIX makes the axis a Bluestein one,
+fft_bluestein.py), and each radix is one pass of the self-sorting Stockham algorithm: with
+``span`` the product of the radices before it, the output at axis position ``p = a * span * R +
+k * span + b`` is
 
     y[p] = sum_{r < R} x[j + r * n / R] * w^(r * e),   j = a * span + b,
     e = b * n / (span * R) + k * n / R,                w = exp(-+2 pi i / n),
@@ -33,6 +35,7 @@ buffers, in turn); the last rounds once to the result type.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, replace
 
@@ -56,7 +59,7 @@ from hlort.ir.instruction import Instruction
 
 BLOCK = 256
 MAX_BLOCKS = 4096
-MERGED_RADIX = 16  # small prime factors are merged into radices up to this
+MERGED_RADIX = 16  # small prime factors are merged into radices up to this (radices())
 MAX_RADIX = 1 << 14  # an axis with a longer prime factor is a Bluestein one (fft_bluestein.py)
 ONE_TABLE = 1 << 14  # longer axes take their twiddles from two short tables
 
@@ -104,23 +107,58 @@ class FftPlan:
         return (max(sizes[0::2]), max(sizes[1::2]))
 
 
+SMALL_PRIMES = (2, 3, 5, 7, 11, 13)  # the primes that merge into radices up to MERGED_RADIX
+
+
+def _multiplicity(n: int, p: int) -> int:
+    e = 0
+    while n % p == 0:
+        n //= p
+        e += 1
+    return e
+
+
+_GROUPS = tuple(  # each radix up to MERGED_RADIX (all 13-smooth) as its SMALL_PRIMES exponents
+    (r, tuple(_multiplicity(r, p) for p in SMALL_PRIMES)) for r in range(MERGED_RADIX, 1, -1)
+)
+
+
+@functools.cache
 def radices(n: int) -> tuple[int, ...]:
-    """``n``'s prime factors, small ones merged while the product stays <= MERGED_RADIX."""
-    factors, rest, d = [], n, 2
+    """``n``'s factors as radices, largest first: each prime above MERGED_RADIX a radix of its
+    own; the small primes merged into the fewest radices up to MERGED_RADIX (the fewest passes:
+    each reads and writes the whole array), and among those the least ``sum`` (each output
+    sums its pass's radix of terms): 2^9 is 8, 8, 8 (24 terms an output) rather than the
+    greedy 16, 16, 2 (34), in the same three passes."""
+    exponents = tuple(_multiplicity(n, p) for p in SMALL_PRIMES)
+    rest = n // math.prod(p**e for p, e in zip(SMALL_PRIMES, exponents, strict=True))
+    large, d = [], 17
     while d * d <= rest:
         while rest % d == 0:
-            factors.append(d)
+            large.append(d)
             rest //= d
-        d += 1
+        d += 2
     if rest > 1:
-        factors.append(rest)
-    merged: list[int] = []
-    for f in factors:
-        if merged and merged[-1] * f <= MERGED_RADIX:
-            merged[-1] *= f
-        else:
-            merged.append(f)
-    return tuple(merged) or (1,)
+        large.append(rest)
+    small = _merged(exponents)[2]
+    return tuple(sorted(small + tuple(large), reverse=True)) or (1,)
+
+
+@functools.cache
+def _merged(exponents: tuple[int, ...]) -> tuple[int, int, tuple[int, ...]]:
+    """(passes, terms, radices) for the small primes' ``exponents``, the least (passes,
+    terms); the radix taking the largest prime left is chosen first (one search per state)."""
+    if not any(exponents):
+        return 0, 0, ()
+    top = max(k for k, e in enumerate(exponents) if e)
+    best = None
+    for radix, needs in _GROUPS:
+        if needs[top] and all(h <= e for h, e in zip(needs, exponents, strict=True)):
+            left = tuple(e - h for e, h in zip(exponents, needs, strict=True))
+            passes, terms, rest = _merged(left)
+            option = (passes + 1, terms + radix, (radix, *rest))
+            best = option if best is None or option[:2] < best[:2] else best
+    return best
 
 
 def plan_fft(instr: Instruction) -> tuple[FftPlan | None, str]:
