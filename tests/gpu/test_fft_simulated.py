@@ -2,11 +2,14 @@
 the interpreter (numpy.fft in complex128): every conformance case, and FFT, IFFT, RFFT and IRFFT
 over one to three trailing axes, odd, even, prime, mixed-radix and length-1 transforms, single
 and double precision, both twiddle layouts (one table; two short tables for long axes); IRFFT
-ignores the imaginary parts of the zero and Nyquist bins as pocketfft does; NaN reaches every
+ignores the imaginary parts of the zero and Nyquist bins as pocketfft does (lengths with a
+prime factor above MAX_RADIX: test_fft_bluestein_simulated.py); NaN reaches every
 output of its line; infinite and NaN inputs give the interpreter's output parts wherever those
 are numbers or infinities, and NaN only where the interpreter has NaN. Tolerance: the
 conformance suite's "accumulate" one (a sum's rounding: 1e-10 relative or absolute in double,
 1e-4 / 1e-5 in single), since the passes sum in another order than pocketfft."""
+
+import math
 
 import numpy as np
 import pytest
@@ -121,9 +124,31 @@ def test_a_zero_batch_runs_no_work():
 def test_lengths_factor_into_merged_radices():
     assert radices(1) == (1,)
     assert radices(97) == (97,)
-    assert radices(360) == (8, 9, 5)
     assert radices(1 << 20) == (16,) * 5
-    assert radices(2 * 16411) == (2, 16411)
+    assert radices(2 * 16411) == (16411, 2)
+    assert radices(17 * 19 * 4) == (19, 17, 4)
+
+
+@pytest.mark.parametrize(
+    "n, greedy, merged",
+    [
+        (1 << 5, (16, 2), (8, 4)),  # same passes, 12 terms an output instead of 18
+        (1 << 9, (16, 16, 2), (8, 8, 8)),  # 24 instead of 34
+        (1 << 13, (16, 16, 16, 2), (16, 8, 8, 8)),
+        (360, (8, 9, 5), (10, 6, 6)),  # 22 either way
+        (1000, (8, 5, 5, 5), (10, 10, 10)),  # one pass less (2*5 merged)
+        (33750, (6, 9, 5, 5, 5, 5), (15, 15, 15, 10)),  # two passes less (3*5 merged)
+    ],
+)
+def test_radices_take_the_fewest_passes_then_the_fewest_terms(n, greedy, merged):
+    """Each pass reads and writes the whole array (memory traffic), each output sums its
+    radix's terms (arithmetic): the fewest passes first, then the least sum. The greedy merge
+    in ascending prime order (the radices before) never merged 2 or 3 with 5, and left a radix
+    of 2 or 4 after the 16s of a power of two. ptxas register counts of the passes stay alike
+    (32-40 on sm_90 for radices 4-16, test_ptx_fft.py checks for spills)."""
+    assert math.prod(merged) == n == math.prod(greedy)
+    assert radices(n) == merged
+    assert (len(merged), sum(merged)) < (len(greedy), sum(greedy)) or merged == (10, 6, 6)
 
 
 def _kind_case(rng, kind, real, length, batch=(2,)):
@@ -159,13 +184,6 @@ def test_long_axes_read_two_short_twiddle_tables(monkeypatch, kind, n):
     program = simulated_program(module)
     assert f"hlort_fft_twiddles_{n}_hi" in program.binary.decode()
     _check(module, [x])
-
-
-def test_a_prime_factor_beyond_the_longest_radix_is_a_counted_fallback():
-    n = 16411  # prime: one pass would be the n^2 direct DFT
-    module = parse_module(_fft_text("FFT", "c64", "c64", (n,), (n,), (n,)))
-    program = simulated_program(module)
-    assert "prime factor 16411" in program.fallback_summary()
 
 
 @pytest.mark.parametrize("n", [7, 8, 16])

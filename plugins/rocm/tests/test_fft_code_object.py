@@ -1,7 +1,9 @@
 """FFTs on rocm: the Stockham passes (fft_schedule.py) link into gfx90a / gfx942 code objects
 that validate, with no private segment and no spills: one-table and two-table twiddles, a
-Hermitian first pass (IRFFT) and a prime radix. What they compute is checked on the host
-simulator (tests/gpu/test_fft_simulated.py)."""
+Hermitian first pass (IRFFT), a prime radix, and Bluestein axes (a prime factor above 16384:
+fft_bluestein.py's chirped passes and the one reading the chirp's spectrum). What they compute
+is checked on the host simulator (tests/gpu/test_fft_simulated.py, test_fft_bluestein_simulated).
+"""
 
 import pytest
 
@@ -18,6 +20,10 @@ FFTS = {
     "fft_length={1000}",
     "rfft-97": "f32[4,97] parameter(0)\n  ROOT y = c64[4,49] fft(x), fft_type=RFFT, "
     "fft_length={97}",
+    "bluestein-ifft-16411": "c64[2,16411] parameter(0)\n  ROOT y = c64[2,16411] fft(x), "
+    "fft_type=IFFT, fft_length={16411}",
+    "bluestein-irfft-1000003": "c128[500002] parameter(0)\n  ROOT y = f64[1000003] fft(x), "
+    "fft_type=IRFFT, fft_length={1000003}",
 }
 
 

@@ -88,8 +88,8 @@ KERNEL_OPS = frozenset(
 
 
 # Ops that have no GPU kernel yet and run as host fallbacks (docs/gpu-kernels.md). Some cases of
-# PARTLY_NATIVE_OPS fall back too, each with its reason: e.g. FFTs with a prime factor above
-# 16384, sorts whose comparator has a transcendental on f64 values, custom calls other than the
+# PARTLY_NATIVE_OPS fall back too, each with its reason: e.g. FFT axes of 2^31 points or
+# more, sorts whose comparator has a transcendental on f64 values, custom calls other than the
 # identity annotations and TopK (custom_call_steps.py).
 HOST_FALLBACK_OPS = frozenset(
     {
@@ -415,7 +415,8 @@ class _Walker:
             src = source if k == 0 else scratch[(k - 1) % 2]
             dst = result if k == last else scratch[k % 2]
             kernel = self.kernels.add_fft_pass(self._kernel_name(instr), step)
-            steps.append(self._launch_of(instr, kernel, (src, dst)))
+            table = () if step.table is None else (slots.constant(step.table, kernel.name),)
+            steps.append(self._launch_of(instr, kernel, (src, dst) + table))
         return steps
 
     def _simple_launch(self, instr: Instruction, kind: str, slots: SlotTable, plan=None):

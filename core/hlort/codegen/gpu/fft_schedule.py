@@ -2,9 +2,11 @@
 
 The interpreter (hlort.interpreter.ops.fft) runs numpy.fft in complex128 and rounds once. Here
 each transformed axis of length ``n`` is factored into radices (``n = r1 * r2 * ...``: its prime
-factors, merged while the product stays <= 16; a larger prime is one radix of its own), and each
-radix is one pass of the self-sorting Stockham algorithm: with ``span`` the product of the
-radices before it, the output at axis position ``p = a * span * R + k * span + b`` is
+factors up to 13 merged into the fewest radices up to 16, the least terms among those; a larger
+prime is one radix of its own, and one above MAX_RADIX makes the axis a Bluestein one,
+fft_bluestein.py), and each radix is one pass of the self-sorting Stockham algorithm: with
+``span`` the product of the radices before it, the output at axis position ``p = a * span * R +
+k * span + b`` is
 
     y[p] = sum_{r < R} x[j + r * n / R] * w^(r * e),   j = a * span + b,
     e = b * n / (span * R) + k * n / R,                w = exp(-+2 pi i / n),
@@ -33,13 +35,15 @@ buffers, in turn); the last rounds once to the result type.
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import llvmlite.ir as ir
 import numpy as np
 
 from hlort import dtypes
+from hlort.codegen.gpu.fft_bluestein import MAX_LENGTH, chirp_spectrum, convolution_length
 from hlort.codegen.gpu.gpu_target import GpuTarget
 from hlort.codegen.gpu.launch import LaunchShape, grid_stride_start
 from hlort.codegen.gpu.loop_schedule import _grid_stride
@@ -55,8 +59,8 @@ from hlort.ir.instruction import Instruction
 
 BLOCK = 256
 MAX_BLOCKS = 4096
-MERGED_RADIX = 16  # small prime factors are merged into radices up to this
-MAX_RADIX = 1 << 14  # a prime factor longer than this stays a host fallback (n^2 work)
+MERGED_RADIX = 16  # small prime factors are merged into radices up to this (radices())
+MAX_RADIX = 1 << 14  # an axis with a longer prime factor is a Bluestein one (fft_bluestein.py)
 ONE_TABLE = 1 << 14  # longer axes take their twiddles from two short tables
 
 
@@ -76,9 +80,14 @@ class FftPass:
     span: int
     inverse: bool
     hermitian: bool
-    scale: bool
+    scale: float  # 1/n for an inverse axis's last pass, else 1
     in_dtype: DType
     out_dtype: DType
+    chirp: int = 0  # a Bluestein axis's length (fft_bluestein.py), 0 for a plain one
+    chirp_inverse: bool = False  # the chirp's sign: the axis's transform is an inverse one
+    chirp_in: bool = False  # reads x[q] c[q] for q < chirp, zero after (the first pass)
+    chirp_out: bool = False  # multiplies each output by c[p] (the last pass)
+    table: bytes | None = field(default=None, compare=False, repr=False)  # B / m, a third arg
 
     @property
     def inner(self) -> int:
@@ -98,23 +107,58 @@ class FftPlan:
         return (max(sizes[0::2]), max(sizes[1::2]))
 
 
+SMALL_PRIMES = (2, 3, 5, 7, 11, 13)  # the primes that merge into radices up to MERGED_RADIX
+
+
+def _multiplicity(n: int, p: int) -> int:
+    e = 0
+    while n % p == 0:
+        n //= p
+        e += 1
+    return e
+
+
+_GROUPS = tuple(  # each radix up to MERGED_RADIX (all 13-smooth) as its SMALL_PRIMES exponents
+    (r, tuple(_multiplicity(r, p) for p in SMALL_PRIMES)) for r in range(MERGED_RADIX, 1, -1)
+)
+
+
+@functools.cache
 def radices(n: int) -> tuple[int, ...]:
-    """``n``'s prime factors, small ones merged while the product stays <= MERGED_RADIX."""
-    factors, rest, d = [], n, 2
+    """``n``'s factors as radices, largest first: each prime above MERGED_RADIX a radix of its
+    own; the small primes merged into the fewest radices up to MERGED_RADIX (the fewest passes:
+    each reads and writes the whole array), and among those the least ``sum`` (each output
+    sums its pass's radix of terms): 2^9 is 8, 8, 8 (24 terms an output) rather than the
+    greedy 16, 16, 2 (34), in the same three passes."""
+    exponents = tuple(_multiplicity(n, p) for p in SMALL_PRIMES)
+    rest = n // math.prod(p**e for p, e in zip(SMALL_PRIMES, exponents, strict=True))
+    large, d = [], 17
     while d * d <= rest:
         while rest % d == 0:
-            factors.append(d)
+            large.append(d)
             rest //= d
-        d += 1
+        d += 2
     if rest > 1:
-        factors.append(rest)
-    merged: list[int] = []
-    for f in factors:
-        if merged and merged[-1] * f <= MERGED_RADIX:
-            merged[-1] *= f
-        else:
-            merged.append(f)
-    return tuple(merged) or (1,)
+        large.append(rest)
+    small = _merged(exponents)[2]
+    return tuple(sorted(small + tuple(large), reverse=True)) or (1,)
+
+
+@functools.cache
+def _merged(exponents: tuple[int, ...]) -> tuple[int, int, tuple[int, ...]]:
+    """(passes, terms, radices) for the small primes' ``exponents``, the least (passes,
+    terms); the radix taking the largest prime left is chosen first (one search per state)."""
+    if not any(exponents):
+        return 0, 0, ()
+    top = max(k for k, e in enumerate(exponents) if e)
+    best = None
+    for radix, needs in _GROUPS:
+        if needs[top] and all(h <= e for h, e in zip(needs, exponents, strict=True)):
+            left = tuple(e - h for e, h in zip(exponents, needs, strict=True))
+            passes, terms, rest = _merged(left)
+            option = (passes + 1, terms + radix, (radix, *rest))
+            best = option if best is None or option[:2] < best[:2] else best
+    return best
 
 
 def plan_fft(instr: Instruction) -> tuple[FftPlan | None, str]:
@@ -126,9 +170,8 @@ def plan_fft(instr: Instruction) -> tuple[FftPlan | None, str]:
     length = tuple(int(n) for n in instr.attrs["fft_length"])
     if not length or min(length) < 1:
         return None, f"fft_length {length} has no transform to compute"
-    longest = max(max(radices(n)) for n in length)
-    if longest > MAX_RADIX:
-        return None, f"a length with the prime factor {longest} (> {MAX_RADIX}: n^2 work)"
+    if max(length) >= MAX_LENGTH:
+        return None, f"fft_length {length} has an axis of {MAX_LENGTH} points or more"
     rank = len(out.dims)
     axes = list(range(rank - len(length), rank))
     if kind in (FftType.FFT, FftType.IFFT):  # numpy.fft's orders (module docstring)
@@ -148,33 +191,75 @@ def plan_fft(instr: Instruction) -> tuple[FftPlan | None, str]:
                 None,
                 f"axis {axis} has {dims[axis]} elements where the transform reads {expected}",
             )
-        steps = radices(n)
-        span = 1
-        for k, radix in enumerate(steps):
-            last = k == len(steps) - 1
-            new = list(dims)
-            new[axis] = n // 2 + 1 if mode == "real_forward" and last else n
-            passes.append(
-                FftPass(
-                    tuple(dims),
-                    tuple(new),
-                    axis,
-                    n,
-                    radix,
-                    span,
-                    inverse,
-                    hermitian=mode == "real_inverse" and k == 0,
-                    scale=inverse and last,
-                    in_dtype=x.dtype if not passes else dtypes.C128,
-                    out_dtype=dtypes.C128,
-                )
-            )
-            span *= radix
-            dims = new
+        first = FftPass(  # what the axis's first pass reads; the rest comes per pass
+            in_dims=tuple(dims),
+            out_dims=(),
+            axis=axis,
+            n=n,
+            radix=1,
+            span=1,
+            inverse=inverse,
+            hermitian=mode == "real_inverse",
+            scale=1.0,
+            in_dtype=x.dtype if not passes else dtypes.C128,
+            out_dtype=dtypes.C128,
+        )
+        n_out = n // 2 + 1 if mode == "real_forward" else n
+        scale = 1.0 / n if inverse else 1.0
+        if max(radices(n)) <= MAX_RADIX:
+            axis_passes = _stockham(first, n, n_out, inverse, scale)
+        else:
+            axis_passes = _bluestein(first, n, n_out, inverse, scale)
+        passes.extend(axis_passes)
+        dims = list(axis_passes[-1].out_dims)
     if tuple(dims) != tuple(out.dims):
         return None, f"its passes make {tuple(dims)}, not the result's {out.dims}"
     passes[-1] = replace(passes[-1], out_dtype=out.dtype)
     return FftPlan(tuple(passes)), ""
+
+
+def _stockham(first: FftPass, n: int, n_out: int, inverse: bool, scale: float) -> list[FftPass]:
+    """One pass per radix of ``n`` from ``first``'s input, the last writing ``n_out`` points
+    times ``scale``; ``first`` says the axis, the kind of its first read (``hermitian``,
+    ``chirp_in``) and the input type."""
+    steps, out = radices(n), []
+    span, dims = 1, first.in_dims
+    for k, radix in enumerate(steps):
+        last = k == len(steps) - 1
+        new = list(dims)
+        new[first.axis] = n_out if last else n
+        step = replace(
+            first,
+            in_dims=tuple(dims),
+            out_dims=tuple(new),
+            n=n,
+            radix=radix,
+            span=span,
+            inverse=inverse,
+            scale=scale if last else 1.0,
+        )
+        if k:
+            step = replace(step, hermitian=False, chirp_in=False, in_dtype=dtypes.C128)
+        out.append(step)
+        span *= radix
+        dims = tuple(new)
+    return out
+
+
+def _bluestein(first: FftPass, n: int, n_out: int, inverse: bool, scale: float) -> list[FftPass]:
+    """The length-``n`` axis as a cyclic convolution of length ``m`` (fft_bluestein.py): forward
+    passes of ``m`` from the chirped input, the last multiplying by the chirp's spectrum, then
+    inverse passes of ``m`` whose last keeps ``n_out`` points times the chirp (and 1/n)."""
+    m = convolution_length(n, radices)
+    chirped = replace(first, chirp=n, chirp_inverse=inverse, chirp_in=True)
+    forward = _stockham(chirped, m, m, False, 1.0)
+    table = chirp_spectrum(n, m, inverse, _roots)
+    forward[-1] = replace(forward[-1], table=table)
+    after = replace(forward[-1], in_dims=forward[-1].out_dims, hermitian=False, chirp_in=False)
+    after = replace(after, table=None, in_dtype=dtypes.C128)
+    backward = _stockham(after, m, n_out, True, scale)
+    backward[-1] = replace(backward[-1], chirp_out=True)
+    return forward + backward
 
 
 def _load_complex(ctx, dtype: DType, base: ir.Value, at: ir.Value) -> tuple[ir.Value, ir.Value]:
@@ -260,9 +345,15 @@ def _twiddle_reader(ctx, n: int, inverse: bool):
 
 
 def emit_fft_pass(
-    target: GpuTarget, entry: KernelEntry, step: FftPass, src: ir.Value, dst: ir.Value
+    target: GpuTarget,
+    entry: KernelEntry,
+    step: FftPass,
+    src: ir.Value,
+    dst: ir.Value,
+    table: ir.Value | None = None,
 ) -> LaunchShape:
-    """One Stockham pass of an FFT plan: ``src`` (of ``step.in_dtype``) to ``dst``."""
+    """One Stockham pass of an FFT plan: ``src`` (of ``step.in_dtype``) to ``dst``; ``table``
+    (complex f64, one per output position on the axis) when ``step.table`` is set."""
     b, ctx = entry.builder, entry.ctx
     total = math.prod(step.out_dims)
     launch = LaunchShape.for_elements(max(total, 1), BLOCK, MAX_BLOCKS)
@@ -273,18 +364,36 @@ def emit_fft_pass(
     acc_re, acc_im, power = ctx.alloca(F64), ctx.alloca(F64), ctx.alloca(I64)
     zero = ir.Constant(F64, 0.0)
 
-    def load(line: ir.Value, q: ir.Value) -> tuple[ir.Value, ir.Value]:
-        """Element ``q`` (< n) of the line; the Hermitian extension of a half spectrum."""
+    length = step.chirp or n  # the signal's length: a Bluestein pass's n is the convolution's
+    chirp = _twiddle_reader(ctx, 2 * length, step.chirp_inverse) if step.chirp else None
+
+    def chirped(q: ir.Value, re: ir.Value, im: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """``(re, im) * c[q]``, ``c[q] = w_2n^(q^2 mod 2n)`` (q < 2^31: q^2 fits in 64 bits)."""
+        cr, ci = chirp(b.urem(b.mul(q, q), i64(2 * length)))
+        return b.fsub(b.fmul(re, cr), b.fmul(im, ci)), b.fadd(b.fmul(re, ci), b.fmul(im, cr))
+
+    def read(line: ir.Value, q: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """Element ``q`` (< length) of the line; the Hermitian extension of a half spectrum."""
         if not step.hermitian:
             return _load_complex(ctx, step.in_dtype, src, b.add(line, b.mul(q, i64(inner))))
-        upper = b.icmp_unsigned(">", q, i64(n // 2))
-        at = b.select(upper, b.sub(i64(n), q), q)
+        upper = b.icmp_unsigned(">", q, i64(length // 2))
+        at = b.select(upper, b.sub(i64(length), q), q)
         re, im = _load_complex(ctx, step.in_dtype, src, b.add(line, b.mul(at, i64(inner))))
         im = b.select(upper, b.fneg(im), im)
         real_bin = b.icmp_unsigned("==", at, i64(0))
-        if n % 2 == 0:
-            real_bin = b.or_(real_bin, b.icmp_unsigned("==", at, i64(n // 2)))
+        if length % 2 == 0:
+            real_bin = b.or_(real_bin, b.icmp_unsigned("==", at, i64(length // 2)))
         return re, b.select(real_bin, zero, im)
+
+    def load(line: ir.Value, q: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """Element ``q`` (< n) of this pass's input: a Bluestein first pass reads the chirped
+        signal, zero past its end (the index clamped so that no load leaves the line)."""
+        if not step.chirp_in:
+            return read(line, q)
+        inside = b.icmp_unsigned("<", q, i64(length))
+        q = b.select(inside, q, i64(0))
+        re, im = chirped(q, *read(line, q))
+        return b.select(inside, re, zero), b.select(inside, im, zero)
 
     def rotate(xr: ir.Value, xi: ir.Value, m: ir.Value) -> tuple[ir.Value, ir.Value]:
         """``x * w^m``; by 1, -1 and +-i exactly (a swap and negations, as pocketfft's
@@ -332,8 +441,15 @@ def emit_fft_pass(
 
         emit_loop(b, i64(0), i64(radix), term, "terms")
         re, im = b.load(acc_re, typ=F64), b.load(acc_im, typ=F64)
-        if step.scale:
-            scale = ir.Constant(F64, 1.0 / n)
+        if table is not None:  # the chirp's spectrum: a complex product per output position
+            at = b.mul(p, i64(2))
+            tr = load_element(b, dtypes.F64, table, at)
+            ti = load_element(b, dtypes.F64, table, b.add(at, i64(1)))
+            re, im = b.fsub(b.fmul(re, tr), b.fmul(im, ti)), b.fadd(b.fmul(re, ti), b.fmul(im, tr))
+        if step.chirp_out:
+            re, im = chirped(p, re, im)
+        if step.scale != 1.0:
+            scale = ir.Constant(F64, step.scale)
             re, im = b.fmul(re, scale), b.fmul(im, scale)
         _store(ctx, step.out_dtype, dst, t, re, im)
 

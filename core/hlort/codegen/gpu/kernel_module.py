@@ -156,10 +156,12 @@ class GpuKernelModule:
         return kernel
 
     def add_fft_pass(self, name: str, step: FftPass) -> GpuKernel:
-        """One axis of an FFT (fft_schedule.py): arguments the pass's source, destination."""
-        fn = self.target.define_kernel(self.module, name, 2)
-        launch = emit_fft_pass(self.target, fn, step, fn.buffers[0], fn.buffers[1])
-        kernel = GpuKernel(name, "fft", launch, 2)
+        """One pass of an FFT (fft_schedule.py): arguments the pass's source, destination, and
+        for a Bluestein axis's multiplying pass its table (a constant)."""
+        count = 2 if step.table is None else 3
+        fn = self.target.define_kernel(self.module, name, count)
+        launch = emit_fft_pass(self.target, fn, step, *fn.buffers[:count])
+        kernel = GpuKernel(name, "fft", launch, count)
         self.kernels.append(kernel)
         return kernel
 

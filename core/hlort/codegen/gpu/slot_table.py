@@ -134,22 +134,22 @@ class SlotTable:
         constant of zeros that the kernel restores)."""
         out = self.temps(kernel.scratch, f"{kernel.name} scratch")
         if kernel.counter_bytes:
-            size = kernel.counter_bytes
-            out.append(
-                self.pool.add(
-                    BufferSlot(
-                        len(self.slots),
-                        "constant",
-                        size,
-                        SLOT_ALIGNMENT,
-                        "u8",
-                        (size,),
-                        constant=bytes(size),
-                        label=f"{kernel.name} counters",
-                    )
-                )
-            )
+            out.append(self.constant(bytes(kernel.counter_bytes), f"{kernel.name} counters"))
         return tuple(out)
+
+    def constant(self, data: bytes, label: str) -> int:
+        """A new slot holding ``data``, uploaded once at load time (a kernel's table)."""
+        slot = BufferSlot(
+            len(self.slots),
+            "constant",
+            len(data),
+            SLOT_ALIGNMENT,
+            "u8",
+            (len(data),),
+            constant=data,
+            label=label,
+        )
+        return self.pool.add(slot)
 
     def fresh(self, like: BufferSlot, kind: str, label: str) -> int:
         """A new slot shaped like ``like`` (an output copy, a loop result's copy)."""
