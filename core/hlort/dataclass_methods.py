@@ -1,15 +1,16 @@
 """``__repr__``, ``__eq__`` and ``__hash__`` of a dataclass, as shared functions, not ``exec``.
 
 Python 3.11's :func:`dataclasses.dataclass` writes and compiles the source of each generated
-method, ~0.8M instructions an ``exec`` (callgrind): a process's first compile made ~40 classes
-and paid ~190 of them, about a fifth of its time. :func:`make_with_shared_methods` lets the
-standard decorator make ``__init__`` (and a frozen class's ``__setattr__``/``__delattr__``,
-which ``__init__`` relies on) and adds ``__repr__``, ``__eq__`` and ``__hash__`` built from
-closures over ``operator.attrgetter`` with the standard library's exact rules: which fields
-take part (``repr=``, ``compare=``, ``hash=``), ``NotImplemented`` for another class, tuples
-compared as tuples (an identical NaN field is equal), ``...`` for a recursive repr, which hash
-the ``eq``/``frozen``/explicit ``__hash__`` combination gets, and ``__dataclass_params__`` as
-asked. hlort.lazy_dataclass uses it; tests/ir/test_lazy_dataclass.py compares the two.
+method, ~0.5-0.8M instructions an ``exec`` (callgrind): a process's first compile made ~40
+classes and paid ~190 of them, about a fifth of its time. :func:`make_with_shared_methods` lets
+the standard decorator make ``__init__`` (and a frozen class's ``__setattr__``/``__delattr__``,
+which ``__init__`` relies on), with dataclass_init.py building those without ``exec``, and adds
+``__repr__``, ``__eq__`` and ``__hash__`` built from closures over ``operator.attrgetter`` with
+the standard library's exact rules: which fields take part (``repr=``, ``compare=``,
+``hash=``), ``NotImplemented`` for another class, tuples compared as tuples (an identical NaN
+field is equal), ``...`` for a recursive repr, which hash the ``eq``/``frozen``/explicit
+``__hash__`` combination gets, and ``__dataclass_params__`` as asked. hlort.lazy_dataclass uses
+it; tests/ir/test_lazy_dataclass.py and tests/ir/test_dataclass_init.py compare the two.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from __future__ import annotations
 import dataclasses
 import threading
 from operator import attrgetter
+
+from hlort.dataclass_init import adopt, exec_free_methods
 
 _standard = dataclasses.dataclass
 
@@ -32,7 +35,9 @@ def make_with_shared_methods(cls: type, params: dict) -> type:
         class_hash is dataclasses.MISSING or (class_hash is None and "__eq__" in cls.__dict__)
     )
     want_eq = eq and "__eq__" not in cls.__dict__
-    made = _standard(cls, **{**params, "repr": False, "eq": False})
+    with exec_free_methods():  # dataclass_init.py: __init__ and frozen guards without exec
+        made = _standard(cls, **{**params, "repr": False, "eq": False})
+    adopt(made)
     fields = dataclasses.fields(made)
     if want_repr:
         _set(made, "__repr__", _repr([f.name for f in fields if f.repr]))
