@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "hlort.log",
             "hlort.lazy_dataclass",
             "hlort.dataclass_methods",
+            "hlort.dataclass_init",
         ),
     ),
     ("ir", ("hlort.ir", "hlort.builder")),
