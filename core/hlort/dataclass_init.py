@@ -77,10 +77,7 @@ def exec_free_methods():
 
 
 def _init_fn_for(standard_init):
-    def _init_fn(fields, std_fields, kw_only_fields, frozen, has_post_init, self_name, *rest):
-        args = (fields, std_fields, kw_only_fields, frozen, has_post_init, self_name, *rest)
-        if rest[1:2] != (False,):  # slots=True (never deferred) or an unknown signature
-            return standard_init(*args)
+    def _init_fn(*args):
         return _template_init(args, standard_init)
 
     return _init_fn
@@ -88,7 +85,7 @@ def _init_fn_for(standard_init):
 
 def _template_init(args: tuple, standard_init):
     """``__init__`` for ``_init_fn(*args)``: the standard parameters, a shared body."""
-    fields, std_fields, kw_only_fields, frozen, has_post_init, self_name = args[:6]
+    fields, std_fields, kw_only_fields, frozen, has_post_init, self_name, _, slots = args
     _check_default_order(std_fields)
     marker = dataclasses._HAS_DEFAULT_FACTORY
 
@@ -106,7 +103,7 @@ def _template_init(args: tuple, standard_init):
     owner: list = [None, 0]  # the class (set by adopt()), calls so far
 
     def assign(self, values):
-        _assign_fields(self, values, fields, frozen, marker)
+        _assign_fields(self, values, fields, frozen, slots, marker)
         if has_post_init:
             initvars = [values[f.name] for f in fields if f._field_type is _INITVAR]
             getattr(self, dataclasses._POST_INIT_NAME)(*initvars)
@@ -153,7 +150,7 @@ def _check_default_order(std_fields) -> None:
                 raise TypeError(f"non-default argument {f.name!r} follows default argument")
 
 
-def _assign_fields(self, values: dict, fields, frozen: bool, factory_marker) -> None:
+def _assign_fields(self, values: dict, fields, frozen: bool, slots: bool, factory_marker) -> None:
     """The standard ``_field_init`` rules, field by field, in order."""
     missing = dataclasses.MISSING
     set_attr = object.__setattr__ if frozen else setattr
@@ -167,8 +164,10 @@ def _assign_fields(self, values: dict, fields, frozen: bool, factory_marker) -> 
                 value = f.default_factory()
         elif f.init:
             value = values[f.name]
+        elif slots and f.default is not missing:
+            value = f.default  # a slotted class has no class attribute holding it
         else:
-            continue  # the class attribute holds the default (not a slotted class)
+            continue  # the class attribute holds the default
         if f._field_type is _INITVAR:
             continue
         set_attr(self, f.name, value)

@@ -25,9 +25,9 @@ _standard = dataclasses.dataclass
 
 
 def make_with_shared_methods(cls: type, params: dict) -> type:
-    """``dataclasses.dataclass(cls, **params)`` in place, with shared repr/eq/hash methods.
-    ``order``, ``unsafe_hash`` and ``slots`` are not taken (the caller decorates those
-    classes with the standard decorator)."""
+    """``dataclasses.dataclass(cls, **params)`` (in place, or the new class ``slots=True``
+    makes), with shared repr/eq/hash methods. ``order`` and ``unsafe_hash`` are not taken (the
+    caller decorates those classes with the standard decorator)."""
     want_repr = params.get("repr", True) and "__repr__" not in cls.__dict__
     eq = params.get("eq", True)
     class_hash = cls.__dict__.get("__hash__", dataclasses.MISSING)

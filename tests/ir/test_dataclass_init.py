@@ -5,8 +5,11 @@ to the standard ``__init__`` after TIER_UP_CALLS calls, and really compile no so
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import functools
 import inspect
+import pickle
 from dataclasses import InitVar, field
 
 import pytest
@@ -17,8 +20,9 @@ from hlort.lazy_dataclass import dataclass as lazy
 STANDARD = dataclasses.dataclass
 
 
-def _shapes(decorate, frozen: bool) -> dict:
+def _shapes(decorate, frozen: bool, slots: bool = False) -> dict:
     """Classes of every shape __init__ handles, made with ``decorate``."""
+    decorate = functools.partial(decorate, slots=slots) if slots else decorate
 
     @decorate(frozen=frozen)
     class Plain:
@@ -80,12 +84,13 @@ def _outcome(cls, case):
         obj = _call(cls, case)
     except TypeError as err:
         return "TypeError", str(err).replace(cls.__qualname__, "C")
-    return "ok", dict(vars(obj))
+    return "ok", {f.name: getattr(obj, f.name, "<unset>") for f in dataclasses.fields(obj)}
 
 
+@pytest.mark.parametrize("slots", [False, True])
 @pytest.mark.parametrize("frozen", [False, True])
-def test_init_matches_the_standard_one(frozen):
-    standard, made = _shapes(STANDARD, frozen), _shapes(lazy, frozen)
+def test_init_matches_the_standard_one(frozen, slots):
+    standard, made = _shapes(STANDARD, frozen, slots), _shapes(lazy, frozen, slots)
     for name, (std_cls, cases) in standard.items():
         lazy_cls = made[name][0]
         for case in cases + BAD_CALLS:
@@ -177,6 +182,27 @@ def test_hands_over_to_the_standard_init_after_tier_up_calls():
     )
 
 
+def test_slotted_classes_keep_slots_defaults_and_pickling():
+    global Key  # pickled by name
+
+    @lazy(frozen=True, slots=True)
+    class Key:
+        name: str
+        kind: str = field(default="k", init=False)
+
+    key = Key("a")
+    assert not hasattr(key, "__dict__") and Key.__slots__ == ("name", "kind")
+    assert (key.kind, repr(key), key == Key("a"), hash(key) == hash(Key("a"))) == (
+        "k",
+        "Key(name='a', kind='k')",
+        True,
+        True,
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        key.name = "b"
+    assert pickle.loads(pickle.dumps(key)) == key and copy.copy(key) == key
+
+
 def test_making_a_lazy_class_compiles_no_source(monkeypatch):
     assert dataclass_init.SUPPORTED, "dataclasses' private functions changed: update dataclass_init"
     compiled = []
@@ -197,7 +223,12 @@ def test_making_a_lazy_class_compiles_no_source(monkeypatch):
     class Mutable:
         a: int
 
-    assert (Frozen(1).a, Mutable(2).a) == (1, 2)
+    @lazy(frozen=True, slots=True)
+    class Slotted:
+        a: int
+
+    assert (Frozen(1).a, Mutable(2).a, Slotted(3).a) == (1, 2, 3)
+    assert repr(Slotted(3)).endswith("Slotted(a=3)") and Slotted(3) == Slotted(3)
     assert compiled == []
     with pytest.raises(dataclasses.FrozenInstanceError):
         Frozen(1).a = 3
