@@ -18,7 +18,6 @@ from __future__ import annotations
 import atexit
 import ctypes
 import hashlib
-import logging
 import os
 import threading
 import time
@@ -27,7 +26,6 @@ from hlort_cpu import spin_pool_ir
 from hlort_cpu.version import PLUGIN_VERSION
 
 SPIN_US = 250  # the longest an idle worker (or a waiting caller) spins before it sleeps
-_LOG = logging.getLogger("hlort.cpu.pool")  # a child of hlort's logger (hlort.log)
 _LOCK = threading.Lock()
 _POOL: SpinPool | None = None
 _FAILED = False  # a build failed once (already logged): the Python pool runs kernels
@@ -126,7 +124,7 @@ def native_pool(workers: int) -> SpinPool | None:
                     why = f"{type(e).__name__}: {e}"
             if why is not None:
                 _FAILED = True
-                _LOG.warning("native thread pool unavailable (%s); using Python threads", why)
+                _log().warning("native thread pool unavailable (%s); using Python threads", why)
     return _POOL
 
 
@@ -139,8 +137,16 @@ def _after_fork_in_child() -> None:
 def _at_exit() -> None:
     pool = _POOL
     if pool is not None and not pool.stop():
-        _LOG.warning("native thread pool: a dispatch was still running at exit")
+        _log().warning("native thread pool: a dispatch was still running at exit")
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
 atexit.register(_at_exit)
+
+
+def _log():
+    """``hlort.cpu.pool``, a child of hlort's logger (hlort.log); :mod:`logging` is imported
+    only for a warning (a first compile otherwise never needs it)."""
+    import logging
+
+    return logging.getLogger("hlort.cpu.pool")
