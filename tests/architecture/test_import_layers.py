@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "hlort.lazy_dataclass",
             "hlort.dataclass_methods",
             "hlort.dataclass_init",
+            "hlort.sha256",
         ),
     ),
     ("ir", ("hlort.ir", "hlort.builder")),

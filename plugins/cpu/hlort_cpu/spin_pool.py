@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import atexit
 import ctypes
-import hashlib
 import os
 import threading
 import time
 
+from hlort.sha256 import sha256
 from hlort_cpu import spin_pool_ir
 from hlort_cpu.version import PLUGIN_VERSION
 
@@ -48,7 +48,7 @@ def _functions() -> tuple[int, int, int]:
 
     engine = jit_engine()
     probe = spin_pool_ir.pool_ir("P")
-    digest = hashlib.sha256(probe.encode()).hexdigest()[:16]
+    digest = sha256(probe.encode()).hexdigest()[:16]
     key = compile_cache.cache_key(f"spin-pool-{digest}", PLUGIN_VERSION, engine.key)
     prefix = f"hl{key[:16]}_pool"
     names = [f"{prefix}_worker", f"{prefix}_run", f"{prefix}_try_stop"]
