@@ -18,7 +18,9 @@ they would get) return functions built without compiling source:
 - The frozen guards are shared closures with the standard bodies.
 
 Where the standard library's private functions do not have the signatures this was written
-against (another Python version), nothing is replaced and the standard decorator runs as is.
+against (another Python version), nothing is replaced and the standard decorator runs as is. A
+standard ``@dataclass`` another thread makes meanwhile gets the same functions (the same
+behaviour; it keeps the template ``__init__``, as nothing tells that class to hand over).
 """
 
 from __future__ import annotations

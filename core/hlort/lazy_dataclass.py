@@ -84,6 +84,7 @@ def _defer(cls, params):
     if _eager(cls, params):
         if params.get("order") or params.get("unsafe_hash"):
             return _standard(cls, **params)
+        materialize(cls)  # lazy bases first: no stand-in is read under dataclass_init's lock
         return make_with_shared_methods(cls, params)  # slots=True or an own __init__
     eq = params.get("eq", True)
     stubs: dict[str, object] = {_FIELDS: _FieldsStandIn()}

@@ -232,3 +232,22 @@ def test_making_a_lazy_class_compiles_no_source(monkeypatch):
     assert compiled == []
     with pytest.raises(dataclasses.FrozenInstanceError):
         Frozen(1).a = 3
+
+
+def test_a_slotted_subclass_of_an_unmade_lazy_base():
+    def make(decorate):
+        @decorate(frozen=True)
+        class Base:
+            a: int
+            b: int = 2
+
+        @decorate(frozen=True, slots=True)
+        class Child(Base):
+            c: int = 3
+
+        return Child
+
+    standard, made = make(STANDARD), make(lazy)
+    for case in [(1,), (1, 5, 6), ((), {"a": 1, "c": 9})] + BAD_CALLS:
+        assert _outcome(made, case) == _outcome(standard, case), case
+    assert str(inspect.signature(made)) == str(inspect.signature(standard))
