@@ -35,9 +35,14 @@ def make_with_shared_methods(cls: type, params: dict) -> type:
         class_hash is dataclasses.MISSING or (class_hash is None and "__eq__" in cls.__dict__)
     )
     want_eq = eq and "__eq__" not in cls.__dict__
+    no_doc = not cls.__doc__
+    if no_doc:  # the standard docstring (name and signature) is written when first read
+        cls.__doc__ = cls.__name__
     with exec_free_methods():  # dataclass_init.py: __init__ and frozen guards without exec
         made = _standard(cls, **{**params, "repr": False, "eq": False})
     adopt(made)
+    if no_doc:
+        made.__doc__ = _StandardDoc(made)
     fields = dataclasses.fields(made)
     if want_repr:
         _set(made, "__repr__", _repr([f.name for f in fields if f.repr]))
@@ -52,6 +57,26 @@ def make_with_shared_methods(cls: type, params: dict) -> type:
     flags = made.__dataclass_params__
     flags.repr, flags.eq = params.get("repr", True), eq
     return made
+
+
+class _StandardDoc:
+    """A docstring-less dataclass's ``__doc__``: what the standard decorator writes (the class
+    name and ``__init__``'s signature), made on first read: ``inspect.signature`` cost a first
+    compile ~15 times for docstrings nobody reads."""
+
+    def __init__(self, cls: type):
+        self.cls = cls
+
+    def __get__(self, instance, owner=None) -> str:
+        import inspect
+
+        cls = self.cls
+        try:
+            text = str(inspect.signature(cls)).replace(" -> None", "")
+        except (TypeError, ValueError):
+            text = ""
+        cls.__doc__ = doc = cls.__name__ + text
+        return doc
 
 
 def _set(cls: type, name: str, fn) -> None:

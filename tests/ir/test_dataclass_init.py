@@ -251,3 +251,32 @@ def test_a_slotted_subclass_of_an_unmade_lazy_base():
     for case in [(1,), (1, 5, 6), ((), {"a": 1, "c": 9})] + BAD_CALLS:
         assert _outcome(made, case) == _outcome(standard, case), case
     assert str(inspect.signature(made)) == str(inspect.signature(standard))
+
+
+@pytest.mark.parametrize("params", [{}, {"frozen": True}, {"frozen": True, "slots": True}])
+def test_the_standard_docstring_is_written_when_first_read(params, monkeypatch):
+    def make(decorate):
+        @decorate(**params)
+        class NoDoc:
+            x: int
+            y: str = "a"
+
+        @decorate(**params)
+        class Doc:
+            """Kept."""
+
+            x: int
+
+        return NoDoc, Doc
+
+    (std_nodoc, std_doc), (nodoc, doc) = make(STANDARD), make(lazy)
+    signatures = []
+    real = inspect.signature
+    monkeypatch.setattr(inspect, "signature", lambda obj: signatures.append(obj) or real(obj))
+    nodoc(1), doc(1)
+    assert signatures == []  # making the classes computed no signature
+    assert (
+        nodoc(2).__doc__ == nodoc.__doc__ == std_nodoc.__doc__ == "NoDoc(x: 'int', y: 'str' = 'a')"
+    )
+    assert doc.__doc__ == std_doc.__doc__ == "Kept."
+    assert nodoc.__dict__["__doc__"] == std_nodoc.__doc__  # a plain string once read
