@@ -10,15 +10,17 @@ told it will get that much (``expect``), is OpenSSL's through :mod:`hashlib`.
 
 from __future__ import annotations
 
+import sys
+
 LARGE = 1 << 20
 
-try:  # CPython's built-in modules (no OpenSSL)
-    from _sha2 import sha256 as _builtin_sha256
-except ImportError:
-    try:
+try:  # CPython's built-in module (no OpenSSL); a failed import searches every path entry
+    if sys.version_info >= (3, 12):
+        from _sha2 import sha256 as _builtin_sha256
+    else:
         from _sha256 import sha256 as _builtin_sha256
-    except ImportError:  # another interpreter: hashlib's is the only one
-        _builtin_sha256 = None
+except ImportError:  # another interpreter: hashlib's is the only one
+    _builtin_sha256 = None
 
 
 def sha256(data: bytes = b"", *, expect: int = 0):
