@@ -16,9 +16,10 @@ stand-in is replaced by what it generates. Behaviour after that is exactly the s
 library's; only when the work happens changes. Lazily decorated bases are made before their
 subclasses.
 
-Classes are decorated eagerly (by :func:`dataclasses.dataclass` itself, no laziness) when a
-stand-in could be observed differently: ``slots=True`` (it makes a new class), ``order=True``,
-``unsafe_hash=True``, or a class that defines its own ``__init__``.
+Classes are decorated eagerly when a stand-in could be observed differently: ``slots=True`` (it
+makes a new class) or a class that defines its own ``__init__`` (still with the shared methods
+and dataclass_init.py's ``__init__``), ``order=True`` or ``unsafe_hash=True`` (by
+:func:`dataclasses.dataclass` itself).
 """
 
 from __future__ import annotations
@@ -81,7 +82,10 @@ def _eager(cls, params) -> bool:
 
 def _defer(cls, params):
     if _eager(cls, params):
-        return _standard(cls, **params)
+        if params.get("order") or params.get("unsafe_hash"):
+            return _standard(cls, **params)
+        materialize(cls)  # lazy bases first: no stand-in is read under dataclass_init's lock
+        return make_with_shared_methods(cls, params)  # slots=True or an own __init__
     eq = params.get("eq", True)
     stubs: dict[str, object] = {_FIELDS: _FieldsStandIn()}
     if params.get("init", True):

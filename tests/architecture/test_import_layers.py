@@ -25,6 +25,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "hlort.log",
             "hlort.lazy_dataclass",
             "hlort.dataclass_methods",
+            "hlort.dataclass_init",
+            "hlort.sha256",
         ),
     ),
     ("ir", ("hlort.ir", "hlort.builder")),

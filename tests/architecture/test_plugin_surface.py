@@ -13,6 +13,7 @@ PLUGIN_SURFACE: dict[str, str] = {
     "hlort.dtypes": "element types",
     "hlort.shape": "shapes and layouts",
     "hlort.lazy_dataclass": "@dataclass made on first use (start-up cost of a plugin's import)",
+    "hlort.sha256": "SHA-256 without OpenSSL's start-up for small inputs (cache keys)",
     "hlort.ir": "the IR a plugin compiles, read-only (graph, opcodes, attributes, shape rules, "
     "the custom-call registry, the module codec)",
     "hlort.interpreter": "the reference semantics: Evaluator, function_for and the reference "

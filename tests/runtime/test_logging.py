@@ -94,3 +94,45 @@ ENTRY e {
         warnings.simplefilter("error")  # an overflow in the narrowing cast would raise here
         out = np.asarray(hlort.compile(text, "interpreter")(a, b))
     assert np.all(np.isinf(out.real)) and np.all(np.isinf(out.imag))
+
+
+def test_lazy_loggers_are_the_named_loggers_and_name_their_caller(caplog):
+    lazy = log.lazy_logger("hlort.test_lazy")
+    with caplog.at_level(logging.DEBUG, logger="hlort"):
+        lazy.debug("d %d", 1)
+        lazy.info("i")
+        lazy.warning("w")
+        try:
+            raise ValueError("boom")
+        except ValueError:
+            lazy.exception("e")
+        assert lazy.isEnabledFor(logging.DEBUG)
+    records = [r for r in caplog.records if r.name == "hlort.test_lazy"]
+    assert [r.getMessage() for r in records] == ["d 1", "i", "w", "e"]
+    assert {r.funcName for r in records} == {
+        "test_lazy_loggers_are_the_named_loggers_and_name_their_caller"
+    }
+    assert records[-1].exc_info[0] is ValueError
+    assert lazy.logger is logging.getLogger("hlort.test_lazy")
+
+
+_QUIET_CHILD = """
+import sys
+from hlort.log import lazy_logger
+lazy = lazy_logger("hlort.child")
+lazy.debug("unseen"); lazy.info("unseen")
+assert not lazy.isEnabledFor(20) and "logging" not in sys.modules
+lazy.warning("seen %s", "once")  # Python's last-resort handler shows it
+assert "logging" in sys.modules
+"""
+
+
+def test_records_nobody_can_see_do_not_import_logging():
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _QUIET_CHILD], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == "seen once"

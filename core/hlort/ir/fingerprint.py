@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import hashlib
 import struct
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hlort.dtypes import DType
+from hlort.sha256 import sha256
 from hlort.shape import ArrayShape, Shape, TokenShape, TupleShape
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ _VERSION = b"hlort-fingerprint-1"
 
 
 def module_fingerprint(module: Module) -> str:
-    h = hashlib.sha256(_VERSION)
+    h = sha256(_VERSION)
     for key in _HASHED_HEADER_KEYS:
         value = module.attributes.get(key)
         if value is not None:
@@ -74,8 +74,8 @@ class _Walker:
         if digest is not None:
             return digest
         self.digests[comp] = "recursive"  # HLO has no recursion; never loop on a bad graph
-        h = hashlib.sha256()
         order = comp.post_order()
+        h = sha256(expect=64 * len(order))  # ~64 bytes an instruction
         position = {instr: k for k, instr in enumerate(order)}
         for instr in order:
             parts = [
@@ -146,4 +146,4 @@ def literal_key(literal) -> str:
     if isinstance(literal, tuple):
         return "(" + ",".join(literal_key(x) for x in literal) + ")"
     a = np.ascontiguousarray(literal)
-    return f"{a.dtype.name}{a.dtype.str}{list(a.shape)}:{hashlib.sha256(a.tobytes()).hexdigest()}"
+    return f"{a.dtype.name}{a.dtype.str}{list(a.shape)}:{sha256(a.tobytes()).hexdigest()}"

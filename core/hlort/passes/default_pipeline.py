@@ -15,13 +15,13 @@ did is scheduled too.
 from __future__ import annotations
 
 import json
-import logging
 import os
 from collections.abc import Sequence
 
 from hlort.errors import InvalidArgument
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
+from hlort.log import lazy_logger
 from hlort.passes.algebraic_simplifier import AlgebraicSimplifier
 from hlort.passes.buffer_assignment import assign_buffers
 from hlort.passes.call_inlining import CallInliner
@@ -41,7 +41,7 @@ from hlort.passes.spmd_pass import SpmdPartitioner, write_spmd_report
 from hlort.passes.sub_byte_bitcast import SubByteBitcastExpansion
 from hlort.passes.tuple_simplification import TupleSimplifier
 
-LOGGER = logging.getLogger("hlort.passes")
+LOGGER = lazy_logger("hlort.passes")
 SUMMARY_FILE = "summary.txt"
 SUMMARY_JSON = "summary.json"
 

@@ -11,13 +11,12 @@ also when that is switched off: it is the program's meaning, not an optimization
 
 from __future__ import annotations
 
-import logging
-
 from hlort.ir.attributes import Precision
 from hlort.ir.module import Module
 from hlort.ir.opcodes import Opcode
+from hlort.log import lazy_logger
 
-LOGGER = logging.getLogger("hlort.passes")
+LOGGER = lazy_logger("hlort.passes")
 _LEVELS = {"default": Precision.DEFAULT, "high": Precision.HIGH, "highest": Precision.HIGHEST}
 _CONTRACTIONS = tuple(op for op in Opcode if op.info.attr("operand_precision") is not None)
 

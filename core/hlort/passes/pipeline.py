@@ -11,7 +11,6 @@ the pass and the instructions on the cycle.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import time
@@ -21,9 +20,10 @@ from hlort.errors import ErrorCode, HlortError, Internal
 from hlort.ir.module import Module
 from hlort.ir.verifier import check_acyclic, verify_module
 from hlort.lazy_dataclass import dataclass
+from hlort.log import lazy_logger
 from hlort.passes.pass_base import Pass
 
-LOGGER = logging.getLogger("hlort.passes")
+LOGGER = lazy_logger("hlort.passes")
 
 
 @dataclass

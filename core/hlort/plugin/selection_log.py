@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import logging
+from hlort.log import lazy_logger
 
-LOGGER = logging.getLogger("hlort.registry")
+LOGGER = lazy_logger("hlort.registry")
 _said: set[str] = set()
 
 

@@ -10,7 +10,6 @@ cache (executable_cache.py) without verification, passes or codegen.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 import time
 from collections.abc import Mapping
@@ -21,6 +20,7 @@ from hlort.ir.collective_groups import check_collectives_fit
 from hlort.ir.custom_call_layouts import check_module_custom_call_layouts
 from hlort.ir.module import Module
 from hlort.ir.verifier import verify_module
+from hlort.log import lazy_logger
 from hlort.passes import run_default_pipeline
 from hlort.passes.matmul_precision import apply_matmul_precision
 from hlort.plugin import api
@@ -33,7 +33,7 @@ from hlort.runtime.executable_cache import ExecutableCache
 from hlort.runtime.polymorphic import PolymorphicExecutable, polymorphic_text
 from hlort.runtime.program import load_program
 
-LOGGER = logging.getLogger("hlort.compile")
+LOGGER = lazy_logger("hlort.compile")
 
 
 def run_core_passes(module: Module, options: CompileOptions, client: api.Client) -> Module:

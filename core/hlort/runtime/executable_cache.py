@@ -28,7 +28,6 @@ A hit refreshes the entry's place in the LRU order of the size cap
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 
@@ -40,6 +39,7 @@ from hlort.plugin.base.cache_eviction import mark_used
 from hlort.plugin.base.source_digest import core_source_digest
 from hlort.plugin.options import CompileOptions
 from hlort.runtime.pass_identity import pass_options_identity
+from hlort.sha256 import sha256
 
 _MAGIC = b"HLORTCACHE1"
 
@@ -81,7 +81,7 @@ class ExecutableCache:
             passes,
             core_source_digest(),
         ]
-        key = hashlib.sha256("\0".join(parts).encode()).hexdigest()
+        key = sha256("\0".join(parts).encode()).hexdigest()
         return cls(key, backend, directory)
 
     def load(self) -> api.Executable | None:

@@ -60,11 +60,47 @@ def _show_for(attr: AttrDef) -> Callable[[Any], bool] | None:
 
 _S = AttrSpec
 
-OP_ATTRS: dict[Opcode, tuple[AttrSpec, ...]] = {
-    op: tuple(_S(a.text, a.key, a.type, _show_for(a)) for a in op.info.attrs)
-    for op in Opcode
-    if op.info.attrs
-}
+
+class PerOpcode:
+    """``{opcode: value}`` for the opcodes whose ``make(opcode)`` is not empty, each made on
+    first lookup: a process that prints or parses a few ops does not derive all ~100 rows (and
+    make the dimension-number bundles their defaults hold) when it imports this module."""
+
+    __slots__ = ("_make", "_made")
+
+    def __init__(self, make: Callable[[Opcode], Any]):
+        self._make = make
+        self._made: dict[Opcode, Any] = {}
+
+    def _value(self, op: Opcode):
+        try:
+            return self._made[op]
+        except KeyError:
+            value = self._made[op] = self._make(op)
+            return value
+
+    def get(self, op: Opcode, default=None):
+        value = self._value(op)
+        return value if value else default
+
+    def __getitem__(self, op: Opcode):
+        value = self._value(op)
+        if not value:
+            raise KeyError(op)
+        return value
+
+    def __contains__(self, op) -> bool:
+        return isinstance(op, Opcode) and bool(self._value(op))
+
+    def items(self) -> list[tuple[Opcode, Any]]:
+        return [(op, v) for op in Opcode if (v := self._value(op))]
+
+
+def _op_attrs(op: Opcode) -> tuple[AttrSpec, ...]:
+    return tuple(_S(a.text, a.key, a.type, _show_for(a)) for a in op.info.attrs)
+
+
+OP_ATTRS: PerOpcode = PerOpcode(_op_attrs)  # Opcode -> tuple[AttrSpec, ...]
 
 # Spellings accepted on input only: XLA's pred-selected conditional, a list form of calls=.
 PARSE_ALIASES: dict[Opcode, tuple[AttrSpec, ...]] = {
@@ -76,15 +112,18 @@ PARSE_ALIASES: dict[Opcode, tuple[AttrSpec, ...]] = {
     Opcode.CALL: (_S("calls", "to_apply", "comp"),),
 }
 
-_BY_TEXT_KEY: dict[Opcode, dict[str, AttrSpec]] = {}
-for _op in Opcode:
-    _table = {s.text_key: s for s in OP_ATTRS.get(_op, ())}
-    _table.update({s.text_key: s for s in PARSE_ALIASES.get(_op, ())})
-    _BY_TEXT_KEY[_op] = _table
+
+def _by_text_key(op: Opcode) -> dict[str, AttrSpec]:
+    table = {s.text_key: s for s in OP_ATTRS.get(op, ())}
+    table.update({s.text_key: s for s in PARSE_ALIASES.get(op, ())})
+    return table
+
+
+_BY_TEXT_KEY = PerOpcode(_by_text_key)
 
 
 def spec_for(opcode: Opcode, text_key: str) -> AttrSpec | None:
-    return _BY_TEXT_KEY[opcode].get(text_key)
+    return _BY_TEXT_KEY.get(opcode, {}).get(text_key)
 
 
 def _defaults(op: Opcode, fill: bool) -> dict[str, Any]:
@@ -104,12 +143,10 @@ def _defaults(op: Opcode, fill: bool) -> dict[str, Any]:
 
 
 # Values an absent attribute means. The parser fills them in, so parsed and built modules agree.
-DEFAULTS: dict[Opcode, dict[str, Any]] = {op: d for op in Opcode if (d := _defaults(op, True))}
+DEFAULTS: PerOpcode = PerOpcode(lambda op: _defaults(op, True))  # Opcode -> dict
 
 # Values that mean the same as leaving the attribute out (never filled in by the parser).
-ABSENT_EQUIVALENTS: dict[Opcode, dict[str, Any]] = {
-    op: d for op in Opcode if (d := _defaults(op, False))
-}
+ABSENT_EQUIVALENTS: PerOpcode = PerOpcode(lambda op: _defaults(op, False))  # Opcode -> dict
 
 
 # -- value parsers ----------------------------------------------------------------------------

@@ -23,7 +23,6 @@ On disk it lives under the user cache directory (``$XDG_CACHE_HOME/hlort/cpu`` o
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import sys
 import threading
@@ -34,6 +33,7 @@ from hlort.ir import module_codec
 from hlort.plugin.base.cache_dir import cache_enabled, private_cache_dir, write_cache_file
 from hlort.plugin.base.cache_eviction import mark_used
 from hlort.plugin.base.source_digest import core_source_digest, source_digest
+from hlort.sha256 import sha256
 from hlort_cpu.codegen import code_settings
 
 _MAGIC = b"HLORTCPU2"
@@ -71,7 +71,7 @@ def cache_key(fingerprint: str, plugin_version: str, engine_key: str) -> str:
     and optimization level, ``JitEngine.key``)."""
     settings = code_settings.changed()
     text = f"{fingerprint}|{plugin_version}|{code_digest()}|{engine_key}|{settings}"
-    return hashlib.sha256(text.encode()).hexdigest()
+    return sha256(text.encode()).hexdigest()
 
 
 def lookup(key: str):
@@ -85,7 +85,7 @@ def store(key: str, obj: bytes, infos: list) -> None:
 
 def module_key(hlo_text: bytes, plugin_version: str) -> str:
     """The key of a parsed serialized module: its text, this plugin and the core's IR code."""
-    h = hashlib.sha256(hlo_text)
+    h = sha256(hlo_text)
     h.update(f"|module|{plugin_version}|{core_source_digest()}".encode())
     return h.hexdigest()
 
@@ -186,7 +186,7 @@ def _store(key: str, entry, encode, remember: bool = True) -> None:
         return
     path = _path(key)
     if path is not None:
-        write_cache_file(path, _MAGIC + key.encode() + hashlib.sha256(payload).digest() + payload)
+        write_cache_file(path, _MAGIC + key.encode() + sha256(payload).digest() + payload)
 
 
 def _decode(data: bytes, key: str, decode):
@@ -197,7 +197,7 @@ def _decode(data: bytes, key: str, decode):
     if len(data) < head or not data.startswith(_MAGIC) or data[len(_MAGIC) : start] != key.encode():
         return None
     digest, payload = data[start:head], data[head:]
-    if hashlib.sha256(payload).digest() != digest:
+    if sha256(payload).digest() != digest:
         return None
     try:
         return decode(payload)

@@ -17,17 +17,15 @@ from __future__ import annotations
 
 import atexit
 import ctypes
-import hashlib
-import logging
 import os
 import threading
 import time
 
+from hlort.sha256 import sha256
 from hlort_cpu import spin_pool_ir
 from hlort_cpu.version import PLUGIN_VERSION
 
 SPIN_US = 250  # the longest an idle worker (or a waiting caller) spins before it sleeps
-_LOG = logging.getLogger("hlort.cpu.pool")  # a child of hlort's logger (hlort.log)
 _LOCK = threading.Lock()
 _POOL: SpinPool | None = None
 _FAILED = False  # a build failed once (already logged): the Python pool runs kernels
@@ -50,7 +48,7 @@ def _functions() -> tuple[int, int, int]:
 
     engine = jit_engine()
     probe = spin_pool_ir.pool_ir("P")
-    digest = hashlib.sha256(probe.encode()).hexdigest()[:16]
+    digest = sha256(probe.encode()).hexdigest()[:16]
     key = compile_cache.cache_key(f"spin-pool-{digest}", PLUGIN_VERSION, engine.key)
     prefix = f"hl{key[:16]}_pool"
     names = [f"{prefix}_worker", f"{prefix}_run", f"{prefix}_try_stop"]
@@ -130,7 +128,7 @@ def native_pool(workers: int) -> SpinPool | None:
                     why = f"{type(e).__name__}: {e}"
             if why is not None:
                 _FAILED = True
-                _LOG.warning("native thread pool unavailable (%s); using Python threads", why)
+                _log().warning("native thread pool unavailable (%s); using Python threads", why)
     return _POOL
 
 
@@ -143,8 +141,16 @@ def _after_fork_in_child() -> None:
 def _at_exit() -> None:
     pool = _POOL
     if pool is not None and not pool.stop():
-        _LOG.warning("native thread pool: a dispatch was still running at exit")
+        _log().warning("native thread pool: a dispatch was still running at exit")
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
 atexit.register(_at_exit)
+
+
+def _log():
+    """``hlort.cpu.pool``, a child of hlort's logger (hlort.log); :mod:`logging` is imported
+    only for a warning (a first compile otherwise never needs it)."""
+    import logging
+
+    return logging.getLogger("hlort.cpu.pool")

@@ -16,14 +16,14 @@ hlort.plugin.base.cache_eviction). ``hlort cache info`` and ``hlort cache clear`
 from __future__ import annotations
 
 import itertools
-import logging
 import os
 import stat
 import threading
 
+from hlort.log import lazy_logger
 from hlort.plugin.base.cache_eviction import MARKER, note_written
 
-LOGGER = logging.getLogger("hlort.cache")
+LOGGER = lazy_logger("hlort.cache")
 _verdicts: dict[str, bool] = {}  # directory -> safe to use (checked once per process)
 _lock = threading.Lock()
 

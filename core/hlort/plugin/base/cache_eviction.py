@@ -18,17 +18,17 @@ directory holding other files (``HLORT_CACHE_DIR=~``) never loses them to evicti
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import threading
 
 from hlort.errors import InvalidArgument
 from hlort.lazy_dataclass import dataclass
+from hlort.log import lazy_logger
 
 ENV_VAR = "HLORT_CACHE_MAX_BYTES"
 DEFAULT_MAX_BYTES = 1 << 30
-LOGGER = logging.getLogger("hlort.cache")
+LOGGER = lazy_logger("hlort.cache")
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.I)
 MARKER = ".hlort-cache"
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}

@@ -8,16 +8,16 @@ producer reports becomes an :class:`~hlort.errors.HlortError` so waiters can bra
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
 from hlort.errors import ErrorCode, HlortError, Internal, ResourceExhausted
+from hlort.log import lazy_logger
 from hlort.plugin.api import Event, Future
 
 T = TypeVar("T")
-LOGGER = logging.getLogger("hlort.events")
+LOGGER = lazy_logger("hlort.events")
 Callback = Callable[[HlortError | None], None]
 
 

@@ -22,15 +22,15 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import enum
-import logging
 import os
 from collections.abc import Iterator
 
 from hlort.errors import InvalidArgument, Unimplemented
 from hlort.lazy_dataclass import dataclass
+from hlort.log import lazy_logger
 
 ENV_VAR = "HLORT_FALLBACK"
-LOGGER = logging.getLogger("hlort.fallback")
+LOGGER = lazy_logger("hlort.fallback")
 _OVERRIDE: contextvars.ContextVar[FallbackPolicy | None] = contextvars.ContextVar(
     "hlort_fallback_policy", default=None
 )

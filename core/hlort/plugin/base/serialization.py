@@ -16,7 +16,6 @@ major -> INVALID_ARGUMENT naming both sides.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import struct
 from dataclasses import field
@@ -25,6 +24,7 @@ from typing import Any
 from hlort.errors import DataLoss, InvalidArgument
 from hlort.lazy_dataclass import dataclass
 from hlort.plugin.versioning import API_VERSION, format_version
+from hlort.sha256 import sha256
 
 MAGIC = b"HLORTEXE"
 FORMAT_VERSION = 1
@@ -59,7 +59,7 @@ def frame_executable(header: FrameHeader, payload: bytes) -> bytes:
     }
     head = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
     body = MAGIC + _LEN.pack(len(head)) + head + bytes(payload)
-    return body + hashlib.sha256(body).digest()
+    return body + sha256(body).digest()
 
 
 def unframe_executable(blob: bytes, platform: str | None = None) -> tuple[FrameHeader, bytes]:
@@ -75,7 +75,7 @@ def unframe_executable(blob: bytes, platform: str | None = None) -> tuple[FrameH
     if len(blob) < len(MAGIC) + _LEN.size + _DIGEST:
         raise DataLoss(f"serialized executable is truncated ({len(blob)} bytes)")
     body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
-    if hashlib.sha256(body).digest() != digest:
+    if sha256(body).digest() != digest:
         raise DataLoss("serialized executable is corrupted (checksum mismatch); serialize it again")
     (head_len,) = _LEN.unpack_from(body, len(MAGIC))
     start = len(MAGIC) + _LEN.size

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import abc
 import functools
-import hashlib
 import itertools
 import json
 import os
@@ -35,6 +34,7 @@ from hlort.plugin.base.launch_context import LaunchContext, Rendezvous
 from hlort.plugin.base.memory_overlap import owner_key, shares
 from hlort.plugin.base.serialization import FrameHeader, frame_executable
 from hlort.plugin.options import DEFAULT_EXECUTE_OPTIONS, CompileOptions, ExecuteOptions
+from hlort.sha256 import sha256
 from hlort.shape import ArrayShape, Shape
 
 if TYPE_CHECKING:
@@ -212,14 +212,15 @@ class SimpleExecutable(Executable):
 
     def fingerprint(self) -> str:
         if self._fingerprint is None:
-            digest = hashlib.sha256()
+            payload = self.serialize_payload()
+            digest = sha256(expect=len(payload))
             for part in (
                 self.client.platform_name,
                 self.client.platform_version,
                 json.dumps(self.options.to_dict(), sort_keys=True),
             ):
                 digest.update(part.encode() + b"\0")
-            digest.update(self.serialize_payload())
+            digest.update(payload)
             self._fingerprint = digest.hexdigest()
         return self._fingerprint
 

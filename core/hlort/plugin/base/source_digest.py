@@ -8,9 +8,9 @@ the paths. What it cannot see is a same-size edit whose mtime was set back, at t
 
 from __future__ import annotations
 
-import hashlib
 import os
 
+from hlort.sha256 import sha256
 from hlort.version import __version__
 
 _core_digest: str | None = None
@@ -29,7 +29,7 @@ CORE_DIGEST_PARTS = (
 
 def source_digest(*paths: str, salt: str = "") -> str:
     """SHA-256 over (path, size, mtime) of the ``.py`` files at or under ``paths``."""
-    h = hashlib.sha256(salt.encode())
+    h = sha256(salt.encode())
     for root in paths:
         root = os.path.realpath(root)
         if os.path.isfile(root):
