@@ -4,8 +4,9 @@ the narrow-dot kernel and the step-group trampoline are each one such function."
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
+
+from hlort.sha256 import sha256
 
 
 def native_function(kind: str, suffix: str, ir_of: Callable[[str], str]) -> int:
@@ -17,7 +18,7 @@ def native_function(kind: str, suffix: str, ir_of: Callable[[str], str]) -> int:
     from hlort_cpu.version import PLUGIN_VERSION
 
     engine = jit_engine()
-    digest = hashlib.sha256(ir_of("P").encode()).hexdigest()[:16]
+    digest = sha256(ir_of("P").encode()).hexdigest()[:16]
     key = compile_cache.cache_key(f"{kind}-{digest}", PLUGIN_VERSION, engine.key)
     name = f"hl{key[:16]}_{suffix}"
     cached = compile_cache.lookup(key)

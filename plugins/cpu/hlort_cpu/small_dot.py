@@ -31,10 +31,10 @@ compiled once per (shape, strides, dtype) and kept in the compile cache.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 
 import llvmlite.ir as ir
 
+from hlort.sha256 import sha256
 from hlort_cpu.codegen import code_settings
 from hlort_cpu.codegen.small_gemm import SmallGemm, emit_small_gemm
 from hlort_cpu.version import PLUGIN_VERSION
@@ -89,7 +89,7 @@ def small_dot_kernel(g: SmallGemm):
 
     engine = jit_engine()
     probe = _module_text("P", g, engine.target.vector_bits)
-    digest = hashlib.sha256(probe.encode()).hexdigest()[:16]
+    digest = sha256(probe.encode()).hexdigest()[:16]
     key = compile_cache.cache_key(f"small-dot-{digest}", PLUGIN_VERSION, engine.key)
     name = f"hl{key[:16]}_small_dot"
     cached = compile_cache.lookup(key)
