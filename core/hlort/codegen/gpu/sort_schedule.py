@@ -93,8 +93,10 @@ def plan_gpu_sort(target: GpuTarget, instr: Instruction) -> tuple[GpuSortPlan | 
     if plan is None:
         return None, (
             "its comparator has a transcendental on f64 or c128 values (the compiled f64 "
-            "functions could order neighbouring values differently from the interpreter's) or "
-            "an op or element type the GPU emitter lacks"
+            "functions could order neighbouring values differently from the interpreter's), "
+            "sees the sign of a NaN a transcendental returns (a TOTALORDER compare or "
+            "bitcast-convert of it: NumPy's and the kernel's NaN signs differ), or has an op or "
+            "element type the GPU emitter lacks"
         )
     if any(k.canonical and k.dtype not in _NOT_NAN_LIMIT for k in plan.keys):
         return None, "a canonicalized key of an element type without a NaN rule here"
