@@ -11,7 +11,8 @@ The result must be the interpreter's permutation bit for bit (interpreter/ops/so
   the same sequence of swaps, hence the same permutation. The comparator is inlined; one with
   a transcendental (exp, log, ...) is inlined as ``wide_comparator`` rewrites it: those ops in
   f64 and rounded once, as the interpreter computes them (equal to its values but for about
-  1e-8 of f32 values); such an op on f64 or c128 values keeps the sort on the host.
+  1e-8 of f32 values); such an op on f64 or c128 values, or a TOTALORDER compare or
+  bitcast-convert of its result (which sees a NaN's sign), keeps the sort on the host.
 - ``"radix"`` (lexicographic strict compares: the interpreter's ``np.lexsort``, a stable sort
   by integer keys): the same network with ``cmp`` = the lexicographic order of the keys mapped
   as the interpreter maps them (TOTALORDER bits for floats, -0.0 -> +0.0 and one NaN where
