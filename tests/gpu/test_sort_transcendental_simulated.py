@@ -137,3 +137,83 @@ def test_a_transcendental_on_f64_values_stays_on_the_host_with_its_reason():
     program = simulated_program(parse_module(_module("log1p-f64")))
     (fallback,) = program.fallbacks
     assert fallback.opcode == "sort" and "f64 or c128" in fallback.reason
+
+
+SIGN_SEEING = {
+    # the comparator sees a NaN's sign bit: NumPy's log(-1) and sin(inf) are -NaN (x86), the
+    # kernel's functions give +NaN (a GPU's canonical NaN), so such rows would order differently
+    "log-totalorder": "  fa = f32[] log(a0)\n  fb = f32[] log(b0)\n"
+    "  ROOT r = pred[] compare(fa, fb), direction=LT, type=TOTALORDER",
+    "sine-negated-totalorder": "  sa = f32[] sine(a0)\n  sb = f32[] sine(b0)\n"
+    "  fa = f32[] negate(sa)\n  fb = f32[] negate(sb)\n"
+    "  ROOT r = pred[] compare(fa, fb), direction=LT, type=TOTALORDER",
+    "tanh-bitcast": "  ta = f16[] convert(a0)\n  tb = f16[] convert(b0)\n"
+    "  ea = f16[] tanh(ta)\n  eb = f16[] tanh(tb)\n"
+    "  fa = s16[] bitcast-convert(ea)\n  fb = s16[] bitcast-convert(eb)\n"
+    "  ROOT r = pred[] compare(fa, fb), direction=LT",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SIGN_SEEING))
+def test_a_comparator_that_sees_a_transcendental_nans_sign_stays_on_the_host(name):
+    """TOTALORDER compares and bitcast-converts see the sign bit of a NaN, which the
+    interpreter's NumPy functions and the kernel's set differently: such a sort stays on the
+    host (counted, with its reason) and sorts as the interpreter does."""
+    module = parse_module(f"""HloModule t
+cmp {{
+  a0 = f32[] parameter(0)
+  b0 = f32[] parameter(1)
+  a1 = s32[] parameter(2)
+  b1 = s32[] parameter(3)
+{SIGN_SEEING[name]}
+}}
+ENTRY main {{
+  x0 = f32[2,64] parameter(0)
+  x1 = s32[2,64] parameter(1)
+  ROOT s = (f32[2,64], s32[2,64]) sort(x0, x1), dimensions={{1}}, is_stable=true, to_apply=cmp
+}}
+""")
+    assert not compilable_comparator(module.entry.root.attrs["to_apply"])
+    program = simulated_program(module)
+    (fallback,) = program.fallbacks
+    assert fallback.opcode == "sort" and "sign of a NaN" in fallback.reason
+    rng = np.random.default_rng(9)
+    special = np.array([np.nan, -np.nan, 0.0, -0.0, np.inf, -np.inf, -1.0, -2.5])
+    x = rng.normal(0, 3, (2, 64))
+    x = np.where(rng.random((2, 64)) < 0.5, rng.choice(special, (2, 64)), x).astype(np.float32)
+    args = [x, np.arange(128, dtype=np.int32).reshape(2, 64)]
+    expected = [np.asarray(v) for v in flatten_value(evaluate(module, args))]
+    got = HostSimRunner(program).run(args)
+    for g, e in zip(got, expected, strict=True):
+        assert g.tobytes() == e.tobytes()
+
+
+def test_a_totalorder_compare_of_plain_operands_beside_a_transcendental_still_compiles():
+    """Only a compare (or bitcast) of a value computed from a transcendental sees its NaN: a
+    TOTALORDER tie-break on the raw operands keeps the sort a kernel."""
+    module = parse_module("""HloModule t
+cmp {
+  a0 = f32[] parameter(0)
+  b0 = f32[] parameter(1)
+  ea = f32[] exponential(a0)
+  eb = f32[] exponential(b0)
+  lt = pred[] compare(ea, eb), direction=LT
+  eq = pred[] compare(ea, eb), direction=EQ
+  raw = pred[] compare(a0, b0), direction=LT, type=TOTALORDER
+  tie = pred[] and(eq, raw)
+  ROOT r = pred[] or(lt, tie)
+}
+ENTRY main {
+  x0 = f32[2,64] parameter(0)
+  ROOT s = f32[2,64] sort(x0), dimensions={1}, to_apply=cmp
+}
+""")
+    program = simulated_program(module)
+    assert not program.fallbacks, program.fallback_summary()
+    rng = np.random.default_rng(10)
+    special = np.array([np.nan, -np.nan, 0.0, -0.0, np.inf, -np.inf, 100.0, 200.0])
+    x = rng.normal(0, 3, (2, 64))
+    args = [np.where(rng.random((2, 64)) < 0.5, rng.choice(special, (2, 64)), x).astype("f4")]
+    expected = np.asarray(flatten_value(evaluate(module, args))[0])
+    (got,) = HostSimRunner(program).run(args)
+    assert got.tobytes() == expected.tobytes()

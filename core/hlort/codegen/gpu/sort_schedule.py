@@ -11,7 +11,8 @@ The result must be the interpreter's permutation bit for bit (interpreter/ops/so
   the same sequence of swaps, hence the same permutation. The comparator is inlined; one with
   a transcendental (exp, log, ...) is inlined as ``wide_comparator`` rewrites it: those ops in
   f64 and rounded once, as the interpreter computes them (equal to its values but for about
-  1e-8 of f32 values); such an op on f64 or c128 values keeps the sort on the host.
+  1e-8 of f32 values); such an op on f64 or c128 values, or a TOTALORDER compare or
+  bitcast-convert of its result (which sees a NaN's sign), keeps the sort on the host.
 - ``"radix"`` (lexicographic strict compares: the interpreter's ``np.lexsort``, a stable sort
   by integer keys): the same network with ``cmp`` = the lexicographic order of the keys mapped
   as the interpreter maps them (TOTALORDER bits for floats, -0.0 -> +0.0 and one NaN where
@@ -93,8 +94,10 @@ def plan_gpu_sort(target: GpuTarget, instr: Instruction) -> tuple[GpuSortPlan | 
     if plan is None:
         return None, (
             "its comparator has a transcendental on f64 or c128 values (the compiled f64 "
-            "functions could order neighbouring values differently from the interpreter's) or "
-            "an op or element type the GPU emitter lacks"
+            "functions could order neighbouring values differently from the interpreter's), "
+            "sees the sign of a NaN a transcendental returns (a TOTALORDER compare or "
+            "bitcast-convert of it: NumPy's and the kernel's NaN signs differ), or has an op or "
+            "element type the GPU emitter lacks"
         )
     if any(k.canonical and k.dtype not in _NOT_NAN_LIMIT for k in plan.keys):
         return None, "a canonicalized key of an element type without a NaN rule here"

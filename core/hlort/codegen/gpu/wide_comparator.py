@@ -12,7 +12,10 @@ once to the operand type, which gives the interpreter's value unless the exact o
 those few f64 ulp of a rounding boundary of the narrow type (about 1e-8 of f32 values). A
 comparator with an inexact op on f64 or c128 values is not planned (it stays a host fallback):
 there the compiled functions' ulp bounds (float_math.py's table) would order neighbouring
-values differently from the interpreter's NumPy functions.
+values differently from the interpreter's NumPy functions. Nor is one that sees the sign bit of
+a value computed from an inexact op (a TOTALORDER compare or a bitcast-convert of it): the sign
+of a NaN result is NumPy's on the interpreter (x86: log(-1) and sin(inf) are -NaN) and the
+kernel's own elsewhere (+NaN), so the two would order NaN rows differently.
 """
 
 from __future__ import annotations
@@ -27,9 +30,11 @@ from hlort.codegen.llvm.sort_plan import (
     exact_comparator,
 )
 from hlort.dtypes import DType
+from hlort.ir.attributes import ComparisonType
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
+from hlort.ir.patterns import comparison_type_of
 from hlort.shape import ArrayShape
 
 _SCALAR_VIEWS = (Opcode.BROADCAST, Opcode.RESHAPE)
@@ -63,7 +68,27 @@ def compilable_comparator(comp: Computation) -> bool:
         return False
     if not supports_scalar_computation(comp):
         return False
-    return not any(_inexact(i) and _wide_already(i) for i in comp.instructions)
+    if any(_inexact(i) and _wide_already(i) for i in comp.instructions):
+        return False
+    return not _sees_nan_sign(comp)
+
+
+def _sees_nan_sign(comp: Computation) -> bool:
+    """Whether a TOTALORDER compare or a bitcast-convert reads a float computed (through any
+    ops) from an inexact one: it would see the sign of a NaN, which differs (module docstring)."""
+    derived: set[Instruction] = set()
+    for instr in comp.post_order():
+        reads = any(o in derived for o in instr.operands)
+        if reads and (
+            instr.opcode is Opcode.BITCAST_CONVERT
+            or instr.opcode is Opcode.COMPARE
+            and comparison_type_of(instr) is ComparisonType.TOTALORDER
+        ):
+            return True
+        dt = instr.shape.dtype
+        if (dt.is_float or dt.is_complex) and (reads or _inexact(instr)):
+            derived.add(instr)
+    return False
 
 
 def widened_comparator(comp: Computation) -> Computation:
