@@ -9,9 +9,8 @@ their bits with the sign trick: NaN above +inf, +0 above -0), ties in index orde
 
 from __future__ import annotations
 
-import numpy as np
-
 from hlort import dtypes
+from hlort.interpreter.ops.sort import top_k
 from hlort.ir.custom_calls import register_custom_call, require_operand_count, target_name
 from hlort.ir.shape_inference import ShapeQuery
 from hlort.shape import ArrayShape, Shape, TupleShape
@@ -46,20 +45,8 @@ def _shape(q: ShapeQuery) -> Shape:
     return declared
 
 
-def _order_keys(x: np.ndarray) -> np.ndarray:
-    """Integers that order like XLA's total-order float comparison (ints: themselves)."""
-    if x.dtype.kind in "iub":
-        return x.astype(np.int64)
-    bits = x.view(np.dtype(f"i{x.dtype.itemsize}")).astype(np.int64)
-    flip = (1 << (8 * x.dtype.itemsize - 1)) - 1
-    return np.where(bits < 0, bits ^ flip, bits)
-
-
 def _evaluate(ev, instr, x):
-    k = instr.shape.elements[0].dims[-1]
-    order = np.argsort(-_order_keys(x), axis=-1, kind="stable")[..., :k]
-    values = np.take_along_axis(x, order, axis=-1)
-    return (np.ascontiguousarray(values), order.astype(np.int32))
+    return top_k(x, instr.shape.elements[0].dims[-1])
 
 
 def register_topk_target() -> None:

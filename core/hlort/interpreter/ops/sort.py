@@ -141,8 +141,13 @@ def _topk(ev, instr, x):
     Elements are ordered as XLA's CPU TopK orders them: by TOTALORDER for floats (+NaN above
     +inf, -0.0 below +0.0), by value for integers and pred.
     """
-    k = instr.attrs["k"]
-    largest = instr.attrs.get("largest", True)
+    return top_k(x, instr.attrs["k"], instr.attrs.get("largest", True))
+
+
+def top_k(x: np.ndarray, k: int, largest: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, s32 indices)`` of the k largest (smallest) along the last axis, ties by lower
+    index. The key keeps the element's own width and is reversed with ``~`` (never negated:
+    ``-x`` overflows for the most negative value, and a cast of u64 to s64 wraps)."""
     if from_numpy(x.dtype).is_float:
         key = total_order_key(x)
     else:
