@@ -1,13 +1,16 @@
-"""Eight threads at once: executing one executable, creating buffers, compiling; every result
-must be right and nothing may deadlock."""
+"""Eight threads at once: executing one executable, creating buffers, compiling, dropping buffers
+for the garbage collector; every result must be right, nothing may deadlock, and the device's
+memory statistics must come back to where they were."""
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Callable
 
 import numpy as np
 
+from hlort.testing.finalizer_hazards import drop_in_cycle
 from hlort.testing.programs import axpy, axpy_reference
 from hlort.testing.session import TIMEOUT_S
 
@@ -91,3 +94,45 @@ def test_threads_share_buffers(hlort_session, hlort_require) -> None:
     np.testing.assert_array_equal(hlort_session.fetch(shared)[1], inputs[1])
     for buf in shared:
         buf.delete()
+
+
+def test_threads_dropping_buffers_in_cycles_give_their_memory_back(
+    hlort_session, hlort_require
+) -> None:
+    """Buffers left to the garbage collector, which runs often here, in any thread: now and
+    then inside the plugin's own allocate, free or memory_stats, where a finalizer that takes
+    the plugin's lock deadlocks. A stress test, not a proof: a plugin's own tests force that
+    moment with ``hlort.testing.finalizer_hazards.CollectingLock`` on its allocator's lock (the
+    template's tests/test_finalizers.py). memory_stats is exact once every buffer is collected."""
+    hlort_require("concurrent_execute")
+    hlort_require("memory_stats")
+    exe = hlort_session.compile(axpy(64))
+    device = hlort_session.device
+    gc.collect()
+    before = device.memory_stats().bytes_in_use
+
+    def work(k: int) -> None:
+        for r in range(ROUNDS):
+            inputs = [np.float32(k), np.full(64, r, np.float32), np.arange(64, dtype=np.float32)]
+            args = hlort_session.put(inputs)
+            outputs = exe.execute([args])[0]
+            np.testing.assert_allclose(
+                hlort_session.fetch(outputs)[0], axpy_reference(*inputs), rtol=1e-6
+            )
+            device.memory_stats()
+            for buf in [*args, *outputs]:
+                drop_in_cycle(buf)
+            del args, outputs, buf
+
+    thresholds = gc.get_threshold()
+    gc.set_threshold(20)  # a collection every few allocations, in every thread
+    try:
+        _run_threads(work)
+    finally:
+        gc.set_threshold(*thresholds)
+    gc.collect()
+    after = device.memory_stats().bytes_in_use
+    assert after == before, (
+        f"bytes_in_use is {after} after every buffer of the threads was collected, "
+        f"{before} before: the plugin lost track of {after - before} bytes"
+    )
