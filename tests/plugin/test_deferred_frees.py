@@ -19,6 +19,7 @@ from hlort.testing.finalizer_hazards import (
     CollectingLock,
     drop_in_cycle,
     finishes_within,
+    in_threads,
     manual_gc,
 )
 
@@ -239,10 +240,8 @@ def test_eight_threads_dropping_buffers_in_cycles_leave_nothing_behind():
     device = client.devices()[0]
     device.heap._lock = CollectingLock(device.heap._lock)
     device._stats_lock = CollectingLock(device._stats_lock)
-    barrier = threading.Barrier(8)
 
     def work(k: int) -> None:
-        barrier.wait(WATCHDOG_S)
         for r in range(20):
             host = np.full(256, k * 100 + r, np.float32)
             buf = put(client, host)
@@ -251,23 +250,10 @@ def test_eight_threads_dropping_buffers_in_cycles_leave_nothing_behind():
             del buf
 
     def check():
-        errors = []
-        threads = [threading.Thread(target=lambda k=k: _record(errors, work, k)) for k in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert not errors, errors[0]
+        in_threads(work)
         gc.collect()
         assert device.memory_stats().bytes_in_use == 0
         assert device.heap.live == {} and len(device.heap.freed) == 8 * 20
         client.close()
 
     finishes_within(3 * WATCHDOG_S, check, "eight threads allocating and dropping buffers")
-
-
-def _record(errors: list, work, k: int) -> None:
-    try:
-        work(k)
-    except BaseException as exc:  # noqa: BLE001 - reported by the caller
-        errors.append(exc)

@@ -10,7 +10,8 @@ These helpers make that moment happen on purpose instead of by luck, for a plugi
 * :func:`drop_in_cycle` leaves an object reachable only from a reference cycle;
 * :func:`manual_gc` stops automatic collections, so the cycle survives until the lock runs one;
 * :func:`finishes_within` runs the check in a thread and turns a deadlock into a test failure
-  (the suite goes on; the stuck daemon thread is abandoned).
+  (the suite goes on; the stuck daemon thread is abandoned);
+* :func:`in_threads` runs one piece of work in several threads at once (a stress test).
 """
 
 from __future__ import annotations
@@ -83,8 +84,35 @@ def finishes_within(seconds: float, check: Callable[[], None], what: str = "the 
     thread.join(seconds)
     if thread.is_alive():
         raise AssertionError(
-            f"{what} did not finish in {seconds:g} s: a finalizer run by the garbage collector "
-            f"inside a locked section waits for that lock (deadlock)"
+            f"{what} did not finish in {seconds:g} s: deadlocked? (as a finalizer does that the "
+            f"garbage collector runs inside a locked section, if it takes the same lock)"
         )
     if errors:
         raise errors[0]
+
+
+def in_threads(work: Callable[[int], None], count: int = 8) -> None:
+    """Run ``work(k)`` for ``k`` in ``range(count)``, each in its own thread, all started
+    together; waits for all, then re-raises the first failure (wrap in :func:`finishes_within`
+    to bound the wait)."""
+    barrier = threading.Barrier(count)
+    errors: list[BaseException] = []
+
+    def body(k: int) -> None:
+        try:
+            barrier.wait()
+            work(k)
+        except BaseException as exc:  # noqa: BLE001 - re-raised below
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=body, args=(k,), name=f"in-threads-{k}") for k in range(count)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise AssertionError(f"{len(errors)} of {count} threads failed: {errors[0]!r}") from errors[
+            0
+        ]

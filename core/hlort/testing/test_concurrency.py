@@ -5,12 +5,11 @@ memory statistics must come back to where they were."""
 from __future__ import annotations
 
 import gc
-import threading
 from collections.abc import Callable
 
 import numpy as np
 
-from hlort.testing.finalizer_hazards import drop_in_cycle
+from hlort.testing.finalizer_hazards import drop_in_cycle, finishes_within, in_threads
 from hlort.testing.programs import axpy, axpy_reference
 from hlort.testing.session import TIMEOUT_S
 
@@ -19,29 +18,9 @@ ROUNDS = 6
 
 
 def _run_threads(work: Callable[[int], None]) -> None:
-    barrier = threading.Barrier(THREADS)
-    errors: list[BaseException] = []
-
-    def body(k: int) -> None:
-        try:
-            barrier.wait(TIMEOUT_S)
-            work(k)
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-
-    threads = [
-        threading.Thread(target=body, args=(k,), name=f"conformance-{k}") for k in range(THREADS)
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(TIMEOUT_S)
-    hung = [t.name for t in threads if t.is_alive()]
-    assert not hung, f"threads {hung} did not finish in {TIMEOUT_S} s (deadlock?)"
-    if errors:
-        raise AssertionError(
-            f"{len(errors)} of {THREADS} threads failed; first: {errors[0]!r}"
-        ) from errors[0]
+    """``work(k)`` in THREADS threads at once; a thread still running after TIMEOUT_S fails the
+    test (a deadlock) without keeping the process from exiting."""
+    finishes_within(TIMEOUT_S, lambda: in_threads(work, THREADS), f"{THREADS} threads")
 
 
 def test_eight_threads_execute_one_executable(hlort_session, hlort_require) -> None:

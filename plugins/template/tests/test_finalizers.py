@@ -5,7 +5,6 @@ these tests when you replace the arena with your driver's allocator: point ``Col
 its lock. Each test makes and closes its client inside the watched thread."""
 
 import gc
-import threading
 
 import numpy as np
 
@@ -15,6 +14,7 @@ from hlort.testing.finalizer_hazards import (
     CollectingLock,
     drop_in_cycle,
     finishes_within,
+    in_threads,
     manual_gc,
 )
 from hlort_template import TemplatePlugin
@@ -85,28 +85,19 @@ def test_eight_threads_dropping_buffers_and_outputs_give_the_arena_back():
     exe = client.compile(_double(), CompileOptions())
     device.arena._lock = CollectingLock(device.arena._lock)
     device._stats_lock = CollectingLock(device._stats_lock)
-    errors: list[BaseException] = []
 
     def work(k: int) -> None:
-        try:
-            for r in range(8):
-                host = np.full(256, k * 8 + r, np.float32)
-                arg = _put(client, host)
-                [[out]] = exe.execute([[arg]])
-                np.testing.assert_array_equal(out.to_host().result(WATCHDOG_S), 2 * host)
-                drop_in_cycle(arg)
-                drop_in_cycle(out)
-                del arg, out
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
+        for r in range(8):
+            host = np.full(256, k * 8 + r, np.float32)
+            arg = _put(client, host)
+            [[out]] = exe.execute([[arg]])
+            np.testing.assert_array_equal(out.to_host().result(WATCHDOG_S), 2 * host)
+            drop_in_cycle(arg)
+            drop_in_cycle(out)
+            del arg, out
 
     def check():
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert not errors, errors[0]
+        in_threads(work)
         gc.collect()
         assert device.memory_stats().bytes_in_use == 0
         assert device.arena.bytes_free() == ARENA_BYTES

@@ -5,7 +5,6 @@ next storage call, once the operation in progress is done. Each test makes and c
 inside the watched thread: a deadlock fails the test, and nothing waits for the stuck thread."""
 
 import gc
-import threading
 
 import numpy as np
 
@@ -13,6 +12,7 @@ from hlort.testing.finalizer_hazards import (
     CollectingLock,
     drop_in_cycle,
     finishes_within,
+    in_threads,
     manual_gc,
 )
 from hlort_tpusim.plugin import TpuSimPlugin
@@ -71,26 +71,17 @@ def test_eight_threads_of_dropped_buffers_give_all_of_hbm_back():
     client = TpuSimPlugin().create_client({"hbm_bytes": 1 << 20})
     device = client.devices()[0]
     device.hbm._lock = CollectingLock(device.hbm._lock)
-    errors: list[BaseException] = []
 
     def work(k: int) -> None:
-        try:
-            for r in range(10):
-                host = np.full(256, k * 10 + r, np.float32)
-                buf = client.buffer_from_host(host, device)
-                np.testing.assert_array_equal(buf.to_host().result(WATCHDOG_S), host)
-                drop_in_cycle(buf)
-                del buf
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
+        for r in range(10):
+            host = np.full(256, k * 10 + r, np.float32)
+            buf = client.buffer_from_host(host, device)
+            np.testing.assert_array_equal(buf.to_host().result(WATCHDOG_S), host)
+            drop_in_cycle(buf)
+            del buf
 
     def check():
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert not errors, errors[0]
+        in_threads(work)
         gc.collect()
         assert device.memory_stats().bytes_in_use == 0
         assert device.hbm.fragments == 1 and device.hbm.live_allocations() == []
