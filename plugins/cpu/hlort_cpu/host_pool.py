@@ -8,7 +8,10 @@ reference counting runs ``_Block.__del__`` at once), so a program called in a lo
 same warm pages. Small arrays go straight to ``np.empty``: malloc reuses them cheaply already.
 
 The pool keeps at most ``HLORT_CPU_POOL_BYTES`` (default 1 GiB) of idle memory; beyond that a
-returned block is simply freed. Thread-safe: list append/pop are atomic under the GIL.
+returned block is simply freed. Thread-safe: list append/pop are atomic under the GIL, and the
+pool takes no lock at all, which ``_Block.__del__`` needs: the garbage collector may run it
+inside any call of any thread, this pool's ``empty`` included (a lock there would deadlock the
+thread on itself; at worst a block given back meanwhile is counted over the cap once).
 """
 
 from __future__ import annotations

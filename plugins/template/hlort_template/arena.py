@@ -4,6 +4,11 @@ A real backend gets device memory from its driver (``cudaMalloc``, a DMA heap...
 opaque handles. The template does the same with an anonymous memory map: a :class:`Block` is
 an (offset, size) handle into it, allocated first-fit and coalesced on free. Buffers never
 alias the caller's NumPy arrays: data is copied in and out, as over a PCIe bus.
+
+A plain ``Lock`` is enough, and the right choice: no finalizer ever calls ``free`` (the base
+:class:`~hlort.plugin.base.SimpleDevice` queues a garbage-collected buffer's block and frees it
+at the device's next storage call), so the garbage collector running inside ``allocate`` cannot
+re-enter the arena. A driver allocator of your own needs nothing more.
 """
 
 from __future__ import annotations

@@ -8,12 +8,15 @@ fragmentation is visible. Nothing already allocated is touched by a failure.
 The bytes themselves live in one NumPy array per allocation (HBM is not backed by a host array
 of its full size); only the simulator, the DMA model and the device's transfer hooks touch them:
 the host never gets a view of device memory.
+
+One plain lock guards the free list: no finalizer ever calls in (a dropped buffer's block is freed
+by the device at its next storage call, ``SimpleDevice.defer_free``), so the garbage collector
+running inside an allocate or free cannot re-enter it.
 """
 
 from __future__ import annotations
 
 import bisect
-import contextlib
 import itertools
 import threading
 from dataclasses import dataclass, field
@@ -55,12 +58,7 @@ class HbmAllocator:
         self.alignment = alignment
         self.chip = chip
         self.name = name
-        # Re-entrant: a buffer's finalizer can run (the garbage collector) inside an allocate or
-        # free of this thread, and frees its block here; it waits in _pending until the
-        # operation in progress is done (a plain Lock deadlocked the thread on itself).
-        self._lock = threading.RLock()
-        self._busy = False
-        self._pending: list[HbmAllocation] = []
+        self._lock = threading.Lock()
         self._free: list[tuple[int, int]] = [(0, capacity)]  # (offset, size), sorted by offset
         self._live: dict[int, HbmAllocation] = {}
         self.peak_bytes = 0
@@ -96,7 +94,7 @@ class HbmAllocator:
     def allocate(self, shape: ArrayShape, label: str = "") -> HbmAllocation:
         """Place an array of ``shape``; RESOURCE_EXHAUSTED when no free block can hold it."""
         need = self.rounded(shape.nbytes)
-        with self._lock, self._operation():
+        with self._lock:
             best = None
             for index, (_, size) in enumerate(self._free):
                 if size >= need and (best is None or size < self._free[best][1]):
@@ -125,32 +123,14 @@ class HbmAllocator:
     def free(self, alloc: HbmAllocation) -> None:
         """Return a block; freeing twice is an INVALID_ARGUMENT (a plugin bug, not a user's)."""
         with self._lock:
-            if self._busy:  # from a finalizer inside this thread's allocate or free
-                self._pending.append(alloc)
-                return
-            with self._operation():
-                self._free_block(alloc)
-
-    @contextlib.contextmanager
-    def _operation(self):
-        """Mark an operation in progress; afterwards, free the blocks finalizers left pending."""
-        self._busy = True
-        try:
-            yield
-        finally:
-            self._busy = False
-        while self._pending:
-            self.free(self._pending.pop())
-
-    def _free_block(self, alloc: HbmAllocation) -> None:
-        if alloc.freed or self._live.pop(alloc.uid, None) is None:
-            raise InvalidArgument(f"{self.name}: double free of block at {alloc.offset}")
-        alloc.freed = True
-        alloc.data = np.zeros(0, np.uint8)
-        keys = [o for o, _ in self._free]
-        index = bisect.bisect_left(keys, alloc.offset)
-        self._free.insert(index, (alloc.offset, alloc.nbytes))
-        self._coalesce(index)
+            if alloc.freed or self._live.pop(alloc.uid, None) is None:
+                raise InvalidArgument(f"{self.name}: double free of block at {alloc.offset}")
+            alloc.freed = True
+            alloc.data = np.zeros(0, np.uint8)
+            keys = [o for o, _ in self._free]
+            index = bisect.bisect_left(keys, alloc.offset)
+            self._free.insert(index, (alloc.offset, alloc.nbytes))
+            self._coalesce(index)
 
     def _coalesce(self, index: int) -> None:
         if index + 1 < len(self._free):

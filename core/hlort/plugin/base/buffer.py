@@ -33,7 +33,6 @@ import numpy as np
 from hlort.errors import (
     DeadlineExceeded,
     FailedPrecondition,
-    HlortError,
     InvalidArgument,
     Unimplemented,
 )
@@ -73,26 +72,6 @@ def donate_timeout_s() -> float:
     return value
 
 
-def _release_storage(device: SimpleDevice, storage: Future, nbytes: int) -> None:
-    """Free ``storage`` once it exists; safe to call from ``__del__``."""
-    if storage.is_ready():  # the common case, without a callback
-        try:
-            if storage.error() is None:
-                device.free(storage.result())
-        finally:
-            device.track_free(nbytes)
-        return
-
-    def free(error: HlortError | None) -> None:
-        try:
-            if error is None:
-                device.free(storage.result())
-        finally:
-            device.track_free(nbytes)
-
-    storage.on_ready(free)
-
-
 class SimpleBuffer(Buffer):
     """A buffer on a :class:`SimpleDevice` whose storage is produced by ``storage``.
 
@@ -126,12 +105,14 @@ class SimpleBuffer(Buffer):
     def _free_storage(self) -> None:
         """Free the storage unless it was freed already or donated."""
         if self.__dict__.pop("_owns_storage", False):
-            _release_storage(self._device, self._storage, self._shape.nbytes)
+            self._device.release_storage(self._storage, self._shape.nbytes)
 
     def __del__(self, _finalizing=sys.is_finalizing) -> None:
-        # never call into a plugin during interpreter shutdown (its driver may be gone)
-        if "_owns_storage" in self.__dict__ and not _finalizing():
-            self._free_storage()
+        # The garbage collector may run this inside a plugin call that holds its lock: hand the
+        # storage to the device, which frees it at its next storage call (never lock here).
+        # Nothing at all during interpreter shutdown (the plugin's driver may be gone).
+        if self.__dict__.pop("_owns_storage", False) and not _finalizing():
+            self._device.defer_free(self._storage, self._shape.nbytes)
 
     # -- description ---------------------------------------------------------------------------
     @property
@@ -187,6 +168,7 @@ class SimpleBuffer(Buffer):
         buffer is left alive and undonated.
         """
         timeout = donate_timeout_s() if timeout_s is None else float(timeout_s)
+        self._device.drain_deferred()  # host views collected since count as gone
         # inf (or any huge number) is no bound: threading's waits overflow past TIMEOUT_MAX
         wait_s = None if timeout >= threading.TIMEOUT_MAX else timeout
         with self._cond:
@@ -288,7 +270,8 @@ class SimpleBuffer(Buffer):
         view.flags.writeable = writeable and array.flags.writeable
         with self._cond:
             self._external += 1
-        weakref.finalize(view, self._drop_external).atexit = False
+        # the view's finalizer takes no lock: the device drops the hold at its next call
+        weakref.finalize(view, self._device.defer_call, self._drop_external).atexit = False
         return view
 
     def _drop_external(self) -> None:

@@ -159,6 +159,8 @@ class SimpleClient(Client):
         self._closed = True
         for device in self._devices:
             device.queue.close()
+        for device in self._devices:  # after the queues: their last work may drop buffers
+            device.drain_deferred()
 
 
 class SimplePlugin(Plugin):
