@@ -116,3 +116,20 @@ def test_unsafe_pointer_on_host_memory_backends(platform):
     y = jax.device_put(np.ones(5, np.float32), d)
     assert x.unsafe_buffer_pointer() == x.unsafe_buffer_pointer() != 0
     assert x.unsafe_buffer_pointer() != y.unsafe_buffer_pointer()
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_platform_dependent_branches_by_platform_name(platform):
+    # JAX picks a lax.platform_dependent branch by the lowering platform's name: hlort_* runs its
+    # own-name branch, else `default`, never `cpu=` (which may hold XLA:CPU custom calls).
+    lax = jax.lax
+    x = np.array([0.0, -0.0, 1.5, np.inf, np.nan], np.float32)
+    own = jax.jit(
+        lambda v: lax.platform_dependent(v, cpu=jnp.sin, default=jnp.tanh, **{platform: jnp.cos})
+    )
+    other = jax.jit(lambda v: lax.platform_dependent(v, cpu=jnp.sin, default=jnp.tanh))
+    with jax.default_device(device(platform)):
+        got_own, got_other = np.asarray(own(x)), np.asarray(other(x))
+    with np.errstate(invalid="ignore"):  # cos(inf) is NaN, as on the device
+        np.testing.assert_allclose(got_own, np.cos(x), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(got_other, np.tanh(x), rtol=RTOL, atol=ATOL)

@@ -3,6 +3,8 @@
 import importlib.util
 import os
 
+import pytest
+
 _TOOL = os.path.join(os.path.dirname(__file__), "..", "tools", "jax_tests.py")
 _spec = importlib.util.spec_from_file_location("hlort_jax_tests_tool", _TOOL)
 jax_tests = importlib.util.module_from_spec(_spec)
@@ -26,3 +28,48 @@ def test_own_names_and_jax_cpu_get_no_dut():
         [],
     )
     assert jax_tests.pytest_env("cpu") == ({"JAX_PLATFORMS": "cpu"}, [])
+
+
+_DUT_PLUGIN = os.path.join(os.path.dirname(__file__), "..", "tools", "jax_test_dut.py")
+_dut_spec = importlib.util.spec_from_file_location("hlort_jax_test_dut", _DUT_PLUGIN)
+jax_test_dut = importlib.util.module_from_spec(_dut_spec)
+_dut_spec.loader.exec_module(jax_test_dut)
+
+
+def test_only_platform_dependent_tests_run_under_their_own_name():
+    assert jax_test_dut.runs_under_own_name("test_platform_dependent")
+    assert jax_test_dut.runs_under_own_name("test_platform_dependent_grad")
+    assert not jax_test_dut.runs_under_own_name("testCond_jit")
+    assert not jax_test_dut.runs_under_own_name("test_cond_platform_dependent")
+
+
+class _Item:
+    def __init__(self, name):
+        self.name = name
+
+
+def _dut_during(name):
+    """The jax_test_dut flag while the plugin runs test ``name``, and after it."""
+    from jax._src import test_util
+
+    call = jax_test_dut.pytest_runtest_call(_Item(name))
+    next(call)
+    during = test_util._TEST_DUT.value
+    try:
+        call.send(None)
+    except StopIteration:
+        pass
+    return during, test_util._TEST_DUT.value
+
+
+def test_dut_flag_is_cleared_for_platform_name_tests_only(monkeypatch):
+    jax = pytest.importorskip("jax", reason="jax is not installed (pip install hlort-jax)")
+    from jax._src import test_util  # noqa: F401  (defines the jax_test_dut flag)
+
+    monkeypatch.setenv("HLORT_JAX_TEST_DUT", "cpu")
+    jax.config.update("jax_test_dut", "cpu")
+    try:
+        assert _dut_during("test_platform_dependent_batched") == ("", "cpu")
+        assert _dut_during("testScanGrad") == ("cpu", "cpu")
+    finally:
+        jax.config.update("jax_test_dut", "")
