@@ -183,26 +183,38 @@ class DotThunk:
 
     @property
     def groupable(self) -> bool:
-        """Whether :meth:`native_parts` can run it: a BLAS product, nothing to finish."""
-        if self.empty or self.narrow is not None or self.small is not None or self.transposed:
+        """Whether :meth:`native_parts` can run it: a BLAS product, no arithmetic to finish."""
+        if self.empty or self.narrow is not None or self.small is not None:
             return False
         return not self.arithmetic.needs_finish and not self.arithmetic.ordered
 
     def native_parts(self, env, whole: bool):
         """For a step group (step_groups.py): the result, already in its slot, as native gemm
         chunks (kernel, table, ranges, what to keep alive), whole or in split_matmul's parts;
-        when gemm cannot take the operands, the product is computed here and no chunk is left."""
+        when gemm cannot take the operands, the product is computed here and no chunk is left.
+        A transposed dot's chunks write its scratch: :meth:`finish_parts` copies it back."""
         a = self.lhs(env[self.ins[0]])
         b = self.rhs(env[self.ins[1]])
         result = np.empty(self.product_shape, self.result_dtype)
         env[self.out] = result.reshape(self.out_dims) if self.reshape_result else result
-        parts = gemm_parts(a, b, result, whole)
+        target = result
+        if self.transposed:
+            a, b, target = b.T, a.T, np.empty(self.product_shape[::-1], self.result_dtype)
+        parts = gemm_parts(a, b, target, whole)
         if parts is None:
             with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
-                self.arithmetic.matmul(a, b, out=result)
+                self.arithmetic.matmul(a, b, out=target)
+            if target is not result:
+                np.copyto(result, target.T)
             return None, None, (), None
         kernel, table, ranges = parts
-        return kernel, table, ranges, (a, b, result)
+        return kernel, table, ranges, (a, b, target, result)
+
+    def finish_parts(self, alive) -> None:
+        """After a step group ran :meth:`native_parts`' chunks: a transposed product copied
+        back into the result (``alive`` is what native_parts returned to keep)."""
+        if alive is not None and alive[2] is not alive[3]:
+            np.copyto(alive[3], alive[2].T)
 
     @property
     def label(self) -> str:
