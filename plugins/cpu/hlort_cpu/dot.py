@@ -267,7 +267,7 @@ class DotThunk:
         flipped = np.empty(self.product_shape[::-1], self.result_dtype)
         if not split_matmul(bt, at, flipped):
             with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
-                np.matmul(bt, at, out=flipped)
+                self.arithmetic.matmul(bt, at, out=flipped)
         result = np.empty(self.product_shape, self.result_dtype)
         np.copyto(result, flipped.T)
         return result.reshape(self.out_dims) if self.reshape_result else result
