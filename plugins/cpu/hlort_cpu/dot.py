@@ -22,7 +22,7 @@ import numpy as np
 from hlort.ir.instruction import Instruction
 from hlort_cpu import blas_threads
 from hlort_cpu.contraction_arithmetic import ContractionArithmetic, plan_arithmetic
-from hlort_cpu.dot_split import gemm_parts, split_matmul
+from hlort_cpu.dot_split import FixedSplit, gemm_parts
 from hlort_cpu.gemm_part import address as _address
 from hlort_cpu.step_groups import DOT
 
@@ -160,6 +160,7 @@ class DotThunk:
         self.empty = result.size == 0 or k == 0
         self.work = result.size * k  # multiply-adds
         self.ins, self.out = ins, out
+        self.split = FixedSplit()  # the operands' layouts are fixed here: planned once
         self.small = None  # the small-matmul kernel (small_dot.py), or None: BLAS
         self.small_copies_rhs = False
         self.narrow = None  # few output columns: dot products along k (narrow_dot.py)
@@ -190,7 +191,7 @@ class DotThunk:
 
     def native_parts(self, env, whole: bool):
         """For a step group (step_groups.py): the result, already in its slot, as native gemm
-        chunks (kernel, table, ranges, what to keep alive), whole or in split_matmul's parts;
+        chunks (kernel, table, ranges, what to keep alive), whole or in dot_split's parts;
         when gemm cannot take the operands, the product is computed here and no chunk is left.
         A transposed dot's chunks write its scratch: :meth:`finish_parts` copies it back."""
         a = self.lhs(env[self.ins[0]])
@@ -252,7 +253,7 @@ class DotThunk:
             return
         if not arithmetic.needs_finish:
             result = np.empty(self.product_shape, self.result_dtype)
-            if arithmetic.ordered or not split_matmul(a, b, result):
+            if arithmetic.ordered or not self.split(a, b, result):
                 with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
                     arithmetic.matmul(a, b, out=result)
         else:
@@ -265,7 +266,7 @@ class DotThunk:
         transposing copy (NumPy's, in C) into the result's C order."""
         bt, at = b.T, a.T
         flipped = np.empty(self.product_shape[::-1], self.result_dtype)
-        if not split_matmul(bt, at, flipped):
+        if not self.split(bt, at, flipped):
             with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
                 self.arithmetic.matmul(bt, at, out=flipped)
         result = np.empty(self.product_shape, self.result_dtype)
