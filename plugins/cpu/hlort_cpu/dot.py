@@ -7,7 +7,8 @@ passes ``trans`` flags to gemm): then a call builds the view and copies nothing.
 dimension between two contracting ones, say) one C-ordered copy is made, fused with the
 conversion to the compute type when there is one. The result is written by the matmul straight
 into a fresh array of the output's shape (batch, lhs free, rhs free are its dimensions in order),
-or converted from the compute type once (see :mod:`hlort_cpu.contraction_arithmetic`).
+or converted from the compute type once (see :mod:`hlort_cpu.contraction_arithmetic`). Some
+products run transposed and are copied back (:func:`runs_transposed` says which and why).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import numpy as np
 from hlort.ir.instruction import Instruction
 from hlort_cpu import blas_threads
 from hlort_cpu.contraction_arithmetic import ContractionArithmetic, plan_arithmetic
-from hlort_cpu.dot_split import gemm_parts, split_matmul
+from hlort_cpu.dot_split import FixedSplit, gemm_parts
 from hlort_cpu.gemm_part import address as _address
 from hlort_cpu.step_groups import DOT
 
@@ -159,6 +160,7 @@ class DotThunk:
         self.empty = result.size == 0 or k == 0
         self.work = result.size * k  # multiply-adds
         self.ins, self.out = ins, out
+        self.split = FixedSplit()  # the operands' layouts are fixed here: planned once
         self.small = None  # the small-matmul kernel (small_dot.py), or None: BLAS
         self.small_copies_rhs = False
         self.narrow = None  # few output columns: dot products along k (narrow_dot.py)
@@ -170,29 +172,50 @@ class DotThunk:
                 small = _small_kernel(compute, lhs_view, rhs_view, self.product_shape, k)
                 if small is not None:
                     self.small, self.small_copies_rhs = small
+        # C^T = B^T A^T into a scratch [n, m], copied back transposed (see runs_transposed)
+        self.transposed = (
+            plain
+            and self.narrow is None
+            and self.small is None
+            and not self.empty
+            and lhs.dtype.numpy == compute == rhs.dtype.numpy
+            and runs_transposed(compute, lhs_view, rhs_view, self.product_shape, k)
+        )
 
     @property
     def groupable(self) -> bool:
-        """Whether :meth:`native_parts` can run it: a BLAS product, nothing to finish."""
+        """Whether :meth:`native_parts` can run it: a BLAS product, no arithmetic to finish."""
         if self.empty or self.narrow is not None or self.small is not None:
             return False
         return not self.arithmetic.needs_finish and not self.arithmetic.ordered
 
     def native_parts(self, env, whole: bool):
         """For a step group (step_groups.py): the result, already in its slot, as native gemm
-        chunks (kernel, table, ranges, what to keep alive), whole or in split_matmul's parts;
-        when gemm cannot take the operands, the product is computed here and no chunk is left."""
+        chunks (kernel, table, ranges, what to keep alive), whole or in dot_split's parts;
+        when gemm cannot take the operands, the product is computed here and no chunk is left.
+        A transposed dot's chunks write its scratch: :meth:`finish_parts` copies it back."""
         a = self.lhs(env[self.ins[0]])
         b = self.rhs(env[self.ins[1]])
         result = np.empty(self.product_shape, self.result_dtype)
         env[self.out] = result.reshape(self.out_dims) if self.reshape_result else result
-        parts = gemm_parts(a, b, result, whole)
+        target = result
+        if self.transposed:
+            a, b, target = b.T, a.T, np.empty(self.product_shape[::-1], self.result_dtype)
+        parts = gemm_parts(a, b, target, whole)
         if parts is None:
             with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
-                self.arithmetic.matmul(a, b, out=result)
+                self.arithmetic.matmul(a, b, out=target)
+            if target is not result:
+                np.copyto(result, target.T)
             return None, None, (), None
         kernel, table, ranges = parts
-        return kernel, table, ranges, (a, b, result)
+        return kernel, table, ranges, (a, b, target, result)
+
+    def finish_parts(self, alive) -> None:
+        """After a step group ran :meth:`native_parts`' chunks: a transposed product copied
+        back into the result (``alive`` is what native_parts returned to keep)."""
+        if alive is not None and alive[2] is not alive[3]:
+            np.copyto(alive[3], alive[2].T)
 
     @property
     def label(self) -> str:
@@ -200,6 +223,8 @@ class DotThunk:
             return "dot (narrow)"
         if self.small is not None:
             return "dot (small matmul)"
+        if self.transposed:
+            return f"dot ({self.arithmetic.label}, transposed)"
         return f"dot ({self.arithmetic.label})"
 
     def __call__(self, env) -> None:
@@ -223,15 +248,55 @@ class DotThunk:
         # one BLAS thread: big products are split across hlort's pool instead (dot_split.py,
         # which limits BLAS's threads itself and calls gemm natively: no NumPy error state)
         arithmetic = self.arithmetic
+        if self.transposed:
+            env[self.out] = self._transposed(a, b)
+            return
         if not arithmetic.needs_finish:
             result = np.empty(self.product_shape, self.result_dtype)
-            if arithmetic.ordered or not split_matmul(a, b, result):
+            if arithmetic.ordered or not self.split(a, b, result):
                 with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
                     arithmetic.matmul(a, b, out=result)
         else:
             with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
                 result = arithmetic.finish(arithmetic.matmul(a, b))
         env[self.out] = result.reshape(self.out_dims) if self.reshape_result else result
+
+    def _transposed(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """``a @ b`` as ``(b^T @ a^T)^T``: the product in BLAS's other orientation, then one
+        transposing copy (NumPy's, in C) into the result's C order."""
+        bt, at = b.T, a.T
+        flipped = np.empty(self.product_shape[::-1], self.result_dtype)
+        if not self.split(bt, at, flipped):
+            with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
+                self.arithmetic.matmul(bt, at, out=flipped)
+        result = np.empty(self.product_shape, self.result_dtype)
+        np.copyto(result, flipped.T)
+        return result.reshape(self.out_dims) if self.reshape_result else result
+
+
+TRANSPOSED_MIN_DEPTH = 8  # k per row of the result (k >= 8 m) from which running transposed wins
+TRANSPOSED_MIN_ROWS = 4  # below, the product is gemv-like and the copy back is the larger cost
+
+
+def runs_transposed(compute: np.dtype, lhs: MatrixView, rhs: MatrixView, product, k: int) -> bool:
+    """Whether an f32 ``[m, k] x [k, n]`` runs as its transpose ``[n, k] x [k, m]``: for a
+    row-major lhs and a transposed rhs (``a @ w^T``, JAX's input gradient), few rows
+    (4 <= m < n) and a deep contraction (k >= TRANSPOSED_MIN_DEPTH * m). OpenBLAS's sgemm for
+    that orientation slows down the fewer rows m has; with the roles swapped the same products
+    took, at one thread (medians of interleaved runs), 0.82x (m 64, k 512, n 256) to 0.53x
+    (m 8, k 512, n 512) of the time, while copying the [n, m] product back costs ~1 ns an
+    element: the gain (~0.25 ns x n x k, falling as 1/m) pays for it from k ~ 4 m, and 8 m keeps
+    a margin (k = 4 m measured 1.07x, a loss; m 1-2 1.05-1.11x). f64 is left alone: dgemm has
+    no such slow orientation (swapped measured 1.10-1.17x at m 64-96, 0.94x only at m 8)."""
+    if len(product) != 2 or compute.name != "float32":
+        return False
+    if lhs.strides is None or rhs.strides is None:
+        return False
+    m, n = product
+    lhs_rows = lhs.strides[1] == 1 and lhs.strides[0] >= k
+    rhs_transposed = rhs.strides[0] == 1 and rhs.strides[1] >= k
+    deep = k >= TRANSPOSED_MIN_DEPTH * m
+    return lhs_rows and rhs_transposed and TRANSPOSED_MIN_ROWS <= m < n and deep
 
 
 def _narrow_dot(compute: np.dtype, lhs: MatrixView, product, k: int):

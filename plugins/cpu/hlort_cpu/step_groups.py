@@ -100,6 +100,9 @@ class StepGroup:
         if self.has_dot:
             with blas_threads.single_threaded():
                 _run(fns, tables, bounds)
+            for member, alive in zip(self.members, keep, strict=True):
+                if member.group_kind == DOT:
+                    member.finish_parts(alive)  # a transposed dot's copy back (dot.py)
         else:
             _run(fns, tables, bounds)
 

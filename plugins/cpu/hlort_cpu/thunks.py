@@ -7,7 +7,6 @@ pass pointers to the kernel and split large kernels across cores.
 
 from __future__ import annotations
 
-import ctypes
 import math
 from functools import partial
 
@@ -16,23 +15,14 @@ import numpy as np
 from hlort.ir.instruction import Instruction
 from hlort.shape import Token, TokenShape, TupleShape
 from hlort_cpu.arena import ArenaPlan
+from hlort_cpu.array_address import address
 from hlort_cpu.chunk_scratch import chunk_scratch
 from hlort_cpu.device_run import SINGLE, DeviceRun, current, entered
 from hlort_cpu.host_pool import POOL_MIN_BYTES, host_pool
 from hlort_cpu.step_groups import KERNEL, group_steps
 from hlort_cpu.thread_pool import FILL_MIN_ELEMENTS, PARALLEL_MIN_ELEMENTS, chunks, run_chunks
 
-_c_char, _addressof = ctypes.c_char, ctypes.addressof
 _ALIGN = 64  # a kernel's scratch region starts on its own cache line
-
-
-def address(a: np.ndarray) -> int:
-    """The data pointer of a C-contiguous array: through the buffer protocol when it is
-    writable and not empty (2-3x cheaper than ``a.ctypes.data``), else ``a.ctypes.data``."""
-    try:
-        return _addressof(_c_char.from_buffer(a))
-    except (TypeError, ValueError):
-        return a.ctypes.data
 
 
 def _allocator(dims: tuple[int, ...], dtype: np.dtype, pool):
@@ -63,11 +53,11 @@ class KernelThunk:
         self.empty = info.extent == 0
         self.split = info.split  # split full reduce: scratch partials, then combine
         self.scratch_bytes = info.scratch_bytes  # sort: a scratch region per chunk, last
-        # One output, one chunk, no scratch: the common small kernel, called without the
-        # general path's lists and checks (a few microseconds matter for tiny programs).
+        # One chunk, no scratch: the common small kernel (one output, or a fresh tuple of
+        # them: an optimizer's update), called without the general path's lists and checks
+        # (a few microseconds matter for tiny programs).
         self.simple = (
-            len(self.shapes) == 1
-            and not is_tuple
+            (len(self.shapes) == 1 or is_tuple)
             and len(self.ranges) == 1
             and not self.empty
             and not self.split
@@ -84,12 +74,18 @@ class KernelThunk:
         if self.simple:
             arrays = [env[i] for i in self.ins]
             if all(a.flags.c_contiguous for a in arrays):
-                out = self.new_output() if given is None else given
-                self.fn(
-                    self.ptr_type(*[address(a) for a in arrays], address(out)), self.begin, self.end
-                )
-                env[self.out] = out
-                return
+                if not self.is_tuple:
+                    out = self.new_output() if given is None else given
+                    table = self.ptr_type(*[address(a) for a in arrays], address(out))
+                    self.fn(table, self.begin, self.end)
+                    env[self.out] = out
+                    return
+                if given is None:
+                    outs = [new() for new in self.new_outputs]
+                    arrays += outs
+                    self.fn(self.ptr_type(*[address(a) for a in arrays]), self.begin, self.end)
+                    env[self.out] = tuple(outs)
+                    return
         if self.empty:
             outs = [new() for new in self.new_outputs] if given is None else [given]
             env[self.out] = tuple(outs) if self.is_tuple else outs[0]

@@ -132,10 +132,12 @@ def test_compiled_dot_splits_and_matches_numpy(monkeypatch):
     monkeypatch.setattr(dot_split, "worker_count", lambda: 2)
     monkeypatch.setattr(thread_pool, "worker_count", lambda: 2)
     calls = []
-    real = dot_split.split_matmul
+    real = dot_split._run_plan
     monkeypatch.setattr(
-        "hlort_cpu.dot.split_matmul", lambda *a: calls.append(1) or real(*a), raising=True
+        dot_split, "_run_plan", lambda plan, *a: calls.append(plan is not None) or real(plan, *a)
     )
+    plans, real_plan = [], dot_split._split_plan
+    monkeypatch.setattr(dot_split, "_split_plan", lambda *a: plans.append(1) or real_plan(*a))
     b = Builder("big_dot")
     x = b.parameter(shape.array("f32", [256, 512]))
     w = b.parameter(shape.array("f32", [512, 384]))
@@ -144,5 +146,7 @@ def test_compiled_dot_splits_and_matches_numpy(monkeypatch):
     xa = rng.standard_normal((256, 512)).astype(np.float32)
     wa = rng.standard_normal((512, 384)).astype(np.float32)
     got = exe(xa, wa)
-    assert calls, "the dot thunk did not go through split_matmul"
+    assert calls == [True], "the dot thunk did not run in split parts"
+    exe(xa, wa)
+    assert calls == [True, True] and plans == [1]  # planned once, by the thunk's FixedSplit
     np.testing.assert_allclose(np.asarray(got), xa @ wa, rtol=1e-5, atol=1e-4)

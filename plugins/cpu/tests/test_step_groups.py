@@ -91,6 +91,8 @@ def test_two_independent_dots_run_whole_side_by_side(two_threads, dtype):
     exe = hlort.compile(text, "cpu")
     (group,) = _groups(exe)
     assert [m.group_kind for m in group.members] == [DOT, DOT] and group.whole
+    # f32 dx = g w^T (m 64 < n 256, k 512) runs transposed and is copied back after the group
+    assert [m.transposed for m in group.members].count(True) == (dtype == "f32")
     got = exe.raw.program.run(args)
     want = evaluate(parse_module(text), args)
     x, w, g = (a.astype(np.float64) for a in args)
