@@ -20,7 +20,6 @@ first too (``__init_subclass__`` wraps them), so a plugin gets this without writ
 from __future__ import annotations
 
 import functools
-import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from hlort.errors import ResourceExhausted
+from hlort.log import lazy_logger
 from hlort.plugin.api import AttributeValue, Device, Future, MemorySpace
 from hlort.plugin.base.work_queue import WorkQueue
 from hlort.plugin.capabilities import MemoryStats
@@ -37,7 +37,7 @@ from hlort.shape import ArrayShape
 if TYPE_CHECKING:
     from hlort.plugin.base.simple_client import SimpleClient
 
-LOGGER = logging.getLogger("hlort.plugin")
+LOGGER = lazy_logger("hlort.plugin")
 # the storage hooks a subclass may override that free what finalizers queued before they run
 DRAINING_HOOKS = ("allocate", "free", "memory_stats")
 
