@@ -19,6 +19,7 @@ from hlort_cpu.array_address import address
 from hlort_cpu.chunk_scratch import chunk_scratch
 from hlort_cpu.device_run import SINGLE, DeviceRun, current, entered
 from hlort_cpu.host_pool import POOL_MIN_BYTES, host_pool
+from hlort_cpu.split_ranges import split_reduce_ranges
 from hlort_cpu.step_groups import KERNEL, group_steps
 from hlort_cpu.thread_pool import FILL_MIN_ELEMENTS, PARALLEL_MIN_ELEMENTS, chunks, run_chunks
 
@@ -47,7 +48,10 @@ class KernelThunk:
         self.shapes = [(tuple(s.dims), np.dtype(s.dtype.numpy)) for s in info.output_shapes]
         self.pool = host_pool()
         least = FILL_MIN_ELEMENTS if fill else PARALLEL_MIN_ELEMENTS
-        self.ranges = chunks(info.extent, info.elements_per_iteration, least)
+        if info.split:  # many small ranges: a thread that runs ahead claims more
+            self.ranges = split_reduce_ranges(info.extent, info.elements_per_iteration)
+        else:
+            self.ranges = chunks(info.extent, info.elements_per_iteration, least)
         self.fn = kernel.fn
         self.ptr_type = kernel.pointer_array_type
         self.empty = info.extent == 0
