@@ -214,6 +214,8 @@ class DotThunk:
     def finish_parts(self, alive) -> None:
         """After a step group ran :meth:`native_parts`' chunks: a transposed product copied
         back into the result (``alive`` is what native_parts returned to keep)."""
+        if alive is not None:
+            self.arithmetic.repair(*alive[:3])  # complex NaN/inf as the interpreter's
         if alive is not None and alive[2] is not alive[3]:
             np.copyto(alive[3], alive[2].T)
 
@@ -256,6 +258,8 @@ class DotThunk:
             if arithmetic.ordered or not self.split(a, b, result):
                 with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
                     arithmetic.matmul(a, b, out=result)
+            else:
+                arithmetic.repair(a, b, result)  # complex NaN/inf as the interpreter's
         else:
             with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
                 result = arithmetic.finish(arithmetic.matmul(a, b))
