@@ -214,8 +214,6 @@ class DotThunk:
     def finish_parts(self, alive) -> None:
         """After a step group ran :meth:`native_parts`' chunks: a transposed product copied
         back into the result (``alive`` is what native_parts returned to keep)."""
-        if alive is not None:
-            self.arithmetic.repair(*alive[:3])  # complex NaN/inf as the interpreter's
         if alive is not None and alive[2] is not alive[3]:
             np.copyto(alive[3], alive[2].T)
 
