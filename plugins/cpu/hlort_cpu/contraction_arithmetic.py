@@ -19,8 +19,9 @@ Complex contractions of at most ``ORDERED_COMPLEX_MAX_K`` products per element (
 ``ORDERED_COMPLEX_MAX_PRODUCTS`` in all) are summed in XLA's order instead, bit-identical to the
 interpreter (:mod:`hlort_cpu.ordered_complex_matmul`); longer ones use complex BLAS, and the
 elements BLAS leaves non-finite (its ``alpha = 1 + 0i`` scaling turns an infinite sum into
-``NaN + NaN i``) are summed again in that order (:meth:`ContractionArithmetic.repair`), so NaN
-and infinities come out as the interpreter's on every path. Real BLAS needs no such step: inf *
+``NaN + NaN i``) are computed again from real gemms, and -0.0 parts made +0
+(:meth:`ContractionArithmetic.repair`), so NaN, infinities and zero signs come out as the
+interpreter's on every path. Real BLAS needs no such step: inf *
 0, inf - inf and NaN propagate as in the interpreter, and every zero sum is +0 there as in the
 interpreter's sum from a +0 accumulator.
 """
@@ -94,12 +95,12 @@ class ContractionArithmetic:
         return out
 
     def repair(self, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
-        """After a complex BLAS product ``out = a @ b``: the elements it left non-finite summed
-        again in XLA's order, as the interpreter has them (complex gemm makes an infinite sum
-        NaN, see ``hlort.interpreter.ops.complex_specials``). One ``isfinite`` pass when all is
-        finite; nothing for real types (their BLAS agrees with the interpreter)."""
+        """After a complex BLAS product ``out = a @ b``: the elements it left non-finite
+        computed again, -0.0 parts made +0, as the interpreter has them (complex gemm makes an
+        infinite sum NaN, see ``hlort.interpreter.ops.complex_specials``). One pass over the
+        result when all is finite; nothing for real types (their BLAS agrees already)."""
         if self.compute.kind == "c" and not self.ordered:
-            repair_specials(a, b, out, complex_matmul_in_order)
+            repair_specials(a, b, out)
 
     def finish(self, summed: np.ndarray) -> np.ndarray:
         """The summed products (in ``compute``) as a C-ordered array of the result type."""

@@ -18,8 +18,8 @@ vectorizes and fuses differently, which for a complex dot with cancellation is o
 So a contraction of moderate size (at most 2^24 products), complex or real float with K <= 64,
 is summed in that order (a loop over K, vectorized over everything else); larger ones keep
 BLAS, whose rounding is within tolerance, and a complex one has the elements BLAS left
-non-finite summed again in order (:mod:`hlort.interpreter.ops.complex_specials`: complex gemm
-makes an infinite sum NaN).
+non-finite put right (:mod:`hlort.interpreter.ops.complex_specials`: complex gemm makes an
+infinite sum NaN).
 
 Cholesky and triangular-solve compute in f64 / c128 whatever the element type and round once.
 """
@@ -80,8 +80,8 @@ def contract(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             return _contract_in_order(a, b, shape)
     with np.errstate(over="ignore", invalid="ignore"):
         out = np.matmul(a, b)
-        if kind == "c" and k > 0:  # BLAS's alpha scaling turns infinities into NaN: undone
-            repair_specials(a, b, out, lambda x, y: _contract_in_order(x, y, _product_shape(x, y)))
+        if kind == "c" and k > 0:  # complex gemm's alpha scaling makes inf NaN: undone
+            repair_specials(a, b, out)
         return out
 
 
