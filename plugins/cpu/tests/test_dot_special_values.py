@@ -165,3 +165,41 @@ def test_dots_grouped_side_by_side_keep_the_special_values(dtype, monkeypatch):
     single = dot_module(dtype, *case)
     for out, pair in zip(got, (args[:2], args[2:]), strict=True):
         assert_exactly_special(single, pair, np.asarray(out), 128)
+
+
+CONVS = {  # id: Conv arguments (3x3 window, padding 1: inf meets padded zeros)
+    "im2col": dict(features=16, out_features=16),  # K 144: complex takes BLAS
+    "groups": dict(features=32, out_features=16, groups=2),
+    "batch-groups": dict(features=16, out_features=16, batch_groups=2),
+    "depthwise": dict(features=16, out_features=16, groups=16),  # K 9
+    "split": dict(batch=8, features=16, out_features=32, spatial=(16, 16)),  # 9.4M products
+}
+
+
+@pytest.mark.parametrize("type_name", ["f32", "f64", "f16", "c64", "c128"])
+@pytest.mark.parametrize("name", sorted(CONVS))
+def test_convolutions_keep_the_special_values(name, type_name, monkeypatch):
+    """Convolution (im2col + BLAS, the depthwise sum, complex in order or by BLAS) with NaN,
+    +-inf, a batch of -0.0 against positive kernel columns, and a zero kernel column: the
+    same exact rule as the dots (the complex BLAS ones failed before the repair)."""
+    from conv_cases import Conv, window
+
+    monkeypatch.setenv("HLORT_CACHE", "0")
+    monkeypatch.setattr(dot_split, "worker_count", lambda: 2)
+    monkeypatch.setattr(thread_pool, "worker_count", lambda: 2)
+    monkeypatch.setattr(dot_split, "_PLANS", {})
+    settings = dict(batch=4, spatial=(6, 5)) | CONVS[name]
+    conv = Conv(
+        types=(type_name, type_name), window=window([3, 3], padding=[(1, 1)] * 2), **settings
+    )
+    module = conv.module()
+    x, w = conv.inputs(np.random.default_rng(8))
+    x[0, 0, 0, 0], x[1, 3, 2, 1] = np.nan, np.inf
+    x[0, 4, 4, :] = -np.inf
+    x[2] = -0.0
+    w[..., 2] = np.abs(w[..., 2]) + 1
+    w[1, 1, :, 3] = 0.0
+    exe = hlort.compile(module, "cpu")
+    got = np.asarray(exe(x, w))
+    assert exe.raw.stats()["fallback_count"] == 0
+    assert_exactly_special(module, [x, w], got, conv.k)
