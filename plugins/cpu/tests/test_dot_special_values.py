@@ -134,6 +134,33 @@ def test_special_values_match_the_interpreter(dtype, case, setting, label, sprea
     assert_exactly_special(module, args, got, k)
 
 
+TYPED = [  # lhs, rhs, preferred result type (None: the operands')
+    ("f8e4m3fn", "f8e4m3fn", None),  # no infinities: inf becomes NaN
+    ("f8e5m2", "f8e5m2", None),
+    ("bf16", "bf16", "f32"),
+    ("f32", "f32", "f64"),
+    ("f32", "f32", "bf16"),
+    ("c64", "c64", "c128"),
+]
+
+
+@pytest.mark.parametrize(
+    "case", [((6, 9), (9, 7), MATMUL), ((64, 100), (100, 32), MATMUL)], ids=str
+)
+@pytest.mark.parametrize(("lhs", "rhs", "preferred"), TYPED, ids=str)
+def test_float8_and_preferred_types_keep_the_special_values(lhs, rhs, preferred, case):
+    from hlort import Builder, shape
+
+    b = Builder("dot")
+    x = b.parameter(shape.array(lhs, list(case[0])))
+    y = b.parameter(shape.array(rhs, list(case[1])))
+    module = b.build(b.dot_general(x, y, case[2], preferred=preferred))
+    args = [special_operands(lhs, case, seed=2)[0], special_operands(rhs, case, seed=3)[1]]
+    exe = hlort.compile(module, "cpu")
+    assert exe.raw.stats()["fallback_count"] == 0
+    assert_exactly_special(module, args, np.asarray(exe(*args)), case[0][1])
+
+
 TWO_DOTS = """HloModule two_dots
 ENTRY e {
   a = DT[64,128] parameter(0)
