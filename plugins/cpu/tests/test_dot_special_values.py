@@ -230,3 +230,36 @@ def test_convolutions_keep_the_special_values(name, type_name, monkeypatch):
     got = np.asarray(exe(x, w))
     assert exe.raw.stats()["fallback_count"] == 0
     assert_exactly_special(module, [x, w], got, conv.k)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("layout", ["row_major", "tails", "batched", "rhs_transposed", "pooled"])
+def test_dots_in_native_while_loops_keep_the_special_values(layout, dtype, monkeypatch):
+    """A dot in a native while body (native_dot.py's kernel or the driver's gemm call), one and
+    two trips of ``acc += dot(x, w) * 0.5; x *= 0.75`` from acc = +0: NaN places, infinities
+    and zero signs exact against the interpreter, finite elements within the loop's bound: the
+    dot bound ``2 (K + 2) eps sum |x w|`` per trip's dot (times 0.5 0.75^t) plus one rounding
+    of the add per trip (as test_native_while_dots.loop_tolerance)."""
+    from contraction_tolerance import assert_within
+    from test_native_while_dots import LAYOUTS, dot_loop
+
+    monkeypatch.setenv("HLORT_CACHE", "0")
+    lhs, rhs, dnums, path = LAYOUTS[layout]
+    module, out_shape = dot_loop(dtype, lhs, rhs, dnums)
+    x, w = special_operands(dtype, (lhs, rhs, dnums), seed=4)
+    exe = hlort.compile(module, "cpu")
+    compiled = exe.raw.stats()["compiled"]
+    assert compiled.get("while (native)") == 1 and compiled.get(f"dot ({path})") == 1, compiled
+    k = math.prod(lhs[d] for d in dnums.lhs_contracting_dims)
+    eps = float(np.finfo(x.dtype).eps)
+    finite = [np.where(np.isfinite(v), np.abs(v), 0).astype(v.dtype) for v in (x, w)]
+    magnitude = np.asarray(hlort.evaluate(dot_module(dtype, lhs, rhs, dnums), finite))
+    for trips in (1, 2):
+        args = [np.int32(trips), np.zeros(out_shape.dims, x.dtype), x, w]
+        got = np.asarray(exe(*args)[1])
+        ref = np.asarray(hlort.evaluate(module, args)[1])
+        zero = (got == 0) & (ref == 0)
+        np.testing.assert_array_equal(np.signbit(got[zero]), np.signbit(ref[zero]))
+        product = magnitude * 0.5 * sum(0.75**t for t in range(trips))
+        tol = 2 * (k + 2) * eps * product + 2 * trips * eps * (np.abs(np.nan_to_num(ref)) + product)
+        assert_within(got, ref, tol)
