@@ -35,6 +35,7 @@ import numpy as np
 from hlort.dtypes import DType
 from hlort.interpreter.ops.complex_specials import repair_specials
 from hlort.interpreter.ops.linalg import accumulation_dtype
+from hlort_cpu import blas_threads
 from hlort_cpu.ordered_complex_matmul import complex_matmul_in_order
 
 _F32_EXACT = 1 << 24
@@ -100,7 +101,8 @@ class ContractionArithmetic:
         infinite sum NaN, see ``hlort.interpreter.ops.complex_specials``). One pass over the
         result when all is finite; nothing for real types (their BLAS agrees already)."""
         if self.compute.kind == "c" and not self.ordered:
-            repair_specials(a, b, out)
+            with blas_threads.single_threaded():  # its dot and gemms too (blas_threads.py)
+                repair_specials(a, b, out)
 
     def finish(self, summed: np.ndarray) -> np.ndarray:
         """The summed products (in ``compute``) as a C-ordered array of the result type."""
