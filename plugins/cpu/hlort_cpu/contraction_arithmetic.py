@@ -17,7 +17,13 @@ so results agree within the usual dot-product error bound ``~K * eps(acc) * sum 
 after rounding to f16/bf16 they agree to within one unit of the result type on top of that.
 Complex contractions of at most ``ORDERED_COMPLEX_MAX_K`` products per element (and
 ``ORDERED_COMPLEX_MAX_PRODUCTS`` in all) are summed in XLA's order instead, bit-identical to the
-interpreter (:mod:`hlort_cpu.ordered_complex_matmul`); longer ones use complex BLAS.
+interpreter (:mod:`hlort_cpu.ordered_complex_matmul`); longer ones use complex BLAS, and the
+elements BLAS leaves non-finite (its ``alpha = 1 + 0i`` scaling turns an infinite sum into
+``NaN + NaN i``) are computed again from real gemms, and -0.0 parts made +0
+(:meth:`ContractionArithmetic.repair`), so NaN, infinities and zero signs come out as the
+interpreter's on every path. Real BLAS needs no such step: inf *
+0, inf - inf and NaN propagate as in the interpreter, and every zero sum is +0 there as in the
+interpreter's sum from a +0 accumulator.
 """
 
 from __future__ import annotations
@@ -27,7 +33,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from hlort.dtypes import DType
+from hlort.interpreter.ops.complex_specials import repair_specials
 from hlort.interpreter.ops.linalg import accumulation_dtype
+from hlort_cpu import blas_threads
 from hlort_cpu.ordered_complex_matmul import complex_matmul_in_order
 
 _F32_EXACT = 1 << 24
@@ -83,7 +91,18 @@ class ContractionArithmetic:
         """``a @ b`` in the compute type (into ``out`` when given)."""
         if self.ordered:
             return complex_matmul_in_order(a, b, out)
-        return np.matmul(a, b, out=out)
+        out = np.matmul(a, b, out=out)
+        self.repair(a, b, out)
+        return out
+
+    def repair(self, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+        """After a complex BLAS product ``out = a @ b``: the elements it left non-finite
+        computed again, -0.0 parts made +0, as the interpreter has them (complex gemm makes an
+        infinite sum NaN, see ``hlort.interpreter.ops.complex_specials``). One pass over the
+        result when all is finite; nothing for real types (their BLAS agrees already)."""
+        if self.compute.kind == "c" and not self.ordered:
+            with blas_threads.single_threaded():  # its dot and gemms too (blas_threads.py)
+                repair_specials(a, b, out)
 
     def finish(self, summed: np.ndarray) -> np.ndarray:
         """The summed products (in ``compute``) as a C-ordered array of the result type."""

@@ -194,6 +194,8 @@ class ConvolutionThunk:
                 out = product[span, 0]
                 if self.arithmetic.ordered or not split_matmul(cols[0], kernel, out):
                     self.arithmetic.matmul(cols[0], kernel, out=out)
+                else:
+                    self.arithmetic.repair(cols[0], kernel, out)
             else:
                 self.arithmetic.matmul(cols, kernel, out=product[span].transpose(1, 0, 2))
         return product

@@ -256,6 +256,8 @@ class DotThunk:
             if arithmetic.ordered or not self.split(a, b, result):
                 with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
                     arithmetic.matmul(a, b, out=result)
+            else:
+                arithmetic.repair(a, b, result)  # complex NaN/inf as the interpreter's
         else:
             with np.errstate(over="ignore", invalid="ignore"), blas_threads.single_threaded():
                 result = arithmetic.finish(arithmetic.matmul(a, b))

@@ -17,7 +17,9 @@ them; the corpus' real dots agree with the unfused sum within 1 ULP.) BLAS (np.m
 vectorizes and fuses differently, which for a complex dot with cancellation is off by many ULP.
 So a contraction of moderate size (at most 2^24 products), complex or real float with K <= 64,
 is summed in that order (a loop over K, vectorized over everything else); larger ones keep
-BLAS, whose rounding is within tolerance.
+BLAS, whose rounding is within tolerance, and a complex one has the elements BLAS left
+non-finite put right (:mod:`hlort.interpreter.ops.complex_specials`: complex gemm makes an
+infinite sum NaN).
 
 Cholesky and triangular-solve compute in f64 / c128 whatever the element type and round once.
 """
@@ -29,6 +31,7 @@ import math
 import numpy as np
 
 from hlort.dtypes import DType
+from hlort.interpreter.ops.complex_specials import repair_specials
 from hlort.interpreter.ops.float_rounding import widen
 from hlort.interpreter.registry import evaluates
 from hlort.ir.attributes import Transpose
@@ -76,7 +79,10 @@ def contract(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if products <= SEQUENTIAL_MAX_PRODUCTS and (k <= SEQUENTIAL_MAX_K or kind == "c"):
             return _contract_in_order(a, b, shape)
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.matmul(a, b)
+        out = np.matmul(a, b)
+        if kind == "c" and k > 0:  # complex gemm's alpha scaling makes inf NaN: undone
+            repair_specials(a, b, out)
+        return out
 
 
 def _product_shape(a: np.ndarray, b: np.ndarray) -> tuple[int, ...]:

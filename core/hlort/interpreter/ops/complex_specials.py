@@ -1,0 +1,88 @@
+"""Complex BLAS products with NaN, infinities and zero signs put right: the elements a complex
+gemm got non-finite are computed again from four real gemms, and -0.0 parts become +0.0.
+
+A complex gemm (OpenBLAS's cgemm/zgemm, and Eigen's, which XLA:CPU calls) scales its sums by
+``alpha = 1 + 0i`` as a complex multiply, so an infinite sum ``inf + x i`` becomes
+``(inf - 0 x) + (x + 0 inf) i = NaN + NaN i``. The dot the StableHLO spec defines (a sum of
+products, each the complex multiply, as the spec's reference interpreter and XLA's evaluator
+compute it with C++ ``std::complex``) keeps that infinity, and so does this interpreter's
+in-order sum (``linalg._contract_in_order``: ``acc += (ar br - ai bi) + (ar bi + ai br) i``).
+
+Which elements are non-finite, and which infinity each is, does not depend on the summation
+order: a part is NaN when one of its 2K signed real terms (``ar br``, ``-ai bi`` for the real
+part) is NaN (a NaN operand, ``inf * 0``) or there are infinities of both signs, else the one
+sign's infinity if there is one, else finite (but for overflow, which the order can change). So
+a complex BLAS product is right wherever it is finite, and its non-finite elements are found in
+one pass over the result (O(m n), against the gemm's O(m n k)). Those are put right with the
+same terms summed by real BLAS, which has no complex scaling: ``re = ar @ br - ai @ bi``,
+``im = ar @ bi + ai @ br``, for every row of ``a`` and column of ``b`` holding a NaN or an
+infinity (all of whose elements are non-finite) and then for any element left non-finite
+outside them (an overflowed sum). That costs about one complex gemm of the rows and columns
+redone, never more than two of the whole product.
+
+Zero signs: a sum from a +0 accumulator is never -0.0 (``+0 + -0 = +0``), while a complex gemm
+returns -0.0 parts (its alpha scaling, and sums it starts from their first product); adding +0
+once, in the same pass, makes them +0 and changes nothing else.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def repair_specials(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """Put right, in place, the elements of the complex BLAS product ``out = a @ b`` ([..., m, k]
+    x [..., k, n]) that it left non-finite, and its -0.0 parts (module docstring). Real
+    products are left alone: a real gemm scales by a real 1 and sums from +0."""
+    if out.dtype.kind != "c" or out.size == 0 or _all_finite_after_plus_zero(out):
+        return
+    batch = out.shape[:-2]
+    a = np.broadcast_to(a, (*batch, *a.shape[-2:]))
+    b = np.broadcast_to(b, (*batch, *b.shape[-2:]))
+    with np.errstate(over="ignore", invalid="ignore"):  # NaN and infinities are the point
+        for index in np.ndindex(*batch):
+            bad = ~np.isfinite(out[index])
+            if bad.any():
+                _repair_matrix(a[index], b[index], out[index], bad)
+
+
+def real_gemm_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Complex ``a @ b`` ([m, k] x [k, n]) as four real products, no complex scaling."""
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    out = np.empty((a.shape[0], b.shape[1]), a.dtype)
+    out.real = np.matmul(ar, br) - np.matmul(ai, bi)
+    out.imag = np.matmul(ar, bi) + np.matmul(ai, br)
+    return out
+
+
+def _repair_matrix(a, b, out, bad) -> None:
+    rows = np.flatnonzero(~np.isfinite(a).all(axis=1))
+    cols = np.flatnonzero(~np.isfinite(b).all(axis=0))
+    if rows.size:
+        out[rows, :] = real_gemm_product(a[rows], b)
+        bad[rows, :] = False
+    if cols.size:
+        out[:, cols] = real_gemm_product(a, b[:, cols])
+        bad[:, cols] = False
+    if bad.any():  # finite operands, an overflowed sum: only those elements
+        r, c = np.flatnonzero(bad.any(axis=1)), np.flatnonzero(bad.any(axis=0))
+        block, mask = out[np.ix_(r, c)], bad[np.ix_(r, c)]
+        block[mask] = real_gemm_product(a[r], b[:, c])[mask]
+        out[np.ix_(r, c)] = block
+
+
+def _all_finite_after_plus_zero(out: np.ndarray) -> bool:
+    """``out += 0`` (-0.0 parts become +0.0), then whether every part is finite. On the parts as
+    one float vector: the add, then ``x . x`` (BLAS, one read) is finite exactly when every part
+    is, but for squares overflowing (|x| > ~1e19 in f32), where ``isfinite`` decides. Measured
+    (one thread, process CPU time) 2.4-3.2 ms for a 2048 x 2048 c64 result against 336-356 ms
+    for its cgemm (K 2048): under 1%; ``isfinite(out).all()`` alone took 8 ms."""
+    if not out.flags.c_contiguous:
+        np.add(out, 0, out=out)
+        return bool(np.isfinite(out).all())
+    parts = out.reshape(-1).view(out.real.dtype)
+    np.add(parts, 0, out=parts)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(np.dot(parts, parts)):
+            return True
+    return bool(np.isfinite(parts).all())

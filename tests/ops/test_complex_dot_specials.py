@@ -1,0 +1,72 @@
+"""Complex dots the interpreter leaves to BLAS (over SEQUENTIAL_MAX_PRODUCTS products) give the
+NaN, infinities and zero signs of its in-order sum (complex_specials.py): complex gemm's
+``alpha = 1 + 0i`` scaling would make every infinite sum ``NaN + NaN i`` and leave -0.0 parts.
+Exact: same NaN places, same infinities and zero signs per part; finite elements within the
+dot bound ``2 (K + 2) eps sum |a b|`` of the in-order sum."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hlort.interpreter.ops import linalg
+from hlort.interpreter.ops.complex_specials import repair_specials
+
+
+def _in_order(a, b):
+    return linalg._contract_in_order(a, b, linalg._product_shape(a, b))
+
+
+def _operands(rng, dtype, batch=2, m=6, k=80, n=5):
+    a = rng.standard_normal((batch, m, k)) + 1j * rng.standard_normal((batch, m, k))
+    b = rng.standard_normal((batch, k, n)) + 1j * rng.standard_normal((batch, k, n))
+    a[0, 1, 3] = np.inf  # a row of infinite sums
+    a[1, 2, 0], a[1, 2, 1] = np.inf, -np.inf  # inf - inf: NaN
+    b[1, 4, 3] = complex(np.nan, 0)  # a NaN column
+    a[0, 0, :] = complex(-0.0, -0.0)  # products -0 and +0: sums +0
+    b[0, :, 0] = np.abs(b[0, :, 0].real) + 1j * np.abs(b[0, :, 0].imag)
+    return a.astype(dtype), b.astype(dtype)
+
+
+def _assert_same_specials(got, want, a, b, eps):
+    finite = lambda x: np.where(np.isfinite(x), np.abs(x), 0)  # noqa: E731
+    bound = 2 * (a.shape[-1] + 2) * eps * np.matmul(finite(a), finite(b))
+    for g, w in ((got.real, want.real), (got.imag, want.imag)):
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+        np.testing.assert_array_equal(g[np.isinf(w)], w[np.isinf(w)])
+        zero = (g == 0) & (w == 0)
+        np.testing.assert_array_equal(np.signbit(g[zero]), np.signbit(w[zero]))
+        finite = np.isfinite(w)
+        ok = np.isfinite(w)
+        assert np.all(np.abs(g[ok] - w[ok]) <= bound[ok])
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_blas_complex_dot_keeps_the_in_order_specials(dtype, monkeypatch):
+    a, b = _operands(np.random.default_rng(2), dtype)
+    want = _in_order(a, b)
+    monkeypatch.setattr(linalg, "SEQUENTIAL_MAX_PRODUCTS", 1)  # the BLAS path
+    got = linalg.contract(a, b)
+    assert np.isinf(want.real).any() and np.isnan(want.real).any()
+    _assert_same_specials(got, want, a, b, float(np.finfo(dtype).eps))
+
+
+def test_an_overflowed_sum_of_finite_values_is_resummed():
+    """No operand is non-finite, but a sum overflows: that element alone is summed again."""
+    a = np.array([[3e38 + 0j, 3e38 + 0j], [1 + 1j, 2 + 0j]], np.complex64)
+    b = np.array([[1 + 0j, 1 + 0j], [1 + 0j, 0.5 + 0j]], np.complex64)
+    out = np.matmul(a, b)
+    out[0, 0] = complex(np.nan, np.nan)  # what complex gemm's alpha scaling makes of inf + 0i
+    repair_specials(a, b, out)
+    np.testing.assert_array_equal(out, _in_order(a, b))
+    assert np.isposinf(out[0, 0].real) and out[0, 0].imag == 0
+
+
+def test_real_products_are_left_alone():
+    """A real gemm scales by a real 1: its non-finite elements are the interpreter's, not
+    looked at again (a planted wrong value stays)."""
+    a = np.array([[np.inf, 1.0]], np.float32)
+    b = np.array([[1.0], [1.0]], np.float32)
+    out = np.array([[-np.inf]], np.float32)
+    repair_specials(a, b, out)
+    assert np.isneginf(out[0, 0])
