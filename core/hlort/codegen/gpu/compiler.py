@@ -21,7 +21,13 @@ from __future__ import annotations
 
 from hlort.codegen.gpu.cholesky_schedule import plan_cholesky
 from hlort.codegen.gpu.conv_schedule import plan_convolution
-from hlort.codegen.gpu.custom_call_steps import as_topk, custom_call_kind, zeros_computation
+from hlort.codegen.gpu.custom_call_steps import (
+    as_topk,
+    as_triangular_solve,
+    custom_call_kind,
+    potrf_plan,
+    zeros_computation,
+)
 from hlort.codegen.gpu.dot_plan import plan_dot
 from hlort.codegen.gpu.fft_schedule import plan_fft
 from hlort.codegen.gpu.gemm_step import gemm_spec
@@ -90,7 +96,7 @@ KERNEL_OPS = frozenset(
 # Ops that have no GPU kernel yet and run as host fallbacks (docs/gpu-kernels.md). Some cases of
 # PARTLY_NATIVE_OPS fall back too, each with its reason: e.g. FFT axes of 2^31 points or
 # more, sorts whose comparator has a transcendental on f64 values, custom calls other than the
-# identity annotations and TopK (custom_call_steps.py).
+# identity annotations, TopK, JAX's threefry, potrf and trsm (custom_call_steps.py).
 HOST_FALLBACK_OPS = frozenset(
     {
         "conditional",
@@ -360,6 +366,22 @@ class _Walker:
             return self._byte_copies(instr, slots), ""
         if kind == "zeros":
             return self._launch(instr, zeros_computation(instr), slots), ""
+        if kind == "threefry":
+            count = instr.operands[0].shape.size
+            kernel = self.kernels.add_threefry(self._kernel_name(instr), count)
+            return self._operands_then_outputs(instr, kernel, slots), ""
+        if kind == "potrf":
+            plan, why = potrf_plan(instr)
+            if plan is None:
+                return None, why
+            kernel = self.kernels.add_cholesky(self._kernel_name(instr), plan)
+            return self._operands_then_outputs(instr, kernel, slots), ""
+        if kind == "trsm":
+            solve, why = as_triangular_solve(instr)
+            plan, why = plan_triangular_solve(solve) if solve is not None else (None, why)
+            return (
+                (None, why) if plan is None else (self._triangular_launch(instr, plan, slots), "")
+            )
         topk = as_topk(instr)
         plan, why = plan_gpu_sort(self.kernels.target, sorted_instruction(wrap_instruction(topk)))
         if plan is None:
