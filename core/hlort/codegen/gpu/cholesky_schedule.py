@@ -95,6 +95,7 @@ def emit_cholesky_kernel(target: GpuTarget, entry: KernelEntry, plan: CholeskyPl
     bid = b.zext(target.block_index(b), I64) if launch.blocks > 1 else i64(0)
     wide = LinalgArith(ctx, plan.dtype.is_complex)
     acc = ctx.alloca(wide.type)
+    column_failed = ctx.alloca(I64)  # LAPACK's info: the first NaN diagonal's column + 1
     zero = ir.Constant(F64, 0.0)
     nan = ir.Constant(F64, math.nan)
 
@@ -150,7 +151,6 @@ def emit_cholesky_kernel(target: GpuTarget, entry: KernelEntry, plan: CholeskyPl
             target.barrier(b)
 
         emit_loop(b, i64(0), i64(n), column, "column")
-        column_failed = ctx.alloca(I64)  # LAPACK's info: the first NaN diagonal's column + 1
         b.store(i64(0), column_failed)
 
         def failed() -> ir.Value:

@@ -25,6 +25,7 @@ from hlort.codegen.gpu.custom_call_steps import (
     as_topk,
     as_triangular_solve,
     custom_call_kind,
+    host_call_reason,
     potrf_plan,
     zeros_computation,
 )
@@ -294,7 +295,7 @@ class _Walker:
             plan, why = plan_convolution(instr)
             if plan is not None:
                 return self._simple_launch(instr, "convolution", slots, plan)
-        elif instr.opcode is Opcode.CUSTOM_CALL and custom_call_kind(instr):
+        elif instr.opcode is Opcode.CUSTOM_CALL:
             step, why = self._custom_call(instr, slots)
             if step is not None:
                 return step
@@ -362,6 +363,8 @@ class _Walker:
     def _custom_call(self, instr: Instruction, slots: SlotTable):
         """(steps, "") for a custom call custom_call_steps recognizes, or (None, why not)."""
         kind = custom_call_kind(instr)
+        if not kind:
+            return None, host_call_reason(instr)
         if kind == "identity":
             return self._byte_copies(instr, slots), ""
         if kind == "zeros":

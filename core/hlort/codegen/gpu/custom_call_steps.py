@@ -71,6 +71,16 @@ def custom_call_kind(instr: Instruction) -> str:
     return ""
 
 
+def host_call_reason(instr: Instruction) -> str:
+    """Why custom call ``instr`` (of no kind above) is a host step, naming its target."""
+    target = instr.attrs.get("custom_call_target", "")
+    call = _lapack(instr)
+    if call is not None or target == "Eigh":
+        routine = call.routine if call is not None else "syevd"
+        return f"{target}: LAPACK {routine} has no GPU kernel (no cuSOLVER / rocSOLVER mapping)"
+    return f"custom call target {target!r} has no GPU kernel; it runs on the host"
+
+
 def _lapack(instr: Instruction):
     from hlort.interpreter.lapack_targets import lapack_call
 
@@ -146,6 +156,7 @@ __all__ = [
     "as_topk",
     "as_triangular_solve",
     "custom_call_kind",
+    "host_call_reason",
     "potrf_plan",
     "zeros_computation",
 ]
