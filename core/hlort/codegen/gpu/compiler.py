@@ -34,6 +34,7 @@ from hlort.codegen.gpu.fft_schedule import plan_fft
 from hlort.codegen.gpu.gemm_step import gemm_spec
 from hlort.codegen.gpu.gpu_target import GpuTarget
 from hlort.codegen.gpu.host_step import host_fallback_module
+from hlort.codegen.gpu.im2col_schedule import plan_im2col
 from hlort.codegen.gpu.kernel_module import GpuKernelModule, choose_schedule
 from hlort.codegen.gpu.program import (
     Copy,
@@ -294,6 +295,9 @@ class _Walker:
         elif instr.opcode is Opcode.CONVOLUTION:
             plan, why = plan_convolution(instr)
             if plan is not None:
+                patches, _ = plan_im2col(plan)  # large float layers: im2col + gemm
+                if patches is not None:
+                    return self._im2col_steps(instr, patches, slots)
                 return self._simple_launch(instr, "convolution", slots, plan)
         elif instr.opcode is Opcode.CUSTOM_CALL:
             step, why = self._custom_call(instr, slots)
@@ -416,6 +420,20 @@ class _Walker:
                     name, launch.grid3(), launch.block3(), launch.shared_bytes, args, instr.name
                 )
             )
+        return steps
+
+    def _im2col_steps(self, instr: Instruction, plan, slots: SlotTable) -> list:
+        """The patch matrix into a temp, then the gemm (the library's, else the dot kernel)
+        from it and the kernel into the result (im2col_schedule.py)."""
+        (source,), (kernel,), (result,) = (slots.of(i) for i in (*instr.operands, instr))
+        (col,) = slots.temps([plan.col_bytes], f"{instr.name} im2col")
+        patches = self.kernels.add_im2col(self._kernel_name(instr), plan)
+        steps = [self._launch_of(instr, patches, (source, col))]
+        if self.gemm_library:
+            steps.append(LibraryCall("gemm", (col, kernel, result), plan.gemm(), instr.name))
+        else:
+            dot, _ = plan_dot(plan.dot())
+            steps.append(self._dot_launch(instr, dot, (col, kernel, result)))
         return steps
 
     def _byte_copies(self, instr: Instruction, slots: SlotTable) -> list:

@@ -25,6 +25,7 @@ from hlort.codegen.gpu.dot_plan import DotPlan
 from hlort.codegen.gpu.dot_schedule import emit_dot_kernel
 from hlort.codegen.gpu.fft_schedule import FftPass, emit_fft_pass
 from hlort.codegen.gpu.gpu_target import GpuTarget
+from hlort.codegen.gpu.im2col_schedule import Im2colPlan, emit_im2col_kernel
 from hlort.codegen.gpu.launch import LaunchShape
 from hlort.codegen.gpu.loop_schedule import emit_loop_kernel, root_outputs
 from hlort.codegen.gpu.reduce_emitter import supports_loop_body
@@ -143,6 +144,14 @@ class GpuKernelModule:
         fn = self.target.define_kernel(self.module, name, 3)
         launch = emit_conv_kernel(self.target, fn, plan)
         kernel = GpuKernel(name, "convolution", launch, 3)
+        self.kernels.append(kernel)
+        return kernel
+
+    def add_im2col(self, name: str, plan: Im2colPlan) -> GpuKernel:
+        """A large convolution's patch matrix (im2col_schedule.py): arguments input, col."""
+        fn = self.target.define_kernel(self.module, name, 2)
+        launch = emit_im2col_kernel(self.target, fn, plan)
+        kernel = GpuKernel(name, "im2col", launch, 2)
         self.kernels.append(kernel)
         return kernel
 
