@@ -193,3 +193,18 @@ def test_jax_programs_match_jax_with_only_getrf_on_the_host(name):
     for i, (g, w) in enumerate(zip(got, expected, strict=True)):
         eps = float(np.finfo(w.dtype).eps) if w.dtype.kind in "fc" else 0.0
         assert_matches(g, w, ULPS * eps, f"{name} out{i}")
+
+
+def test_trsm_with_a_shared_matrix_stays_a_host_step_naming_why():
+    """JAX broadcasts ``a`` to ``b``'s batch before the call; an unbatched ``a`` beside a batched
+    ``b`` (which the target's shape rule admits) is no substitution kernel's: a host step."""
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((4, 4)) + 4 * np.eye(4)
+    b = rng.standard_normal((2, 4, 3))
+    module = parse_module(_trsm_text("f64", a.shape, b.shape, "L", "L", "N", "N"))
+    program = simulated_program(module)
+    (fallback,) = program.fallbacks
+    assert fallback.opcode == "custom-call" and "is no solve" in fallback.reason
+    (got,) = HostSimRunner(program).run([a, b])
+    (want,) = flatten_value(evaluate(module, [a, b]))
+    assert got.tobytes() == np.asarray(want).tobytes()
