@@ -45,7 +45,6 @@ from hlort.dtypes import DType
 from hlort.ir.instruction import Instruction
 
 MAX_THREADS = 256
-BOOL = ir.IntType(1)
 MAX_BLOCKS = 4096
 
 
