@@ -166,16 +166,24 @@ class HostSimRunner:
             storage[step.dst][step.dst_offset : step.dst_offset + step.size] = storage[step.src][
                 step.src_offset : step.src_offset + step.size
             ]
-        elif isinstance(step, LibraryCall):
-            a, b, c = (self._array(s, storage) for s in step.args)
+        elif isinstance(step, LibraryCall):  # the library reads its operands as the spec says
             g = step.gemm
+            a, b, c = (
+                storage[s].view(by_name(t).numpy)[:count]
+                for s, t, count in zip(
+                    step.args,
+                    (g.dtype_a, g.dtype_b, g.dtype_c),
+                    (g.batch * g.m * g.k, g.batch * g.k * g.n, g.batch * g.m * g.n),
+                    strict=True,
+                )
+            )
             a = a.reshape(g.batch, *((g.k, g.m) if g.transpose_a else (g.m, g.k)))
             b = b.reshape(g.batch, *((g.n, g.k) if g.transpose_b else (g.k, g.n)))
             a = a.transpose(0, 2, 1) if g.transpose_a else a
             b = b.transpose(0, 2, 1) if g.transpose_b else b
             wide = np.complex128 if c.dtype.kind == "c" else np.float64  # as the library sums
             out = np.matmul(a.astype(wide), b.astype(wide)).astype(c.dtype)
-            storage[step.args[2]][:] = out.reshape(-1).view(np.uint8)
+            storage[step.args[2]][: out.nbytes] = out.reshape(-1).view(np.uint8)
         elif isinstance(step, HostLoop):
             for copy in step.init:
                 self._step(copy, storage)

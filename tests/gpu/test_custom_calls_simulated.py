@@ -2,8 +2,10 @@
 the placement and sharding annotations are device copies (every conformance case, tuples
 too), XLA:CPU's ``TopK`` is the top-k kernel (NaN of both signs, infinities, -0.0 and ties, rank
 1 and 2, k = 0 and k = n; every element type the conformance cases use), and the rest stay
-counted host fallbacks (LAPACK, a tuple AllocateBuffer); AllocateBuffer of an array is a
-zero-fill kernel (the interpreter's zeros), of every element type."""
+counted host fallbacks naming their target (LAPACK's getrf, a tuple AllocateBuffer);
+AllocateBuffer of an array is a zero-fill kernel (the interpreter's zeros), of every element
+type. JAX's threefry and LAPACK potrf / trsm calls: test_threefry_call_simulated.py and
+test_lapack_calls_simulated.py."""
 
 import ml_dtypes
 import numpy as np
@@ -120,11 +122,11 @@ ENTRY main {
   ROOT r = (f32[4], s32[]) custom-call(), custom_call_target="AllocateBuffer"
 }
 """,
-    "lapack_spotrf_ffi": """HloModule s
+    "lapack_sgetrf_ffi": """HloModule s
 ENTRY main {
   a = f32[3,3] parameter(0)
-  ROOT r = (f32[3,3], s32[]) custom-call(a), custom_call_target="lapack_spotrf_ffi", \
-backend_config={uplo = 76 : ui8}, api_version=API_VERSION_TYPED_FFI
+  ROOT r = (f32[3,3], s32[3], s32[]) custom-call(a), custom_call_target="lapack_sgetrf_ffi", \
+api_version=API_VERSION_TYPED_FFI
 }
 """,
 }
@@ -135,3 +137,4 @@ def test_other_shipped_targets_stay_counted_host_fallbacks(name):
     program = simulated_program(parse_module(STAYS[name]))
     (fallback,) = program.fallbacks
     assert fallback.opcode == "custom-call"
+    assert fallback.reason.startswith(("lapack_sgetrf_ffi: LAPACK getrf", "custom call target"))

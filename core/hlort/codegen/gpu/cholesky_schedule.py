@@ -16,6 +16,13 @@ division by the diagonal are NumPy's (linalg_arith.py); the interpreter's NumPy 
 terms their own way, so results agree to a rounding of each sum in f64, rounded once to the
 result type. The factor lives in an f64 (c128) scratch, in the output itself when the result is
 f64 (c128) and lower.
+
+JAX's ``lapack_?potrf_ffi`` (``CholeskyPlan.lapack``) is the same factorization with LAPACK's
+outputs, as the interpreter's ``lapack_reference.potrf`` defines them: the other triangle of
+the result is the operand's (as LAPACK leaves it; the named triangle alone is NaN when the
+matrix failed), and a second output ``info`` (s32, one per matrix) is 0, or the 1-based column
+whose pivot was not strictly positive (or NaN): the first NaN diagonal, since every later pivot
+of a failed matrix is NaN too.
 """
 
 from __future__ import annotations
@@ -32,13 +39,12 @@ from hlort.codegen.gpu.linalg_arith import LinalgArith
 from hlort.codegen.gpu.loop_schedule import _grid_stride
 from hlort.codegen.llvm.index import i64
 from hlort.codegen.llvm.kernel_abi import KernelEntry
-from hlort.codegen.llvm.llvm_types import F64, I64
+from hlort.codegen.llvm.llvm_types import F64, I32, I64
 from hlort.codegen.llvm.loops import emit_loop
 from hlort.dtypes import DType
 from hlort.ir.instruction import Instruction
 
 MAX_THREADS = 256
-BOOL = ir.IntType(1)
 MAX_BLOCKS = 4096
 
 
@@ -48,6 +54,7 @@ class CholeskyPlan:
     n: int
     lower: bool
     dtype: DType
+    lapack: bool = False  # potrf: an info output, the other triangle kept from the operand
 
     @property
     def threads(self) -> int:
@@ -75,9 +82,11 @@ def plan_cholesky(instr: Instruction) -> tuple[CholeskyPlan | None, str]:
 
 
 def emit_cholesky_kernel(target: GpuTarget, entry: KernelEntry, plan: CholeskyPlan) -> LaunchShape:
-    """Arguments: a, result, then the f64 (c128) factor scratch when ``plan.scratch_bytes``."""
+    """Arguments: a, result, (potrf) info, then the f64 (c128) factor scratch when
+    ``plan.scratch_bytes``."""
     a, out = entry.buffers[:2]
-    factor = entry.buffers[2] if plan.scratch_bytes else out
+    info = entry.buffers[2] if plan.lapack else None
+    factor = entry.buffers[2 + plan.lapack] if plan.scratch_bytes else out
     b, ctx = entry.builder, entry.ctx
     n, threads = plan.n, plan.threads
     launch = LaunchShape(max(1, min(MAX_BLOCKS, plan.batch)), threads)
@@ -85,6 +94,7 @@ def emit_cholesky_kernel(target: GpuTarget, entry: KernelEntry, plan: CholeskyPl
     bid = b.zext(target.block_index(b), I64) if launch.blocks > 1 else i64(0)
     wide = LinalgArith(ctx, plan.dtype.is_complex)
     acc = ctx.alloca(wide.type)
+    column_failed = ctx.alloca(I64)  # LAPACK's info: the first NaN diagonal's column + 1
     zero = ir.Constant(F64, 0.0)
     nan = ir.Constant(F64, math.nan)
 
@@ -117,7 +127,9 @@ def emit_cholesky_kernel(target: GpuTarget, entry: KernelEntry, plan: CholeskyPl
         def clear(t: ir.Value) -> None:  # the strict upper triangle of the factor is zero
             i, j = b.udiv(t, i64(n)), b.urem(t, i64(n))
             with b.if_then(b.icmp_unsigned("<", i, j)):
-                wide.store(wide.dtype, wide.zero, factor, at(i, j))
+                kept = plan.lapack and not plan.scratch_bytes  # the output: potrf keeps a's
+                value = wide.load(plan.dtype, a, at(i, j)) if kept else wide.zero
+                wide.store(wide.dtype, value, factor, at(i, j))
 
         _grid_stride(b, tid, i64(n * n), i64(threads), clear, "clear")
 
@@ -138,23 +150,32 @@ def emit_cholesky_kernel(target: GpuTarget, entry: KernelEntry, plan: CholeskyPl
             target.barrier(b)
 
         emit_loop(b, i64(0), i64(n), column, "column")
-        failed = ctx.alloca(BOOL)
-        b.store(ir.Constant(BOOL, 0), failed)
+        b.store(i64(0), column_failed)
+
+        def failed() -> ir.Value:
+            return b.load(column_failed, typ=I64)
 
         def check(j: ir.Value) -> None:
             d = wide.real(l_entry(j, j))
-            b.store(b.or_(b.load(failed, typ=BOOL), b.fcmp_unordered("uno", d, d)), failed)
+            first = b.and_(b.fcmp_unordered("uno", d, d), b.icmp_unsigned("==", failed(), i64(0)))
+            b.store(b.select(first, b.add(j, i64(1)), failed()), column_failed)
 
         emit_loop(b, i64(0), i64(n), check, "check")
-        is_failed = b.load(failed, typ=BOOL)
+        if info is not None and not plan.scratch_bytes:  # read every diagonal before NaNs land
+            target.barrier(b)
+        is_failed = b.icmp_unsigned("!=", failed(), i64(0))
+        if info is not None:
+            with b.if_then(b.icmp_unsigned("==", tid, i64(0))):
+                b.store(b.trunc(failed(), I32), b.gep(info, [m], inbounds=True, source_etype=I32))
 
         def write(t: ir.Value) -> None:
             i, j = b.udiv(t, i64(n)), b.urem(t, i64(n))
             value = b.select(is_failed, wide.from_real(nan), l_entry(i, j))
-            if plan.lower:
-                wide.store(plan.dtype, value, out, at(i, j))
-            else:  # U = L^H
-                wide.store(plan.dtype, wide.conj(value), out, at(j, i))
+            value = value if plan.lower else wide.conj(value)  # U = L^H
+            where = at(i, j) if plan.lower else at(j, i)
+            if plan.lapack:  # the other triangle is the operand's
+                value = b.select(b.icmp_unsigned("<", i, j), wide.load(plan.dtype, a, where), value)
+            wide.store(plan.dtype, value, out, where)
 
         if plan.scratch_bytes:
             _grid_stride(b, tid, i64(n * n), i64(threads), write, "write")
@@ -163,7 +184,7 @@ def emit_cholesky_kernel(target: GpuTarget, entry: KernelEntry, plan: CholeskyPl
                 _grid_stride(b, tid, i64(n * n), i64(threads), write, "write")
         target.barrier(b)  # the next matrix of this block starts after every write
 
-    if plan.batch and n:
+    if plan.batch and (n or plan.lapack):  # potrf writes info 0 for an empty matrix
         _grid_stride(b, bid, i64(plan.batch), i64(launch.blocks), matrix, "matrices")
     b.ret_void()
     return launch

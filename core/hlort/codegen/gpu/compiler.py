@@ -21,12 +21,20 @@ from __future__ import annotations
 
 from hlort.codegen.gpu.cholesky_schedule import plan_cholesky
 from hlort.codegen.gpu.conv_schedule import plan_convolution
-from hlort.codegen.gpu.custom_call_steps import as_topk, custom_call_kind, zeros_computation
+from hlort.codegen.gpu.custom_call_steps import (
+    as_topk,
+    as_triangular_solve,
+    custom_call_kind,
+    host_call_reason,
+    potrf_plan,
+    zeros_computation,
+)
 from hlort.codegen.gpu.dot_plan import plan_dot
 from hlort.codegen.gpu.fft_schedule import plan_fft
 from hlort.codegen.gpu.gemm_step import gemm_spec
 from hlort.codegen.gpu.gpu_target import GpuTarget
 from hlort.codegen.gpu.host_step import host_fallback_module
+from hlort.codegen.gpu.im2col_schedule import plan_im2col
 from hlort.codegen.gpu.kernel_module import GpuKernelModule, choose_schedule
 from hlort.codegen.gpu.program import (
     Copy,
@@ -90,7 +98,7 @@ KERNEL_OPS = frozenset(
 # Ops that have no GPU kernel yet and run as host fallbacks (docs/gpu-kernels.md). Some cases of
 # PARTLY_NATIVE_OPS fall back too, each with its reason: e.g. FFT axes of 2^31 points or
 # more, sorts whose comparator has a transcendental on f64 values, custom calls other than the
-# identity annotations and TopK (custom_call_steps.py).
+# identity annotations, TopK, JAX's threefry, potrf and trsm (custom_call_steps.py).
 HOST_FALLBACK_OPS = frozenset(
     {
         "conditional",
@@ -287,8 +295,11 @@ class _Walker:
         elif instr.opcode is Opcode.CONVOLUTION:
             plan, why = plan_convolution(instr)
             if plan is not None:
+                patches, _ = plan_im2col(plan)  # large float layers: im2col + gemm
+                if patches is not None:
+                    return self._im2col_steps(instr, patches, slots)
                 return self._simple_launch(instr, "convolution", slots, plan)
-        elif instr.opcode is Opcode.CUSTOM_CALL and custom_call_kind(instr):
+        elif instr.opcode is Opcode.CUSTOM_CALL:
             step, why = self._custom_call(instr, slots)
             if step is not None:
                 return step
@@ -356,10 +367,28 @@ class _Walker:
     def _custom_call(self, instr: Instruction, slots: SlotTable):
         """(steps, "") for a custom call custom_call_steps recognizes, or (None, why not)."""
         kind = custom_call_kind(instr)
+        if not kind:
+            return None, host_call_reason(instr)
         if kind == "identity":
             return self._byte_copies(instr, slots), ""
         if kind == "zeros":
             return self._launch(instr, zeros_computation(instr), slots), ""
+        if kind == "threefry":
+            count = instr.operands[0].shape.size
+            kernel = self.kernels.add_threefry(self._kernel_name(instr), count)
+            return self._operands_then_outputs(instr, kernel, slots), ""
+        if kind == "potrf":
+            plan, why = potrf_plan(instr)
+            if plan is None:
+                return None, why
+            kernel = self.kernels.add_cholesky(self._kernel_name(instr), plan)
+            return self._operands_then_outputs(instr, kernel, slots), ""
+        if kind == "trsm":
+            solve, why = as_triangular_solve(instr)
+            plan, why = plan_triangular_solve(solve) if solve is not None else (None, why)
+            return (
+                (None, why) if plan is None else (self._triangular_launch(instr, plan, slots), "")
+            )
         topk = as_topk(instr)
         plan, why = plan_gpu_sort(self.kernels.target, sorted_instruction(wrap_instruction(topk)))
         if plan is None:
@@ -391,6 +420,20 @@ class _Walker:
                     name, launch.grid3(), launch.block3(), launch.shared_bytes, args, instr.name
                 )
             )
+        return steps
+
+    def _im2col_steps(self, instr: Instruction, plan, slots: SlotTable) -> list:
+        """The patch matrix into a temp, then the gemm (the library's, else the dot kernel)
+        from it and the kernel into the result (im2col_schedule.py)."""
+        (source,), (kernel,), (result,) = (slots.of(i) for i in (*instr.operands, instr))
+        (col,) = slots.temps([plan.col_bytes], f"{instr.name} im2col")
+        patches = self.kernels.add_im2col(self._kernel_name(instr), plan)
+        steps = [self._launch_of(instr, patches, (source, col))]
+        if self.gemm_library:
+            steps.append(LibraryCall("gemm", (col, kernel, result), plan.gemm(), instr.name))
+        else:
+            dot, _ = plan_dot(plan.dot())
+            steps.append(self._dot_launch(instr, dot, (col, kernel, result)))
         return steps
 
     def _byte_copies(self, instr: Instruction, slots: SlotTable) -> list:

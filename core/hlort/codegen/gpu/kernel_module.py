@@ -9,8 +9,9 @@ the outputs, loop_schedule.py; reduces inside it, column reductions included, ru
 element per thread) for everything else the element generators support, or None with the
 reason. Dots that no library call runs get the tiled dot kernel (``add_dot``,
 dot_schedule.py); convolutions, sorts, scatters, select-and-scatters, FFTs, rng-bit-generators,
-Cholesky and triangular solves get kernels of their own (``add_conv``, ...). A kernel takes the
-computation's parameters, then its outputs (the root's leaves), each as one global pointer.
+JAX's threefry calls, Cholesky and triangular solves get kernels of their own (``add_conv``,
+...). A kernel takes the computation's parameters, then its outputs (the root's leaves), each
+as one global pointer.
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ from hlort.codegen.gpu.dot_plan import DotPlan
 from hlort.codegen.gpu.dot_schedule import emit_dot_kernel
 from hlort.codegen.gpu.fft_schedule import FftPass, emit_fft_pass
 from hlort.codegen.gpu.gpu_target import GpuTarget
+from hlort.codegen.gpu.im2col_schedule import Im2colPlan, emit_im2col_kernel
 from hlort.codegen.gpu.launch import LaunchShape
 from hlort.codegen.gpu.loop_schedule import emit_loop_kernel, root_outputs
 from hlort.codegen.gpu.reduce_emitter import supports_loop_body
-from hlort.codegen.gpu.rng_schedule import emit_rng_kernel
+from hlort.codegen.gpu.rng_schedule import emit_rng_kernel, emit_threefry_kernel
 from hlort.codegen.gpu.row_schedule import MIN_BLOCK_ROW, emit_row_kernel
 from hlort.codegen.gpu.scatter_schedule import ScatterPlan, emit_scatter_kernel
 from hlort.codegen.gpu.select_scatter_schedule import emit_select_and_scatter_kernel
@@ -145,13 +147,22 @@ class GpuKernelModule:
         self.kernels.append(kernel)
         return kernel
 
+    def add_im2col(self, name: str, plan: Im2colPlan) -> GpuKernel:
+        """A large convolution's patch matrix (im2col_schedule.py): arguments input, col."""
+        fn = self.target.define_kernel(self.module, name, 2)
+        launch = emit_im2col_kernel(self.target, fn, plan)
+        kernel = GpuKernel(name, "im2col", launch, 2)
+        self.kernels.append(kernel)
+        return kernel
+
     def add_cholesky(self, name: str, plan: CholeskyPlan) -> GpuKernel:
-        """Cholesky (cholesky_schedule.py): arguments a, result, then the f64 factor scratch
-        unless the result holds the factor."""
+        """Cholesky (cholesky_schedule.py): arguments a, result, (potrf) info, then the f64
+        factor scratch unless the result holds the factor."""
         scratch = (plan.scratch_bytes,) if plan.scratch_bytes else ()
-        fn = self.target.define_kernel(self.module, name, 2 + len(scratch))
+        nargs = 2 + plan.lapack + len(scratch)
+        fn = self.target.define_kernel(self.module, name, nargs)
         launch = emit_cholesky_kernel(self.target, fn, plan)
-        kernel = GpuKernel(name, "cholesky", launch, 2 + len(scratch), scratch)
+        kernel = GpuKernel(name, "cholesky", launch, nargs, scratch)
         self.kernels.append(kernel)
         return kernel
 
@@ -170,6 +181,15 @@ class GpuKernelModule:
         fn = self.target.define_kernel(self.module, name, 3)
         launch = emit_rng_kernel(self.target, fn, instr)
         kernel = GpuKernel(name, "rng", launch, 3)
+        self.kernels.append(kernel)
+        return kernel
+
+    def add_threefry(self, name: str, count: int) -> GpuKernel:
+        """JAX's threefry custom call on ``count`` elements (rng_schedule.py): arguments key0,
+        key1, count0, count1, then the two output words."""
+        fn = self.target.define_kernel(self.module, name, 6)
+        launch = emit_threefry_kernel(self.target, fn, count)
+        kernel = GpuKernel(name, "threefry", launch, 6)
         self.kernels.append(kernel)
         return kernel
 

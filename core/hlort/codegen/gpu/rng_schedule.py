@@ -3,6 +3,12 @@ counters per thread iteration (grid-stride), bit exact with the interpreter.
 
 Blocks are small here (RNG_GPU_BLOCK counters) so the output spreads over many threads; block 0
 also writes the new state. Arguments: state, new state, bits.
+
+JAX's threefry custom call (``cu_threefry2x32`` and its spellings: key0, key1, count0, count1 of
+one u32 shape -> the two output words) is elementwise: one element per grid-stride iteration
+through the same ``rng_bits.threefry2x32`` rounds the CPU plugin's kernel uses, so bit exact
+with ``hlort.interpreter.prng``. JAX broadcasts the four operands to one shape before the call;
+the target's shape rule admits nothing else. Arguments: the four operands, then the two words.
 """
 
 from __future__ import annotations
@@ -12,7 +18,8 @@ from hlort.codegen.gpu.launch import LaunchShape, grid_stride_start
 from hlort.codegen.gpu.loop_schedule import _grid_stride
 from hlort.codegen.llvm.index import i64
 from hlort.codegen.llvm.kernel_abi import KernelEntry
-from hlort.codegen.llvm.rng_bits import RngBits
+from hlort.codegen.llvm.llvm_types import I32
+from hlort.codegen.llvm.rng_bits import RngBits, threefry2x32
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
 
@@ -43,4 +50,21 @@ def emit_rng_kernel(target: GpuTarget, entry: KernelEntry, instr: Instruction) -
     return launch
 
 
-__all__ = ["emit_rng_kernel", "plan_rng"]
+def emit_threefry_kernel(target: GpuTarget, entry: KernelEntry, count: int) -> LaunchShape:
+    """``count`` elements of JAX's threefry custom call; arguments as the module docstring's."""
+    b, ptrs = entry.builder, entry.buffers
+    launch = LaunchShape.for_elements(count, BLOCK, MAX_BLOCKS)
+
+    def element(i):
+        words = [b.load(b.gep(p, [i], inbounds=True, source_etype=I32), typ=I32) for p in ptrs[:4]]
+        for out, value in zip(ptrs[4:6], threefry2x32(b, *words), strict=True):
+            b.store(value, b.gep(out, [i], inbounds=True, source_etype=I32))
+
+    if count:
+        start = grid_stride_start(target, b, launch)
+        _grid_stride(b, start, i64(count), i64(launch.threads), element, "elements")
+    b.ret_void()
+    return launch
+
+
+__all__ = ["emit_rng_kernel", "emit_threefry_kernel", "plan_rng"]
