@@ -32,7 +32,7 @@ import numpy as np
 
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
-from hlort.ir.opcodes import Opcode
+from hlort.ir.opcodes import OP_DEFS, Opcode
 from hlort.shape import ArrayShape, Shape, TupleShape
 from hlort_cpu import blas_functions, blas_threads, thread_pool
 from hlort_cpu.codegen import code_settings
@@ -51,7 +51,10 @@ from hlort_cpu.spin_pool import native_pool
 from hlort_cpu.thread_pool import worker_count
 
 STACK_ARENA_LIMIT = 64 * 1024  # temporaries on the driver's stack; larger: a block per call
-code_settings.declare(__name__, "STACK_ARENA_LIMIT")
+# A kernel evaluating this many transcendentals per call (~5 us on one core: an LSTM cell's
+# gates, 16 x 128 x 5, took 6.5) runs in two halves on the pool (while_driver_pool.py).
+POOL_MIN_TRANSCENDENTALS = 1 << 13
+code_settings.declare(__name__, "STACK_ARENA_LIMIT", "POOL_MIN_TRANSCENDENTALS")
 
 Tree = BufferRef | tuple  # a value: one buffer, or a tuple of values
 
@@ -355,7 +358,8 @@ class _ComputationPlanner:
             scratch = [self.arena.take(info.extent * info.output_shapes[0].dtype.numpy.itemsize)]
         if info.scratch_bytes:  # sort: one region (the driver runs the whole range at once)
             scratch.append(self.arena.take(info.scratch_bytes))
-        steps.append(KernelCall(name, tuple(ins + outs + scratch), info.extent, info.split))
+        pool = self._pool_args() if _pooled_kernel(instr, info) else None
+        steps.append(KernelCall(name, tuple(ins + outs + scratch), info.extent, info.split, pool))
         self.steps.append((instr, None))
         if isinstance(instr.shape, TupleShape):
             if any(not isinstance(e, ArrayShape) for e in instr.shape.elements):
@@ -416,6 +420,21 @@ class _ComputationPlanner:
         return ins[0]
 
 
+def _pooled_kernel(instr: Instruction, info: KernelInfo) -> bool:
+    """Whether ``instr``'s kernel runs in two halves on the pool: independent ranges (no split
+    reduce, no scratch), two rows at least, and POOL_MIN_TRANSCENDENTALS evaluations in all."""
+    if info.split or info.scratch_bytes or info.extent < 2:
+        return False
+    comp = instr.attrs["calls"] if instr.opcode is Opcode.FUSION else None
+    body = comp.instructions if comp is not None else [instr]
+    work = sum(
+        i.shape.size
+        for i in body
+        if OP_DEFS[i.opcode].transcendental and isinstance(i.shape, ArrayShape)
+    )
+    return work >= POOL_MIN_TRANSCENDENTALS
+
+
 def _tree(shape: Shape, leaves) -> Tree:
     if isinstance(shape, TupleShape):
         return tuple(_tree(s, leaves) for s in shape.elements)
@@ -433,7 +452,7 @@ def _pool_pointers() -> tuple[int, int]:
     or where the pool cannot be built: the driver then runs them in one call."""
     workers = worker_count()
     pool = native_pool(workers - 1) if workers > 1 else None
-    if pool is None:
+    if pool is None or thread_pool.crowded(pool):
         return 0, 0
     return pool.state, pool.run_address
 
