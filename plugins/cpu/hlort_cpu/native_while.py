@@ -35,6 +35,7 @@ from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import OP_DEFS, Opcode
 from hlort.shape import ArrayShape, Shape, TupleShape
 from hlort_cpu import blas_functions, blas_threads, thread_pool
+from hlort_cpu.array_address import address
 from hlort_cpu.codegen import code_settings
 from hlort_cpu.codegen.fusion_kernel import KernelInfo
 from hlort_cpu.codegen.small_gemm import SmallDot
@@ -477,9 +478,15 @@ class NativeWhileThunk:
         self.arena_bytes = 0 if plan.arena_arg is None else plan.arena_bytes + ARENA_ALIGN
         n_args = len(native.leaf_shapes) + 2 + len(native.pointers)
         self.pointer_array_type = ctypes.c_void_p * n_args
+        # a flat tuple of arrays (every JAX loop's state): its leaves are its elements
+        shape = native.state_shape
+        self.flat = isinstance(shape, TupleShape) and not any(
+            isinstance(e, TupleShape) for e in shape.elements
+        )
 
     def __call__(self, env) -> None:
-        inputs = _flatten(env[self.state_slot])
+        state = env[self.state_slot]
+        inputs = list(state) if self.flat else _flatten(state)
         for k, a in enumerate(inputs):
             if type(a) is not np.ndarray or not a.flags.c_contiguous:
                 inputs[k] = np.ascontiguousarray(a)
@@ -487,7 +494,7 @@ class NativeWhileThunk:
         arena = None
         if self.arena_bytes:
             arena = np.empty(self.arena_bytes, np.uint8)
-            base = arena.ctypes.data
+            base = address(arena)
             arena_address = base + (-base % ARENA_ALIGN)
         else:
             arena_address = None
@@ -496,7 +503,7 @@ class NativeWhileThunk:
             values = list(values)
             values[self.pool_slots[0]], values[self.pool_slots[1]] = _pool_pointers()
         pointers = self.pointer_array_type(
-            *[a.ctypes.data for a in inputs], block.ctypes.data, arena_address, *values
+            *[address(a) for a in inputs], address(block), arena_address, *values
         )
         with blas_threads.single_threaded():  # as the dot thunks: one BLAS thread
             self.driver(pointers, 0, 1)
@@ -505,7 +512,7 @@ class NativeWhileThunk:
             inputs[k] if offset is None else np.ndarray(dims, dtype, block, offset)
             for k, (dims, dtype, offset) in enumerate(self.out_specs)
         ]
-        env[self.out] = _assemble(self.state_shape, iter(outs))
+        env[self.out] = tuple(outs) if self.flat else _assemble(self.state_shape, iter(outs))
 
 
 def _flatten(value) -> list:
