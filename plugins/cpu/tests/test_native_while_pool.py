@@ -161,3 +161,20 @@ def test_a_crowded_machine_passes_no_pool_to_the_driver(monkeypatch):
     monkeypatch.setattr(thread_pool, "crowded", lambda pool: False)
     state, run = native_while._pool_pointers()
     assert (state != 0) == (run != 0)
+
+
+def test_pooled_loops_survive_the_disk_cache(monkeypatch):
+    """A cache hit replans the pooled kernel (and the wake) from the cached object's symbols."""
+    from hlort_cpu import compile_cache
+
+    monkeypatch.setattr(thread_pool, "crowded", lambda pool: False)
+    module = activation_loop(5, 1700, True)  # a shape no other test compiles
+    first = hlort.compile(module, "cpu")
+    compile_cache.clear_memory()
+    second = hlort.compile(module, "cpu")
+    assert second.raw.stats()["cache_hit"] and not first.raw.stats()["cache_hit"]
+    assert second.raw.stats()["compiled"] == first.raw.stats()["compiled"]
+    loops = [s for s, _ in second.raw.program.schedule if hasattr(s, "pool_slots")]
+    assert len(loops) == 1 and loops[0].pool_slots is not None
+    args = inputs(5, 1700, 12)
+    bits_equal(second(*args), first(*args))
