@@ -32,9 +32,10 @@ import numpy as np
 
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
-from hlort.ir.opcodes import Opcode
+from hlort.ir.opcodes import OP_DEFS, Opcode
 from hlort.shape import ArrayShape, Shape, TupleShape
 from hlort_cpu import blas_functions, blas_threads, thread_pool
+from hlort_cpu.array_address import address
 from hlort_cpu.codegen import code_settings
 from hlort_cpu.codegen.fusion_kernel import KernelInfo
 from hlort_cpu.codegen.small_gemm import SmallDot
@@ -51,7 +52,10 @@ from hlort_cpu.spin_pool import native_pool
 from hlort_cpu.thread_pool import worker_count
 
 STACK_ARENA_LIMIT = 64 * 1024  # temporaries on the driver's stack; larger: a block per call
-code_settings.declare(__name__, "STACK_ARENA_LIMIT")
+# A kernel evaluating this many transcendentals per call (~5 us on one core: an LSTM cell's
+# gates, 16 x 128 x 5, took 6.5) runs in two halves on the pool (while_driver_pool.py).
+POOL_MIN_TRANSCENDENTALS = 1 << 13
+code_settings.declare(__name__, "STACK_ARENA_LIMIT", "POOL_MIN_TRANSCENDENTALS")
 
 Tree = BufferRef | tuple  # a value: one buffer, or a tuple of values
 
@@ -355,7 +359,8 @@ class _ComputationPlanner:
             scratch = [self.arena.take(info.extent * info.output_shapes[0].dtype.numpy.itemsize)]
         if info.scratch_bytes:  # sort: one region (the driver runs the whole range at once)
             scratch.append(self.arena.take(info.scratch_bytes))
-        steps.append(KernelCall(name, tuple(ins + outs + scratch), info.extent, info.split))
+        pool = self._pool_args() if _pooled_kernel(instr, info) else None
+        steps.append(KernelCall(name, tuple(ins + outs + scratch), info.extent, info.split, pool))
         self.steps.append((instr, None))
         if isinstance(instr.shape, TupleShape):
             if any(not isinstance(e, ArrayShape) for e in instr.shape.elements):
@@ -416,6 +421,21 @@ class _ComputationPlanner:
         return ins[0]
 
 
+def _pooled_kernel(instr: Instruction, info: KernelInfo) -> bool:
+    """Whether ``instr``'s kernel runs in two halves on the pool: independent ranges (no split
+    reduce, no scratch), two rows at least, and POOL_MIN_TRANSCENDENTALS evaluations in all."""
+    if info.split or info.scratch_bytes or info.extent < 2:
+        return False
+    comp = instr.attrs["calls"] if instr.opcode is Opcode.FUSION else None
+    body = comp.instructions if comp is not None else [instr]
+    work = sum(
+        i.shape.size
+        for i in body
+        if OP_DEFS[i.opcode].transcendental and isinstance(i.shape, ArrayShape)
+    )
+    return work >= POOL_MIN_TRANSCENDENTALS
+
+
 def _tree(shape: Shape, leaves) -> Tree:
     if isinstance(shape, TupleShape):
         return tuple(_tree(s, leaves) for s in shape.elements)
@@ -433,7 +453,7 @@ def _pool_pointers() -> tuple[int, int]:
     or where the pool cannot be built: the driver then runs them in one call."""
     workers = worker_count()
     pool = native_pool(workers - 1) if workers > 1 else None
-    if pool is None:
+    if pool is None or thread_pool.crowded(pool):
         return 0, 0
     return pool.state, pool.run_address
 
@@ -458,9 +478,15 @@ class NativeWhileThunk:
         self.arena_bytes = 0 if plan.arena_arg is None else plan.arena_bytes + ARENA_ALIGN
         n_args = len(native.leaf_shapes) + 2 + len(native.pointers)
         self.pointer_array_type = ctypes.c_void_p * n_args
+        # a flat tuple of arrays (every JAX loop's state): its leaves are its elements
+        shape = native.state_shape
+        self.flat = isinstance(shape, TupleShape) and not any(
+            isinstance(e, TupleShape) for e in shape.elements
+        )
 
     def __call__(self, env) -> None:
-        inputs = _flatten(env[self.state_slot])
+        state = env[self.state_slot]
+        inputs = list(state) if self.flat else _flatten(state)
         for k, a in enumerate(inputs):
             if type(a) is not np.ndarray or not a.flags.c_contiguous:
                 inputs[k] = np.ascontiguousarray(a)
@@ -468,7 +494,7 @@ class NativeWhileThunk:
         arena = None
         if self.arena_bytes:
             arena = np.empty(self.arena_bytes, np.uint8)
-            base = arena.ctypes.data
+            base = address(arena)
             arena_address = base + (-base % ARENA_ALIGN)
         else:
             arena_address = None
@@ -477,7 +503,7 @@ class NativeWhileThunk:
             values = list(values)
             values[self.pool_slots[0]], values[self.pool_slots[1]] = _pool_pointers()
         pointers = self.pointer_array_type(
-            *[a.ctypes.data for a in inputs], block.ctypes.data, arena_address, *values
+            *[address(a) for a in inputs], address(block), arena_address, *values
         )
         with blas_threads.single_threaded():  # as the dot thunks: one BLAS thread
             self.driver(pointers, 0, 1)
@@ -486,7 +512,7 @@ class NativeWhileThunk:
             inputs[k] if offset is None else np.ndarray(dims, dtype, block, offset)
             for k, (dims, dtype, offset) in enumerate(self.out_specs)
         ]
-        env[self.out] = _assemble(self.state_shape, iter(outs))
+        env[self.out] = tuple(outs) if self.flat else _assemble(self.state_shape, iter(outs))
 
 
 def _flatten(value) -> list:

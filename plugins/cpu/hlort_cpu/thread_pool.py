@@ -115,16 +115,17 @@ def split(extent: int, n: int) -> Ranges:
 
 
 class _RunQueue:
-    """Whether threads of other work wait for this machine's cores (see :func:`crowded`):
-    the kernel's count of runnable threads (``/proc/loadavg``'s fourth field, one ``pread``
-    of ~0.5 us), read at most once per CHECK_NS."""
+    """How many threads a dispatch may use while threads of other work wait for this machine's
+    cores (see :func:`threads_free`): the kernel's count of runnable threads
+    (``/proc/loadavg``'s fourth field, one ``pread`` of ~0.5 us), read at most once per
+    CHECK_NS."""
 
     CHECK_NS = 1_000_000
 
     def __init__(self) -> None:
         self.fd: int | None = None
         self.checked = -self.CHECK_NS
-        self.crowded = False
+        self.others = 0  # runnable threads of other work beyond the slack, at the last read
         self.enabled = os.environ.get("HLORT_CPU_YIELD_TO_LOAD", "1") != "0"
         if self.enabled:
             try:
@@ -132,38 +133,70 @@ class _RunQueue:
             except OSError:  # not Linux: never crowded
                 self.enabled = False
 
-    def check(self, pool) -> bool:
+    def threads(self, pool) -> int:
+        """This thread and the pool's workers, less one per other runnable thread beyond the
+        cores the pool leaves free (and a slack of an eighth of them); at least 1."""
         now = time.monotonic_ns()
-        if now - self.checked < self.CHECK_NS:
-            return self.crowded
-        self.checked = now
-        try:
-            running = int(os.pread(self.fd, 128, 0).split()[3].split(b"/")[0])
-        except (OSError, IndexError, ValueError):
-            self.enabled, self.crowded = False, False
-            return False
-        ours = 1 + pool.workers - pool.sleepers()  # this thread and the awake workers
-        cores = _machine_cpus()  # the count is the whole kernel's, not this process's cpuset
-        self.crowded = running - ours > max(0, cores - 1 - pool.workers) + cores // 8
-        return self.crowded
+        if now - self.checked >= self.CHECK_NS:
+            self.checked = now
+            try:
+                running = int(os.pread(self.fd, 128, 0).split()[3].split(b"/")[0])
+            except (OSError, IndexError, ValueError):
+                self.enabled, self.others = False, 0
+                return 1 + pool.workers
+            ours = 1 + pool.workers - pool.sleepers()  # this thread and the awake workers
+            cores = _machine_cpus()  # the count is the whole kernel's, not this process's cpuset
+            slack = max(0, cores - 1 - pool.workers) + cores // 8
+            self.others = max(0, running - ours - slack)
+        return max(1, 1 + pool.workers - self.others)
+
+    def check(self, pool) -> bool:
+        """Crowded: fewer than two threads free, so a dispatch runs on the calling thread."""
+        return self.threads(pool) < 2
 
 
 _RUN_QUEUE: _RunQueue | None = None
 
 
-def crowded(pool) -> bool:
-    """Whether to run a dispatch's chunks on the calling thread, in order, instead of on the
-    pool: other work's threads are runnable beyond the cores this pool leaves free. On an
-    oversubscribed machine a worker that takes a chunk may be preempted in the middle of it,
-    and the caller then waits a scheduler slice (milliseconds) for a chunk of ~100 us:
-    measured with ~5 runnable threads on 2 vCPUs, the AdamW step's median went from 1.15 ms
-    on one thread to 1.68 ms on two. The chunks and their order stay the same, so the bits do.
-    ``HLORT_CPU_YIELD_TO_LOAD=0`` always uses the pool."""
+def _queue() -> _RunQueue:
     global _RUN_QUEUE
     queue = _RUN_QUEUE
     if queue is None:
         queue = _RUN_QUEUE = _RunQueue()
+    return queue
+
+
+def threads_free(pool) -> int:
+    """How many threads (this one and the pool's workers) a dispatch may use now: all of them,
+    less one per runnable thread of other work beyond the cores this pool leaves free. On an
+    oversubscribed machine a worker that takes a chunk may be preempted in the middle of it,
+    and the caller then waits a scheduler slice (milliseconds) for a chunk of ~100 us:
+    measured with ~5 runnable threads on 2 vCPUs, the AdamW step's median went from 1.15 ms
+    on one thread to 1.68 ms on two. Proportional, so a few other threads on a many-core host
+    take a few of its threads, not all but one. ``HLORT_CPU_YIELD_TO_LOAD=0``: always all."""
+    queue = _queue()
+    return queue.threads(pool) if queue.enabled else 1 + pool.workers
+
+
+def crowded(pool) -> bool:
+    """Whether to run a dispatch's chunks on the calling thread, in order, instead of on the
+    pool: fewer than two threads are free (:func:`threads_free`). The chunks and their order
+    stay the same, so the bits do."""
+    queue = _queue()
     return queue.enabled and queue.check(pool)
+
+
+def merged(ranges, n: int) -> Ranges | None:
+    """Contiguous ``ranges`` in ``n`` runs of whole consecutive chunks (None if they are not
+    contiguous): a dispatch with fewer threads free than chunks gives each thread one run, so
+    no more than ``n`` threads take part. Every element is in the same one range as before but
+    a kernel runs it from a longer range: kernels compute each element of their range alike
+    (a split reduce's partials are per iteration, not per chunk), so the bits stay."""
+    if any(a[1] != b[0] for a, b in zip(ranges, ranges[1:], strict=False)):
+        return None
+    count = len(ranges)
+    cuts = [g * count // n for g in range(n + 1)]
+    return Ranges((ranges[cuts[g]][0], ranges[cuts[g + 1] - 1][1]) for g in range(n))
 
 
 def run_inline(fn, tables: list, ranges) -> None:
@@ -183,9 +216,14 @@ def run_chunks(fn, pointers, ranges: list[tuple[int, int]]) -> None:
         return
     if isinstance(fn, _CFUNC) and n <= MAX_CHUNKS:
         pool = native_pool(worker_count() - 1)
-        if pool is not None and crowded(pool):
+        free = threads_free(pool) if pool is not None else 0
+        if pool is not None and free < 2:
             run_inline(fn, pointers if isinstance(pointers, list) else [pointers] * n, ranges)
             return
+        if pool is not None and free < n and not isinstance(pointers, list):
+            runs = merged(ranges, free)
+            if runs is not None:
+                ranges, n = runs, free
         if pool is not None:
             bounds = ranges.bounds() if isinstance(ranges, Ranges) else Ranges(ranges).bounds()
             if isinstance(pointers, list):

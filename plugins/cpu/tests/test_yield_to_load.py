@@ -93,6 +93,60 @@ def test_an_unreadable_count_never_crowds(tmp_path, monkeypatch):
     os.close(queue.fd)
 
 
+@pytest.mark.parametrize(
+    "running, sleeping, free",
+    [
+        (8, 0, 8),  # this thread and its 7 awake workers: all free
+        (9, 0, 8),  # one more: within the slack of cores // 8
+        (10, 0, 7),  # two more: one thread less
+        (12, 0, 5),
+        (9, 5, 3),  # 5 workers asleep: 6 runnable others, 5 beyond the slack
+        (40, 0, 1),  # floor: the calling thread
+    ],
+)
+def test_each_other_runnable_thread_beyond_the_slack_takes_one_thread(
+    tmp_path, monkeypatch, running, sleeping, free
+):
+    """Proportional on an 8-CPU machine with a pool of 7 workers: a few other threads take a
+    few threads, not all but one; crowded (inline) only when fewer than two are left."""
+    monkeypatch.setattr(thread_pool, "_machine_cpus", lambda: 8)
+    queue = _queue(tmp_path, running)
+    assert queue.threads(_Pool(7, sleeping)) == free
+    assert queue.check(_Pool(7, sleeping)) is (free < 2)
+    os.close(queue.fd)
+
+
+@pytest.mark.parametrize("chunks, runs", [(7, 2), (7, 3), (4, 3), (200, 5), (5, 4)])
+def test_merged_runs_cover_the_chunks_in_order(chunks, runs):
+    ranges = thread_pool.split(1000, chunks)
+    out = thread_pool.merged(ranges, runs)
+    assert len(out) == runs and out[0][0] == 0 and out[-1][1] == 1000
+    assert all(a[1] == b[0] for a, b in zip(out, out[1:], strict=False))
+    bounds = {b for r in ranges for b in r}
+    assert all(b in bounds for r in out for b in r)  # runs of whole chunks
+    assert thread_pool.merged([(0, 3), (4, 6)], 1) is None  # not contiguous: left as is
+
+
+def test_fewer_threads_free_than_chunks_run_each_chunk_once(marker, monkeypatch):  # noqa: F811
+    """Three threads free for seven chunks: three runs, every element once."""
+    monkeypatch.setattr(thread_pool, "worker_count", lambda: 2)
+    monkeypatch.setattr(thread_pool, "threads_free", lambda pool: 3)
+    pool = thread_pool.native_pool(thread_pool.worker_count() - 1)
+    if pool is None:
+        pytest.skip("no native pool here")
+    seen = []
+    run = pool.run
+    monkeypatch.setattr(
+        type(pool),
+        "run",
+        lambda self, fn, t, ts, ranges, n: (seen.append(n), run(fn, t, ts, ranges, n)),
+    )
+    marks = Marks(100)
+    thread_pool.run_chunks(marker, marks.table, _ranges(100, 7))
+    np.testing.assert_array_equal(marks.counts, 1)
+    assert seen == [3]
+
+
 def test_the_switch_turns_it_off(monkeypatch):
     monkeypatch.setenv("HLORT_CPU_YIELD_TO_LOAD", "0")
     assert not thread_pool._RunQueue().enabled
@@ -103,6 +157,8 @@ def crowd(monkeypatch):
     monkeypatch.setattr(thread_pool, "worker_count", lambda: 2)
     state = {"crowded": True}
     monkeypatch.setattr(thread_pool, "crowded", lambda pool: state["crowded"])
+    free = lambda pool: 1 if state["crowded"] else 1 + pool.workers  # noqa: E731
+    monkeypatch.setattr(thread_pool, "threads_free", free)
     monkeypatch.setattr(step_groups, "crowded", lambda pool: state["crowded"])
     return state
 
@@ -130,3 +186,40 @@ def test_a_crowded_program_computes_the_same_bits(crowd, monkeypatch):
     pooled = program.run(args)
     for a, b in zip(crowded, pooled, strict=True):
         np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+MATMUL = """HloModule matmul
+ENTRY e {
+  a = f32[256,512] parameter(0)
+  b = f32[512,1024] parameter(1)
+  ROOT d = f32[256,1024] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+"""
+
+
+def test_programs_keep_their_bits_with_any_number_of_threads_free(monkeypatch):
+    """Split kernels (a column reduce among them) and a dot split in gemm parts, planned for 4
+    threads, run with 4, 3, 2 (chunks merged in runs) and 1 free (inline): the same bits."""
+    from hlort_cpu import dot_split
+
+    monkeypatch.setenv("HLORT_CPU_THREADS", "4")
+    monkeypatch.setenv("HLORT_CACHE", "0")
+    monkeypatch.setattr(dot_split, "_PLANS", {})
+    monkeypatch.setattr(dot_split, "_WHOLE", {})
+    free = {"n": 4}
+    monkeypatch.setattr(thread_pool, "threads_free", lambda pool: free["n"])
+    monkeypatch.setattr(thread_pool, "crowded", lambda pool: free["n"] < 2)
+    monkeypatch.setattr(step_groups, "crowded", lambda pool: free["n"] < 2)
+    rng = np.random.default_rng(9)
+    update = [_values(rng, (256, 512), np.float32) for _ in range(4)]
+    update[2] = np.abs(update[2])
+    matmul = [_values(rng, (256, 512), np.float32), _values(rng, (512, 1024), np.float32)]
+    for text, args in ((UPDATE, update), (MATMUL, matmul)):
+        program = hlort.compile(text, "cpu").raw.program
+        results = []
+        for n in (4, 3, 2, 1):
+            free["n"] = n
+            results.append(program.run(args))
+        for other in results[1:]:
+            for a, b in zip(results[0], other, strict=True):
+                np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))

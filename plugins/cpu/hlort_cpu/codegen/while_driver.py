@@ -30,6 +30,7 @@ from hlort.codegen.llvm.kernel_abi import define_kernel
 from hlort.codegen.llvm.llvm_types import I1, I8, I64, PTR
 from hlort.codegen.llvm.target_spec import TargetSpec
 from hlort_cpu.codegen.small_gemm import SmallDot, emit_small_dot
+from hlort_cpu.codegen.while_driver_pool import emit_pool_wake, emit_pooled_call, halves_table
 from hlort_cpu.codegen.while_steps import (
     GemmCall,
     SliceUpdate,
@@ -59,6 +60,7 @@ class KernelCall:
     buffers: tuple[BufferRef, ...]
     extent: int
     split: bool = False
+    pool: tuple[int, int] | None = None  # driver args (pool state, dispatch): two halves
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,8 @@ def emit_while_driver(module: ir.Module, target: TargetSpec, plan: WhileDriverPl
             table = b.alloca(ir.ArrayType(PTR, max(1, len(step.buffers))))
             for k, ref in enumerate(step.buffers):
                 b.store(pointer(ref), b.gep(table, [i64(0), i64(k)], inbounds=True))
+            if step.pool is not None:
+                table = (table, halves_table(b, step.extent))
             out.append((module.get_global(step.name), table, step))
         return out
 
@@ -139,6 +143,8 @@ def emit_while_driver(module: ir.Module, target: TargetSpec, plan: WhileDriverPl
                 emit_small_dot(b, call, pointer, memset, vector_bits, args)
             elif isinstance(call, SliceUpdate):
                 emit_slice_update(b, call, pointer, memmove)
+            elif call.pool is not None:
+                emit_pooled_call(b, args, call.pool, kernel, *table, call.extent)
             elif call.extent:  # an empty kernel never runs, its split tail neither
                 b.call(kernel, [table, i64(0), i64(call.extent)])
                 if call.split:
@@ -147,6 +153,9 @@ def emit_while_driver(module: ir.Module, target: TargetSpec, plan: WhileDriverPl
     condition = tables(plan.condition)
     body = tables(plan.body)
     predicate = pointer(plan.predicate)
+    pools = [s.pool for s in (*plan.condition, *plan.body) if getattr(s, "pool", None)]
+    if pools:
+        emit_pool_wake(b, args, pools[0], f"{plan.name}_wake")
     copy(plan.enter)
     test_block = fn.append_basic_block("condition")
     body_block = fn.append_basic_block("body")
@@ -172,6 +181,7 @@ def _arg_numbers(plan: WhileDriverPlan) -> list[int]:
     for step in (*plan.condition, *plan.body):
         if isinstance(step, KernelCall):
             refs += step.buffers
+            numbers += list(step.pool or ())
         elif isinstance(step, GemmCall):
             refs += [step.a.ref, step.b.ref, step.c]
             numbers.append(step.function_arg)
