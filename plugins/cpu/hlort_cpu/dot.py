@@ -22,9 +22,11 @@ import numpy as np
 from hlort.ir.instruction import Instruction
 from hlort_cpu import blas_threads
 from hlort_cpu.contraction_arithmetic import ContractionArithmetic, plan_arithmetic
-from hlort_cpu.dot_split import FixedSplit, gemm_parts
+from hlort_cpu.dot_split import FixedSplit, gemm_parts, split_mode
+from hlort_cpu.gemm_part import ROWS
 from hlort_cpu.gemm_part import address as _address
 from hlort_cpu.step_groups import DOT
+from hlort_cpu.thread_pool import worker_count
 
 
 def _merged(dims: Sequence[int], strides: Sequence[int]) -> tuple[int, int] | None:
@@ -181,6 +183,30 @@ class DotThunk:
             and lhs.dtype.numpy == compute == rhs.dtype.numpy
             and runs_transposed(compute, lhs_view, rhs_view, self.product_shape, k)
         )
+
+    @property
+    def epilogue_rows(self) -> int | None:
+        """The product's rows when a row kernel may run on its row parts (dot_epilogue.py): a
+        2-D BLAS product written as it is (not transposed, not reshaped), else None."""
+        plain = self.groupable and not self.transposed and not self.reshape_result
+        if not plain or len(self.product_shape) != 2:
+            return None
+        m, n = self.product_shape
+        mode = split_mode(0, m, n, self.work // max(m * n, 1), worker_count())
+        return m if mode == ROWS else None
+
+    def row_parts(self, env):
+        """For dot_epilogue.py: (kernel, table, row ranges, what to keep alive) of the gemm
+        parts that compute the product, the result already in its slot; None (nothing done)
+        when the product is not split by rows here."""
+        a = self.lhs(env[self.ins[0]])
+        b = self.rhs(env[self.ins[1]])
+        result = np.empty(self.product_shape, self.result_dtype)
+        parts = self.split.row_parts(a, b, result)
+        if parts is None:
+            return None
+        env[self.out] = result
+        return (*parts, (a, b, result))
 
     @property
     def groupable(self) -> bool:
