@@ -113,9 +113,10 @@ class FixedSplit:
 
     def row_parts(self, a: np.ndarray, b: np.ndarray, out: np.ndarray):
         """(kernel, table, ranges) of the native gemm parts this split runs, when they cut
-        ``out`` by rows (each range a range of rows); None otherwise (dot_epilogue.py)."""
+        ``out`` by rows or batch matrices (each range a range of its first dimension); None
+        otherwise (dot_epilogue.py)."""
         plan = self.plan(a, b, out)
-        if plan is None or plan[0] != ROWS or plan[2] is None or out.ndim != 2:
+        if plan is None or plan[2] is None or plan[0] != (ROWS if out.ndim == 2 else BATCH):
             return None
         _mode, ranges, native = plan
         return native[0], fill(native, a, b, out), ranges

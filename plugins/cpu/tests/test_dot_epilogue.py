@@ -176,6 +176,120 @@ def test_an_output_sharing_the_operands_bytes_runs_the_two_steps(threads, monkey
     np.testing.assert_array_equal(_bits(env[step.kernel.out]), _bits(want))
 
 
+BATCHED = """HloModule batched
+mx {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT o = f32[] maximum(p, q)
+}
+ad {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT o = f32[] add(p, q)
+}
+ENTRY e {
+  q = f32[6,100,32] parameter(0)
+  k = f32[6,32,120] parameter(1)
+  s = f32[6,100,120] dot(q, k), lhs_batch_dims={0}, rhs_batch_dims={0},
+    lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  ni = f32[] constant(-inf)
+  m = f32[6,100] reduce(s, ni), dimensions={2}, to_apply=mx
+  mb = f32[6,100,120] broadcast(m), dimensions={0,1}
+  d = f32[6,100,120] subtract(s, mb)
+  ex = f32[6,100,120] exponential(d)
+  z = f32[] constant(0)
+  t = f32[6,100] reduce(ex, z), dimensions={2}, to_apply=ad
+  tb = f32[6,100,120] broadcast(t), dimensions={0,1}
+  o = f32[6,100,120] divide(ex, tb)
+  ROOT r = (f32[6,100], f32[6,100,120]) tuple(t, o)
+}
+"""
+RESHAPED = """HloModule reshaped
+ad {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT o = f32[] add(p, q)
+}
+ENTRY e {
+  x = f32[4,128,256] parameter(0)
+  w = f32[256,256] parameter(1)
+  y = f32[4,128,256] dot(x, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  r = f32[4,128,256] add(y, x)
+  z = f32[] constant(0)
+  t = f32[4,128] reduce(r, z), dimensions={2}, to_apply=ad
+  c = f32[] constant(0.00390625)
+  cb = f32[4,128] broadcast(c), dimensions={}
+  mu = f32[4,128] multiply(t, cb)
+  mb = f32[4,128,256] broadcast(mu), dimensions={0,1}
+  ROOT o = f32[4,128,256] subtract(r, mb)
+}
+"""
+FLAT = """HloModule flat
+ENTRY e {
+  x = f32[M,K] parameter(0)
+  w = f32[K,N] parameter(1)
+  d = f32[M,N] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  z = f32[] constant(0)
+  zb = f32[M,N] broadcast(z), dimensions={}
+  ROOT r = f32[M,N] maximum(d, zb)
+}
+"""
+
+
+def _special(rng, dims) -> np.ndarray:
+    x = rng.standard_normal(dims) / np.sqrt(dims[-1])
+    flat = x.reshape(-1)
+    flat[rng.choice(flat.size, 4, replace=False)] = [np.nan, np.inf, -np.inf, -0.0]
+    return x.astype(np.float32)
+
+
+@needs_blas
+@pytest.mark.parametrize(
+    "text, dims, kind",
+    [
+        (BATCHED, [(6, 100, 32), (6, 32, 120)], "row_reduce"),  # batch parts: 100 rows each
+        (RESHAPED, [(4, 128, 256), (256, 256)], "row_reduce"),  # rows of [4,128] from [512]
+        (_text(784, 96, 512, FLAT), [(784, 96), (96, 512)], "loop"),  # 16 rows a block
+    ],
+    ids=["batched", "reshaped", "flat-loop"],
+)
+def test_batch_parts_reshaped_results_and_flat_loops_chain_with_the_same_bits(
+    threads, monkeypatch, text, dims, kind
+):
+    threads(2)
+    rng = np.random.default_rng(len(text))
+    args = [_special(rng, d) for d in dims]
+    exe = hlort.compile(text, "cpu")
+    (step,) = _epilogues(exe)
+    assert step.kernel.kernel.info.kind == kind
+    assert step.per == (16 if kind == "loop" else 1)  # the flat loop: 8192 elements a block
+    got = exe.raw.program.run(args)
+    with monkeypatch.context() as patch:
+        patch.setattr(step_groups, "chain_epilogues", lambda schedule: schedule)
+        want = hlort.compile(text, "cpu").raw.program.run(args)
+    for out, ref in zip(got, want, strict=True):
+        np.testing.assert_array_equal(_bits(np.asarray(out)), _bits(np.asarray(ref)))
+
+
+@needs_blas
+def test_parts_that_split_a_flat_loops_block_run_the_two_steps(threads, monkeypatch):
+    """[600, 256]: 32 rows a block of the flat loop, parts of 304 and 296 rows: the second
+    part starts inside a block, so the step runs the gemm parts, then the whole kernel."""
+    threads(2, pool=False)
+    text = _text(600, 64, 256, FLAT)
+    rng = np.random.default_rng(9)
+    args = [_special(rng, d) for d in ((600, 64), (64, 256))]
+    exe = hlort.compile(text, "cpu")
+    (step,) = _epilogues(exe)
+    assert step.per == 32
+    got = np.asarray(exe.raw.program.run(args)[0])
+    assert step.bounds[1] is None  # the kernel did not run on the parts
+    want = _unchained(monkeypatch, text, args)
+    np.testing.assert_array_equal(_bits(got), _bits(want))
+    ref = np.asarray(evaluate(parse_module(text), args))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+
+
 @needs_blas
 @pytest.mark.parametrize(
     "change",
@@ -222,9 +336,9 @@ ENTRY e {
 """
     )
     comp = module.entry
-    assert row_local(comp, 0, 8)
-    assert not row_local(comp, 0, 4)  # rows are dimension 0
-    assert not row_local(comp, 1, 8)  # v is no [8, ...] operand
+    assert row_local(comp, 0, (8,))
+    assert not row_local(comp, 0, (4,))  # rows are dimension 0
+    assert not row_local(comp, 1, (8,))  # v is no [8, ...] operand
     across = parse_module(
         """HloModule g
 ad {
@@ -242,4 +356,4 @@ ENTRY e {
 }
 """
     )
-    assert not row_local(across.entry, 0, 8)
+    assert not row_local(across.entry, 0, (8,))
