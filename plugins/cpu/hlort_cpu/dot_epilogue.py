@@ -121,8 +121,9 @@ class DotEpilogue:
         self.dot, self.kernel = dot, kernel
         self.unit, self.per, self.rows = unit, per, rows
         self.label = f"{dot.label} + {kernel.kernel.info.kind} epilogue"
-        # the kernel's one-chunk call as KernelThunk's simple path makes it: one fresh output
-        self.simple = kernel.simple and not kernel.is_tuple
+        # one output array and no scratch: its pointer table made here, as KernelThunk's
+        # simple path makes it (a split kernel's general path cost a few microseconds more)
+        self.simple = not kernel.is_tuple and len(kernel.shapes) == 1 and not kernel.empty
         self.addresses = (None, _address(kernel.fn))  # (gemm part kernel, row kernel)
         self.bounds = (None, None)  # (the gemm parts' ranges, the kernel's for each) or None
 
@@ -218,6 +219,8 @@ def _fit(dot, kernel) -> tuple[int, int, int] | None:
     if spec is None or info is None or comp is None or dot.out not in kernel.ins:
         return None
     rows, unit = spec
+    if len(kernel.ranges) < 2:
+        return None  # a kernel too small to split runs on the caller: no second dispatch
     if (
         info.split
         or info.scratch_bytes

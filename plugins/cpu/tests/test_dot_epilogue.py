@@ -107,7 +107,7 @@ def _bits(x: np.ndarray) -> np.ndarray:
 
 @needs_blas
 @pytest.mark.parametrize("pool", [True, False], ids=["pool", "caller"])
-@pytest.mark.parametrize("shape", [(512, 512, 512), (500, 256, 384), (130, 96, 112)])
+@pytest.mark.parametrize("shape", [(512, 512, 512), (500, 256, 384), (300, 96, 272)])
 def test_the_chained_step_gives_the_two_steps_bits(threads, monkeypatch, shape, pool):
     threads(2, pool)
     text, args = _text(*shape), _inputs(*shape)
@@ -296,6 +296,8 @@ def test_parts_that_split_a_flat_loops_block_run_the_two_steps(threads, monkeypa
     [
         # the product's columns are more than its rows: dot_split cuts by columns
         lambda t: _text(64, 256, 1024, t),
+        # a kernel too small to split (128 x 128): it runs on the caller after the dot already
+        lambda t: _text(128, 128, 128, t),
         # the kernel reduces the product's columns (dimension 0): not row-local
         lambda t: (
             _text(512, 512, 512, t)
@@ -306,7 +308,7 @@ def test_parts_that_split_a_flat_loops_block_run_the_two_steps(threads, monkeypa
             )
         ),
     ],
-    ids=["columns", "column-reduce"],
+    ids=["columns", "small-kernel", "column-reduce"],
 )
 def test_pairs_that_do_not_fit_are_left_alone(threads, change):
     threads(2)
