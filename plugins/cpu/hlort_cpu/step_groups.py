@@ -29,7 +29,6 @@ import ctypes
 import functools
 
 from hlort_cpu import blas_threads
-from hlort_cpu.dot_epilogue import chain_epilogues
 from hlort_cpu.spin_pool import native_pool
 from hlort_cpu.thread_pool import crowded, worker_count
 
@@ -189,4 +188,8 @@ def group_steps(schedule: list, arena_slots: set[int]) -> list:
         for k in members[1:]:
             out[k] = (_noop, schedule[k][1])
         taken.update(members)
+    if not any(_kind(step) == DOT for step, _ in out):
+        return out  # (dot_epilogue.py is imported only for a program with a dot)
+    from hlort_cpu.dot_epilogue import chain_epilogues
+
     return chain_epilogues(out)

@@ -16,7 +16,7 @@ import pytest
 import hlort
 from hlort.interpreter.evaluator import evaluate
 from hlort.text.parser import parse_module
-from hlort_cpu import blas_threads, dot_split, step_groups, thread_pool
+from hlort_cpu import blas_threads, dot_epilogue, dot_split, thread_pool
 from hlort_cpu.dot_epilogue import DotEpilogue, row_local
 
 SEED = """HloModule seed
@@ -95,7 +95,7 @@ def _epilogues(exe) -> list:
 def _unchained(monkeypatch, text: str, args):
     """The program's result with the pairs left as two steps (today's path)."""
     with monkeypatch.context() as patch:
-        patch.setattr(step_groups, "chain_epilogues", lambda schedule: schedule)
+        patch.setattr(dot_epilogue, "chain_epilogues", lambda schedule: schedule)
         exe = hlort.compile(text, "cpu")
         assert not _epilogues(exe)
         return np.asarray(exe.raw.program.run(args)[0])
@@ -265,7 +265,7 @@ def test_batch_parts_reshaped_results_and_flat_loops_chain_with_the_same_bits(
     assert step.per == (16 if kind == "loop" else 1)  # the flat loop: 8192 elements a block
     got = exe.raw.program.run(args)
     with monkeypatch.context() as patch:
-        patch.setattr(step_groups, "chain_epilogues", lambda schedule: schedule)
+        patch.setattr(dot_epilogue, "chain_epilogues", lambda schedule: schedule)
         want = hlort.compile(text, "cpu").raw.program.run(args)
     for out, ref in zip(got, want, strict=True):
         np.testing.assert_array_equal(_bits(np.asarray(out)), _bits(np.asarray(ref)))
