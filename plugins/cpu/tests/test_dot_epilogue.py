@@ -317,6 +317,20 @@ def test_pairs_that_do_not_fit_are_left_alone(threads, change):
     assert not _epilogues(exe)
 
 
+@needs_blas
+def test_a_loop_whose_output_is_not_the_products_shape_is_left_alone(threads):
+    """A loop's iterations walk its output: [784, 512, 2] blocks are not the product's rows."""
+    threads(2)
+    text = _text(784, 96, 512, FLAT).replace(
+        "  ROOT r = f32[784,512] maximum(d, zb)",
+        "  r = f32[784,512] maximum(d, zb)\n"
+        "  ROOT o = f32[784,512,2] broadcast(r), dimensions={0,1}",
+    )
+    assert "f32[784,512,2]" in text
+    exe = hlort.compile(text, "cpu")
+    assert not _epilogues(exe)
+
+
 def test_row_locality_of_fusions():
     module = parse_module(
         """HloModule f
