@@ -233,7 +233,7 @@ def _fit(dot, kernel) -> tuple[int, int, int] | None:
     if info.kind != "loop" or any(i.opcode is Opcode.TRANSPOSE for i in comp.instructions):
         return None  # (a loop with a transpose may run in tiles)
     if any(tuple(dims) != (*rows, n) for dims, _ in kernel.shapes):
-        return None  # a loop's iterations walk its outputs: each must be the product's shape
+        return None  # a loop's iterations walk its outputs (the extents below check it too)
     if per_iteration == n and info.extent == count:
         return unit, 1, count  # a row an iteration
     if per_iteration % n == 0 and info.extent == -(-count * n // per_iteration):

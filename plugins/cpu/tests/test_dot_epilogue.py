@@ -319,7 +319,8 @@ def test_pairs_that_do_not_fit_are_left_alone(threads, change):
 
 @needs_blas
 def test_a_loop_whose_output_is_not_the_products_shape_is_left_alone(threads):
-    """A loop's iterations walk its output: [784, 512, 2] blocks are not the product's rows."""
+    """A loop's iterations walk its output: the blocks of a [784, 512, 2] output (98 of 8192
+    elements, where the product has 49) are not blocks of the product's rows."""
     threads(2)
     text = _text(784, 96, 512, FLAT).replace(
         "  ROOT r = f32[784,512] maximum(d, zb)",
