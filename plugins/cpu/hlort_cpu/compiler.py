@@ -265,7 +265,9 @@ def _build(
         kernel = kernels.get(instr)
         if kernel is not None:
             fill = all(o.shape.is_array and o.shape.size <= 1 for o in instr.operands)
-            add(KernelThunk(kernel, ins, out, isinstance(instr.shape, TupleShape), fill))
+            thunk = KernelThunk(kernel, ins, out, isinstance(instr.shape, TupleShape), fill)
+            thunk.fusion = instr.attrs["calls"] if op is Opcode.FUSION else None  # dot_epilogue
+            add(thunk)
             compiled[_label(instr)] += 1
             if len(kernel.info.output_shapes) == 1:  # the arena gives one output buffer
                 step_kinds[instr] = "kernel"

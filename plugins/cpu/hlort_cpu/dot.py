@@ -22,9 +22,11 @@ import numpy as np
 from hlort.ir.instruction import Instruction
 from hlort_cpu import blas_threads
 from hlort_cpu.contraction_arithmetic import ContractionArithmetic, plan_arithmetic
-from hlort_cpu.dot_split import FixedSplit, gemm_parts
+from hlort_cpu.dot_split import FixedSplit, gemm_parts, split_mode
+from hlort_cpu.gemm_part import BATCH, ROWS
 from hlort_cpu.gemm_part import address as _address
 from hlort_cpu.step_groups import DOT
+from hlort_cpu.thread_pool import run_chunks, worker_count
 
 
 def _merged(dims: Sequence[int], strides: Sequence[int]) -> tuple[int, int] | None:
@@ -181,6 +183,45 @@ class DotThunk:
             and lhs.dtype.numpy == compute == rhs.dtype.numpy
             and runs_transposed(compute, lhs_view, rhs_view, self.product_shape, k)
         )
+
+    @property
+    def epilogue_rows(self) -> tuple[tuple[int, ...], int] | None:
+        """For dot_epilogue.py, when a kernel may run on the gemm parts' rows: (the result's
+        dimensions before the last, whose index is the product's row; product rows per unit of
+        the parts' ranges: 1 for rows, m for batch matrices), else None. The product must be a
+        BLAS one written as it is (not transposed; reshaped only in its leading dimensions)
+        that dot_split cuts by rows (2-D) or batch matrices (3-D)."""
+        product, dims = self.product_shape, self.out_dims
+        if not self.groupable or self.transposed or not dims or dims[-1] != product[-1]:
+            return None
+        if math.prod(dims[:-1]) != math.prod(product[:-1]):
+            return None
+        m, n = product[-2:]
+        batch = product[0] if len(product) == 3 else 0
+        mode = split_mode(batch, m, n, self.work // max(math.prod(product), 1), worker_count())
+        if (mode, len(product)) not in ((ROWS, 2), (BATCH, 3)):
+            return None
+        return tuple(dims[:-1]), (1 if mode == ROWS else m)
+
+    def row_parts(self, env):
+        """For dot_epilogue.py: (kernel, table, ranges, what to keep alive) of the gemm parts
+        that compute the product (ranges of rows, or of batch matrices), the result already in
+        its slot; None (nothing done) when the product is not cut that way here."""
+        a = self.lhs(env[self.ins[0]])
+        b = self.rhs(env[self.ins[1]])
+        result = np.empty(self.product_shape, self.result_dtype)
+        parts = self.split.row_parts(a, b, result)
+        if parts is None:
+            return None
+        env[self.out] = result.reshape(self.out_dims) if self.reshape_result else result
+        return (*parts, (a, b, result))
+
+    @staticmethod
+    def finish_row_parts(parts) -> None:
+        """Run :meth:`row_parts`' gemm parts as the dot alone runs them."""
+        gemm, table, ranges, _alive = parts
+        with blas_threads.single_threaded():
+            run_chunks(gemm, table, ranges)
 
     @property
     def groupable(self) -> bool:

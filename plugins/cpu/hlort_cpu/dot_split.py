@@ -46,17 +46,26 @@ def _plan(a: np.ndarray, b: np.ndarray, out: np.ndarray, workers: int):
     """How to split this product (see the module docstring), or None to leave it whole."""
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     batch = a.shape[0] if a.ndim == 3 else 1
-    if workers < 2 or batch * m * n * k < SPLIT_MIN_PRODUCTS or not blas_threads.available():
+    mode = split_mode(batch if a.ndim == 3 else 0, m, n, k, workers)
+    if mode is None or not blas_threads.available():
         return None
-    if a.ndim == 3 and batch >= workers:
-        mode, ranges = BATCH, split(batch, workers)
-    elif n > m and n >= workers * MIN_ROWS and m >= MIN_ROWS:
-        mode, ranges = COLS, _aligned_parts(n, workers)
-    elif m >= workers * MIN_ROWS:
-        mode, ranges = ROWS, _aligned_parts(m, workers)
+    if mode == BATCH:
+        ranges = split(batch, workers)
     else:
-        return None
+        ranges = _aligned_parts(n if mode == COLS else m, workers)
     return mode, ranges, part_plan(a, b, out, mode)  # native: each part a gemm on a worker
+
+
+def split_mode(batch: int, m: int, n: int, k: int, workers: int) -> int | None:
+    """How a ``[batch (0: none), m, k] x [k, n]`` product is cut across ``workers`` threads
+    (BATCH, COLS or ROWS; see the module docstring), or None: left whole."""
+    if workers < 2 or max(batch, 1) * m * n * k < SPLIT_MIN_PRODUCTS:
+        return None
+    if batch >= workers:
+        return BATCH
+    if n > m and n >= workers * MIN_ROWS and m >= MIN_ROWS:
+        return COLS
+    return ROWS if m >= workers * MIN_ROWS else None
 
 
 def _split_plan(a: np.ndarray, b: np.ndarray, out: np.ndarray):
@@ -91,12 +100,26 @@ class FixedSplit:
         self.cached = (0, None)  # (worker count, plan): one tuple, replaced whole
 
     def __call__(self, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
+        return _run_plan(self.plan(a, b, out), a, b, out)
+
+    def plan(self, a: np.ndarray, b: np.ndarray, out: np.ndarray):
+        """:func:`_split_plan` for these operands, looked up once per thread count."""
         workers, plan = self.cached
         if workers != worker_count():
             workers = worker_count()
             plan = _split_plan(a, b, out)
             self.cached = (workers, plan)
-        return _run_plan(plan, a, b, out)
+        return plan
+
+    def row_parts(self, a: np.ndarray, b: np.ndarray, out: np.ndarray):
+        """(kernel, table, ranges) of the native gemm parts this split runs, when they cut
+        ``out`` by rows or batch matrices (each range a range of its first dimension); None
+        otherwise (dot_epilogue.py)."""
+        plan = self.plan(a, b, out)
+        if plan is None or plan[2] is None or plan[0] != (ROWS if out.ndim == 2 else BATCH):
+            return None
+        _mode, ranges, native = plan
+        return native[0], fill(native, a, b, out), ranges
 
 
 def _run_plan(plan, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:

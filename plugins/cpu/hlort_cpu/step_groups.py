@@ -156,7 +156,8 @@ def group_steps(schedule: list, arena_slots: set[int]) -> list:
     """``schedule`` ((step, released slots) pairs) with independent movable steps grouped:
     each movable step takes up to MAX_MEMBERS - 1 later partners from the next WINDOW steps
     that read nothing made from it on, and the group runs where the first one was; a group
-    is kept when it has two heavy members. Unchanged with one worker thread."""
+    is kept when it has two heavy members; then a dot and the row kernel right after it that
+    reads it row by row become one step (dot_epilogue.py). Unchanged with one worker thread."""
     if worker_count() < 2:
         return schedule
     out = list(schedule)
@@ -187,4 +188,8 @@ def group_steps(schedule: list, arena_slots: set[int]) -> list:
         for k in members[1:]:
             out[k] = (_noop, schedule[k][1])
         taken.update(members)
-    return out
+    if not any(_kind(step) == DOT for step, _ in out):
+        return out  # (dot_epilogue.py is imported only for a program with a dot)
+    from hlort_cpu.dot_epilogue import chain_epilogues
+
+    return chain_epilogues(out)
