@@ -9,7 +9,7 @@ at once: :func:`post_order_from` raises INTERNAL naming the instructions on the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from hlort.errors import Internal
 from hlort.ir.instruction import Instruction
@@ -26,28 +26,28 @@ def _walk(starts: Iterable[Instruction], on_cycle) -> list[Instruction] | None:
     instructions on the cycle, each reading the next) and stops when it meets one."""
     order: list[Instruction] = []
     state: dict[Instruction, bool] = {}  # False: on the current path; True: done
+    get = state.get
     for start in starts:
         if start in state:
             continue
         state[start] = False
-        stack: list[tuple[Instruction, int]] = [(start, 0)]
+        # (node, its operands not yet visited): the iterator resumes where the node left off
+        stack: list[tuple[Instruction, Iterator[Instruction]]] = [(start, iter(start.operands))]
         while stack:
-            node, k = stack[-1]
-            operands = node.operands
-            if k < len(operands):
-                stack[-1] = (node, k + 1)
-                child = operands[k]
-                seen = state.get(child)
+            node, rest = stack[-1]
+            for child in rest:
+                seen = get(child)
                 if seen is None:
                     state[child] = False
-                    stack.append((child, 0))
-                elif not seen:
+                    stack.append((child, iter(child.operands)))
+                    break
+                if not seen:
                     path = [n for n, _ in stack]
                     return on_cycle(path[path.index(child) :])
-                continue
-            stack.pop()
-            state[node] = True
-            order.append(node)
+            else:
+                stack.pop()
+                state[node] = True
+                order.append(node)
     return order
 
 

@@ -22,6 +22,7 @@ from hlort.ir.module import Module
 from hlort.ir.verifier import verify_module
 from hlort.log import lazy_logger
 from hlort.passes import run_default_pipeline
+from hlort.passes.collection_pause import collection_paused
 from hlort.passes.matmul_precision import apply_matmul_precision
 from hlort.plugin import api
 from hlort.plugin.base.fallback_policy import fallback_policy_for
@@ -142,6 +143,7 @@ def with_process_flags(options: CompileOptions) -> CompileOptions:
     return dataclasses.replace(options, **top) if top else options
 
 
+@collection_paused  # no full garbage collection inside a compile (collection_pause.py)
 def compile_on(
     backend,
     program: Module | str | bytes | os.PathLike,

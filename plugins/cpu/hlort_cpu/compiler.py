@@ -38,6 +38,7 @@ from hlort_cpu.codegen.kernel_builder import KernelModule, classify
 from hlort_cpu.codegen.unsupported_reason import why_not_compiled
 from hlort_cpu.control_flow import CONTROL_FLOW_OPS, ProgramSet, program_orders
 from hlort_cpu.device_run import DeviceEvaluator
+from hlort_cpu.slice_copies import SliceCopyThunk, slice_copies
 from hlort_cpu.step_groups import NAMING
 from hlort_cpu.thunks import (
     FallbackThunk,
@@ -139,8 +140,12 @@ def compile_program(module: Module) -> Program:
     start = time.perf_counter()
     # the entry and what its control flow calls, each in its execution order
     orders = program_orders(module.entry, Computation.execution_order)
+    copies = slice_copies(orders[module.entry][1])  # NumPy copies, not kernels
     candidates = [
-        (instr, *_kernel_candidate(instr)) for _, order in orders.values() for instr in order
+        (instr, *_kernel_candidate(instr))
+        for _, order in orders.values()
+        for instr in order
+        if instr not in copies
     ]
     to_compile = [(instr, comp) for instr, comp, _ in candidates if comp is not None]
     not_kernels = {instr: why for instr, _, why in candidates if why is not None}
@@ -176,7 +181,7 @@ def compile_program(module: Module) -> Program:
         kernels = _loaded_kernels(key, cached)
     by_instr = {instr: kernels[name] for name, (instr, _) in zip(names, to_compile, strict=True)}
     drivers_by_while = {k: (n, kernels[n.plan.name]) for k, n in natives.items()}
-    build = partial(_build, not_kernels=not_kernels, report=report)
+    build = partial(_build, not_kernels=not_kernels, report=report, copies=copies)
     programs = ProgramSet(orders, by_instr, drivers_by_while, DeviceEvaluator(), build, _label)
     program = programs.program(module.entry)
     report.apply()  # HLORT_FALLBACK: raise, warn once, or allow
@@ -222,6 +227,7 @@ def _build(
     *,
     not_kernels: dict[Instruction, str],
     report: FallbackReport,
+    copies: set[Instruction],
 ) -> Program:
     """The program of one computation (the entry or one that control flow calls); every
     instruction it runs on the interpreter goes into ``report`` with the reason."""
@@ -271,6 +277,12 @@ def _build(
             compiled[_label(instr)] += 1
             if len(kernel.info.output_shapes) == 1:  # the arena gives one output buffer
                 step_kinds[instr] = "kernel"
+            continue
+        if instr in copies:  # slice_copies.py
+            thunk = SliceCopyThunk(instr, ins, out)
+            add(thunk)
+            compiled[thunk.label] += 1
+            step_kinds[instr] = "kernel"  # writes the output it is given, never a view
             continue
         if op in VIEW_OPS:
             thunk = view_thunk(instr, ins, out)
