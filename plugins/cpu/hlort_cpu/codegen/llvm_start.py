@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 _LOCK = threading.Lock()
@@ -75,14 +76,15 @@ class HostLlvm:
         self.opt_level = opt_level
 
 
-def optimize_module(host: HostLlvm, module) -> None:
+def optimize_module(host: HostLlvm, module, alongside: Callable[[], object] | None = None) -> None:
     """O3 with loop and SLP vectorization (the new pass manager's default pipeline), without
     LLVM's loop unroller: the emitters ask for interleaved vector iterations themselves
     (``llvm.loop.interleave.count``), and unrolling the vectorized loops on top of that only
     made code to generate (measured on every ``make bench`` program: optimize + emit 32% less
     CPU time summed, 2783 -> 1882 ms; softmax [256,1024] 68 -> 53 ms; object code up to 5x
     smaller; kernel times unchanged within noise, A/B in one process). Loops that carry
-    ``llvm.loop.unroll.*`` metadata are still unrolled as it says."""
+    ``llvm.loop.unroll.*`` metadata are still unrolled as it says. ``alongside`` is called
+    just before the pipeline runs (jit.py starts a helper thread there)."""
     llvm = host.llvm
     pto = llvm.create_pipeline_tuning_options(speed_level=host.opt_level)
     pto.loop_vectorization = True
@@ -90,7 +92,10 @@ def optimize_module(host: HostLlvm, module) -> None:
     pto.loop_unrolling = False
     pto.loop_interleaving = True
     pb = llvm.create_pass_builder(host.machine, pto)
-    pb.getModulePassManager().run(module, pb)
+    passes = pb.getModulePassManager()
+    if alongside is not None:  # right before the long call that releases the GIL
+        alongside()
+    passes.run(module, pb)
 
 
 def _machine(llvm, triple: str, cpu: str, features: str, opt_level: int):
