@@ -62,6 +62,7 @@ NOT_ON_THE_PATH = {
     "logging": "no record anyone can see (hlort.log.lazy_logger)",
     "_hashlib": "small keys are hashed without OpenSSL (hlort.sha256)",
     "traceback": "no plugin failed (it only formats a failure's detail)",
+    "hlort.plugin.compile_flags": "HLORT_FLAGS unset, options not given as a mapping",
 }
 
 
