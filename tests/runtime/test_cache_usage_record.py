@@ -39,7 +39,7 @@ def scans(monkeypatch):
 
 
 def _record(directory) -> tuple[int, float]:
-    size, scanned = open(os.path.join(directory, cache_eviction.USAGE)).read().split()
+    size, scanned = open(cache_eviction._usage_path(directory)).read().split()
     return int(size), float(scanned)
 
 
@@ -59,7 +59,8 @@ def test_a_new_process_reads_the_records_and_scans_nothing(cache, scans):
     _write(b, "b2", 50)
     assert scans == [] and cache_eviction._usage[str(cache)] == 1550
     assert _record(b)[0] == 350
-    # the records stay out of the entries, info and clear
+    # the records stay out of every cache directory (and so out of entries, info and clear)
+    assert sorted(os.listdir(cache / cache_eviction.USAGE)) == ["a", "b"]
     assert sorted(os.path.basename(e.path) for e in cache_eviction.entries(str(cache))) == [
         "a1",
         "a2",
@@ -71,7 +72,7 @@ def test_a_new_process_reads_the_records_and_scans_nothing(cache, scans):
 def test_a_stale_damaged_or_missing_record_is_rescanned(cache, scans):
     a = private_cache_dir("a")
     _write(a, "a1", 1000)
-    path = os.path.join(a, cache_eviction.USAGE)
+    path = cache_eviction._usage_path(a)
     old = time.time() - cache_eviction.USAGE_MAX_AGE_S - 60
     for content in (f"1000 {old!r}\n", "lots of bytes\n", f"-5 {time.time()!r}\n", None):
         if content is None:
@@ -91,7 +92,7 @@ def test_eviction_trusts_no_record_and_rewrites_them(cache, monkeypatch):
     _write(a, "a1", 1000)
     os.utime(os.path.join(a, "a1", "a1"), (1000, 1000))  # used longest ago
     cache_eviction.forget_usage()
-    with open(os.path.join(a, cache_eviction.USAGE), "w") as f:  # a record far too low
+    with open(cache_eviction._usage_path(a), "w") as f:  # a record far too low
         f.write(f"10 {time.time()!r}\n")
     monkeypatch.setenv("HLORT_CACHE_MAX_BYTES", "1600")
     _write(a, "a2", 600)  # 10 + 600 by the record: under the cap, nothing evicted yet
@@ -106,7 +107,7 @@ def test_clear_drops_the_records(cache, scans):
     a = private_cache_dir("a")
     _write(a, "a1", 100)
     assert cache_eviction.clear(str(cache)) == (1, 100)
-    assert not os.path.exists(os.path.join(a, cache_eviction.USAGE))
+    assert not os.path.exists(cache_eviction._usage_path(a))
     scans.clear()
     _write(a, "a2", 7)  # the next write counts from a scan again
     assert scans == ["a"] and _record(a)[0] == 7

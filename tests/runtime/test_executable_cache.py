@@ -49,7 +49,7 @@ def _entries(root) -> list[str]:
         os.path.join(d, f)
         for d, _, fs in os.walk(os.path.join(root, "executables"))
         for f in fs
-        if f not in (cache_eviction.MARKER, cache_eviction.USAGE)
+        if f != cache_eviction.MARKER
     ]
 
 

@@ -12,8 +12,9 @@ a missing entry is a cache miss.
 
 Learning the total by a scan stats every entry: ~120 ms of a process's first cache write with
 a 107 MiB cache of 32k entries (the first compile of every fresh process that misses). So each
-cache directory keeps a record of its bytes (:data:`USAGE`, next to the marker: the total and
-when it was last scanned), which a write adds its size to and a scan rewrites; a process reads
+cache directory has a record of its bytes (a file named after it in the root's :data:`USAGE`
+directory, out of every cache directory's listing: the total and when it was last scanned),
+which a write adds its size to and a scan rewrites; a process reads
 the records, and scans only a directory whose record is missing, damaged or from a scan more
 than :data:`USAGE_MAX_AGE_S` ago (so the record cannot drift far from the truth when
 concurrent writers lose an addition, or files go behind hlort's back).
@@ -40,7 +41,7 @@ DEFAULT_MAX_BYTES = 1 << 30
 LOGGER = lazy_logger("hlort.cache")
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.I)
 MARKER = ".hlort-cache"
-USAGE = ".hlort-usage"  # in each cache directory: "<bytes> <unix time of the last scan>"
+USAGE = ".hlort-usage"  # in the root; its file NAME: "<bytes> <unix time of NAME's last scan>"
 USAGE_MAX_AGE_S = 3600.0
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _usage: dict[str, int] = {}  # cache root -> bytes, as this process last knew it
@@ -89,7 +90,7 @@ def _files_under(top: str) -> list[CacheEntry]:
     found: list[CacheEntry] = []
     for directory, _dirs, files in os.walk(top):
         for name in files:
-            if name.startswith("tmp") or name in (MARKER, USAGE):  # tmp: writes in progress
+            if name.startswith("tmp") or name == MARKER:  # tmp: mkstemp's, renamed when done
                 continue
             path = os.path.join(directory, name)
             try:
@@ -149,7 +150,7 @@ def _read_usage(directory: str, now: float) -> tuple[int, float] | None:
     """(bytes, scan time) of ``directory``'s usage record, or None: none, damaged, or from a
     scan more than USAGE_MAX_AGE_S ago (or in the future)."""
     try:
-        with open(os.path.join(directory, USAGE)) as f:
+        with open(_usage_path(directory)) as f:
             text = f.read(100).split()
         size, scanned = int(text[0]), float(text[1])
     except (OSError, ValueError, IndexError):
@@ -159,15 +160,22 @@ def _read_usage(directory: str, now: float) -> tuple[int, float] | None:
     return size, scanned
 
 
+def _usage_path(directory: str) -> str:
+    root, name = os.path.split(os.path.normpath(directory))
+    return os.path.join(root, USAGE, name)
+
+
 def _write_usage(directory: str, size: int, scanned: float) -> None:
     """Replace ``directory``'s usage record (atomically; best effort)."""
-    tmp = os.path.join(directory, f"tmp{os.getpid()}-usage-{os.urandom(4).hex()}")
+    path = _usage_path(directory)
+    tmp = f"{path}.tmp{os.getpid()}-{os.urandom(4).hex()}"
     try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
         fd = os.open(tmp, flags, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(f"{size} {scanned!r}\n")
-        os.replace(tmp, os.path.join(directory, USAGE))
+        os.replace(tmp, path)
     except OSError:
         try:
             os.remove(tmp)
@@ -248,7 +256,7 @@ def clear(root: str) -> tuple[int, int]:
             entry_dir = os.path.dirname(entry_dir)
     for directory in _cache_dirs(root):
         try:
-            os.remove(os.path.join(directory, USAGE))
+            os.remove(_usage_path(directory))
         except OSError:
             pass
     with _lock:
