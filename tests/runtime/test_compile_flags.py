@@ -165,3 +165,12 @@ def test_cli_option_key_values(tmp_path, capsys):
         ["compile", str(module), "--platform", "interpreter", "--option", "matmul_precision=high"]
     )
     assert rc == 0 and "operand_precision={high,high}" in capsys.readouterr().out
+
+
+def test_the_unset_fast_path_reads_the_same_variable():
+    """with_process_flags skips importing compile_flags while HLORT_FLAGS is unset: the name it
+    checks must be the module's own ENV_VAR."""
+    import hlort.runtime.compile as runtime_compile
+    from hlort.plugin import compile_flags
+
+    assert f'os.environ.get("{compile_flags.ENV_VAR}"' in open(runtime_compile.__file__).read()

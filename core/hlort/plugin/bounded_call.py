@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -68,6 +67,8 @@ class BoundedCall:
         try:
             self.result = fn()
         except BaseException as exc:  # noqa: BLE001 - SystemExit included: reported, not raised
+            import traceback  # only on failure: ~1 ms of a first compile otherwise
+
             self.error = exc
             self.trace = traceback.format_exc()
         finally:

@@ -26,7 +26,6 @@ import inspect
 import os
 import re
 import threading
-import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -319,6 +318,8 @@ class Registry:
         return record
 
     def _fail(self, name: str, source: str, exc: BaseException, fix: str, what: str) -> None:
+        import traceback  # only on failure: ~1 ms of a first compile otherwise
+
         self._record(
             BackendRecord(
                 name,
@@ -459,6 +460,8 @@ class Registry:
         except BaseException as exc:  # noqa: BLE001
             record.status = BackendStatus.FAILED
             record.message = f"client creation failed: {describe_error(exc)}"
+            import traceback  # only on failure
+
             record.detail = traceback.format_exc()
             raise Unavailable(
                 f"backend {record.name!r} failed to start: {describe_error(exc)}"

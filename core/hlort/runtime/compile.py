@@ -27,7 +27,6 @@ from hlort.passes.matmul_precision import apply_matmul_precision
 from hlort.plugin import api
 from hlort.plugin.base.fallback_policy import fallback_policy_for
 from hlort.plugin.base.hlo_text import print_hlo
-from hlort.plugin.compile_flags import flag_named, flags_to_options, known_flag_names, process_flags
 from hlort.plugin.options import CompileOptions, DebugOptions
 from hlort.runtime.executable import Executable
 from hlort.runtime.executable_cache import ExecutableCache
@@ -87,6 +86,8 @@ def options_from_mapping(options: Mapping[str, Any]) -> CompileOptions:
     """``{"donated_arguments": (0,), "debug": {...}}`` or flat names (``{"matmul_precision":
     "highest", "disable_passes": "cse"}``, hlort.plugin.compile_flags) -> CompileOptions;
     INVALID_ARGUMENT naming the known ones for an unknown name (a typo must not be ignored)."""
+    from hlort.plugin.compile_flags import flag_named, flags_to_options, known_flag_names
+
     fields = {f.name for f in dataclasses.fields(CompileOptions)}
     unknown = sorted(k for k in options if k not in fields and flag_named(k) is None)
     if unknown:
@@ -124,6 +125,10 @@ def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
 
 def with_process_flags(options: CompileOptions) -> CompileOptions:
     """``HLORT_FLAGS`` applied to every option ``options`` leaves at its default."""
+    if not os.environ.get("HLORT_FLAGS", "").strip():  # compile_flags.ENV_VAR unset: the
+        return options  # usual case skips importing its flag table (a first compile's ~0.4 ms)
+    from hlort.plugin.compile_flags import process_flags
+
     flags = process_flags()
     if not flags:
         return options

@@ -61,6 +61,8 @@ NOT_ON_THE_PATH = {
     "hlort.ir.shape_rules.collectives": "no collectives (later shape rules)",
     "logging": "no record anyone can see (hlort.log.lazy_logger)",
     "_hashlib": "small keys are hashed without OpenSSL (hlort.sha256)",
+    "traceback": "no plugin failed (it only formats a failure's detail)",
+    "hlort.plugin.compile_flags": "HLORT_FLAGS unset, options not given as a mapping",
 }
 
 
@@ -81,3 +83,48 @@ def test_a_softmax_first_compile_leaves_unneeded_modules_unimported(tmp_path):
     assert "hlort_cpu.compiler" in loaded  # it did compile natively
     wrong = {m: why for m, why in NOT_ON_THE_PATH.items() if m in loaded}
     assert not wrong, wrong
+
+
+# The same first compile with jit.py's prefetch helper turned off: which modules the compile
+# imports after its kernels' LLVM compile started.
+_AFTER_LLVM_CHILD = """
+import json, sys
+import numpy as np
+import hlort
+from hlort_cpu.codegen import jit
+jit._prefetch_started = True  # no helper: the compile imports everything itself
+seen = {}
+compile_ir = jit.JitEngine.compile_ir
+def spy(self, ir_text):
+    seen.setdefault("before", sorted(sys.modules))
+    return compile_ir(self, ir_text)
+jit.JitEngine.compile_ir = spy
+hlort.compile(sys.stdin.read(), "cpu")
+after = sorted(set(sys.modules) - set(seen["before"]))
+print(json.dumps([after, list(jit.AFTER_LLVM), list(jit.AFTER_LLVM_WITH_CACHE)]))
+"""
+
+
+def test_the_prefetch_list_is_what_a_first_compile_imports_after_llvm(tmp_path):
+    """jit.AFTER_LLVM (+ _WITH_CACHE) are imported on a helper thread while LLVM runs: each
+    must be one the compile would import after that point (else the helper adds an import, or
+    overlaps nothing), and nothing big the compile imports then may be missing from it."""
+    env = {k: v for k, v in os.environ.items() if k not in ("HLORT_FLAGS", "HLORT_PLATFORMS")}
+    env.update(HLORT_CACHE_DIR=str(tmp_path), HLORT_FALLBACK="error")
+    done = subprocess.run(
+        [sys.executable, "-c", _AFTER_LLVM_CHILD],
+        input=_SOFTMAX,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    after, prefetched, with_cache = json.loads(done.stdout.strip().splitlines()[-1])
+    wanted = prefetched + with_cache
+    assert set(wanted) <= set(after), sorted(set(wanted) - set(after))
+    # what they import with them is fine; any other top module imported after LLVM is not
+    covered = tuple(m.rsplit(".", 1)[0] for m in wanted) + tuple(wanted)
+    missing = [m for m in after if not any(m == c or m.startswith(c + ".") for c in covered)]
+    assert not missing, missing

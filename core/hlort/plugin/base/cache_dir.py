@@ -108,7 +108,7 @@ def write_cache_file(path: str, data: bytes) -> None:
         os.replace(tmp, path)
     except OSError:
         return  # a read-only cache directory only costs recompilation
-    note_written(cache_root(), len(data))  # over HLORT_CACHE_MAX_BYTES: evict the LRU entries
+    note_written(cache_root(), len(data), path)  # over HLORT_CACHE_MAX_BYTES: evict LRU entries
 
 
 _TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)

@@ -5,10 +5,19 @@ plugin's object code, any plugin's own directory) counts. ``HLORT_CACHE_MAX_BYTE
 1 GiB; ``512M``, ``2G`` and plain byte counts accepted) caps the total: after a write takes
 the cache over it, the entries used longest ago are deleted until it fits. "Used" is the file's
 modification time, which a write sets and a cache hit refreshes (:func:`mark_used`), so it is
-LRU on every filesystem (access times are often not kept). A process scans the root once and
+LRU on every filesystem (access times are often not kept). A process learns the total once and
 then keeps a running total, rescanning only when the total passes the cap (another process may
 have written or deleted meanwhile). Deleting an entry another process is about to read is safe:
 a missing entry is a cache miss.
+
+Learning the total by a scan stats every entry: ~120 ms of a process's first cache write with
+a 107 MiB cache of 32k entries (the first compile of every fresh process that misses). So each
+cache directory has a record of its bytes (a file named after it in the root's :data:`USAGE`
+directory, out of every cache directory's listing: the total and when it was last scanned),
+which a write adds its size to and a scan rewrites; a process reads
+the records, and scans only a directory whose record is missing, damaged or from a scan more
+than :data:`USAGE_MAX_AGE_S` ago (so the record cannot drift far from the truth when
+concurrent writers lose an addition, or files go behind hlort's back).
 
 Only directories hlort made count: each cache subdirectory holds a ``MARKER`` file
 (:func:`hlort.plugin.base.cache_dir.private_cache_dir` writes it), so a root pointed at a
@@ -21,6 +30,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 
 from hlort.errors import InvalidArgument
 from hlort.lazy_dataclass import dataclass
@@ -31,6 +41,8 @@ DEFAULT_MAX_BYTES = 1 << 30
 LOGGER = lazy_logger("hlort.cache")
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.I)
 MARKER = ".hlort-cache"
+USAGE = ".hlort-usage"  # in the root; its file NAME: "<bytes> <unix time of NAME's last scan>"
+USAGE_MAX_AGE_S = 3600.0
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _usage: dict[str, int] = {}  # cache root -> bytes, as this process last knew it
 _lock = threading.Lock()
@@ -58,18 +70,20 @@ def max_bytes() -> int:
 
 
 def entries(root: str) -> list[CacheEntry]:
-    """Every cache file in ``root``'s marked cache subdirectories (not the marker, nor the
-    temporary files of writes in progress)."""
+    """Every cache file in ``root``'s marked cache subdirectories (not the marker, the usage
+    record, nor the temporary files of writes in progress)."""
     found: list[CacheEntry] = []
+    for top in _cache_dirs(root):
+        found.extend(_files_under(top))
+    return found
+
+
+def _cache_dirs(root: str) -> list[str]:
     try:
         tops = [os.path.join(root, d) for d in sorted(os.listdir(root))]
     except OSError:
-        return found
-    for top in tops:
-        if not os.path.isfile(os.path.join(top, MARKER)) or os.path.islink(top):
-            continue
-        found.extend(_files_under(top))
-    return found
+        return []
+    return [t for t in tops if os.path.isfile(os.path.join(t, MARKER)) and not os.path.islink(t)]
 
 
 def _files_under(top: str) -> list[CacheEntry]:
@@ -95,16 +109,92 @@ def mark_used(path: str) -> None:
         pass
 
 
-def note_written(root: str, size: int) -> None:
-    """A write of ``size`` bytes under ``root`` finished: evict if the cache is over its cap."""
+def note_written(root: str, size: int, path: str | None = None) -> None:
+    """A write of ``size`` bytes to ``path`` under ``root`` finished: add it to its directory's
+    usage record; evict if the cache is over its cap."""
     cap = max_bytes()
+    top = _top_of(root, path)
     with _lock:
+        counted = False  # whether a scan just now saw the new file already
         if root not in _usage:
-            _usage[root] = sum(e.size for e in entries(root))
+            now, total = time.time(), 0
+            for directory in _cache_dirs(root):
+                recorded = _read_usage(directory, now)
+                if recorded is None:
+                    total += _scan(directory, now)
+                    counted = counted or directory == top
+                else:
+                    total += recorded[0]
+            _usage[root] = total + (0 if counted else size)
         else:
             _usage[root] += size
+        if top is not None and not counted:
+            _add_usage(top, size)
         if _usage[root] > cap:
             _usage[root] = _evict(root, cap)
+
+
+def _top_of(root: str, path: str | None) -> str | None:
+    """The cache directory (``root``'s child) ``path`` is in, if it is a marked one."""
+    if path is None:
+        return None
+    rel = os.path.relpath(path, root)
+    first = rel.split(os.sep, 1)[0]
+    if first in ("", ".", "..") or first == rel:
+        return None
+    top = os.path.join(root, first)
+    return top if os.path.isfile(os.path.join(top, MARKER)) else None
+
+
+def _read_usage(directory: str, now: float) -> tuple[int, float] | None:
+    """(bytes, scan time) of ``directory``'s usage record, or None: none, damaged, or from a
+    scan more than USAGE_MAX_AGE_S ago (or in the future)."""
+    try:
+        with open(_usage_path(directory)) as f:
+            text = f.read(100).split()
+        size, scanned = int(text[0]), float(text[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    if size < 0 or not 0.0 <= now - scanned <= USAGE_MAX_AGE_S:
+        return None
+    return size, scanned
+
+
+def _usage_path(directory: str) -> str:
+    root, name = os.path.split(os.path.normpath(directory))
+    return os.path.join(root, USAGE, name)
+
+
+def _write_usage(directory: str, size: int, scanned: float) -> None:
+    """Replace ``directory``'s usage record (atomically; best effort)."""
+    path = _usage_path(directory)
+    tmp = f"{path}.tmp{os.getpid()}-{os.urandom(4).hex()}"
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(tmp, flags, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{size} {scanned!r}\n")
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+
+
+def _scan(directory: str, now: float) -> int:
+    """``directory``'s bytes, counted file by file; its usage record rewritten."""
+    size = sum(e.size for e in _files_under(directory))
+    _write_usage(directory, size, now)
+    return size
+
+
+def _add_usage(directory: str, size: int) -> None:
+    """Add ``size`` to ``directory``'s record if it is current (else the next reader scans)."""
+    recorded = _read_usage(directory, time.time())
+    if recorded is not None:
+        _write_usage(directory, recorded[0] + size, recorded[1])
 
 
 def evict(root: str, cap: int | None = None) -> int:
@@ -116,10 +206,13 @@ def evict(root: str, cap: int | None = None) -> int:
 
 
 def _evict(root: str, cap: int) -> int:
-    found = sorted(entries(root), key=lambda e: e.used)
-    total = sum(e.size for e in found)
+    now = time.time()
+    per_dir = {d: _files_under(d) for d in _cache_dirs(root)}
+    found = sorted(((e, d) for d, files in per_dir.items() for e in files), key=lambda x: x[0].used)
+    left = {d: sum(e.size for e in files) for d, files in per_dir.items()}
+    total = sum(left.values())
     removed, freed = 0, 0
-    for entry in found:
+    for entry, directory in found:
         if total <= cap:
             break
         try:
@@ -127,7 +220,10 @@ def _evict(root: str, cap: int) -> int:
         except OSError:
             continue
         total -= entry.size
+        left[directory] -= entry.size
         removed, freed = removed + 1, freed + entry.size
+    for directory, size in left.items():  # the scan just now is each directory's new record
+        _write_usage(directory, size, now)
     if removed:
         LOGGER.info(
             "compile cache over %s=%d: evicted %d least recently used entr%s (%d bytes) from %s",
@@ -158,6 +254,11 @@ def clear(root: str) -> tuple[int, int]:
             except OSError:
                 break  # not empty (a write in progress)
             entry_dir = os.path.dirname(entry_dir)
+    for directory in _cache_dirs(root):
+        try:
+            os.remove(_usage_path(directory))
+        except OSError:
+            pass
     with _lock:
         _usage.pop(root, None)
     return removed, freed

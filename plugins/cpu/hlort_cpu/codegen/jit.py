@@ -11,7 +11,10 @@ a background thread while the plugin imports its compiler).
 
 from __future__ import annotations
 
+import importlib
+import os
 import re
+import sys
 import threading
 
 from hlort_cpu.codegen.llvm_start import host_llvm, optimize_module
@@ -20,6 +23,17 @@ from hlort_cpu.codegen.object_symbols import object_symbols
 _LOCK = threading.Lock()
 _DEFINE = re.compile(r"^(define [^\n{]*)$", re.MULTILINE)
 _ENGINE: JitEngine | None = None
+
+# What a process's first compile imports after its kernels' LLVM compile: the object loader,
+# the executable's cost estimate and (with a cache to store into) the HLO printer the
+# executable cache's entry is written with. LLVM optimizes and emits with the GIL released, so
+# a helper thread imports them meanwhile instead of the compile afterwards (~2 ms of a fresh
+# process's softmax compile; plugins/cpu/tests/test_first_compile_imports.py checks that each
+# is still imported after LLVM).
+AFTER_LLVM = ("hlort_cpu.codegen.compiled", "hlort.plugin.base.cost_estimate")
+AFTER_LLVM_WITH_CACHE = ("hlort.text.printer",)
+_PREFETCH: threading.Thread | None = None
+_prefetch_started = False
 
 
 class HostTarget:
@@ -100,7 +114,7 @@ class JitEngine:
             module.triple = self.target.triple
             module.data_layout = str(self.machine.target_data)
             module.verify()
-            self.optimize(module)
+            optimize_module(self.host, module, alongside=_prefetch_once)
             return self.machine.emit_object(module)
 
     def optimized_ir(self, ir_text: str) -> str:
@@ -180,6 +194,44 @@ class JitEngine:
             self._defined |= table.defined
         else:  # not ELF: trust the library's own list
             self._defined |= helper_names()
+
+
+def _prefetch_once() -> None:
+    """Start importing :data:`AFTER_LLVM` on a helper thread, once per process (only what is
+    not imported yet; nothing when all is)."""
+    global _PREFETCH, _prefetch_started
+    if _prefetch_started:
+        return
+    _prefetch_started = True
+    from hlort.plugin.base.cache_dir import cache_enabled
+
+    names = AFTER_LLVM + (AFTER_LLVM_WITH_CACHE if cache_enabled() else ())
+    names = tuple(n for n in names if n not in sys.modules)
+    if names:
+        _PREFETCH = threading.Thread(
+            target=_import_all, args=(names,), name="hlort-prefetch", daemon=True
+        )
+        _PREFETCH.start()
+
+
+def _import_all(names: tuple[str, ...]) -> None:
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001, S112 - the compile imports it itself and reports
+            continue
+
+
+def _join_prefetch_before_fork() -> None:
+    """A child gets only the forking thread: an import under way on the helper would leave its
+    module lock held for ever there, so a fork waits for the helper (a few ms at most)."""
+    thread = _PREFETCH
+    if thread is not None and thread is not threading.current_thread():
+        thread.join()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_join_prefetch_before_fork)
 
 
 def jit_engine() -> JitEngine:

@@ -2,12 +2,17 @@
 
 Loading llvmlite's shared library, initialising the native target, creating the target machine
 and MCJIT, and LLVM's one-time set-up on the first optimized and emitted module cost a process
-tens of milliseconds before its first kernel compiles. Most of that runs with the GIL released,
+tens of milliseconds before its first kernel compiles (``import llvmlite.binding`` alone is
+~27 ms of thread CPU in a fresh process: Python that holds the GIL, but for the ~5 ms dlopen),
 so a backend asks for it as soon as its client starts (:func:`start_in_background`): when a
 core is idle it then overlaps the Python imports of the compiler, and :func:`host_llvm` waits
 only for what is left (never for the warm-up compile, which has its own target machine and
-LLVM context). A fork waits for a start under way to finish (warm-up included), and the child
-forgets the thread: a child has only the forking thread (``os.register_at_fork`` below).
+LLVM context). llvmlite makes every call into LLVM under one process-wide lock, so the warm-up
+overlaps Python work only: a first ``compile_ir`` that starts while the warm-up is inside an
+LLVM call waits for that call (softmax [256,1024] in fresh processes: the warm-up's ~16 ms of
+CPU had finished before ``compile_ir`` in 4 of 6, 2.6-3.2 ms were left in the others). A fork
+waits for a start under way to finish (warm-up included), and the child forgets the thread: a
+child has only the forking thread (``os.register_at_fork`` below).
 
 This module sits outside the ``hlort.codegen.llvm`` package on purpose: importing that package
 loads every emitter, which is what the background start runs in parallel with.
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 _LOCK = threading.Lock()
@@ -75,14 +81,15 @@ class HostLlvm:
         self.opt_level = opt_level
 
 
-def optimize_module(host: HostLlvm, module) -> None:
+def optimize_module(host: HostLlvm, module, alongside: Callable[[], object] | None = None) -> None:
     """O3 with loop and SLP vectorization (the new pass manager's default pipeline), without
     LLVM's loop unroller: the emitters ask for interleaved vector iterations themselves
     (``llvm.loop.interleave.count``), and unrolling the vectorized loops on top of that only
     made code to generate (measured on every ``make bench`` program: optimize + emit 32% less
     CPU time summed, 2783 -> 1882 ms; softmax [256,1024] 68 -> 53 ms; object code up to 5x
     smaller; kernel times unchanged within noise, A/B in one process). Loops that carry
-    ``llvm.loop.unroll.*`` metadata are still unrolled as it says."""
+    ``llvm.loop.unroll.*`` metadata are still unrolled as it says. ``alongside`` is called
+    just before the pipeline runs (jit.py starts a helper thread there)."""
     llvm = host.llvm
     pto = llvm.create_pipeline_tuning_options(speed_level=host.opt_level)
     pto.loop_vectorization = True
@@ -90,7 +97,10 @@ def optimize_module(host: HostLlvm, module) -> None:
     pto.loop_unrolling = False
     pto.loop_interleaving = True
     pb = llvm.create_pass_builder(host.machine, pto)
-    pb.getModulePassManager().run(module, pb)
+    passes = pb.getModulePassManager()
+    if alongside is not None:  # right before the long call that releases the GIL
+        alongside()
+    passes.run(module, pb)
 
 
 def _machine(llvm, triple: str, cpu: str, features: str, opt_level: int):
@@ -123,7 +133,7 @@ def _create(opt_level: int) -> HostLlvm:
 
 def _warm_up(host: HostLlvm) -> None:
     """Optimize and emit a kernel-like loop once, with a target machine and an LLVM context of
-    its own (so it may overlap the first real compile safely): LLVM's lazy one-time set-up
+    its own (so it may run beside the first real compile safely): LLVM's lazy one-time set-up
     (pass registries, the subtarget's tables) then is done when the first kernel compiles."""
     llvm = host.llvm
     machine = _machine(llvm, host.triple, host.cpu, host.features, host.opt_level)
