@@ -70,3 +70,21 @@ def test_real_products_are_left_alone():
     out = np.array([[-np.inf]], np.float32)
     repair_specials(a, b, out)
     assert np.isneginf(out[0, 0])
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_an_overflow_of_one_part_leaves_the_other_as_the_in_order_sum(dtype):
+    """Products ``h (1 + i) * h (1 + i) = 0 + 2 h^2 i``: the imaginary sum overflows, the real
+    one is exactly 0 in the interpreter's order, while ``ar @ br - ai @ bi`` is inf - inf (each
+    real gemm overflows on its own): the overflowed elements are summed again in that order."""
+    h = np.sqrt(np.finfo(dtype).max / 64)  # h^2 K overflows, 2 h^2 does not
+    a = np.full((3, 128), h * (1 + 1j), dtype)
+    b = np.full((128, 2), h * (1 + 1j), dtype)
+    a[1] = 1 + 2j  # a finite row stays as BLAS has it
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.matmul(a, b)
+        want = _in_order(a, b)
+        repair_specials(a, b, out)
+    assert (want.real[[0, 2]] == 0).all() and np.isposinf(want.imag[[0, 2]]).all()
+    np.testing.assert_array_equal(out[[0, 2]], want[[0, 2]])
+    np.testing.assert_allclose(out[1], want[1], rtol=1e-6)

@@ -16,9 +16,10 @@ a complex BLAS product is right wherever it is finite, and its non-finite elemen
 one pass over the result (O(m n), against the gemm's O(m n k)). Those are put right with the
 same terms summed by real BLAS, which has no complex scaling: ``re = ar @ br - ai @ bi``,
 ``im = ar @ bi + ai @ br``, for every row of ``a`` and column of ``b`` holding a NaN or an
-infinity (all of whose elements are non-finite) and then for any element left non-finite
-outside them (an overflowed sum). That costs about one complex gemm of the rows and columns
-redone, never more than two of the whole product.
+infinity (all of whose elements are non-finite). Any element left non-finite outside them
+(finite operands, an overflowed sum) is summed again in the interpreter's order, since which
+sums overflow does depend on it. That costs about one complex gemm of the rows and columns
+redone, never more than two of the whole product, plus O(k) per overflowed element.
 
 Zero signs: a sum from a +0 accumulator is never -0.0 (``+0 + -0 = +0``), while a complex gemm
 returns -0.0 parts (its alpha scaling, and sums it starts from their first product); adding +0
@@ -64,11 +65,28 @@ def _repair_matrix(a, b, out, bad) -> None:
     if cols.size:
         out[:, cols] = real_gemm_product(a, b[:, cols])
         bad[:, cols] = False
-    if bad.any():  # finite operands, an overflowed sum: only those elements
-        r, c = np.flatnonzero(bad.any(axis=1)), np.flatnonzero(bad.any(axis=0))
-        block, mask = out[np.ix_(r, c)], bad[np.ix_(r, c)]
-        block[mask] = real_gemm_product(a[r], b[:, c])[mask]
-        out[np.ix_(r, c)] = block
+    if bad.any():  # finite operands, an overflowed sum: only those elements, in order
+        rows, cols = np.nonzero(bad)
+        step = max(1, _GATHER_MAX // max(1, a.shape[1]))
+        for s in range(0, rows.size, step):
+            r, c = rows[s : s + step], cols[s : s + step]
+            out[r, c] = _sums_in_order(a[r], b[:, c].T)
+
+
+_GATHER_MAX = 1 << 20  # elements of the gathered rows and columns summed at once
+
+
+def _sums_in_order(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``sum_k x[e, k] y[e, k]`` per element e, in k order from +0 as the interpreter sums
+    (``linalg._contract_in_order``): which sums overflow depends on that order (the four real
+    gemms overflow ``ar @ br`` where ``ar br - ai bi`` cancels). A cumulative sum is sequential;
+    it starts from the first product instead of +0, which differs only in a -0.0, and the +0
+    added at the end makes that +0 as well."""
+    xr, xi, yr, yi = x.real, x.imag, y.real, y.imag
+    out = np.empty(x.shape[0], x.dtype)
+    out.real = np.cumsum(xr * yr - xi * yi, axis=1)[:, -1] + 0.0
+    out.imag = np.cumsum(xr * yi + xi * yr, axis=1)[:, -1] + 0.0
+    return out
 
 
 def _all_finite_after_plus_zero(out: np.ndarray) -> bool:
