@@ -273,3 +273,22 @@ def test_dots_in_native_while_loops_keep_the_special_values(layout, dtype, monke
         product = magnitude * 0.5 * sum(0.75**t for t in range(trips))
         tol = 2 * (k + 2) * eps * product + 2 * trips * eps * (np.abs(np.nan_to_num(ref)) + product)
         assert_within(got, ref, tol)
+
+
+@pytest.mark.parametrize("dtype", ["c64", "c128"])
+def test_a_complex_blas_dot_whose_imaginary_sums_overflow_keeps_the_zero_real_part(dtype):
+    """K = 128 (complex BLAS) products ``h (1 + i) * h (1 + i) = 0 + 2 h^2 i``: the interpreter's
+    in-order sum is ``0 + inf i``; re-summing the overflowed elements from four real gemms gave
+    ``inf - inf = NaN`` for the real part."""
+    real = np.float32 if dtype == "c64" else np.float64
+    h = np.sqrt(np.finfo(real).max / 64)
+    dn = Dn((1,), (0,))
+    module = dot_module(dtype, (3, 128), (128, 2), dn)
+    a = np.full((3, 128), h * (1 + 1j), np.complex64 if dtype == "c64" else np.complex128)
+    b = np.full((128, 2), h * (1 + 1j), a.dtype)
+    a[1] = 1 + 2j
+    exe = hlort.compile(module, "cpu")
+    got = np.asarray(exe(a, b))
+    assert exe.raw.stats()["compiled"] == {"dot (BLAS)": 1}
+    assert (got.real[[0, 2]] == 0).all() and np.isposinf(got.imag[[0, 2]]).all()
+    assert_exactly_special(module, [a, b], got, 128)
