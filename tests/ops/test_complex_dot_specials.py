@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hlort.interpreter.ops import linalg
-from hlort.interpreter.ops.complex_specials import repair_specials
+from hlort.interpreter.ops import complex_specials, linalg
+from hlort.interpreter.ops.complex_specials import real_gemm_product, repair_specials
 
 
 def _in_order(a, b):
@@ -88,3 +88,22 @@ def test_an_overflow_of_one_part_leaves_the_other_as_the_in_order_sum(dtype):
     assert (want.real[[0, 2]] == 0).all() and np.isposinf(want.imag[[0, 2]]).all()
     np.testing.assert_array_equal(out[[0, 2]], want[[0, 2]])
     np.testing.assert_allclose(out[1], want[1], rtol=1e-6)
+
+
+def test_overflowed_elements_beyond_the_in_order_budget_come_from_real_gemms(monkeypatch):
+    """Past IN_ORDER_MAX_PRODUCTS products per repair (here 3 elements x K = 128 > 300) the
+    overflowed elements are the four real gemms' (NaN + inf i here), so a huge all-overflowing
+    product costs gemms, not seconds of NumPy sums; the first matrix of the batch is in order."""
+    monkeypatch.setattr(complex_specials, "IN_ORDER_MAX_PRODUCTS", 300)
+    h = np.sqrt(np.finfo(np.float32).max / 64)
+    a = np.full((2, 2, 128), h * (1 + 1j), np.complex64)
+    b = np.full((2, 128, 1), h * (1 + 1j), np.complex64)
+    a[0, 1] = 1  # batch 0: one overflowed element (128 products, within the budget)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.matmul(a, b)
+        want = _in_order(a, b)
+        gemms = real_gemm_product(a[1], b[1])
+        repair_specials(a, b, out)
+    np.testing.assert_array_equal(out[0], want[0])
+    np.testing.assert_array_equal(out[1], gemms)
+    assert np.isnan(out[1].real).all() and (want[1].real == 0).all()
