@@ -38,7 +38,7 @@ def repair_specials(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """Put right, in place, the elements of the complex BLAS product ``out = a @ b`` ([..., m, k]
     x [..., k, n]) that it left non-finite, and its -0.0 parts (module docstring). Real
     products are left alone: a real gemm scales by a real 1 and sums from +0."""
-    if out.dtype.kind != "c" or out.size == 0 or _all_finite_after_plus_zero(out):
+    if out.dtype.kind != "c" or out.size == 0 or all_finite_after_plus_zero(out):
         return
     batch = out.shape[:-2]
     a = np.broadcast_to(a, (*batch, *a.shape[-2:]))
@@ -106,7 +106,10 @@ def _sums_in_order(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return out
 
 
-def _all_finite_after_plus_zero(out: np.ndarray) -> bool:
+SCAN_MAX_PARTS = 1 << 12  # parts up to which isfinite beats the x . x check's overheads
+
+
+def all_finite_after_plus_zero(out: np.ndarray) -> bool:
     """``out += 0`` (-0.0 parts become +0.0), then whether every part is finite. On the parts as
     one float vector: the add, then ``x . x`` (BLAS, one read) is finite exactly when every part
     is, but for squares overflowing (|x| > ~1e19 in f32), where ``isfinite`` decides. Measured
@@ -117,6 +120,8 @@ def _all_finite_after_plus_zero(out: np.ndarray) -> bool:
         return bool(np.isfinite(out).all())
     parts = out.reshape(-1).view(out.real.dtype)
     np.add(parts, 0, out=parts)
+    if parts.size <= SCAN_MAX_PARTS:  # small: no BLAS call, no errstate (~1 us each)
+        return bool(np.isfinite(parts).all())
     with np.errstate(over="ignore", invalid="ignore"):
         if np.isfinite(np.dot(parts, parts)):
             return True
