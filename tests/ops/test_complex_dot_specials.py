@@ -9,8 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hlort.interpreter.ops import linalg
-from hlort.interpreter.ops.complex_specials import repair_specials
+from hlort.interpreter.ops import complex_specials, linalg
+from hlort.interpreter.ops.complex_specials import real_gemm_product, repair_specials
+
+# NaN and infinities are the inputs: NumPy warnings from inside hlort must not reach users
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
 
 def _in_order(a, b):
@@ -55,7 +58,8 @@ def test_an_overflowed_sum_of_finite_values_is_resummed():
     """No operand is non-finite, but a sum overflows: that element alone is summed again."""
     a = np.array([[3e38 + 0j, 3e38 + 0j], [1 + 1j, 2 + 0j]], np.complex64)
     b = np.array([[1 + 0j, 1 + 0j], [1 + 0j, 0.5 + 0j]], np.complex64)
-    out = np.matmul(a, b)
+    with np.errstate(over="ignore", invalid="ignore"):  # the test's own gemm
+        out = np.matmul(a, b)
     out[0, 0] = complex(np.nan, np.nan)  # what complex gemm's alpha scaling makes of inf + 0i
     repair_specials(a, b, out)
     np.testing.assert_array_equal(out, _in_order(a, b))
@@ -70,3 +74,40 @@ def test_real_products_are_left_alone():
     out = np.array([[-np.inf]], np.float32)
     repair_specials(a, b, out)
     assert np.isneginf(out[0, 0])
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_an_overflow_of_one_part_leaves_the_other_as_the_in_order_sum(dtype):
+    """Products ``h (1 + i) * h (1 + i) = 0 + 2 h^2 i``: the imaginary sum overflows, the real
+    one is exactly 0 in the interpreter's order, while ``ar @ br - ai @ bi`` is inf - inf (each
+    real gemm overflows on its own): the overflowed elements are summed again in that order."""
+    h = np.sqrt(np.finfo(dtype).max / 64)  # h^2 K overflows, 2 h^2 does not
+    a = np.full((3, 128), h * (1 + 1j), dtype)
+    b = np.full((128, 2), h * (1 + 1j), dtype)
+    a[1] = 1 + 2j  # a finite row stays as BLAS has it
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.matmul(a, b)
+        want = _in_order(a, b)
+        repair_specials(a, b, out)
+    assert (want.real[[0, 2]] == 0).all() and np.isposinf(want.imag[[0, 2]]).all()
+    np.testing.assert_array_equal(out[[0, 2]], want[[0, 2]])
+    np.testing.assert_allclose(out[1], want[1], rtol=1e-6)
+
+
+def test_overflowed_elements_beyond_the_in_order_budget_come_from_real_gemms(monkeypatch):
+    """Past IN_ORDER_MAX_PRODUCTS products per repair (here 3 elements x K = 128 > 300) the
+    overflowed elements are the four real gemms' (NaN + inf i here), so a huge all-overflowing
+    product costs gemms, not seconds of NumPy sums; the first matrix of the batch is in order."""
+    monkeypatch.setattr(complex_specials, "IN_ORDER_MAX_PRODUCTS", 300)
+    h = np.sqrt(np.finfo(np.float32).max / 64)
+    a = np.full((2, 2, 128), h * (1 + 1j), np.complex64)
+    b = np.full((2, 128, 1), h * (1 + 1j), np.complex64)
+    a[0, 1] = 1  # batch 0: one overflowed element (128 products, within the budget)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.matmul(a, b)
+        want = _in_order(a, b)
+        gemms = real_gemm_product(a[1], b[1])
+        repair_specials(a, b, out)
+    np.testing.assert_array_equal(out[0], want[0])
+    np.testing.assert_array_equal(out[1], gemms)
+    assert np.isnan(out[1].real).all() and (want[1].real == 0).all()

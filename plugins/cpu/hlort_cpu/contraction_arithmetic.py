@@ -33,7 +33,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from hlort.dtypes import DType
-from hlort.interpreter.ops.complex_specials import repair_specials
+from hlort.interpreter.ops.complex_specials import (
+    SCAN_MAX_PARTS,
+    all_finite_after_plus_zero,
+    repair_specials,
+)
 from hlort.interpreter.ops.linalg import accumulation_dtype
 from hlort_cpu import blas_threads
 from hlort_cpu.ordered_complex_matmul import complex_matmul_in_order
@@ -100,9 +104,12 @@ class ContractionArithmetic:
         computed again, -0.0 parts made +0, as the interpreter has them (complex gemm makes an
         infinite sum NaN, see ``hlort.interpreter.ops.complex_specials``). One pass over the
         result when all is finite; nothing for real types (their BLAS agrees already)."""
-        if self.compute.kind == "c" and not self.ordered:
-            with blas_threads.single_threaded():  # its dot and gemms too (blas_threads.py)
-                repair_specials(a, b, out)
+        if self.compute.kind != "c" or self.ordered:
+            return
+        if 2 * out.size <= SCAN_MAX_PARTS and all_finite_after_plus_zero(out):
+            return  # a small finite result: no BLAS call, so no thread setting (~1 us)
+        with blas_threads.single_threaded():  # its dot and gemms too (blas_threads.py)
+            repair_specials(a, b, out)
 
     def finish(self, summed: np.ndarray) -> np.ndarray:
         """The summed products (in ``compute``) as a C-ordered array of the result type."""

@@ -130,8 +130,7 @@ def _run_plan(plan, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
         if native is not None:
             run_chunks(native[0], fill(native, a, b, out), ranges)
         else:  # a layout or dtype gemm cannot take: NumPy's matmul per part
-            with np.errstate(over="ignore", invalid="ignore"):
-                run_chunks(_numpy_part(mode, a, b, out), None, ranges)
+            run_chunks(_numpy_part(mode, a, b, out), None, ranges)
     return True
 
 
@@ -165,7 +164,14 @@ def gemm_parts(a: np.ndarray, b: np.ndarray, out: np.ndarray, whole: bool):
 
 def _numpy_part(mode: int, a: np.ndarray, b: np.ndarray, out: np.ndarray):
     if mode == BATCH:
-        return lambda _table, s, e: np.matmul(a[s:e], b[s:e], out=out[s:e])
-    if mode == COLS:
-        return lambda _table, s, e: np.matmul(a, b[..., s:e], out=out[..., s:e])
-    return lambda _table, s, e: np.matmul(a[..., s:e, :], b, out=out[..., s:e, :])
+        part = lambda s, e: np.matmul(a[s:e], b[s:e], out=out[s:e])  # noqa: E731
+    elif mode == COLS:
+        part = lambda s, e: np.matmul(a, b[..., s:e], out=out[..., s:e])  # noqa: E731
+    else:
+        part = lambda s, e: np.matmul(a[..., s:e, :], b, out=out[..., s:e, :])  # noqa: E731
+
+    def run(_table, s, e):  # errstate per thread: the pool's threads do not inherit it
+        with np.errstate(over="ignore", invalid="ignore"):
+            part(s, e)
+
+    return run
