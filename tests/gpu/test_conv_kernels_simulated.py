@@ -54,3 +54,34 @@ def test_complex_conv_with_nan_infinities_and_negative_zero(name):
     assert np.isnan(expected).any() and np.isinf(expected).any()
     problem = describe_mismatch(got, expected, "exact")
     assert problem is None, problem
+
+
+def test_padded_conv_of_an_empty_input_reads_no_input():
+    """An input with a zero-size spatial dimension still has outputs when padded: each sums
+    padding products only (0 * w: NaN at an infinite kernel value, as in the interpreter).
+    Element 0 of an empty input is no memory, so the kernel must never load through that
+    argument (the simulator would read whatever lies there; a GPU may fault)."""
+    import re
+
+    from hlort import Builder
+    from hlort.shape import array
+    from hlort.testing.gpu_conv_programs import _NHWC, _window
+
+    b = Builder("empty_input_conv")
+    lhs, rhs = array("f32", (1, 0, 4, 3)), array("f32", (2, 2, 3, 5))
+    window = _window([2, 2], pads=[(2, 2), (0, 0)])
+    module = b.build(b.convolution(b.parameter(lhs), b.parameter(rhs), window, _NHWC))
+    args = [np.zeros((1, 0, 4, 3), np.float32), np.ones((2, 2, 3, 5), np.float32)]
+    args[1][0, 1, 2, 3] = np.inf
+    expected = np.asarray(flatten_value(evaluate(module, args))[0])
+    optimized = module.clone()
+    run_default_pipeline(optimized, policy=gpu_pass_options().policy)
+    program = compile_gpu_program(optimized, HostSimTarget(32))
+    assert not program.fallbacks and [k.schedule for k in program.kernels] == ["convolution"]
+    (got,) = HostSimRunner(program).run(args)
+    assert expected.shape == (1, 3, 3, 5) and np.isnan(expected).any()
+    assert got.tobytes() == expected.tobytes()
+    define = re.search(r"define void @\"k0_convolution\"\((ptr[^,]*?(%\S+?)),", program.llvm_ir)
+    input_arg = define.group(2)
+    body = program.llvm_ir[define.end() :]
+    assert input_arg not in body, f"the kernel reads the empty input through {input_arg}"

@@ -104,6 +104,9 @@ def emit_conv_kernel(target: GpuTarget, entry: KernelEntry, plan: ConvPlan) -> L
     cg, og = plan.in_features_per_group, plan.out_features_per_group
     win_sizes = tuple(w.size for w in window)
     n_win = math.prod(win_sizes)
+    # an input with a zero-size spatial dimension still has outputs when padded: each sums
+    # padding products 0 * w (NaN for an infinite w, as the interpreter), reading no input
+    lhs_empty = math.prod(plan.lhs_dims) == 0
     start = grid_stride_start(target, b, launch)
 
     def output(t: ir.Value) -> None:
@@ -142,12 +145,15 @@ def emit_conv_kernel(target: GpuTarget, entry: KernelEntry, plan: ConvPlan) -> L
             def feature(ci: ir.Value) -> None:
                 lhs_multi[dn.input_feature_dimension] = b.add(c0, ci)
                 rhs_multi[dn.kernel_input_feature_dimension] = ci
-                at = linearize(b, lhs_multi, plan.lhs_dims)
-                if valid is not None:
-                    at = b.select(valid, at, i64(0))
-                x = arith.to_acc(load_element(b, plan.lhs_dtype, lhs, at), plan.lhs_dtype)
-                if valid is not None:
-                    x = b.select(valid, x, zero)
+                if lhs_empty:  # every tap is padding; element 0 of an empty input is no memory
+                    x = zero
+                else:
+                    at = linearize(b, lhs_multi, plan.lhs_dims)
+                    if valid is not None:
+                        at = b.select(valid, at, i64(0))
+                    x = arith.to_acc(load_element(b, plan.lhs_dtype, lhs, at), plan.lhs_dtype)
+                    if valid is not None:
+                        x = b.select(valid, x, zero)
                 kat = linearize(b, rhs_multi, plan.rhs_dims)
                 y = arith.to_acc(load_element(b, plan.rhs_dtype, rhs, kat), plan.rhs_dtype)
                 b.store(arith.multiply_add(b.load(acc, typ=acc_t), x, y), acc)

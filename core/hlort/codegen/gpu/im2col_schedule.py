@@ -97,6 +97,8 @@ def plan_im2col(conv: ConvPlan) -> tuple[Im2colPlan | None, str]:
     last_out, last_kernel = len(conv.out_dims) - 1, len(conv.rhs_dims) - 1
     if dn.output_feature_dimension != last_out or dn.kernel_output_feature_dimension != last_kernel:
         return None, "output features are not the last dimension of the kernel and the output"
+    if math.prod(conv.lhs_dims) == 0:
+        return None, "an empty input (the direct kernel sums its padding without reading it)"
     o = conv.out_dims[-1]
     m = math.prod(conv.out_dims[:-1])
     k = math.prod(conv.rhs_dims[:-1])
