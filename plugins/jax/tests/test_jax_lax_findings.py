@@ -48,3 +48,19 @@ def test_integer_contractions_into_a_float_preferred_type(platform, dtype, prefe
         assert o.dtype == w.dtype == np.dtype(preferred)
         # small integer sums: exact in f32, rounded once to the result type on both sides
         np.testing.assert_array_equal(np.asarray(o, np.float64), np.asarray(w, np.float64))
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_split_into_empty_pieces_and_its_gradient(platform):
+    """lax.split of an empty array into empty pieces: its transpose concatenates empty
+    cotangents, and the cpu plugin's concatenate kernel had no operand to read
+    (testSplitGrad with sizes [0, 0, 0]: INTERNAL, an AttributeError in the plugin)."""
+    x = np.zeros((0, 3), np.float16)
+
+    def fn(x):
+        pieces, vjp = jax.vjp(lambda x: lax.split(x, (0, 0, 0), 0), x)
+        return pieces, vjp(pieces)[0], lax.concatenate([x, x, x], 0)
+
+    out, want = on(platform, jax.jit(fn), x)
+    for o, w in zip(jax.tree.leaves(out), jax.tree.leaves(want), strict=True):
+        assert o.dtype == w.dtype and o.shape == w.shape
