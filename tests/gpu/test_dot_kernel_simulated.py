@@ -133,6 +133,8 @@ DTYPES = [  # (lhs, rhs, out)
     ("s32", "s32", "s32"),
     ("u8", "u8", "u32"),
     ("s32", "f32", "f32"),
+    ("s32", "s32", "f32"),  # integers into a float (JAX's preferred_element_type): f32 sums
+    ("s8", "s8", "bf16"),
 ]
 
 

@@ -254,14 +254,23 @@ def test_result_types():
         infer(
             shape.array("f32", [1, 1, 4]), shape.array("s32", [1, 1, 3]), [WindowDim(3)], labels(1)
         )
-    with pytest.raises(InvalidArgument, match="at least 32 bits"):
-        infer(
-            shape.array("s32", [1, 1, 4]),
-            shape.array("s32", [1, 1, 3]),
-            [WindowDim(3)],
-            labels(1),
-            declared=shape.array("s16", [1, 1, 2]),
-        )
+    for narrow in ("s16", "f16"):
+        with pytest.raises(InvalidArgument, match="at least 32 bits"):
+            infer(
+                shape.array("s32", [1, 1, 4]),
+                shape.array("s32", [1, 1, 3]),
+                [WindowDim(3)],
+                labels(1),
+                declared=shape.array(narrow, [1, 1, 2]),
+            )
+    s32_into_f32 = infer(
+        shape.array("s32", [1, 1, 4]),
+        shape.array("s32", [1, 1, 3]),
+        [WindowDim(3)],
+        labels(1),
+        declared=shape.array("f32", [1, 1, 2]),
+    )
+    assert s32_into_f32.dtype.name == "f32"
 
 
 # -- values -----------------------------------------------------------------------------------
@@ -363,6 +372,9 @@ def test_no_spatial_dims_is_a_matmul():
         (np.int8, "s32", True),
         (np.int32, None, True),
         (np.uint8, "u16", True),
+        (np.int8, "f32", True),  # integers into a float result: JAX's preferred_element_type
+        (np.int16, "bf16", True),
+        (np.int32, "f32", True),
         (np.complex64, None, False),
         (np.complex128, None, False),
     ],

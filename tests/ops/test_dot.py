@@ -144,6 +144,11 @@ def test_default_result_type(lhs, rhs, result):
         ("c64", "c128"),
         ("pred", "s32"),
         ("pred", "f32"),
+        ("s8", "f32"),  # integers into a float at least as wide: XLA's MaybeUpcast
+        ("s8", "bf16"),
+        ("s16", "f16"),
+        ("s32", "f32"),
+        ("u64", "f64"),
     ],
 )
 def test_declared_result_type_accepted(operands, declared):
@@ -160,13 +165,14 @@ def test_declared_result_type_accepted(operands, declared):
     "lhs, rhs, declared, words",
     [
         ("s32", "s32", "s8", ["s8", "at least 32 bits"]),
-        ("s32", "s32", "f32", ["integer type"]),
+        ("s32", "s32", "f16", ["s32", "float type of at least 32 bits"]),
+        ("s64", "s64", "f32", ["at least 64 bits"]),
         ("f32", "f32", "s32", ["floating-point"]),
         ("f32", "f32", "c64", ["floating-point"]),
         ("c64", "c64", "f32", ["complex"]),
         ("s32", "f32", "s32", ["floating-point", "s32[2,3]", "f32[3,2]"]),  # mixed: float wins
         ("f32", "c64", "f32", ["complex"]),
-        ("pred", "s8", "pred", ["integer type"]),
+        ("pred", "s8", "pred", ["integer or float type"]),
     ],
 )
 def test_result_type_rejected(lhs, rhs, declared, words):
@@ -480,3 +486,29 @@ def test_mixed_family_dot_converts_operands_first(lhs_type, rhs_type, result):
     wide = np.complex128 if got.dtype.kind == "c" else np.float64
     want = lhs.astype(result).astype(wide) @ rhs.astype(result).astype(wide)
     np.testing.assert_allclose(got, want.astype(result), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "operands, result",
+    [
+        (np.int8, np.float32),
+        (np.int8, ml_dtypes.bfloat16),
+        (np.int16, np.float16),
+        (np.uint8, np.float64),
+    ],
+)
+def test_integers_into_a_float_result_convert_operands_first(operands, result):
+    """JAX's preferred_element_type=f32 on s8 operands: as converting both to float first."""
+    rng = np.random.default_rng(8)
+    lhs, rhs = rand(rng, (3, 5), operands), rand(rng, (5, 4), operands)
+    got = run_dot(lhs, rhs, preferred=dtypes.from_numpy(np.dtype(result)).name)
+    assert got.dtype == result
+    want = lhs.astype(np.float64) @ rhs.astype(np.float64)  # exact: |sums| < 2^24
+    np.testing.assert_array_equal(got, want.astype(result))  # rounded once
+
+
+def test_large_integers_into_f32_sum_in_float_not_wrapping_int64():
+    """s32 x s32 into f32: 4 products of 2^62 overflow int64, not f32 (XLA sums in f32)."""
+    big = np.full((1, 4), -(2**31), np.int32)
+    got = run_dot(big, big.T.copy(), preferred="f32")
+    np.testing.assert_array_equal(got, np.full((1, 1), 2.0**64, np.float32))

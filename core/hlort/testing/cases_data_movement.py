@@ -104,6 +104,7 @@ def concatenate(op: Opcode, dt: DType) -> list[CaseSpec]:
     return [
         CaseSpec("rows", build_for([(2, 3), (1, 3), (0, 3)], 0)),
         CaseSpec("columns", build_for([(2, 1), (2, 4)], 1)),
+        CaseSpec("all-empty", build_for([(0, 2), (0, 2), (0, 2)], 0)),  # JAX's split gradient
     ]
 
 

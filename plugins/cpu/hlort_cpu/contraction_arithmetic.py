@@ -3,8 +3,9 @@ are summed in, and how that sum becomes the result type.
 
 The reference interpreter (``hlort.interpreter.ops.linalg``) converts both operands to one wide
 accumulation type (f32 for f8/f16/bf16/f32, f64 when any of lhs, rhs, result is f64, c64/c128
-for complex, int64 for pred and integers), sums there and converts once to the result type;
-integer sums wrap modulo 2^64 and the final conversion keeps the low bits. The CPU plugin sums in
+for complex, int64 for pred and integers, float for integers into a float result), sums there
+and converts once to the result type; integer sums wrap modulo 2^64 and the final conversion
+keeps the low bits. The CPU plugin sums in
 the same type, with one exception that only changes speed: an integer contraction whose every
 partial sum provably fits a float's significand (``K * max|lhs| * max|rhs| <= 2^24`` for f32,
 ``2^53`` for f64, known from the element types at compile time) runs through float BLAS, where

@@ -73,3 +73,28 @@ def test_dut_flag_is_cleared_for_platform_name_tests_only(monkeypatch):
         assert _dut_during("testScanGrad") == ("cpu", "cpu")
     finally:
         jax.config.update("jax_test_dut", "")
+
+
+def test_sample_seed_adds_the_sampling_plugin():
+    env, args = jax_tests.pytest_env("hlort_cpu", sample_seed=7)
+    assert env["HLORT_JAX_TEST_SAMPLE_SEED"] == "7" and env["HLORT_JAX_TEST_DUT"] == "cpu"
+    assert args == ["-p", "jax_test_dut", "-p", "jax_test_sampling"]
+    env, args = jax_tests.pytest_env("cpu", sample_seed=3)
+    assert args == ["-p", "jax_test_sampling"] and jax_tests.HERE in env["PYTHONPATH"]
+
+
+_SAMPLING_PLUGIN = os.path.join(os.path.dirname(__file__), "..", "tools", "jax_test_sampling.py")
+_sampling_spec = importlib.util.spec_from_file_location("hlort_jax_sampling", _SAMPLING_PLUGIN)
+jax_test_sampling = importlib.util.module_from_spec(_sampling_spec)
+_sampling_spec.loader.exec_module(jax_test_sampling)
+
+
+def test_seeded_choice_differs_from_jax_seed_and_repeats_itself():
+    import numpy as np
+
+    jax_choice = np.random.RandomState(42).choice(1000, size=10, replace=False)
+    ours = jax_test_sampling.seeded_choice(5)
+    picked = ours(1000, 10)
+    assert len(set(picked)) == 10 and all(0 <= i < 1000 for i in picked)
+    assert list(picked) != list(jax_choice)
+    np.testing.assert_array_equal(jax_test_sampling.seeded_choice(5)(1000, 10), picked)

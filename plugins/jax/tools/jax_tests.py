@@ -1,7 +1,7 @@
 """Run JAX's own lax tests (../shared/jax-tests, in place) against hlort's JAX platforms.
 
     python plugins/jax/tools/jax_tests.py [--platforms hlort_cpu,cpu] [--files lax_test.py]
-        [--cases 1] [--workers 1] [--report out.json]
+        [--cases 1] [--sample-seed S] [--workers 1] [--report out.json]
 
 Each hlort platform runs as the class of device it models (jax_test_dut, see DUT below and
 jax_test_dut.py; --own-names turns that off). Each (platform, file) runs in its own pytest
@@ -37,15 +37,23 @@ PLATFORMS = ("hlort_interpreter", "hlort_cpu", "hlort_tpusim")
 DUT = {"hlort_interpreter": "cpu", "hlort_cpu": "cpu", "hlort_tpusim": "cpu"}
 
 
-def pytest_env(platform: str, own_names: bool = False) -> tuple[dict[str, str], list[str]]:
-    """Environment additions and extra pytest arguments that run ``platform`` as its DUT."""
+def pytest_env(
+    platform: str, own_names: bool = False, sample_seed: int | None = None
+) -> tuple[dict[str, str], list[str]]:
+    """Environment additions and extra pytest arguments that run ``platform`` as its DUT
+    (and, with ``sample_seed``, on another sample of cases: jax_test_sampling.py)."""
     env = {"JAX_PLATFORMS": platform}
+    args: list[str] = []
     dut = None if own_names else DUT.get(platform)
-    if dut is None:
-        return env, []
-    pythonpath = os.pathsep.join(filter(None, (HERE, os.environ.get("PYTHONPATH"))))
-    env.update(JAX_PLATFORMS=f"{platform},cpu", HLORT_JAX_TEST_DUT=dut, PYTHONPATH=pythonpath)
-    return env, ["-p", "jax_test_dut"]
+    if dut is not None:
+        env.update(JAX_PLATFORMS=f"{platform},cpu", HLORT_JAX_TEST_DUT=dut)
+        args += ["-p", "jax_test_dut"]
+    if sample_seed is not None:
+        env["HLORT_JAX_TEST_SAMPLE_SEED"] = str(sample_seed)
+        args += ["-p", "jax_test_sampling"]
+    if args:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (HERE, os.environ.get("PYTHONPATH"))))
+    return env, args
 
 
 def _counts(xml_path: str) -> dict[str, int]:
@@ -66,7 +74,7 @@ def _counts(xml_path: str) -> dict[str, int]:
 
 def run_one(platform: str, name: str, args) -> dict:
     xml_path = os.path.join(args.out_dir, f"{platform}.{name}.xml")
-    extra_env, plugin_args = pytest_env(platform, args.own_names)
+    extra_env, plugin_args = pytest_env(platform, args.own_names, args.sample_seed)
     env = dict(os.environ, JAX_NUM_GENERATED_CASES=str(args.cases), **extra_env)
     cmd = [
         sys.executable,
@@ -109,6 +117,12 @@ def main(argv=None) -> int:
     parser.add_argument("--platforms", default=",".join(PLATFORMS))
     parser.add_argument("--files", default=",".join(FILES))
     parser.add_argument("--cases", type=int, default=1, help="JAX_NUM_GENERATED_CASES")
+    parser.add_argument(
+        "--sample-seed",
+        type=int,
+        default=None,
+        help="sample other parameterized cases than JAX's fixed seed 42 (jax_test_sampling.py)",
+    )
     parser.add_argument("--workers", type=int, default=1, help="pytest-xdist workers")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per test")
     parser.add_argument("--out-dir", default=os.path.join(ROOT, "build", "jax-tests"))

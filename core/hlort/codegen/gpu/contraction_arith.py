@@ -3,12 +3,13 @@
 hlort.interpreter.ops.linalg defines it: both operands are converted to one accumulation type,
 each product is rounded and then added to a sum that starts at +0, and the sum is converted
 once to the result type. The accumulation type (:func:`accumulation_type`): f32 for f16, bf16,
-f32 and float8, f64 when an operand or the result is f64; i32 for integer (and pred) operands
-into integer types of at most 32 bits, i64 otherwise (both wrap: the low bits of the
-interpreter's int64 sum); c64 for complex contractions, c128 when a type is c128 or f64, a real
-operand converted to complex with a +0 imaginary part. A complex product is the interpreter's
-naive ``(ac - bd) + (ad + bc)i`` (no fused multiply-add, so NaN and infinity propagate as there).
-A pred x pred contraction into pred is XLA's OR of ANDs, held in i32 (no count to wrap).
+f32 and float8 (and integer operands into a float result), f64 when an operand or the result
+is f64; i32 for integer (and pred) operands into integer types of at most 32 bits, i64
+otherwise (both wrap: the low bits of the interpreter's int64 sum); c64 for complex
+contractions, c128 when a type is c128 or f64, a real operand converted to complex with a +0
+imaginary part. A complex product is the interpreter's naive ``(ac - bd) + (ad + bc)i`` (no
+fused multiply-add, so NaN and infinity propagate as there). A pred x pred contraction into
+pred is XLA's OR of ANDs, held in i32 (no count to wrap).
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ def accumulation_type(lhs: DType, rhs: DType, out: DType) -> DType:
     types = (lhs, rhs, out)
     if any(t.is_complex for t in types):
         return dtypes.C128 if any(t in (dtypes.C128, dtypes.F64) for t in types) else dtypes.C64
-    if lhs.is_float or rhs.is_float:
+    if lhs.is_float or rhs.is_float or (out.is_float and (lhs.is_integer or rhs.is_integer)):
         return dtypes.F64 if dtypes.F64 in types else dtypes.F32
     if or_of_ands(lhs, rhs, out):
         return dtypes.S32
-    if not out.is_integer:  # integer operands into a float or pred result: exact sum, converted
+    if not out.is_integer:  # pred operands into a float result: an exact count, converted
         return dtypes.S64
     return dtypes.S64 if any(t.bits == 64 for t in types) else dtypes.S32
 

@@ -310,6 +310,8 @@ class FusedEmitter:
             if size:
                 pieces.append((operand, offset, size))
             offset += size
+        if not pieces:  # every operand empty along ``dim``: so is the result; never read
+            return constant(instr.shape.dtype, 0)
         for operand, start, size in reversed(pieces):
             local = _clamp_index(b, b.sub(pos, i64(start)), size)
             multi = list(index.multi)

@@ -3,11 +3,16 @@
 Contractions (dot, convolution) convert both operands to one wide accumulation type, multiply and
 sum there, and convert the sum to the declared result type once, as XLA does for a "preferred
 element type": f32 for f8/f16/bf16/f32, f64 when an operand or the result is f64, c64 / c128 for
-complex, and int64 for pred and integers. A dot mixing families (f32 x s32) converts the other
-operand to that type first, as XLA's operand upcasting does. Integer sums wrap modulo 2^64 and
-the final conversion keeps the low bits, which is exactly arithmetic modulo 2^bits of the result
-type. A pred dot into pred is the OR of ANDs; into an integer or float type it counts the true
-products.
+complex, and int64 for pred and integers. Integer sums wrap modulo 2^64 and the final conversion
+keeps the low bits, which is exactly arithmetic modulo 2^bits of the result type. A pred dot
+into pred is the OR of ANDs; into an integer or float type it counts the true products.
+
+Integer operands go to a float type instead when the dot mixes families (f32 x s32) or the
+result is a float (s8 x s8 into f32, JAX's ``preferred_element_type``): as in XLA's operand
+upcasting, they are converted to float and the products summed there (in int64, s32 x s32 sums
+would wrap where XLA's float sum does not). XLA converts them to the result type itself; for
+an f16/bf16 result that rounds integers the narrow type cannot hold (s16 beyond 2048 into f16),
+which hlort's f32 keeps exact: the one place hlort is more precise than XLA here.
 
 Summation order: XLA's evaluator and naive loop emitters add the products to a zero accumulator
 one contraction index at a time, each product rounded before it is added, a complex product
@@ -44,8 +49,9 @@ def accumulation_dtype(lhs: DType, rhs: DType, result: DType) -> np.dtype:
     if any(t.is_complex for t in types):
         wide = any(t.name in ("c128", "f64") for t in types)
         return np.dtype(np.complex128 if wide else np.complex64)
-    if not (lhs.is_float or rhs.is_float):
-        return np.dtype(np.int64)
+    integer_into_float = result.is_float and (lhs.is_integer or rhs.is_integer)
+    if not (lhs.is_float or rhs.is_float or integer_into_float):
+        return np.dtype(np.int64)  # pred and integers; pred into float too (an exact count)
     return np.dtype(np.float64 if any(t.name == "f64" for t in types) else np.float32)
 
 

@@ -15,7 +15,10 @@ XLA's ``MaybeUpcast(HigherPrecisionElementType(lhs, rhs), preferred_element_type
 * A declared result type is XLA's "preferred element type": for float operands any float type
   (narrowing allowed, as in XLA); for complex any complex type; for integers an integer type at
   least as wide as the operands (signedness may change: the arithmetic wraps modulo 2^bits);
-  for pred, pred (OR of ANDs), any integer (a count) or any float.
+  for pred, pred (OR of ANDs), any integer (a count) or any float. Integers may also go to a
+  float type at least as wide (s8 into f16/bf16/f32, s32 into f32, not s32 into f16), as
+  XLA's ``MaybeUpcast`` allows; the operands are then converted to float (see the
+  interpreter's ``accumulation_dtype``).
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ def contraction_result_dtype(
     if family == "pred":
         ok = result.is_pred or result.is_integer or result.is_float
     elif family == "integer":
-        ok = result.is_integer and result.bits >= default.bits
+        ok = (result.is_integer or result.is_float) and result.bits >= default.bits
     elif family == "float":
         ok = result.is_float
     else:
@@ -79,7 +82,7 @@ def contraction_result_dtype(
     if not ok:
         allowed = {
             "pred": "pred, an integer or a float type",
-            "integer": f"an integer type of at least {default.bits} bits",
+            "integer": f"an integer or float type of at least {default.bits} bits",
             "float": "a floating-point type",
             "complex": "a complex type",
         }[family]
