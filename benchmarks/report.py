@@ -83,8 +83,11 @@ def goals(
     fresh: dict,
     tiny: tuple[float, float],
     tolerance: float,
+    paired: dict | None = None,
 ) -> dict:
-    """The summary: numbers and the lines that print them."""
+    """The summary: numbers and the lines that print them. ``paired``: {n: (hlort, jax)} seed
+    over matmul-alone ratios timed alternating (run.py's paired_seed_ratios); where given, the
+    seed goal is judged on them, the two rows' ratio printed beside."""
     ran = [r for r in rows if "error" not in r]
     failed = [r for r in rows if "error" in r and r["source"] != "skipped"]
     skipped = [r for r in rows if r["source"] == "skipped"]
@@ -155,15 +158,16 @@ def goals(
             alone = _tagged(rows, "matmul-alone-" + tag.rsplit("-", 1)[1])
             if alone is None:
                 continue
-            ratio = r["hlort_s"] / alone["hlort_s"]
+            rows_ratio = r["hlort_s"] / alone["hlort_s"]
+            rows_jax = r["jax_s"] / alone["jax_s"] if r["jax_s"] and alone["jax_s"] else None
+            pair = (paired or {}).get(tag.rsplit("-", 1)[1])
+            ratio, jax_ratio = pair if pair is not None else (rows_ratio, rows_jax)
             out["seed_over_matmul"][r["workload"]] = ratio
-            jax_part = (
-                f" (jax: {r['jax_s'] / alone['jax_s']:.2f})"
-                if r["jax_s"] and alone["jax_s"]
-                else ""
-            )
+            out.setdefault("seed_over_matmul_rows", {})[r["workload"]] = rows_ratio
+            jax_part = f" (jax: {jax_ratio:.2f})" if jax_ratio is not None else ""
+            how = f", calls alternating; as rows {rows_ratio:.2f}" if pair is not None else ""
             say(
-                f"{r['workload']} / {alone['workload']}: {ratio:.2f}{jax_part} "
+                f"{r['workload']} / {alone['workload']}: {ratio:.3f}{jax_part}{how} "
                 f"[{_mark(ratio <= GOALS['matmul'])}: goal <= {GOALS['matmul']}]"
             )
     out["first_compile"] = fresh
@@ -211,8 +215,8 @@ def first_compile_lines(fresh: dict) -> list[str]:
     return lines
 
 
-def print_goals(rows, warm, fresh, tiny, tolerance) -> dict:
-    summary = goals(rows, warm, fresh, tiny, tolerance)
+def print_goals(rows, warm, fresh, tiny, tolerance, paired=None) -> dict:
+    summary = goals(rows, warm, fresh, tiny, tolerance, paired)
     print()
     for line in summary["lines"]:
         print(line)

@@ -82,8 +82,51 @@ def _relative_error(outs, refs) -> float:
     return worst
 
 
-def measure(w: Workload, source, timer: Timer, bw: float) -> dict:
-    """One row: compile (cache off), time hlort, NumPy and jax, check hlort's result."""
+def paired_ratio(first, second, quick: bool) -> float:
+    """Median time of ``first()`` over the median of ``second()``, calls alternating (after a
+    warm-up of each) for at least 1 s: a ratio of two programs measured as two separate rows
+    takes each row's slow and fast spells as the program's (the seed and the matmul alone, same
+    code, same quiet machine: 1.09-1.27 as rows, 1.10 +- 0.01 alternating)."""
+    first(), second()
+    a: list[float] = []
+    b: list[float] = []
+    start = time.perf_counter()
+    while len(a) < (1 if quick else 5) or (not quick and time.perf_counter() - start < 1.0):
+        for fn, times in ((first, a), (second, b)):
+            t = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t)
+        if len(a) >= 400:
+            break
+    return statistics.median(a) / statistics.median(b)
+
+
+def paired_seed_ratios(kept: dict, quick: bool) -> dict:
+    """{n: (hlort ratio, jax ratio or None)}: the seed's program at n over the matmul alone at
+    n, each side's two programs timed alternating (:func:`paired_ratio`)."""
+    out = {}
+    for tag, seed in kept.items():
+        if not tag.startswith("seed-matmul-"):
+            continue
+        n = tag.rsplit("-", 1)[1]
+        alone = kept.get("matmul-alone-" + n)
+        if alone is None:
+            continue
+        hlort_ratio = paired_ratio(seed["hlort"], alone["hlort"], quick)
+        jax_ratio = None
+        if seed["jax"] is not None and alone["jax"] is not None:
+            jax_ratio = paired_ratio(seed["jax"], alone["jax"], quick)
+        out[n] = (hlort_ratio, jax_ratio)
+    return out
+
+
+def _pair_tag(w: Workload) -> str | None:
+    return next((t for t in w.tags if t.startswith(("seed-matmul-", "matmul-alone-"))), None)
+
+
+def measure(w: Workload, source, timer: Timer, bw: float, kept: dict | None = None) -> dict:
+    """One row: compile (cache off), time hlort, NumPy and jax, check hlort's result. A seed or
+    matmul-alone workload leaves its timed calls in ``kept`` for :func:`paired_seed_ratios`."""
     import hlort
 
     row = {"workload": w.name, "kind": w.kind, "source": source.label, "tags": list(w.tags)}
@@ -110,6 +153,13 @@ def measure(w: Workload, source, timer: Timer, bw: float) -> dict:
         refs = jax.tree_util.tree_leaves(refs)
     else:
         refs = [w.numpy_fn(*inputs)]
+    tag = _pair_tag(w)
+    if kept is not None and tag is not None:
+        args = list(inputs)
+        kept[tag] = {
+            "hlort": lambda: program.run(args),
+            "jax": (lambda: jax.block_until_ready(f(*on_device))) if row["jax_s"] else None,
+        }
     row["max_rel_error"] = _relative_error(outs, refs)
     row["hlort_over_jax"] = row["hlort_s"] / row["jax_s"] if row["jax_s"] else None
     row["bandwidth_fraction"] = (w.min_bytes / bw) / row["hlort_s"] if w.min_bytes else None
@@ -167,6 +217,7 @@ def main() -> int:
     print(f"memory bandwidth (copy): {bw / 1e9:.1f} GB/s")
     print_header()
     rows = []
+    kept: dict = {}
     for w in workloads:
         source = sources[w.name]
         if source.label == SKIPPED or w.name in compile_errors:
@@ -174,13 +225,15 @@ def main() -> int:
             row = _error_row(w, source, why)
         else:
             try:
-                row = measure(w, source, timer, bw)
+                row = measure(w, source, timer, bw, kept)
             except hlort.HlortError as err:  # compiled in the child, failed here: say so
                 row = _error_row(w, source, str(err)[:300])
         rows.append(row)
         print_row(row, TOLERANCE)
+    paired = paired_seed_ratios(kept, opts.quick)
+    kept.clear()
     tiny = tiny_dispatch_us(timer)
-    summary = print_goals(rows, warm, fresh, tiny, TOLERANCE)
+    summary = print_goals(rows, warm, fresh, tiny, TOLERANCE, paired)
     os.makedirs(opts.results, exist_ok=True)
     path = os.path.join(opts.results, time.strftime("bench-%Y%m%d-%H%M%S.json"))
     with open(path, "w") as f:

@@ -150,6 +150,19 @@ def test_run_quick_with_builder_modules(tmp_path):
         assert isinstance(row["fallback_count"], int) and row["fallback_count"] >= 0, row
         assert row["max_rel_error"] <= TOLERANCE, (name, row["max_rel_error"])
     assert "first compile in a fresh process" in out and "fallbacks:" in out
+    _check_seed_pairs(out, result)
+
+
+def _check_seed_pairs(out: str, result: dict) -> None:
+    """The seed goal is judged on the seed and the matmul alone timed alternating, and the two
+    rows' ratio is printed beside it."""
+    summary = result["summary"]
+    seeds = [r["workload"] for r in result["rows"] if any("seed-matmul" in t for t in r["tags"])]
+    assert seeds and set(summary["seed_over_matmul"]) == set(seeds)
+    assert set(summary["seed_over_matmul_rows"]) == set(seeds)
+    for name in seeds:
+        assert summary["seed_over_matmul"][name] > 0, name
+    assert out.count("calls alternating; as rows") == len(seeds)
 
 
 @pytest.mark.skipif(
@@ -158,7 +171,7 @@ def test_run_quick_with_builder_modules(tmp_path):
     "(make bench installs the bench extra)",
 )
 def test_run_quick_with_jax_lowerings(tmp_path):
-    _, result = _rows(tmp_path)
+    out, result = _rows(tmp_path)
     rows = {r["workload"]: r for r in result["rows"]}
     assert list(rows) == _quick_workload_names(with_models=True)
     for name, row in rows.items():
@@ -168,3 +181,4 @@ def test_run_quick_with_jax_lowerings(tmp_path):
             continue
         assert row["jax_s"] > 0 and row["hlort_over_jax"] > 0, row
         assert row["max_rel_error"] <= TOLERANCE, (name, row["max_rel_error"])
+    _check_seed_pairs(out, result)
