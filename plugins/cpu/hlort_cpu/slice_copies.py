@@ -4,8 +4,12 @@ A slice that fusion left on its own (a dot's operand: causal attention's row blo
 and v ten times) is only a copy. Compiled as a kernel it costs LLVM about 8 ms of optimize +
 emit CPU time on the benchmark host whatever its size (a two-instruction function; measured
 with each kernel of the model workloads compiled alone), while NumPy copies a 256 KiB slice in
-tens of microseconds. Up to ``COPY_MAX_BYTES`` the copy runs in NumPy; a larger one stays a
-kernel, which the thread pool splits across cores. Not reshapes: the CNN workload's one (its
+tens of microseconds. A slice the thread pool would not split (fewer than
+``thread_pool.PARALLEL_MIN_ELEMENTS`` elements, and at most ``COPY_MAX_BYTES``) runs in NumPy;
+a larger one stays a kernel, which the pool splits across cores: causal attention's ten
+slices of 1 MiB as NumPy copies cost 7-10% of its run time on two cores (2.47-2.68 ->
+2.74-2.86 ms a call, alternating processes, quiet 2-vCPU host), more than the compile time
+they saved (~70 ms once). Not reshapes: the CNN workload's one (its
 pooled activations flattened for the dense layer) ran slower as a copy (0.66 -> 0.71 ms a call,
 one thread). Only the entry's: a loop body stays all kernels, so a native while driver
 (native_while.py) can still take it; and none that a tuple or control flow reads, so a loop's
@@ -22,6 +26,7 @@ import numpy as np
 
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
+from hlort_cpu import thread_pool
 from hlort_cpu.host_pool import host_pool
 
 COPY_MAX_BYTES = 1 << 20  # of the result; larger slices stay (multi-threaded) kernels
@@ -37,10 +42,13 @@ def slice_copies(order: list[Instruction]) -> set[Instruction]:
 
 
 def is_small_slice(instr: Instruction) -> bool:
-    """Whether ``instr`` is a slice of an array into at most ``COPY_MAX_BYTES``."""
+    """Whether ``instr`` is a slice of an array into at most ``COPY_MAX_BYTES`` that a kernel
+    would run on one thread."""
     if instr.opcode is not Opcode.SLICE or not instr.shape.is_array:
         return False
     if len(instr.operands) != 1 or not instr.operands[0].shape.is_array:
+        return False
+    if instr.shape.size >= thread_pool.PARALLEL_MIN_ELEMENTS:  # a kernel the pool splits
         return False
     return instr.shape.size * np.dtype(instr.shape.dtype.numpy).itemsize <= COPY_MAX_BYTES
 
