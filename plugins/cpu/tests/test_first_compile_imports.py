@@ -66,11 +66,12 @@ NOT_ON_THE_PATH = {
 }
 
 
-def test_a_softmax_first_compile_leaves_unneeded_modules_unimported(tmp_path):
+def _first_compile_child(code: str, tmp_path) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter compiling the softmax (its stdin), cache in tmp_path."""
     env = {k: v for k, v in os.environ.items() if k not in ("HLORT_FLAGS", "HLORT_PLATFORMS")}
     env.update(HLORT_CACHE_DIR=str(tmp_path), HLORT_FALLBACK="error")
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD],
+        [sys.executable, "-c", code],
         input=_SOFTMAX,
         env=env,
         capture_output=True,
@@ -79,6 +80,11 @@ def test_a_softmax_first_compile_leaves_unneeded_modules_unimported(tmp_path):
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def test_a_softmax_first_compile_leaves_unneeded_modules_unimported(tmp_path):
+    done = _first_compile_child(_CHILD, tmp_path)
     loaded = set(json.loads(done.stdout.strip().splitlines()[-1]))
     assert "hlort_cpu.compiler" in loaded  # it did compile natively
     wrong = {m: why for m, why in NOT_ON_THE_PATH.items() if m in loaded}
@@ -109,18 +115,7 @@ def test_the_prefetch_list_is_what_a_first_compile_imports_after_llvm(tmp_path):
     """jit.AFTER_LLVM (+ _WITH_CACHE) are imported on a helper thread while LLVM runs: each
     must be one the compile would import after that point (else the helper adds an import, or
     overlaps nothing), and nothing big the compile imports then may be missing from it."""
-    env = {k: v for k, v in os.environ.items() if k not in ("HLORT_FLAGS", "HLORT_PLATFORMS")}
-    env.update(HLORT_CACHE_DIR=str(tmp_path), HLORT_FALLBACK="error")
-    done = subprocess.run(
-        [sys.executable, "-c", _AFTER_LLVM_CHILD],
-        input=_SOFTMAX,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    done = _first_compile_child(_AFTER_LLVM_CHILD, tmp_path)
     after, prefetched, with_cache = json.loads(done.stdout.strip().splitlines()[-1])
     wanted = prefetched + with_cache
     assert set(wanted) <= set(after), sorted(set(wanted) - set(after))
