@@ -185,7 +185,7 @@ def _run(records: list, ranges) -> None:
     n = len(ranges)
     fn = trampoline()
     pool = native_pool(worker_count() - 1) if n > 1 else None
-    if pool is None or crowded(pool):  # in order on this thread (thread_pool.crowded)
+    if pool is None or crowded(pool, ranges):  # in order on this thread (thread_pool.crowded)
         for record, (begin, end) in zip(records, ranges, strict=True):
             fn(record, begin, end)
         return

@@ -28,6 +28,10 @@ from hlort_cpu.thread_pool import Ranges, run_chunks, split, worker_count
 
 SPLIT_MIN_PRODUCTS = 1 << 20  # multiply-adds below which one thread does the whole product
 MIN_ROWS = 16  # rows (or columns) per part, below which a gemm loses its register blocking
+# Multiply-adds per part from which its ranges are long (thread_pool.LONG_CHUNK_MS, ~3 ms: one
+# AVX-512 core runs ~90 G f32 multiply-adds/s in gemm, a 2048^3 product's half in 48 ms; f64 and
+# narrower cores take longer), so a crowded machine does not put every part on one thread.
+LONG_PART_PRODUCTS = 1 << 28
 
 
 def _aligned_parts(extent: int, n: int) -> Ranges:
@@ -50,9 +54,11 @@ def _plan(a: np.ndarray, b: np.ndarray, out: np.ndarray, workers: int):
     if mode is None or not blas_threads.available():
         return None
     if mode == BATCH:
-        ranges = split(batch, workers)
+        ranges, unit = split(batch, workers), m * n * k
     else:
         ranges = _aligned_parts(n if mode == COLS else m, workers)
+        unit = max(batch, 1) * k * (m if mode == COLS else n)
+    ranges.long = min(e - s for s, e in ranges) * unit >= LONG_PART_PRODUCTS
     return mode, ranges, part_plan(a, b, out, mode)  # native: each part a gemm on a worker
 
 

@@ -7,8 +7,8 @@ calling thread and returns when all have run, with no Python on the workers; a P
 Python callables (an FFT's NumPy parts) and kernels on a machine where the native pool cannot be
 built (logged) run on the Python pool: ctypes and NumPy drop the GIL, so those run in parallel
 too. Small kernels run inline (no hand-off), and so does every chunk of a dispatch while other
-work's threads crowd the cores (:func:`crowded`). ``HLORT_CPU_THREADS`` sets the thread count;
-with 1 nothing is split and no pool is made.
+work's threads crowd the cores (:func:`crowded`), unless its chunks are long (``Ranges.long``).
+``HLORT_CPU_THREADS`` sets the thread count; with 1 nothing is split and no pool is made.
 """
 
 from __future__ import annotations
@@ -29,6 +29,12 @@ if TYPE_CHECKING:  # concurrent.futures is imported when the Python pool is firs
     from concurrent.futures import ThreadPoolExecutor
 
 PARALLEL_MIN_ELEMENTS = 1 << 16
+# A chunk this long gains nothing by yielding its thread to other runnable threads: the kernel
+# time-slices them with ours anyway, and a worker preempted in the middle of it costs the caller
+# a scheduler slice (~1-3 ms), not the chunk's length. Matmuls on the loaded 2-vCPU VM (1
+# spinning neighbour + ~3 other runnable threads, calls alternating in one process): parts of
+# ~0.7 ms ran 7% faster inline, ~2.5 ms the same, ~6 ms 30% faster on the pool, ~48 ms 32%.
+LONG_CHUNK_MS = 3
 # A kernel that reads at most scalars (a fill of a constant, an iota) only writes memory:
 # measured on a quiet 2-vCPU VM, f32 fills of 2^17 elements took 13.8 us on two threads and
 # 15.4 on one (p90 25 vs 16: the worker's hand-off), 2^18 elements 18 vs 26 us, 2^20 65 vs 155.
@@ -87,9 +93,13 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class Ranges(list):
-    """A list of (begin, end) that keeps its native form (int64 pairs) for the native pool."""
+    """A list of (begin, end) that keeps its native form (int64 pairs) for the native pool.
+    ``long``: its maker estimated every chunk at LONG_CHUNK_MS or more of one core's time
+    (a big dot's gemm parts, dot_split.py), so no count of runnable threads demotes its
+    dispatch (:func:`threads_free`)."""
 
     native = None
+    long = False
 
     def bounds(self):
         if self.native is None:
@@ -166,24 +176,42 @@ def _queue() -> _RunQueue:
     return queue
 
 
-def threads_free(pool) -> int:
+def threads_free(pool, ranges=None) -> int:
     """How many threads (this one and the pool's workers) a dispatch may use now: all of them,
     less one per runnable thread of other work beyond the cores this pool leaves free. On an
     oversubscribed machine a worker that takes a chunk may be preempted in the middle of it,
     and the caller then waits a scheduler slice (milliseconds) for a chunk of ~100 us:
     measured with ~5 runnable threads on 2 vCPUs, the AdamW step's median went from 1.15 ms
     on one thread to 1.68 ms on two. Proportional, so a few other threads on a many-core host
-    take a few of its threads, not all but one. ``HLORT_CPU_YIELD_TO_LOAD=0``: always all."""
+    take a few of its threads, not all but one. ``HLORT_CPU_YIELD_TO_LOAD=0``: always all;
+    so do ``ranges`` whose chunks are long (:class:`Ranges`, LONG_CHUNK_MS): a 48 ms gemm part
+    run inline behind a neighbour that spun for a millisecond cost the whole 48."""
     queue = _queue()
-    return queue.threads(pool) if queue.enabled else 1 + pool.workers
+    if not queue.enabled or getattr(ranges, "long", False):
+        DISPATCHES[_LONG if queue.enabled else _POOLED] += 1
+        return 1 + pool.workers
+    free = queue.threads(pool)
+    DISPATCHES[_POOLED if free >= 2 else _INLINE] += 1
+    return free
 
 
-def crowded(pool) -> bool:
+def crowded(pool, ranges=None) -> bool:
     """Whether to run a dispatch's chunks on the calling thread, in order, instead of on the
-    pool: fewer than two threads are free (:func:`threads_free`). The chunks and their order
-    stay the same, so the bits do."""
-    queue = _queue()
-    return queue.enabled and queue.check(pool)
+    pool: fewer than two threads are free (:func:`threads_free`; never for long ``ranges``).
+    The chunks and their order stay the same, so the bits do."""
+    return threads_free(pool, ranges) < 2
+
+
+# Dispatches of several native chunks since the process started, by what :func:`threads_free`
+# decided: on the pool, inline (crowded), on the pool because their chunks are long (crowded
+# or not). A list, so counting costs one index; :func:`dispatch_counts` names them.
+_POOLED, _INLINE, _LONG = 0, 1, 2
+DISPATCHES = [0, 0, 0]
+
+
+def dispatch_counts() -> dict[str, int]:
+    """{"pooled", "inline", "long"}: how the pool's dispatches went (benchmarks log it)."""
+    return dict(zip(("pooled", "inline", "long"), DISPATCHES, strict=True))
 
 
 def merged(ranges, n: int) -> Ranges | None:
@@ -216,7 +244,7 @@ def run_chunks(fn, pointers, ranges: list[tuple[int, int]]) -> None:
         return
     if isinstance(fn, _CFUNC) and n <= MAX_CHUNKS:
         pool = native_pool(worker_count() - 1)
-        free = threads_free(pool) if pool is not None else 0
+        free = threads_free(pool, ranges) if pool is not None else 0
         if pool is not None and free < 2:
             run_inline(fn, pointers if isinstance(pointers, list) else [pointers] * n, ranges)
             return

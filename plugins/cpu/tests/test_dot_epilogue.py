@@ -72,8 +72,8 @@ def threads(monkeypatch):
         monkeypatch.setattr(thread_pool, "_RUN_QUEUE", None)
         monkeypatch.setenv("HLORT_CPU_YIELD_TO_LOAD", "0" if pool else "1")
         if not pool:  # always crowded: every chunk on the caller, in order
-            monkeypatch.setattr("hlort_cpu.dot_epilogue.crowded", lambda p: True)
-            monkeypatch.setattr(thread_pool, "crowded", lambda p: True)
+            monkeypatch.setattr("hlort_cpu.dot_epilogue.crowded", lambda p, ranges=None: True)
+            monkeypatch.setattr(thread_pool, "crowded", lambda p, ranges=None: True)
 
     return use
 

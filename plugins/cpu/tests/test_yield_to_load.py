@@ -130,7 +130,7 @@ def test_merged_runs_cover_the_chunks_in_order(chunks, runs):
 def test_fewer_threads_free_than_chunks_run_each_chunk_once(marker, monkeypatch):  # noqa: F811
     """Three threads free for seven chunks: three runs, every element once."""
     monkeypatch.setattr(thread_pool, "worker_count", lambda: 2)
-    monkeypatch.setattr(thread_pool, "threads_free", lambda pool: 3)
+    monkeypatch.setattr(thread_pool, "threads_free", lambda pool, ranges=None: 3)
     pool = thread_pool.native_pool(thread_pool.worker_count() - 1)
     if pool is None:
         pytest.skip("no native pool here")
@@ -156,10 +156,10 @@ def test_the_switch_turns_it_off(monkeypatch):
 def crowd(monkeypatch):
     monkeypatch.setattr(thread_pool, "worker_count", lambda: 2)
     state = {"crowded": True}
-    monkeypatch.setattr(thread_pool, "crowded", lambda pool: state["crowded"])
-    free = lambda pool: 1 if state["crowded"] else 1 + pool.workers  # noqa: E731
+    monkeypatch.setattr(thread_pool, "crowded", lambda pool, ranges=None: state["crowded"])
+    free = lambda pool, ranges=None: 1 if state["crowded"] else 1 + pool.workers  # noqa: E731
     monkeypatch.setattr(thread_pool, "threads_free", free)
-    monkeypatch.setattr(step_groups, "crowded", lambda pool: state["crowded"])
+    monkeypatch.setattr(step_groups, "crowded", lambda pool, ranges=None: state["crowded"])
     return state
 
 
@@ -207,9 +207,9 @@ def test_programs_keep_their_bits_with_any_number_of_threads_free(monkeypatch):
     monkeypatch.setattr(dot_split, "_PLANS", {})
     monkeypatch.setattr(dot_split, "_WHOLE", {})
     free = {"n": 4}
-    monkeypatch.setattr(thread_pool, "threads_free", lambda pool: free["n"])
-    monkeypatch.setattr(thread_pool, "crowded", lambda pool: free["n"] < 2)
-    monkeypatch.setattr(step_groups, "crowded", lambda pool: free["n"] < 2)
+    monkeypatch.setattr(thread_pool, "threads_free", lambda pool, ranges=None: free["n"])
+    monkeypatch.setattr(thread_pool, "crowded", lambda pool, ranges=None: free["n"] < 2)
+    monkeypatch.setattr(step_groups, "crowded", lambda pool, ranges=None: free["n"] < 2)
     rng = np.random.default_rng(9)
     update = [_values(rng, (256, 512), np.float32) for _ in range(4)]
     update[2] = np.abs(update[2])
