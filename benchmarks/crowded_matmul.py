@@ -2,12 +2,12 @@
 
 Rounds as ``make bench`` runs two rows: jax.jit calls for a while (the previous row's jax
 timing), then hlort's matmul calls for a while (the next row's hlort timing), each hlort call
-logged with the pool's decision (thread_pool.dispatch_counts: pooled, inline = crowded, long =
-kept on the pool for long chunks), the run-queue count it saw and its page faults and system
-time (a fresh output's first touch faults slowly on a VM). Rounds alternate between the
-current rule and the rule before long dispatches were exempt (the planned parts' ``long``
-flag cleared), so both see the same machine. ``--spinners N`` adds N busy-looping
-processes, as a loaded machine (or XLA's spinning workers) would.
+logged with the pool's decision (thread_pool.dispatch_counts: pooled, crowded = inline on two
+CPUs, long = kept on the pool only because its chunks are long), the run-queue count it saw,
+its page faults and system time (a fresh output's first touch faults slowly on a VM). Rounds
+alternate between the current rule and the rule before long dispatches were exempt (the
+planned parts' ``long`` flag cleared), so both see the same machine. ``--spinners N`` adds N
+busy-looping processes, as a loaded machine (or XLA's spinning workers) would.
 
     .venv/bin/python benchmarks/crowded_matmul.py --n 2048 --rounds 8 --spinners 1
 """

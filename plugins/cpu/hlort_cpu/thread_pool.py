@@ -187,11 +187,14 @@ def threads_free(pool, ranges=None) -> int:
     so do ``ranges`` whose chunks are long (:class:`Ranges`, LONG_CHUNK_MS): a 48 ms gemm part
     run inline behind a neighbour that spun for a millisecond cost the whole 48."""
     queue = _queue()
-    if not queue.enabled or getattr(ranges, "long", False):
-        DISPATCHES[_LONG if queue.enabled else _POOLED] += 1
+    if not queue.enabled:
+        DISPATCHES[_POOLED] += 1
         return 1 + pool.workers
     free = queue.threads(pool)
-    DISPATCHES[_POOLED if free >= 2 else _INLINE] += 1
+    if getattr(ranges, "long", False):
+        DISPATCHES[_POOLED if free > pool.workers else _LONG] += 1
+        return 1 + pool.workers
+    DISPATCHES[_POOLED if free > pool.workers else _CROWDED] += 1
     return free
 
 
@@ -202,16 +205,19 @@ def crowded(pool, ranges=None) -> bool:
     return threads_free(pool, ranges) < 2
 
 
-# Dispatches of several native chunks since the process started, by what :func:`threads_free`
-# decided: on the pool, inline (crowded), on the pool because their chunks are long (crowded
-# or not). A list, so counting costs one index; :func:`dispatch_counts` names them.
-_POOLED, _INLINE, _LONG = 0, 1, 2
+# What :func:`threads_free` decided since the process started (once per dispatch of several
+# native chunks, and per call of a native while loop, through :func:`crowded`): the whole pool,
+# fewer threads (crowded: on 2 CPUs, inline), or the whole pool only because the chunks are long
+# (the run queue would have taken threads). A list, so counting costs one index;
+# :func:`dispatch_counts` names them.
+_POOLED, _CROWDED, _LONG = 0, 1, 2
 DISPATCHES = [0, 0, 0]
 
 
 def dispatch_counts() -> dict[str, int]:
-    """{"pooled", "inline", "long"}: how the pool's dispatches went (benchmarks log it)."""
-    return dict(zip(("pooled", "inline", "long"), DISPATCHES, strict=True))
+    """{"pooled", "crowded", "long"}: how the pool's dispatches went (see DISPATCHES;
+    benchmarks/crowded_matmul.py logs it)."""
+    return dict(zip(("pooled", "crowded", "long"), DISPATCHES, strict=True))
 
 
 def merged(ranges, n: int) -> Ranges | None:

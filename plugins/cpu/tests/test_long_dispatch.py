@@ -58,7 +58,7 @@ def test_a_long_dispatch_keeps_every_thread_and_a_short_one_does_not(crowded_que
     assert thread_pool.threads_free(_Pool(), long) == 2
     assert not thread_pool.crowded(_Pool(), long)
     after = thread_pool.dispatch_counts()
-    assert after["inline"] - before["inline"] == 2  # the short one, asked twice
+    assert after["crowded"] - before["crowded"] == 2  # the short one, asked twice
     assert after["long"] - before["long"] == 2
     assert after["pooled"] == before["pooled"]
 
