@@ -29,8 +29,9 @@ from hlort_cpu.thread_pool import Ranges, run_chunks, split, worker_count
 SPLIT_MIN_PRODUCTS = 1 << 20  # multiply-adds below which one thread does the whole product
 MIN_ROWS = 16  # rows (or columns) per part, below which a gemm loses its register blocking
 # Multiply-adds per part from which its ranges are long (thread_pool.LONG_CHUNK_MS, ~3 ms: one
-# AVX-512 core runs ~90 G f32 multiply-adds/s in gemm, a 2048^3 product's half in 48 ms; f64 and
-# narrower cores take longer), so a crowded machine does not put every part on one thread.
+# AVX-512 core of the 2-vCPU VM runs 80-90 G f32 multiply-adds/s in OpenBLAS's gemm, a 2048^3
+# product's half in 48 ms; f64 and narrower cores take longer), so a crowded machine does not
+# put every part on one thread.
 LONG_PART_PRODUCTS = 1 << 28
 
 
