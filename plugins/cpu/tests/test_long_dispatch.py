@@ -134,3 +134,31 @@ def test_a_long_product_on_a_crowded_machine_keeps_its_bits(crowded_queue, monke
     assert seen == [2]  # the long parts went to the pool, the short ones stayed inline
     np.testing.assert_array_equal(results[0], results[1])
     np.testing.assert_allclose(results[0], a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_a_dot_epilogue_with_long_parts_uses_the_pool_and_keeps_its_bits(
+    crowded_queue, monkeypatch
+):
+    """The seed's dot + softmax as one step (dot_epilogue.py): long parts on a crowded machine
+    go to the pool, short ones stay on the caller, with the same bits."""
+    if not blas_threads.available():
+        pytest.skip("no per-thread BLAS control: dots are not split")
+    from test_dot_epilogue import _bits, _epilogues, _inputs, _text
+
+    import hlort
+
+    monkeypatch.setenv("HLORT_CACHE", "0")
+    monkeypatch.setenv("HLORT_CPU_THREADS", "2")
+    seen = _spied_pool(monkeypatch)
+    shape = (256, 128, 256)
+    text, args = _text(*shape), _inputs(*shape)
+    results = []
+    for threshold in (1, 1 << 62):  # parts long, then short
+        monkeypatch.setattr(dot_split, "LONG_PART_PRODUCTS", threshold)
+        monkeypatch.setattr(dot_split, "_PLANS", {})
+        exe = hlort.compile(text, "cpu")
+        assert len(_epilogues(exe)) == 1
+        results.append(np.asarray(exe.raw.program.run(args)[0]))
+    assert seen == [2]
+    np.testing.assert_array_equal(_bits(results[0]), _bits(results[1]))
+    assert np.isnan(results[0][1]).all()  # the NaN row stays NaN
