@@ -103,6 +103,17 @@ def goals(
     for r in ran:
         for reason in r.get("fallback_reasons") or []:
             say(f"  {r['workload']}: {reason}")
+    demoted = [r for r in ran if (r.get("pool_dispatches") or {}).get("crowded")]
+    if demoted:
+        say(
+            "rows with pool dispatches run on one thread because other threads were runnable "
+            "(thread_pool.crowded; their times are not what a quiet machine gives): "
+            + ", ".join(
+                f"{r['workload']} {r['pool_dispatches']['crowded']} of "
+                f"{sum(r['pool_dispatches'].values())}"
+                for r in demoted
+            )
+        )
     if skipped:
         say(f"skipped ({len(skipped)}, need jax): " + ", ".join(r["workload"] for r in skipped))
     wrong = [r["workload"] for r in ran if not r["max_rel_error"] <= tolerance]

@@ -120,6 +120,20 @@ def paired_seed_ratios(kept: dict, quick: bool) -> dict:
     return out
 
 
+def _dispatch_counts() -> dict[str, int]:
+    """The cpu pool's dispatch decisions so far ({} where hlort_cpu is not importable): a row
+    whose dispatches were demoted to one thread by a crowded machine shows it in the table."""
+    try:
+        from hlort_cpu.thread_pool import dispatch_counts
+    except ImportError:
+        return {}
+    return dispatch_counts()
+
+
+def _counts_since(before: dict[str, int]) -> dict[str, int]:
+    return {k: v - before.get(k, 0) for k, v in _dispatch_counts().items()}
+
+
 def _pair_tag(w: Workload) -> str | None:
     return next((t for t in w.tags if t.startswith(("seed-matmul-", "matmul-alone-"))), None)
 
@@ -139,7 +153,9 @@ def measure(w: Workload, source, timer: Timer, bw: float, kept: dict | None = No
     inputs = w.inputs()
     program = exe.raw.program
     outs = program.run(list(inputs))
+    before = _dispatch_counts()
     row["hlort_s"] = timer(program.run, list(inputs))
+    row["pool_dispatches"] = _counts_since(before)
     row["hlort_executable_call_s"] = timer(exe, *inputs)
     row["numpy_s"] = timer(w.numpy_fn, *inputs) if w.numpy_fn is not None else None
     row["jax_s"] = row["jax_compile_ms"] = None
