@@ -26,13 +26,15 @@ def _compile(module: ir.Module, name: str, argtypes: list) -> Callable:
     return ctypes.CFUNCTYPE(ctypes.c_int64, *argtypes)(address)
 
 
-def _module(args: list[ir.Type]) -> tuple[ir.Module, ir.Function, IrContext, str]:
+def _module(
+    args: list[ir.Type], target=CPU_TARGET
+) -> tuple[ir.Module, ir.Function, IrContext, str]:
     _made[0] += 1
     name = f"row_math_check_{_made[0]}"
     module = ir.Module(name)
     fn = ir.Function(module, ir.FunctionType(I64, args), name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    return module, fn, IrContext(module, b, CPU_TARGET), name
+    return module, fn, IrContext(module, b, target), name
 
 
 def _count(ctx: IrContext, start, stop, body: Callable[[ir.Value], ir.Value]) -> None:
@@ -48,10 +50,10 @@ def _count(ctx: IrContext, start, stop, body: Callable[[ir.Value], ir.Value]) ->
     b.ret(b.load(acc, typ=I64))
 
 
-def unary_sweep(reference: Unary, candidate: Unary) -> Callable[[int, int, int], int]:
+def unary_sweep(reference: Unary, candidate: Unary, target=CPU_TARGET) -> Callable:
     """f(first, count, mask): how many bit patterns ``(first + i) | mask`` (i < count) the two
-    paths map to different bits."""
-    module, fn, ctx, name = _module([I32, I64, I32])
+    paths map to different bits (emitted for ``target``'s math policy)."""
+    module, fn, ctx, name = _module([I32, I64, I32], target)
     first, count, mask = fn.args
     b = ctx.b
 

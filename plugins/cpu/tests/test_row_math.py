@@ -1,7 +1,7 @@
 """The row kernel's shorter softmax math gives the bits of the code it replaces.
 
 - float_math.exp_f32_nonpositive against exp_f32 on every f32 bit pattern <= 0 and every NaN
-  (2**31 + 2**23 of them, about 4 s);
+  (2**31 + 2**23 of them, about 4 s), with lrint and with roundeven (the GPU targets' form);
 - float_math.quotient_by_reciprocal against the division on 2**23 random pairs in the range
   row_quotient.py admits (numerators 0 or >= 2**-100, quotients >= 2**-100, s < 2**100), with
   significands near 1, near all ones and random (10**9 more, by the same kernel, gave no
@@ -13,6 +13,8 @@
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -32,13 +34,17 @@ from hlort.codegen.llvm.llvm_types import F32  # noqa: E402
 from hlort.codegen.llvm.row_fusion import nonpositive_argument, plan_row_fusion  # noqa: E402
 from hlort.testing.values import mixed  # noqa: E402
 from hlort_cpu.codegen import row_loops, row_quotient  # noqa: E402
+from hlort_cpu.codegen.cpu_target import CPU_TARGET  # noqa: E402
 from hlort_cpu.codegen.row_quotient import sum_quotients  # noqa: E402
 
 RAW = {"debug": {"disabled_passes": ["simplify"]}}
 
 
-def test_nonpositive_exp_has_exp_f32_bits_on_every_input_it_takes():
-    differs = unary_sweep(exp_f32, exp_f32_nonpositive)
+@pytest.mark.parametrize("lrint", [True, False])
+def test_nonpositive_exp_has_exp_f32_bits_on_every_input_it_takes(lrint):
+    """With x86's lrint and with roundeven + fptosi (other targets: NaN kept by keep_nan)."""
+    math = dataclasses.replace(CPU_TARGET.math, lrint_instruction=lrint)
+    differs = unary_sweep(exp_f32, exp_f32_nonpositive, dataclasses.replace(CPU_TARGET, math=math))
     assert differs(0, 1 << 31, -(1 << 31)) == 0  # -0.0 .. -inf and the negative NaNs
     assert differs(0x7F800001, (1 << 23) - 1, 0) == 0  # the positive NaNs
     assert differs(0, 1, 0) == 0  # +0.0

@@ -192,9 +192,11 @@ class RowEmitter(FusedEmitter):
     every row-level value at the current row whatever index asks for it (the plan proved that
     every such index names the current row)."""
 
-    def __init__(self, ctx, comp, params, row_level: set[Instruction], *, shift_exp=True):
+    def __init__(self, ctx, comp, params, row_level: set[Instruction], *, shift_exp=False):
         super().__init__(ctx, comp, params)
-        self.shift_exp = shift_exp  # exp of ``a - max(a)`` by exp_f32_nonpositive (same bits)
+        # exp of ``a - max(a)`` by exp_f32_nonpositive (the same bits; the cpu's row loops turn
+        # it on; GPU schedules keep exp_f32 until measured there)
+        self.shift_exp = shift_exp
         self.row_values: dict[Instruction, list[ir.Value]] = {}
         self.row_level = row_level
         self._row: tuple[ir.Value, list[ir.Value], tuple[int, ...]] | None = None
