@@ -51,20 +51,21 @@ def _count(ctx: IrContext, start, stop, body: Callable[[ir.Value], ir.Value]) ->
 
 
 def unary_sweep(reference: Unary, candidate: Unary, target=CPU_TARGET) -> Callable:
-    """f(first, count, mask): how many bit patterns ``(first + i) | mask`` (i < count) the two
-    paths map to different bits (emitted for ``target``'s math policy)."""
-    module, fn, ctx, name = _module([I32, I64, I32], target)
-    first, count, mask = fn.args
+    """f(first, count, mask, step): how many bit patterns ``(first + i step) | mask`` (i <
+    count) the two paths map to different bits (emitted for ``target``'s math policy)."""
+    module, fn, ctx, name = _module([I32, I64, I32, I32], target)
+    first, count, mask, step = fn.args
     b = ctx.b
 
     def differs(i: ir.Value) -> ir.Value:
-        x = b.bitcast(b.or_(b.add(first, b.trunc(i, I32)), mask), F32)
+        x = b.bitcast(b.or_(b.add(first, b.mul(b.trunc(i, I32), step)), mask), F32)
         u = b.bitcast(reference(ctx, x), I32)
         v = b.bitcast(candidate(ctx, x), I32)
         return b.icmp_unsigned("!=", u, v)
 
     _count(ctx, ir.Constant(I64, 0), count, differs)
-    return _compile(module, name, [ctypes.c_int32, ctypes.c_int64, ctypes.c_int32])
+    run = _compile(module, name, [ctypes.c_int32, ctypes.c_int64, ctypes.c_int32, ctypes.c_int32])
+    return lambda first, count, mask, step=1: run(first, count, mask, step)
 
 
 def binary_arrays(reference: Binary, candidate: Binary) -> Callable:
