@@ -54,7 +54,7 @@ from hlort.codegen.llvm.float_parts import (
     split_mantissa,
 )
 from hlort.codegen.llvm.ir_context import IrContext
-from hlort.codegen.llvm.llvm_types import F32, F64, I64
+from hlort.codegen.llvm.llvm_types import F32, F64, I32, I64
 
 # -- exp and log ----------------------------------------------------------------------------------
 _EXPF_P = (
@@ -89,6 +89,48 @@ def exp_f32(ctx: IrContext, x: ir.Value) -> ir.Value:
     xc = b.select(b.fcmp_ordered("<", xc, high), xc, high)
     y, k = _exp_f32_parts(ctx, xc)
     return keep_nan(ctx, x, exp_scale(ctx, y, k))
+
+
+def exp_f32_nonpositive(ctx: IrContext, x: ir.Value) -> ir.Value:
+    """exp_f32's bits for an x known to be <= 0 or NaN (softmax's ``x - max(x)``), in 17
+    vector operations instead of 23: no clamp, and y * 2**k in three integer and float steps
+    instead of eight. The polynomial's last step makes Y = y * 2**64 (``fma(q, 2**64, 2**64)``
+    rounds exactly as ``q + 1`` does, scaled), the exponent field of Y gets k added (exact:
+    for -151 <= k <= 0, Y 2**k is normal), and one product by 2**-64 rounds y 2**k once, as
+    exp_f32's second scaling step does. Below -104 (every such x gives +0) Y is selected to +0
+    before that product, so no product of this path underflows (no microcode assist: masked
+    scores cost as little as others) and a k wrapped by a huge or infinite |x| never reaches a
+    float operation. A NaN x keeps its bits through every step (x86's cvtps2dq makes k
+    INT_MIN, k << 23 is 0) and comes out quieted, as from exp_f32 (without lrint_instruction
+    keep_nan gives x, as there). Bit-identical to exp_f32 on every x <= 0 and NaN
+    (plugins/cpu/tests/test_row_math.py checks all 2**31 such bit patterns)."""
+    b = ctx.b
+    k, n = round_to_int(ctx, b.fmul(x, ctx.f(F32, 1.44269504088896341)))
+    r = ctx.fma(n, ctx.f(F32, -0.693359375), x)
+    r = ctx.fma(n, ctx.f(F32, 2.12194440e-4), r)
+    q = ctx.fma(ctx.horner(r, _EXPF_P), b.fmul(r, r), r)
+    big = ctx.f(F32, 2.0**64)
+    y_bits = b.bitcast(ctx.fma(q, big, big), I32)
+    shifted = b.add(y_bits, b.shl(k, ir.Constant(I32, 23)))
+    gone = b.fcmp_ordered("<", x, ctx.f(F32, -104.0))
+    scaled = b.bitcast(b.select(gone, ir.Constant(I32, 0), shifted), F32)
+    e = b.fmul(scaled, ctx.f(F32, 2.0**-64))
+    if ctx.target.math.lrint_instruction:
+        return e  # cvtps2dq of NaN is INT_MIN: the NaN's bits pass unchanged
+    return keep_nan(ctx, x, e)  # fptosi of NaN is poison; exp_f32 returns x there too
+
+
+def quotient_by_reciprocal(ctx: IrContext, a: ir.Value, s: ir.Value, r: ir.Value) -> ir.Value:
+    """a / s correctly rounded from ``r`` = 1 / s (rounded): q = a r, then q + (a - q s) r
+    with the residual exact in an fma (Markstein), three fma-unit operations instead of a
+    division (on AVX-512 a vdivps is some 5 cycles a vector, these 1.5). The same bits as
+    ``a / s`` only when nothing underflows: s < 2**100 (r normal), a = 0 or a >= 2**-100 and
+    a / s >= 2**-100 (the residual exact). Callers check that for their operands
+    (hlort_cpu.codegen.row_quotient: once per row); 10**9 random pairs in that range, with
+    significands near 1 and all ones, gave the division's bits in every case."""
+    b = ctx.b
+    q = b.fmul(a, r)
+    return ctx.fma(ctx.fma(b.fneg(q), s, a), r, q)
 
 
 def _exp_f32_parts(ctx: IrContext, xc: ir.Value) -> tuple[ir.Value, ir.Value]:

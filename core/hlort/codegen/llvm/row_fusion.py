@@ -18,7 +18,9 @@ import math
 
 import llvmlite.ir as ir
 
+from hlort import dtypes
 from hlort.codegen.llvm.complex_values import add_reassociable
+from hlort.codegen.llvm.float_math import exp_f32_nonpositive, quotient_by_reciprocal
 from hlort.codegen.llvm.fused_emitter import (
     FusedEmitter,
     emit_scalar_computation,
@@ -190,17 +192,23 @@ class RowEmitter(FusedEmitter):
     every row-level value at the current row whatever index asks for it (the plan proved that
     every such index names the current row)."""
 
-    def __init__(self, ctx, comp, params, row_level: set[Instruction]):
+    def __init__(self, ctx, comp, params, row_level: set[Instruction], *, shift_exp=False):
         super().__init__(ctx, comp, params)
+        # exp of ``a - max(a)`` by exp_f32_nonpositive (the same bits; the cpu's row loops turn
+        # it on; GPU schedules keep exp_f32 until measured there)
+        self.shift_exp = shift_exp
         self.row_values: dict[Instruction, list[ir.Value]] = {}
         self.row_level = row_level
         self._row: tuple[ir.Value, list[ir.Value], tuple[int, ...]] | None = None
         self._row_indices: dict[tuple[int, ...], Index] = {}
+        # divides answered from their row's reciprocal (the row loop checks when that is exact)
+        self.reciprocals: dict[Instruction, ir.Value] = {}
 
     def start_row(self, o: ir.Value, kept_multi: list[ir.Value], kept: tuple[int, ...]) -> None:
         self._row = (o, kept_multi, kept)
         self._row_indices.clear()
         self.row_values.clear()
+        self.reciprocals.clear()
         self.reset()
 
     def row_index(self, dims: tuple[int, ...]) -> Index:
@@ -220,6 +228,16 @@ class RowEmitter(FusedEmitter):
         return super().value(instr, index)
 
     def _emit(self, instr: Instruction, index: Index) -> ir.Value:
+        if (
+            self.shift_exp
+            and instr.opcode is Opcode.EXP
+            and nonpositive_argument(instr.operands[0])
+        ):
+            return exp_f32_nonpositive(self.ctx, self.value(instr.operands[0], index))
+        reciprocal = self.reciprocals.get(instr)
+        if reciprocal is not None:
+            a, s = (self.value(o, index) for o in instr.operands)
+            return quotient_by_reciprocal(self.ctx, a, s, reciprocal)
         if instr.opcode is Opcode.REDUCE:
             values = self.row_values.get(instr)
             if values is None:
@@ -228,6 +246,32 @@ class RowEmitter(FusedEmitter):
         if instr.opcode is Opcode.GET_TUPLE_ELEMENT and instr.operands[0].opcode is Opcode.REDUCE:
             return self.row_values[instr.operands[0]][instr.attrs["index"]]
         return super()._emit(instr, index)
+
+
+def row_source(instr: Instruction) -> Instruction:
+    """The instruction a row-level value relabels: through reshapes, and broadcasts and
+    transposes that only move size-1 dimensions, down to (say) a reduce."""
+    while instr.opcode in (Opcode.RESHAPE, Opcode.BROADCAST, Opcode.TRANSPOSE) and (
+        instr.operands[0].shape.size == instr.shape.size and _order_preserving(instr)
+    ):
+        instr = instr.operands[0]
+    return instr
+
+
+def nonpositive_argument(x: Instruction) -> bool:
+    """True when f32 ``x`` is ``a - broadcast(max(a))`` with the max a max-reduce of that very
+    ``a`` over the row (softmax's shift): then every x is <= 0 or NaN (a <= max, so a - max
+    rounds to <= 0; inf - inf and NaN give NaN), and exp takes exp_f32_nonpositive's shorter
+    path, to the same bits. A row broadcast of the reduce is what the row plan allows."""
+    if x.opcode is not Opcode.SUBTRACT or x.shape.dtype is not dtypes.F32:
+        return False
+    a, shift = x.operands
+    if shift.opcode is not Opcode.BROADCAST:
+        return False
+    r = row_source(shift.operands[0])
+    if r.opcode is not Opcode.REDUCE or len(r.operands) != 2 or r.operands[0] is not a:
+        return False
+    return variadic_reducer_opcodes(r.attrs["to_apply"]) == (Opcode.MAXIMUM,)
 
 
 def apply_reducer(

@@ -28,11 +28,16 @@ from hlort.codegen.llvm.llvm_types import round_to, store_element, value_type
 from hlort.codegen.llvm.loops import emit_loop
 from hlort.codegen.llvm.row_fusion import RowEmitter, RowPlan, apply_reducer, folds_in_tree
 from hlort.ir.computation import Computation
+from hlort_cpu.codegen import code_settings, row_quotient
 from hlort_cpu.codegen.interleave import interleave_for
 from hlort_cpu.codegen.row_extremum import RowExtremum, extremum_kind
+from hlort_cpu.codegen.row_quotient import RowQuotients
 from hlort_cpu.codegen.row_stash import RowStash
 from hlort_cpu.codegen.row_stream import RowStream, streamed_outputs
 from hlort_cpu.codegen.tree_fold import TreeFold
+
+SHIFT_EXP = True  # softmax's exp(a - max(a)) by float_math.exp_f32_nonpositive (same bits)
+code_settings.declare(__name__, "SHIFT_EXP")
 
 
 def emit_row_fusion(
@@ -47,7 +52,7 @@ def emit_row_fusion(
     end: ir.Value,
 ) -> tuple[int, int]:
     """Emit the row loop; returns (extent, elements per row)."""
-    em = RowEmitter(ctx, comp, params, plan.row_level)
+    em = RowEmitter(ctx, comp, params, plan.row_level, shift_exp=SHIFT_EXP)
     in_dims, kept = plan.in_dims, plan.kept_dims
     red_dims = [in_dims[d] for d in plan.reduced]
     row_size = math.prod(red_dims)
@@ -66,6 +71,7 @@ def emit_row_fusion(
         if op is not None:
             extrema[r] = RowExtremum(b, op, slots[r][0])
     stash = RowStash(b, comp, [r for r in plan.reduces if r not in trees], row_size)
+    quotients = RowQuotients(b, plan)
     element_outs = [
         k for k, out in enumerate(plan.outputs) if out.shape.dims == in_dims and in_dims != kept
     ]
@@ -76,6 +82,7 @@ def emit_row_fusion(
         kept_multi = delinearize(b, o, kept)
         em.start_row(o, kept_multi, kept)
         stash.start_row()
+        quotients.start_row(b)
 
         def element_index(values: list[ir.Value]) -> Index:
             multi = kept_multi + values if len(plan.reduced) == 1 else None
@@ -120,6 +127,7 @@ def emit_row_fusion(
                     accs = [b.load(a, typ=t) for a, t in zip(allocas[r], slots[r], strict=True)]
                     values = [em.value(x, index) for x in r.operands[:n]]
                     stash.keep(r, values)
+                    quotients.keep(ctx, r, values)
                     if extremum is not None:
                         folded = [extremum.step(ctx, accs[0], values[0])]
                     else:
@@ -154,7 +162,17 @@ def emit_row_fusion(
                     v = em.value(out, index)
                     store_element(b, out.shape.dtype, v, ptr, j if in_row else index.linear)
 
-            run_inner(write)
+            if (
+                quotients and row_quotient.BY_RECIPROCAL
+            ):  # rows whose quotients are exact from 1 / s run without divisions
+                with b.if_else(quotients.exact(ctx, em)) as (fast, slow):
+                    with fast:
+                        run_inner(write)
+                    with slow:
+                        em.reciprocals.clear()
+                        run_inner(write)
+            else:
+                run_inner(write)
             stream.flush(o)
 
     emit_loop(b, begin, end, outer, "rows")
