@@ -162,9 +162,12 @@ def compile_program(module: Module) -> Program:
     natives: dict = {}
     if to_compile and cached is None:
         km = KernelModule(f"{module.name}_kernels")
+        # only the entry's kernel thunks promise buffers that never overlap (a native while
+        # driver updates its state in place)
+        outside = {owners[k] for k, (instr, _) in enumerate(to_compile) if instr not in entry}
         for k, (name, (_, comp)) in enumerate(zip(names, to_compile, strict=True)):
             if owners[k] == k:  # the others run the kernel of an equal computation
-                km.add(name, comp)
+                km.add(name, comp, noalias=k not in outside)
         natives = _plan_whiles(orders, names, to_compile, km.kernels, f"hk{key[:16]}")
         drivers = []
         if natives:
