@@ -144,3 +144,19 @@ ENTRY e {{
     shared, copies = parse_module(text("f")), parse_module(text("f2"))
     assert shared.fingerprint() != copies.fingerprint()
     assert shared.fingerprint() == parse_module(text("f")).fingerprint()
+
+
+def test_a_computation_alone_fingerprints_as_its_structure():
+    """computation_fingerprint (what the cpu plugin shares kernels by): equal entry
+    computations of two modules agree, renamed and each reducer its own copy; a changed
+    constant or reducer does not."""
+    from hlort.ir.fingerprint import computation_fingerprint
+
+    a, b = _program(), _program()
+    for instr in b.entry.instructions:
+        instr.name = instr.name + "_renamed"
+    assert computation_fingerprint(a.entry) == computation_fingerprint(b.entry)
+    assert computation_fingerprint(a.entry) != computation_fingerprint(_program(3.0).entry)
+    assert computation_fingerprint(a.entry) != computation_fingerprint(
+        _program(reducer="maximum").entry
+    )

@@ -63,6 +63,13 @@ def module_fingerprint(module: Module) -> str:
     return h.hexdigest()
 
 
+def computation_fingerprint(comp: Computation) -> str:
+    """The digest :func:`module_fingerprint` walks ``comp`` to, alone (names and metadata left
+    out): two computations with equal digests compute the same thing, so a backend may compile
+    one kernel for both."""
+    return _Walker().computation(comp)
+
+
 class _Walker:
     def __init__(self, shardings: bool = False) -> None:
         self.shardings = shardings

@@ -2,16 +2,16 @@
 
 Every fusion the emitter supports, and every standalone elementwise, data-movement or reduce
 instruction, becomes one LLVM kernel (all kernels of a module are optimized and compiled
-together, once, then cached). Dots and convolutions run as NumPy matmul on the operands (BLAS),
-fft on pocketfft (numpy.fft), cholesky on LAPACK (numpy.linalg), triangular-solve on a compiled
-substitution kernel, and custom calls as custom_call.py says (the shipped targets natively, a
-user's target as its own Python function). While, conditional and call run programs compiled
-the same way from the computations they call (control_flow.py; small all-kernel loops as one
-native driver, native_while.py). Collectives are host steps that meet the execution's other
-devices in shared memory (collective_thunks.py). Anything else, and any fusion the emitter
-cannot compile yet, runs as a FALLBACK thunk on the reference interpreter's function for that
-op: every program runs from day one, and ``Program.stats()`` says exactly what was compiled and
-what fell back.
+together, once, then cached; equal computations share one, kernel_sharing.py). Dots and
+convolutions run as NumPy matmul on the operands (BLAS), fft on pocketfft (numpy.fft),
+cholesky on LAPACK (numpy.linalg), triangular-solve on a compiled substitution kernel, and
+custom calls as custom_call.py says (the shipped targets natively, a user's target as its own
+Python function). While, conditional and call run programs compiled the same way from the
+computations they call (control_flow.py; small all-kernel loops as one native driver,
+native_while.py). Collectives are host steps that meet the execution's other devices in shared
+memory (collective_thunks.py). Anything else, and any fusion the emitter cannot compile yet,
+runs as a FALLBACK thunk on the reference interpreter's function for that op: every program
+runs from day one, and ``Program.stats()`` says exactly what was compiled and what fell back.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from hlort_cpu.codegen.kernel_builder import KernelModule, classify
 from hlort_cpu.codegen.unsupported_reason import why_not_compiled
 from hlort_cpu.control_flow import CONTROL_FLOW_OPS, ProgramSet, program_orders
 from hlort_cpu.device_run import DeviceEvaluator
+from hlort_cpu.kernel_sharing import share_kernels
 from hlort_cpu.slice_copies import SliceCopyThunk, slice_copies
 from hlort_cpu.step_groups import NAMING
 from hlort_cpu.thunks import (
@@ -149,18 +150,24 @@ def compile_program(module: Module) -> Program:
     ]
     to_compile = [(instr, comp) for instr, comp, _ in candidates if comp is not None]
     not_kernels = {instr: why for instr, _, why in candidates if why is not None}
+    entry = set(orders[module.entry][1])
+    to_compile, owners, offsets = share_kernels(to_compile, entry, wrap_instruction)
     report = FallbackReport("cpu", module.name)
     engine = jit_engine()
     key = compile_cache.cache_key(module.fingerprint(), PLUGIN_VERSION, engine.key)
-    names = [f"hk{key[:16]}_{k}" for k in range(len(to_compile))]
+    names = [f"hk{key[:16]}_{k}" for k in owners]  # the kernel each candidate runs
     ir_text = None
     cached = compile_cache.lookup(key) if to_compile else None
     cache_hit = cached is not None
     natives: dict = {}
     if to_compile and cached is None:
         km = KernelModule(f"{module.name}_kernels")
-        for name, (_, comp) in zip(names, to_compile, strict=True):
-            km.add(name, comp)
+        # only the entry's kernel thunks promise buffers that never overlap (a native while
+        # driver updates its state in place)
+        outside = {owners[k] for k, (instr, _) in enumerate(to_compile) if instr not in entry}
+        for k, (name, (_, comp)) in enumerate(zip(names, to_compile, strict=True)):
+            if owners[k] == k:  # the others run the kernel of an equal computation
+                km.add(name, comp, noalias=k not in outside)
         natives = _plan_whiles(orders, names, to_compile, km.kernels, f"hk{key[:16]}")
         drivers = []
         if natives:
@@ -181,7 +188,7 @@ def compile_program(module: Module) -> Program:
         kernels = _loaded_kernels(key, cached)
     by_instr = {instr: kernels[name] for name, (instr, _) in zip(names, to_compile, strict=True)}
     drivers_by_while = {k: (n, kernels[n.plan.name]) for k, n in natives.items()}
-    build = partial(_build, not_kernels=not_kernels, report=report, copies=copies)
+    build = partial(_build, not_kernels=not_kernels, report=report, copies=copies, offsets=offsets)
     programs = ProgramSet(orders, by_instr, drivers_by_while, DeviceEvaluator(), build, _label)
     program = programs.program(module.entry)
     report.apply()  # HLORT_FALLBACK: raise, warn once, or allow
@@ -228,6 +235,7 @@ def _build(
     not_kernels: dict[Instruction, str],
     report: FallbackReport,
     copies: set[Instruction],
+    offsets: dict[Instruction, int],
 ) -> Program:
     """The program of one computation (the entry or one that control flow calls); every
     instruction it runs on the interpreter goes into ``report`` with the reason."""
@@ -271,7 +279,8 @@ def _build(
         kernel = kernels.get(instr)
         if kernel is not None:
             fill = all(o.shape.is_array and o.shape.size <= 1 for o in instr.operands)
-            thunk = KernelThunk(kernel, ins, out, isinstance(instr.shape, TupleShape), fill)
+            is_tuple = isinstance(instr.shape, TupleShape)
+            thunk = KernelThunk(kernel, ins, out, is_tuple, fill, offsets.get(instr, 0))
             thunk.fusion = instr.attrs["calls"] if op is Opcode.FUSION else None  # dot_epilogue
             add(thunk)
             compiled[_label(instr)] += 1

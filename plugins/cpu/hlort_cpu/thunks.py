@@ -35,12 +35,23 @@ def _allocator(dims: tuple[int, ...], dtype: np.dtype, pool):
 class KernelThunk:
     """Run one compiled kernel. Its output is the arena view the program put in its slot, else
     a fresh array (a tuple of them for a tuple-shaped fusion). ``fill``: it reads at most
-    scalars (a constant fill, an iota), so it splits across cores only from FILL_MIN_ELEMENTS."""
+    scalars (a constant fill, an iota), so it splits across cores only from FILL_MIN_ELEMENTS.
+    ``offset``: bytes added to the first input's address (a slice run by the kernel of the same
+    slice from the origin, kernel_sharing.py)."""
 
     group_kind = KERNEL  # may run beside other steps (step_groups.py)
 
-    def __init__(self, kernel, ins: list[int], out: int, is_tuple: bool, fill: bool = False):
+    def __init__(
+        self,
+        kernel,
+        ins: list[int],
+        out: int,
+        is_tuple: bool,
+        fill: bool = False,
+        offset: int = 0,
+    ):
         self.kernel = kernel
+        self.offset = offset
         self.ins = ins
         self.out = out
         self.is_tuple = is_tuple
@@ -66,6 +77,7 @@ class KernelThunk:
             and not self.empty
             and not self.split
             and not self.scratch_bytes
+            and not offset
         )
         self.begin, self.end = self.ranges[0]
         self.work = info.extent * info.elements_per_iteration
@@ -109,6 +121,8 @@ class KernelThunk:
                 arrays[k] = np.ascontiguousarray(a)
         extra = [np.empty(self.ranges[-1][1], outs[0].dtype)] if self.split else []
         addresses = [address(a) for a in arrays]
+        if self.offset:
+            addresses[0] += self.offset
         addresses += [address(o) for o in outs]
         addresses += [address(e) for e in extra]
         keep = (arrays, outs, extra)

@@ -109,11 +109,16 @@ class KernelModule:
         self.target = target
         self.module = target.new_module(name)
         self.kernels: list[KernelInfo] = []
+        self._noalias = False
 
     def ir_text(self) -> str:
         return str(self.module)
 
-    def add(self, name: str, comp: Computation) -> KernelInfo:
+    def add(self, name: str, comp: Computation, noalias: bool = False) -> KernelInfo:
+        """Emit ``comp`` as kernel ``name``. ``noalias``: its caller never lets an output overlap
+        another buffer (fusion_kernel.open_fusion_kernel); used for kernels of at least
+        NOALIAS_MIN_BUFFERS buffers, whose runtime overlap checks cost LLVM the most."""
+        self._noalias = noalias
         kind = classify(comp)
         if kind is None:
             raise Unimplemented(f"computation {comp.name} cannot be compiled as one kernel")
@@ -135,7 +140,8 @@ class KernelModule:
 
     # -- common prologue -------------------------------------------------------------------------
     def _function(self, name: str, comp: Computation, n_out: int):
-        return open_fusion_kernel(self.module, self.target, name, comp, n_out)
+        noalias = self._noalias and len(comp.parameters) + n_out >= NOALIAS_MIN_BUFFERS
+        return open_fusion_kernel(self.module, self.target, name, comp, n_out, noalias)
 
     # -- transposes of the contiguous dimension (transpose_kernel.py) ----------------------------
     def _transpose(self, name: str, comp: Computation) -> KernelInfo:
@@ -243,8 +249,13 @@ class KernelModule:
 
 
 SHORT_ROW_MIN_BYTES = 33  # rows of at most one AVX2 vector keep LLVM's outer-loop vectorizing
+# Kernels of this many buffers or more get noalias pointers when their caller allows (the
+# AdamW step: LLVM 216 -> 147 ms; fewer buffers gained little, and the seed's kernels keep
+# their code)
+NOALIAS_MIN_BUFFERS = 8
 code_settings.declare(
     __name__,
+    "NOALIAS_MIN_BUFFERS",
     "FLAT_BLOCK",
     "TILE",
     "SHORT_ROW_MIN_BYTES",
