@@ -63,6 +63,9 @@ NOT_ON_THE_PATH = {
     "_hashlib": "small keys are hashed without OpenSSL (hlort.sha256)",
     "traceback": "no plugin failed (it only formats a failure's detail)",
     "hlort.plugin.compile_flags": "HLORT_FLAGS unset, options not given as a mapping",
+    "importlib.resources": "llvmlite's library found without it (llvm_start._import_binding)",
+    "zipfile": "imported only by importlib.resources (its readers)",
+    "tempfile": "imported only by importlib.resources (its _common)",
 }
 
 
