@@ -66,6 +66,9 @@ NOT_ON_THE_PATH = {
     "importlib.resources": "llvmlite's library found without it (llvm_start._import_binding)",
     "zipfile": "imported only by importlib.resources (its readers)",
     "tempfile": "imported only by importlib.resources (its _common)",
+    "hlort_cpu.blas_threads": "no dot (step_groups imports it for a group that has one)",
+    "hlort_cpu.blas_functions": "no dot (BLAS look-ups through ctypes)",
+    "hlort.plugin.conformance_profile": "no conformance run (plugins import it when asked)",
 }
 
 
