@@ -36,6 +36,9 @@ assert isinstance(where, pathlib.Path) and (where / "plugin.py").is_file()
 with shim.as_file(where / "plugin.py") as path:
     assert path == where / "plugin.py"
 assert sys.modules["importlib.resources"] is shim
+from importlib.resources.abc import Traversable  # a submodule another thread imports meanwhile
+assert sys.modules["importlib.resources"] is shim  # found through the stand-in's __path__
+assert Traversable.__module__ == "importlib.resources.abc"
 read_text = shim.read_text  # any other name: the real module, which replaces the stand-in
 assert sys.modules["importlib.resources"] is not shim
 assert read_text is importlib.import_module("importlib.resources").read_text

@@ -167,6 +167,8 @@ def _resources_shim(name: str) -> types.ModuleType:
 
     shim = types.ModuleType(name, "hlort_cpu.codegen.llvm_start's importlib.resources stand-in")
     shim.files, shim.as_file, shim.__getattr__ = files, as_file, __getattr__
+    # a submodule another thread imports meanwhile (importlib.resources.abc) is the real one
+    shim.__path__ = [os.path.join(os.path.dirname(importlib.__file__), "resources")]
     return shim
 
 
