@@ -69,6 +69,7 @@ NOT_ON_THE_PATH = {
     "hlort_cpu.blas_threads": "no dot (step_groups imports it for a group that has one)",
     "hlort_cpu.blas_functions": "no dot (BLAS look-ups through ctypes)",
     "hlort.plugin.conformance_profile": "no conformance run (plugins import it when asked)",
+    "queue": "work_queue.py takes SimpleQueue from _queue (queue adds heapq)",
 }
 
 
