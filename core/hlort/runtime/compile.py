@@ -17,8 +17,8 @@ from typing import Any
 
 from hlort.errors import HlortError, Internal, InvalidArgument, Unimplemented
 from hlort.ir.collective_groups import check_collectives_fit
-from hlort.ir.custom_call_layouts import check_module_custom_call_layouts
 from hlort.ir.module import Module
+from hlort.ir.opcodes import Opcode
 from hlort.ir.verifier import verify_module
 from hlort.log import lazy_logger
 from hlort.passes import run_default_pipeline
@@ -53,6 +53,19 @@ def run_core_passes(module: Module, options: CompileOptions, client: api.Client)
         dump_dir=debug.dump_dir,
     )
     return module
+
+
+def _check_custom_call_layouts(module: Module) -> None:
+    """hlort.ir.custom_call_layouts' check, imported only for a module with a custom call (its
+    patterns and itself cost a first compile ~0.4 ms otherwise)."""
+    if any(
+        instr.opcode is Opcode.CUSTOM_CALL
+        for comp in module.computations
+        for instr in comp.instructions
+    ):
+        from hlort.ir.custom_call_layouts import check_module_custom_call_layouts
+
+        check_module_custom_call_layouts(module)
 
 
 def _device_options(options: CompileOptions, device: api.Device | None) -> CompileOptions:
@@ -177,7 +190,7 @@ def compile_on(
     timings["load"] = time.perf_counter() - start
     # before the cache: fingerprints leave layouts out, and an honoured layout means the same
     # as none, so only a call hlort would get wrong must never reach a cached executable
-    check_module_custom_call_layouts(module)  # UNIMPLEMENTED, not a wrong result
+    _check_custom_call_layouts(module)  # UNIMPLEMENTED, not a wrong result
     raw_device = device.raw if device is not None else None
     options = _device_options(_module_counts(options, module), raw_device)
     start = time.perf_counter()

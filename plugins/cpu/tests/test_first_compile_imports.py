@@ -71,6 +71,7 @@ NOT_ON_THE_PATH = {
     "hlort_cpu.blas_functions": "no dot (BLAS look-ups through ctypes)",
     "hlort.plugin.conformance_profile": "no conformance run (plugins import it when asked)",
     "queue": "work_queue.py takes SimpleQueue from _queue (queue adds heapq)",
+    "hlort.ir.custom_call_layouts": "no custom call (runtime.compile checks layouts of one)",
 }
 
 
