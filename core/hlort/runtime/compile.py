@@ -13,7 +13,7 @@ import dataclasses
 import os
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hlort.errors import HlortError, Internal, InvalidArgument, Unimplemented
 from hlort.ir.collective_groups import check_collectives_fit
@@ -30,8 +30,10 @@ from hlort.plugin.base.hlo_text import print_hlo
 from hlort.plugin.options import CompileOptions, DebugOptions
 from hlort.runtime.executable import Executable
 from hlort.runtime.executable_cache import ExecutableCache
-from hlort.runtime.polymorphic import PolymorphicExecutable, polymorphic_text
 from hlort.runtime.program import load_program
+
+if TYPE_CHECKING:  # imported for a program with a `?` dimension (_polymorphic_text)
+    from hlort.runtime.polymorphic import PolymorphicExecutable
 
 LOGGER = lazy_logger("hlort.compile")
 
@@ -53,6 +55,21 @@ def run_core_passes(module: Module, options: CompileOptions, client: api.Client)
         dump_dir=debug.dump_dir,
     )
     return module
+
+
+def _polymorphic_text(program: Any) -> str | None:
+    """hlort.runtime.polymorphic's ``polymorphic_text``, imported (with its importer half) only
+    when ``program`` could be one: a path, or program text with a ``?`` in it."""
+    if isinstance(program, str) and "?" not in program:
+        from hlort.runtime.program import _looks_like_a_path
+
+        if not _looks_like_a_path(program):
+            return None  # no `?` dimension in the text
+    elif not isinstance(program, (str, os.PathLike)):
+        return None  # a Module or bytes: polymorphic_text says None for those
+    from hlort.runtime.polymorphic import polymorphic_text
+
+    return polymorphic_text(program)
 
 
 def _check_custom_call_layouts(module: Module) -> None:
@@ -181,8 +198,10 @@ def compile_on(
     options = with_process_flags(options)
     if options.debug.dump_dir:
         _prepare_dump_dir(options.debug.dump_dir)
-    polymorphic = polymorphic_text(program)  # `?` dims: refined and compiled per call shape
+    polymorphic = _polymorphic_text(program)  # `?` dims: refined and compiled per call shape
     if polymorphic is not None:
+        from hlort.runtime.polymorphic import PolymorphicExecutable
+
         return PolymorphicExecutable(polymorphic, backend, device, options, compile_on)
     timings: dict[str, float] = {}
     start = time.perf_counter()

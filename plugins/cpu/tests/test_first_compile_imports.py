@@ -72,6 +72,7 @@ NOT_ON_THE_PATH = {
     "hlort.plugin.conformance_profile": "no conformance run (plugins import it when asked)",
     "queue": "work_queue.py takes SimpleQueue from _queue (queue adds heapq)",
     "hlort.ir.custom_call_layouts": "no custom call (runtime.compile checks layouts of one)",
+    "hlort.runtime.polymorphic": "no `?` dimension in the program text",
 }
 
 
