@@ -111,3 +111,21 @@ def test_clear_drops_the_records(cache, scans):
     scans.clear()
     _write(a, "a2", 7)  # the next write counts from a scan again
     assert scans == ["a"] and _record(a)[0] == 7
+
+
+def test_a_record_is_rewritten_in_place_not_renamed_over(cache, monkeypatch):
+    """ext4 writes a renamed-over file's replacement out first (auto_da_alloc, milliseconds a
+    cache write): the record's file keeps its inode, and an older, longer record is cut."""
+    a = private_cache_dir("a")
+    _write(a, "a1", 1000)
+    path = cache_eviction._usage_path(a)
+    with open(path, "w") as f:  # an older hlort's record, longer than the fixed width
+        f.write(f"1000 {time.time()!r}" + " " * 200 + "\n")
+    inode = os.stat(path).st_ino
+    renamed: list[str] = []
+    real_replace = os.replace
+    monkeypatch.setattr(os, "replace", lambda s, d: (renamed.append(d), real_replace(s, d)))
+    cache_eviction._add_usage(a, 250)
+    assert os.stat(path).st_ino == inode and path not in renamed
+    assert _record(a)[0] == 1250
+    assert os.path.getsize(path) == cache_eviction._RECORD_WIDTH

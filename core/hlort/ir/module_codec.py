@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import json
 import math
 import struct
 from typing import Any
@@ -69,10 +68,13 @@ class _Writer:
         self.offset = 0
         self.shapes: list[Any] = []  # each distinct instruction shape once (decoded once)
         self._shape_ids: dict[str, int] = {}
+        import json  # on first use: a first compile stores while its LLVM runs (jit.AFTER_LLVM)
+
+        self._dumps = json.dumps
 
     def shape_id(self, shape: Shape) -> int:
         doc = shape_to_json(shape)
-        key = json.dumps(doc)
+        key = self._dumps(doc)
         k = self._shape_ids.get(key)
         if k is None:
             k = self._shape_ids[key] = len(self.shapes)
@@ -148,6 +150,8 @@ def shape_to_json(shape: Shape) -> Any:
 
 
 def _frame(doc: Any, writer: _Writer) -> bytes:
+    import json
+
     head = json.dumps(doc, separators=(",", ":"), allow_nan=False).encode()
     return b"".join([MAGIC, _LEN.pack(len(head)), head, *writer.blobs])
 
@@ -311,6 +315,8 @@ def _unframe(data: bytes) -> tuple[Any, memoryview]:
     if start + length > len(view):
         raise CodecError("truncated frame")
     try:
+        import json
+
         doc = json.loads(bytes(view[start : start + length]))
     except (ValueError, UnicodeDecodeError, RecursionError) as err:
         raise CodecError(f"malformed document: {err}") from None

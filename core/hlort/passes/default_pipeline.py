@@ -14,7 +14,6 @@ did is scheduled too.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 
@@ -175,6 +174,8 @@ def write_compile_summary(
     os.makedirs(dump_dir, exist_ok=True)
     with open(os.path.join(dump_dir, SUMMARY_FILE), "w") as f:
         f.write(text)
+    import json  # only with a dump directory
+
     with open(os.path.join(dump_dir, SUMMARY_JSON), "w") as f:
         json.dump({"module": after_module.name, "before": before, "after": after}, f, indent=2)
     return text

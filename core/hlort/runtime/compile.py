@@ -13,12 +13,12 @@ import dataclasses
 import os
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hlort.errors import HlortError, Internal, InvalidArgument, Unimplemented
 from hlort.ir.collective_groups import check_collectives_fit
-from hlort.ir.custom_call_layouts import check_module_custom_call_layouts
 from hlort.ir.module import Module
+from hlort.ir.opcodes import Opcode
 from hlort.ir.verifier import verify_module
 from hlort.log import lazy_logger
 from hlort.passes import run_default_pipeline
@@ -30,8 +30,10 @@ from hlort.plugin.base.hlo_text import print_hlo
 from hlort.plugin.options import CompileOptions, DebugOptions
 from hlort.runtime.executable import Executable
 from hlort.runtime.executable_cache import ExecutableCache
-from hlort.runtime.polymorphic import PolymorphicExecutable, polymorphic_text
 from hlort.runtime.program import load_program
+
+if TYPE_CHECKING:  # imported for a program with a `?` dimension (_polymorphic_text)
+    from hlort.runtime.polymorphic import PolymorphicExecutable
 
 LOGGER = lazy_logger("hlort.compile")
 
@@ -53,6 +55,34 @@ def run_core_passes(module: Module, options: CompileOptions, client: api.Client)
         dump_dir=debug.dump_dir,
     )
     return module
+
+
+def _polymorphic_text(program: Any) -> str | None:
+    """hlort.runtime.polymorphic's ``polymorphic_text``, imported (with its importer half) only
+    when ``program`` could be one: a path, or program text with a ``?`` in it."""
+    if isinstance(program, str) and "?" not in program:
+        from hlort.runtime.program import _looks_like_a_path
+
+        if not _looks_like_a_path(program):
+            return None  # no `?` dimension in the text
+    elif not isinstance(program, (str, os.PathLike)):
+        return None  # a Module or bytes: polymorphic_text says None for those
+    from hlort.runtime.polymorphic import polymorphic_text
+
+    return polymorphic_text(program)
+
+
+def _check_custom_call_layouts(module: Module) -> None:
+    """hlort.ir.custom_call_layouts' check, imported only for a module with a custom call (its
+    patterns and itself cost a first compile ~0.4 ms otherwise)."""
+    if any(
+        instr.opcode is Opcode.CUSTOM_CALL
+        for comp in module.computations
+        for instr in comp.instructions
+    ):
+        from hlort.ir.custom_call_layouts import check_module_custom_call_layouts
+
+        check_module_custom_call_layouts(module)
 
 
 def _device_options(options: CompileOptions, device: api.Device | None) -> CompileOptions:
@@ -168,8 +198,10 @@ def compile_on(
     options = with_process_flags(options)
     if options.debug.dump_dir:
         _prepare_dump_dir(options.debug.dump_dir)
-    polymorphic = polymorphic_text(program)  # `?` dims: refined and compiled per call shape
+    polymorphic = _polymorphic_text(program)  # `?` dims: refined and compiled per call shape
     if polymorphic is not None:
+        from hlort.runtime.polymorphic import PolymorphicExecutable
+
         return PolymorphicExecutable(polymorphic, backend, device, options, compile_on)
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -177,7 +209,7 @@ def compile_on(
     timings["load"] = time.perf_counter() - start
     # before the cache: fingerprints leave layouts out, and an honoured layout means the same
     # as none, so only a call hlort would get wrong must never reach a cached executable
-    check_module_custom_call_layouts(module)  # UNIMPLEMENTED, not a wrong result
+    _check_custom_call_layouts(module)  # UNIMPLEMENTED, not a wrong result
     raw_device = device.raw if device is not None else None
     options = _device_options(_module_counts(options, module), raw_device)
     start = time.perf_counter()

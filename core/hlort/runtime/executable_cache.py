@@ -28,7 +28,6 @@ A hit refreshes the entry's place in the LRU order of the size cap
 
 from __future__ import annotations
 
-import json
 import os
 
 from hlort.errors import ErrorCode, HlortError
@@ -42,6 +41,22 @@ from hlort.runtime.pass_identity import pass_options_identity
 from hlort.sha256 import sha256
 
 _MAGIC = b"HLORTCACHE1"
+
+
+def _canonical(value) -> str:
+    """The key's text of options or plugin attributes: one text per value whatever the order of
+    a mapping's keys (sorted), containers item by item, plain values by ``repr`` and anything
+    else by ``str`` (what ``json.dumps(sort_keys=True, default=str)`` told apart), without
+    json: importing it cost a first compile ~1 ms before LLVM (the entry's framing imports it
+    while LLVM runs)."""
+    if isinstance(value, dict):
+        items = sorted((str(k), v) for k, v in value.items())
+        return "{" + ",".join(f"{k!r}:{_canonical(v)}" for k, v in items) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_canonical(v) for v in value) + "]"
+    if value is None or type(value) in (bool, int, float, str):
+        return repr(value)
+    return repr(str(value))
 
 
 class ExecutableCache:
@@ -74,10 +89,10 @@ class ExecutableCache:
         parts = [
             module.fingerprint(),
             module.name,  # not in the fingerprint, but the executable carries it
-            json.dumps(options.to_dict(), sort_keys=True, default=str),
+            _canonical(options.to_dict()),
             backend.platform,
             backend.platform_version,
-            json.dumps(attributes, sort_keys=True, default=str),
+            _canonical(attributes),
             passes,
             core_source_digest(),
         ]

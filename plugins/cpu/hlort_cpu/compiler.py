@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 import time
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -40,15 +41,11 @@ from hlort_cpu.control_flow import CONTROL_FLOW_OPS, ProgramSet, program_orders
 from hlort_cpu.device_run import DeviceEvaluator
 from hlort_cpu.kernel_sharing import share_kernels
 from hlort_cpu.slice_copies import SliceCopyThunk, slice_copies
-from hlort_cpu.step_groups import NAMING
-from hlort_cpu.thunks import (
-    FallbackThunk,
-    FusionFallbackThunk,
-    KernelThunk,
-    Program,
-)
 from hlort_cpu.version import PLUGIN_VERSION
 from hlort_cpu.view_thunks import VIEW_OPS, view_thunk
+
+if TYPE_CHECKING:  # the thunks are made after the kernels' LLVM compile, which imports them
+    from hlort_cpu.thunks import Program  # meanwhile (jit.AFTER_LLVM)
 
 _STRUCTURAL = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT}
 # Native thunks whose results are always fresh arrays, never views of an input: their inputs
@@ -239,6 +236,8 @@ def _build(
 ) -> Program:
     """The program of one computation (the entry or one that control flow calls); every
     instruction it runs on the interpreter goes into ``report`` with the reason."""
+    from hlort_cpu.thunks import FallbackThunk, FusionFallbackThunk, KernelThunk, Program
+
     kernels, evaluator = programs.kernels, programs.evaluator
     compiled, fallback = programs.compiled, programs.fallback
     slot = {instr: k for k, instr in enumerate(order)}
@@ -396,8 +395,10 @@ def _gte_step(out: int, src: int, index: int):
 
 def _naming(step, ins: list[int], out: int):
     """A step that only names values: other steps may move past it (step_groups.py)."""
+    from hlort_cpu.step_groups import NAMING
+
     step.group_kind, step.ins, step.out = NAMING, ins, out
     return step
 
 
-__all__ = ["compile_program", "Program", "np", "Token", "TokenShape"]
+__all__ = ["compile_program", "np", "Token", "TokenShape"]

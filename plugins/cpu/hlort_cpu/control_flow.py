@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
 from hlort.ir.opcodes import Opcode
-from hlort_cpu.thunks import Program
 
 if TYPE_CHECKING:  # native_while.py (BLAS, small gemm) is imported when a while is native
     from hlort_cpu.native_while import NativeWhile
+    from hlort_cpu.thunks import Program  # imported while LLVM compiles (jit.AFTER_LLVM)
 
 CONTROL_FLOW_OPS = frozenset({Opcode.WHILE, Opcode.CONDITIONAL, Opcode.CALL})
 

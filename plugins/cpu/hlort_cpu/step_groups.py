@@ -28,7 +28,6 @@ from __future__ import annotations
 import ctypes
 import functools
 
-from hlort_cpu import blas_threads
 from hlort_cpu.spin_pool import native_pool
 from hlort_cpu.thread_pool import crowded, worker_count
 
@@ -98,6 +97,8 @@ class StepGroup:
         if not fns:
             return
         if self.has_dot:
+            from hlort_cpu import blas_threads  # only groups with a dot (ctypes BLAS look-ups)
+
             with blas_threads.single_threaded():
                 _run(fns, tables, bounds)
             for member, alive in zip(self.members, keep, strict=True):

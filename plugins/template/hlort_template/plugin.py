@@ -7,10 +7,12 @@ driver calls that take long) and, when the platform is first used, ``create_clie
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hlort.plugin.api import AttributeValue, Capabilities, Plugin, ProbeResult
-from hlort.plugin.conformance_profile import ConformanceProfile
+
+if TYPE_CHECKING:  # imported when asked for: discovering the plugin should not pay for it
+    from hlort.plugin.conformance_profile import ConformanceProfile
 
 PLATFORM = "template"
 """The platform name: ``hlort.backend("template")``, ``"template:0"``, HLORT_PLATFORMS."""
@@ -52,6 +54,8 @@ class TemplatePlugin(Plugin):
         #   unsupported={"op:fft": "no FFT unit", "dtype:f8e5m2": "no fp8 storage"}
         #   expected_failures={"test_op[erf-bf16-*]": "erf polynomial is f32-only, bug #12"}
         #   tolerances={"dot:bf16": Tolerance(rtol=1e-2, atol=1e-2)}
+        from hlort.plugin.conformance_profile import ConformanceProfile
+
         return ConformanceProfile()
 
     def create_client(self, options: Mapping[str, Any] | None = None):

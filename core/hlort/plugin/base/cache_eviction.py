@@ -43,6 +43,7 @@ _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.I)
 MARKER = ".hlort-cache"
 USAGE = ".hlort-usage"  # in the root; its file NAME: "<bytes> <unix time of NAME's last scan>"
 USAGE_MAX_AGE_S = 3600.0
+_RECORD_WIDTH = 64  # bytes of a usage record: "<bytes> <scan time>", padded
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _usage: dict[str, int] = {}  # cache root -> bytes, as this process last knew it
 _lock = threading.Lock()
@@ -166,21 +167,26 @@ def _usage_path(directory: str) -> str:
 
 
 def _write_usage(directory: str, size: int, scanned: float) -> None:
-    """Replace ``directory``'s usage record (atomically; best effort)."""
+    """Overwrite ``directory``'s usage record in place (best effort): one write of a
+    fixed-width line at the start of the file, not a new file renamed over the old one. On
+    ext4 a rename that replaces a file first writes the new file's data out (``auto_da_alloc``):
+    0.3-13 ms a record on the loaded development machine, up to three times a compile with an
+    existing cache, against ~0.01 ms in place. A reader racing the write may see a mix of the
+    two lines; the record is an estimate anyway (concurrent writers can lose an addition), and
+    a damaged one is rescanned."""
     path = _usage_path(directory)
-    tmp = f"{path}.tmp{os.getpid()}-{os.urandom(4).hex()}"
+    record = f"{size} {scanned!r}".ljust(_RECORD_WIDTH - 1).encode() + b"\n"
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(tmp, flags, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(f"{size} {scanned!r}\n")
-        os.replace(tmp, path)
-    except OSError:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:
-            os.remove(tmp)
-        except OSError:
-            pass
+            os.write(fd, record)
+            if os.fstat(fd).st_size > len(record):  # a longer record an older hlort wrote
+                os.ftruncate(fd, len(record))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
 
 
 def _scan(directory: str, now: float) -> int:

@@ -16,7 +16,6 @@ major -> INVALID_ARGUMENT naming both sides.
 
 from __future__ import annotations
 
-import json
 import struct
 from dataclasses import field
 from typing import Any
@@ -57,6 +56,8 @@ def frame_executable(header: FrameHeader, payload: bytes) -> bytes:
         "payload_size": len(payload),
         "metadata": header.metadata,
     }
+    import json  # imported while a first compile's LLVM runs (hlort_cpu.codegen.jit)
+
     head = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
     body = MAGIC + _LEN.pack(len(head)) + head + bytes(payload)
     return body + sha256(body).digest()
@@ -80,6 +81,8 @@ def unframe_executable(blob: bytes, platform: str | None = None) -> tuple[FrameH
     (head_len,) = _LEN.unpack_from(body, len(MAGIC))
     start = len(MAGIC) + _LEN.size
     try:
+        import json
+
         doc = json.loads(body[start : start + head_len].decode())
         payload = body[start + head_len :]
         header = FrameHeader(

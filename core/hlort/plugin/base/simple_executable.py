@@ -15,7 +15,6 @@ from __future__ import annotations
 import abc
 import functools
 import itertools
-import json
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -212,6 +211,8 @@ class SimpleExecutable(Executable):
 
     def fingerprint(self) -> str:
         if self._fingerprint is None:
+            import json  # not at import: a first compile's key and compile need no json
+
             payload = self.serialize_payload()
             digest = sha256(expect=len(payload))
             for part in (

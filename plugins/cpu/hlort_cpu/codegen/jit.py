@@ -25,13 +25,15 @@ _DEFINE = re.compile(r"^(define [^\n{]*)$", re.MULTILINE)
 _ENGINE: JitEngine | None = None
 
 # What a process's first compile imports after its kernels' LLVM compile: the object loader,
-# the executable's cost estimate and (with a cache to store into) the HLO printer the
-# executable cache's entry is written with. LLVM optimizes and emits with the GIL released, so
-# a helper thread imports them meanwhile instead of the compile afterwards (~2 ms of a fresh
-# process's softmax compile; plugins/cpu/tests/test_first_compile_imports.py checks that each
-# is still imported after LLVM).
-AFTER_LLVM = ("hlort_cpu.codegen.compiled", "hlort.plugin.base.cost_estimate")
-AFTER_LLVM_WITH_CACHE = ("hlort.text.printer",)
+# the executable's cost estimate, the thunks (and step groups) the program is made of, and
+# (with a cache to store into) the HLO printer and json, which the executable cache's entry is
+# written with.
+# LLVM optimizes and emits with the GIL released, so a helper thread imports them meanwhile
+# instead of the compile afterwards (~3 ms of a fresh process's softmax compile;
+# plugins/cpu/tests/test_first_compile_imports.py checks that each is still imported after
+# LLVM).
+AFTER_LLVM = ("hlort_cpu.codegen.compiled", "hlort.plugin.base.cost_estimate", "hlort_cpu.thunks")
+AFTER_LLVM_WITH_CACHE = ("hlort.text.printer", "json")
 _PREFETCH: threading.Thread | None = None
 _prefetch_started = False
 

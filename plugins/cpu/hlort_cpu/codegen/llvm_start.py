@@ -20,8 +20,14 @@ loads every emitter, which is what the background start runs in parallel with.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import importlib.util
 import os
+import pathlib
+import sys
 import threading
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -114,8 +120,60 @@ def _machine(llvm, triple: str, cpu: str, features: str, opt_level: int):
     )
 
 
+def _import_binding():
+    """``llvmlite.binding``, imported without ``importlib.resources`` when llvmlite is a plain
+    directory: its ffi.py imports that module only to find the shared library next to itself
+    (``as_file(files(package) / name)``), and ``importlib.resources`` pulls in tempfile, shutil,
+    random, bz2, lzma and zipfile, none of which a compile uses (~5.5 ms of CPU in a fresh
+    process). While llvmlite imports, ``sys.modules`` holds a stand-in whose ``files`` and
+    ``as_file`` give that directory's path; any other name (or a package that is not a
+    directory) loads and uses the real module. The stand-in leaves ``sys.modules`` afterwards:
+    a later ``import importlib.resources`` gets the real one."""
+    name = "importlib.resources"
+    if name in sys.modules or "llvmlite.binding" in sys.modules:
+        import llvmlite.binding as llvm
+
+        return llvm
+    shim = _resources_shim(name)
+    sys.modules[name] = shim
+    try:
+        import llvmlite.binding as llvm
+    finally:
+        if sys.modules.get(name) is shim:
+            del sys.modules[name]
+    return llvm
+
+
+def _resources_shim(name: str) -> types.ModuleType:
+    def real():
+        if sys.modules.get(name) is shim:
+            del sys.modules[name]
+        return importlib.import_module(name)
+
+    def files(package):
+        spec = importlib.util.find_spec(package) if isinstance(package, str) else None
+        places = list(spec.submodule_search_locations or ()) if spec is not None else []
+        if len(places) == 1 and os.path.isdir(places[0]):
+            return pathlib.Path(places[0])
+        return real().files(package)
+
+    def as_file(path):
+        if isinstance(path, pathlib.Path):
+            return contextlib.nullcontext(path)
+        return real().as_file(path)
+
+    def __getattr__(attr):  # noqa: N807 - PEP 562 module attribute hook
+        return getattr(real(), attr)
+
+    shim = types.ModuleType(name, "hlort_cpu.codegen.llvm_start's importlib.resources stand-in")
+    shim.files, shim.as_file, shim.__getattr__ = files, as_file, __getattr__
+    # a submodule another thread imports meanwhile (importlib.resources.abc) is the real one
+    shim.__path__ = [os.path.join(os.path.dirname(importlib.__file__), "resources")]
+    return shim
+
+
 def _create(opt_level: int) -> HostLlvm:
-    import llvmlite.binding as llvm
+    llvm = _import_binding()
 
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
