@@ -109,7 +109,8 @@ def call_function(cx: OpContext, name: str, operands):
     n = len(cx.op.results)
     if n == 0:
         return []
-    return unpack(cx, out, n)
+    # one result is the call itself (the function's root), a tuple too: a tuple-typed result
+    return [out] if n == 1 else unpack(cx, out, n)
 
 
 @converter("func.call")
@@ -172,7 +173,8 @@ def _custom_call(cx: OpContext):
         check_layouts(out.name, target, [getattr(s, "layout", None) for s in laid], laid, out.shape)
     if not shapes:
         return []
-    values = unpack(cx, out, len(shapes))
+    # one result is the call itself, a tuple too (XLA's older tuple-returning calls: TPU's Qr)
+    values = [out] if len(shapes) == 1 else unpack(cx, out, len(shapes))
     for value in values:  # a result's layout is the call's; what reads it sees logical arrays
         if value is not out and getattr(value.shape, "layout", None) is not None:
             value.shape = replace(value.shape, layout=None)
