@@ -1,7 +1,7 @@
 """JAX's export back-compatibility data (programs JAX serialized over the years, with inputs and
 XLA's outputs; in the jax wheel, ``jax._src.internal_test_util.export_back_compat_test_data``)
 run on hlort, read in place. They hold forms JAX no longer emits: TPU's 2023 tuple-returning
-``Qr``, shard_map arguments with locations, older LAPACK calls.
+``Qr``, shard_map arguments with locations, dynamic ops as custom calls (``dynamic_top_k``).
 
 Compared per output with XLA's: integers exactly, floats within 50 eps of the output type times
 max |XLA's output|; eigh's eigenvectors are not (the data's matrix has repeated eigenvalues, so
@@ -30,6 +30,8 @@ RUNS = [  # data module, the outputs not compared (not unique)
     ("cpu_triangular_solve_blas_trsm", ()),
     ("cpu_eigh_lapack_syev", (0,)),
     ("tpu_Qr", ()),
+    ("stablehlo_dynamic_top_k", ()),
+    ("stablehlo_dynamic_rng_bit_generator", ()),
 ]
 UNSUPPORTED = {  # data module: what the error must say (hlort has no such target or devices)
     "cpu_eig_lapack_geev": "geev_ffi' is not registered",
@@ -39,6 +41,8 @@ UNSUPPORTED = {  # data module: what the error must say (hlort has no such targe
     "tpu_Lu": "'LuDecomposition' is not registered",
     "tpu_ApproxTopK": "'ApproxTopK' is not registered",
     "shardy_sharding_ops_with_different_meshes": "the program needs 2 device(s)",
+    "stablehlo_dynamic_approx_top_k": "shape refinement has no rule",
+    "tpu_stablehlo_dynamic_reduce_window": "shape refinement has no rule",
 }
 
 
