@@ -79,3 +79,21 @@ module @m attributes {mhlo.num_partitions = 1 : i32} {
 }"""
     x = np.array([1.0, -0.0, np.inf, np.nan], np.float32)
     np.testing.assert_array_equal(evaluate(parse_stablehlo(text), [x]), -x)
+
+
+def test_shardy_round_trip_result_sharding_is_its_operand():
+    """``xla.sdy.FuncResultSharding`` (jax's 2025-04 exports) states the sharding the result's
+    ``mhlo.sharding`` states too; it was an unregistered custom call (UNIMPLEMENTED)."""
+    text = """module @m attributes {mhlo.num_partitions = 1 : i32} {
+  func.func public @main(%arg0: tensor<2xf32>) -> (tensor<2xf32> {mhlo.sharding = "{replicated}"}) {
+    %0 = stablehlo.negate %arg0 : tensor<2xf32>
+    %1 = stablehlo.custom_call @xla.sdy.FuncResultSharding(%0) {has_side_effect = true,
+        mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding_per_value<[<@mesh, [{}]>]>"}}
+        : (tensor<2xf32>) -> tensor<2xf32>
+    return %1 : tensor<2xf32>
+  }
+}"""
+    module = parse_stablehlo(text)
+    assert not [i for i in module.entry.instructions if i.attrs.get("custom_call_target")]
+    x = np.array([1.5, -0.0], np.float32)
+    np.testing.assert_array_equal(evaluate(module, [x]), -x)

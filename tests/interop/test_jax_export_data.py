@@ -32,6 +32,7 @@ RUNS = [  # data module, the outputs not compared (not unique)
     ("tpu_Qr", ()),
     ("stablehlo_dynamic_top_k", ()),
     ("stablehlo_dynamic_rng_bit_generator", ()),
+    ("annotate_data_placement", ()),
 ]
 UNSUPPORTED = {  # data module: what the error must say (hlort has no such target or devices)
     "cpu_eig_lapack_geev": "geev_ffi' is not registered",

@@ -128,9 +128,18 @@ def _composite(cx: OpContext):
     return call_function(cx, decomposition.name, cx.operands)
 
 
+# Shardy's round-trip spelling of a function result's sharding (jax 2025 exports): the
+# result's own ``mhlo.sharding`` says the same, so the call is its operand, as in XLA's import.
+SDY_ROUND_TRIP_RESULTS = ("xla.sdy.FuncResultSharding",)
+
+
 @converter("stablehlo.custom_call")
 def _custom_call(cx: OpContext):
     target = cx.attr("call_target_name")
+    if target in SDY_ROUND_TRIP_RESULTS:  # its sharding is the result's; XLA drops the call too
+        if len(cx.operands) != len(cx.op.result_types):
+            raise cx.invalid(f"{target} passes its operands through: one result each")
+        return list(cx.operands)
     shapes = [cx.result_shape(i) for i in range(len(cx.op.result_types))]
     operand_layouts, result_layouts = (
         _layouts(cx, "operand_layouts"),
