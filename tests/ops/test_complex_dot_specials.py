@@ -111,3 +111,46 @@ def test_overflowed_elements_beyond_the_in_order_budget_come_from_real_gemms(mon
     np.testing.assert_array_equal(out[0], want[0])
     np.testing.assert_array_equal(out[1], gemms)
     assert np.isnan(out[1].real).all() and (want[1].real == 0).all()
+
+
+def _special_and_overflow(dtype, k=128):
+    """Rows and columns holding an infinity whose other products overflow (module docstring
+    of complex_specials): ``h (1 + i) * h (1 + i) = 0 + 2 h^2 i`` products, whose real sum is 0
+    in order while ``ar @ br`` and ``ai @ bi`` each overflow (inf - inf: NaN)."""
+    h = np.sqrt(np.finfo(dtype).max / 64)  # h^2 K overflows, 2 h^2 does not
+    a = np.full((4, k), h * (1 + 1j), dtype)
+    b = np.full((k, 4), h * (1 + 1j), dtype)
+    a[0, 0] = np.inf  # first: inf + inf i in order (the real gemms: NaN + inf i)
+    a[1, k - 1] = np.inf  # last, after the finite sums overflowed
+    b[:, 2] = h * (-1 + 0j)  # real parts -h^2 each: the finite sums overflow to -inf ...
+    b[0, 2] = b[k - 1, 2] = h  # ... row 0 meets +inf first (in order: +inf), row 1 last (NaN)
+    a[3] = 1 + 2j  # a finite row: only the special columns
+    b[5, 3] = complex(0, np.inf)  # an infinite column among overflowing products
+    return a, b
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_a_special_row_or_column_whose_other_products_overflow_is_summed_in_order(dtype):
+    a, b = _special_and_overflow(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.matmul(a, b)
+        want = _in_order(a, b)
+        gemms = real_gemm_product(a, b)
+        repair_specials(a, b, out)
+    assert np.isposinf(want[0, 0].real) and np.isnan(gemms[0, 0].real)  # the case is built
+    assert np.isposinf(want[0, 2].real) and np.isnan(want[1, 2].real)
+    with np.errstate(over="ignore"):  # the bound's own |a| @ |b| overflows
+        _assert_same_specials(out, want, a, b, float(np.finfo(dtype).eps))
+    np.testing.assert_array_equal(out[:3], want[:3])  # the overflowing rows: in order, exactly
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_the_blas_path_of_the_interpreter_keeps_them(dtype, monkeypatch):
+    a, b = _special_and_overflow(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = _in_order(a, b)
+    monkeypatch.setattr(linalg, "SEQUENTIAL_MAX_PRODUCTS", 1)  # the BLAS path
+    got = linalg.contract(a, b)
+    with np.errstate(over="ignore"):  # the bound's own |a| @ |b| overflows
+        _assert_same_specials(got, want, a, b, float(np.finfo(dtype).eps))
+    np.testing.assert_array_equal(got[:3], want[:3])

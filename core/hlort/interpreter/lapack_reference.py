@@ -137,9 +137,22 @@ TRANSPOSES = {"N": Transpose.NO_TRANSPOSE, "T": Transpose.TRANSPOSE, "C": Transp
 
 
 def trsm(
-    a: np.ndarray, b: np.ndarray, left: bool, lower: bool, transpose: str, unit: bool
+    a: np.ndarray,
+    b: np.ndarray,
+    left: bool,
+    lower: bool,
+    transpose: str,
+    unit: bool,
+    alpha: complex = 1,
 ) -> np.ndarray:
-    """BLAS trsm with alpha 1: op(a) x = b (``left``) or x op(a) = b."""
+    """BLAS trsm: op(a) x = alpha b (``left``) or x op(a) = alpha b. As reference BLAS does,
+    ``alpha b`` is formed first (only for alpha != 1), and alpha = 0 gives zeros without
+    reading ``a`` or ``b`` (so no NaN from them)."""
+    if alpha == 0:
+        return np.zeros(b.shape, np.result_type(a, b))
+    if alpha != 1:
+        with np.errstate(all="ignore"):
+            b = b * np.asarray(alpha, b.dtype)
     return solve_triangular(
         a, b, left=left, lower=lower, unit=unit, transpose=TRANSPOSES[transpose]
     )

@@ -10,7 +10,13 @@ Target names are ``lapack_<p><routine>_ffi`` with ``p`` in s (f32), d (f64), c (
 | orgqr (s, d) / ungqr (c, z) | a, tau | q | |
 | syevd (s, d) / heevd (c, z) | a | (vectors, values (real), info) | mode (V/N), uplo |
 | gesdd, gesvd | a | (a, s (real), u, vt, info) | mode (A/S/N) |
-| trsm | a, b | x | side (L/R), uplo (L/U), trans_x (N/T/C), diag (U/N) |
+| trsm | a, b (, alpha) | x | side (L/R), uplo (L/U), trans_x (N/T/C), diag (U/N) |
+
+trsm's optional third operand is the scalar ``alpha`` of the matrices' type (rank 0): JAX's
+lowering passed it, a constant 1, until it dropped it, and XLA's kernel (jaxlib's
+``TriMatrixEquationSolver``: operands ``x, y, alpha``) hands it to BLAS ``?trsm``, which solves
+``op(a) x = alpha b`` (``x op(a) = alpha b``): ``b`` scaled first, then the substitution, and
+``alpha = 0`` makes ``x`` zero without reading ``a`` or ``b``. Programs JAX exported then carry it.
 
 ``info`` is s32 with the batch shape; character attributes are ASCII codes (``uplo = 76`` is
 'L'), read from the call's ``backend_config`` (:mod:`hlort.ffi_attributes`). JAX's TPU
@@ -46,6 +52,7 @@ ROUTINES = {
     "gesvd": (1, 5),
     "trsm": (2, 1),
 }
+OPTIONAL_OPERANDS = {"trsm": 1}  # trsm's alpha (module docstring)
 REAL_ONLY, COMPLEX_ONLY = {"orgqr", "syevd"}, {"ungqr", "heevd"}
 
 
@@ -110,8 +117,16 @@ def _lapack_shape(routine: str, dtype: dtypes.DType | None):
         dtype = fixed or (q.array(0).dtype if q.operands else None)
         if dtype is None or not (dtype.is_float or dtype.is_complex):
             q.fail(f"target {target!r} takes float or complex matrices, got {q.operands}")
-        if len(q.operands) != operands:
-            q.fail(f"target {target!r} takes {operands} operand(s), got {len(q.operands)}")
+        extra = len(q.operands) - operands
+        if not 0 <= extra <= OPTIONAL_OPERANDS.get(routine, 0):
+            most = operands + OPTIONAL_OPERANDS.get(routine, 0)
+            counts = f"{operands} or {most}" if most > operands else f"{operands}"
+            q.fail(f"target {target!r} takes {counts} operand(s), got {len(q.operands)}")
+        if extra and (q.array(operands).dtype != dtype or q.array(operands).rank != 0):
+            q.fail(
+                f"target {target!r}: operand {operands} (alpha) must be a {dtype} scalar "
+                f"(rank 0), got {q.array(operands)}; a batch of alphas is not BLAS trsm's"
+            )
         for i in range(operands):
             shape = q.array(i)
             if shape.dtype != dtype or shape.rank < (2 if i == 0 or routine == "trsm" else 1):
@@ -177,6 +192,7 @@ def evaluate_lapack(call: LapackCall, shape: Shape, *operands: np.ndarray):
                 call.char("uplo", "L") == "L",
                 call.char("trans_x", "N"),
                 call.char("diag", "N") == "U",
+                _wide(operands[2])[()] if len(operands) > 2 else 1,
             ),
         )
     return _round(values, shape)

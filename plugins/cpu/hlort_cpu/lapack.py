@@ -99,7 +99,8 @@ class LapackThunk:
         elif routine in ("gesdd", "gesvd"):
             values = self._svd(a, routine, call.char("mode", "A"))
         else:
-            values = self._trsm(a, operands[1])
+            alpha = operands[2][()] if len(operands) > 2 else 1.0
+            values = self._trsm(a, operands[1], alpha)
         return self._finish(values)
 
     def _eigh(self, a: np.ndarray, lower: bool, vectors: bool) -> list:
@@ -129,7 +130,8 @@ class LapackThunk:
             u, vt = np.zeros(leaves[2].dims, a.dtype), np.zeros(leaves[3].dims, a.dtype)
         return [a, s, u, vt, info]
 
-    def _trsm(self, a: np.ndarray, b: np.ndarray) -> list:
+    def _trsm(self, a: np.ndarray, b: np.ndarray, alpha) -> list:
+        """BLAS ``?trsm`` with the call's ``alpha`` (1 when it passes none), as XLA's kernel."""
         call = self.call
         fn = self._routine("trsm", a.dtype, self.blas)
         side = int(call.char("side", "L") != "L")
@@ -137,7 +139,7 @@ class LapackThunk:
         trans = {"N": 0, "T": 1, "C": 2}[call.char("trans_x", "N")]
         diag = int(call.char("diag", "N") == "U")
         (x,) = _per_matrix(
-            lambda m, r: (fn(1.0, m, r, side=side, lower=lower, trans_a=trans, diag=diag),),
+            lambda m, r: (fn(alpha, m, r, side=side, lower=lower, trans_a=trans, diag=diag),),
             [a, b],
             a.shape[:-2],
         )

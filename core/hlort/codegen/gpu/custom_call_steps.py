@@ -17,7 +17,8 @@ hlort ships (hlort.interpreter.custom_call_targets), two kinds have device steps
   ``info``, the other triangle kept), ``uplo`` choosing the triangle;
 - ``lapack_?trsm_ffi``: exactly a ``triangular-solve`` (``side`` L: ``left_side``; ``uplo``;
   ``trans_x`` N/T/C: ``transpose_a``; ``diag`` U: ``unit_diagonal``; alpha is 1, JAX passes
-  none), so the substitution kernel, when ``a``'s batch dimensions are ``b``'s.
+  none), so the substitution kernel, when ``a``'s batch dimensions are ``b``'s (the older
+  3-operand form, with alpha, stays a host step).
 
 A name re-registered with ``replace=True`` is the user's function and is not recognized (its
 evaluate function is no longer the shipped one). Everything else stays a counted host
@@ -110,6 +111,8 @@ def as_triangular_solve(instr: Instruction) -> tuple[Instruction | None, str]:
     """The ``triangular-solve`` (detached, on the same operands) a ``lapack_?trsm_ffi`` call
     computes, or None and why not."""
     call = _lapack(instr)
+    if len(instr.operands) != 2:  # JAX's older form passes alpha: the substitution has none
+        return None, "trsm with an alpha operand (op(a) x = alpha b) has no GPU kernel"
     a, rhs = (o.shape for o in instr.operands)
     left = call.char("side", "L") == "L"
     n = rhs.dims[-2] if left else rhs.dims[-1]

@@ -109,7 +109,8 @@ def call_function(cx: OpContext, name: str, operands):
     n = len(cx.op.results)
     if n == 0:
         return []
-    return unpack(cx, out, n)
+    # one result is the call itself (the function's root), a tuple too: a tuple-typed result
+    return [out] if n == 1 else unpack(cx, out, n)
 
 
 @converter("func.call")
@@ -127,9 +128,18 @@ def _composite(cx: OpContext):
     return call_function(cx, decomposition.name, cx.operands)
 
 
+# Shardy's round-trip spelling of a function result's sharding (jax 2025 exports): the
+# result's own ``mhlo.sharding`` says the same, so the call is its operand, as in XLA's import.
+SDY_ROUND_TRIP_RESULTS = ("xla.sdy.FuncResultSharding",)
+
+
 @converter("stablehlo.custom_call")
 def _custom_call(cx: OpContext):
     target = cx.attr("call_target_name")
+    if target in SDY_ROUND_TRIP_RESULTS:  # its sharding is the result's; XLA drops the call too
+        if len(cx.operands) != len(cx.op.result_types):
+            raise cx.invalid(f"{target} passes its operands through: one result each")
+        return list(cx.operands)
     shapes = [cx.result_shape(i) for i in range(len(cx.op.result_types))]
     operand_layouts, result_layouts = (
         _layouts(cx, "operand_layouts"),
@@ -172,7 +182,8 @@ def _custom_call(cx: OpContext):
         check_layouts(out.name, target, [getattr(s, "layout", None) for s in laid], laid, out.shape)
     if not shapes:
         return []
-    values = unpack(cx, out, len(shapes))
+    # one result is the call itself, a tuple too (XLA's older tuple-returning calls: TPU's Qr)
+    values = [out] if len(shapes) == 1 else unpack(cx, out, len(shapes))
     for value in values:  # a result's layout is the call's; what reads it sees logical arrays
         if value is not out and getattr(value.shape, "layout", None) is not None:
             value.shape = replace(value.shape, layout=None)

@@ -27,6 +27,7 @@ from hlort.importers.stablehlo.checks import (
     CheckSpec,
 )
 from hlort.importers.stablehlo.conversion_context import CONVERTERS, OpContext
+from hlort.importers.stablehlo.dynamic_custom_calls import static_form
 from hlort.importers.stablehlo.types import narrow_integer, to_shape
 from hlort.ir.computation import Computation
 from hlort.ir.instruction import Instruction
@@ -326,6 +327,7 @@ class ModuleConverter:
         if refine.is_shape_assertion(op):
             refine.check_shape_assertion(self, scope, op)
             return
+        op = static_form(OpContext(self, scope, op)) or op  # stablehlo.dynamic_top_k...
         fn = CONVERTERS.get(op.name)
         if fn is None:
             raise Unimplemented(f"op {op.name} is not supported by hlort")

@@ -78,7 +78,9 @@ def parse_manual_computation(p: Parser, op: ast.Operation) -> None:
     def argument():
         name = p.expect_kind("value", "a per-device argument").text
         p.expect(":")
-        return name, p.parse_type()
+        t = p.parse_type()
+        p.skip_location()  # ``loc("shard_map:"(#loc46))``, as JAX exports print them
+        return name, t
 
     p.expect("(")
     args = p.items_until(")", argument)
