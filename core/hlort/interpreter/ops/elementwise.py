@@ -47,7 +47,7 @@ def _integer_or_native(fn, dtype: np.dtype, *xs: np.ndarray) -> np.ndarray:
 def _sign_bit(x: np.ndarray, flip: bool) -> np.ndarray:
     """A real float's sign bit flipped or cleared, every other bit kept: IEEE 754's negate and
     abs (5.5.1) and LLVM's fneg/fabs, so NaN payloads (signaling ones too) survive."""
-    bits = np.ascontiguousarray(x).view(f"u{x.dtype.itemsize}")
+    bits = np.asarray(x).view(f"u{x.dtype.itemsize}")  # a view keeps 0-d arrays 0-d
     sign = bits.dtype.type(1 << (8 * x.dtype.itemsize - 1))
     return np.asarray(bits ^ sign if flip else bits & ~sign).view(x.dtype)
 
