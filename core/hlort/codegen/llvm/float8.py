@@ -179,7 +179,8 @@ def float8_nan_bits(dtype: DType) -> tuple[int, int]:
 
 def keeps_nan_payload(instr: Instruction) -> bool:
     """Whether the interpreter's result of elementwise ``instr`` keeps an operand's NaN as it
-    is (data movement in effect): then the emitter must not canonicalize an f8E5M2 NaN."""
+    is (data movement in effect): then the emitter must not canonicalize an f8E5M2 NaN (nor
+    quiet a bf16 one: llvm_types.round_to)."""
     op = instr.opcode
     if op in (
         Opcode.SELECT,
@@ -188,6 +189,8 @@ def keeps_nan_payload(instr: Instruction) -> bool:
         Opcode.REAL,
         Opcode.BITCAST_CONVERT,
         Opcode.REDUCE_PRECISION,
+        Opcode.NEGATE,  # sign-bit operations (IEEE 754 5.5.1): the payload stays
+        Opcode.ABS,
     ):
         return True
     return op is Opcode.CONVERT and instr.operands[0].shape.dtype is instr.shape.dtype

@@ -121,12 +121,19 @@ def to_storage(b: ir.IRBuilder, dtype: DType, value: ir.Value) -> ir.Value:
     return value
 
 
-def bf16_bits(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
-    """f32 -> bf16 bits, rounding to nearest even; NaN stays a (quiet) NaN of the same sign."""
+def bf16_bits(b: ir.IRBuilder, value: ir.Value, keep_nan_payload: bool = True) -> ir.Value:
+    """f32 -> bf16 bits, rounding to nearest even. A NaN keeps its sign and high payload bits,
+    signaling ones too, so a bf16 load then store gives the same bits (data movement); it is
+    made quiet (as IEEE arithmetic and conversions do) unless ``keep_nan_payload``, and always
+    where its payload was only in the low half (else it would truncate to infinity)."""
+    high = b.lshr(b.bitcast(value, I32), ir.Constant(I32, 16))
+    lsb = b.and_(high, ir.Constant(I32, 1))
     bits = b.bitcast(value, I32)
-    lsb = b.and_(b.lshr(bits, ir.Constant(I32, 16)), ir.Constant(I32, 1))
     rounded = b.lshr(b.add(bits, b.add(lsb, ir.Constant(I32, 0x7FFF))), ir.Constant(I32, 16))
-    quiet = b.or_(b.lshr(bits, ir.Constant(I32, 16)), ir.Constant(I32, 0x40))
+    quiet = b.or_(high, ir.Constant(I32, 0x40))
+    if keep_nan_payload:
+        payload = b.icmp_unsigned("!=", b.and_(high, ir.Constant(I32, 0x7F)), ir.Constant(I32, 0))
+        quiet = b.select(payload, high, quiet)
     is_nan = b.fcmp_unordered("uno", value, value)
     return b.trunc(b.select(is_nan, quiet, rounded), I16)
 
@@ -135,9 +142,11 @@ def round_to(
     b: ir.IRBuilder, dtype: DType, value: ir.Value, keep_nan_payload: bool = False
 ) -> ir.Value:
     """An f32 value rounded to ``dtype`` and held as f32 again (identity for f32/f64/ints).
-    A float8 NaN becomes canonical unless ``keep_nan_payload`` (float8.py)."""
+    A float8 NaN becomes canonical, a bf16 NaN quiet, unless ``keep_nan_payload`` (float8.py)."""
     if is_float8(dtype):
         return round_f32_to_float8(b, dtype, value, keep_nan_payload)
+    if dtype is dtypes.BF16:
+        return from_storage(b, dtype, bf16_bits(b, value, keep_nan_payload))
     if dtype in NARROW:
         return from_storage(b, dtype, to_storage(b, dtype, value))
     return value

@@ -44,6 +44,14 @@ def _integer_or_native(fn, dtype: np.dtype, *xs: np.ndarray) -> np.ndarray:
     return apply_native(fn, dtype, *xs)
 
 
+def _sign_bit(x: np.ndarray, flip: bool) -> np.ndarray:
+    """A real float's sign bit flipped or cleared, every other bit kept: IEEE 754's negate and
+    abs (5.5.1) and LLVM's fneg/fabs, so NaN payloads (signaling ones too) survive."""
+    bits = np.asarray(x).view(f"u{x.dtype.itemsize}")  # a view keeps 0-d arrays 0-d
+    sign = bits.dtype.type(1 << (8 * x.dtype.itemsize - 1))
+    return np.asarray(bits ^ sign if flip else bits & ~sign).view(x.dtype)
+
+
 # -- unary ----------------------------------------------------------------------------------------
 @evaluates(Opcode.ABS)
 def _abs(ev, instr, x):
@@ -51,11 +59,15 @@ def _abs(ev, instr, x):
     if is_complex(x.dtype):
         with np.errstate(all="ignore"):
             return np.asarray(np.abs(widen(x)).astype(out_dtype(instr)))
+    if from_numpy(x.dtype).is_float:
+        return _sign_bit(x, flip=False)
     return _integer_or_native(np.abs, x.dtype, x)
 
 
 @evaluates(Opcode.NEGATE)
 def _negate(ev, instr, x):
+    if from_numpy(x.dtype).is_float:
+        return _sign_bit(x, flip=True)
     return _integer_or_native(np.negative, x.dtype, x)
 
 
