@@ -34,6 +34,7 @@ from hlort.errors import FailedPrecondition, HlortError, InvalidArgument, NotFou
 from hlort.plugin.api import Client, Plugin
 from hlort.plugin.backend_record import BROKEN, BackendRecord, BackendStatus, describe_error
 from hlort.plugin.bounded_call import BoundedCall, plugin_timeout_s
+from hlort.plugin.failure_advice import PLUGIN_BUG_FIX, import_failure
 from hlort.plugin.name_claims import Claim, resolve
 from hlort.plugin.selection_log import log_default as _log_default
 from hlort.plugin.versioning import check_api_version
@@ -128,7 +129,8 @@ class Registry:
         try:
             obj = ep.load()
         except BaseException as exc:  # noqa: BLE001 - one plugin must not break discovery
-            self._fail(ep.name, source, exc, reinstall, "importing it raised")
+            what, fix = import_failure(exc, ep.value, dist_name, reinstall)
+            self._fail(ep.name, source, exc, fix, what or "importing it raised", whole=bool(what))
             return []
         return [
             Claim(plugin, how, dist_name)
@@ -297,6 +299,7 @@ class Registry:
         if call.error is not None:
             record.status = BackendStatus.FAILED
             record.message = f"probe() raised {describe_error(call.error)}"
+            record.fix = PLUGIN_BUG_FIX.format(what="answer with a ProbeResult, never raise")
             record.detail = call.trace
             return
         probe = call.result
@@ -304,6 +307,7 @@ class Registry:
         if available is None:
             record.status = BackendStatus.FAILED
             record.message = f"probe() returned {type(probe).__name__}, not a ProbeResult"
+            record.fix = PLUGIN_BUG_FIX.format(what="return hlort.plugin.api.ProbeResult")
         elif not available:
             record.status = BackendStatus.UNAVAILABLE
             record.message = probe.reason or "probe() said unavailable"
@@ -317,7 +321,11 @@ class Registry:
         self._records[key] = record
         return record
 
-    def _fail(self, name: str, source: str, exc: BaseException, fix: str, what: str) -> None:
+    def _fail(
+        self, name: str, source: str, exc: BaseException, fix: str, what: str, whole=False
+    ) -> None:
+        """Record a failure: ``what`` and the error, or ``what`` alone when ``whole`` (it
+        already says what the error says)."""
         import traceback  # only on failure: ~1 ms of a first compile otherwise
 
         self._record(
@@ -325,7 +333,7 @@ class Registry:
                 name,
                 source,
                 BackendStatus.FAILED,
-                message=f"{what}: {describe_error(exc)}",
+                message=what if whole else f"{what}: {describe_error(exc)}",
                 fix=fix,
                 detail="".join(traceback.format_exception(exc)),
             )
