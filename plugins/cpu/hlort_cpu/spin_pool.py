@@ -42,19 +42,20 @@ def spin_us() -> int:
 
 
 def _functions() -> tuple[int, int, int]:
-    """Addresses of (worker, run, try_stop), compiled once and kept in the compile cache."""
+    """Addresses of (worker, run, try_stop), compiled once (quickly: jit.compile_ir_quickly)
+    and kept in the compile cache."""
     from hlort_cpu import compile_cache
     from hlort_cpu.codegen.jit import jit_engine
 
     engine = jit_engine()
     probe = spin_pool_ir.pool_ir("P")
     digest = sha256(probe.encode()).hexdigest()[:16]
-    key = compile_cache.cache_key(f"spin-pool-{digest}", PLUGIN_VERSION, engine.key)
+    key = compile_cache.cache_key(f"spin-pool-quick-{digest}", PLUGIN_VERSION, engine.key)
     prefix = f"hl{key[:16]}_pool"
     names = [f"{prefix}_worker", f"{prefix}_run", f"{prefix}_try_stop"]
     cached = compile_cache.lookup(key)
     if cached is None:
-        obj = engine.compile_ir(spin_pool_ir.pool_ir(prefix))
+        obj = engine.compile_ir_quickly(spin_pool_ir.pool_ir(prefix))
         compile_cache.store(key, obj, names)
     else:
         obj = cached[0]

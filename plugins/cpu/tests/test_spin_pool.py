@@ -238,3 +238,32 @@ def test_a_pool_that_cannot_be_built_warns_and_python_threads_run(marker, monkey
     np.testing.assert_array_equal(marks.counts, 2)
     warnings = [r for r in caplog.records if "native thread pool unavailable" in r.message]
     assert len(warnings) == 1 and "llvmlite could not build" in warnings[0].message
+
+
+def test_the_pool_compiles_on_the_quick_path_and_runs(marker, monkeypatch):
+    """The pool's code is no numeric loop: it is compiled by ``compile_ir_quickly`` (SROA and
+    LLVM's fast instruction selector, not O3's vectorizers), and that code runs every chunk."""
+    from hlort_cpu import compile_cache
+    from hlort_cpu.codegen.jit import jit_engine
+
+    engine = jit_engine()
+    seen = []
+    quickly = engine.compile_ir_quickly
+
+    def spy(ir_text):
+        seen.append(ir_text)
+        return quickly(ir_text)
+
+    monkeypatch.setattr(compile_cache, "lookup", lambda key: None)  # compile, do not load
+    monkeypatch.setattr(engine, "compile_ir_quickly", spy)
+    monkeypatch.setattr(engine, "compile_ir", lambda ir_text: pytest.fail("pool compiled at O3"))
+    p = spin_pool.SpinPool(2)
+    try:
+        assert len(seen) == 1 and "_pool_worker" in seen[0]
+        marks = Marks(500)
+        ranges = _ranges(500, 7)
+        for _ in range(100):
+            p.run(marker, marks.table, None, ranges.bounds(), len(ranges))
+        np.testing.assert_array_equal(marks.counts, 100)
+    finally:
+        assert p.stop()

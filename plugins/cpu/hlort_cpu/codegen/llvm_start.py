@@ -109,7 +109,8 @@ def optimize_module(host: HostLlvm, module, alongside: Callable[[], object] | No
     passes.run(module, pb)
 
 
-def _machine(llvm, triple: str, cpu: str, features: str, opt_level: int):
+def machine_for(llvm, triple: str, cpu: str, features: str, opt_level: int):
+    """A JIT target machine for the host (``opt_level``: LLVM's code generation level)."""
     return llvm.Target.from_triple(triple).create_target_machine(
         cpu=cpu,
         features=features,
@@ -180,7 +181,7 @@ def _create(opt_level: int) -> HostLlvm:
     triple = llvm.get_process_triple()
     cpu = llvm.get_host_cpu_name()
     features = llvm.get_host_cpu_features().flatten()
-    machine = _machine(llvm, triple, cpu, features, opt_level)
+    machine = machine_for(llvm, triple, cpu, features, opt_level)
     backing = llvm.parse_assembly("")
     backing.triple = triple
     engine = llvm.create_mcjit_compiler(backing, machine)
@@ -194,7 +195,7 @@ def _warm_up(host: HostLlvm) -> None:
     its own (so it may run beside the first real compile safely): LLVM's lazy one-time set-up
     (pass registries, the subtarget's tables) then is done when the first kernel compiles."""
     llvm = host.llvm
-    machine = _machine(llvm, host.triple, host.cpu, host.features, host.opt_level)
+    machine = machine_for(llvm, host.triple, host.cpu, host.features, host.opt_level)
     module = llvm.parse_assembly(_WARM_UP_IR, context=llvm.create_context())
     module.triple = host.triple
     module.data_layout = str(machine.target_data)
