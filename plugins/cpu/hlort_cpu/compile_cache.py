@@ -75,11 +75,12 @@ def cache_key(fingerprint: str, plugin_version: str, engine_key: str) -> str:
 
 
 def lookup(key: str):
-    """(object code, kernel infos) or None."""
+    """(object code, kernel infos) or None; the object code is bytes, or a list of bytes for
+    a module compiled in parts (parallel_compile.py), as it was stored."""
     return _lookup(key, _decode_object)
 
 
-def store(key: str, obj: bytes, infos: list) -> None:
+def store(key: str, obj: bytes | list[bytes], infos: list) -> None:
     _store(key, (obj, infos), _encode_object)
 
 
@@ -121,22 +122,28 @@ def _info_classes(drivers: bool = True) -> dict[str, type]:
 def _encode_object(entry) -> bytes:
     obj, infos = entry
     drivers = "hlort_cpu.codegen.while_driver" in sys.modules
-    return module_codec.encode_value(
-        (np.frombuffer(obj, np.uint8), list(infos)), _info_classes(drivers)
-    )
+    code = [_bytes_array(o) for o in obj] if isinstance(obj, list) else _bytes_array(obj)
+    return module_codec.encode_value((code, list(infos)), _info_classes(drivers))
+
+
+def _bytes_array(obj: bytes) -> np.ndarray:
+    return np.frombuffer(obj, np.uint8)
+
+
+def _is_bytes_array(value) -> bool:
+    return isinstance(value, np.ndarray) and value.dtype == np.uint8 and value.ndim == 1
 
 
 def _decode_object(payload: bytes):
     value = module_codec.decode_value(payload, _info_classes())
-    if not (
-        isinstance(value, tuple)
-        and len(value) == 2
-        and isinstance(value[0], np.ndarray)
-        and value[0].dtype == np.uint8
-        and isinstance(value[1], list)
-    ):
+    if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], list)):
         raise module_codec.CodecError("not an object-code entry")
-    return value[0].tobytes(), value[1]
+    code = value[0]
+    if _is_bytes_array(code):
+        return code.tobytes(), value[1]
+    if isinstance(code, list) and code and all(_is_bytes_array(c) for c in code):
+        return [c.tobytes() for c in code], value[1]
+    raise module_codec.CodecError("not an object-code entry")
 
 
 def _path(key: str) -> str | None:

@@ -1,8 +1,9 @@
 """The CPU compiler: turn an optimized module into a Program of thunks.
 
 Every fusion the emitter supports, and every standalone elementwise, data-movement or reduce
-instruction, becomes one LLVM kernel (all kernels of a module are optimized and compiled
-together, once, then cached; equal computations share one, kernel_sharing.py). Dots and
+instruction, becomes one LLVM kernel (a module's kernels are optimized and compiled once, in
+up to four LLVM modules on several threads, kernel_parts.py, then cached; equal computations
+share one, kernel_sharing.py). Dots and
 convolutions run as NumPy matmul on the operands (BLAS), fft on pocketfft (numpy.fft),
 cholesky on LAPACK (numpy.linalg), triangular-solve on a compiled substitution kernel, and
 custom calls as custom_call.py says (the shipped targets natively, a user's target as its own
@@ -39,6 +40,7 @@ from hlort_cpu.codegen.kernel_builder import KernelModule, classify
 from hlort_cpu.codegen.unsupported_reason import why_not_compiled
 from hlort_cpu.control_flow import CONTROL_FLOW_OPS, ProgramSet, program_orders
 from hlort_cpu.device_run import DeviceEvaluator
+from hlort_cpu.kernel_parts import compile_threads, kernel_cost, kernel_parts
 from hlort_cpu.kernel_sharing import share_kernels
 from hlort_cpu.slice_copies import SliceCopyThunk, slice_copies
 from hlort_cpu.version import PLUGIN_VERSION
@@ -158,26 +160,7 @@ def compile_program(module: Module) -> Program:
     cache_hit = cached is not None
     natives: dict = {}
     if to_compile and cached is None:
-        km = KernelModule(f"{module.name}_kernels")
-        # only the entry's kernel thunks promise buffers that never overlap (a native while
-        # driver updates its state in place)
-        outside = {owners[k] for k, (instr, _) in enumerate(to_compile) if instr not in entry}
-        for k, (name, (_, comp)) in enumerate(zip(names, to_compile, strict=True)):
-            if owners[k] == k:  # the others run the kernel of an equal computation
-                km.add(name, comp, noalias=k not in outside)
-        natives = _plan_whiles(orders, names, to_compile, km.kernels, f"hk{key[:16]}")
-        drivers = []
-        if natives:
-            from hlort_cpu.codegen.while_driver import emit_while_driver
-
-            drivers = [
-                emit_while_driver(km.module, km.target, native.plan) for native in natives.values()
-            ]
-        ir_text = km.ir_text()
-        obj = engine.compile_ir(ir_text)
-        infos = [*km.kernels, *drivers]
-        compile_cache.store(key, obj, infos)
-        cached = (obj, infos)
+        cached, natives, ir_text = _compile_kernels(module, orders, names, to_compile, owners, key)
     elif cached is not None:
         natives = _plan_whiles(orders, names, to_compile, cached[1], f"hk{key[:16]}")
     kernels = {}
@@ -192,11 +175,49 @@ def compile_program(module: Module) -> Program:
     program.fallback_records = list(report.records)
     program.constant_arrays = programs.constant_arrays()
     program.temp_bytes = sum(p.arena.size for p in programs.built() if p.arena is not None)
-    program.code_bytes = len(cached[0]) if cached is not None else 0
+    program.code_bytes = _code_bytes(cached[0]) if cached is not None else 0
     program.ir_text = ir_text
     program.cache_hit = cache_hit
     program.compile_seconds = time.perf_counter() - start
     return program
+
+
+def _compile_kernels(module: Module, orders, names, to_compile, owners, key: str):
+    """Emit the kernels (and native while drivers), compile them, in parts on several threads
+    where kernel_parts.py splits the module, and store the object code: (the cache entry, the
+    native whiles, the IR text)."""
+    entry = set(orders[module.entry][1])
+    # only the entry's kernel thunks promise buffers that never overlap (a native while
+    # driver updates its state in place)
+    outside = {owners[k] for k, (instr, _) in enumerate(to_compile) if instr not in entry}
+    own = [k for k in range(len(to_compile)) if owners[k] == k]  # the others share a kernel
+    has_while = any(i.opcode is Opcode.WHILE for _, order in orders.values() for i in order)
+    parts = kernel_parts([kernel_cost(to_compile[k][1]) for k in own], whole=has_while)
+    modules = []
+    for p, part in enumerate(parts):
+        km = KernelModule(f"{module.name}_kernels" + (f"_{p}" if len(parts) > 1 else ""))
+        for j in part:
+            k = own[j]
+            km.add(names[k], to_compile[k][1], noalias=k not in outside)
+        modules.append(km)
+    infos = [info for km in modules for info in km.kernels]
+    natives = _plan_whiles(orders, names, to_compile, infos, f"hk{key[:16]}")
+    drivers = []
+    if natives:  # a module with a while is one part
+        from hlort_cpu.codegen.while_driver import emit_while_driver
+
+        km = modules[0]
+        drivers = [emit_while_driver(km.module, km.target, n.plan) for n in natives.values()]
+    texts = [km.ir_text() for km in modules]
+    objects = jit_engine().compile_ir_parts(texts, compile_threads(len(texts)))
+    obj = objects[0] if len(objects) == 1 else objects
+    entry_infos = [*infos, *drivers]
+    compile_cache.store(key, obj, entry_infos)
+    return (obj, entry_infos), natives, "\n".join(texts)
+
+
+def _code_bytes(obj: bytes | list[bytes]) -> int:
+    return sum(map(len, obj)) if isinstance(obj, list) else len(obj)
 
 
 def _plan_whiles(orders, names, to_compile, infos, prefix) -> dict:

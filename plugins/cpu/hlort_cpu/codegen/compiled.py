@@ -67,10 +67,15 @@ def load_kernels(obj: bytes, infos: Sequence[KernelInfo]) -> dict[str, CompiledK
     return {k.name: CompiledKernel(k, addresses[k.name]) for k in infos}
 
 
-def load_entry_points(obj: bytes, infos: Sequence) -> dict[str, object]:
-    """Load object code once: a CompiledKernel per KernelInfo, a ctypes function per while
-    driver (while_driver.DriverInfo)."""
-    addresses = jit_engine().load_object(obj, [info.name for info in infos])
+def load_entry_points(obj: bytes | list[bytes], infos: Sequence) -> dict[str, object]:
+    """Load object code once (one object, or a module's parts: kernel_parts.py): a
+    CompiledKernel per KernelInfo, a ctypes function per while driver
+    (while_driver.DriverInfo)."""
+    engine = jit_engine()
+    objects = obj if isinstance(obj, list) else [obj]
+    for part in objects[:-1]:
+        engine.load_object(part, [])
+    addresses = engine.load_object(objects[-1], [info.name for info in infos])
     return {
         info.name: CompiledKernel(info, addresses[info.name])
         if isinstance(info, KernelInfo)

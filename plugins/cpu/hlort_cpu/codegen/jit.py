@@ -120,6 +120,16 @@ class JitEngine:
             optimize_module(self.host, module, alongside=_prefetch_once)
             return self.machine.emit_object(module)
 
+    def compile_ir_parts(self, texts: list[str], threads: int) -> list[bytes]:
+        """The object code of each module of ``texts``, compiled on up to ``threads`` threads
+        at once (parallel_compile.py; one text compiles as :meth:`compile_ir` does)."""
+        if len(texts) == 1:
+            return [self.compile_ir(texts[0])]
+        from hlort_cpu.codegen.parallel_compile import compile_parts
+
+        _prefetch_once()
+        return compile_parts(self.host, [self.with_vector_width(t) for t in texts], threads)
+
     def compile_ir_quickly(self, ir_text: str) -> bytes:
         """Object code for runtime code that is no numeric loop (the native pool's worker and
         dispatcher: atomics, futex calls, spin loops): SROA, instcombine and CFG clean-up, then

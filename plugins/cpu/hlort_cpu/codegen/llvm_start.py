@@ -96,17 +96,22 @@ def optimize_module(host: HostLlvm, module, alongside: Callable[[], object] | No
     smaller; kernel times unchanged within noise, A/B in one process). Loops that carry
     ``llvm.loop.unroll.*`` metadata are still unrolled as it says. ``alongside`` is called
     just before the pipeline runs (jit.py starts a helper thread there)."""
-    llvm = host.llvm
-    pto = llvm.create_pipeline_tuning_options(speed_level=host.opt_level)
+    passes, builder = kernel_pipeline(host.llvm, host.machine, host.opt_level)
+    if alongside is not None:  # right before the long call that releases the GIL
+        alongside()
+    passes.run(module, builder)
+
+
+def kernel_pipeline(llvm, machine, opt_level: int):
+    """(module pass manager, pass builder) of :func:`optimize_module`'s pipeline for
+    ``machine``; run as ``passes.run(module, builder)``."""
+    pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
     pto.loop_vectorization = True
     pto.slp_vectorization = True
     pto.loop_unrolling = False
     pto.loop_interleaving = True
-    pb = llvm.create_pass_builder(host.machine, pto)
-    passes = pb.getModulePassManager()
-    if alongside is not None:  # right before the long call that releases the GIL
-        alongside()
-    passes.run(module, pb)
+    builder = llvm.create_pass_builder(machine, pto)
+    return builder.getModulePassManager(), builder
 
 
 def machine_for(llvm, triple: str, cpu: str, features: str, opt_level: int):

@@ -1,0 +1,108 @@
+"""A module's kernels compiled as several LLVM modules on several threads at once, as XLA:CPU
+splits its codegen (``xla_cpu_parallel_codegen_split_count``).
+
+LLVM compiles modules concurrently when each thread has an LLVMContext and a TargetMachine of
+its own (LLVM's threading rule); what keeps llvmlite to one thread is the process-wide lock it
+takes around every call into libllvmlite. So each part here is parsed into a context of its own
+and gets a target machine of its own, made and set up with llvmlite's lock as usual; only its
+two long calls, the optimization pipeline and the object emission (nearly all of a part's time),
+are made without the lock: they touch nothing but that part's module, context and machine. The
+pipeline and target are the JIT's (llvm_start.kernel_pipeline), so a part's object is the one a
+one-thread compile of the same text gives (test_parallel_compile.py checks the bytes).
+
+Where llvmlite's functions no longer expose their ctypes function (``_cfn``, an internal), the
+calls take the lock: still correct, only one part at a time.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+
+from hlort_cpu.codegen.llvm_start import HostLlvm, kernel_pipeline, machine_for
+
+_RUNNING = threading.Lock()  # held while part threads run (a fork waits for them)
+
+
+def compile_parts(host: HostLlvm, texts: list[str], threads: int) -> list[bytes]:
+    """The object code of each of ``texts`` (LLVM IR modules), in order, compiled on up to
+    ``threads`` threads (the caller's included); the first part's error is raised, after every
+    thread finished."""
+    objects: list[bytes | None] = [None] * len(texts)
+    errors: list[BaseException | None] = [None] * len(texts)
+    todo = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # largest first
+    claim = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with claim:
+                if not todo:
+                    return
+                i = todo.pop(0)
+            try:
+                objects[i] = _compile_alone(host, texts[i])
+            except BaseException as err:  # noqa: BLE001 - re-raised below, on the caller
+                errors[i] = err
+
+    helpers = [
+        threading.Thread(target=work, name=f"hlort-llvm-part-{k}", daemon=True)
+        for k in range(min(threads, len(texts)) - 1)
+    ]
+    with _RUNNING:
+        for t in helpers:
+            t.start()
+        work()
+        for t in helpers:
+            t.join()
+    for err in errors:
+        if err is not None:
+            raise err
+    return objects  # type: ignore[return-value]
+
+
+def _compile_alone(host: HostLlvm, text: str) -> bytes:
+    llvm = host.llvm
+    context = llvm.create_context()
+    machine = machine_for(llvm, host.triple, host.cpu, host.features, host.opt_level)
+    module = llvm.parse_assembly(text, context=context)
+    try:
+        module.triple = host.triple
+        module.data_layout = str(machine.target_data)
+        module.verify()
+        passes, builder = kernel_pipeline(llvm, machine, host.opt_level)
+        _unlocked(llvm, "LLVMPY_RunNewModulePassManager")(passes, module, builder)
+        return _emit_object(llvm, machine, module)
+    finally:
+        module.close()  # before its context goes
+
+
+def _emit_object(llvm, machine, module) -> bytes:
+    """``machine.emit_object(module)`` with the emission itself made without the lock."""
+    ffi = llvm.ffi
+    with ffi.OutputString() as message:
+        buffer = _unlocked(llvm, "LLVMPY_TargetMachineEmitToMemory")(machine, module, 1, message)
+        if not buffer:
+            raise RuntimeError(str(message))
+    try:
+        return ctypes.string_at(
+            ffi.lib.LLVMPY_GetBufferStart(buffer), ffi.lib.LLVMPY_GetBufferSize(buffer)
+        )
+    finally:
+        ffi.lib.LLVMPY_DisposeMemoryBuffer(buffer)
+
+
+def _unlocked(llvm, name: str):
+    wrapper = getattr(llvm.ffi.lib, name)
+    return getattr(wrapper, "_cfn", wrapper)
+
+
+def _wait_before_fork() -> None:
+    """A child gets only the forking thread: part threads inside LLVM would leave llvmlite's
+    lock or LLVM's own state held there, so a fork waits for them."""
+    with _RUNNING:
+        pass
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_wait_before_fork)
