@@ -7,10 +7,9 @@ tens of milliseconds before its first kernel compiles (``import llvmlite.binding
 so a backend asks for it as soon as its client starts (:func:`start_in_background`): when a
 core is idle it then overlaps the Python imports of the compiler, and :func:`host_llvm` waits
 only for what is left (never for the warm-up compile, which has its own target machine and
-LLVM context). llvmlite makes every call into LLVM under one process-wide lock, so the warm-up
-overlaps Python work only: a first ``compile_ir`` that starts while the warm-up is inside an
-LLVM call waits for that call (softmax [256,1024] in fresh processes: the warm-up's ~16 ms of
-CPU had finished before ``compile_ir`` in 4 of 6, 2.6-3.2 ms were left in the others). A fork
+LLVM context). The warm-up's optimization and emission run without llvmlite's process-wide
+lock (unlocked_llvm.py: its own context and target machine make that safe), so a first
+``compile_ir`` that starts while the warm-up is inside LLVM does not wait for it. A fork
 waits for a start under way to finish (warm-up included), and the child forgets the thread: a
 child has only the forking thread (``os.register_at_fork`` below).
 
@@ -197,17 +196,20 @@ def _create(opt_level: int) -> HostLlvm:
 
 def _warm_up(host: HostLlvm) -> None:
     """Optimize and emit a kernel-like loop once, with a target machine and an LLVM context of
-    its own (so it may run beside the first real compile safely): LLVM's lazy one-time set-up
-    (pass registries, the subtarget's tables) then is done when the first kernel compiles."""
+    its own, its long calls without llvmlite's lock (unlocked_llvm.py), so it runs beside the
+    first real compile without making it wait: LLVM's lazy one-time set-up (pass registries,
+    the subtarget's tables) then is done when the first kernel compiles."""
+    from hlort_cpu.codegen import unlocked_llvm
+
     llvm = host.llvm
     machine = machine_for(llvm, host.triple, host.cpu, host.features, host.opt_level)
     module = llvm.parse_assembly(_WARM_UP_IR, context=llvm.create_context())
     module.triple = host.triple
     module.data_layout = str(machine.target_data)
-    optimize_module(
-        HostLlvm(llvm, host.triple, host.cpu, host.features, machine, None, host.opt_level), module
-    )
-    machine.emit_object(module)
+    passes, builder = kernel_pipeline(llvm, machine, host.opt_level)
+    unlocked_llvm.run_passes(llvm, passes, module, builder)
+    unlocked_llvm.emit_object(llvm, machine, module)
+    module.close()
 
 
 def _background(opt_level: int) -> None:

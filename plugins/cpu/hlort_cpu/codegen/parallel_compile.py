@@ -6,20 +6,18 @@ its own (LLVM's threading rule); what keeps llvmlite to one thread is the proces
 takes around every call into libllvmlite. So each part here is parsed into a context of its own
 and gets a target machine of its own, made and set up with llvmlite's lock as usual; only its
 two long calls, the optimization pipeline and the object emission (nearly all of a part's time),
-are made without the lock: they touch nothing but that part's module, context and machine. The
-pipeline and target are the JIT's (llvm_start.kernel_pipeline), so a part's object is the one a
-one-thread compile of the same text gives (test_parallel_compile.py checks the bytes).
-
-Where llvmlite's functions no longer expose their ctypes function (``_cfn``, an internal), the
-calls take the lock: still correct, only one part at a time.
+are made without the lock (unlocked_llvm.py): they touch nothing but that part's module, context
+and machine. The pipeline and target are the JIT's (llvm_start.kernel_pipeline), so a part's
+object is the one a one-thread compile of the same text gives (test_parallel_compile.py checks
+the bytes).
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import threading
 
+from hlort_cpu.codegen import unlocked_llvm
 from hlort_cpu.codegen.llvm_start import HostLlvm, kernel_pipeline, machine_for
 
 _RUNNING = threading.Lock()  # held while part threads run (a fork waits for them)
@@ -71,30 +69,10 @@ def _compile_alone(host: HostLlvm, text: str) -> bytes:
         module.data_layout = str(machine.target_data)
         module.verify()
         passes, builder = kernel_pipeline(llvm, machine, host.opt_level)
-        _unlocked(llvm, "LLVMPY_RunNewModulePassManager")(passes, module, builder)
-        return _emit_object(llvm, machine, module)
+        unlocked_llvm.run_passes(llvm, passes, module, builder)
+        return unlocked_llvm.emit_object(llvm, machine, module)
     finally:
         module.close()  # before its context goes
-
-
-def _emit_object(llvm, machine, module) -> bytes:
-    """``machine.emit_object(module)`` with the emission itself made without the lock."""
-    ffi = llvm.ffi
-    with ffi.OutputString() as message:
-        buffer = _unlocked(llvm, "LLVMPY_TargetMachineEmitToMemory")(machine, module, 1, message)
-        if not buffer:
-            raise RuntimeError(str(message))
-    try:
-        return ctypes.string_at(
-            ffi.lib.LLVMPY_GetBufferStart(buffer), ffi.lib.LLVMPY_GetBufferSize(buffer)
-        )
-    finally:
-        ffi.lib.LLVMPY_DisposeMemoryBuffer(buffer)
-
-
-def _unlocked(llvm, name: str):
-    wrapper = getattr(llvm.ffi.lib, name)
-    return getattr(wrapper, "_cfn", wrapper)
 
 
 def _wait_before_fork() -> None:
