@@ -155,12 +155,12 @@ def compile_program(module: Module) -> Program:
     engine = jit_engine()
     key = compile_cache.cache_key(module.fingerprint(), PLUGIN_VERSION, engine.key)
     names = [f"hk{key[:16]}_{k}" for k in owners]  # the kernel each candidate runs
-    ir_text = None
+    ir_texts: list[str] = []
     cached = compile_cache.lookup(key) if to_compile else None
     cache_hit = cached is not None
     natives: dict = {}
     if to_compile and cached is None:
-        cached, natives, ir_text = _compile_kernels(module, orders, names, to_compile, owners, key)
+        cached, natives, ir_texts = _compile_kernels(module, orders, names, to_compile, owners, key)
     elif cached is not None:
         natives = _plan_whiles(orders, names, to_compile, cached[1], f"hk{key[:16]}")
     kernels = {}
@@ -176,7 +176,8 @@ def compile_program(module: Module) -> Program:
     program.constant_arrays = programs.constant_arrays()
     program.temp_bytes = sum(p.arena.size for p in programs.built() if p.arena is not None)
     program.code_bytes = _code_bytes(cached[0]) if cached is not None else 0
-    program.ir_text = ir_text
+    program.ir_texts = ir_texts
+    program.ir_text = "\n".join(ir_texts) if ir_texts else None
     program.cache_hit = cache_hit
     program.compile_seconds = time.perf_counter() - start
     return program
@@ -185,7 +186,7 @@ def compile_program(module: Module) -> Program:
 def _compile_kernels(module: Module, orders, names, to_compile, owners, key: str):
     """Emit the kernels (and native while drivers), compile them, in parts on several threads
     where kernel_parts.py splits the module, and store the object code: (the cache entry, the
-    native whiles, the IR text)."""
+    native whiles, each part's IR text)."""
     entry = set(orders[module.entry][1])
     # only the entry's kernel thunks promise buffers that never overlap (a native while
     # driver updates its state in place)
@@ -213,7 +214,7 @@ def _compile_kernels(module: Module, orders, names, to_compile, owners, key: str
     obj = objects[0] if len(objects) == 1 else objects
     entry_infos = [*infos, *drivers]
     compile_cache.store(key, obj, entry_infos)
-    return (obj, entry_infos), natives, "\n".join(texts)
+    return (obj, entry_infos), natives, texts
 
 
 def _code_bytes(obj: bytes | list[bytes]) -> int:

@@ -198,7 +198,8 @@ class Program:
         self.compiled = compiled
         self.fallback = fallback
         self.evaluator = evaluator
-        self.ir_text: str | None = None
+        self.ir_text: str | None = None  # every part's LLVM IR, one after another
+        self.ir_texts: list[str] = []  # the LLVM module of each part (kernel_parts.py)
         self.fallback_records: list = []  # FallbackRecord of each FALLBACK (compiler.py)
         self.cache_hit = False
         self.compile_seconds = 0.0
@@ -271,8 +272,10 @@ class Program:
 
     def artifacts(self) -> dict[str, str]:
         out = {"stats.txt": "\n".join(f"{k}: {v}" for k, v in self.stats().items()) + "\n"}
-        if self.ir_text is not None:
-            out["kernels.ll"] = self.ir_text
+        if len(self.ir_texts) == 1:
+            out["kernels.ll"] = self.ir_texts[0]
+        for i, text in enumerate(self.ir_texts if len(self.ir_texts) > 1 else ()):
+            out[f"kernels.{i}.ll"] = text  # one LLVM module a file: llc and opt read them
         return out
 
 

@@ -62,6 +62,10 @@ def test_parts_do_not_depend_on_the_threads_and_compute_what_one_part_does(monke
     monkeypatch.setenv(kernel_parts.THREADS_ENV, threads)
     split = _compile(monkeypatch, module)
     assert _parts(split) == 4 and split.raw.stats()["fallback_count"] == 0
+    files = {k: v for k, v in split.raw.program.artifacts().items() if k.endswith(".ll")}
+    assert sorted(files) == [f"kernels.{i}.ll" for i in range(4)]  # one module a file
+    assert all(text.count("; ModuleID") == 1 for text in files.values())
+    assert list(whole.raw.program.artifacts()).count("kernels.ll") == 1
     got = split(*args)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(np.asarray(g).view(np.uint32), np.asarray(w).view(np.uint32))
