@@ -18,8 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from hlort.interpreter.lapack_targets import LapackCall, eigh_tpu_options, evaluate_lapack
+from hlort.interpreter.lapack_targets import (
+    CHECKED,
+    LapackCall,
+    eigh_tpu_options,
+    evaluate_lapack,
+)
 from hlort.shape import TupleShape
+from hlort_cpu.lapack_routines import native_checked
 
 _PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
 
@@ -98,6 +104,8 @@ class LapackThunk:
             values = self._eigh(a, call.char("uplo", "L") == "L", call.char("mode", "V") == "V")
         elif routine in ("gesdd", "gesvd"):
             values = self._svd(a, routine, call.char("mode", "A"))
+        elif routine in CHECKED:
+            values = native_checked(self.lapack, call, operands)
         else:
             alpha = operands[2][()] if len(operands) > 2 else 1.0
             values = self._trsm(a, operands[1], alpha)
