@@ -13,8 +13,10 @@ values on failure (JAX replaces every output by NaN where ``info != 0``).
 quasi-triangular in LAPACK's standard form (real: 1x1 blocks and 2x2 blocks with equal
 diagonal and off-diagonals of opposite sign, one per conjugate pair, positive imaginary part
 first). The Schur form is unique only up to the order of the eigenvalues and a unitary
-diagonal; hlort deflates one eigenvalue (or pair) at a time in LAPACK's eigenvalue order, so
-T's diagonal comes in the order LAPACK's gives. Only ``sort = N`` exists (JAX passes no
+diagonal (and, real, a 2x2 block's rotation); hlort deflates one eigenvalue (or pair) at a
+time in the order f64 LAPACK's geev finds them (NumPy's ``eigvals``), which is gees's order as
+a rule (geev balances the matrix first, gees does not, and an f32 LAPACK may order close
+eigenvalues differently). Only ``sort = N`` exists (JAX passes no
 ``select`` function and its kernel rejects S); ``sdim`` is then 0. Vectors not asked for
 (``mode = N``) are zeros.
 """

@@ -85,9 +85,11 @@ def _gtsv(lapack, dl, d, du, b) -> list[np.ndarray]:
     fn = getattr(lapack, _PREFIX[b.dtype.name] + "gtsv")
 
     def one(low, diag, up, rhs):
-        low2, diag2, up2, x, info = fn(low[1:], diag, up[:-1], rhs)
+        off = len(diag) - 1  # SciPy wants a one-element off-diagonal when there is none
+        pad = np.zeros(1, low.dtype)
+        low2, diag2, up2, x, info = fn(low[1:] if off else pad, diag, up[:-1] if off else pad, rhs)
         low_out, up_out = low.copy(), up.copy()
-        low_out[1:], up_out[:-1] = low2, up2
+        low_out[1:], up_out[:off] = low2[:off], up2[:off]
         return low_out, diag2, up_out, x, np.int32(info)
 
     return _stack(one, [dl, d, du, b], b.shape[:-2])
