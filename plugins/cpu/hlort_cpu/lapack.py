@@ -11,7 +11,9 @@ interpreter fallback.
 Where LAPACK itself leaves results unspecified the two may differ: the factor of a matrix that
 is not positive definite (JAX replaces it by NaN from ``info``), ``gesdd``'s overwritten input,
 and the U / V^H of a values-only SVD; eigenvectors and singular vectors are unique only up to
-sign (phase), which both pick as LAPACK does for the precision they compute in.
+sign (phase), which both pick as LAPACK does for the precision they compute in, and a Schur
+form only up to its unitary diagonal (hlort's reference deflates its own way). geev, gees,
+gehrd, sytrd/hetrd and gtsv are :mod:`hlort_cpu.lapack_routines`'.
 """
 
 from __future__ import annotations
