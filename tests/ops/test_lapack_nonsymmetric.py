@@ -212,14 +212,17 @@ def _scipy_lapack(t, name):
 
 @pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("t", TYPES, ids=lambda t: np.dtype(t).name)
-def test_gehrd_is_lapacks_hessenberg_reduction(platform, t):
+@pytest.mark.parametrize("low, high", [(1, 5), (2, 4)])
+def test_gehrd_is_lapacks_hessenberg_reduction(platform, t, low, high):
     a = _matrix(np.random.default_rng(5), (2, 5, 5), t)
     results = [_a(t, 2, 5, 5), _a(t, 2, 4), _info(2)]
-    h, tau, info = _run(platform, "gehrd", t, [a], results, low="1 : i32", high="5 : i32")
+    bounds = {"low": f"{low} : i32", "high": f"{high} : i32"}
+    h, tau, info = _run(platform, "gehrd", t, [a], results, **bounds)
     assert info.tolist() == [0, 0]
+    assert not tau[:, : low - 1].any() and not tau[:, high - 1 :].any()
     fn = _scipy_lapack(t, "gehrd")
     for k in range(2):
-        want_h, want_tau, _ = fn(a[k])
+        want_h, want_tau, _ = fn(a[k], lo=low - 1, hi=high - 1)  # SciPy's are 0-based
         scale = float(np.abs(a[k]).max())
         np.testing.assert_allclose(h[k], want_h, atol=_tol(t, scale))
         np.testing.assert_allclose(tau[k], want_tau[:4], atol=_tol(t))

@@ -198,13 +198,21 @@ def _nonsymmetric_linalg(add):
 
     def schur(m):  # a real 2x2 block's rotation is free, so only these are unique
         t, q = jax.scipy.linalg.schur(m)
-        return jnp.diagonal(t), q @ t @ jnp.conj(q.T)
+        return jnp.diagonal(t, axis1=-2, axis2=-1), q @ t @ jnp.conj(jnp.swapaxes(q, -1, -2))
 
     def schur_complex(m):  # Q's columns carry a free phase each: |T| is unique
         t, q = jax.scipy.linalg.schur(m)
-        return jnp.diagonal(t), q @ t @ jnp.conj(q.T), jnp.abs(t)
+        return (
+            jnp.diagonal(t, axis1=-2, axis2=-1),
+            q @ t @ jnp.conj(jnp.swapaxes(q, -1, -2)),
+            jnp.abs(t),
+        )
 
+    add("linalg_eig_c64_batched", eig, _nonsymmetric(56, np.complex64, (2,)))
+    add("linalg_eig_empty_batch", eig, np.zeros((0, 3, 3), np.float32))
     add("linalg_schur", schur, _nonsymmetric(43))
+    add("linalg_schur_f64_batched", schur, _nonsymmetric(57, np.float64, (2,)), x64=True)
+    add("linalg_schur_0x0", schur, np.zeros((0, 0), np.float64), x64=True)
     add("linalg_schur_c64", schur_complex, _nonsymmetric(44, np.complex64))
     add(
         "linalg_hessenberg",
@@ -212,7 +220,18 @@ def _nonsymmetric_linalg(add):
         _normal((4, 4), 45, np.float64),
         x64=True,
     )
+    add(
+        "linalg_hessenberg_c64_batched",
+        lambda m: jax.scipy.linalg.hessenberg(m, calc_q=True),
+        (_normal((2, 3, 3), 58) + 1j * _normal((2, 3, 3), 59)).astype(np.complex64),
+    )
     add("linalg_tridiagonal", jax.lax.linalg.tridiagonal, _spd(4, 46))
+    add(
+        "linalg_tridiagonal_f64_batched",
+        jax.lax.linalg.tridiagonal,
+        _spd(4, 60, (2,), np.float64),
+        x64=True,
+    )
     add(
         "linalg_tridiagonal_upper_c128",
         lambda m: jax.lax.linalg.tridiagonal(m, lower=False),
@@ -228,6 +247,15 @@ def _nonsymmetric_linalg(add):
         d,
         du,
         _normal((2, 5, 3), 51),
+    )
+    empty = np.zeros((0, 4), np.float32)
+    add(
+        "linalg_tridiagonal_solve_empty_batch",
+        jax.lax.linalg.tridiagonal_solve,
+        empty,
+        empty,
+        empty,
+        np.zeros((0, 4, 2), np.float32),
     )
     c = (_normal((5,), 52) + 1j * _normal((5,), 53)).astype(np.complex128)
     add(
