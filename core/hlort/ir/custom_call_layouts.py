@@ -9,7 +9,8 @@ bytes come in another. hlort's targets compute on logical arrays as follows:
 * the LAPACK targets (:mod:`hlort.interpreter.lapack_targets`) give LAPACK's result on the
   logical matrix, which is what XLA's kernels give under the layouts JAX emits: every matrix
   operand and result column-major with batch dimensions major (``{r-2, r-1, r-3, ..., 0}``),
-  every vector (pivots, tau, singular and eigen values) and ``info`` row-major;
+  every vector (pivots, tau, singular and eigen values, gtsv's diagonals: any operand or result
+  of lower rank than the call's highest-rank operand) and ``info`` row-major;
 * every other target takes and gives row-major arrays (the default layout ``{r-1, ..., 0}``).
 
 A call whose constraints name another layout would get a wrong result, so :func:`check_layouts`
