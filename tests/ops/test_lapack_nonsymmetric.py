@@ -205,6 +205,59 @@ def test_gees_without_vectors_and_sorting_unimplemented(platform):
         )
 
 
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("t", [np.float64, np.complex128], ids=["float64", "complex128"])
+def test_a_defective_matrix_still_gets_vectors_and_a_schur_form(platform, t):
+    """A Jordan block (eigenvectors too ill-conditioned for the fast constructions): left
+    vectors are still null vectors of A - w, the Schur form still exact to rounding."""
+    rng = np.random.default_rng(8)
+    jordan = np.diag([2.0, 2.0, 5.0, -1.0]) + np.diag([1.0, 0.0, 0.0], 1)
+    s = rng.standard_normal((4, 4)) + np.eye(4) * 3
+    a = (s @ jordan @ np.linalg.inv(s)).astype(t)
+    scale = float(np.abs(a).max())
+    *values, vl, vr, info = _run(
+        platform,
+        "geev",
+        t,
+        [a],
+        _geev_results(t, (), 4),
+        compute_left=_char("V"),
+        compute_right=_char("V"),
+    )
+    assert info == 0
+    w = values[0] if len(values) == 1 else values[0] + 1j * values[1]
+    _assert_same_spectrum(w, np.array([2, 2, 5, -1]), 1e-6 * scale)  # a double root: sqrt(eps)
+    for v in (vl, vr):
+        np.testing.assert_allclose(np.linalg.norm(v, axis=0), 1, atol=1e-12)
+    np.testing.assert_allclose(_h(vl) @ a, w[:, None] * _h(vl), atol=1e-12 * scale)
+    np.testing.assert_allclose(a @ vr, vr * w[None, :], atol=1e-12 * scale)
+    tform, q, *_, info = _run(
+        platform, "gees", t, [a], _gees_results(t, (), 4), mode=_char("V"), sort=_char("N")
+    )
+    assert info == 0 and not np.tril(tform, -1).any()  # real eigenvalues: triangular
+    np.testing.assert_allclose(q @ tform @ _h(q), a, atol=1e-12 * scale)
+    np.testing.assert_allclose(_h(q) @ q, np.eye(4), atol=1e-12)
+    _assert_same_spectrum(np.diag(tform), w, 1e-6 * scale)
+
+
+@pytest.mark.parametrize("t", TYPES, ids=lambda t: np.dtype(t).name)
+def test_the_reference_schur_fallback_is_exact(t):
+    """The deflating construction the reference falls back on when the eigenvectors are too
+    ill-conditioned for their QR (rarely reached from a call: tested directly)."""
+    from hlort.interpreter.lapack_nonsymmetric import schur_by_deflation
+
+    a = _matrix(np.random.default_rng(9), (6, 6), t).astype(np.result_type(t, np.float64))
+    order = np.linalg.eigvals(a).astype(np.complex128)
+    tform, q = schur_by_deflation(a, order)
+    np.testing.assert_allclose(q @ tform @ _h(q), a, atol=1e-12 * float(np.abs(a).max()))
+    np.testing.assert_allclose(_h(q) @ q, np.eye(6), atol=1e-12)
+    below = -2 if np.dtype(t).kind != "c" else -1
+    assert not np.tril(tform, below).any()
+    diagonal = np.diag(tform)
+    if np.dtype(t).kind == "c":
+        np.testing.assert_allclose(diagonal, order, atol=1e-10)  # in the order asked for
+
+
 def _scipy_lapack(t, name):
     lapack = pytest.importorskip("scipy.linalg.lapack")
     return getattr(lapack, PREFIX[t] + name)

@@ -13,12 +13,14 @@ values on failure (JAX replaces every output by NaN where ``info != 0``).
 quasi-triangular in LAPACK's standard form (real: 1x1 blocks and 2x2 blocks with equal
 diagonal and off-diagonals of opposite sign, one per conjugate pair, positive imaginary part
 first). The Schur form is unique only up to the order of the eigenvalues and a unitary
-diagonal (and, real, a 2x2 block's rotation); hlort deflates one eigenvalue (or pair) at a
-time in the order f64 LAPACK's geev finds them (NumPy's ``eigvals``), which is gees's order as
-a rule (geev balances the matrix first, gees does not, and an f32 LAPACK may order close
-eigenvalues differently). Only ``sort = N`` exists (JAX passes no
-``select`` function and its kernel rejects S); ``sdim`` is then 0. Vectors not asked for
-(``mode = N``) are zeros.
+diagonal (and, real, a 2x2 block's rotation); hlort orders T's diagonal as f64 LAPACK's geev
+finds the eigenvalues (NumPy's ``eig``), which is gees's order as a rule (geev balances the
+matrix first, gees does not, and an f32 LAPACK may order close eigenvalues differently). Q is
+the QR of the eigenvectors in that order where they are well conditioned (O(n^3)), else hlort
+deflates one eigenvalue (or real pair) at a time (O(n^4), any matrix); left eigenvectors are
+likewise ``V^-1``'s rows, else null vectors of ``A - w_j`` from an SVD each. Only ``sort = N``
+exists (JAX passes no ``select`` function and its kernel rejects S); ``sdim`` is then 0.
+Vectors not asked for (``mode = N``) are zeros.
 """
 
 from __future__ import annotations
@@ -34,22 +36,42 @@ def _normalised(v: np.ndarray) -> np.ndarray:
     return v * (np.conj(top) / np.abs(top))[None, :]
 
 
-def _left_vectors(a: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``u_j`` with ``u_j^H (A - w_j) = 0``: the smallest left singular vector of ``A - w_j``
-    (a vector even where A is defective); conjugate pairs of a real A conjugate exactly."""
-    n = a.shape[-1]
-    shifted = a[None, :, :] - w[:, None, None] * np.eye(n)[None]
-    u = np.linalg.svd(shifted)[0][:, :, -1].T
-    u = _normalised(u.astype(np.complex128))
-    if a.dtype.kind != "c":
-        u[:, w.imag == 0] = u[:, w.imag == 0].real
-        j = 0
-        while j < n - 1:
-            if w[j].imag != 0:
-                u[:, j + 1] = np.conj(u[:, j])
-                j += 1
+# below this residual (relative to max |A|, in f64) a fast construction is taken as exact
+_RESIDUAL = 1e-12
+
+
+def _pairs_conjugate(u: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """A real matrix's vectors as LAPACK gives them: real for a real eigenvalue, the second of
+    a conjugate pair the first's conjugate."""
+    u[:, w.imag == 0] = u[:, w.imag == 0].real
+    j, n = 0, len(w)
+    while j < n - 1:
+        if w[j].imag != 0:
+            u[:, j + 1] = np.conj(u[:, j])
             j += 1
+        j += 1
     return u
+
+
+def _left_vectors(a: np.ndarray, w: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``u_j`` with ``u_j^H (A - w_j) = 0``: the rows of ``V^-1`` (right vectors ``v``) where
+    that is accurate, else the smallest left singular vector of each ``A - w_j`` (a vector
+    even where A is defective)."""
+    scale = float(np.abs(a).max()) or 1.0
+    u = None
+    with np.errstate(all="ignore"):
+        try:
+            u = _normalised(np.linalg.inv(v).conj().T)
+            residual = np.abs(u.conj().T @ a - w[:, None] * u.conj().T).max()
+            if not residual <= _RESIDUAL * scale:
+                u = None
+        except np.linalg.LinAlgError:
+            u = None
+    if u is None:
+        n = a.shape[-1]
+        shifted = a[None, :, :] - w[:, None, None] * np.eye(n)[None]
+        u = _normalised(np.linalg.svd(shifted)[0][:, :, -1].T.astype(np.complex128))
+    return u if a.dtype.kind == "c" else _pairs_conjugate(u, w)
 
 
 def _geev_one(a: np.ndarray, left: bool, right: bool):
@@ -65,7 +87,7 @@ def _geev_one(a: np.ndarray, left: bool, right: bool):
         return nan, np.zeros((n, n), complex), np.zeros((n, n), complex), 1
     w = w.astype(np.complex128)
     vr = v.astype(np.complex128) if right else np.zeros((n, n), complex)
-    vl = _left_vectors(a, w) if left else np.zeros((n, n), complex)
+    vl = _left_vectors(a, w, v.astype(np.complex128)) if left else np.zeros((n, n), complex)
     return w, vl, vr, 0
 
 
@@ -106,13 +128,48 @@ def _standardise(t: np.ndarray, q: np.ndarray, k: int) -> None:
     _apply(t, q, rotation, k)
 
 
+def _schur_from_vectors(a: np.ndarray, w: np.ndarray, v: np.ndarray):
+    """(T, Q) from the QR of the eigenvectors in eigenvalue order (a real pair as its real and
+    imaginary parts), whose leading columns span invariant subspaces; None where the
+    eigenvectors are too ill-conditioned for T's zeros to be zeros."""
+    n, real = a.shape[-1], a.dtype.kind != "c"
+    columns, blocks, j = [], [], 0
+    while j < n:
+        if real and w[j].imag != 0 and j + 1 < n:
+            columns += [v[:, j].real, v[:, j].imag]
+            blocks.append(j)
+            j += 2
+        else:
+            columns.append(v[:, j].real if real else v[:, j])
+            j += 1
+    q = np.linalg.qr(np.stack(columns, 1).astype(a.dtype))[0]
+    t = q.conj().T @ a @ q
+    for k in blocks:
+        _standardise(t, q, k)
+    keep = np.triu(np.ones((n, n), bool))
+    for k in blocks:
+        keep[k + 1, k] = True
+    if not np.abs(t[~keep]).max(initial=0.0) <= _RESIDUAL * (float(np.abs(a).max()) or 1.0):
+        return None
+    t[~keep] = 0
+    return t, q
+
+
 def _schur_one(a: np.ndarray):
-    n = a.shape[-1]
-    real = a.dtype.kind != "c"
+    if a.shape[-1] == 0:
+        return a.copy(), a.copy()
+    order, vectors = np.linalg.eig(a)
+    order = order.astype(np.complex128)
+    with np.errstate(all="ignore"):
+        fast = _schur_from_vectors(a, order, vectors.astype(np.complex128))
+    return fast if fast is not None else schur_by_deflation(a, order)
+
+
+def schur_by_deflation(a: np.ndarray, order: np.ndarray):
+    """(T, Q) deflating one eigenvalue (or real pair) at a time, in ``order``: O(n^4), for any
+    matrix (the fallback where the eigenvectors are too ill-conditioned)."""
+    n, real = a.shape[-1], a.dtype.kind != "c"
     t, q = a.copy(), np.eye(n, dtype=a.dtype)
-    if n == 0:
-        return t, q
-    order = np.linalg.eigvals(a).astype(np.complex128)
     k = 0
     while k < n:
         w, v = np.linalg.eig(t[k:, k:])
