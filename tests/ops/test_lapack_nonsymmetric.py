@@ -406,3 +406,6 @@ def test_an_unknown_lapack_routine_is_named_with_the_fix(platform):
     assert "'lapack_sgeqp3_ffi' is the LAPACK routine 'geqp3' (f32)" in message, message
     assert "does not support" in message and "gtsv" in message and "Fix:" in message
     assert "layout" not in message
+    a = np.zeros((3, 3))  # and built without layouts (the route an HLO text takes)
+    with pytest.raises(Unimplemented, match=r"'lapack_dgeqp3_ffi' is the LAPACK routine 'geqp3'"):
+        _run(platform, "geqp3", np.float64, [a], [_a(np.float64, 3, 3), _a(np.float64, 3)])
