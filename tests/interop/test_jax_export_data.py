@@ -5,8 +5,11 @@ run on hlort, read in place. They hold forms JAX no longer emits: TPU's 2023 tup
 
 Compared per output with XLA's: integers exactly, floats within 50 eps of the output type times
 max |XLA's output|; eigh's eigenvectors are not (the data's matrix has repeated eigenvalues, so
-any basis of each eigenspace is right), its eigenvalues are. The programs hlort does not run
-must fail with an HlortError that names the cause, listed in UNSUPPORTED with the reason.
+any basis of each eigenspace is right), its eigenvalues are; likewise eig's left and right
+vectors and the Schur form and vectors (the data's matrix, ``arange(16)`` as 4 x 4, has a
+double eigenvalue 0: ``tests/ops/test_lapack_nonsymmetric.py`` checks their invariants). The
+programs hlort does not run must fail with an HlortError that names the cause, listed in
+UNSUPPORTED with the reason.
 """
 
 from __future__ import annotations
@@ -29,16 +32,16 @@ RUNS = [  # data module, the outputs not compared (not unique)
     ("cpu_svd_lapack_gesdd", ()),
     ("cpu_triangular_solve_blas_trsm", ()),
     ("cpu_eigh_lapack_syev", (0,)),
+    ("cpu_eig_lapack_geev", (1, 2)),
+    ("cpu_schur_lapack_gees", (0, 1)),
+    ("cpu_hessenberg_lapack_gehrd", ()),
+    ("cpu_tridiagonal_lapack_sytrd_hetrd", ()),
     ("tpu_Qr", ()),
     ("stablehlo_dynamic_top_k", ()),
     ("stablehlo_dynamic_rng_bit_generator", ()),
     ("annotate_data_placement", ()),
 ]
 UNSUPPORTED = {  # data module: what the error must say (hlort has no such target or devices)
-    "cpu_eig_lapack_geev": "geev_ffi' is not registered",
-    "cpu_schur_lapack_gees": "gees_ffi' is not registered",
-    "cpu_hessenberg_lapack_gehrd": "gehrd_ffi' is not registered",
-    "cpu_tridiagonal_lapack_sytrd_hetrd": "trd_ffi' is not registered",
     "tpu_Lu": "'LuDecomposition' is not registered",
     "tpu_ApproxTopK": "'ApproxTopK' is not registered",
     "shardy_sharding_ops_with_different_meshes": "the program needs 2 device(s)",

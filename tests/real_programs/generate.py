@@ -153,6 +153,8 @@ def programs():
         x64=True,
     )
 
+    _nonsymmetric_linalg(add)
+
     def eigh_tpu(m):
         w, vecs = jnp.linalg.eigh(m)
         return w, (vecs * w) @ vecs.T
@@ -161,6 +163,110 @@ def programs():
     add("linalg_svd_tpu_lowering", svd, _normal((4, 4), 27), platforms=("tpu",))
     _framework_programs(add)
     return out
+
+
+def _nonsymmetric(seed, dtype=np.float32, batch=()):
+    """S D S^-1 with S near orthogonal and D's eigenvalues well apart (a conjugate pair for a
+    real D): eigen- and Schur vectors well conditioned, so two LAPACKs agree to a few eps."""
+    rng = _rng(seed)
+    d = np.zeros((4, 4))
+    d[:2, :2] = [[1.0, 2.0], [-2.0, 1.0]]
+    d[2, 2], d[3, 3] = 4.0, -3.0
+    d += np.triu(0.3 * rng.standard_normal((4, 4)), 2)
+    q = np.linalg.qr(rng.standard_normal((*batch, 4, 4)))[0]
+    s = q + 0.1 * rng.standard_normal((*batch, 4, 4))
+    a = s @ d @ np.linalg.inv(s)
+    if np.dtype(dtype).kind == "c":
+        a = a + 0.5j * np.diag([1.0, -1.0, 2.0, 0.5])
+    return a.astype(dtype)
+
+
+def _nonsymmetric_linalg(add):
+    """geev, gees, gehrd, sytrd/hetrd and gtsv programs, returning what is unique: eigenvalues,
+    |eigenvectors| (LAPACK's normalisation fixes them up to a sign), the Schur form's diagonal
+    and Q T Q^H, and the Hessenberg and tridiagonal reductions (deterministic reflectors)."""
+    import jax
+    import jax.numpy as jnp
+
+    def eig(m):
+        w, v = jnp.linalg.eig(m)
+        return w, jnp.abs(v)
+
+    add("linalg_eig", eig, _nonsymmetric(40))
+    add("linalg_eig_c128", eig, _nonsymmetric(41, np.complex128), x64=True)
+    add("linalg_eigvals_batched", jnp.linalg.eigvals, _nonsymmetric(42, np.float64, (2,)), x64=True)
+
+    def schur(m):  # a real 2x2 block's rotation is free, so only these are unique
+        t, q = jax.scipy.linalg.schur(m)
+        return jnp.diagonal(t, axis1=-2, axis2=-1), q @ t @ jnp.conj(jnp.swapaxes(q, -1, -2))
+
+    def schur_complex(m):  # Q's columns carry a free phase each: |T| is unique
+        t, q = jax.scipy.linalg.schur(m)
+        return (
+            jnp.diagonal(t, axis1=-2, axis2=-1),
+            q @ t @ jnp.conj(jnp.swapaxes(q, -1, -2)),
+            jnp.abs(t),
+        )
+
+    add("linalg_eig_c64_batched", eig, _nonsymmetric(56, np.complex64, (2,)))
+    add("linalg_eig_empty_batch", eig, np.zeros((0, 3, 3), np.float32))
+    add("linalg_schur", schur, _nonsymmetric(43))
+    add("linalg_schur_f64_batched", schur, _nonsymmetric(57, np.float64, (2,)), x64=True)
+    add("linalg_schur_0x0", schur, np.zeros((0, 0), np.float64), x64=True)
+    add("linalg_schur_c64", schur_complex, _nonsymmetric(44, np.complex64))
+    add(
+        "linalg_hessenberg",
+        lambda m: jax.scipy.linalg.hessenberg(m, calc_q=True),
+        _normal((4, 4), 45, np.float64),
+        x64=True,
+    )
+    add(
+        "linalg_hessenberg_c64_batched",
+        lambda m: jax.scipy.linalg.hessenberg(m, calc_q=True),
+        (_normal((2, 3, 3), 58) + 1j * _normal((2, 3, 3), 59)).astype(np.complex64),
+    )
+    add("linalg_tridiagonal", jax.lax.linalg.tridiagonal, _spd(4, 46))
+    add(
+        "linalg_tridiagonal_f64_batched",
+        jax.lax.linalg.tridiagonal,
+        _spd(4, 60, (2,), np.float64),
+        x64=True,
+    )
+    add(
+        "linalg_tridiagonal_upper_c128",
+        lambda m: jax.lax.linalg.tridiagonal(m, lower=False),
+        _spd(4, 47, dtype=np.complex128),
+        x64=True,
+    )
+    dl, du = _normal((2, 5), 48), _normal((2, 5), 49)
+    d = (4 + np.abs(_normal((2, 5), 50))).astype(np.float32)
+    add(
+        "linalg_tridiagonal_solve",
+        jax.lax.linalg.tridiagonal_solve,
+        dl,
+        d,
+        du,
+        _normal((2, 5, 3), 51),
+    )
+    empty = np.zeros((0, 4), np.float32)
+    add(
+        "linalg_tridiagonal_solve_empty_batch",
+        jax.lax.linalg.tridiagonal_solve,
+        empty,
+        empty,
+        empty,
+        np.zeros((0, 4, 2), np.float32),
+    )
+    c = (_normal((5,), 52) + 1j * _normal((5,), 53)).astype(np.complex128)
+    add(
+        "linalg_tridiagonal_solve_c128",
+        jax.lax.linalg.tridiagonal_solve,
+        c,
+        c + 4,
+        np.conj(c),
+        (_normal((5, 2), 54) + 1j * _normal((5, 2), 55)).astype(np.complex128),
+        x64=True,
+    )
 
 
 def _framework_programs(add):

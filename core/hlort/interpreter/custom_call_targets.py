@@ -14,7 +14,8 @@ Each is a target real programs contain:
 - ``cu_threefry2x32`` / ``hip_threefry2x32`` (and ``_ffi`` spellings): JAX's GPU Threefry kernel,
   operands (key0, key1, count0, count1) of one u32 shape, result the two output words.
 - ``lapack_<s|d|c|z><routine>_ffi`` (potrf, getrf, geqrf, orgqr/ungqr, syevd/heevd, gesdd,
-  gesvd, trsm) and ``Eigh``: what ``jnp.linalg`` lowers to on CPU (and eigh on TPU); see
+  gesvd, trsm, geev, gees, gehrd, sytrd/hetrd, gtsv) and ``Eigh``: what ``jnp.linalg`` and
+  ``jax.scipy.linalg`` lower to on CPU (and eigh on TPU); see
   :mod:`hlort.interpreter.lapack_targets`.
 - ``TopK``: XLA:CPU's ``jax.lax.top_k`` (:mod:`hlort.interpreter.topk_target`).
 

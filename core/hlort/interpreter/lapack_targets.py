@@ -11,6 +11,20 @@ Target names are ``lapack_<p><routine>_ffi`` with ``p`` in s (f32), d (f64), c (
 | syevd (s, d) / heevd (c, z) | a | (vectors, values (real), info) | mode (V/N), uplo |
 | gesdd, gesvd | a | (a, s (real), u, vt, info) | mode (A/S/N) |
 | trsm | a, b (, alpha) | x | side (L/R), uplo (L/U), trans_x (N/T/C), diag (U/N) |
+| geev (s, d) | a | (wr, wi, vl, vr (complex), info) | compute_left, compute_right (V/N) |
+| geev (c, z) | a | (w, vl, vr, info) | compute_left, compute_right (V/N) |
+| gees (s, d) | a | (t, vs, wr, wi, sdim, info) | mode (V/N), sort (N only) |
+| gees (c, z) | a | (t, vs, w, sdim, info) | mode (V/N), sort (N only) |
+| gehrd | a | (a with H and reflectors, tau[..., n-1], info) | low, high (1-based, s32) |
+| sytrd (s, d) / hetrd (c, z) | a | (a, d (real), e (real), tau, info) | uplo |
+| gtsv | dl, d, du, b | (dl, d, du as LAPACK leaves them, x, info) | |
+
+gtsv's three diagonals have b's shape less its last dimension; JAX's kernel hands ``dl + 1``
+to LAPACK (``dl[..., 0]`` and ``du[..., n-1]`` are unused). geev and gees results for a
+real matrix carry the eigenvalues as two real arrays; geev's vectors are complex, the
+conjugate pairs LAPACK packs into real columns already unpacked by JAX's kernel
+(:mod:`hlort.interpreter.lapack_nonsymmetric`; gehrd, sytrd and gtsv:
+:mod:`hlort.interpreter.lapack_reductions`).
 
 trsm's optional third operand is the scalar ``alpha`` of the matrices' type (rank 0): JAX's
 lowering passed it, a constant 1, until it dropped it, and XLA's kernel (jaxlib's
@@ -51,9 +65,17 @@ ROUTINES = {
     "gesdd": (1, 5),
     "gesvd": (1, 5),
     "trsm": (2, 1),
+    "geev": (1, 5),  # 4 results for c, z
+    "gees": (1, 6),  # 5 for c, z
+    "gehrd": (1, 3),
+    "sytrd": (1, 5),
+    "hetrd": (1, 5),
+    "gtsv": (4, 5),
 }
+# routines whose results are checked by :func:`_expected_results` (shape and type, each one)
+CHECKED = {"geev", "gees", "gehrd", "sytrd", "hetrd", "gtsv"}
 OPTIONAL_OPERANDS = {"trsm": 1}  # trsm's alpha (module docstring)
-REAL_ONLY, COMPLEX_ONLY = {"orgqr", "syevd"}, {"ungqr", "heevd"}
+REAL_ONLY, COMPLEX_ONLY = {"orgqr", "syevd", "sytrd"}, {"ungqr", "heevd", "hetrd"}
 
 
 @dataclass(frozen=True)
@@ -104,6 +126,68 @@ def lapack_call(instr) -> LapackCall | None:
 
 def _results(shape: Shape) -> tuple[Shape, ...]:
     return shape.elements if isinstance(shape, TupleShape) else (shape,)
+
+
+def _complex_of(dtype: dtypes.DType) -> dtypes.DType:
+    return dtype if dtype.is_complex else (dtypes.C128 if dtype == dtypes.F64 else dtypes.C64)
+
+
+def _expected_results(routine: str, dtype: dtypes.DType, ops: list[ArrayShape]):
+    """The result shapes of a :data:`CHECKED` routine on operands ``ops``, or a message
+    saying what is wrong with the operands."""
+    real = dtype.component if dtype.is_complex else dtype
+    if routine == "gtsv":
+        dl, d, du, b = ops
+        if b.rank < 2 or any(v.dims != b.dims[:-1] for v in (dl, d, du)):
+            return "dl, d and du must have the shape of b less its last dimension (b: [..., n, k])"
+        return (dl, d, du, b, ArrayShape(dtypes.S32, b.dims[:-2]))
+    a = ops[0]
+    if a.rank < 2 or a.dims[-1] != a.dims[-2]:
+        return "its operand must be a batch of square matrices"
+    batch, n = a.dims[:-2], a.dims[-1]
+    info = ArrayShape(dtypes.S32, batch)
+
+    def vector(t: dtypes.DType, size: int) -> ArrayShape:
+        return ArrayShape(t, (*batch, size))
+
+    if routine == "geev":
+        vectors = ArrayShape(_complex_of(dtype), a.dims)
+        values = (vector(dtype, n),) * (1 if dtype.is_complex else 2)
+        return (*values, vectors, vectors, info)
+    if routine == "gees":
+        values = (vector(dtype, n),) * (1 if dtype.is_complex else 2)
+        return (a, a, *values, info, info)
+    if routine == "gehrd":
+        return (a, vector(dtype, max(n - 1, 0)), info)
+    m = max(n - 1, 0)
+    return (a, vector(real, n), vector(real, m), vector(dtype, m), info)  # sytrd, hetrd
+
+
+def _checked_shape(routine: str, dtype: dtypes.DType):
+    """The shape rule of a :data:`CHECKED` routine: every declared result's type and shape."""
+    count = ROUTINES[routine][0]
+
+    def rule(q: ShapeQuery) -> Shape:
+        target = q.attrs.get("custom_call_target")
+        if len(q.operands) != count:
+            q.fail(f"target {target!r} takes {count} operand(s), got {len(q.operands)}")
+        ops = [q.array(i) for i in range(count)]
+        if any(o.dtype != dtype for o in ops):
+            q.fail(f"target {target!r} takes {dtype} operands, got {q.operands}")
+        want = _expected_results(routine, dtype, ops)
+        if isinstance(want, str):
+            q.fail(f"target {target!r}: {want}; got {q.operands}")
+        declared = q.need_declared()
+        got = _results(declared)
+        if len(got) != len(want) or any(
+            not isinstance(g, ArrayShape) or (g.dtype, g.dims) != (w.dtype, w.dims)
+            for g, w in zip(got, want, strict=False)
+        ):
+            spelled = "(" + ", ".join(str(w) for w in want) + ")"
+            q.fail(f"target {target!r} on {q.operands} returns {spelled}; declared {declared}")
+        return declared
+
+    return rule
 
 
 def _lapack_shape(routine: str, dtype: dtypes.DType | None):
@@ -183,6 +267,8 @@ def evaluate_lapack(call: LapackCall, shape: Shape, *operands: np.ndarray):
     elif routine in ("gesdd", "gesvd"):
         leaves = _results(shape)
         values = ref.svd(a, call.char("mode", "A"), leaves[2].dims, leaves[3].dims)
+    elif routine in CHECKED:
+        values = _evaluate_checked(call, [_wide(o) for o in operands])
     else:
         values = (
             ref.trsm(
@@ -196,6 +282,43 @@ def evaluate_lapack(call: LapackCall, shape: Shape, *operands: np.ndarray):
             ),
         )
     return _round(values, shape)
+
+
+def gees_sort_unsupported(call: LapackCall) -> None:
+    """UNIMPLEMENTED for gees with ``sort = S``: the call carries no ``select`` function (JAX's
+    own kernel rejects it too)."""
+    if call.char("sort", "N") != "N":
+        from hlort.errors import Unimplemented
+
+        raise Unimplemented(
+            f"LAPACK gees with sort = {call.char('sort', 'N')!r}: ordering the Schur form needs "
+            "a select function the FFI call does not carry (JAX's kernel rejects it too); "
+            "call schur without sort_eig_vals"
+        )
+
+
+def _evaluate_checked(call: LapackCall, ops: list[np.ndarray]) -> tuple:
+    from hlort.interpreter import lapack_nonsymmetric as nonsym
+    from hlort.interpreter import lapack_reductions as red
+
+    routine, a = call.routine, ops[0]
+    if routine == "geev":
+        w, vl, vr, info = nonsym.geev(
+            a, call.char("compute_left", "N") == "V", call.char("compute_right", "V") == "V"
+        )
+        values = (w,) if a.dtype.kind == "c" else (w.real, w.imag)
+        return (*values, vl, vr, info)
+    if routine == "gees":
+        gees_sort_unsupported(call)
+        t, q, values, sdim, info = nonsym.gees(a, call.char("mode", "V") == "V")
+        return (t, q, *values, sdim, info)
+    if routine == "gehrd":
+        n = a.shape[-1]
+        low, high = call.attributes.get("low", 1), call.attributes.get("high", n)
+        return red.gehrd(a, int(low), int(high))
+    if routine in ("sytrd", "hetrd"):
+        return red.sytrd(a, call.char("uplo", "L") == "L")
+    return red.gtsv(*ops)
 
 
 def _evaluate(ev, instr, *operands):
@@ -237,9 +360,10 @@ def _evaluate_eigh_tpu(ev, instr, a):
 def register_lapack_targets() -> None:
     for name in target_names():
         body = name[len("lapack_") : -len("_ffi")]
+        rule = _checked_shape if body[1:] in CHECKED else _lapack_shape
         register_custom_call(
             name,
-            _lapack_shape(body[1:], PREFIXES[body[0]]),
+            rule(body[1:], PREFIXES[body[0]]),
             _evaluate,
             description=f"LAPACK {body} (JAX's CPU lowering)",
         )

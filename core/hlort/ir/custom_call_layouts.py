@@ -9,7 +9,8 @@ bytes come in another. hlort's targets compute on logical arrays as follows:
 * the LAPACK targets (:mod:`hlort.interpreter.lapack_targets`) give LAPACK's result on the
   logical matrix, which is what XLA's kernels give under the layouts JAX emits: every matrix
   operand and result column-major with batch dimensions major (``{r-2, r-1, r-3, ..., 0}``),
-  every vector (pivots, tau, singular and eigen values) and ``info`` row-major;
+  every vector (pivots, tau, singular and eigen values, gtsv's diagonals: any operand or result
+  of lower rank than the call's highest-rank operand) and ``info`` row-major;
 * every other target takes and gives row-major arrays (the default layout ``{r-1, ..., 0}``).
 
 A call whose constraints name another layout would get a wrong result, so :func:`check_layouts`
@@ -26,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from hlort.errors import InvalidArgument, Unimplemented
+from hlort.ir.custom_calls import unsupported_lapack_routine
 from hlort.shape import ArrayShape, Shape, TupleShape
 
 CONSTRAINTS = "operand_layout_constraints"
@@ -56,7 +58,7 @@ def _is_lapack(target: str) -> bool:
 
 def honoured_layout(target: str, shape: ArrayShape, matrix_rank: int) -> tuple[int, ...]:
     """The layout ``target`` computes its logical result for, for an operand or result of
-    ``shape``; ``matrix_rank`` is the rank of the call's first operand (its matrices' rank)."""
+    ``shape``; ``matrix_rank`` is the rank of the call's matrices (its highest operand rank)."""
     if _is_lapack(target) and shape.rank >= 2 and shape.rank == matrix_rank:
         return column_major(shape.rank)
     return default_layout(shape.rank)
@@ -76,13 +78,16 @@ def check_layouts(
 ) -> None:
     """UNIMPLEMENTED unless every given layout (operands': ``operand_layouts``, None for
     unconstrained; results': the layouts on ``result_shape``) is the one ``target`` honours."""
+    lapack = unsupported_lapack_routine(target) if _is_lapack(target) else None
+    if lapack is not None:
+        raise lapack
     if operand_layouts and len(operand_layouts) != len(operand_shapes):
         raise InvalidArgument(
             f"{where}: custom call {target!r} gives {len(operand_layouts)} operand layout "
             f"constraint(s) for {len(operand_shapes)} operand(s); give one per operand"
         )
-    first = operand_shapes[0] if operand_shapes else None
-    matrix_rank = first.rank if isinstance(first, ArrayShape) else -1
+    # the matrices' rank: the highest operand rank (gtsv's b follows three vectors)
+    matrix_rank = max((s.rank for s in operand_shapes if isinstance(s, ArrayShape)), default=-1)
     asked = [
         (f"operand {i}", shape, layout)
         for i, (shape, layout) in enumerate(

@@ -115,6 +115,9 @@ def require_operand_count(q: ShapeQuery, n: int) -> None:
 def evaluator_for(target: str) -> EvaluateFn:
     """The reference implementation of ``target``; UNIMPLEMENTED (naming it and the fix) if none."""
     entry = lookup_custom_call(target)
+    lapack = unsupported_lapack_routine(target)
+    if lapack is not None:
+        raise lapack
     if entry is None:
         fix = (
             "import hlort.testdata, which registers the StableHLO test suite's check.* targets"
@@ -133,3 +136,31 @@ def evaluator_for(target: str) -> EvaluateFn:
             f"register_custom_call({target!r}, ..., evaluate_fn=..., replace=True)"
         )
     return entry.evaluate_fn
+
+
+def unsupported_lapack_routine(target: str) -> Unimplemented | None:
+    """UNIMPLEMENTED for a ``lapack_<p><routine>_ffi`` target hlort does not register (JAX's
+    CPU lowering of a routine hlort lacks), naming the routine, the ones hlort runs and the fix;
+    None for a registered target or any other name. Compile raises it before anything else
+    looks at the call, so the message is about the routine, not a layout or a shape."""
+    if not (target.startswith("lapack_") and target.endswith("_ffi")):
+        return None
+    if lookup_custom_call(target) is not None:
+        return None
+    shipped = sorted(
+        {
+            name[len("lapack_") + 1 : -len("_ffi")]
+            for name in registered_custom_calls()
+            if name.startswith("lapack_") and name.endswith("_ffi")
+        }
+    )
+    body = target[len("lapack_") : -len("_ffi")]
+    precision = {"s": " (f32)", "d": " (f64)", "c": " (c64)", "z": " (c128)"}.get(body[:1], "")
+    routine = body[1:] if precision else body
+    return Unimplemented(
+        f"custom call {target!r} is the LAPACK routine {routine!r}{precision} (JAX's CPU "
+        "lowering of jnp.linalg / jax.scipy.linalg), which hlort does not support; hlort runs "
+        f"{', '.join(shipped)}. Fix: run this program on JAX's own CPU backend, compute it "
+        "without that routine, or register the target with "
+        f"hlort.ir.custom_calls.register_custom_call({target!r}, shape_fn=..., evaluate_fn=...)"
+    )

@@ -11,15 +11,23 @@ interpreter fallback.
 Where LAPACK itself leaves results unspecified the two may differ: the factor of a matrix that
 is not positive definite (JAX replaces it by NaN from ``info``), ``gesdd``'s overwritten input,
 and the U / V^H of a values-only SVD; eigenvectors and singular vectors are unique only up to
-sign (phase), which both pick as LAPACK does for the precision they compute in.
+sign (phase), which both pick as LAPACK does for the precision they compute in, and a Schur
+form only up to its unitary diagonal (hlort's reference deflates its own way). geev, gees,
+gehrd, sytrd/hetrd and gtsv are :mod:`hlort_cpu.lapack_routines`'.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from hlort.interpreter.lapack_targets import LapackCall, eigh_tpu_options, evaluate_lapack
+from hlort.interpreter.lapack_targets import (
+    CHECKED,
+    LapackCall,
+    eigh_tpu_options,
+    evaluate_lapack,
+)
 from hlort.shape import TupleShape
+from hlort_cpu.lapack_routines import native_checked
 
 _PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
 
@@ -98,6 +106,8 @@ class LapackThunk:
             values = self._eigh(a, call.char("uplo", "L") == "L", call.char("mode", "V") == "V")
         elif routine in ("gesdd", "gesvd"):
             values = self._svd(a, routine, call.char("mode", "A"))
+        elif routine in CHECKED:
+            values = native_checked(self.lapack, call, operands)
         else:
             alpha = operands[2][()] if len(operands) > 2 else 1.0
             values = self._trsm(a, operands[1], alpha)

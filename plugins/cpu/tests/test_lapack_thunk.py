@@ -3,7 +3,8 @@
 With SciPy the thunk calls the routine of the call's own precision, so it agrees with the
 interpreter (f64 / c128, rounded once) within ``64 eps`` of each output's largest magnitude
 (LAPACK in f32 rounds every step in f32; the matrices are well conditioned); integer outputs
-(pivots, info) agree exactly. Eigen- and singular vectors are compared through sign-free views.
+(pivots, info) agree exactly. Eigen- and singular vectors are compared through sign-free views,
+a Schur form through its diagonal and eigenvalues.
 Without SciPy the thunk runs the reference itself: bit for bit the interpreter's.
 """
 
@@ -70,6 +71,32 @@ def _cases(t):
             [m(2, 4, 2)],
             {"side": "L", "uplo": "L", "trans_x": "C", "diag": "N"},
         ),
+        *_nonsymmetric_cases(t, rng, g, spd),
+    ]
+
+
+def _nonsymmetric_cases(t, rng, g, spd):
+    """geev, gees, gehrd, sytrd/hetrd and gtsv on the same kind of operands."""
+    m = lambda *d: shape.array(_dt(t), d)  # noqa: E731
+    r = lambda *d: shape.array(_dt(_real(t)), d)  # noqa: E731
+    c = lambda *d: shape.array(_dt(np.result_type(t, np.complex64)), d)  # noqa: E731
+    i = lambda *d: shape.array(dtypes.S32, d)  # noqa: E731
+    complex_ = np.dtype(t).kind == "c"
+    values = [m(2, 4)] * (1 if complex_ else 2)
+    dl, du = _matrix(rng, (2, 6), t), _matrix(rng, (2, 6), t)
+    d = (_matrix(rng, (2, 6), t) + 4).astype(t)
+    vectors = {"compute_left": "V", "compute_right": "V"}
+    return [
+        ("geev", [g], [*values, c(2, 4, 4), c(2, 4, 4), i(2)], vectors),
+        ("gees", [g], [m(2, 4, 4), m(2, 4, 4), *values, i(2), i(2)], {"mode": "V", "sort": "N"}),
+        ("gehrd", [g], [m(2, 4, 4), m(2, 3), i(2)], {}),
+        (
+            "hetrd" if complex_ else "sytrd",
+            [spd],
+            [m(2, 4, 4), r(2, 4), r(2, 3), m(2, 3), i(2)],
+            {"uplo": "U"},
+        ),
+        ("gtsv", [dl, d, du, _matrix(rng, (2, 6, 3), t)], [m(2, 6)] * 3 + [m(2, 6, 3), i(2)], {}),
     ]
 
 
@@ -93,6 +120,10 @@ def _sign_free(routine, values):
         return [np.abs(values[0]), values[1], values[2]]
     if routine in ("gesdd", "gesvd"):
         return [values[1], np.abs(values[2]), np.abs(values[3]), values[4]]
+    if routine == "geev":  # LAPACK's normalisation leaves each vector's sign free
+        return [*values[:-3], np.abs(values[-3]), np.abs(values[-2]), values[-1]]
+    if routine == "gees":  # the Schur form is unique up to a unitary diagonal: its diagonal is
+        return [np.diagonal(values[0], axis1=-2, axis2=-1), *values[2:]]
     return values
 
 

@@ -59,3 +59,30 @@ def test_linalg_that_jax_lowers_only_per_platform(platform):
     want = np.linalg.eigvalsh(a.astype(np.float64))
     np.testing.assert_allclose(np.asarray(values), want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(np.sort(np.asarray(singular)), np.sort(np.abs(want)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("platform", ["hlort_interpreter", "hlort_cpu"])
+def test_nonsymmetric_linalg_lowers_like_cpu(platform):
+    # eig, schur, hessenberg, tridiagonal and tridiagonal_solve lower to LAPACK's geev, gees,
+    # gehrd, sytrd and gtsv on the platforms that lower like CPU (JAX's TPU has no rule for the
+    # first four, so tpusim, lowering like TPU, raises JAX's NotImplementedError for them).
+    a = np.array([[1.0, 2.0, 0.0], [-2.0, 1.0, 0.5], [0.3, 0.0, 4.0]], np.float32)
+    d = device(platform)
+    x = jax.device_put(a, d)
+    w = np.asarray(jax.jit(lambda m: jnp.linalg.eig(m)[0])(x))
+    want = np.linalg.eigvals(a.astype(np.float64))
+    assert np.abs(w[:, None] - want[None, :]).min(1).max() < 1e-5
+    t, q = (np.asarray(v) for v in jax.jit(jax.scipy.linalg.schur)(x))
+    np.testing.assert_allclose(q @ t @ q.T, a, atol=1e-5)
+    h, p = (
+        np.asarray(v) for v in jax.jit(lambda m: jax.scipy.linalg.hessenberg(m, calc_q=True))(x)
+    )
+    np.testing.assert_allclose(p @ h @ p.T, a, atol=1e-5)
+    diagonal = np.asarray(jax.jit(lambda m: jax.lax.linalg.tridiagonal(m + m.T)[1])(x))
+    np.testing.assert_allclose(np.sort(np.linalg.eigvalsh(np.diag(diagonal))), np.sort(diagonal))
+    lower, main, upper = np.array([0, 1, 1], np.float32), np.full(3, 4, np.float32), np.ones(3)
+    rhs = np.arange(6, dtype=np.float32).reshape(3, 2)
+    args = [jax.device_put(v.astype(np.float32), d) for v in (lower, main, upper, rhs)]
+    got = np.asarray(jax.jit(jax.lax.linalg.tridiagonal_solve)(*args))
+    dense = np.diag(main) + np.diag(lower[1:], -1) + np.diag(upper[:-1], 1)
+    np.testing.assert_allclose(got, np.linalg.solve(dense, rhs), rtol=1e-5)
