@@ -10,6 +10,12 @@ instructions ran on the interpreter. Every program is first compiled in a guarde
 (child_compile.py), so a compile that fails, hangs or exhausts memory is that row's error.
 It ends with the issue's goals as ratios measured in this run (report.py) and writes
 benchmarks/results/bench-*.json. ``--quick``: tiny sizes, one repeat (the CI smoke test).
+
+hlort and jax are timed in separate blocks, never with their calls alternating: each call would
+then start while the other side's pool threads still spin (XLA's Eigen pool, hlort's spin pool),
+and hlort's crowded rule runs a dispatch that finds other runnable threads on one thread
+(matmul 512, tried: 300 of 300 dispatches crowded alternating, none in blocks). Two hlort
+programs are compared alternating (:func:`paired_ratio`): they share one pool.
 """
 
 from __future__ import annotations
