@@ -10,7 +10,8 @@ module with a while stays whole: a native while driver calls its kernels directl
 sit in their module.
 
 Threads: as many as this process may run on, at most one per part, at most
-``HLORT_CPU_COMPILE_THREADS`` when set (``1`` compiles the parts one after another).
+``HLORT_CPU_COMPILE_THREADS`` when set (``1`` compiles the parts one after another), else at
+most ``HLORT_CPU_THREADS`` (the threads a user lets hlort's kernels use).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import os
 
 from hlort.errors import InvalidArgument
+from hlort_cpu.thread_pool import cores_available, worker_count
 
 MAX_PARTS = 4
 KERNEL_BASE_COST = 12  # instructions' worth: a kernel's loops, bounds and launch code
@@ -46,20 +48,16 @@ def kernel_cost(comp) -> int:
 
 def compile_threads(parts: int) -> int:
     """Threads to compile ``parts`` parts on (module docstring)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        cores = os.cpu_count() or 1
     limit = os.environ.get(THREADS_ENV)
-    if limit:
-        try:
-            cap = int(limit)
-        except ValueError:
-            cap = 0
-        if cap < 1:
-            raise InvalidArgument(
-                f"{THREADS_ENV}={limit!r} is not a positive integer; set it to the number of "
-                "threads kernels may compile on (1: one at a time) or unset it"
-            )
-        cores = min(cores, cap)
-    return max(1, min(cores, parts))
+    if not limit:
+        return max(1, min(worker_count(), parts))  # worker_count: cores, or HLORT_CPU_THREADS
+    try:
+        cap = int(limit)
+    except ValueError:
+        cap = 0
+    if cap < 1:
+        raise InvalidArgument(
+            f"{THREADS_ENV}={limit!r} is not a positive integer; set it to the number of "
+            "threads kernels may compile on (1: one at a time) or unset it"
+        )
+    return max(1, min(cores_available(), cap, parts))

@@ -53,6 +53,11 @@ def worker_count() -> int:
     return _cores()
 
 
+def cores_available() -> int:
+    """The cores this process may run on (whatever HLORT_CPU_THREADS says)."""
+    return _cores()
+
+
 @functools.cache
 def _cores() -> int:
     """The cores this process may run on, asked once (a syscall; every big dot asks for the

@@ -118,11 +118,15 @@ def test_a_bad_thread_count_is_invalid_argument_naming_the_variable(monkeypatch,
     assert info.value.code.name == "INVALID_ARGUMENT"
 
 
-def test_thread_count_is_capped_by_the_parts_and_the_variable(monkeypatch):
+def test_thread_count_is_capped_by_the_parts_and_the_variables(monkeypatch):
     monkeypatch.delenv(kernel_parts.THREADS_ENV, raising=False)
+    monkeypatch.delenv("HLORT_CPU_THREADS", raising=False)
     assert kernel_parts.compile_threads(1) == 1
     assert 1 <= kernel_parts.compile_threads(64) <= 64
     monkeypatch.setenv(kernel_parts.THREADS_ENV, "1")
+    assert kernel_parts.compile_threads(4) == 1
+    monkeypatch.delenv(kernel_parts.THREADS_ENV)
+    monkeypatch.setenv("HLORT_CPU_THREADS", "1")  # the user's limit on hlort's threads
     assert kernel_parts.compile_threads(4) == 1
 
 
