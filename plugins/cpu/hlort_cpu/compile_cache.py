@@ -74,10 +74,14 @@ def cache_key(fingerprint: str, plugin_version: str, engine_key: str) -> str:
     return sha256(text.encode()).hexdigest()
 
 
-def lookup(key: str):
-    """(object code, kernel infos) or None; the object code is bytes, or a list of bytes for
-    a module compiled in parts (parallel_compile.py), as it was stored."""
-    return _lookup(key, _decode_object)
+def lookup(key: str, parts: bool = False):
+    """(object code, kernel infos) or None. The object code is bytes, or with ``parts`` also a
+    list of bytes (a module compiled in parts, kernel_parts.py) where one was stored; a caller
+    that loads one object never gets a list (a mis-keyed entry is a miss, and recompiled)."""
+    entry = _lookup(key, _decode_object)
+    if entry is not None and isinstance(entry[0], list) and not parts:
+        return None
+    return entry
 
 
 def store(key: str, obj: bytes | list[bytes], infos: list) -> None:

@@ -40,7 +40,13 @@ from hlort_cpu.codegen.kernel_builder import KernelModule, classify
 from hlort_cpu.codegen.unsupported_reason import why_not_compiled
 from hlort_cpu.control_flow import CONTROL_FLOW_OPS, ProgramSet, program_orders
 from hlort_cpu.device_run import DeviceEvaluator
-from hlort_cpu.kernel_parts import compile_threads, kernel_cost, kernel_parts
+from hlort_cpu.kernel_parts import (
+    MAX_PARTS,
+    compile_threads,
+    kernel_cost,
+    kernel_parts,
+    outlined_call,
+)
 from hlort_cpu.kernel_sharing import share_kernels
 from hlort_cpu.slice_copies import SliceCopyThunk, slice_copies
 from hlort_cpu.version import PLUGIN_VERSION
@@ -156,7 +162,7 @@ def compile_program(module: Module) -> Program:
     key = compile_cache.cache_key(module.fingerprint(), PLUGIN_VERSION, engine.key)
     names = [f"hk{key[:16]}_{k}" for k in owners]  # the kernel each candidate runs
     ir_texts: list[str] = []
-    cached = compile_cache.lookup(key) if to_compile else None
+    cached = compile_cache.lookup(key, parts=True) if to_compile else None
     cache_hit = cached is not None
     natives: dict = {}
     if to_compile and cached is None:
@@ -193,7 +199,13 @@ def _compile_kernels(module: Module, orders, names, to_compile, owners, key: str
     outside = {owners[k] for k, (instr, _) in enumerate(to_compile) if instr not in entry}
     own = [k for k in range(len(to_compile)) if owners[k] == k]  # the others share a kernel
     has_while = any(i.opcode is Opcode.WHILE for _, order in orders.values() for i in order)
-    parts = kernel_parts([kernel_cost(to_compile[k][1]) for k in own], whole=has_while)
+    threads = compile_threads(MAX_PARTS)
+    comps = [to_compile[k][1] for k in own]
+    parts = kernel_parts(
+        [kernel_cost(c) for c in comps],
+        [outlined_call(c) for c in comps],
+        whole=has_while or threads < 2,
+    )
     modules = []
     for p, part in enumerate(parts):
         km = KernelModule(f"{module.name}_kernels" + (f"_{p}" if len(parts) > 1 else ""))
@@ -210,7 +222,7 @@ def _compile_kernels(module: Module, orders, names, to_compile, owners, key: str
         km = modules[0]
         drivers = [emit_while_driver(km.module, km.target, n.plan) for n in natives.values()]
     texts = [km.ir_text() for km in modules]
-    objects = jit_engine().compile_ir_parts(texts, compile_threads(len(texts)))
+    objects = jit_engine().compile_ir_parts(texts, min(threads, len(texts)))
     obj = objects[0] if len(objects) == 1 else objects
     entry_infos = [*infos, *drivers]
     compile_cache.store(key, obj, entry_infos)

@@ -1,43 +1,62 @@
 """How a module's kernels are split into LLVM modules that compile on several threads at once
 (codegen/parallel_compile.py): LLVM is ~70% of a model's compile, one kernel at a time.
 
-The split depends on the program alone, never on this machine's cores, so a program gets the
-same parts, and the same object code, everywhere (a part inlines the internal math helpers its
-own kernels use, which a different split could decide differently). Up to :data:`MAX_PARTS`
-parts, balanced by an estimate of each kernel's LLVM cost (its computation's instruction count
-plus a fixed cost for its loops and launch code), largest first into the lightest part. A
-module with a while stays whole: a native while driver calls its kernels directly, so it must
-sit in their module.
+Up to :data:`MAX_PARTS` parts, balanced by an estimate of each kernel's LLVM cost (its
+computation's instruction count plus a fixed cost for its loops and launch code), largest first
+into the lightest part. Kernels that call the same outlined math function (f64 pow,
+outlined_math.py: one long body per module, with vector copies) share a part, which then
+compiles that body once, and its cost counts once. A module with a while stays whole: a native
+while driver calls its kernels directly, so it must sit in their module. With fewer than two
+compile threads the module compiles whole too: parts would only add their fixed costs.
+
+The split depends on the program alone once two threads compile, so a program gets the same
+parts on any such machine; whole or in parts, a kernel computes the same bits (each kernel is
+its own function and the outlined bodies are noinline; test_parallel_compile.py compares).
 
 Threads: as many as this process may run on, at most one per part, at most
-``HLORT_CPU_COMPILE_THREADS`` when set (``1`` compiles the parts one after another), else at
-most ``HLORT_CPU_THREADS`` (the threads a user lets hlort's kernels use).
+``HLORT_CPU_COMPILE_THREADS`` when set (``1`` compiles the module whole), else at most
+``HLORT_CPU_THREADS`` (the threads a user lets hlort's kernels use).
 """
 
 from __future__ import annotations
 
 import os
 
+from hlort import dtypes
 from hlort.errors import InvalidArgument
-from hlort_cpu.thread_pool import cores_available, worker_count
+from hlort.ir.opcodes import Opcode
+from hlort_cpu.thread_pool import cores_available
 
 MAX_PARTS = 4
 KERNEL_BASE_COST = 12  # instructions' worth: a kernel's loops, bounds and launch code
+OUTLINED_COST = 150  # instructions' worth of an outlined body (f64 pow and its vector copies)
 THREADS_ENV = "HLORT_CPU_COMPILE_THREADS"
 
 
-def kernel_parts(costs: list[int], whole: bool = False) -> list[list[int]]:
+def kernel_parts(
+    costs: list[int], outlined: list[str | None] | None = None, whole: bool = False
+) -> list[list[int]]:
     """Indexes of ``costs`` (one estimate per kernel) grouped into parts, each in index order;
-    one part when ``whole`` or when there are fewer than two kernels."""
-    count = 1 if whole else min(MAX_PARTS, len(costs))
+    ``outlined[k]``: the outlined function kernel k calls, if any (kernels that call the same
+    one share a part). One part when ``whole`` or when there is one unit to place."""
+    outlined = outlined or [None] * len(costs)
+    units: dict[object, list[int]] = {}
+    for k, name in enumerate(outlined):
+        units.setdefault(k if name is None else name, []).append(k)
+    count = 1 if whole else min(MAX_PARTS, len(units))
     if count <= 1:
         return [list(range(len(costs)))]
+
+    def cost(members: list[int]) -> int:
+        helper = OUTLINED_COST if outlined[members[0]] is not None else 0
+        return helper + sum(costs[k] for k in members)
+
     parts: list[list[int]] = [[] for _ in range(count)]
     loads = [0] * count
-    for k in sorted(range(len(costs)), key=lambda k: (-costs[k], k)):
+    for members in sorted(units.values(), key=lambda m: (-cost(m), m[0])):
         lightest = loads.index(min(loads))
-        parts[lightest].append(k)
-        loads[lightest] += costs[k]
+        parts[lightest] += members
+        loads[lightest] += cost(members)
     return [sorted(p) for p in parts if p]
 
 
@@ -46,18 +65,40 @@ def kernel_cost(comp) -> int:
     return KERNEL_BASE_COST + len(comp.instructions)
 
 
+def outlined_call(comp) -> str | None:
+    """The outlined math function the kernel of ``comp`` calls (f64 pow, pow_f64.py), if any."""
+    for instr in _instructions(comp):
+        if instr.opcode is Opcode.POWER and getattr(instr.shape, "dtype", None) == dtypes.F64:
+            return "hlort_pow_f64"
+    return None
+
+
+def _instructions(comp):
+    for instr in comp.instructions:
+        yield instr
+        for value in instr.attrs.values():  # a reduce's or a sort's scalar computation
+            if hasattr(value, "instructions"):
+                yield from _instructions(value)
+
+
 def compile_threads(parts: int) -> int:
     """Threads to compile ``parts`` parts on (module docstring)."""
-    limit = os.environ.get(THREADS_ENV)
-    if not limit:
-        return max(1, min(worker_count(), parts))  # worker_count: cores, or HLORT_CPU_THREADS
+    cores = cores_available()
+    for env in (THREADS_ENV, "HLORT_CPU_THREADS"):
+        limit = os.environ.get(env)
+        if limit:
+            return max(1, min(cores, _positive(env, limit), parts))
+    return max(1, min(cores, parts))
+
+
+def _positive(env: str, value: str) -> int:
     try:
-        cap = int(limit)
+        count = int(value)
     except ValueError:
-        cap = 0
-    if cap < 1:
+        count = 0
+    if count < 1:
         raise InvalidArgument(
-            f"{THREADS_ENV}={limit!r} is not a positive integer; set it to the number of "
-            "threads kernels may compile on (1: one at a time) or unset it"
+            f"{env}={value!r} is not a positive integer; set it to a number of threads "
+            "(1: one at a time) or unset it"
         )
-    return max(1, min(cores_available(), cap, parts))
+    return count

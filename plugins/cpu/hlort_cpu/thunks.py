@@ -274,8 +274,9 @@ class Program:
         out = {"stats.txt": "\n".join(f"{k}: {v}" for k, v in self.stats().items()) + "\n"}
         if len(self.ir_texts) == 1:
             out["kernels.ll"] = self.ir_texts[0]
-        for i, text in enumerate(self.ir_texts if len(self.ir_texts) > 1 else ()):
-            out[f"kernels.{i}.ll"] = text  # one LLVM module a file: llc and opt read them
+        else:  # one LLVM module a file: llc and opt read them
+            for i, text in enumerate(self.ir_texts):
+                out[f"kernels.{i}.ll"] = text
         return out
 
 

@@ -71,11 +71,7 @@ def load_entry_points(obj: bytes | list[bytes], infos: Sequence) -> dict[str, ob
     """Load object code once (one object, or a module's parts: kernel_parts.py): a
     CompiledKernel per KernelInfo, a ctypes function per while driver
     (while_driver.DriverInfo)."""
-    engine = jit_engine()
-    objects = obj if isinstance(obj, list) else [obj]
-    for part in objects[:-1]:
-        engine.load_object(part, [])
-    addresses = engine.load_object(objects[-1], [info.name for info in infos])
+    addresses = jit_engine().load_object(obj, [info.name for info in infos])
     return {
         info.name: CompiledKernel(info, addresses[info.name])
         if isinstance(info, KernelInfo)

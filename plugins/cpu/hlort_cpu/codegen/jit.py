@@ -36,6 +36,7 @@ AFTER_LLVM = ("hlort_cpu.codegen.compiled", "hlort.plugin.base.cost_estimate", "
 AFTER_LLVM_WITH_CACHE = ("hlort.text.printer", "json")
 _PREFETCH: threading.Thread | None = None
 _prefetch_started = False
+_PREFETCH_LOCK = threading.Lock()
 
 
 class HostTarget:
@@ -165,8 +166,9 @@ class JitEngine:
             self.optimize(module)
             return str(module)
 
-    def load_object(self, obj: bytes, symbols: list[str]) -> dict[str, int]:
-        """Load object code and return the address of each symbol.
+    def load_object(self, obj: bytes | list[bytes], symbols: list[str]) -> dict[str, int]:
+        """Load object code (one object, or a module's parts together) and return the address
+        of each symbol.
 
         Every symbol the object needs is resolved before MCJIT sees it (MCJIT aborts the process
         on an unresolved one): from objects loaded earlier, from the process (libm, libc), or
@@ -176,18 +178,22 @@ class JitEngine:
         is then loaded before it, so at least its helpers resolve.
         """
         llvm = self.llvm
+        objects = obj if isinstance(obj, list) else [obj]
         with self._lock:
-            table = object_symbols(obj)
-            if table is not None:
-                self._resolve(table.undefined)
+            tables = [object_symbols(o) for o in objects]
+            if all(t is not None for t in tables):  # the parts of a module may call each other
+                own = frozenset().union(*(t.defined for t in tables))
+                self._resolve(frozenset().union(*(t.undefined for t in tables)) - own)
             elif not self._library_loaded:
                 self._load_runtime_library()
-            ref = llvm.ObjectFileRef.from_data(obj)
-            self.engine.add_object_file(ref)
-            self._objects.append(ref)
+            for o in objects:  # only once every part's symbols resolve: all or none is loaded
+                ref = llvm.ObjectFileRef.from_data(o)
+                self.engine.add_object_file(ref)
+                self._objects.append(ref)
             self.engine.finalize_object()
-            if table is not None:
-                self._defined |= table.defined
+            for table in tables:
+                if table is not None:
+                    self._defined |= table.defined
             out = {}
             for name in symbols:
                 addr = self.engine.get_function_address(name)
@@ -238,10 +244,16 @@ class JitEngine:
 def _prefetch_once() -> None:
     """Start importing :data:`AFTER_LLVM` on a helper thread, once per process (only what is
     not imported yet; nothing when all is)."""
-    global _PREFETCH, _prefetch_started
-    if _prefetch_started:
-        return
-    _prefetch_started = True
+    global _prefetch_started
+    with _PREFETCH_LOCK:  # two first compiles at once (parallel parts need no compile lock)
+        if _prefetch_started:
+            return
+        _prefetch_started = True
+    _start_prefetch()
+
+
+def _start_prefetch() -> None:
+    global _PREFETCH
     from hlort.plugin.base.cache_dir import cache_enabled
 
     names = AFTER_LLVM + (AFTER_LLVM_WITH_CACHE if cache_enabled() else ())

@@ -20,17 +20,22 @@ import threading
 from hlort_cpu.codegen import unlocked_llvm
 from hlort_cpu.codegen.llvm_start import HostLlvm, kernel_pipeline, machine_for
 
-_RUNNING = threading.Lock()  # held while part threads run (a fork waits for them)
+_RUNNING = threading.RLock()  # held while part threads run, and across a fork (see below)
 
 
 def compile_parts(host: HostLlvm, texts: list[str], threads: int) -> list[bytes]:
     """The object code of each of ``texts`` (LLVM IR modules), in order, compiled on up to
-    ``threads`` threads (the caller's included); the first part's error is raised, after every
-    thread finished."""
+    ``threads`` threads (the caller's included). The first error stops the parts not started
+    yet and is raised once every part thread has finished, an interrupt on the caller too:
+    no thread is left inside LLVM."""
     objects: list[bytes | None] = [None] * len(texts)
-    errors: list[BaseException | None] = [None] * len(texts)
+    errors: list[Exception | None] = [None] * len(texts)
     todo = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # largest first
     claim = threading.Lock()
+
+    def stop() -> None:
+        with claim:
+            todo.clear()
 
     def work() -> None:
         while True:
@@ -40,23 +45,39 @@ def compile_parts(host: HostLlvm, texts: list[str], threads: int) -> list[bytes]
                 i = todo.pop(0)
             try:
                 objects[i] = _compile_alone(host, texts[i])
-            except BaseException as err:  # noqa: BLE001 - re-raised below, on the caller
+            except Exception as err:  # noqa: BLE001 - raised below, on the caller
                 errors[i] = err
+                stop()
 
     helpers = [
         threading.Thread(target=work, name=f"hlort-llvm-part-{k}", daemon=True)
         for k in range(min(threads, len(texts)) - 1)
     ]
     with _RUNNING:
-        for t in helpers:
-            t.start()
-        work()
-        for t in helpers:
-            t.join()
+        try:
+            for t in helpers:
+                t.start()
+            work()
+        finally:  # an interrupt here too: start no more parts, wait for those under way
+            stop()
+            _join(helpers)
     for err in errors:
         if err is not None:
             raise err
     return objects  # type: ignore[return-value]
+
+
+def _join(threads: list[threading.Thread]) -> None:
+    """Join every started thread, even if an interrupt arrives while waiting (then raised)."""
+    interrupted: BaseException | None = None
+    for t in threads:
+        while t.ident is not None and t.is_alive():
+            try:
+                t.join()
+            except BaseException as err:  # noqa: BLE001 - KeyboardInterrupt: re-raised below
+                interrupted = interrupted or err
+    if interrupted is not None:
+        raise interrupted
 
 
 def _compile_alone(host: HostLlvm, text: str) -> bytes:
@@ -75,12 +96,27 @@ def _compile_alone(host: HostLlvm, text: str) -> bytes:
         module.close()  # before its context goes
 
 
-def _wait_before_fork() -> None:
-    """A child gets only the forking thread: part threads inside LLVM would leave llvmlite's
-    lock or LLVM's own state held there, so a fork waits for them."""
-    with _RUNNING:
-        pass
+def _before_fork() -> None:
+    _RUNNING.acquire()
 
 
+def _after_fork_in_parent() -> None:
+    _RUNNING.release()
+
+
+def _after_fork_in_child() -> None:
+    """The child has no part threads: a fresh lock (the parent's was held across the fork)."""
+    global _RUNNING
+    _RUNNING = threading.RLock()
+
+
+# A fork waits for part threads under way (a child gets only the forking thread: threads inside
+# LLVM would leave llvmlite's lock or LLVM's own state held there) and holds the lock until it
+# is done, so no compile starts parts between the wait and the fork. Re-entrant: a thread that
+# forks inside compile_parts (a signal handler) does not wait for itself.
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(before=_wait_before_fork)
+    os.register_at_fork(
+        before=_before_fork,
+        after_in_parent=_after_fork_in_parent,
+        after_in_child=_after_fork_in_child,
+    )
