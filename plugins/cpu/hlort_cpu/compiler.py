@@ -41,6 +41,7 @@ from hlort_cpu.codegen.unsupported_reason import why_not_compiled
 from hlort_cpu.control_flow import CONTROL_FLOW_OPS, ProgramSet, program_orders
 from hlort_cpu.device_run import DeviceEvaluator
 from hlort_cpu.kernel_parts import (
+    CONTROL_FLOW,
     MAX_PARTS,
     compile_threads,
     kernel_cost,
@@ -198,14 +199,12 @@ def _compile_kernels(module: Module, orders, names, to_compile, owners, key: str
     # driver updates its state in place)
     outside = {owners[k] for k, (instr, _) in enumerate(to_compile) if instr not in entry}
     own = [k for k in range(len(to_compile)) if owners[k] == k]  # the others share a kernel
-    has_while = any(i.opcode is Opcode.WHILE for _, order in orders.values() for i in order)
     threads = compile_threads(MAX_PARTS)
     comps = [to_compile[k][1] for k in own]
-    parts = kernel_parts(
-        [kernel_cost(c) for c in comps],
-        [outlined_call(c) for c in comps],
-        whole=has_while or threads < 2,
-    )
+    together = [
+        CONTROL_FLOW if k in outside else outlined_call(c) for k, c in zip(own, comps, strict=True)
+    ]
+    parts = kernel_parts([kernel_cost(c) for c in comps], together, whole=threads < 2)
     modules = []
     for p, part in enumerate(parts):
         km = KernelModule(f"{module.name}_kernels" + (f"_{p}" if len(parts) > 1 else ""))
@@ -216,10 +215,11 @@ def _compile_kernels(module: Module, orders, names, to_compile, owners, key: str
     infos = [info for km in modules for info in km.kernels]
     natives = _plan_whiles(orders, names, to_compile, infos, f"hk{key[:16]}")
     drivers = []
-    if natives:  # a module with a while is one part
+    if natives:  # into the part of the kernels control flow runs, which the drivers call
         from hlort_cpu.codegen.while_driver import emit_while_driver
 
-        km = modules[0]
+        loops = next(p for p, part in enumerate(parts) if any(own[j] in outside for j in part))
+        km = modules[loops]
         drivers = [emit_while_driver(km.module, km.target, n.plan) for n in natives.values()]
     texts = [km.ir_text() for km in modules]
     objects = jit_engine().compile_ir_parts(texts, min(threads, len(texts)))

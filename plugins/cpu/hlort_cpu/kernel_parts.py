@@ -5,9 +5,10 @@ Up to :data:`MAX_PARTS` parts, balanced by an estimate of each kernel's LLVM cos
 computation's instruction count plus a fixed cost for its loops and launch code), largest first
 into the lightest part. Kernels that call the same outlined math function (f64 pow,
 outlined_math.py: one long body per module, with vector copies) share a part, which then
-compiles that body once, and its cost counts once. A module with a while stays whole: a native
-while driver calls its kernels directly, so it must sit in their module. With fewer than two
-compile threads the module compiles whole too: parts would only add their fixed costs.
+compiles that body once, and its cost counts once. The kernels that control flow runs (a
+while's condition and body, a conditional's branches) share a part too: a native while driver
+calls them directly, so it must sit in their module. With fewer than two compile threads the
+module compiles whole: parts would only add their fixed costs.
 
 The split depends on the program alone once two threads compile, so a program gets the same
 parts on any such machine; whole or in parts, a kernel computes the same bits (each kernel is
@@ -29,27 +30,28 @@ from hlort_cpu.thread_pool import cores_available
 
 MAX_PARTS = 4
 KERNEL_BASE_COST = 12  # instructions' worth: a kernel's loops, bounds and launch code
-OUTLINED_COST = 150  # instructions' worth of an outlined body (f64 pow and its vector copies)
+POW_F64 = "hlort_pow_f64"  # pow_f64.FUNCTION_NAME
+HELPER_COSTS = {POW_F64: 150}  # instructions' worth of an outlined body and its vector copies
+CONTROL_FLOW = "control flow"  # the unit of the kernels control flow runs
 THREADS_ENV = "HLORT_CPU_COMPILE_THREADS"
 
 
 def kernel_parts(
-    costs: list[int], outlined: list[str | None] | None = None, whole: bool = False
+    costs: list[int], together: list[str | None] | None = None, whole: bool = False
 ) -> list[list[int]]:
     """Indexes of ``costs`` (one estimate per kernel) grouped into parts, each in index order;
-    ``outlined[k]``: the outlined function kernel k calls, if any (kernels that call the same
-    one share a part). One part when ``whole`` or when there is one unit to place."""
-    outlined = outlined or [None] * len(costs)
+    kernels with the same ``together`` key share a part (an outlined function they call, or
+    :data:`CONTROL_FLOW`). One part when ``whole`` or when there is one unit to place."""
+    together = together or [None] * len(costs)
     units: dict[object, list[int]] = {}
-    for k, name in enumerate(outlined):
-        units.setdefault(k if name is None else name, []).append(k)
+    for k, key in enumerate(together):
+        units.setdefault(k if key is None else key, []).append(k)
     count = 1 if whole else min(MAX_PARTS, len(units))
     if count <= 1:
         return [list(range(len(costs)))]
 
     def cost(members: list[int]) -> int:
-        helper = OUTLINED_COST if outlined[members[0]] is not None else 0
-        return helper + sum(costs[k] for k in members)
+        return HELPER_COSTS.get(together[members[0]], 0) + sum(costs[k] for k in members)
 
     parts: list[list[int]] = [[] for _ in range(count)]
     loads = [0] * count
@@ -69,7 +71,7 @@ def outlined_call(comp) -> str | None:
     """The outlined math function the kernel of ``comp`` calls (f64 pow, pow_f64.py), if any."""
     for instr in _instructions(comp):
         if instr.opcode is Opcode.POWER and getattr(instr.shape, "dtype", None) == dtypes.F64:
-            return "hlort_pow_f64"
+            return POW_F64
     return None
 
 

@@ -22,6 +22,7 @@ from hlort_cpu import compile_cache, kernel_parts  # noqa: E402
 from hlort_cpu.codegen import parallel_compile  # noqa: E402
 from hlort_cpu.codegen.jit import jit_engine  # noqa: E402
 from hlort_cpu.codegen.parallel_compile import compile_parts  # noqa: E402
+from hlort_cpu.codegen.while_driver import KernelCall  # noqa: E402
 
 RNG = np.random.default_rng(7)
 
@@ -248,3 +249,61 @@ def test_an_entry_of_several_objects_survives_the_disk(monkeypatch, tmp_path):
     compile_cache.store(key[::-1], b"\x7fELF single", [])
     compile_cache.clear_memory()
     assert compile_cache.lookup(key[::-1]) == (b"\x7fELF single", [])
+
+
+def _loop_and_kernels():
+    """A native while loop (``x = tanh(x) * 0.5 + exp(-x) * 0.25`` n times) beside three
+    kernels of the entry: the loop's kernels and its driver share a part, the rest split."""
+    b = Builder("loop_and_kernels")
+    x_shape = shape.array("f32", [64, 96])
+    state = shape.tuple_of(shape.scalar("s32"), shape.scalar("s32"), x_shape)
+    c = b.sub("cond")
+    p = c.parameter(state)
+    cond = c.finish(c.compare(c.get_tuple_element(p, 0), c.get_tuple_element(p, 1), "LT"))
+    bb = b.sub("body")
+    p = bb.parameter(state)
+    i, n, x = (bb.get_tuple_element(p, k) for k in range(3))
+
+    def const(v):
+        return bb.broadcast(bb.constant(np.float32(v)), [64, 96], [])
+
+    x = bb.add(bb.multiply(bb.tanh(x), const(0.5)), bb.multiply(bb.exp(bb.negate(x)), const(0.25)))
+    body = bb.finish(bb.tuple([bb.add(i, bb.constant(np.int32(1))), n, x]))
+    n0, x0, y, z = (b.parameter(s) for s in (shape.scalar("s32"), x_shape, x_shape, x_shape))
+    loop = b.while_loop(cond, body, b.tuple([b.constant(np.int32(0)), n0, x0]))
+    add = b.scalar_computation("add", "f32")
+    rows = b.reduce(b.multiply(y, y), b.constant(np.float32(0)), add, [1])
+    turned = b.transpose(b.add(z, z), [1, 0])
+    return b.build(b.tuple([b.get_tuple_element(loop, 2), rows, turned, b.tanh(y)]))
+
+
+def test_a_native_while_loop_and_its_kernels_share_a_part_and_the_rest_split(monkeypatch):
+    module = _loop_and_kernels()
+    rng = np.random.default_rng(11)
+    args = [np.int32(5)] + [rng.standard_normal((64, 96)).astype(np.float32) for _ in range(3)]
+    planned = []
+    plan = compiler._plan_whiles
+
+    def spy(*a):
+        natives = plan(*a)
+        planned.extend(natives.values())
+        return natives
+
+    monkeypatch.setattr(compiler, "_plan_whiles", spy)
+    monkeypatch.setenv(kernel_parts.THREADS_ENV, "1")
+    whole = _compile(monkeypatch, module)
+    want = whole(*args)
+    monkeypatch.setenv(kernel_parts.THREADS_ENV, "2")
+    monkeypatch.setattr(kernel_parts, "cores_available", lambda: 2)
+    planned.clear()
+    split = _compile(monkeypatch, module)
+    texts = split.raw.program.ir_texts
+    assert planned and len(texts) >= 2, "no native loop planned, or no split"
+    driver = planned[0].plan.name
+    holder = [t for t in texts if f'define void @"{driver}"' in t]
+    assert len(holder) == 1  # the driver, with every kernel it calls
+    plan = planned[0].plan
+    calls = [s for s in (*plan.condition, *plan.body) if isinstance(s, KernelCall)]
+    assert calls and all(f'define void @"{c.name}"' in holder[0] for c in calls)
+    for g, w in zip(split(*args), want, strict=True):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
