@@ -218,7 +218,7 @@ def _compile_kernels(module: Module, orders, names, to_compile, owners, key: str
     if natives:  # into the part of the kernels control flow runs, which the drivers call
         from hlort_cpu.codegen.while_driver import emit_while_driver
 
-        loops = next(p for p, part in enumerate(parts) if any(own[j] in outside for j in part))
+        loops = next((p for p, part in enumerate(parts) if any(own[j] in outside for j in part)), 0)
         km = modules[loops]
         drivers = [emit_while_driver(km.module, km.target, n.plan) for n in natives.values()]
     texts = [km.ir_text() for km in modules]
