@@ -1,9 +1,12 @@
 """How a module's kernels are split into LLVM modules that compile on several threads at once
 (codegen/parallel_compile.py): LLVM is ~70% of a model's compile, one kernel at a time.
 
-Up to :data:`MAX_PARTS` parts, balanced by an estimate of each kernel's LLVM cost (its
-computation's instruction count plus a fixed cost for its loops and launch code), largest first
-into the lightest part. Kernels that call the same outlined math function (f64 pow,
+Up to :data:`MAX_PARTS` parts of at least :data:`MIN_PART_COST` each, balanced by an estimate of
+each kernel's LLVM cost (its computation's instruction count plus a fixed cost for its loops
+and launch code), largest first into the lightest part. A part costs a module of its own (its
+pipeline, its copies of the math tables): a small module parted took 15-30% more CPU, so a
+module of less than twice :data:`MIN_PART_COST` compiles whole (the model workloads' modules
+estimate 150-520). Kernels that call the same outlined math function (f64 pow,
 outlined_math.py: one long body per module, with vector copies) share a part, which then
 compiles that body once, and its cost counts once. The kernels that control flow runs (a
 while's condition and body, a conditional's branches) share a part too: a native while driver
@@ -29,6 +32,7 @@ from hlort.ir.opcodes import Opcode
 from hlort_cpu.thread_pool import cores_available
 
 MAX_PARTS = 4
+MIN_PART_COST = 40  # estimated cost a part must have: two or three small kernels
 KERNEL_BASE_COST = 12  # instructions' worth: a kernel's loops, bounds and launch code
 POW_F64 = "hlort_pow_f64"  # pow_f64.FUNCTION_NAME
 HELPER_COSTS = {POW_F64: 150}  # instructions' worth of an outlined body and its vector copies
@@ -46,12 +50,14 @@ def kernel_parts(
     units: dict[object, list[int]] = {}
     for k, key in enumerate(together):
         units.setdefault(k if key is None else key, []).append(k)
-    count = 1 if whole else min(MAX_PARTS, len(units))
-    if count <= 1:
-        return [list(range(len(costs)))]
 
     def cost(members: list[int]) -> int:
         return HELPER_COSTS.get(together[members[0]], 0) + sum(costs[k] for k in members)
+
+    total = sum(cost(m) for m in units.values())
+    count = 1 if whole else min(MAX_PARTS, len(units), total // MIN_PART_COST)
+    if count <= 1:
+        return [list(range(len(costs)))]
 
     parts: list[list[int]] = [[] for _ in range(count)]
     loads = [0] * count

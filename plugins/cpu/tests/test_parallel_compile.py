@@ -47,7 +47,11 @@ def _inputs():
     return args
 
 
-def _compile(monkeypatch, module):
+def _compile(monkeypatch, module, split_small: bool = True):
+    """Compile with the cache off; ``split_small``: the test modules are small, and parted
+    only below the real minimum part cost (kernel_parts.MIN_PART_COST)."""
+    if split_small:
+        monkeypatch.setattr(kernel_parts, "MIN_PART_COST", 1)
     monkeypatch.setenv("HLORT_CACHE", "0")
     monkeypatch.setattr(compiler, "_loaded", {})  # loaded kernels are memoized per key
     return hlort.compile(module, "cpu")
@@ -192,7 +196,16 @@ def _texts_of(monkeypatch, module) -> list[str]:
     return _compile(monkeypatch, module).raw.program.ir_texts
 
 
-def test_kernel_parts_are_balanced_deterministic_and_whole_when_asked():
+def test_a_small_module_compiles_whole_even_on_two_threads(monkeypatch):
+    monkeypatch.setenv(kernel_parts.THREADS_ENV, "2")
+    monkeypatch.setattr(kernel_parts, "cores_available", lambda: 2)
+    assert _parts(_compile(monkeypatch, _four_kernels(), split_small=False)) == 1
+    assert kernel_parts.kernel_parts([20, 19]) == [[0, 1]]  # 39 < 2 * MIN_PART_COST
+    assert len(kernel_parts.kernel_parts([40, 40])) == 2
+
+
+def test_kernel_parts_are_balanced_deterministic_and_whole_when_asked(monkeypatch):
+    monkeypatch.setattr(kernel_parts, "MIN_PART_COST", 1)
     costs = [50, 10, 12, 10, 40, 30, 31, 5]
     parts = kernel_parts.kernel_parts(costs)
     assert sorted(k for p in parts for k in p) == list(range(len(costs)))

@@ -21,6 +21,8 @@ from hlort_cpu.codegen import unlocked_llvm
 from hlort_cpu.codegen.llvm_start import HostLlvm, kernel_pipeline, machine_for
 
 _RUNNING = threading.RLock()  # held while part threads run, and across a fork (see below)
+_SPARE: list = []  # target machines of finished parts, for the next parts (one host per process)
+_SPARE_LOCK = threading.Lock()
 
 
 def compile_parts(host: HostLlvm, texts: list[str], threads: int) -> list[bytes]:
@@ -83,7 +85,7 @@ def _join(threads: list[threading.Thread]) -> None:
 def _compile_alone(host: HostLlvm, text: str) -> bytes:
     llvm = host.llvm
     context = llvm.create_context()
-    machine = machine_for(llvm, host.triple, host.cpu, host.features, host.opt_level)
+    machine = _take_machine(host)
     module = llvm.parse_assembly(text, context=context)
     try:
         module.triple = host.triple
@@ -94,6 +96,22 @@ def _compile_alone(host: HostLlvm, text: str) -> bytes:
         return unlocked_llvm.emit_object(llvm, machine, module)
     finally:
         module.close()  # before its context goes
+        _give_back(machine)
+
+
+def _take_machine(host: HostLlvm):
+    """A target machine no other thread uses (one a part used before, or a new one: its
+    subtarget is made on first use, ~1.7 ms of a small part's compile, so they are kept)."""
+    with _SPARE_LOCK:
+        if _SPARE:
+            return _SPARE.pop()
+    return machine_for(host.llvm, host.triple, host.cpu, host.features, host.opt_level)
+
+
+def _give_back(machine) -> None:
+    with _SPARE_LOCK:
+        if len(_SPARE) < 8:
+            _SPARE.append(machine)
 
 
 def _before_fork() -> None:
@@ -105,9 +123,10 @@ def _after_fork_in_parent() -> None:
 
 
 def _after_fork_in_child() -> None:
-    """The child has no part threads: a fresh lock (the parent's was held across the fork)."""
-    global _RUNNING
+    """The child has no part threads: fresh locks (the parent's were held across the fork)."""
+    global _RUNNING, _SPARE_LOCK
     _RUNNING = threading.RLock()
+    _SPARE_LOCK = threading.Lock()
 
 
 # A fork waits for part threads under way (a child gets only the forking thread: threads inside
